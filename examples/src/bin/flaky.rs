@@ -1,0 +1,48 @@
+//! A small demo: retries a flaky async operation with a policy built in code,
+//! printing each retry and the final report.
+
+use retry_core::{Hooks, Jitter, Policy, Retry, RetryEvent};
+use std::io::{Error, ErrorKind};
+use std::time::Duration;
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let policy = Policy::builder()
+        .name("flaky-demo")
+        .base(Duration::from_millis(20))
+        .cap(Duration::from_millis(200))
+        .jitter(Jitter::Equal)
+        .max_attempts(6)
+        .deadline(Some(Duration::from_secs(5)))
+        .build()?;
+
+    let mut calls = 0u32;
+    let (result, report) = Retry::new(&policy)
+        .hooks(Hooks::new().on_retry(|e: &RetryEvent<'_, Error>| {
+            println!(
+                "attempt {} failed ({}); retrying in {:?}",
+                e.attempt, e.error, e.wait
+            );
+        }))
+        .call_with_report(|| {
+            calls += 1;
+            let n = calls;
+            async move {
+                if n < 4 {
+                    Err(Error::new(
+                        ErrorKind::ConnectionReset,
+                        "broker dropped the connection",
+                    ))
+                } else {
+                    Ok(format!("published on call {n}"))
+                }
+            }
+        })
+        .await;
+    println!("result: {result:?}");
+    println!(
+        "ended: {} after {} attempts, waited {:?} in {:?}",
+        report.ending, report.attempts, report.waited, report.elapsed
+    );
+    result.map(drop).map_err(Into::into)
+}

@@ -1,0 +1,1 @@
+//! Named retry policies from TOML. Not implemented yet (see the config issue).

@@ -1,0 +1,309 @@
+//! Retry budgets: a cap on retries shared by every call that uses the budget,
+//! as a fraction of calls over a sliding window plus a minimum rate (Finagle's
+//! `RetryBudget`, the SRE book's "retries ≤ 10% of requests").
+//!
+//! The window is a ring of slots, each stamped with the epoch it counts for.
+//! Everything is an atomic; no lock is taken. Two threads racing on a slot
+//! rollover may lose a count or two, which a budget can afford.
+
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+const SLOTS: usize = 10;
+
+/// A lock-free retry budget.
+///
+/// ```
+/// use retry_core::RetryBudget;
+/// use std::time::{Duration, Instant};
+/// let budget = RetryBudget::builder().ratio(0.1).min_per_sec(0.0).build().unwrap();
+/// let now = Instant::now();
+/// for _ in 0..20 { budget.deposit(now); }
+/// assert!(budget.try_withdraw(now));
+/// assert!(budget.try_withdraw(now));
+/// assert!(!budget.try_withdraw(now)); // 10% of 20 calls is 2 retries
+/// ```
+pub struct RetryBudget {
+    ratio: f64,
+    min_per_sec: f64,
+    window: Duration,
+    slot_nanos: u64,
+    origin: Instant,
+    slots: [Slot; SLOTS],
+}
+
+#[derive(Default)]
+struct Slot {
+    epoch: AtomicU64,
+    calls: AtomicU64,
+    retries: AtomicU64,
+}
+
+impl fmt::Debug for RetryBudget {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RetryBudget")
+            .field("ratio", &self.ratio)
+            .field("min_per_sec", &self.min_per_sec)
+            .field("window", &self.window)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RetryBudget {
+    /// A builder with the defaults: ratio 0.1, 10 retries per second, a 10 s window.
+    ///
+    /// ```
+    /// let b = retry_core::RetryBudget::builder().build().unwrap();
+    /// assert_eq!(b.ratio(), 0.1);
+    /// ```
+    pub const fn builder() -> RetryBudgetBuilder {
+        RetryBudgetBuilder {
+            ratio: 0.1,
+            min_per_sec: 10.0,
+            window: Duration::from_secs(10),
+        }
+    }
+
+    /// The fraction of calls that may be retried.
+    ///
+    /// ```
+    /// assert_eq!(retry_core::RetryBudget::builder().ratio(0.2).build().unwrap().ratio(), 0.2);
+    /// ```
+    pub const fn ratio(&self) -> f64 {
+        self.ratio
+    }
+
+    /// The retries per second allowed whatever the call volume.
+    ///
+    /// ```
+    /// assert_eq!(retry_core::RetryBudget::builder().build().unwrap().min_per_sec(), 10.0);
+    /// ```
+    pub const fn min_per_sec(&self) -> f64 {
+        self.min_per_sec
+    }
+
+    /// The sliding window's length.
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// assert_eq!(retry_core::RetryBudget::builder().build().unwrap().window(), Duration::from_secs(10));
+    /// ```
+    pub const fn window(&self) -> Duration {
+        self.window
+    }
+
+    /// Whether `other` was built with the same settings (so a reload may keep
+    /// this budget, and its counts, instead of starting a new one).
+    ///
+    /// ```
+    /// let a = retry_core::RetryBudget::builder().build().unwrap();
+    /// let b = retry_core::RetryBudget::builder().build().unwrap();
+    /// assert!(a.same_settings(&b));
+    /// ```
+    pub fn same_settings(&self, other: &RetryBudget) -> bool {
+        self.ratio == other.ratio
+            && self.min_per_sec == other.min_per_sec
+            && self.window == other.window
+    }
+
+    /// Records one call (a first attempt) at `now`.
+    ///
+    /// ```
+    /// let b = retry_core::RetryBudget::builder().build().unwrap();
+    /// b.deposit(std::time::Instant::now());
+    /// ```
+    pub fn deposit(&self, now: Instant) {
+        self.slot(now).calls.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Takes one retry from the budget at `now`; `false` when it is empty.
+    ///
+    /// ```
+    /// let b = retry_core::RetryBudget::builder().min_per_sec(1.0).ratio(0.0)
+    ///     .window(std::time::Duration::from_secs(1)).build().unwrap();
+    /// let now = std::time::Instant::now();
+    /// assert!(b.try_withdraw(now));
+    /// assert!(!b.try_withdraw(now));
+    /// ```
+    pub fn try_withdraw(&self, now: Instant) -> bool {
+        let (calls, retries) = self.totals(now);
+        let allowed = self.ratio * calls as f64 + self.min_per_sec * self.window.as_secs_f64();
+        if (retries as f64) + 1.0 > allowed {
+            return false;
+        }
+        self.slot(now).retries.fetch_add(1, Ordering::Relaxed);
+        true
+    }
+
+    /// Calls and retries counted in the window ending at `now`.
+    ///
+    /// ```
+    /// let b = retry_core::RetryBudget::builder().build().unwrap();
+    /// let now = std::time::Instant::now();
+    /// b.deposit(now);
+    /// assert_eq!(b.totals(now), (1, 0));
+    /// ```
+    pub fn totals(&self, now: Instant) -> (u64, u64) {
+        let current = self.epoch(now);
+        let oldest = current.saturating_sub(SLOTS as u64 - 1);
+        self.slots
+            .iter()
+            .filter(|s| (oldest..=current).contains(&s.epoch.load(Ordering::Acquire)))
+            .fold((0, 0), |(c, r), s| {
+                (
+                    c.saturating_add(s.calls.load(Ordering::Relaxed)),
+                    r.saturating_add(s.retries.load(Ordering::Relaxed)),
+                )
+            })
+    }
+
+    fn epoch(&self, now: Instant) -> u64 {
+        let since = now.saturating_duration_since(self.origin).as_nanos();
+        u64::try_from(since / u128::from(self.slot_nanos)).unwrap_or(u64::MAX)
+    }
+
+    fn slot(&self, now: Instant) -> &Slot {
+        let epoch = self.epoch(now);
+        let slot = &self.slots[(epoch % SLOTS as u64) as usize];
+        let seen = slot.epoch.load(Ordering::Acquire);
+        if seen < epoch
+            && slot
+                .epoch
+                .compare_exchange(seen, epoch, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+        {
+            // This thread won the rollover: the slot's old counts belong to a
+            // window that has passed.
+            slot.calls.store(0, Ordering::Relaxed);
+            slot.retries.store(0, Ordering::Relaxed);
+        }
+        slot
+    }
+}
+
+/// Builds a [`RetryBudget`], validating its settings.
+///
+/// ```
+/// let err = retry_core::RetryBudget::builder().ratio(-1.0).build().unwrap_err();
+/// assert_eq!(err.problems()[0].field, "ratio");
+/// ```
+#[derive(Debug, Clone, Copy)]
+#[must_use = "a builder does nothing until `.build()`"]
+pub struct RetryBudgetBuilder {
+    ratio: f64,
+    min_per_sec: f64,
+    window: Duration,
+}
+
+impl RetryBudgetBuilder {
+    /// The fraction of calls that may be retried (0 to 1000).
+    ///
+    /// ```
+    /// let _ = retry_core::RetryBudget::builder().ratio(0.2);
+    /// ```
+    pub const fn ratio(mut self, ratio: f64) -> Self {
+        self.ratio = ratio;
+        self
+    }
+
+    /// The retries per second allowed whatever the call volume.
+    ///
+    /// ```
+    /// let _ = retry_core::RetryBudget::builder().min_per_sec(5.0);
+    /// ```
+    pub const fn min_per_sec(mut self, rate: f64) -> Self {
+        self.min_per_sec = rate;
+        self
+    }
+
+    /// The sliding window (1 ms to 1 day).
+    ///
+    /// ```
+    /// let _ = retry_core::RetryBudget::builder().window(std::time::Duration::from_secs(60));
+    /// ```
+    pub const fn window(mut self, window: Duration) -> Self {
+        self.window = window;
+        self
+    }
+
+    /// Validates the settings and builds the budget.
+    ///
+    /// ```
+    /// assert!(retry_core::RetryBudget::builder().build().is_ok());
+    /// ```
+    pub fn build(self) -> Result<RetryBudget, crate::PolicyError> {
+        let mut problems = Vec::new();
+        if !(self.ratio.is_finite() && (0.0..=1000.0).contains(&self.ratio)) {
+            problems.push(crate::Problem {
+                field: "ratio",
+                rule: "must be a finite number from 0 to 1000",
+                fix: format!("use a fraction such as 0.1 (got {})", self.ratio),
+            });
+        }
+        if !(self.min_per_sec.is_finite() && (0.0..=1e9).contains(&self.min_per_sec)) {
+            problems.push(crate::Problem {
+                field: "min_per_sec",
+                rule: "must be a finite number from 0 to 1e9",
+                fix: format!("use a rate such as 10 (got {})", self.min_per_sec),
+            });
+        }
+        let window_ok =
+            self.window >= Duration::from_millis(1) && self.window <= Duration::from_secs(86_400);
+        if !window_ok {
+            problems.push(crate::Problem {
+                field: "window",
+                rule: "must be from 1ms to 1 day",
+                fix: format!("use a window such as \"10s\" (got {:?})", self.window),
+            });
+        }
+        if !problems.is_empty() {
+            return Err(crate::PolicyError::budget(problems));
+        }
+        let slot_nanos = u64::try_from(self.window.as_nanos() / SLOTS as u128)
+            .unwrap_or(u64::MAX)
+            .max(1);
+        Ok(RetryBudget {
+            ratio: self.ratio,
+            min_per_sec: self.min_per_sec,
+            window: self.window,
+            slot_nanos,
+            origin: Instant::now(),
+            slots: Default::default(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn old_slots_fall_out_of_the_window() {
+        let b = RetryBudget::builder()
+            .ratio(0.5)
+            .min_per_sec(0.0)
+            .window(Duration::from_secs(1))
+            .build()
+            .unwrap();
+        let t0 = b.origin;
+        for _ in 0..10 {
+            b.deposit(t0);
+        }
+        assert_eq!(b.totals(t0), (10, 0));
+        assert_eq!(b.totals(t0 + Duration::from_millis(950)), (10, 0));
+        assert_eq!(b.totals(t0 + Duration::from_secs(2)), (0, 0));
+        assert!(!b.try_withdraw(t0 + Duration::from_secs(2)));
+    }
+
+    #[test]
+    fn a_time_before_the_origin_does_not_panic() {
+        let b = RetryBudget::builder().build().unwrap();
+        let early = b
+            .origin
+            .checked_sub(Duration::from_secs(5))
+            .unwrap_or(b.origin);
+        b.deposit(early);
+        assert!(b.try_withdraw(early));
+    }
+}

@@ -1,0 +1,190 @@
+//! Error classification: how an error says whether it may be retried, which
+//! class it belongs to, and whether the server asked for a specific wait.
+
+use std::io;
+use std::time::Duration;
+
+/// What kind of failure an error is.
+///
+/// ```
+/// use retry_core::Class;
+/// assert!(Class::TRANSIENT.is_retryable());
+/// assert_eq!(Class::THROTTLED.name(), "throttled");
+/// assert!(!Class::Permanent.is_retryable());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Class {
+    /// Never retried, whatever the policy says.
+    Permanent,
+    /// Retryable, in the named class (matched against a policy's `retry_on`).
+    Retryable(&'static str),
+}
+
+impl Class {
+    /// A failure that may go away by itself: a dropped connection, a 503.
+    pub const TRANSIENT: Class = Class::Retryable("transient");
+    /// The server asked the client to slow down: a 429.
+    pub const THROTTLED: Class = Class::Retryable("throttled");
+    /// An attempt that ran past the policy's `attempt_timeout`.
+    pub const TIMEOUT: Class = Class::Retryable("timeout");
+
+    /// The class name; `"permanent"` for [`Class::Permanent`].
+    ///
+    /// ```
+    /// assert_eq!(retry_core::Class::Permanent.name(), "permanent");
+    /// ```
+    pub const fn name(&self) -> &'static str {
+        match self {
+            Class::Permanent => "permanent",
+            Class::Retryable(name) => name,
+        }
+    }
+
+    /// Whether the error may be retried at all.
+    ///
+    /// ```
+    /// assert!(retry_core::Class::TIMEOUT.is_retryable());
+    /// ```
+    pub const fn is_retryable(&self) -> bool {
+        matches!(self, Class::Retryable(_))
+    }
+}
+
+/// A failed attempt that ran past the policy's `attempt_timeout`.
+///
+/// ```
+/// let t = retry_core::AttemptTimeout { attempt: 2, timeout: std::time::Duration::from_secs(1) };
+/// assert_eq!(t.to_string(), "attempt 2 timed out after 1s");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AttemptTimeout {
+    /// Which call timed out (1 is the first).
+    pub attempt: u32,
+    /// The policy's `attempt_timeout`.
+    pub timeout: Duration,
+}
+
+impl std::fmt::Display for AttemptTimeout {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "attempt {} timed out after {:?}",
+            self.attempt, self.timeout
+        )
+    }
+}
+
+impl std::error::Error for AttemptTimeout {}
+
+/// Implemented by error types to tell the retry engine what they are.
+/// `#[derive(Classify)]` writes it for enums and structs.
+///
+/// ```
+/// use retry_core::{Class, Classify};
+/// use std::time::Duration;
+///
+/// enum ApiError { Unavailable, RateLimited(Duration), BadRequest }
+///
+/// impl Classify for ApiError {
+///     fn class(&self) -> Class {
+///         match self {
+///             ApiError::Unavailable => Class::TRANSIENT,
+///             ApiError::RateLimited(_) => Class::THROTTLED,
+///             ApiError::BadRequest => Class::Permanent,
+///         }
+///     }
+///     fn retry_after(&self) -> Option<Duration> {
+///         match self {
+///             ApiError::RateLimited(d) => Some(*d),
+///             _ => None,
+///         }
+///     }
+/// }
+/// assert_eq!(ApiError::RateLimited(Duration::from_secs(2)).retry_after(), Some(Duration::from_secs(2)));
+/// ```
+pub trait Classify {
+    /// Permanent, or retryable in a named class.
+    fn class(&self) -> Class;
+
+    /// A server's instruction to wait this long before the next attempt
+    /// (an HTTP `Retry-After`, a gRPC pushback). `None` by default.
+    fn retry_after(&self) -> Option<Duration> {
+        None
+    }
+
+    /// Builds the error that stands for a timed-out attempt, or `None` when
+    /// this type cannot represent one. With `None`, a policy's
+    /// `attempt_timeout` is not enforced for this error type: the engine
+    /// never cancels an attempt whose failure it could not report.
+    fn from_timeout(timeout: AttemptTimeout) -> Option<Self>
+    where
+        Self: Sized,
+    {
+        let _ = timeout;
+        None
+    }
+}
+
+impl<E: Classify + ?Sized> Classify for Box<E> {
+    fn class(&self) -> Class {
+        (**self).class()
+    }
+    fn retry_after(&self) -> Option<Duration> {
+        (**self).retry_after()
+    }
+}
+
+/// I/O errors are classified by kind: `TimedOut` is a timeout; connection,
+/// interruption, would-block and broken-pipe kinds are transient; the rest
+/// (not found, permission denied, invalid input, …) are permanent.
+///
+/// ```
+/// use retry_core::{Class, Classify};
+/// use std::io::{Error, ErrorKind};
+/// assert_eq!(Error::from(ErrorKind::ConnectionReset).class(), Class::TRANSIENT);
+/// assert_eq!(Error::from(ErrorKind::NotFound).class(), Class::Permanent);
+/// ```
+impl Classify for io::Error {
+    fn class(&self) -> Class {
+        use io::ErrorKind::*;
+        match self.kind() {
+            TimedOut => Class::TIMEOUT,
+            ConnectionRefused
+            | ConnectionReset
+            | ConnectionAborted
+            | NotConnected
+            | AddrInUse
+            | AddrNotAvailable
+            | BrokenPipe
+            | WouldBlock
+            | Interrupted
+            | UnexpectedEof
+            | HostUnreachable
+            | NetworkUnreachable
+            | NetworkDown
+            | ResourceBusy
+            | StaleNetworkFileHandle => Class::TRANSIENT,
+            _ => Class::Permanent,
+        }
+    }
+
+    fn from_timeout(timeout: AttemptTimeout) -> Option<Self> {
+        Some(io::Error::new(io::ErrorKind::TimedOut, timeout))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn io_timeouts_round_trip_through_from_timeout() {
+        let t = AttemptTimeout {
+            attempt: 1,
+            timeout: Duration::from_millis(5),
+        };
+        let e = io::Error::from_timeout(t).unwrap();
+        assert_eq!(e.kind(), io::ErrorKind::TimedOut);
+        assert_eq!(e.class(), Class::TIMEOUT);
+    }
+}

@@ -1,0 +1,78 @@
+//! # retry-core
+//!
+//! The engine behind `#[retry(policy = "...")]`: validated [`Policy`] values,
+//! [`Backoff`] shapes, [`Jitter`] modes, error classification ([`Classify`]),
+//! server hints, the async and blocking loops ([`Retry`]), hooks and tracing,
+//! shared [`RetryBudget`]s, the process-wide [`registry`] of named policies,
+//! and the stateful [`Oracle`] for callers that schedule retries themselves.
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread", start_paused = true)]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use retry_core::{Jitter, Policy, Retry};
+//! use std::time::Duration;
+//!
+//! let policy = Policy::builder()
+//!     .base(Duration::from_millis(100))
+//!     .cap(Duration::from_secs(5))
+//!     .jitter(Jitter::Full)
+//!     .max_attempts(4)
+//!     .deadline(Some(Duration::from_secs(10)))
+//!     .build()?;
+//!
+//! let mut failures_left = 2;
+//! let value = Retry::new(&policy)
+//!     .call(|| {
+//!         let fail = failures_left > 0;
+//!         failures_left -= 1;
+//!         async move {
+//!             if fail { Err(std::io::Error::from(std::io::ErrorKind::ConnectionReset)) } else { Ok("done") }
+//!         }
+//!     })
+//!     .await?;
+//! assert_eq!(value, "done");
+//! # Ok(()) }
+//! ```
+//!
+//! ## One meaning of "attempts"
+//! `max_attempts` counts calls, the first included: 1 means no retry.
+//!
+//! ## Features
+//! - `tokio` (default): the async loop on tokio's timer and (pausable) clock.
+//! - `tracing`: a span per call and an event per retry.
+//! - `serde`: serialisable [`OracleState`].
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod backoff;
+mod budget;
+mod classify;
+mod clock;
+mod decide;
+mod hooks;
+mod jitter;
+mod oracle;
+mod policy;
+pub mod registry;
+mod report;
+mod retry;
+mod rng;
+
+pub use backoff::Backoff;
+pub use budget::{RetryBudget, RetryBudgetBuilder};
+pub use classify::{AttemptTimeout, Class, Classify};
+pub use clock::{BlockingSleeper, Clock, DefaultClock, Sleeper, SystemClock, ThreadSleeper};
+#[cfg(feature = "tokio")]
+pub use clock::{TokioClock, TokioSleeper};
+pub use decide::{Decider, Failure, Step};
+pub use hooks::{Callback, GiveUpEvent, HookSet, Hooks, RetryEvent, RetryIfSlot, Unset};
+pub use jitter::Jitter;
+pub use oracle::{Oracle, OracleState, Verdict};
+pub use policy::{Policy, PolicyBuilder, PolicyError, Problem, Schedule};
+pub use registry::Registry;
+pub use report::{Ending, Report};
+pub use retry::{DefaultSleeper, Retry, Run};
+pub use rng::JitterRng;
+
+/// Re-exported so generated code and loaders can register call sites.
+pub use inventory;

@@ -1,0 +1,262 @@
+//! The process-wide registry of named policies and budgets.
+//!
+//! A [`Registry`] is an immutable snapshot; [`install`] swaps the current one
+//! atomically (`arc-swap`). A lookup is a lock-free load plus a hash lookup by
+//! `&str`: no lock, no allocation. A running call holds the `Arc<Policy>` it
+//! started with, so a reload is seen by the next call only.
+//!
+//! If nothing was installed when the first lookup happens, the registry runs
+//! the loaders that linked crates registered with [`inventory`] (retry-config
+//! registers one that reads `retry.toml`), once.
+
+use crate::budget::RetryBudget;
+use crate::policy::Policy;
+use arc_swap::ArcSwap;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, LazyLock, Once};
+
+/// An immutable set of named policies and budgets.
+///
+/// ```
+/// use retry_core::{Policy, Registry};
+/// let reg = Registry::builder().policy("db", Policy::default()).build();
+/// assert!(reg.policy("db").is_some());
+/// assert_eq!(reg.policy("db").unwrap().name(), Some("db"));
+/// ```
+#[derive(Debug, Default, Clone)]
+pub struct Registry {
+    policies: HashMap<Box<str>, Arc<Policy>>,
+    budgets: HashMap<Box<str>, Arc<RetryBudget>>,
+}
+
+impl Registry {
+    /// An empty builder.
+    ///
+    /// ```
+    /// let reg = retry_core::Registry::builder().build();
+    /// assert_eq!(reg.policy_names().count(), 0);
+    /// ```
+    pub fn builder() -> RegistryBuilder {
+        RegistryBuilder::default()
+    }
+
+    /// The policy named `name`.
+    ///
+    /// ```
+    /// assert!(retry_core::Registry::default().policy("nope").is_none());
+    /// ```
+    pub fn policy(&self, name: &str) -> Option<&Arc<Policy>> {
+        self.policies.get(name)
+    }
+
+    /// The budget named `name`.
+    ///
+    /// ```
+    /// assert!(retry_core::Registry::default().budget("nope").is_none());
+    /// ```
+    pub fn budget(&self, name: &str) -> Option<&Arc<RetryBudget>> {
+        self.budgets.get(name)
+    }
+
+    /// Every policy name, sorted.
+    ///
+    /// ```
+    /// use retry_core::{Policy, Registry};
+    /// let reg = Registry::builder().policy("b", Policy::default()).policy("a", Policy::default()).build();
+    /// assert_eq!(reg.policy_names().collect::<Vec<_>>(), ["a", "b"]);
+    /// ```
+    pub fn policy_names(&self) -> impl Iterator<Item = &str> {
+        let mut names: Vec<&str> = self.policies.keys().map(|k| &**k).collect();
+        names.sort_unstable();
+        names.into_iter()
+    }
+
+    /// Every budget name, sorted.
+    ///
+    /// ```
+    /// assert_eq!(retry_core::Registry::default().budget_names().count(), 0);
+    /// ```
+    pub fn budget_names(&self) -> impl Iterator<Item = &str> {
+        let mut names: Vec<&str> = self.budgets.keys().map(|k| &**k).collect();
+        names.sort_unstable();
+        names.into_iter()
+    }
+}
+
+/// Collects policies and budgets into a [`Registry`].
+///
+/// ```
+/// use retry_core::{Registry, RetryBudget};
+/// let reg = Registry::builder().budget("broker", RetryBudget::builder().build().unwrap()).build();
+/// assert!(reg.budget("broker").is_some());
+/// ```
+#[derive(Debug, Default)]
+#[must_use = "a builder does nothing until `.build()`"]
+pub struct RegistryBuilder {
+    inner: Registry,
+}
+
+impl RegistryBuilder {
+    /// Adds (or replaces) a policy; it is renamed to `name`.
+    ///
+    /// ```
+    /// let _ = retry_core::Registry::builder().policy("db", retry_core::Policy::default());
+    /// ```
+    pub fn policy(mut self, name: &str, policy: Policy) -> Self {
+        let named = if policy.name() == Some(name) {
+            policy
+        } else {
+            // Renaming cannot fail validation: only the name changes.
+            policy.to_builder().name(name).build().unwrap_or(policy)
+        };
+        self.inner.policies.insert(name.into(), Arc::new(named));
+        self
+    }
+
+    /// Adds (or replaces) a budget.
+    ///
+    /// ```
+    /// let b = retry_core::RetryBudget::builder().build().unwrap();
+    /// let _ = retry_core::Registry::builder().budget("api", b);
+    /// ```
+    pub fn budget(self, name: &str, budget: RetryBudget) -> Self {
+        self.shared_budget(name, Arc::new(budget))
+    }
+
+    /// Adds a budget that is already shared (for example, kept from the
+    /// previous registry across a reload so its counts carry over).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// let b = Arc::new(retry_core::RetryBudget::builder().build().unwrap());
+    /// let _ = retry_core::Registry::builder().shared_budget("api", b);
+    /// ```
+    pub fn shared_budget(mut self, name: &str, budget: Arc<RetryBudget>) -> Self {
+        self.inner.budgets.insert(name.into(), budget);
+        self
+    }
+
+    /// The finished registry.
+    ///
+    /// ```
+    /// let _ = retry_core::Registry::builder().build();
+    /// ```
+    pub fn build(self) -> Registry {
+        self.inner
+    }
+}
+
+static CURRENT: LazyLock<ArcSwap<Registry>> = LazyLock::new(ArcSwap::default);
+static INSTALLED: AtomicBool = AtomicBool::new(false);
+static LAZY_LOAD: Once = Once::new();
+
+/// A loader run on the first lookup when nothing was installed yet.
+/// Crates register one with `inventory::submit!`.
+///
+/// ```
+/// fn load() { /* read a file, then retry_core::registry::install(...) */ }
+/// retry_core::inventory::submit! { retry_core::registry::LazyLoader { name: "doc-example", load } }
+/// ```
+#[derive(Debug)]
+pub struct LazyLoader {
+    /// Who registered it, for diagnostics.
+    pub name: &'static str,
+    /// Loads and installs a registry; reports its own errors.
+    pub load: fn(),
+}
+
+inventory::collect!(LazyLoader);
+
+/// Where a `#[retry(policy = "...")]` sits in the code, registered by the
+/// macro so that start-up checks can list names the config lacks.
+///
+/// ```
+/// retry_core::inventory::submit! {
+///     retry_core::registry::CallSite { policy: "outbox", file: file!(), line: line!(), function: "publish" }
+/// }
+/// assert!(retry_core::registry::call_sites().any(|c| c.policy == "outbox"));
+/// ```
+#[derive(Debug)]
+pub struct CallSite {
+    /// The policy name it uses.
+    pub policy: &'static str,
+    /// Its source file.
+    pub file: &'static str,
+    /// Its line.
+    pub line: u32,
+    /// The annotated function.
+    pub function: &'static str,
+}
+
+inventory::collect!(CallSite);
+
+/// Every registered call site.
+///
+/// ```
+/// let _ = retry_core::registry::call_sites().count();
+/// ```
+pub fn call_sites() -> impl Iterator<Item = &'static CallSite> {
+    inventory::iter::<CallSite>.into_iter()
+}
+
+/// Call sites whose policy name `registry` does not define.
+///
+/// ```
+/// let missing = retry_core::registry::missing_policies(&retry_core::Registry::default());
+/// let _ = missing.len();
+/// ```
+pub fn missing_policies(registry: &Registry) -> Vec<&'static CallSite> {
+    call_sites()
+        .filter(|site| registry.policy(site.policy).is_none())
+        .collect()
+}
+
+/// Replaces the process-wide registry; returns the one it replaced. Calls
+/// already running keep the policy they started with.
+///
+/// ```
+/// use retry_core::{registry, Policy, Registry};
+/// registry::install(Registry::builder().policy("doc-install", Policy::default()).build());
+/// assert!(registry::policy("doc-install").is_some());
+/// ```
+pub fn install(registry: Registry) -> Arc<Registry> {
+    INSTALLED.store(true, Ordering::Release);
+    CURRENT.swap(Arc::new(registry))
+}
+
+/// The current registry snapshot.
+///
+/// ```
+/// let snapshot = retry_core::registry::current();
+/// let _ = snapshot.policy_names().count();
+/// ```
+pub fn current() -> Arc<Registry> {
+    ensure_loaded();
+    CURRENT.load_full()
+}
+
+/// Looks up a policy by name: a lock-free load, a hash lookup, and one
+/// reference-count increment.
+///
+/// ```
+/// assert!(retry_core::registry::policy("no-such-policy").is_none());
+/// ```
+pub fn policy(name: &str) -> Option<Arc<Policy>> {
+    ensure_loaded();
+    CURRENT.load().policy(name).cloned()
+}
+
+fn ensure_loaded() {
+    if INSTALLED.load(Ordering::Acquire) || LAZY_LOAD.is_completed() {
+        return;
+    }
+    LAZY_LOAD.call_once(|| {
+        for loader in inventory::iter::<LazyLoader> {
+            if INSTALLED.load(Ordering::Acquire) {
+                break;
+            }
+            (loader.load)();
+        }
+    });
+}

@@ -1,0 +1,82 @@
+//! How a call ended, and what it cost.
+
+use std::fmt;
+use std::time::Duration;
+
+/// Why the retry loop stopped.
+///
+/// ```
+/// assert_eq!(retry_core::Ending::Deadline.to_string(), "deadline");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Ending {
+    /// An attempt succeeded.
+    Success,
+    /// `max_attempts` calls were made and the last one failed.
+    Exhausted,
+    /// The next wait (computed or hinted) would have reached the deadline.
+    Deadline,
+    /// The error classified itself as permanent.
+    Permanent,
+    /// The error's class is outside the policy's `retry_on`, or the call
+    /// site's `retry_if` refused it.
+    NotRetryable,
+    /// The shared retry budget refused the retry.
+    BudgetEmpty,
+}
+
+impl Ending {
+    /// A short name, as used in tracing fields and reports.
+    ///
+    /// ```
+    /// assert_eq!(retry_core::Ending::BudgetEmpty.as_str(), "budget_empty");
+    /// ```
+    pub const fn as_str(&self) -> &'static str {
+        match self {
+            Ending::Success => "success",
+            Ending::Exhausted => "attempts_exhausted",
+            Ending::Deadline => "deadline",
+            Ending::Permanent => "permanent",
+            Ending::NotRetryable => "not_retryable",
+            Ending::BudgetEmpty => "budget_empty",
+        }
+    }
+}
+
+impl fmt::Display for Ending {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What one call through the retry loop did.
+///
+/// ```
+/// use retry_core::{Ending, Report};
+/// let r = Report { ending: Ending::Success, attempts: 1, waited: Default::default(), elapsed: Default::default() };
+/// assert!(r.succeeded());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Report {
+    /// How the call ended.
+    pub ending: Ending,
+    /// Calls made, the first included.
+    pub attempts: u32,
+    /// Total time spent waiting between attempts.
+    pub waited: Duration,
+    /// Time from the start of the first attempt to the end.
+    pub elapsed: Duration,
+}
+
+impl Report {
+    /// Whether the call ended in success.
+    ///
+    /// ```
+    /// # use retry_core::{Ending, Report};
+    /// let r = Report { ending: Ending::Permanent, attempts: 1, waited: Default::default(), elapsed: Default::default() };
+    /// assert!(!r.succeeded());
+    /// ```
+    pub const fn succeeded(&self) -> bool {
+        matches!(self.ending, Ending::Success)
+    }
+}
