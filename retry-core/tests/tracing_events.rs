@@ -1,0 +1,79 @@
+//! With the `tracing` feature: one span per call and one event per retry.
+#![cfg(feature = "tracing")]
+
+use retry_core::{Class, Classify, Jitter, Policy, Retry};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+use tracing::span::{Attributes, Id, Record};
+use tracing::{Event, Metadata, Subscriber};
+
+#[derive(Default)]
+struct Counts {
+    spans: AtomicUsize,
+    retry_events: AtomicUsize,
+    give_up_events: AtomicUsize,
+}
+
+struct Counter(Arc<Counts>);
+
+impl Subscriber for Counter {
+    fn enabled(&self, _: &Metadata<'_>) -> bool {
+        true
+    }
+    fn new_span(&self, attrs: &Attributes<'_>) -> Id {
+        if attrs.metadata().name() == "retry" {
+            self.0.spans.fetch_add(1, Ordering::SeqCst);
+        }
+        Id::from_u64(1)
+    }
+    fn record(&self, _: &Id, _: &Record<'_>) {}
+    fn record_follows_from(&self, _: &Id, _: &Id) {}
+    fn event(&self, event: &Event<'_>) {
+        let mut message = String::new();
+        event.record(
+            &mut |field: &tracing::field::Field, value: &dyn std::fmt::Debug| {
+                if field.name() == "message" {
+                    message = format!("{value:?}");
+                }
+            },
+        );
+        match message.as_str() {
+            "retrying" => self.0.retry_events.fetch_add(1, Ordering::SeqCst),
+            "giving up" => self.0.give_up_events.fetch_add(1, Ordering::SeqCst),
+            _ => 0,
+        };
+    }
+    fn enter(&self, _: &Id) {}
+    fn exit(&self, _: &Id) {}
+}
+
+#[derive(Debug)]
+struct Flaky;
+
+impl Classify for Flaky {
+    fn class(&self) -> Class {
+        Class::TRANSIENT
+    }
+}
+
+#[test]
+fn a_span_per_call_and_an_event_per_retry() {
+    let counts = Arc::new(Counts::default());
+    let policy = Policy::builder()
+        .name("traced")
+        .base(Duration::ZERO)
+        .jitter(Jitter::None)
+        .max_attempts(4)
+        .build()
+        .unwrap();
+    tracing::subscriber::with_default(Counter(counts.clone()), || {
+        for _ in 0..2 {
+            let r: Result<(), Flaky> = Retry::blocking(&policy).call_blocking(|| Err(Flaky));
+            assert!(r.is_err());
+        }
+    });
+    assert_eq!(counts.spans.load(Ordering::SeqCst), 2);
+    assert_eq!(counts.retry_events.load(Ordering::SeqCst), 6);
+    assert_eq!(counts.give_up_events.load(Ordering::SeqCst), 2);
+}
