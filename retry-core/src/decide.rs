@@ -111,10 +111,34 @@ impl Decider {
     /// assert_eq!(d.attempts(), 1);
     /// ```
     pub fn begin_attempt(&mut self, policy: &Policy, now: Instant) {
-        if self.started.is_none() {
-            self.started = Some(now);
-            if let Some(budget) = policy.budget() {
-                budget.deposit(now);
+        self.begin_attempt_with(policy, true, || now);
+    }
+
+    /// Like [`begin_attempt`](Self::begin_attempt), reading the clock only
+    /// when something needs the start time: a deadline, a budget, or a caller
+    /// that wants the elapsed time reported (`timed`). This keeps the clock
+    /// off the success path of the common policy.
+    ///
+    /// ```
+    /// let mut d = retry_core::Decider::new(None);
+    /// let p = retry_core::Policy::default();
+    /// d.begin_attempt_with(&p, false, || unreachable!("no deadline, no budget"));
+    /// assert_eq!(d.attempts(), 1);
+    /// ```
+    pub fn begin_attempt_with(
+        &mut self,
+        policy: &Policy,
+        timed: bool,
+        now: impl FnOnce() -> Instant,
+    ) {
+        if self.attempts == 0 && self.started.is_none() {
+            let needs_start = timed || policy.deadline().is_some() || policy.budget().is_some();
+            if needs_start {
+                let now = now();
+                self.started = Some(now);
+                if let Some(budget) = policy.budget() {
+                    budget.deposit(now);
+                }
             }
         }
         self.attempts = self.attempts.saturating_add(1);

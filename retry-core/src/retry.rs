@@ -170,6 +170,12 @@ impl<'p, C, S, H> Retry<'p, C, S, H> {
     /// # }
     /// ```
     pub fn start(self) -> Run<'p, C, S, H> {
+        self.start_run(false)
+    }
+
+    /// The per-call state; `timed` reads the clock at the first attempt even
+    /// when neither a deadline nor a budget needs it, so reports have `elapsed`.
+    fn start_run(self, timed: bool) -> Run<'p, C, S, H> {
         Run {
             policy: self.policy,
             clock: self.clock,
@@ -177,6 +183,7 @@ impl<'p, C, S, H> Retry<'p, C, S, H> {
             hooks: self.hooks,
             decider: Decider::new(self.seed),
             ending: None,
+            timed,
         }
     }
 
@@ -189,7 +196,7 @@ impl<'p, C, S, H> Retry<'p, C, S, H> {
     /// assert_eq!(r.unwrap(), 1);
     /// # }
     /// ```
-    pub async fn call<F, Fut, T, E>(self, op: F) -> Result<T, E>
+    pub async fn call<F, Fut, T, E>(self, mut op: F) -> Result<T, E>
     where
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, E>>,
@@ -198,7 +205,20 @@ impl<'p, C, S, H> Retry<'p, C, S, H> {
         S: crate::Sleeper,
         H: HookSet<E>,
     {
-        self.call_with_report(op).await.0
+        #[cfg(feature = "tracing")]
+        let span = tracing::debug_span!("retry", policy = run_name(self.policy));
+        let mut run = self.start_run(false);
+        let result = async move {
+            loop {
+                match run.attempt(op()).await {
+                    Ok(v) => return Ok(v),
+                    Err(e) => run.recover(e).await?,
+                }
+            }
+        };
+        #[cfg(feature = "tracing")]
+        let result = tracing::Instrument::instrument(result, span);
+        result.await
     }
 
     /// Like [`call`](Self::call), also returning how the call ended.
@@ -225,7 +245,7 @@ impl<'p, C, S, H> Retry<'p, C, S, H> {
     {
         #[cfg(feature = "tracing")]
         let policy = self.policy;
-        let mut run = self.start();
+        let mut run = self.start_run(true);
         let result = async {
             loop {
                 match run.attempt(op()).await {
@@ -284,9 +304,9 @@ impl<'p, C, S, H> Retry<'p, C, S, H> {
     {
         #[cfg(feature = "tracing")]
         let _span = tracing::debug_span!("retry", policy = run_name(self.policy)).entered();
-        let mut run = self.start();
+        let mut run = self.start_run(true);
         let result = loop {
-            run.decider.begin_attempt(run.policy, run.clock.now());
+            run.begin_attempt();
             match op() {
                 Ok(v) => break Ok(v),
                 Err(e) => match run.decide(e) {
@@ -325,9 +345,16 @@ pub struct Run<'p, C, S, H> {
     hooks: H,
     decider: Decider,
     ending: Option<Ending>,
+    timed: bool,
 }
 
 impl<C: Clock, S, H> Run<'_, C, S, H> {
+    fn begin_attempt(&mut self) {
+        let clock = &self.clock;
+        self.decider
+            .begin_attempt_with(self.policy, self.timed, || clock.now());
+    }
+
     /// Runs one attempt, cancelling it when it outlives the policy's
     /// `attempt_timeout` (if the error type can say so: see
     /// [`Classify::from_timeout`]).
@@ -345,7 +372,7 @@ impl<C: Clock, S, H> Run<'_, C, S, H> {
         E: Classify,
         S: crate::Sleeper,
     {
-        self.decider.begin_attempt(self.policy, self.clock.now());
+        self.begin_attempt();
         let Some(limit) = self.policy.attempt_timeout() else {
             return fut.await;
         };
