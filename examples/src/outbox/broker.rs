@@ -1,0 +1,208 @@
+//! An in-process fake broker that fails, throttles with hints, rejects, and
+//! has outages, each at a configured rate. What it accepts is written to its
+//! own SQLite file before it answers, so deliveries survive a relay crash
+//! and duplicates can be counted by event id.
+
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use retry_core::{Class, Classify};
+use rusqlite::{Connection, params};
+use std::fmt;
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// How the fake broker misbehaves.
+///
+/// ```
+/// let s = examples::outbox::BrokerSettings::default();
+/// assert_eq!(s.failure_rate, 0.0);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BrokerSettings {
+    /// Fraction of calls that fail with a transient error.
+    pub failure_rate: f64,
+    /// Fraction of calls that are throttled with a Retry-After hint.
+    pub throttle_rate: f64,
+    /// The hint a throttled call carries.
+    pub throttle_hint: Duration,
+    /// Fraction of calls rejected permanently (a poison message).
+    pub reject_rate: f64,
+    /// An outage: (start after the broker was created, length).
+    pub outage: Option<(Duration, Duration)>,
+    /// Seeds the broker's dice.
+    pub seed: u64,
+}
+
+impl Default for BrokerSettings {
+    fn default() -> Self {
+        BrokerSettings {
+            failure_rate: 0.0,
+            throttle_rate: 0.0,
+            throttle_hint: Duration::from_millis(200),
+            reject_rate: 0.0,
+            outage: None,
+            seed: 0,
+        }
+    }
+}
+
+/// Why a publish failed.
+///
+/// ```
+/// use retry_core::{Class, Classify};
+/// use examples::outbox::BrokerError;
+/// assert_eq!(BrokerError::Rejected("bad".into()).class(), Class::Permanent);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BrokerError {
+    /// The broker is down or dropped the connection.
+    Unavailable(String),
+    /// The broker asked the client to slow down for this long.
+    Throttled {
+        /// The broker's Retry-After.
+        retry_after: Duration,
+    },
+    /// The broker will never accept this message.
+    Rejected(String),
+}
+
+impl fmt::Display for BrokerError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BrokerError::Unavailable(why) => write!(f, "broker unavailable: {why}"),
+            BrokerError::Throttled { retry_after } => {
+                write!(f, "throttled, retry after {retry_after:?}")
+            }
+            BrokerError::Rejected(why) => write!(f, "rejected: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for BrokerError {}
+
+impl Classify for BrokerError {
+    fn class(&self) -> Class {
+        match self {
+            BrokerError::Unavailable(_) => Class::TRANSIENT,
+            BrokerError::Throttled { .. } => Class::THROTTLED,
+            BrokerError::Rejected(_) => Class::Permanent,
+        }
+    }
+    fn retry_after(&self) -> Option<Duration> {
+        match self {
+            BrokerError::Throttled { retry_after } => Some(*retry_after),
+            _ => None,
+        }
+    }
+}
+
+/// The fake broker.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// use examples::outbox::{BrokerSettings, FakeBroker};
+/// let broker = FakeBroker::in_memory(BrokerSettings::default()).unwrap();
+/// broker.publish("e-1", "{}").await.unwrap();
+/// assert_eq!(broker.deliveries().unwrap(), ["e-1"]);
+/// # }
+/// ```
+pub struct FakeBroker {
+    settings: BrokerSettings,
+    dice: Mutex<SmallRng>,
+    started: Instant,
+    log: Mutex<Connection>,
+}
+
+impl FakeBroker {
+    /// A broker whose deliveries are kept in the SQLite file at `path`.
+    ///
+    /// ```
+    /// let path = std::env::temp_dir().join(format!("broker-doc-{}.db", std::process::id()));
+    /// let _ = examples::outbox::FakeBroker::open(&path, Default::default()).unwrap();
+    /// ```
+    pub fn open(path: &Path, settings: BrokerSettings) -> rusqlite::Result<Self> {
+        let conn = Connection::open(path)?;
+        conn.busy_timeout(Duration::from_secs(5))?;
+        Self::with_connection(conn, settings)
+    }
+
+    /// A broker that keeps deliveries in memory.
+    ///
+    /// ```
+    /// let _ = examples::outbox::FakeBroker::in_memory(Default::default()).unwrap();
+    /// ```
+    pub fn in_memory(settings: BrokerSettings) -> rusqlite::Result<Self> {
+        Self::with_connection(Connection::open_in_memory()?, settings)
+    }
+
+    fn with_connection(conn: Connection, settings: BrokerSettings) -> rusqlite::Result<Self> {
+        conn.execute_batch(
+            "PRAGMA journal_mode = WAL;
+             CREATE TABLE IF NOT EXISTS deliveries (
+                 seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                 event_id TEXT NOT NULL,
+                 payload TEXT NOT NULL
+             );",
+        )?;
+        Ok(FakeBroker {
+            settings,
+            dice: Mutex::new(SmallRng::seed_from_u64(settings.seed)),
+            started: Instant::now(),
+            log: Mutex::new(conn),
+        })
+    }
+
+    /// Publishes one message, or fails the way the settings say.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// use examples::outbox::{BrokerError, BrokerSettings, FakeBroker};
+    /// let broker = FakeBroker::in_memory(BrokerSettings { reject_rate: 1.0, ..Default::default() }).unwrap();
+    /// assert!(matches!(broker.publish("e", "{}").await, Err(BrokerError::Rejected(_))));
+    /// # }
+    /// ```
+    pub async fn publish(&self, event_id: &str, payload: &str) -> Result<(), BrokerError> {
+        let s = &self.settings;
+        if let Some((start, len)) = s.outage {
+            let t = self.started.elapsed();
+            if t >= start && t < start.saturating_add(len) {
+                return Err(BrokerError::Unavailable("outage".into()));
+            }
+        }
+        let roll: f64 = self.dice.lock().map_or(0.5, |mut r| r.random());
+        if roll < s.reject_rate {
+            return Err(BrokerError::Rejected(format!("{event_id} is malformed")));
+        }
+        if roll < s.reject_rate + s.throttle_rate {
+            return Err(BrokerError::Throttled {
+                retry_after: s.throttle_hint,
+            });
+        }
+        if roll < s.reject_rate + s.throttle_rate + s.failure_rate {
+            return Err(BrokerError::Unavailable("connection reset".into()));
+        }
+        let log = self
+            .log
+            .lock()
+            .map_err(|_| BrokerError::Unavailable("broker log poisoned".into()))?;
+        log.execute(
+            "INSERT INTO deliveries (event_id, payload) VALUES (?1, ?2)",
+            params![event_id, payload],
+        )
+        .map_err(|e| BrokerError::Unavailable(e.to_string()))?;
+        Ok(())
+    }
+
+    /// Every delivered event id, in delivery order (duplicates included).
+    ///
+    /// ```
+    /// let b = examples::outbox::FakeBroker::in_memory(Default::default()).unwrap();
+    /// assert!(b.deliveries().unwrap().is_empty());
+    /// ```
+    pub fn deliveries(&self) -> rusqlite::Result<Vec<String>> {
+        let log = self.log.lock().unwrap_or_else(|e| e.into_inner());
+        let mut stmt = log.prepare("SELECT event_id FROM deliveries ORDER BY seq")?;
+        stmt.query_map([], |r| r.get(0))?.collect()
+    }
+}
