@@ -54,9 +54,13 @@ mod jitter;
 mod oracle;
 mod policy;
 pub mod registry;
+#[doc(hidden)]
+#[path = "private.rs"]
+pub mod __private;
 mod report;
 mod retry;
 mod rng;
+pub mod simulate;
 
 pub use backoff::Backoff;
 pub use budget::{RetryBudget, RetryBudgetBuilder};
@@ -73,6 +77,40 @@ pub use registry::Registry;
 pub use report::{Ending, Report};
 pub use retry::{DefaultSleeper, Retry, Run};
 pub use rng::JitterRng;
+
+/// `#[retry(policy = "...")]`: see [`retry_macros::retry`].
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+/// use retry_core::retry;
+///
+/// #[retry(policy = "doc-fetch")]
+/// async fn fetch(id: u32) -> Result<u32, std::io::Error> {
+///     Ok(id * 2)
+/// }
+/// assert_eq!(fetch(21).await.unwrap(), 42);
+/// # }
+/// ```
+#[cfg(feature = "macros")]
+pub use retry_macros::retry;
+
+/// `#[derive(Classify)]`: see [`retry_macros::Classify`].
+///
+/// ```
+/// use retry_core::{Class, Classify};
+///
+/// #[derive(Debug, Classify)]
+/// enum FetchError {
+///     #[classify(transient)]
+///     Unavailable,
+///     #[classify(permanent)]
+///     NotFound,
+/// }
+/// assert_eq!(FetchError::Unavailable.class(), Class::TRANSIENT);
+/// assert_eq!(FetchError::NotFound.class(), Class::Permanent);
+/// ```
+#[cfg(feature = "macros")]
+pub use retry_macros::Classify;
 
 /// Re-exported so generated code and loaders can register call sites.
 pub use inventory;

@@ -1,2 +1,154 @@
-//! Proc-macros for the retry framework: `#[retry]` and `#[derive(Classify)]`.
-//! Not implemented yet (see the macros issue); nothing here pretends to work.
+//! # retry-macros
+//!
+//! `#[retry(policy = "...")]` and `#[derive(Classify)]` for the retry
+//! framework. Use them through retry-core's `macros` feature
+//! (`use retry_core::{retry, Classify};`): the generated code refers to
+//! `::retry_core`, or to the path given with `crate = "..."`.
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+//! use retry_core::{registry, retry, Classify, Policy, Registry};
+//! use std::time::Duration;
+//!
+//! #[derive(Debug, Classify)]
+//! enum FetchError {
+//!     #[classify(transient)]
+//!     Unavailable,
+//!     #[classify(permanent)]
+//!     NotFound,
+//! }
+//!
+//! struct Client { calls: u32 }
+//!
+//! impl Client {
+//!     /// Fails twice, then succeeds: retried by the `lib-doc` policy.
+//!     #[retry(policy = "lib-doc")]
+//!     async fn fetch(&mut self, id: u32) -> Result<u32, FetchError> {
+//!         self.calls += 1;
+//!         if self.calls < 3 { Err(FetchError::Unavailable) } else { Ok(id) }
+//!     }
+//! }
+//!
+//! let policy = Policy::builder().base(Duration::from_millis(10)).max_attempts(5).build().unwrap();
+//! registry::install(Registry::builder().policy("lib-doc", policy).build());
+//! let mut client = Client { calls: 0 };
+//! assert_eq!(client.fetch(7).await.unwrap(), 7);
+//! assert_eq!(client.calls, 3);
+//! # }
+//! ```
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod classify;
+mod retry;
+mod suggest;
+
+use proc_macro::TokenStream;
+
+/// Retries the function with the named policy from the registry (usually
+/// loaded from `retry.toml`): `#[retry(policy = "name")]`.
+///
+/// # Options
+/// - `policy = "name"` (required): a non-empty string literal.
+/// - `retry_if = path`: a `fn(&E) -> bool`; it can only narrow what the policy allows.
+/// - `on_retry = path`: a `fn(&RetryEvent<'_, E>)`, called with the attempt, the
+///   error and the chosen wait before each wait.
+/// - `crate = "path"`: where retry-core is, for crates that re-export it.
+///
+/// # What it does
+/// - Works on `async fn` (an async loop on tokio's timer) and plain `fn` (a
+///   blocking loop), free functions and `&self`/`&mut self` methods, with
+///   generics, lifetimes, `impl Trait` arguments and where clauses. The
+///   signature, docs and other attributes stay as written.
+/// - The policy is looked up once per call (lock-free); a reload is seen by
+///   the next call. A name the registry lacks at run time gives a single
+///   attempt (and is listed by `registry::missing_policies` at start-up).
+/// - Each attempt re-runs the body. **Arguments taken by value are cloned for
+///   each attempt** (the first included: a value the body consumes cannot be
+///   got back), so they must be `Clone`; take `&T`/`&mut T` to avoid the
+///   clone. References and the receiver are borrowed, never cloned. Nothing
+///   else allocates or boxes, and the future is `Send` when the body's is.
+/// - Errors are classified through `Classify` when `E` implements it; an
+///   error type without it is still accepted and every error counts as
+///   transient (generic `E` counts as classified only with an `E: Classify`
+///   bound).
+/// - When `retry.toml` sits next to the crate's `Cargo.toml` (or
+///   `RETRY_CONFIG` names a file at build time), a name the file lacks is a
+///   compile error, and editing the file rebuilds. Every call site also
+///   registers its policy name, file and line (`registry::call_sites`).
+///
+/// ```
+/// use retry_core::{registry, retry, Policy, Registry};
+/// use std::io::{Error, ErrorKind};
+///
+/// fn not_found_is_final(e: &Error) -> bool {
+///     e.kind() != ErrorKind::NotFound
+/// }
+///
+/// #[retry(policy = "attr-doc", retry_if = not_found_is_final)]
+/// fn read(tries: &mut u32) -> Result<u32, Error> {
+///     *tries += 1;
+///     Err(ErrorKind::NotFound.into())
+/// }
+///
+/// registry::install(Registry::builder().policy("attr-doc", Policy::default()).build());
+/// let mut tries = 0;
+/// assert!(read(&mut tries).is_err());
+/// assert_eq!(tries, 1); // NotFound is permanent for io::Error: one attempt
+/// ```
+#[proc_macro_attribute]
+pub fn retry(attr: TokenStream, item: TokenStream) -> TokenStream {
+    retry::retry(attr.into(), item.into()).into()
+}
+
+/// Implements `Classify` for an enum or a struct.
+///
+/// - On a variant (or on a struct): `#[classify(transient)]`,
+///   `#[classify(permanent)]`, `#[classify(class = "throttled")]`,
+///   `#[classify(source)]` (delegate to the field that is itself `Classify`:
+///   the one marked `#[classify(source)]`, else thiserror's `#[source]`/`#[from]`
+///   field, else the only field), `#[classify(retry_after = field)]` (a
+///   `Duration` or `Option<Duration>` field, or a tuple index), and
+///   `#[classify(timeout)]` on a unit variant (what `from_timeout` builds, so
+///   the policy's `attempt_timeout` can cancel attempts; class `timeout` unless
+///   given).
+/// - On an enum: `#[classify(default = "transient")]` for variants without
+///   their own, and `#[classify(crate = "path")]`.
+/// - It reads only `classify` attributes, so it composes with `thiserror`.
+///
+/// ```
+/// use retry_core::{Class, Classify};
+/// use std::time::Duration;
+///
+/// #[derive(Debug, thiserror::Error, Classify)]
+/// #[classify(default = "transient")]
+/// enum ApiError {
+///     #[error("unavailable")]
+///     Unavailable,
+///     #[error("slow down")]
+///     #[classify(class = "throttled", retry_after = wait)]
+///     RateLimited { wait: Option<Duration> },
+///     #[error("bad request")]
+///     #[classify(permanent)]
+///     BadRequest,
+///     #[error("timed out")]
+///     #[classify(timeout)]
+///     TimedOut,
+///     #[error(transparent)]
+///     #[classify(source)]
+///     Io(#[from] std::io::Error),
+/// }
+///
+/// let limited = ApiError::RateLimited { wait: Some(Duration::from_secs(2)) };
+/// assert_eq!(limited.class(), Class::THROTTLED);
+/// assert_eq!(limited.retry_after(), Some(Duration::from_secs(2)));
+/// assert_eq!(ApiError::Unavailable.class(), Class::TRANSIENT);
+/// assert_eq!(ApiError::BadRequest.class(), Class::Permanent);
+/// assert_eq!(ApiError::from(std::io::Error::from(std::io::ErrorKind::NotFound)).class(), Class::Permanent);
+/// assert!(matches!(ApiError::from_timeout(retry_core::AttemptTimeout {
+///     attempt: 1, timeout: Duration::from_secs(1) }), Some(ApiError::TimedOut)));
+/// ```
+#[proc_macro_derive(Classify, attributes(classify))]
+pub fn derive_classify(input: TokenStream) -> TokenStream {
+    classify::derive(input.into()).into()
+}

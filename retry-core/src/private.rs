@@ -1,0 +1,271 @@
+//! Plumbing for the code that `#[retry]` and `#[derive(Classify)]` generate.
+//! Not public API: anything here may change in any release. Generated code
+//! reaches retry-core only through this module, so the public API carries no
+//! macro plumbing.
+//!
+//! ```
+//! // What an expansion does first: look the policy up (lock-free), falling back
+//! // to a single attempt when the name is unknown at run time.
+//! let policy = retry_core::__private::policy("no-such-policy-in-doc");
+//! assert_eq!(policy.max_attempts(), Some(1));
+//! ```
+
+use crate::hooks::{Callback, RetryEvent, RetryIfSlot};
+use crate::policy::Policy;
+use std::future::Future;
+use std::marker::PhantomData;
+use std::sync::{Arc, LazyLock};
+use std::time::Duration;
+
+pub use crate::classify::{AttemptTimeout, Class, Classify};
+pub use crate::hooks::Hooks;
+pub use crate::registry::CallSite;
+pub use crate::retry::{Retry, Run};
+pub use inventory;
+
+/// The fallback for a name the registry lacks at run time: one attempt, no
+/// retry. The start-up check (`registry::missing_policies`) names such sites.
+static SINGLE_ATTEMPT: LazyLock<Arc<Policy>> = LazyLock::new(|| {
+    let single = Policy::builder().max_attempts(1).build();
+    Arc::new(single.unwrap_or_else(|_| Policy::default()))
+});
+
+/// The policy named `name`, or a single-attempt policy when there is none.
+/// Lock-free; allocates nothing after the first call.
+///
+/// ```
+/// assert_eq!(retry_core::__private::policy("").max_attempts(), Some(1));
+/// ```
+pub fn policy(name: &str) -> Arc<Policy> {
+    match crate::registry::policy(name) {
+        Some(policy) => policy,
+        None => Arc::clone(&SINGLE_ATTEMPT),
+    }
+}
+
+/// Fixes the output type of an attempt's `async` block so `?` and `return`
+/// inside the original body infer as they did in the function.
+///
+/// ```
+/// let fut = retry_core::__private::typed::<Result<u8, std::io::Error>, _>(async { Ok(1) });
+/// # drop(fut);
+/// ```
+pub fn typed<R, F: Future<Output = R>>(attempt: F) -> F {
+    attempt
+}
+
+/// Names the error type of a function's declared `Result`.
+#[diagnostic::on_unimplemented(
+    message = "`#[retry]` needs a function that returns `Result<T, E>`, found `{Self}`",
+    label = "this is not a `Result`",
+    note = "fix: return `Result<T, E>` (or an alias of it, such as `std::io::Result<T>`) so failed attempts can be retried"
+)]
+pub trait IsResult {
+    /// The success type.
+    type Ok;
+    /// The error type.
+    type Err;
+}
+
+impl<T, E> IsResult for Result<T, E> {
+    type Ok = T;
+    type Err = E;
+}
+
+/// The error type `E` of `R = Result<T, E>`, as a value-less marker.
+///
+/// ```
+/// let _ = retry_core::__private::probe::<Result<(), String>>();
+/// ```
+pub fn probe<R: IsResult>() -> Probe<R::Err> {
+    Probe(PhantomData)
+}
+
+/// A marker carrying an error type, for choosing how it is classified.
+#[derive(Debug)]
+pub struct Probe<E>(PhantomData<fn() -> E>);
+
+/// The error type implements [`Classify`]: use it.
+#[derive(Debug, Clone, Copy)]
+pub struct ByClassify;
+
+/// The error type does not implement [`Classify`]: every error is transient.
+#[derive(Debug, Clone, Copy)]
+pub struct AllTransient;
+
+/// Chosen by method resolution when the error type implements [`Classify`]
+/// (it wins because it needs one auto-reference less).
+pub trait ViaClassify {
+    /// The classification strategy.
+    fn __retry_kind(&self) -> ByClassify {
+        ByClassify
+    }
+}
+
+impl<E: Classify> ViaClassify for &Probe<E> {}
+
+/// The fallback when the error type does not implement [`Classify`].
+///
+/// ```
+/// use retry_core::__private::{probe, ViaClassify as _, ViaTransient as _};
+/// let _kind: retry_core::__private::AllTransient = (&&probe::<Result<(), String>>()).__retry_kind();
+/// let _kind: retry_core::__private::ByClassify = (&&probe::<Result<(), std::io::Error>>()).__retry_kind();
+/// ```
+pub trait ViaTransient {
+    /// The classification strategy.
+    fn __retry_kind(&self) -> AllTransient {
+        AllTransient
+    }
+}
+
+impl<E> ViaTransient for Probe<E> {}
+
+/// An error on its way through the loop, classified by strategy `K`.
+#[derive(Debug)]
+pub struct Tagged<E, K> {
+    error: E,
+    kind: PhantomData<K>,
+}
+
+impl<E, K> Tagged<E, K> {
+    /// The user's error back.
+    pub fn into_inner(self) -> E {
+        self.error
+    }
+}
+
+/// Tags an attempt's result with the classification strategy.
+///
+/// ```
+/// use retry_core::__private::{tag, AllTransient};
+/// let r: Result<(), _> = tag(AllTransient, Err::<(), _>("boom"));
+/// assert!(r.is_err());
+/// ```
+pub fn tag<T, E, K>(_: K, result: Result<T, E>) -> Result<T, Tagged<E, K>> {
+    result.map_err(|error| Tagged {
+        error,
+        kind: PhantomData,
+    })
+}
+
+/// Tags the result of an async attempt; no allocation, `Send` when `F` is.
+pub async fn tag_future<F, T, E, K>(kind: K, attempt: F) -> Result<T, Tagged<E, K>>
+where
+    F: Future<Output = Result<T, E>>,
+{
+    tag(kind, attempt.await)
+}
+
+impl<E: Classify> Classify for Tagged<E, ByClassify> {
+    fn class(&self) -> Class {
+        self.error.class()
+    }
+    fn retry_after(&self) -> Option<Duration> {
+        self.error.retry_after()
+    }
+    fn from_timeout(timeout: AttemptTimeout) -> Option<Self> {
+        E::from_timeout(timeout).map(|error| Tagged {
+            error,
+            kind: PhantomData,
+        })
+    }
+}
+
+impl<E> Classify for Tagged<E, AllTransient> {
+    fn class(&self) -> Class {
+        Class::TRANSIENT
+    }
+}
+
+/// A `retry_if = path` predicate, applied to the user's error.
+#[derive(Debug, Clone, Copy)]
+pub struct RetryIf<F>(F);
+
+/// Checks that `predicate` is a `fn(&E) -> bool` for the function's error type.
+pub fn retry_if<R: IsResult, F: Fn(&R::Err) -> bool>(predicate: F) -> RetryIf<F> {
+    RetryIf(predicate)
+}
+
+impl<E, K, F: Fn(&E) -> bool> RetryIfSlot<Tagged<E, K>> for RetryIf<F> {
+    fn allows(&self, error: &Tagged<E, K>) -> bool {
+        (self.0)(&error.error)
+    }
+}
+
+/// An `on_retry = path` callback, given the event with the user's error.
+#[derive(Debug, Clone, Copy)]
+pub struct OnRetry<F>(F);
+
+/// Checks that `callback` is a `fn(&RetryEvent<'_, E>)` for the function's error type.
+pub fn on_retry<R: IsResult, F: Fn(&RetryEvent<'_, R::Err>)>(callback: F) -> OnRetry<F> {
+    OnRetry(callback)
+}
+
+impl<'a, E, K, F: Fn(&RetryEvent<'_, E>)> Callback<RetryEvent<'a, Tagged<E, K>>> for OnRetry<F> {
+    fn call(&self, event: &RetryEvent<'a, Tagged<E, K>>) {
+        (self.0)(&RetryEvent {
+            policy: event.policy,
+            attempt: event.attempt,
+            error: &event.error.error,
+            wait: event.wait,
+            hinted: event.hinted,
+        });
+    }
+}
+
+/// A `#[classify(retry_after = field)]` field: a `Duration` or an
+/// `Option<Duration>`.
+#[diagnostic::on_unimplemented(
+    message = "a `retry_after` field must be a `Duration` or an `Option<Duration>`, found `{Self}`",
+    label = "not a `std::time::Duration` or `Option<Duration>`",
+    note = "fix: point `#[classify(retry_after = ...)]` at a field of type `std::time::Duration` or `Option<std::time::Duration>`"
+)]
+pub trait RetryAfterField {
+    /// The server's hint.
+    fn retry_after(&self) -> Option<Duration>;
+}
+
+impl RetryAfterField for Duration {
+    fn retry_after(&self) -> Option<Duration> {
+        Some(*self)
+    }
+}
+
+impl RetryAfterField for Option<Duration> {
+    fn retry_after(&self) -> Option<Duration> {
+        *self
+    }
+}
+
+/// A `#[classify(source)]` field: it must classify itself.
+#[diagnostic::on_unimplemented(
+    message = "a `#[classify(source)]` field must implement `Classify`, but `{Self}` does not",
+    label = "its class is delegated to this field",
+    note = "fix: derive or implement `Classify` for `{Self}`, or classify this variant directly (`#[classify(transient)]`, `#[classify(permanent)]`, `#[classify(class = \"...\")]`)"
+)]
+pub trait SourceField {
+    /// The field's class.
+    fn source_class(&self) -> Class;
+    /// The field's hint.
+    fn source_retry_after(&self) -> Option<Duration>;
+}
+
+impl<E: Classify + ?Sized> SourceField for E {
+    fn source_class(&self) -> Class {
+        self.class()
+    }
+    fn source_retry_after(&self) -> Option<Duration> {
+        self.retry_after()
+    }
+}
+
+/// Runs a blocking attempt's body as a closure, so `return` and `?` in the
+/// body end the attempt with the function's declared type.
+///
+/// ```
+/// let r = retry_core::__private::run_once(|| -> Result<u8, String> { Ok(3) });
+/// assert_eq!(r, Ok(3));
+/// ```
+pub fn run_once<R>(attempt: impl FnOnce() -> R) -> R {
+    attempt()
+}

@@ -1,0 +1,110 @@
+//! The `Classify` impl: `class`, `retry_after` and, when a variant is marked
+//! `timeout`, `from_timeout`.
+
+use super::attrs::{ClassSpec, Container, Plan};
+use proc_macro2::TokenStream;
+use quote::{quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{DeriveInput, GenericParam, Type};
+
+pub fn expand(input: &DeriveInput, container: &Container, plans: &[Plan]) -> TokenStream {
+    let krate = container
+        .krate
+        .clone()
+        .unwrap_or_else(|| syn::parse_quote!(::retry_core));
+    let private = quote! { #krate::__private };
+    let name = &input.ident;
+    let mut generics = input.generics.clone();
+    let type_params: Vec<String> = generics
+        .params
+        .iter()
+        .filter_map(|p| match p {
+            GenericParam::Type(t) => Some(t.ident.to_string()),
+            _ => None,
+        })
+        .collect();
+    // A generic source field must classify itself: say so in the bounds.
+    for plan in plans {
+        if let (Some((_, ty)), Some(ClassSpec::Source)) = (&plan.source, plan.class.as_ref().map(|c| &c.spec))
+            && mentions(ty, &type_params)
+        {
+            generics
+                .make_where_clause()
+                .predicates
+                .push(syn::parse_quote!(#ty: #private::Classify));
+        }
+    }
+    let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
+
+    let path = |plan: &Plan| match &plan.variant {
+        Some(v) => quote! { Self::#v },
+        None => quote! { Self },
+    };
+    let class_arms = plans.iter().map(|plan| {
+        let pat = path(plan);
+        match plan.class.as_ref().map(|c| &c.spec) {
+            Some(ClassSpec::Source) => {
+                let (member, ty) = plan.source.as_ref().expect("validated: source has a field");
+                let call = quote_spanned! {ty.span()=> #private::SourceField::source_class(__retry_field) };
+                quote! { #pat { #member: __retry_field, .. } => #call, }
+            }
+            Some(ClassSpec::Permanent) => quote! { #pat { .. } => #private::Class::Permanent, },
+            Some(ClassSpec::Retryable(class)) => quote! { #pat { .. } => #private::Class::Retryable(#class), },
+            None => quote! { #pat { .. } => #private::Class::Permanent, },
+        }
+    });
+    let hint_arms = plans.iter().filter_map(|plan| {
+        let pat = path(plan);
+        if let Some((member, ty)) = &plan.retry_after {
+            let call = quote_spanned! {ty.span()=> #private::RetryAfterField::retry_after(__retry_field) };
+            return Some(quote! { #pat { #member: __retry_field, .. } => #call, });
+        }
+        if let (Some((member, ty)), Some(ClassSpec::Source)) = (&plan.source, plan.class.as_ref().map(|c| &c.spec)) {
+            let call = quote_spanned! {ty.span()=> #private::SourceField::source_retry_after(__retry_field) };
+            return Some(quote! { #pat { #member: __retry_field, .. } => #call, });
+        }
+        None
+    });
+    let hint_arms: Vec<_> = hint_arms.collect();
+    let retry_after = if hint_arms.is_empty() {
+        quote! {}
+    } else {
+        let rest = (hint_arms.len() < plans.len()).then(|| quote! { _ => ::core::option::Option::None, });
+        quote! {
+            fn retry_after(&self) -> ::core::option::Option<::core::time::Duration> {
+                match self { #(#hint_arms)* #rest }
+            }
+        }
+    };
+    let from_timeout = plans.iter().find(|p| p.timeout).map(|plan| {
+        let pat = path(plan);
+        let build = if plan.variant.is_some() { quote! { #pat } } else { quote! { Self } };
+        quote! {
+            fn from_timeout(_: #private::AttemptTimeout) -> ::core::option::Option<Self> {
+                ::core::option::Option::Some(#build)
+            }
+        }
+    });
+    let class_body = if plans.is_empty() {
+        quote! { match *self {} }
+    } else {
+        quote! { match self { #(#class_arms)* } }
+    };
+    quote! {
+        #[automatically_derived]
+        impl #impl_generics #private::Classify for #name #ty_generics #where_clause {
+            fn class(&self) -> #private::Class {
+                #class_body
+            }
+            #retry_after
+            #from_timeout
+        }
+    }
+}
+
+/// Whether `ty` names one of the type's generic parameters.
+fn mentions(ty: &Type, params: &[String]) -> bool {
+    quote::ToTokens::to_token_stream(ty)
+        .into_iter()
+        .any(|tt| matches!(&tt, proc_macro2::TokenTree::Ident(i) if params.contains(&i.to_string())))
+}

@@ -1,0 +1,65 @@
+//! `#[derive(Classify)]`: per-variant classes, server hints, delegation to a
+//! source field, and the variant that stands for a timed-out attempt.
+
+mod attrs;
+mod expand;
+
+use attrs::{ENUM_KEYS, VARIANT_KEYS};
+use proc_macro2::TokenStream;
+use syn::{Data, DeriveInput};
+
+/// The derive's expansion, or every error at once.
+pub fn derive(input: TokenStream) -> TokenStream {
+    let input = match syn::parse2::<DeriveInput>(input) {
+        Ok(input) => input,
+        Err(e) => return e.to_compile_error(),
+    };
+    match plan(&input) {
+        Ok((container, plans)) => expand::expand(&input, &container, &plans),
+        Err(e) => e.to_compile_error(),
+    }
+}
+
+fn plan(input: &DeriveInput) -> Result<(attrs::Container, Vec<attrs::Plan>), syn::Error> {
+    let mut errors = Vec::new();
+    let plans = match &input.data {
+        Data::Union(u) => {
+            return Err(syn::Error::new(
+                u.union_token.span,
+                "`Classify` cannot be derived for a union: a union does not know which of its fields holds the error; fix: use an enum, or implement `Classify` by hand",
+            ));
+        }
+        Data::Enum(data) => {
+            let said = attrs::read(&input.attrs, &ENUM_KEYS, "enum", &mut errors);
+            let container = attrs::Container { default: said.default, krate: said.krate };
+            let mut plans = Vec::new();
+            let mut timeout: Option<&syn::Ident> = None;
+            for v in &data.variants {
+                let said = attrs::read(&v.attrs, &VARIANT_KEYS, "variant", &mut errors);
+                let p = attrs::plan(Some(&v.ident), v.ident.span(), said, &v.fields, container.default.as_ref(), &mut errors);
+                if p.timeout {
+                    if let Some(first) = timeout {
+                        errors.push(syn::Error::new(
+                            v.ident.span(),
+                            format!("only one variant can stand for a timed-out attempt, and `{first}` already does; fix: remove `timeout` from one of them"),
+                        ));
+                    }
+                    timeout = Some(&v.ident);
+                }
+                plans.push(p);
+            }
+            (container, plans)
+        }
+        Data::Struct(data) => {
+            let keys: Vec<&str> = VARIANT_KEYS.iter().chain(ENUM_KEYS.iter()).copied().collect();
+            let mut said = attrs::read(&input.attrs, &keys, "struct", &mut errors);
+            let container = attrs::Container { default: said.default.take(), krate: said.krate.take() };
+            let p = attrs::plan(None, input.ident.span(), said, &data.fields, container.default.as_ref(), &mut errors);
+            (container, vec![p])
+        }
+    };
+    match crate::suggest::combine(errors) {
+        Some(e) => Err(e),
+        None => Ok(plans),
+    }
+}

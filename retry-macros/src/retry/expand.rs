@@ -1,0 +1,236 @@
+//! Expansion: the function with its signature kept and its body turned into
+//! a retry loop over retry-core's low-level `Run` API (async) or
+//! `call_blocking` (plain `fn`), reaching retry-core only through
+//! `__private`.
+//!
+//! Each attempt re-runs the body. By-value arguments are re-supplied to each
+//! attempt as a clone (the first attempt included, since a consumed value
+//! cannot be got back); references are captured, never cloned.
+
+use super::config::ConfigFile;
+use super::validate::{RetryArgs, RetryFn};
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{FnArg, Ident, Pat, PatIdent, Type};
+
+/// A by-value argument given to each attempt as a fresh clone.
+struct Resupplied {
+    /// The parameter as the signature now names it.
+    outer: Ident,
+    /// The pattern the body sees, as written (with `mut`).
+    inner: Pat,
+    /// The per-attempt copy, before the attempt takes it.
+    copy: Ident,
+    /// The local trait whose diagnostic names this argument when it is not `Clone`.
+    check: Ident,
+    /// The argument's name (or pattern) for messages.
+    shown: String,
+    span: Span,
+}
+
+/// The annotated function, expanded.
+pub fn expand(args: &RetryArgs, mut func: RetryFn, config: Option<&ConfigFile>) -> TokenStream {
+    let krate = &args.krate;
+    let policy = &args.policy;
+    let ret = &func.output;
+    let resupplied = resupply_inputs(&mut func.sig.inputs);
+
+    let config_items = config_tracking(config);
+    let fn_name = func.sig.ident.to_string();
+    let register = quote_spanned! {policy.span()=>
+        #krate::__private::inventory::submit! {
+            #krate::__private::CallSite {
+                policy: #policy,
+                file: ::core::file!(),
+                line: ::core::line!(),
+                function: ::core::concat!(::core::module_path!(), "::", #fn_name),
+            }
+        }
+    };
+    let checks = resupplied.iter().map(|r| clone_check(r));
+    let copies: Vec<TokenStream> = resupplied
+        .iter()
+        .map(|r| {
+            let (check, outer, copy) = (&r.check, &r.outer, &r.copy);
+            quote_spanned! {r.span=> let #copy = #check::__retry_resupply(&#outer); }
+        })
+        .collect();
+    let unpack: Vec<TokenStream> = resupplied
+        .iter()
+        .map(|r| {
+            let (inner, copy) = (&r.inner, &r.copy);
+            quote! { let #inner = #copy; }
+        })
+        .collect();
+
+    let hooks = hooks(args, ret);
+    let site = Span::mixed_site();
+    let policy_var = Ident::new("__retry_policy", site);
+    let kind = Ident::new("__retry_kind", site);
+    let run = Ident::new("__retry_run", site);
+    let body = &func.body;
+
+    let looped = if func.sig.asyncness.is_some() {
+        let attempt = Ident::new("__retry_attempt", site);
+        let value = Ident::new("__retry_value", site);
+        let error = Ident::new("__retry_error", site);
+        quote! {
+            let mut #run = #krate::__private::Retry::new(&*#policy_var).hooks(#hooks).start();
+            loop {
+                #(#copies)*
+                let #attempt = #krate::__private::typed::<#ret, _>(async {
+                    #(#unpack)*
+                    #body
+                });
+                match #run.attempt(#krate::__private::tag_future(#kind, #attempt)).await {
+                    ::core::result::Result::Ok(#value) => break ::core::result::Result::Ok(#value),
+                    ::core::result::Result::Err(#error) => {
+                        if let ::core::result::Result::Err(#error) = #run.recover(#error).await {
+                            break ::core::result::Result::Err(#error.into_inner());
+                        }
+                    }
+                }
+            }
+        }
+    } else {
+        quote! {
+            #krate::__private::Retry::blocking(&*#policy_var)
+                .hooks(#hooks)
+                .call_blocking(|| {
+                    #(#copies)*
+                    #krate::__private::tag(
+                        #kind,
+                        #krate::__private::run_once(|| -> #ret {
+                            #(#unpack)*
+                            #body
+                        }),
+                    )
+                })
+                .map_err(#krate::__private::Tagged::into_inner)
+        }
+    };
+
+    let RetryFn { attrs, vis, sig, .. } = &func;
+    quote! {
+        #(#attrs)*
+        #vis #sig {
+            #config_items
+            #register
+            #(#checks)*
+            let #policy_var = #krate::__private::policy(#policy);
+            let #kind = {
+                #[allow(unused_imports)]
+                use #krate::__private::{ViaClassify as _, ViaTransient as _};
+                (&&#krate::__private::probe::<#ret>()).__retry_kind()
+            };
+            #looped
+        }
+    }
+}
+
+/// The hooks: `retry_if` and `on_retry` checked against the function's error
+/// type at the path the user wrote, so a wrong signature is reported there.
+fn hooks(args: &RetryArgs, ret: &Type) -> TokenStream {
+    let krate = &args.krate;
+    let mut hooks = quote! { #krate::__private::Hooks::new() };
+    if let Some(path) = &args.retry_if {
+        hooks = quote_spanned! {path.span()=>
+            #hooks.retry_if(#krate::__private::retry_if::<#ret, _>(#path))
+        };
+    }
+    if let Some(path) = &args.on_retry {
+        hooks = quote_spanned! {path.span()=>
+            #hooks.on_retry(#krate::__private::on_retry::<#ret, _>(#path))
+        };
+    }
+    hooks
+}
+
+/// Rewrites by-value parameters so each attempt gets its own copy: `mut` moves
+/// from the parameter to the attempt's binding, and destructuring patterns
+/// move into the attempt behind a generated parameter name.
+fn resupply_inputs(inputs: &mut syn::punctuated::Punctuated<FnArg, syn::Token![,]>) -> Vec<Resupplied> {
+    let mut out = Vec::new();
+    for (index, input) in inputs.iter_mut().enumerate() {
+        let FnArg::Typed(typed) = input else { continue };
+        if matches!(&*typed.ty, Type::Reference(_)) || matches!(&*typed.pat, Pat::Wild(_)) {
+            continue;
+        }
+        let span = typed.pat.span();
+        let inner = (*typed.pat).clone();
+        let (outer, shown) = match &mut *typed.pat {
+            Pat::Ident(PatIdent {
+                by_ref: None,
+                subpat: None,
+                ident,
+                mutability,
+                ..
+            }) => {
+                *mutability = None;
+                (ident.clone(), ident.to_string())
+            }
+            other => {
+                let shown = quote::ToTokens::to_token_stream(&*other).to_string();
+                let outer = format_ident!("__retry_param{}", index, span = Span::mixed_site());
+                *other = Pat::Ident(PatIdent {
+                    attrs: Vec::new(),
+                    by_ref: None,
+                    mutability: None,
+                    ident: outer.clone(),
+                    subpat: None,
+                });
+                (outer, shown)
+            }
+        };
+        out.push(Resupplied {
+            outer,
+            inner,
+            copy: format_ident!("__retry_copy{}", index, span = Span::mixed_site()),
+            check: format_ident!("__RetryResupply{}", index),
+            shown,
+            span,
+        });
+    }
+    out
+}
+
+/// A local trait per by-value argument: its blanket impl clones, and its
+/// diagnostic names the argument when the type is not `Clone`.
+fn clone_check(r: &Resupplied) -> TokenStream {
+    let message = format!(
+        "`#[retry]` cannot give argument `{}` to a second attempt: `{{Self}}` is not `Clone`",
+        r.shown
+    );
+    let label = format!("`{}` is taken by value, so every attempt needs its own copy", r.shown);
+    let note = format!(
+        "fix: take `{}` by reference (`&{{Self}}`, or `&mut {{Self}}` to mutate it across attempts), or implement `Clone` for `{{Self}}`",
+        r.shown
+    );
+    let check = &r.check;
+    quote! {
+        #[diagnostic::on_unimplemented(message = #message, label = #label, note = #note)]
+        trait #check: ::core::marker::Sized {
+            fn __retry_resupply(&self) -> Self;
+        }
+        impl<T: ::core::clone::Clone> #check for T {
+            #[inline]
+            fn __retry_resupply(&self) -> Self {
+                ::core::clone::Clone::clone(self)
+            }
+        }
+    }
+}
+
+/// Makes the build depend on the config file (so editing it re-runs the
+/// check) and on `RETRY_CONFIG` (so pointing it elsewhere does too).
+fn config_tracking(config: Option<&ConfigFile>) -> TokenStream {
+    let file = config.map(|c| {
+        let path = c.path.to_string_lossy().into_owned();
+        quote! { const _: &[u8] = ::core::include_bytes!(#path); }
+    });
+    quote! {
+        #file
+        const _: ::core::option::Option<&str> = ::core::option_env!("RETRY_CONFIG");
+    }
+}

@@ -1,0 +1,272 @@
+//! Validation: turns what was written into what the expansion needs, or
+//! into every problem at once, each on the token at fault with its fix.
+
+use super::parse::{RawArg, RawFn};
+use crate::suggest::{combine, hint};
+use proc_macro2::Span;
+use syn::spanned::Spanned;
+use syn::{Block, Expr, ExprLit, FnArg, Lit, LitStr, Path, ReturnType, Signature, Type};
+
+/// The options a call site may give; nothing else is accepted.
+const OPTIONS: [&str; 4] = ["policy", "retry_if", "on_retry", "crate"];
+
+/// `#[retry(...)]`'s arguments, checked.
+pub struct RetryArgs {
+    /// The policy name, as the literal the user wrote (kept for its span).
+    pub policy: LitStr,
+    pub retry_if: Option<Path>,
+    pub on_retry: Option<Path>,
+    /// The path to retry-core (`::retry_core` unless `crate = "..."`).
+    pub krate: Path,
+}
+
+/// Checks the arguments; collects every problem before failing.
+pub fn args(raw: Vec<RawArg>) -> Result<RetryArgs, syn::Error> {
+    let mut errors = Vec::new();
+    let mut policy = None;
+    let mut retry_if = None;
+    let mut on_retry = None;
+    let mut krate = None;
+    let mut seen: Vec<String> = Vec::new();
+
+    for arg in raw {
+        let key = arg.key.to_string();
+        if !OPTIONS.contains(&key.as_str()) {
+            errors.push(syn::Error::new(
+                arg.key.span(),
+                format!(
+                    "unknown option `{key}`{}\n`#[retry]` accepts `policy = \"name\"`, `retry_if = path`, `on_retry = path` and `crate = \"path\"`; how it retries belongs in the policy (retry.toml)",
+                    hint(&key, OPTIONS)
+                ),
+            ));
+            continue;
+        }
+        if seen.contains(&key) {
+            errors.push(syn::Error::new(
+                arg.key.span(),
+                format!("`{key}` is given more than once; fix: keep one `{key} = ...`"),
+            ));
+            continue;
+        }
+        seen.push(key.clone());
+        let Some(value) = arg.value else {
+            let example = match key.as_str() {
+                "policy" => "policy = \"outbox\"",
+                "retry_if" => "retry_if = is_retryable",
+                "on_retry" => "on_retry = log_retry",
+                _ => "crate = \"my_crate::retry\"",
+            };
+            errors.push(syn::Error::new(
+                arg.key.span(),
+                format!("`{key}` needs a value; fix: `{example}`"),
+            ));
+            continue;
+        };
+        match key.as_str() {
+            "policy" => match policy_name(value) {
+                Ok(lit) => policy = Some(lit),
+                Err(e) => errors.push(e),
+            },
+            "retry_if" => match fn_path(&key, value, "fn(&E) -> bool", "is_retryable") {
+                Ok(path) => retry_if = Some(path),
+                Err(e) => errors.push(e),
+            },
+            "on_retry" => match fn_path(&key, value, "fn(&RetryEvent<'_, E>)", "log_retry") {
+                Ok(path) => on_retry = Some(path),
+                Err(e) => errors.push(e),
+            },
+            _ => match crate_path(value) {
+                Ok(path) => krate = Some(path),
+                Err(e) => errors.push(e),
+            },
+        }
+    }
+
+    if policy.is_none() && !seen.iter().any(|k| k == "policy") {
+        errors.push(syn::Error::new(
+            Span::call_site(),
+            "missing `policy`: `#[retry]` needs the name of the policy that says how to retry; fix: `#[retry(policy = \"name\")]` with a name from retry.toml",
+        ));
+    }
+    if let Some(error) = combine(errors) {
+        return Err(error);
+    }
+    Ok(RetryArgs {
+        policy: policy.expect("checked above"),
+        retry_if,
+        on_retry,
+        krate: krate.unwrap_or_else(|| syn::parse_quote!(::retry_core)),
+    })
+}
+
+fn policy_name(value: Expr) -> syn::Result<LitStr> {
+    match value {
+        Expr::Lit(ExprLit { lit: Lit::Str(lit), .. }) => {
+            if lit.value().trim().is_empty() {
+                Err(syn::Error::new(
+                    lit.span(),
+                    "the policy name is empty; fix: name a policy from retry.toml, e.g. `policy = \"outbox\"`",
+                ))
+            } else {
+                Ok(lit)
+            }
+        }
+        other => {
+            let shown = quote::ToTokens::to_token_stream(&other).to_string();
+            let fix = match &other {
+                Expr::Path(p) if p.path.get_ident().is_some() => format!("policy = \"{shown}\""),
+                _ => "policy = \"outbox\"".to_owned(),
+            };
+            Err(syn::Error::new(
+                other.span(),
+                format!(
+                    "`policy` must be a string literal, so the name can be checked against retry.toml at compile time; fix: `{fix}`"
+                ),
+            ))
+        }
+    }
+}
+
+fn fn_path(key: &str, value: Expr, signature: &str, example: &str) -> syn::Result<Path> {
+    match value {
+        Expr::Path(p) if p.qself.is_none() => Ok(p.path),
+        other => Err(syn::Error::new(
+            other.span(),
+            format!(
+                "`{key}` takes the path of a function `{signature}`; fix: move the code into a named function and write `{key} = {example}`"
+            ),
+        )),
+    }
+}
+
+fn crate_path(value: Expr) -> syn::Result<Path> {
+    match value {
+        Expr::Lit(ExprLit { lit: Lit::Str(lit), .. }) => lit.parse::<Path>().map_err(|_| {
+            syn::Error::new(
+                lit.span(),
+                format!(
+                    "`crate` must name a path, but `{}` is not one; fix: `crate = \"my_crate::retry\"`",
+                    lit.value()
+                ),
+            )
+        }),
+        other => Err(syn::Error::new(
+            other.span(),
+            "`crate` takes the path as a string literal; fix: `crate = \"my_crate::retry\"`",
+        )),
+    }
+}
+
+/// The annotated function, checked.
+pub struct RetryFn {
+    pub attrs: Vec<syn::Attribute>,
+    pub vis: syn::Visibility,
+    pub sig: Signature,
+    pub body: Block,
+    /// The declared return type (`Result<T, E>` or an alias of it).
+    pub output: Type,
+}
+
+/// Checks the function; collects every problem before failing.
+pub fn function(raw: RawFn) -> Result<RetryFn, syn::Error> {
+    let mut errors = Vec::new();
+    let sig = &raw.sig;
+    if let Some(token) = sig.constness {
+        errors.push(syn::Error::new(
+            token.span,
+            "`#[retry]` cannot go on a `const fn`: retrying waits between attempts, which a const context cannot do; fix: remove `const`",
+        ));
+    }
+    if let Some(variadic) = &sig.variadic {
+        errors.push(syn::Error::new(
+            variadic.span(),
+            "`#[retry]` cannot re-supply C variadic arguments to a second attempt; fix: wrap the call in a function with fixed arguments",
+        ));
+    }
+    for input in &sig.inputs {
+        if let FnArg::Receiver(receiver) = input
+            && receiver.reference.is_none()
+            && !matches!(&*receiver.ty, Type::Reference(_))
+        {
+            errors.push(syn::Error::new(
+                receiver.self_token.span,
+                "`#[retry]` runs the body once per attempt, but `self` taken by value can be given to only one attempt; fix: take `&self` or `&mut self`",
+            ));
+        }
+    }
+    let output = match &sig.output {
+        ReturnType::Default => {
+            errors.push(syn::Error::new(
+                sig.ident.span(),
+                format!(
+                    "`#[retry]` needs a function that returns `Result<T, E>`, but `{}` returns `()`; fix: add `-> Result<T, E>`, so a failed attempt can be told from a successful one",
+                    sig.ident
+                ),
+            ));
+            None
+        }
+        ReturnType::Type(_, ty) => match return_type_problem(ty) {
+            Some(e) => {
+                errors.push(e);
+                None
+            }
+            None => Some((**ty).clone()),
+        },
+    };
+    let body = match raw.body {
+        Some(body) => Some(body),
+        None => {
+            errors.push(syn::Error::new(
+                sig.ident.span(),
+                "`#[retry]` needs the function's body to re-run it; fix: put the attribute on the function's implementation, not on its declaration",
+            ));
+            None
+        }
+    };
+    if let Some(error) = combine(errors) {
+        return Err(error);
+    }
+    Ok(RetryFn {
+        attrs: raw.attrs,
+        vis: raw.vis,
+        sig: raw.sig,
+        body: body.expect("checked above"),
+        output: output.expect("checked above"),
+    })
+}
+
+/// Return types that cannot be a `Result` whatever the aliases in scope;
+/// paths are checked by the compiler (through `__private::IsResult`).
+fn return_type_problem(ty: &Type) -> Option<syn::Error> {
+    match ty {
+        Type::Path(_) | Type::Group(_) | Type::Paren(_) | Type::Macro(_) => {
+            if contains_impl_trait(ty) {
+                Some(syn::Error::new(
+                    ty.span(),
+                    "`#[retry]` needs to name the return type, but it contains `impl Trait`; fix: name the concrete type (or box it: `Box<dyn Trait>`)",
+                ))
+            } else {
+                None
+            }
+        }
+        other => Some(syn::Error::new(
+            other.span(),
+            format!(
+                "`#[retry]` needs a function that returns `Result<T, E>`, found `{}`; fix: return `Result<T, E>`",
+                quote::ToTokens::to_token_stream(other)
+            ),
+        )),
+    }
+}
+
+fn contains_impl_trait(ty: &Type) -> bool {
+    struct Finder(bool);
+    impl<'a> syn::visit::Visit<'a> for Finder {
+        fn visit_type_impl_trait(&mut self, _: &'a syn::TypeImplTrait) {
+            self.0 = true;
+        }
+    }
+    let mut finder = Finder(false);
+    syn::visit::Visit::visit_type(&mut finder, ty);
+    finder.0
+}
