@@ -1,1 +1,74 @@
-//! Named retry policies from TOML. Not implemented yet (see the config issue).
+//! # retry-config
+//!
+//! Named retry policies from a TOML file, one profile per environment,
+//! checked at load: every problem reported in one pass with the line, the
+//! key, a caret under the text and a did-you-mean.
+//!
+//! ```
+//! use retry_config::{Config, Env, Options};
+//! use std::time::Duration;
+//!
+//! let text = r#"
+//! [defaults]
+//! jitter = "full"
+//! max_attempts = 5
+//!
+//! [policies.outbox]
+//! backoff = "exponential"
+//! base = "100ms"
+//! cap = "30s"
+//! deadline = "2m"
+//! budget = "broker"
+//!
+//! [policies.outbox-fast]
+//! extends = "outbox"
+//! cap = "2s"
+//!
+//! [budgets.broker]
+//! ratio = 0.1
+//!
+//! [profiles.test.policies.outbox]
+//! base = "1ms"
+//! cap = "5ms"
+//! "#;
+//! let env = Env::new().with("RETRY_POLICY__OUTBOX_FAST__MAX_ATTEMPTS", "3");
+//! let config = Config::load_str(text, "retry.toml", &Options::new().profile("test").env(env))?;
+//! let fast = config.policy("outbox-fast").unwrap();
+//! assert_eq!(fast.base(), Duration::from_millis(1)); // the test profile's outbox, inherited
+//! assert_eq!(fast.cap(), Duration::from_millis(5)); // a profile beats the file
+//! assert_eq!(fast.max_attempts(), Some(3)); // the environment beats both
+//! # Ok::<(), retry_config::Diagnostics>(())
+//! ```
+//!
+//! ## Layers
+//! A policy's effective settings resolve in this fixed order, a later layer
+//! winning: retry-core's built-in defaults, `[defaults]`, the `extends` chain
+//! (the farthest ancestor first, the policy's own table last), the selected
+//! profile's overlays of that chain, then environment variables
+//! `RETRY_POLICY__<NAME>__<KEY>` for that chain (`RETRY_BUDGET__<NAME>__<KEY>`
+//! for budgets). [`Config::explain`] says which layer each value came from.
+//!
+//! ## In a program
+//! Call [`init`] at start-up (it discovers `RETRY_CONFIG` or `./retry.toml`
+//! and `RETRY_PROFILE`), or let retry-core's registry load the same way on its
+//! first lookup. [`reload`] and [`Setup::watch`] swap the policies atomically,
+//! and a bad file keeps the last good ones.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod config;
+mod diagnostic;
+mod document;
+mod env;
+mod layers;
+mod lint;
+mod resolve;
+mod runtime;
+mod schema;
+
+pub use config::{Config, Explained, Options, check_file, check_str};
+pub use diagnostic::{Diagnostic, Diagnostics, Severity, Source, Span};
+pub use env::Env;
+pub use layers::Layer;
+pub use runtime::{DEFAULT_FILE, Setup, Watcher, init, reload};
+pub use schema::show_duration;

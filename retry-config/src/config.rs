@@ -1,0 +1,540 @@
+//! A loaded, validated configuration and the options that shape a load.
+
+use crate::diagnostic::{Diagnostic, Diagnostics, Source, Span, did_you_mean};
+use crate::document::{self, Document};
+use crate::env::{self, Env};
+use crate::layers::Layer;
+use crate::lint;
+use crate::resolve::{self, ResolvedBudget, ResolvedPolicy};
+use crate::schema::{BUDGET_KEYS, Key, POLICY_KEYS, Value};
+use retry_core::{Backoff, Policy, Registry, RetryBudget};
+use std::path::Path;
+use std::sync::Arc;
+
+/// What a load reads besides the file: the profile, the environment, and how strict to be.
+///
+/// ```
+/// use retry_config::{Env, Options};
+/// let opts = Options::new().profile("test").env(Env::new()).deny_warnings(true);
+/// assert_eq!(opts.profile.as_deref(), Some("test"));
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// The profile whose overlays apply; `None` for the base file alone.
+    pub profile: Option<String>,
+    /// The `RETRY_POLICY__*` / `RETRY_BUDGET__*` overrides.
+    pub env: Env,
+    /// Treat warnings as errors.
+    pub deny_warnings: bool,
+    /// Error classes the program declares, when known, to check `retry_on`.
+    pub known_classes: Option<Vec<String>>,
+}
+
+impl Options {
+    /// The base file, no environment, warnings allowed.
+    ///
+    /// ```
+    /// assert!(retry_config::Options::new().profile.is_none());
+    /// ```
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Selects a profile.
+    ///
+    /// ```
+    /// let _ = retry_config::Options::new().profile("prod");
+    /// ```
+    pub fn profile(mut self, profile: impl Into<String>) -> Self {
+        self.profile = Some(profile.into());
+        self
+    }
+
+    /// Sets the environment overrides.
+    ///
+    /// ```
+    /// let _ = retry_config::Options::new().env(retry_config::Env::from_process());
+    /// ```
+    pub fn env(mut self, env: Env) -> Self {
+        self.env = env;
+        self
+    }
+
+    /// Makes warnings errors.
+    ///
+    /// ```
+    /// assert!(retry_config::Options::new().deny_warnings(true).deny_warnings);
+    /// ```
+    pub fn deny_warnings(mut self, deny: bool) -> Self {
+        self.deny_warnings = deny;
+        self
+    }
+
+    /// Declares the error classes the program can produce (besides transient,
+    /// throttled and timeout), so `retry_on` naming any other class warns.
+    ///
+    /// ```
+    /// let _ = retry_config::Options::new().known_classes(["conflict"]);
+    /// ```
+    pub fn known_classes<I, S>(mut self, classes: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.known_classes = Some(classes.into_iter().map(Into::into).collect());
+        self
+    }
+}
+
+/// One setting of a policy as `explain` shows it: the effective value and
+/// the layer (and text) it came from.
+///
+/// ```
+/// let cfg = retry_config::Config::load_str("[policies.a]\nbase = \"5ms\"\n", "f.toml", &Default::default()).unwrap();
+/// let base = cfg.explain("a").unwrap().into_iter().find(|f| f.key == "base").unwrap();
+/// assert_eq!((base.value.as_str(), base.layer), ("5ms", retry_config::Layer::File));
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct Explained {
+    /// The key, as written in files.
+    pub key: &'static str,
+    /// The effective value, as it would be written.
+    pub value: String,
+    /// Where it came from.
+    pub layer: Layer,
+    /// The text that set it (`None` for built-in defaults).
+    pub span: Option<Span>,
+}
+
+/// A loaded configuration: every policy and budget validated, plus the
+/// warnings found along the way.
+///
+/// ```
+/// use retry_config::{Config, Options};
+/// let text = r#"
+/// [policies.outbox]
+/// base = "100ms"
+/// cap = "30s"
+/// max_attempts = 8
+///
+/// [profiles.test.policies.outbox]
+/// base = "1ms"
+/// cap = "5ms"
+/// "#;
+/// let cfg = Config::load_str(text, "retry.toml", &Options::new().profile("test")).unwrap();
+/// let outbox = cfg.policy("outbox").unwrap();
+/// assert_eq!(outbox.base(), std::time::Duration::from_millis(1));
+/// assert_eq!(outbox.max_attempts(), Some(8));
+/// ```
+#[derive(Debug, Clone)]
+pub struct Config {
+    source: Arc<Source>,
+    profile: Option<String>,
+    policies: Vec<ResolvedPolicy>,
+    budgets: Vec<ResolvedBudget>,
+    profiles: Vec<String>,
+    warnings: Diagnostics,
+}
+
+impl Config {
+    /// Loads `text` (named `name` in diagnostics). Returns every error and
+    /// warning in one pass when anything is wrong.
+    ///
+    /// ```
+    /// let err = retry_config::Config::load_str("[policies.a]\nbase = 100\n", "f.toml", &Default::default())
+    ///     .unwrap_err();
+    /// assert!(err.to_string().contains("f.toml:2:8"));
+    /// ```
+    pub fn load_str(text: &str, name: &str, options: &Options) -> Result<Config, Diagnostics> {
+        let source = Arc::new(Source::new(name, text));
+        let mut diags = Diagnostics::new();
+        let doc = document::parse(&source, &mut diags);
+        resolve::check_structure(&doc, &mut diags);
+        let config = load_profile(&source, &doc, options, &mut diags);
+        finish(diags, options, config)
+    }
+
+    /// Reads and loads the file at `path`.
+    ///
+    /// ```
+    /// let err = retry_config::Config::load_file("/no/such/retry.toml", &Default::default()).unwrap_err();
+    /// assert!(err.to_string().contains("cannot read"));
+    /// ```
+    pub fn load_file(path: impl AsRef<Path>, options: &Options) -> Result<Config, Diagnostics> {
+        let path = path.as_ref();
+        let text = read(path)?;
+        Config::load_str(&text, &path.display().to_string(), options)
+    }
+
+    /// The policy named `name` (validated, with its budget attached).
+    ///
+    /// ```
+    /// let cfg = retry_config::Config::load_str("[policies.db]\n", "f", &Default::default()).unwrap();
+    /// assert_eq!(cfg.policy("db").unwrap().name(), Some("db"));
+    /// assert!(cfg.policy("nope").is_none());
+    /// ```
+    pub fn policy(&self, name: &str) -> Option<&Arc<Policy>> {
+        self.policies
+            .iter()
+            .find(|p| p.name == name)
+            .map(|p| &p.policy)
+    }
+
+    /// Every policy name, in file order.
+    ///
+    /// ```
+    /// let cfg = retry_config::Config::load_str("[policies.b]\n[policies.a]\n", "f", &Default::default()).unwrap();
+    /// assert_eq!(cfg.policy_names().collect::<Vec<_>>(), ["b", "a"]);
+    /// ```
+    pub fn policy_names(&self) -> impl Iterator<Item = &str> {
+        self.policies.iter().map(|p| p.name.as_str())
+    }
+
+    /// The budget named `name`.
+    ///
+    /// ```
+    /// let cfg = retry_config::Config::load_str("[budgets.b]\nratio = 0.2\n", "f", &Default::default()).unwrap();
+    /// assert_eq!(cfg.budget("b").unwrap().ratio(), 0.2);
+    /// ```
+    pub fn budget(&self, name: &str) -> Option<&Arc<RetryBudget>> {
+        self.budgets
+            .iter()
+            .find(|b| b.name == name)
+            .map(|b| &b.budget)
+    }
+
+    /// Every budget name, in file order.
+    ///
+    /// ```
+    /// let cfg = retry_config::Config::load_str("[budgets.b]\n", "f", &Default::default()).unwrap();
+    /// assert_eq!(cfg.budget_names().collect::<Vec<_>>(), ["b"]);
+    /// ```
+    pub fn budget_names(&self) -> impl Iterator<Item = &str> {
+        self.budgets.iter().map(|b| b.name.as_str())
+    }
+
+    /// The policies `name` extends, nearest first.
+    ///
+    /// ```
+    /// let text = "[policies.a]\n[policies.b]\nextends = \"a\"\n";
+    /// let cfg = retry_config::Config::load_str(text, "f", &Default::default()).unwrap();
+    /// assert_eq!(cfg.extends("b").unwrap(), ["a"]);
+    /// ```
+    pub fn extends(&self, name: &str) -> Option<&[String]> {
+        self.policies
+            .iter()
+            .find(|p| p.name == name)
+            .map(|p| p.extends.as_slice())
+    }
+
+    /// Every setting of policy `name`: its effective value and the layer it came from.
+    ///
+    /// ```
+    /// use retry_config::{Config, Env, Layer, Options};
+    /// let env = Env::new().with("RETRY_POLICY__DB__MAX_ATTEMPTS", "2");
+    /// let cfg = Config::load_str("[policies.db]\n", "f", &Options::new().env(env)).unwrap();
+    /// let fields = cfg.explain("db").unwrap();
+    /// let max = fields.iter().find(|f| f.key == "max_attempts").unwrap();
+    /// assert_eq!(max.layer, Layer::Env("RETRY_POLICY__DB__MAX_ATTEMPTS".into()));
+    /// let cap = fields.iter().find(|f| f.key == "cap").unwrap();
+    /// assert_eq!(cap.layer, Layer::Builtin);
+    /// ```
+    pub fn explain(&self, name: &str) -> Option<Vec<Explained>> {
+        let p = self.policies.iter().find(|p| p.name == name)?;
+        Some(
+            POLICY_KEYS
+                .iter()
+                .map(|&key| {
+                    let set = p.fields.get(key);
+                    Explained {
+                        key: key.name(),
+                        value: match (key, set) {
+                            (Key::Budget, Some(s)) => s.value.to_string(),
+                            (Key::Budget, None) => "none".to_owned(),
+                            _ => effective(&p.policy, key),
+                        },
+                        layer: set.map_or(Layer::Builtin, |s| s.layer.clone()),
+                        span: set.and_then(|s| s.span.clone()),
+                    }
+                })
+                .collect(),
+        )
+    }
+
+    /// Every setting of budget `name`, like [`explain`](Self::explain).
+    ///
+    /// ```
+    /// let cfg = retry_config::Config::load_str("[budgets.b]\nratio = 0.2\n", "f", &Default::default()).unwrap();
+    /// assert_eq!(cfg.explain_budget("b").unwrap()[0].value, "0.2");
+    /// ```
+    pub fn explain_budget(&self, name: &str) -> Option<Vec<Explained>> {
+        let b = self.budgets.iter().find(|b| b.name == name)?;
+        Some(
+            BUDGET_KEYS
+                .iter()
+                .map(|&key| {
+                    let set = b.fields.get(key);
+                    let value = match key {
+                        Key::Ratio => b.budget.ratio().to_string(),
+                        Key::MinPerSec => b.budget.min_per_sec().to_string(),
+                        _ => Value::Duration(b.budget.window()).to_string(),
+                    };
+                    Explained {
+                        key: key.name(),
+                        value,
+                        layer: set.map_or(Layer::Builtin, |s| s.layer.clone()),
+                        span: set.and_then(|s| s.span.clone()),
+                    }
+                })
+                .collect(),
+        )
+    }
+
+    /// The selected profile.
+    ///
+    /// ```
+    /// let text = "[policies.a]\n[profiles.ci]\n";
+    /// let cfg = retry_config::Config::load_str(text, "f", &retry_config::Options::new().profile("ci")).unwrap();
+    /// assert_eq!(cfg.profile(), Some("ci"));
+    /// ```
+    pub fn profile(&self) -> Option<&str> {
+        self.profile.as_deref()
+    }
+
+    /// Every profile the file defines.
+    ///
+    /// ```
+    /// let cfg = retry_config::Config::load_str("[profiles.ci]\n", "f", &Default::default()).unwrap();
+    /// assert_eq!(cfg.profiles().collect::<Vec<_>>(), ["ci"]);
+    /// ```
+    pub fn profiles(&self) -> impl Iterator<Item = &str> {
+        self.profiles.iter().map(String::as_str)
+    }
+
+    /// The text it was loaded from.
+    ///
+    /// ```
+    /// let cfg = retry_config::Config::load_str("", "empty.toml", &Default::default()).unwrap();
+    /// assert_eq!(cfg.source().name(), "empty.toml");
+    /// ```
+    pub fn source(&self) -> &Source {
+        &self.source
+    }
+
+    /// The warnings found (empty under `deny_warnings`, which fails the load instead).
+    ///
+    /// ```
+    /// let cfg = retry_config::Config::load_str("[policies.a]\njitter = \"none\"\n", "f", &Default::default()).unwrap();
+    /// assert_eq!(cfg.warnings().len(), 1);
+    /// ```
+    pub fn warnings(&self) -> &Diagnostics {
+        &self.warnings
+    }
+
+    /// A registry of every policy and budget. Budgets whose settings match a
+    /// budget of the same name in `previous` keep that one (and its counts),
+    /// so a reload does not reset them.
+    ///
+    /// ```
+    /// let text = "[budgets.b]\n[policies.a]\nbudget = \"b\"\n";
+    /// let opts = Default::default();
+    /// let first = retry_config::Config::load_str(text, "f", &opts).unwrap().registry(None);
+    /// let second = retry_config::Config::load_str(text, "f", &opts).unwrap().registry(Some(&first));
+    /// assert!(std::sync::Arc::ptr_eq(first.budget("b").unwrap(), second.budget("b").unwrap()));
+    /// assert!(std::sync::Arc::ptr_eq(second.policy("a").unwrap().budget().unwrap(), second.budget("b").unwrap()));
+    /// ```
+    pub fn registry(&self, previous: Option<&Registry>) -> Registry {
+        let mut builder = Registry::builder();
+        let mut kept: Vec<(&Arc<RetryBudget>, Arc<RetryBudget>)> = Vec::new();
+        for b in &self.budgets {
+            let shared = previous
+                .and_then(|prev| prev.budget(&b.name))
+                .filter(|old| old.same_settings(&b.budget))
+                .cloned()
+                .unwrap_or_else(|| b.budget.clone());
+            kept.push((&b.budget, shared.clone()));
+            builder = builder.shared_budget(&b.name, shared);
+        }
+        for p in &self.policies {
+            let policy = match p
+                .policy
+                .budget()
+                .and_then(|own| kept.iter().find(|(new, _)| Arc::ptr_eq(new, own)))
+            {
+                Some((_, shared)) if !Arc::ptr_eq(shared, p.policy.budget().unwrap_or(shared)) => p
+                    .policy
+                    .to_builder()
+                    .budget(Some(shared.clone()))
+                    .build()
+                    .unwrap_or_else(|_| (*p.policy).clone()),
+                _ => (*p.policy).clone(),
+            };
+            builder = builder.policy(&p.name, policy);
+        }
+        builder.build()
+    }
+}
+
+/// Checks `text` under every profile (or only `options.profile` when set),
+/// returning every distinct error and warning: what `retry-policy check` reports.
+///
+/// ```
+/// let text = "[policies.a]\nbase = \"1s\"\ncap = \"2s\"\n[profiles.test.policies.a]\nbase = \"5s\"\n";
+/// let diags = retry_config::check_str(text, "f.toml", &Default::default());
+/// assert!(diags.has_errors()); // cap < base only under the test profile
+/// ```
+pub fn check_str(text: &str, name: &str, options: &Options) -> Diagnostics {
+    let source = Arc::new(Source::new(name, text));
+    let mut diags = Diagnostics::new();
+    let doc = document::parse(&source, &mut diags);
+    resolve::check_structure(&doc, &mut diags);
+    let _ = load_profile(&source, &doc, options, &mut diags);
+    if options.profile.is_none() {
+        for profile in &doc.profiles {
+            let opts = options.clone().profile(profile.name.clone());
+            let mut per_profile = Diagnostics::new();
+            let _ = load_profile(&source, &doc, &opts, &mut per_profile);
+            for mut d in per_profile.into_iter_owned() {
+                if !d.message.contains("profile `") {
+                    d.notes.push(format!("with profile `{}`", profile.name));
+                }
+                diags.push(d);
+            }
+        }
+    }
+    if options.deny_warnings {
+        diags.deny_warnings();
+    }
+    dedup_across_profiles(&mut diags);
+    diags.sort_and_dedup();
+    diags
+}
+
+/// Like [`check_str`], for a file.
+///
+/// ```
+/// let diags = retry_config::check_file("/no/such.toml", &Default::default());
+/// assert!(diags.has_errors());
+/// ```
+pub fn check_file(path: impl AsRef<Path>, options: &Options) -> Diagnostics {
+    let path = path.as_ref();
+    match read(path) {
+        Ok(text) => check_str(&text, &path.display().to_string(), options),
+        Err(d) => d,
+    }
+}
+
+/// A diagnostic found under a profile that the base file already produced is
+/// not repeated.
+fn dedup_across_profiles(diags: &mut Diagnostics) {
+    let mut seen: Vec<(Option<Span>, String)> = Vec::new();
+    let items: Vec<Diagnostic> = std::mem::take(diags).into_iter_owned().collect();
+    for d in items {
+        let id = (d.span.clone(), d.message.clone());
+        if !seen.contains(&id) {
+            seen.push(id);
+            diags.push(d);
+        }
+    }
+}
+
+pub(crate) fn read(path: &Path) -> Result<String, Diagnostics> {
+    std::fs::read_to_string(path).map_err(|e| {
+        std::iter::once(
+            Diagnostic::error("", format!("cannot read {}: {e}", path.display()))
+                .note("set RETRY_CONFIG to the file's path, or create retry.toml in the working directory"),
+        )
+        .collect()
+    })
+}
+
+fn load_profile(
+    source: &Arc<Source>,
+    doc: &Document,
+    options: &Options,
+    diags: &mut Diagnostics,
+) -> Option<Config> {
+    if let Some(p) = &options.profile
+        && doc.profile(p).is_none()
+    {
+        let defined: Vec<&str> = doc.profiles.iter().map(|p| p.name.as_str()).collect();
+        let listed = if defined.is_empty() {
+            "none".to_owned()
+        } else {
+            defined.join(", ")
+        };
+        diags.push(
+            Diagnostic::error(
+                "profile",
+                format!("profile `{p}` is not defined in {}", source.name()),
+            )
+            .suggest(did_you_mean(p, defined.iter().copied()))
+            .note(format!("defined profiles: {listed}"))
+            .note(format!(
+                "to use the base settings as they are, add an empty [profiles.{p}] table"
+            )),
+        );
+        return None;
+    }
+    let before = diags.errors().count();
+    let env = env::overlays(&options.env, doc, diags);
+    let resolved = resolve::resolve(doc, options.profile.as_deref(), &env, diags);
+    for p in &resolved.policies {
+        lint::lint_policy(p, options.known_classes.as_deref(), diags);
+    }
+    if diags.errors().count() > before {
+        return None;
+    }
+    lint::lint_budgets(&resolved.budgets, &resolved.policies, diags);
+    Some(Config {
+        source: source.clone(),
+        profile: options.profile.clone(),
+        policies: resolved.policies,
+        budgets: resolved.budgets,
+        profiles: doc.profiles.iter().map(|p| p.name.clone()).collect(),
+        warnings: Diagnostics::new(),
+    })
+}
+
+fn finish(
+    mut diags: Diagnostics,
+    options: &Options,
+    config: Option<Config>,
+) -> Result<Config, Diagnostics> {
+    if options.deny_warnings {
+        diags.deny_warnings();
+    }
+    diags.sort_and_dedup();
+    match config {
+        Some(mut config) if !diags.has_errors() => {
+            config.warnings = diags;
+            Ok(config)
+        }
+        _ => Err(diags),
+    }
+}
+
+/// The effective value of `key` in a built policy, as it would be written.
+fn effective(policy: &Policy, key: Key) -> String {
+    let value = match key {
+        Key::Backoff => return policy.backoff().name().to_owned(),
+        Key::Factor => match policy.backoff() {
+            Backoff::Exponential { factor } => return factor.to_string(),
+            other => return format!("- (unused by {} backoff)", other.name()),
+        },
+        Key::Base => Value::Duration(policy.base()),
+        Key::Cap => Value::Duration(policy.cap()),
+        Key::MinDelay => Value::Duration(policy.min_delay()),
+        Key::Jitter => Value::Jitter(policy.jitter()),
+        Key::MaxAttempts => Value::Count(policy.max_attempts().unwrap_or(0)),
+        Key::Deadline => Value::MaybeDuration(policy.deadline()),
+        Key::AttemptTimeout => Value::MaybeDuration(policy.attempt_timeout()),
+        Key::MaxRetryAfter => Value::MaybeDuration(policy.max_retry_after()),
+        Key::RetryOn => match policy.retry_on() {
+            Some(c) => Value::Classes(c.iter().map(|c| c.to_string()).collect()),
+            None => return "(every non-permanent error)".to_owned(),
+        },
+        _ => return String::new(),
+    };
+    value.to_string()
+}

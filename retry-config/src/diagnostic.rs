@@ -1,0 +1,567 @@
+//! Diagnostics: every problem found while loading, each pointing at the
+//! text it is about (a line of the file or an environment variable) with a
+//! caret, the key, what is wrong, and how to fix it.
+
+use codespan_reporting::diagnostic::{Diagnostic as Report, Label, Severity as ReportSeverity};
+use codespan_reporting::files::SimpleFile;
+use codespan_reporting::term::{self, Chars, Config as TermConfig};
+use std::fmt;
+use std::ops::Range;
+use std::sync::Arc;
+
+/// How serious a [`Diagnostic`] is.
+///
+/// ```
+/// use retry_config::Severity;
+/// assert_eq!(Severity::Warning.to_string(), "warning");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Severity {
+    /// The configuration is rejected.
+    Error,
+    /// The configuration loads, but the setting is risky (an error under `deny_warnings`).
+    Warning,
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        })
+    }
+}
+
+/// A named text that diagnostics point into: the configuration file, or the
+/// `NAME=value` line of an environment variable.
+///
+/// ```
+/// let src = retry_config::Source::new("retry.toml", "[defaults]\nmax_attempts = 3\n");
+/// assert_eq!(src.line_column(11), (2, 1));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Source {
+    name: String,
+    text: String,
+}
+
+impl Source {
+    /// A source called `name` (a path, or `environment`) holding `text`.
+    ///
+    /// ```
+    /// let src = retry_config::Source::new("a.toml", "x = 1");
+    /// assert_eq!(src.name(), "a.toml");
+    /// ```
+    pub fn new(name: impl Into<String>, text: impl Into<String>) -> Self {
+        Source {
+            name: name.into(),
+            text: text.into(),
+        }
+    }
+
+    /// The name shown in `name:line:column`.
+    ///
+    /// ```
+    /// assert_eq!(retry_config::Source::new("a.toml", "").name(), "a.toml");
+    /// ```
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The full text.
+    ///
+    /// ```
+    /// assert_eq!(retry_config::Source::new("a", "x = 1").text(), "x = 1");
+    /// ```
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// The 1-based line and column (in characters) of byte `offset`.
+    /// Offsets past the end, or inside a character, are moved back to a valid one.
+    ///
+    /// ```
+    /// let src = retry_config::Source::new("a", "ab\ncd");
+    /// assert_eq!(src.line_column(4), (2, 2));
+    /// assert_eq!(src.line_column(999), (2, 3));
+    /// ```
+    pub fn line_column(&self, offset: usize) -> (usize, usize) {
+        let mut offset = offset.min(self.text.len());
+        while !self.text.is_char_boundary(offset) {
+            offset -= 1;
+        }
+        let before = &self.text[..offset];
+        let line = before.matches('\n').count() + 1;
+        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+        let column = self.text[line_start..offset].chars().count() + 1;
+        (line, column)
+    }
+}
+
+/// Where a diagnostic points: a byte range in a [`Source`].
+///
+/// ```
+/// use retry_config::{Source, Span};
+/// use std::sync::Arc;
+/// let span = Span::new(Arc::new(Source::new("a.toml", "base = 100")), 7..10);
+/// assert_eq!(span.to_string(), "a.toml:1:8");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Span {
+    source: Arc<Source>,
+    range: Range<usize>,
+}
+
+impl Span {
+    /// The bytes `range` of `source` (clamped to the text).
+    ///
+    /// ```
+    /// # use retry_config::{Source, Span};
+    /// # use std::sync::Arc;
+    /// let span = Span::new(Arc::new(Source::new("a", "abc")), 1..99);
+    /// assert_eq!(span.range(), 1..3);
+    /// ```
+    pub fn new(source: Arc<Source>, range: Range<usize>) -> Self {
+        let len = source.text.len();
+        let start = range.start.min(len);
+        let end = range.end.clamp(start, len);
+        Span {
+            source,
+            range: start..end,
+        }
+    }
+
+    /// The source text it points into.
+    ///
+    /// ```
+    /// # use retry_config::{Source, Span};
+    /// # use std::sync::Arc;
+    /// let span = Span::new(Arc::new(Source::new("a", "abc")), 0..1);
+    /// assert_eq!(span.source().name(), "a");
+    /// ```
+    pub fn source(&self) -> &Source {
+        &self.source
+    }
+
+    /// The byte range.
+    ///
+    /// ```
+    /// # use retry_config::{Source, Span};
+    /// # use std::sync::Arc;
+    /// assert_eq!(Span::new(Arc::new(Source::new("a", "abc")), 0..2).range(), 0..2);
+    /// ```
+    pub fn range(&self) -> Range<usize> {
+        self.range.clone()
+    }
+
+    /// The 1-based line and column where it starts.
+    ///
+    /// ```
+    /// # use retry_config::{Source, Span};
+    /// # use std::sync::Arc;
+    /// assert_eq!(Span::new(Arc::new(Source::new("a", "x\ny")), 2..3).line_column(), (2, 1));
+    /// ```
+    pub fn line_column(&self) -> (usize, usize) {
+        self.source.line_column(self.range.start)
+    }
+
+    /// The text it covers.
+    ///
+    /// ```
+    /// # use retry_config::{Source, Span};
+    /// # use std::sync::Arc;
+    /// assert_eq!(Span::new(Arc::new(Source::new("a", "base = 1")), 7..8).text(), "1");
+    /// ```
+    pub fn text(&self) -> &str {
+        self.source.text.get(self.range.clone()).unwrap_or("")
+    }
+}
+
+impl fmt::Display for Span {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (line, column) = self.line_column();
+        write!(f, "{}:{line}:{column}", self.source.name)
+    }
+}
+
+/// One problem: what is wrong, where, with which key, and how to fix it.
+///
+/// ```
+/// let err = retry_config::Config::load_str("[defaults]\nmax_atempts = 3\n", "a.toml", &Default::default())
+///     .unwrap_err();
+/// let d = &err.errors().next().unwrap();
+/// assert_eq!(d.key, "defaults.max_atempts");
+/// assert_eq!(d.suggestion.as_deref(), Some("max_attempts"));
+/// assert_eq!(d.span.as_ref().unwrap().line_column(), (2, 1));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Diagnostic {
+    /// Error or warning.
+    pub severity: Severity,
+    /// One line saying what is wrong, e.g. "unknown key `bsae` in policy `outbox`".
+    pub message: String,
+    /// The dotted key it is about, e.g. `policies.outbox.base` (or the environment variable).
+    pub key: String,
+    /// Where it points; `None` for problems with no text behind them (a missing file).
+    pub span: Option<Span>,
+    /// The text under the caret.
+    pub label: String,
+    /// The closest valid word, for misspellings.
+    pub suggestion: Option<String>,
+    /// How to fix it, and other notes.
+    pub notes: Vec<String>,
+}
+
+impl Diagnostic {
+    /// An error about `key` with `message`.
+    ///
+    /// ```
+    /// let d = retry_config::Diagnostic::error("defaults", "oops");
+    /// assert_eq!(d.severity, retry_config::Severity::Error);
+    /// ```
+    pub fn error(key: impl Into<String>, message: impl Into<String>) -> Self {
+        Diagnostic {
+            severity: Severity::Error,
+            message: message.into(),
+            key: key.into(),
+            span: None,
+            label: String::new(),
+            suggestion: None,
+            notes: Vec::new(),
+        }
+    }
+
+    /// A warning about `key` with `message`.
+    ///
+    /// ```
+    /// let d = retry_config::Diagnostic::warning("policies.a.jitter", "no jitter");
+    /// assert_eq!(d.severity, retry_config::Severity::Warning);
+    /// ```
+    pub fn warning(key: impl Into<String>, message: impl Into<String>) -> Self {
+        Diagnostic {
+            severity: Severity::Warning,
+            ..Diagnostic::error(key, message)
+        }
+    }
+
+    /// Points the diagnostic at `span`, with `label` under the caret.
+    ///
+    /// ```
+    /// # use retry_config::{Diagnostic, Source, Span};
+    /// # use std::sync::Arc;
+    /// let span = Span::new(Arc::new(Source::new("a", "x = 1")), 0..1);
+    /// let d = Diagnostic::error("x", "bad").at(Some(span), "here");
+    /// assert_eq!(d.label, "here");
+    /// ```
+    pub fn at(mut self, span: Option<Span>, label: impl Into<String>) -> Self {
+        self.span = span;
+        self.label = label.into();
+        self
+    }
+
+    /// Adds a did-you-mean suggestion.
+    ///
+    /// ```
+    /// let d = retry_config::Diagnostic::error("x", "bad").suggest(Some("y".into()));
+    /// assert_eq!(d.suggestion.as_deref(), Some("y"));
+    /// ```
+    pub fn suggest(mut self, suggestion: Option<String>) -> Self {
+        self.suggestion = suggestion;
+        self
+    }
+
+    /// Adds a note (a fix, or context).
+    ///
+    /// ```
+    /// let d = retry_config::Diagnostic::error("x", "bad").note("write y instead");
+    /// assert_eq!(d.notes, ["write y instead"]);
+    /// ```
+    pub fn note(mut self, note: impl Into<String>) -> Self {
+        self.notes.push(note.into());
+        self
+    }
+
+    /// The rendered diagnostic: header, `--> file:line:column`, the source
+    /// line with a caret, the suggestion and the notes. No colour.
+    ///
+    /// ```
+    /// # use retry_config::{Diagnostic, Source, Span};
+    /// # use std::sync::Arc;
+    /// let span = Span::new(Arc::new(Source::new("a.toml", "bsae = \"1s\"")), 0..4);
+    /// let text = Diagnostic::error("bsae", "unknown key `bsae`").at(Some(span), "unknown key").render();
+    /// assert!(text.contains("a.toml:1:1"));
+    /// assert!(text.contains("^^^^"));
+    /// ```
+    pub fn render(&self) -> String {
+        let severity = match self.severity {
+            Severity::Error => ReportSeverity::Error,
+            Severity::Warning => ReportSeverity::Warning,
+        };
+        let mut notes = Vec::new();
+        if let Some(s) = &self.suggestion {
+            notes.push(format!("help: did you mean `{s}`?"));
+        }
+        notes.extend(self.notes.iter().cloned());
+        let report = Report::new(severity)
+            .with_message(&self.message)
+            .with_notes(notes);
+        let config = TermConfig {
+            chars: Chars::ascii(),
+            ..TermConfig::default()
+        };
+        let rendered = match &self.span {
+            Some(span) => {
+                let file = SimpleFile::new(span.source.name.as_str(), span.source.text.as_str());
+                let report =
+                    report.with_label(Label::primary((), span.range()).with_message(&self.label));
+                term::emit_into_string(&config, &file, &report)
+            }
+            None => term::emit_into_string(&config, &SimpleFile::new("", ""), &report),
+        };
+        // Rendering only fails for spans outside the file, which `Span::new` rules out.
+        rendered.unwrap_or_else(|_| format!("{}: {}\n", self.severity, self.message))
+    }
+}
+
+impl fmt::Display for Diagnostic {
+    /// The one-line form: `file:line:column: severity: message [key] (did you mean ...)`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(span) = &self.span {
+            write!(f, "{span}: ")?;
+        }
+        write!(f, "{}: {}", self.severity, self.message)?;
+        if !self.key.is_empty() {
+            write!(f, " [{}]", self.key)?;
+        }
+        if let Some(s) = &self.suggestion {
+            write!(f, " (did you mean `{s}`?)")?;
+        }
+        Ok(())
+    }
+}
+
+/// Every problem found in one pass, errors and warnings, in source order.
+///
+/// ```
+/// let text = "[policies.a]\nbase = 100\njitter = \"fulll\"\n";
+/// let diags = retry_config::Config::load_str(text, "retry.toml", &Default::default()).unwrap_err();
+/// assert_eq!(diags.errors().count(), 2);
+/// assert!(diags.to_string().contains("retry.toml:2:8"));
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Diagnostics {
+    items: Vec<Diagnostic>,
+}
+
+impl Diagnostics {
+    /// No diagnostics.
+    ///
+    /// ```
+    /// assert!(retry_config::Diagnostics::new().is_empty());
+    /// ```
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds one.
+    ///
+    /// ```
+    /// let mut d = retry_config::Diagnostics::new();
+    /// d.push(retry_config::Diagnostic::error("k", "bad"));
+    /// assert_eq!(d.len(), 1);
+    /// ```
+    pub fn push(&mut self, diagnostic: Diagnostic) {
+        self.items.push(diagnostic);
+    }
+
+    /// How many there are.
+    ///
+    /// ```
+    /// assert_eq!(retry_config::Diagnostics::new().len(), 0);
+    /// ```
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    /// Whether there are none.
+    ///
+    /// ```
+    /// assert!(retry_config::Diagnostics::new().is_empty());
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    /// Every diagnostic.
+    ///
+    /// ```
+    /// assert_eq!(retry_config::Diagnostics::new().iter().count(), 0);
+    /// ```
+    pub fn iter(&self) -> std::slice::Iter<'_, Diagnostic> {
+        self.items.iter()
+    }
+
+    /// The errors only.
+    ///
+    /// ```
+    /// assert_eq!(retry_config::Diagnostics::new().errors().count(), 0);
+    /// ```
+    pub fn errors(&self) -> impl Iterator<Item = &Diagnostic> {
+        self.items.iter().filter(|d| d.severity == Severity::Error)
+    }
+
+    /// The warnings only.
+    ///
+    /// ```
+    /// assert_eq!(retry_config::Diagnostics::new().warnings().count(), 0);
+    /// ```
+    pub fn warnings(&self) -> impl Iterator<Item = &Diagnostic> {
+        self.items
+            .iter()
+            .filter(|d| d.severity == Severity::Warning)
+    }
+
+    /// Whether any is an error.
+    ///
+    /// ```
+    /// assert!(!retry_config::Diagnostics::new().has_errors());
+    /// ```
+    pub fn has_errors(&self) -> bool {
+        self.errors().next().is_some()
+    }
+
+    /// Every diagnostic rendered with its source excerpt, then a summary line.
+    ///
+    /// ```
+    /// let mut d = retry_config::Diagnostics::new();
+    /// d.push(retry_config::Diagnostic::error("k", "bad"));
+    /// assert!(d.render().ends_with("1 error, 0 warnings\n"));
+    /// ```
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        for d in &self.items {
+            out.push_str(&d.render());
+        }
+        let (e, w) = (self.errors().count(), self.warnings().count());
+        let plural = |n: usize| if n == 1 { "" } else { "s" };
+        out.push_str(&format!(
+            "{e} error{}, {w} warning{}\n",
+            plural(e),
+            plural(w)
+        ));
+        out
+    }
+
+    /// Turns every warning into an error (for `deny_warnings`).
+    ///
+    /// ```
+    /// let mut d = retry_config::Diagnostics::new();
+    /// d.push(retry_config::Diagnostic::warning("k", "risky"));
+    /// d.deny_warnings();
+    /// assert!(d.has_errors());
+    /// ```
+    pub fn deny_warnings(&mut self) {
+        for d in &mut self.items {
+            if d.severity == Severity::Warning {
+                d.severity = Severity::Error;
+                d.notes.push("warnings are denied (deny_warnings)".into());
+            }
+        }
+    }
+
+    /// Sorts by source, then position, errors before warnings; drops exact duplicates.
+    pub(crate) fn sort_and_dedup(&mut self) {
+        self.items.sort_by(|a, b| {
+            let pos = |d: &Diagnostic| {
+                d.span.as_ref().map(|s| {
+                    (
+                        s.source().name() != "environment",
+                        s.source().name().to_owned(),
+                        s.range().start,
+                    )
+                })
+            };
+            pos(a)
+                .cmp(&pos(b))
+                .then(a.severity.cmp(&b.severity))
+                .then(a.message.cmp(&b.message))
+        });
+        self.items.dedup();
+    }
+
+    pub(crate) fn into_iter_owned(self) -> std::vec::IntoIter<Diagnostic> {
+        self.items.into_iter()
+    }
+}
+
+impl fmt::Display for Diagnostics {
+    /// One line per diagnostic (see [`Diagnostic`]'s `Display`).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for d in &self.items {
+            writeln!(f, "{d}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Diagnostics {}
+
+impl<'a> IntoIterator for &'a Diagnostics {
+    type Item = &'a Diagnostic;
+    type IntoIter = std::slice::Iter<'a, Diagnostic>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.items.iter()
+    }
+}
+
+impl FromIterator<Diagnostic> for Diagnostics {
+    fn from_iter<I: IntoIterator<Item = Diagnostic>>(iter: I) -> Self {
+        Diagnostics {
+            items: iter.into_iter().collect(),
+        }
+    }
+}
+
+/// The closest of `candidates` to `word`, if close enough to be a likely typo.
+pub(crate) fn did_you_mean<'a>(
+    word: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<String> {
+    let word_lower = word.to_ascii_lowercase();
+    candidates
+        .into_iter()
+        .map(|c| {
+            (
+                strsim::jaro_winkler(&word_lower, &c.to_ascii_lowercase()),
+                c,
+            )
+        })
+        .filter(|(score, _)| *score >= 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, c)| c.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn did_you_mean_finds_close_words_only() {
+        let keys = ["base", "cap", "max_attempts", "jitter"];
+        assert_eq!(did_you_mean("bsae", keys).as_deref(), Some("base"));
+        assert_eq!(
+            did_you_mean("max_atempts", keys).as_deref(),
+            Some("max_attempts")
+        );
+        assert_eq!(did_you_mean("JITTER", keys).as_deref(), Some("jitter"));
+        assert_eq!(did_you_mean("colour", keys), None);
+    }
+
+    #[test]
+    fn line_column_handles_multibyte_text() {
+        let src = Source::new("a", "é = 1\nµs");
+        assert_eq!(src.line_column(1), (1, 1)); // inside 'é': moved back
+        assert_eq!(src.line_column(2), (1, 2));
+        assert_eq!(src.line_column(9), (2, 2));
+    }
+}

@@ -1,0 +1,315 @@
+//! Reading the file's structure: sections, tables and keys, each value parsed
+//! with its span. Every problem is collected; nothing stops at the first one.
+
+use crate::diagnostic::{Diagnostic, Diagnostics, Source, Span, did_you_mean};
+use crate::layers::{Fields, Layer, Set};
+use crate::schema::{BUDGET_KEYS, Cx, Key, POLICY_KEYS, parse_value};
+use std::sync::Arc;
+use toml::Spanned;
+use toml::de::{DeTable, DeValue};
+
+const SECTIONS: &[&str] = &["defaults", "policies", "budgets", "profiles"];
+const PROFILE_SECTIONS: &[&str] = &["policies", "budgets"];
+
+/// A named table: a policy, a budget, or a profile's overlay of one.
+#[derive(Debug, Clone)]
+pub(crate) struct Named {
+    pub name: String,
+    pub span: Span,
+    pub fields: Fields,
+    /// `extends = "..."` (policies only).
+    pub extends: Option<(String, Span)>,
+}
+
+/// A profile: overlays on existing policies and budgets.
+#[derive(Debug, Clone)]
+pub(crate) struct Profile {
+    pub name: String,
+    pub policies: Vec<Named>,
+    pub budgets: Vec<Named>,
+}
+
+/// The whole file, structurally valid parts only.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Document {
+    pub defaults: Fields,
+    pub policies: Vec<Named>,
+    pub budgets: Vec<Named>,
+    pub profiles: Vec<Profile>,
+}
+
+impl Document {
+    pub(crate) fn policy(&self, name: &str) -> Option<&Named> {
+        self.policies.iter().find(|p| p.name == name)
+    }
+    pub(crate) fn budget(&self, name: &str) -> Option<&Named> {
+        self.budgets.iter().find(|p| p.name == name)
+    }
+    pub(crate) fn profile(&self, name: &str) -> Option<&Profile> {
+        self.profiles.iter().find(|p| p.name == name)
+    }
+}
+
+/// Parses `source` into a [`Document`], adding every problem to `diags`.
+pub(crate) fn parse(source: &Arc<Source>, diags: &mut Diagnostics) -> Document {
+    let (root, errors) = DeTable::parse_recoverable(source.text());
+    for e in errors {
+        let span = e.span().map(|r| Span::new(source.clone(), r));
+        let message = e.message().trim_end().to_owned();
+        diags.push(
+            Diagnostic::error("", format!("invalid TOML: {}", first_line(&message)))
+                .at(span, "here")
+                .note("the file must be valid TOML (https://toml.io)"),
+        );
+    }
+    let walker = Walker { source, diags };
+    walker.document(root.get_ref())
+}
+
+fn first_line(s: &str) -> &str {
+    s.lines().next().unwrap_or(s)
+}
+
+struct Walker<'a> {
+    source: &'a Arc<Source>,
+    diags: &'a mut Diagnostics,
+}
+
+impl Walker<'_> {
+    fn span(&self, spanned: &Spanned<impl Sized>) -> Span {
+        Span::new(self.source.clone(), spanned.span())
+    }
+
+    fn unknown_key(
+        &mut self,
+        key: &Spanned<std::borrow::Cow<'_, str>>,
+        path: &str,
+        what: &str,
+        valid: &[&str],
+    ) {
+        let name = key.get_ref();
+        self.diags.push(
+            Diagnostic::error(join(path, name), format!("unknown key `{name}` in {what}"))
+                .at(Some(self.span(key)), "unknown key")
+                .suggest(did_you_mean(name, valid.iter().copied()))
+                .note(format!("expected one of: {}", valid.join(", "))),
+        );
+    }
+
+    /// The value as a table, or an error saying the key must be one.
+    fn table<'v, 'i>(
+        &mut self,
+        value: &'v Spanned<DeValue<'i>>,
+        path: &str,
+    ) -> Option<&'v DeTable<'i>> {
+        match value.get_ref() {
+            DeValue::Table(t) => Some(t),
+            _ => {
+                self.diags.push(
+                    Diagnostic::error(path, format!("`{path}` must be a table"))
+                        .at(Some(self.span(value)), "expected a table")
+                        .note(format!("write it as a section: [{path}]")),
+                );
+                None
+            }
+        }
+    }
+
+    fn document(mut self, root: &DeTable<'_>) -> Document {
+        let mut doc = Document::default();
+        for (key, value) in root.iter() {
+            match key.get_ref().as_ref() {
+                "defaults" => {
+                    if let Some(t) = self.table(value, "defaults") {
+                        doc.defaults =
+                            self.fields(t, "defaults", "[defaults]", Layer::Defaults, false);
+                    }
+                }
+                "policies" => {
+                    if let Some(t) = self.table(value, "policies") {
+                        doc.policies = self.named(t, "policies", "policy", Layer::File, true);
+                    }
+                }
+                "budgets" => {
+                    if let Some(t) = self.table(value, "budgets") {
+                        doc.budgets = self.named(t, "budgets", "budget", Layer::File, false);
+                    }
+                }
+                "profiles" => {
+                    if let Some(t) = self.table(value, "profiles") {
+                        doc.profiles = self.profiles(t);
+                    }
+                }
+                _ => self.unknown_key(key, "", "the file", SECTIONS),
+            }
+        }
+        doc
+    }
+
+    fn profiles(&mut self, table: &DeTable<'_>) -> Vec<Profile> {
+        let mut out = Vec::new();
+        for (key, value) in table.iter() {
+            let name = key.get_ref().to_string();
+            let path = format!("profiles.{name}");
+            self.check_name(key, &path, "profile");
+            let Some(t) = self.table(value, &path) else {
+                continue;
+            };
+            let mut profile = Profile {
+                name: name.clone(),
+                policies: Vec::new(),
+                budgets: Vec::new(),
+            };
+            for (k, v) in t.iter() {
+                let sub = format!("{path}.{}", k.get_ref());
+                let layer = Layer::Profile(name.clone());
+                match k.get_ref().as_ref() {
+                    "policies" => {
+                        if let Some(t) = self.table(v, &sub) {
+                            profile.policies = self.named(t, &sub, "policy overlay", layer, false);
+                        }
+                    }
+                    "budgets" => {
+                        if let Some(t) = self.table(v, &sub) {
+                            profile.budgets = self.named(t, &sub, "budget overlay", layer, false);
+                        }
+                    }
+                    _ => self.unknown_key(k, &path, &format!("profile `{name}`"), PROFILE_SECTIONS),
+                }
+            }
+            out.push(profile);
+        }
+        out
+    }
+
+    /// A table of named tables: `[policies.NAME]`, `[budgets.NAME]` and their overlays.
+    fn named(
+        &mut self,
+        table: &DeTable<'_>,
+        path: &str,
+        what: &str,
+        layer: Layer,
+        may_extend: bool,
+    ) -> Vec<Named> {
+        let budgets = path.ends_with("budgets");
+        let mut out = Vec::new();
+        for (key, value) in table.iter() {
+            let name = key.get_ref().to_string();
+            let sub = join(path, &name);
+            self.check_name(key, &sub, what);
+            let Some(t) = self.table(value, &sub) else {
+                continue;
+            };
+            let mut extends = None;
+            let mut rest = DeTable::new();
+            for (k, v) in t.iter() {
+                if k.get_ref() == "extends" && !budgets {
+                    if !may_extend {
+                        self.diags.push(
+                            Diagnostic::error(join(&sub, "extends"), "a profile cannot change `extends`")
+                                .at(Some(self.span(k)), "not allowed here")
+                                .note("set `extends` in the base [policies] table; profiles only change values"),
+                        );
+                    } else if let Some(target) = v.get_ref().as_str() {
+                        extends = Some((target.to_owned(), self.span(v)));
+                    } else {
+                        self.diags.push(
+                            Diagnostic::error(
+                                join(&sub, "extends"),
+                                "`extends` must be a policy name (a string)",
+                            )
+                            .at(Some(self.span(v)), "expected a policy name")
+                            .note("write it as: extends = \"outbox\""),
+                        );
+                    }
+                } else {
+                    rest.insert(k.clone(), v.clone());
+                }
+            }
+            let keys_of = if budgets { "budget" } else { "policy" };
+            let described = format!("{keys_of} `{name}`");
+            let fields = self.fields(&rest, &sub, &described, layer.clone(), budgets);
+            out.push(Named {
+                name,
+                span: self.span(key),
+                fields,
+                extends,
+            });
+        }
+        out
+    }
+
+    /// Policy or budget keys of one table.
+    fn fields(
+        &mut self,
+        table: &DeTable<'_>,
+        path: &str,
+        what: &str,
+        layer: Layer,
+        budget: bool,
+    ) -> Fields {
+        let keys = if budget { BUDGET_KEYS } else { POLICY_KEYS };
+        let mut fields = Fields::default();
+        for (k, v) in table.iter() {
+            let Some(key) = Key::find(keys, k.get_ref()) else {
+                let mut valid: Vec<&str> = keys.iter().map(|k| k.name()).collect();
+                if !budget && path.starts_with("policies.") {
+                    valid.push("extends");
+                }
+                if !budget && path == "defaults" && k.get_ref() == "extends" {
+                    self.diags.push(
+                        Diagnostic::error("defaults.extends", "[defaults] cannot extend a policy")
+                            .at(Some(self.span(k)), "not allowed here")
+                            .note("[defaults] is already the base of every policy"),
+                    );
+                    continue;
+                }
+                self.unknown_key(k, path, what, &valid);
+                continue;
+            };
+            let key_path = join(path, key.name());
+            let cx = Cx {
+                source: self.source,
+                offset: 0,
+                key_path: &key_path,
+                env_var: None,
+            };
+            match parse_value(key, v, &cx) {
+                Ok(value) => fields.set(
+                    key,
+                    Set {
+                        value,
+                        span: Some(self.span(v)),
+                        layer: layer.clone(),
+                    },
+                ),
+                Err(d) => self.diags.push(d),
+            }
+        }
+        fields
+    }
+
+    /// Names must map to environment variables: letters, digits, `-` and `_`.
+    fn check_name(&mut self, key: &Spanned<std::borrow::Cow<'_, str>>, path: &str, what: &str) {
+        let name = key.get_ref();
+        let ok = !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+        if !ok {
+            self.diags.push(
+                Diagnostic::error(path, format!("invalid {what} name `{name}`"))
+                    .at(Some(self.span(key)), "invalid name")
+                    .note("names may contain ASCII letters, digits, `-` and `_` (so they map to environment variables)"),
+            );
+        }
+    }
+}
+
+fn join(path: &str, key: &str) -> String {
+    if path.is_empty() {
+        key.to_owned()
+    } else {
+        format!("{path}.{key}")
+    }
+}

@@ -1,0 +1,231 @@
+//! Overrides from environment variables:
+//! `RETRY_POLICY__<NAME>__<KEY>=<value>` and `RETRY_BUDGET__<NAME>__<KEY>=<value>`,
+//! the name upper-cased with `-` written as `_`.
+
+use crate::diagnostic::{Diagnostic, Diagnostics, Source, did_you_mean};
+use crate::document::{Document, Named};
+use crate::layers::{Fields, Layer, Set};
+use crate::schema::{BUDGET_KEYS, Cx, Key, POLICY_KEYS, parse_value};
+use std::collections::HashMap;
+use std::sync::Arc;
+use toml::de::DeValue;
+
+const POLICY_PREFIX: &str = "RETRY_POLICY__";
+const BUDGET_PREFIX: &str = "RETRY_BUDGET__";
+
+/// The environment variables a load reads, injectable so tests never touch
+/// the process environment.
+///
+/// ```
+/// use retry_config::Env;
+/// let env = Env::new().with("RETRY_POLICY__OUTBOX__BASE", "5ms");
+/// assert_eq!(env.len(), 1);
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Env {
+    vars: Vec<(String, String)>,
+}
+
+impl Env {
+    /// No variables.
+    ///
+    /// ```
+    /// assert!(retry_config::Env::new().is_empty());
+    /// ```
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The process's `RETRY_POLICY__*` and `RETRY_BUDGET__*` variables.
+    /// A value that is not valid UTF-8 is kept lossily and then rejected with
+    /// a diagnostic naming the variable.
+    ///
+    /// ```
+    /// let _ = retry_config::Env::from_process();
+    /// ```
+    pub fn from_process() -> Self {
+        std::env::vars_os()
+            .filter_map(|(k, v)| {
+                let k = k.into_string().ok()?;
+                is_override(&k).then(|| (k, v.to_string_lossy().into_owned()))
+            })
+            .collect()
+    }
+
+    /// Adds a variable (only `RETRY_POLICY__*` and `RETRY_BUDGET__*` are read).
+    ///
+    /// ```
+    /// let env = retry_config::Env::new().with("RETRY_BUDGET__BROKER__RATIO", "0.2");
+    /// assert!(!env.is_empty());
+    /// ```
+    pub fn with(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        let name = name.into();
+        if is_override(&name) {
+            self.vars.push((name, value.into()));
+        }
+        self
+    }
+
+    /// How many override variables there are.
+    ///
+    /// ```
+    /// assert_eq!(retry_config::Env::new().len(), 0);
+    /// ```
+    pub fn len(&self) -> usize {
+        self.vars.len()
+    }
+
+    /// Whether there are none.
+    ///
+    /// ```
+    /// assert!(retry_config::Env::new().is_empty());
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.vars.is_empty()
+    }
+}
+
+impl<K: Into<String>, V: Into<String>> FromIterator<(K, V)> for Env {
+    fn from_iter<I: IntoIterator<Item = (K, V)>>(iter: I) -> Self {
+        iter.into_iter()
+            .fold(Env::new(), |env, (k, v)| env.with(k, v))
+    }
+}
+
+fn is_override(name: &str) -> bool {
+    name.starts_with(POLICY_PREFIX) || name.starts_with(BUDGET_PREFIX)
+}
+
+/// A policy or budget name as it appears in a variable name.
+pub(crate) fn env_name(name: &str) -> String {
+    name.to_ascii_uppercase().replace('-', "_")
+}
+
+/// The overlays the environment applies, by policy and budget name.
+#[derive(Debug, Default)]
+pub(crate) struct EnvOverlays {
+    pub policies: HashMap<String, Fields>,
+    pub budgets: HashMap<String, Fields>,
+}
+
+/// Reads every override variable against the document's names; each problem
+/// names the variable.
+pub(crate) fn overlays(env: &Env, doc: &Document, diags: &mut Diagnostics) -> EnvOverlays {
+    let mut out = EnvOverlays::default();
+    let mut vars = env.vars.clone();
+    vars.sort();
+    for (var, value) in &vars {
+        let (prefix, targets, keys, what) = if var.starts_with(POLICY_PREFIX) {
+            (POLICY_PREFIX, &doc.policies, POLICY_KEYS, "policy")
+        } else {
+            (BUDGET_PREFIX, &doc.budgets, BUDGET_KEYS, "budget")
+        };
+        let line = format!("{var}={value}");
+        let source = Arc::new(Source::new("environment", line));
+        let whole = crate::diagnostic::Span::new(source.clone(), 0..var.len());
+        let rest = &var[prefix.len()..];
+        let Some((name_part, key_part)) = rest.split_once("__") else {
+            diags.push(
+                Diagnostic::error(
+                    var.as_str(),
+                    format!("environment variable {var} names no key"),
+                )
+                .at(Some(whole), "expected NAME__KEY after the prefix")
+                .note(format!(
+                    "write it as: {prefix}<NAME>__<KEY>=<value>, e.g. {prefix}OUTBOX__BASE=250ms"
+                )),
+            );
+            continue;
+        };
+        let Some(target) = targets.iter().find(|t| env_name(&t.name) == name_part) else {
+            let names = targets
+                .iter()
+                .map(|t| env_name(&t.name))
+                .collect::<Vec<_>>();
+            let start = prefix.len();
+            diags.push(
+                Diagnostic::error(var.as_str(), format!("environment variable {var} names no {what} defined in the file"))
+                    .at(
+                        Some(crate::diagnostic::Span::new(source.clone(), start..start + name_part.len())),
+                        format!("no {what} maps to `{name_part}`"),
+                    )
+                    .suggest(did_you_mean(name_part, names.iter().map(String::as_str)))
+                    .note(format!("{what} names are upper-cased with `-` written as `_` (`outbox-fast` is OUTBOX_FAST)")),
+            );
+            continue;
+        };
+        let key_start = prefix.len() + name_part.len() + 2;
+        let key_span = crate::diagnostic::Span::new(source.clone(), key_start..var.len());
+        let Some(key) = Key::find(keys, &key_part.to_ascii_lowercase()) else {
+            let upper: Vec<String> = keys.iter().map(|k| k.name().to_ascii_uppercase()).collect();
+            diags.push(
+                Diagnostic::error(
+                    var.as_str(),
+                    format!("environment variable {var} names unknown {what} key `{key_part}`"),
+                )
+                .at(Some(key_span), "unknown key")
+                .suggest(did_you_mean(key_part, upper.iter().map(String::as_str)))
+                .note(format!("expected one of: {}", upper.join(", "))),
+            );
+            continue;
+        };
+        let offset = var.len() + 1;
+        let parsed = parse_env_value(value);
+        let cx = Cx {
+            source: &source,
+            offset,
+            key_path: var,
+            env_var: Some(var),
+        };
+        match parse_value(key, &parsed, &cx) {
+            Ok(v) => {
+                let map = if what == "policy" {
+                    &mut out.policies
+                } else {
+                    &mut out.budgets
+                };
+                map.entry(target.name.clone()).or_default().set(
+                    key,
+                    Set {
+                        value: v,
+                        span: Some(cx.span(0..value.len())),
+                        layer: Layer::Env(var.clone()),
+                    },
+                );
+            }
+            Err(d) => diags.push(d),
+        }
+    }
+    out
+}
+
+/// A variable's value read as TOML when it is a number, boolean, array or
+/// inline table, and as a plain string otherwise (`250ms`, `full`).
+fn parse_env_value(raw: &str) -> toml::Spanned<DeValue<'_>> {
+    let whole = toml::Spanned::new(0..raw.len(), DeValue::String(raw.into()));
+    let trimmed = raw.trim_start();
+    let looks_structured = trimmed.starts_with(['[', '{']);
+    match DeValue::parse(raw) {
+        Ok(v)
+            if looks_structured
+                || !matches!(v.get_ref(), DeValue::String(_) | DeValue::Datetime(_)) =>
+        {
+            v
+        }
+        _ => whole,
+    }
+}
+
+/// The env-variable names of `named` that collide (`a-b` and `a_b`).
+pub(crate) fn collisions<'a>(named: &'a [Named]) -> Vec<(&'a Named, &'a Named)> {
+    let mut seen: HashMap<String, &Named> = HashMap::new();
+    let mut out = Vec::new();
+    for n in named {
+        if let Some(first) = seen.get(&env_name(&n.name)) {
+            out.push((*first, n));
+        } else {
+            seen.insert(env_name(&n.name), n);
+        }
+    }
+    out
+}

@@ -1,0 +1,2 @@
+//! `retry-policy`: check, show, explain and list retry policies.
+fn main() {}

@@ -1,0 +1,516 @@
+//! The keys a file may use and how each value is read: the user-facing
+//! contract of the format, in one place.
+
+use crate::diagnostic::{Diagnostic, Source, Span, did_you_mean};
+use retry_core::Jitter;
+use std::fmt;
+use std::ops::Range;
+use std::sync::Arc;
+use std::time::Duration;
+use toml::de::{DeTable, DeValue};
+
+/// A key of a policy or budget table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) enum Key {
+    Backoff,
+    Factor,
+    Base,
+    Cap,
+    MinDelay,
+    Jitter,
+    MaxAttempts,
+    Deadline,
+    AttemptTimeout,
+    RetryOn,
+    MaxRetryAfter,
+    Budget,
+    Ratio,
+    MinPerSec,
+    Window,
+}
+
+/// Every policy key, in the order `explain` lists them.
+pub(crate) const POLICY_KEYS: &[Key] = &[
+    Key::Backoff,
+    Key::Base,
+    Key::Factor,
+    Key::Cap,
+    Key::MinDelay,
+    Key::Jitter,
+    Key::MaxAttempts,
+    Key::Deadline,
+    Key::AttemptTimeout,
+    Key::RetryOn,
+    Key::MaxRetryAfter,
+    Key::Budget,
+];
+
+/// Every budget key.
+pub(crate) const BUDGET_KEYS: &[Key] = &[Key::Ratio, Key::MinPerSec, Key::Window];
+
+/// The backoff shapes, as written in files.
+pub(crate) const SHAPES: &[&str] = &["constant", "linear", "exponential"];
+/// The jitter modes written as plain strings.
+pub(crate) const JITTER_MODES: &[&str] = &["none", "full", "equal", "decorrelated"];
+
+impl Key {
+    pub(crate) const fn name(self) -> &'static str {
+        match self {
+            Key::Backoff => "backoff",
+            Key::Factor => "factor",
+            Key::Base => "base",
+            Key::Cap => "cap",
+            Key::MinDelay => "min_delay",
+            Key::Jitter => "jitter",
+            Key::MaxAttempts => "max_attempts",
+            Key::Deadline => "deadline",
+            Key::AttemptTimeout => "attempt_timeout",
+            Key::RetryOn => "retry_on",
+            Key::MaxRetryAfter => "max_retry_after",
+            Key::Budget => "budget",
+            Key::Ratio => "ratio",
+            Key::MinPerSec => "min_per_sec",
+            Key::Window => "window",
+        }
+    }
+
+    /// The key a name in `keys` refers to.
+    pub(crate) fn find(keys: &[Key], name: &str) -> Option<Key> {
+        keys.iter().copied().find(|k| k.name() == name)
+    }
+
+    /// The key from a `PolicyError` problem's field name.
+    pub(crate) fn from_field(field: &str) -> Option<Key> {
+        Key::find(POLICY_KEYS, field).or_else(|| Key::find(BUDGET_KEYS, field))
+    }
+
+    /// An example of a valid value, for fixes.
+    fn example(self) -> &'static str {
+        match self {
+            Key::Backoff => "\"exponential\"",
+            Key::Factor => "2.0",
+            Key::Base => "\"100ms\"",
+            Key::Cap => "\"30s\"",
+            Key::MinDelay => "\"0ms\"",
+            Key::Jitter => "\"full\"",
+            Key::MaxAttempts => "5",
+            Key::Deadline => "\"2m\"",
+            Key::AttemptTimeout => "\"5s\"",
+            Key::RetryOn => "[\"transient\", \"throttled\"]",
+            Key::MaxRetryAfter => "\"60s\"",
+            Key::Budget => "\"broker\"",
+            Key::Ratio => "0.1",
+            Key::MinPerSec => "10",
+            Key::Window => "\"10s\"",
+        }
+    }
+}
+
+/// The backoff shape before its factor is known.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Shape {
+    Constant,
+    Linear,
+    Exponential,
+}
+
+/// A parsed value of some key.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Value {
+    Shape(Shape),
+    Number(f64),
+    Duration(Duration),
+    /// A duration that may be switched off with `"none"`.
+    MaybeDuration(Option<Duration>),
+    Jitter(Jitter),
+    Count(u32),
+    Classes(Vec<String>),
+    /// A budget name, or `"none"`.
+    MaybeName(Option<String>),
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Shape(s) => f.write_str(match s {
+                Shape::Constant => "constant",
+                Shape::Linear => "linear",
+                Shape::Exponential => "exponential",
+            }),
+            Value::Number(n) => write!(f, "{n}"),
+            Value::Duration(d) | Value::MaybeDuration(Some(d)) => f.write_str(&show_duration(*d)),
+            Value::MaybeDuration(None) | Value::MaybeName(None) => f.write_str("none"),
+            Value::Jitter(Jitter::Proportional(r)) => write!(f, "{{ proportional = {r} }}"),
+            Value::Jitter(j) => f.write_str(j.name()),
+            Value::Count(0) => f.write_str("0 (unlimited)"),
+            Value::Count(n) => write!(f, "{n}"),
+            Value::Classes(c) => write!(f, "[{}]", c.join(", ")),
+            Value::MaybeName(Some(n)) => f.write_str(n),
+        }
+    }
+}
+
+/// A duration as a user would write it: `"1m 30s"`, `"250ms"`.
+///
+/// ```
+/// assert_eq!(retry_config::show_duration(std::time::Duration::from_millis(1500)), "1s 500ms");
+/// ```
+pub fn show_duration(d: Duration) -> String {
+    if d.is_zero() {
+        "0s".into()
+    } else {
+        humantime::format_duration(d).to_string()
+    }
+}
+
+/// Where a value being read came from, to place its diagnostics.
+pub(crate) struct Cx<'a> {
+    pub source: &'a Arc<Source>,
+    /// Added to every span of the value (the `NAME=` before an environment value).
+    pub offset: usize,
+    /// The dotted key, or the variable name, used in messages.
+    pub key_path: &'a str,
+    /// How the user should write the fix: `base = "100ms"` or `VAR=100ms`.
+    pub env_var: Option<&'a str>,
+}
+
+impl Cx<'_> {
+    pub(crate) fn span(&self, range: Range<usize>) -> Span {
+        Span::new(
+            self.source.clone(),
+            range.start + self.offset..range.end + self.offset,
+        )
+    }
+
+    fn error(&self, range: Range<usize>, message: String, label: &str) -> Diagnostic {
+        Diagnostic::error(self.key_path, message).at(Some(self.span(range)), label)
+    }
+
+    /// How to write `key = <example>` in this context.
+    fn fix(&self, key: Key, example: &str) -> String {
+        match self.env_var {
+            Some(var) => format!("{var}={}", example.trim_matches('"')),
+            None => format!("{} = {example}", key.name()),
+        }
+    }
+}
+
+/// Reads `value` as `key`'s type; the error says what was expected and how to write it.
+pub(crate) fn parse_value(
+    key: Key,
+    value: &toml::Spanned<DeValue<'_>>,
+    cx: &Cx<'_>,
+) -> Result<Value, Diagnostic> {
+    let range = value.span();
+    let wrong_type = |expected: &str| {
+        cx.error(
+            range.clone(),
+            format!(
+                "`{}` must be {expected}, found {}",
+                key.name(),
+                type_name(value.get_ref())
+            ),
+            "wrong type",
+        )
+        .note(format!("write it as: {}", cx.fix(key, key.example())))
+    };
+    match key {
+        Key::Backoff => {
+            let s = value
+                .get_ref()
+                .as_str()
+                .ok_or_else(|| wrong_type("a string"))?;
+            match s {
+                "constant" => Ok(Value::Shape(Shape::Constant)),
+                "linear" => Ok(Value::Shape(Shape::Linear)),
+                "exponential" => Ok(Value::Shape(Shape::Exponential)),
+                _ => Err(cx
+                    .error(
+                        range,
+                        format!("unknown backoff shape `{s}`"),
+                        "unknown shape",
+                    )
+                    .suggest(did_you_mean(s, SHAPES.iter().copied()))
+                    .note("expected one of: constant, linear, exponential")),
+            }
+        }
+        Key::Factor | Key::Ratio | Key::MinPerSec => number(value.get_ref())
+            .map(Value::Number)
+            .ok_or_else(|| wrong_type("a number")),
+        Key::Base | Key::Cap | Key::MinDelay | Key::Window => {
+            duration(key, value, cx).map(Value::Duration)
+        }
+        Key::Deadline | Key::AttemptTimeout | Key::MaxRetryAfter => {
+            if value.get_ref().as_str() == Some("none") {
+                return Ok(Value::MaybeDuration(None));
+            }
+            duration(key, value, cx).map(|d| Value::MaybeDuration(Some(d)))
+        }
+        Key::Jitter => jitter(value, cx).map(Value::Jitter),
+        Key::MaxAttempts => {
+            let Some(int) = value.get_ref().as_integer() else {
+                return Err(wrong_type("a whole number (0 = unlimited)"));
+            };
+            let parsed = i128::from_str_radix(int.as_str(), int.radix()).ok();
+            match parsed.and_then(|n| u32::try_from(n).ok()) {
+                Some(n) => Ok(Value::Count(n)),
+                None => Err(cx
+                    .error(
+                        range,
+                        format!("`max_attempts` must be from 0 to {}, found {int}", u32::MAX),
+                        "out of range",
+                    )
+                    .note(
+                        "it counts calls, the first included; 0 means unlimited (needs a deadline)",
+                    )),
+            }
+        }
+        Key::RetryOn => classes(value, cx).map(Value::Classes),
+        Key::Budget => {
+            let s = value
+                .get_ref()
+                .as_str()
+                .ok_or_else(|| wrong_type("a budget name"))?;
+            Ok(Value::MaybeName((s != "none").then(|| s.to_owned())))
+        }
+    }
+}
+
+fn type_name(value: &DeValue<'_>) -> &'static str {
+    match value {
+        DeValue::String(_) => "a string",
+        DeValue::Integer(_) => "an integer",
+        DeValue::Float(_) => "a float",
+        DeValue::Boolean(_) => "a boolean",
+        DeValue::Datetime(_) => "a date-time",
+        DeValue::Array(_) => "an array",
+        DeValue::Table(_) => "a table",
+    }
+}
+
+fn number(value: &DeValue<'_>) -> Option<f64> {
+    match value {
+        DeValue::Integer(i) => i64::from_str_radix(i.as_str(), i.radix())
+            .ok()
+            .map(|n| n as f64),
+        DeValue::Float(f) => {
+            let text = f.as_str().replace('_', "");
+            match text.as_str() {
+                "inf" | "+inf" => Some(f64::INFINITY),
+                "-inf" => Some(f64::NEG_INFINITY),
+                "nan" | "+nan" | "-nan" => Some(f64::NAN),
+                t => t.parse().ok(),
+            }
+        }
+        _ => None,
+    }
+}
+
+fn duration(
+    key: Key,
+    value: &toml::Spanned<DeValue<'_>>,
+    cx: &Cx<'_>,
+) -> Result<Duration, Diagnostic> {
+    let range = value.span();
+    let name = key.name();
+    let text = match value.get_ref() {
+        DeValue::String(s) => s.as_ref(),
+        DeValue::Integer(_) | DeValue::Float(_) => {
+            let shown = match value.get_ref() {
+                DeValue::Integer(i) => i.to_string(),
+                DeValue::Float(f) => f.to_string(),
+                _ => String::new(),
+            };
+            return Err(cx
+                .error(
+                    range,
+                    format!("`{name}` needs a unit: a bare number is ambiguous"),
+                    "bare number",
+                )
+                .note(format!(
+                    "write a string with a unit, e.g. {}",
+                    cx.fix(key, &format!("\"{shown}ms\""))
+                ))
+                .note("units: ns, us, ms, s, m, h, d (e.g. \"250ms\", \"1.5s\", \"2m\")"));
+        }
+        other => {
+            return Err(cx
+                .error(
+                    range,
+                    format!(
+                        "`{name}` must be a duration string, found {}",
+                        type_name(other)
+                    ),
+                    "wrong type",
+                )
+                .note(format!("write it as: {}", cx.fix(key, key.example()))));
+        }
+    };
+    let trimmed = text.trim();
+    if !trimmed.is_empty()
+        && trimmed.chars().all(|c| c.is_ascii_digit() || c == '.')
+        && trimmed != "0"
+    {
+        return Err(cx
+            .error(
+                range,
+                format!("`{name}` needs a unit: \"{text}\" has none"),
+                "no unit",
+            )
+            .note(format!(
+                "write it as: {}",
+                cx.fix(key, &format!("\"{trimmed}ms\""))
+            ))
+            .note("units: ns, us, ms, s, m, h, d"));
+    }
+    match humantime::parse_duration(trimmed) {
+        Ok(d) if d <= retry_core::Policy::MAX_DURATION => Ok(d),
+        Ok(_) => Err(cx
+            .error(
+                range,
+                format!("`{name}` is too long: at most 100 years"),
+                "too long",
+            )
+            .note(format!(
+                "use a shorter {name}, e.g. {}",
+                cx.fix(key, key.example())
+            ))),
+        Err(e) => Err(cx
+            .error(
+                range,
+                format!("`{name}` is not a duration: {e}"),
+                "not a duration",
+            )
+            .note(format!("write it as: {}", cx.fix(key, key.example())))
+            .note("units: ns, us, ms, s, m, h, d (e.g. \"250ms\", \"1.5s\", \"2m\")")),
+    }
+}
+
+fn jitter(value: &toml::Spanned<DeValue<'_>>, cx: &Cx<'_>) -> Result<Jitter, Diagnostic> {
+    let range = value.span();
+    let fix = "jitter = \"full\" (or none, equal, decorrelated, { proportional = 0.25 })";
+    match value.get_ref() {
+        DeValue::String(s) => match s.as_ref() {
+            "none" => Ok(Jitter::None),
+            "full" => Ok(Jitter::Full),
+            "equal" => Ok(Jitter::Equal),
+            "decorrelated" => Ok(Jitter::Decorrelated),
+            "proportional" => Err(cx
+                .error(
+                    range,
+                    "proportional jitter needs a ratio".into(),
+                    "no ratio",
+                )
+                .note(format!(
+                    "write it as: {}",
+                    cx.fix(Key::Jitter, "{ proportional = 0.25 }")
+                ))),
+            other => {
+                let mut all: Vec<&str> = JITTER_MODES.to_vec();
+                all.push("proportional");
+                Err(cx
+                    .error(
+                        range,
+                        format!("unknown jitter mode `{other}`"),
+                        "unknown mode",
+                    )
+                    .suggest(did_you_mean(other, all))
+                    .note(format!("expected one of: {fix}")))
+            }
+        },
+        DeValue::Table(t) => proportional(t, range, cx),
+        other => Err(cx
+            .error(
+                range,
+                format!(
+                    "`jitter` must be a string or {{ proportional = <ratio> }}, found {}",
+                    type_name(other)
+                ),
+                "wrong type",
+            )
+            .note(format!("write it as: {fix}"))),
+    }
+}
+
+fn proportional(
+    table: &DeTable<'_>,
+    range: Range<usize>,
+    cx: &Cx<'_>,
+) -> Result<Jitter, Diagnostic> {
+    let mut ratio = None;
+    for (k, v) in table.iter() {
+        if k.get_ref() == "proportional" {
+            ratio = Some(number(v.get_ref()).ok_or_else(|| {
+                cx.error(
+                    v.span(),
+                    format!(
+                        "the proportional ratio must be a number, found {}",
+                        type_name(v.get_ref())
+                    ),
+                    "not a number",
+                )
+                .note("write it as: jitter = { proportional = 0.25 }")
+            })?);
+        } else {
+            return Err(cx
+                .error(
+                    k.span(),
+                    format!("unknown key `{}` in jitter", k.get_ref()),
+                    "unknown key",
+                )
+                .suggest(did_you_mean(k.get_ref(), ["proportional"]))
+                .note("the only table form is: jitter = { proportional = 0.25 }"));
+        }
+    }
+    ratio.map(Jitter::Proportional).ok_or_else(|| {
+        cx.error(
+            range,
+            "the jitter table needs a `proportional` ratio".into(),
+            "missing ratio",
+        )
+        .note("write it as: jitter = { proportional = 0.25 }")
+    })
+}
+
+fn classes(value: &toml::Spanned<DeValue<'_>>, cx: &Cx<'_>) -> Result<Vec<String>, Diagnostic> {
+    match value.get_ref() {
+        DeValue::Array(items) => items
+            .iter()
+            .map(|item| {
+                item.get_ref().as_str().map(str::to_owned).ok_or_else(|| {
+                    cx.error(
+                        item.span(),
+                        format!(
+                            "`retry_on` lists class names (strings), found {}",
+                            type_name(item.get_ref())
+                        ),
+                        "not a class name",
+                    )
+                    .note(format!(
+                        "write it as: {}",
+                        cx.fix(Key::RetryOn, Key::RetryOn.example())
+                    ))
+                })
+            })
+            .collect(),
+        // From the environment, a comma-separated list is the natural form.
+        DeValue::String(s) if cx.env_var.is_some() => Ok(s
+            .split(',')
+            .map(|c| c.trim().to_owned())
+            .filter(|c| !c.is_empty())
+            .collect()),
+        other => Err(cx
+            .error(
+                value.span(),
+                format!(
+                    "`retry_on` must be an array of class names, found {}",
+                    type_name(other)
+                ),
+                "wrong type",
+            )
+            .note(format!(
+                "write it as: {}",
+                cx.fix(Key::RetryOn, Key::RetryOn.example())
+            ))),
+    }
+}
