@@ -1,1 +1,54 @@
-//! Cross-crate integration tests live in `tests/tests/`.
+//! Cross-crate integration tests (in `tests/tests/`) and the compile-fail
+//! suite for `#[retry]` and `#[derive(Classify)]` (in `tests/tests/ui/`).
+//!
+//! This library holds only what several test files share.
+//!
+//! ```
+//! let reg = tests::registry_with(&[("doc", retry_core::Policy::default())]);
+//! assert!(reg.policy("doc").is_some());
+//! ```
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+use retry_core::{Policy, Registry};
+
+/// A registry holding `policies` under their names.
+///
+/// ```
+/// let reg = tests::registry_with(&[]);
+/// assert_eq!(reg.policy_names().count(), 0);
+/// ```
+pub fn registry_with(policies: &[(&str, Policy)]) -> Registry {
+    policies
+        .iter()
+        .fold(Registry::builder(), |b, (name, p)| b.policy(name, p.clone()))
+        .build()
+}
+
+/// Adds (or replaces) one policy in the process-wide registry, keeping every
+/// other policy and budget: tests in one binary run in parallel, each with
+/// its own policy names, and must not remove each other's.
+///
+/// ```
+/// tests::add_policy("doc-add", retry_core::Policy::default());
+/// assert!(retry_core::registry::policy("doc-add").is_some());
+/// ```
+pub fn add_policy(name: &str, policy: Policy) {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _guard = LOCK.lock().unwrap_or_else(|p| p.into_inner());
+    let current = retry_core::registry::current();
+    let mut builder = Registry::builder();
+    for existing in current.policy_names() {
+        if existing != name
+            && let Some(p) = current.policy(existing)
+        {
+            builder = builder.policy(existing, Policy::clone(p));
+        }
+    }
+    for budget in current.budget_names() {
+        if let Some(b) = current.budget(budget) {
+            builder = builder.shared_budget(budget, b.clone());
+        }
+    }
+    retry_core::registry::install(builder.policy(name, policy).build());
+}

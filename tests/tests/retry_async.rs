@@ -1,0 +1,294 @@
+//! `#[retry]` on async functions, driven by policies in the registry, on
+//! tokio's paused clock: attempts and virtual time follow the policy.
+
+use retry_core::{Backoff, Class, Classify, Jitter, Policy, RetryEvent, retry};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+use tests::add_policy;
+use tokio::time::Instant;
+
+fn constant(base_ms: u64, attempts: u32) -> Policy {
+    Policy::builder()
+        .backoff(Backoff::Constant)
+        .base(Duration::from_millis(base_ms))
+        .jitter(Jitter::None)
+        .max_attempts(attempts)
+        .build()
+        .unwrap()
+}
+
+#[derive(Debug, Clone, PartialEq, Classify)]
+enum ApiError {
+    #[classify(transient)]
+    Unavailable,
+    #[classify(class = "throttled", retry_after = wait)]
+    Throttled { wait: Duration },
+    #[classify(permanent)]
+    BadRequest,
+}
+
+static ALWAYS_CALLS: AtomicU32 = AtomicU32::new(0);
+
+#[retry(policy = "async-always-fails")]
+async fn always_fails() -> Result<(), ApiError> {
+    ALWAYS_CALLS.fetch_add(1, Ordering::SeqCst);
+    Err(ApiError::Unavailable)
+}
+
+#[tokio::test(start_paused = true)]
+async fn exponential_policy_sets_attempts_and_virtual_time() {
+    let policy = Policy::builder()
+        .backoff(Backoff::Exponential { factor: 2.0 })
+        .base(Duration::from_millis(100))
+        .cap(Duration::from_secs(1))
+        .jitter(Jitter::None)
+        .max_attempts(5)
+        .build()
+        .unwrap();
+    add_policy("async-always-fails", policy);
+    let start = Instant::now();
+    assert_eq!(always_fails().await, Err(ApiError::Unavailable));
+    assert_eq!(ALWAYS_CALLS.load(Ordering::SeqCst), 5);
+    // 100 + 200 + 400 + 800 ms between five attempts.
+    assert_eq!(start.elapsed(), Duration::from_millis(1500));
+}
+
+struct Counter {
+    calls: u32,
+    seen: Vec<u32>,
+}
+
+impl Counter {
+    /// Fails until the third call; state set in one attempt is seen by the next.
+    #[retry(policy = "async-mut-self")]
+    async fn bump(&mut self, succeed_at: u32) -> Result<u32, ApiError> {
+        self.calls += 1;
+        self.seen.push(self.calls);
+        if self.calls < succeed_at {
+            return Err(ApiError::Unavailable);
+        }
+        Ok(self.calls)
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn mut_self_method_mutates_state_between_attempts() {
+    add_policy("async-mut-self", constant(250, 5));
+    let mut counter = Counter { calls: 0, seen: Vec::new() };
+    let start = Instant::now();
+    assert_eq!(counter.bump(3).await, Ok(3));
+    assert_eq!(counter.seen, [1, 2, 3]);
+    assert_eq!(start.elapsed(), Duration::from_millis(500));
+}
+
+static PERMANENT_CALLS: AtomicU32 = AtomicU32::new(0);
+
+#[retry(policy = "async-permanent")]
+async fn permanent() -> Result<(), ApiError> {
+    PERMANENT_CALLS.fetch_add(1, Ordering::SeqCst);
+    Err(ApiError::BadRequest)
+}
+
+#[tokio::test(start_paused = true)]
+async fn permanent_error_ends_after_one_attempt() {
+    add_policy("async-permanent", constant(100, 10));
+    let start = Instant::now();
+    assert_eq!(permanent().await, Err(ApiError::BadRequest));
+    assert_eq!(PERMANENT_CALLS.load(Ordering::SeqCst), 1);
+    assert_eq!(start.elapsed(), Duration::ZERO);
+}
+
+static RETRY_ON_CALLS: AtomicU32 = AtomicU32::new(0);
+
+#[retry(policy = "async-retry-on")]
+async fn fails_with(error: ApiError) -> Result<(), ApiError> {
+    RETRY_ON_CALLS.fetch_add(1, Ordering::SeqCst);
+    Err(error)
+}
+
+#[tokio::test(start_paused = true)]
+async fn retry_on_limits_the_classes_retried() {
+    let policy = constant(10, 4).to_builder().retry_on(["throttled"]).build().unwrap();
+    add_policy("async-retry-on", policy);
+    // A transient error is outside `retry_on`: one attempt.
+    assert_eq!(fails_with(ApiError::Unavailable).await, Err(ApiError::Unavailable));
+    assert_eq!(RETRY_ON_CALLS.swap(0, Ordering::SeqCst), 1);
+    // A throttled one is retried, and its hint (3s) replaces the 10ms wait.
+    let start = Instant::now();
+    let throttled = ApiError::Throttled { wait: Duration::from_secs(3) };
+    assert_eq!(fails_with(throttled.clone()).await, Err(throttled));
+    assert_eq!(RETRY_ON_CALLS.load(Ordering::SeqCst), 4);
+    assert_eq!(start.elapsed(), Duration::from_secs(9));
+}
+
+static RELOAD_CALLS: AtomicU32 = AtomicU32::new(0);
+
+#[retry(policy = "async-reload")]
+async fn reloads_on_first_attempt() -> Result<(), ApiError> {
+    if RELOAD_CALLS.fetch_add(1, Ordering::SeqCst) == 0 {
+        // A reload while this call runs: it must keep the policy it started with.
+        add_policy("async-reload", constant(1000, 1));
+    }
+    Err(ApiError::Unavailable)
+}
+
+#[tokio::test(start_paused = true)]
+async fn reload_during_a_run_changes_only_the_next_call() {
+    add_policy("async-reload", constant(100, 3));
+    let start = Instant::now();
+    assert!(reloads_on_first_attempt().await.is_err());
+    assert_eq!(RELOAD_CALLS.swap(0, Ordering::SeqCst), 3);
+    assert_eq!(start.elapsed(), Duration::from_millis(200));
+    assert!(reloads_on_first_attempt().await.is_err());
+    assert_eq!(RELOAD_CALLS.load(Ordering::SeqCst), 1, "the next call sees max_attempts = 1");
+}
+
+static UNKNOWN_CALLS: AtomicU32 = AtomicU32::new(0);
+
+#[retry(policy = "async-never-installed")]
+async fn unknown_policy() -> Result<(), ApiError> {
+    UNKNOWN_CALLS.fetch_add(1, Ordering::SeqCst);
+    Err(ApiError::Unavailable)
+}
+
+#[tokio::test(start_paused = true)]
+async fn unknown_policy_at_run_time_makes_one_attempt() {
+    assert_eq!(unknown_policy().await, Err(ApiError::Unavailable));
+    assert_eq!(UNKNOWN_CALLS.load(Ordering::SeqCst), 1);
+    assert!(
+        retry_core::registry::missing_policies(&retry_core::registry::current())
+            .iter()
+            .any(|site| site.policy == "async-never-installed" && site.function.ends_with("unknown_policy")),
+        "the call site is registered for the start-up check"
+    );
+}
+
+fn only_unavailable(e: &ApiError) -> bool {
+    *e == ApiError::Unavailable
+}
+
+static EVENTS: Mutex<Vec<(u32, Duration)>> = Mutex::new(Vec::new());
+
+fn record(event: &RetryEvent<'_, ApiError>) {
+    EVENTS.lock().unwrap().push((event.attempt, event.wait));
+}
+
+static HOOKED_CALLS: AtomicU32 = AtomicU32::new(0);
+
+#[retry(policy = "async-hooks", retry_if = only_unavailable, on_retry = record)]
+async fn hooked(error: ApiError) -> Result<(), ApiError> {
+    HOOKED_CALLS.fetch_add(1, Ordering::SeqCst);
+    Err(error)
+}
+
+#[tokio::test(start_paused = true)]
+async fn retry_if_narrows_and_on_retry_sees_each_wait() {
+    add_policy("async-hooks", constant(40, 3));
+    let throttled = ApiError::Throttled { wait: Duration::from_millis(1) };
+    assert_eq!(hooked(throttled.clone()).await, Err(throttled));
+    assert_eq!(HOOKED_CALLS.swap(0, Ordering::SeqCst), 1, "retry_if refused a throttled error");
+    assert!(EVENTS.lock().unwrap().is_empty());
+    assert_eq!(hooked(ApiError::Unavailable).await, Err(ApiError::Unavailable));
+    assert_eq!(HOOKED_CALLS.load(Ordering::SeqCst), 3);
+    let waits = Duration::from_millis(40);
+    assert_eq!(*EVENTS.lock().unwrap(), [(1, waits), (2, waits)]);
+}
+
+#[retry(policy = "async-by-value")]
+async fn consumes(mut items: Vec<u32>, label: String, attempts: &AtomicU32) -> Result<usize, String> {
+    items.push(0);
+    let owned: String = label; // moves the argument: each attempt has its own
+    if attempts.fetch_add(1, Ordering::SeqCst) < 2 {
+        return Err(format!("{owned} saw {} items", items.len()));
+    }
+    Ok(items.len())
+}
+
+#[tokio::test(start_paused = true)]
+async fn by_value_arguments_are_fresh_for_every_attempt() {
+    add_policy("async-by-value", constant(5, 3));
+    let attempts = AtomicU32::new(0);
+    assert_eq!(consumes(vec![7, 8], "x".to_owned(), &attempts).await, Ok(3));
+    assert_eq!(attempts.load(Ordering::SeqCst), 3);
+}
+
+/// No `Classify` on `String`: every error counts as transient.
+#[retry(policy = "async-unclassified")]
+async fn unclassified(attempts: &AtomicU32) -> Result<(), String> {
+    attempts.fetch_add(1, Ordering::SeqCst);
+    Err("nope".to_owned())
+}
+
+#[tokio::test(start_paused = true)]
+async fn errors_without_classify_are_transient() {
+    add_policy("async-unclassified", constant(10, 4));
+    let attempts = AtomicU32::new(0);
+    assert!(unclassified(&attempts).await.is_err());
+    assert_eq!(attempts.load(Ordering::SeqCst), 4);
+}
+
+#[retry(policy = "async-generic")]
+async fn generic<E: Classify + Clone>(error: E, attempts: &AtomicU32) -> Result<(), E> {
+    attempts.fetch_add(1, Ordering::SeqCst);
+    Err(error)
+}
+
+#[tokio::test(start_paused = true)]
+async fn generic_error_with_classify_bound_is_classified() {
+    add_policy("async-generic", constant(10, 4));
+    let attempts = AtomicU32::new(0);
+    assert!(generic(ApiError::BadRequest, &attempts).await.is_err());
+    assert_eq!(attempts.swap(0, Ordering::SeqCst), 1);
+    assert!(generic(ApiError::Unavailable, &attempts).await.is_err());
+    assert_eq!(attempts.load(Ordering::SeqCst), 4);
+}
+
+#[derive(Debug, Classify)]
+enum SlowError {
+    #[classify(timeout)]
+    TimedOut,
+}
+
+#[retry(policy = "async-attempt-timeout")]
+async fn slow_then_fast(attempts: &AtomicU32) -> Result<u32, SlowError> {
+    let n = attempts.fetch_add(1, Ordering::SeqCst) + 1;
+    if n == 1 {
+        tokio::time::sleep(Duration::from_secs(3600)).await;
+    }
+    Ok(n)
+}
+
+#[tokio::test(start_paused = true)]
+async fn timeout_variant_lets_attempt_timeout_cancel_an_attempt() {
+    let policy = constant(100, 3)
+        .to_builder()
+        .attempt_timeout(Some(Duration::from_secs(1)))
+        .build()
+        .unwrap();
+    add_policy("async-attempt-timeout", policy);
+    assert_eq!(SlowError::TimedOut.class(), Class::TIMEOUT);
+    let attempts = AtomicU32::new(0);
+    let start = Instant::now();
+    assert_eq!(slow_then_fast(&attempts).await.unwrap(), 2);
+    assert_eq!(start.elapsed(), Duration::from_millis(1100));
+}
+
+#[retry(policy = "async-question-mark")]
+async fn question_mark(input: &str, attempts: &AtomicU32) -> std::io::Result<u32> {
+    attempts.fetch_add(1, Ordering::SeqCst);
+    let n: u32 = input
+        .parse()
+        .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
+    Ok(n)
+}
+
+#[tokio::test(start_paused = true)]
+async fn question_mark_and_aliases_work_in_the_body() {
+    add_policy("async-question-mark", constant(10, 5));
+    let attempts = AtomicU32::new(0);
+    assert_eq!(question_mark("12", &attempts).await.unwrap(), 12);
+    // InvalidInput is permanent for io::Error: one attempt.
+    assert!(question_mark("x", &attempts).await.is_err());
+    assert_eq!(attempts.load(Ordering::SeqCst), 2);
+}
