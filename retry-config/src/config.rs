@@ -324,8 +324,10 @@ impl Config {
     /// The warnings found (empty under `deny_warnings`, which fails the load instead).
     ///
     /// ```
-    /// let cfg = retry_config::Config::load_str("[policies.a]\njitter = \"none\"\n", "f", &Default::default()).unwrap();
+    /// let text = "[policies.a]\ncap = \"5s\"\njitter = \"none\"\n";
+    /// let cfg = retry_config::Config::load_str(text, "f", &Default::default()).unwrap();
     /// assert_eq!(cfg.warnings().len(), 1);
+    /// assert!(cfg.warnings().to_string().contains("no jitter"));
     /// ```
     pub fn warnings(&self) -> &Diagnostics {
         &self.warnings

@@ -217,7 +217,7 @@ fn parse_env_value(raw: &str) -> toml::Spanned<DeValue<'_>> {
 }
 
 /// The env-variable names of `named` that collide (`a-b` and `a_b`).
-pub(crate) fn collisions<'a>(named: &'a [Named]) -> Vec<(&'a Named, &'a Named)> {
+pub(crate) fn collisions(named: &[Named]) -> Vec<(&Named, &Named)> {
     let mut seen: HashMap<String, &Named> = HashMap::new();
     let mut out = Vec::new();
     for n in named {

@@ -109,7 +109,7 @@ impl Setup {
     /// ```
     /// let dir = tempfile::tempdir().unwrap();
     /// let path = dir.path().join("retry.toml");
-    /// std::fs::write(&path, "[policies.doc-setup]\nmax_attempts = 2\n").unwrap();
+    /// std::fs::write(&path, "[policies.doc-setup]\nmax_attempts = 2\ncap = \"1s\"\n").unwrap();
     /// let config = retry_config::Setup::new(&path).install().unwrap();
     /// assert!(config.warnings().is_empty());
     /// assert_eq!(retry_core::registry::policy("doc-setup").unwrap().max_attempts(), Some(2));

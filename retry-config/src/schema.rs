@@ -1,6 +1,9 @@
 //! The keys a file may use and how each value is read: the user-facing
 //! contract of the format, in one place.
 
+// A rejected value is the cold path: boxing its diagnostic would only add noise.
+#![allow(clippy::result_large_err)]
+
 use crate::diagnostic::{Diagnostic, Source, Span, did_you_mean};
 use retry_core::Jitter;
 use std::fmt;

@@ -1,0 +1,57 @@
+//! `retry-policy explain NAME`: every setting's effective value and the layer
+//! it came from (built-in, [defaults], extends, own table, profile, environment).
+
+use super::{CliError, Context};
+use retry_config::Explained;
+use std::process::ExitCode;
+
+/// Options of `explain`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The policy (or budget) to explain
+    #[arg(value_name = "POLICY")]
+    name: String,
+}
+
+/// Prints one line per setting.
+pub fn run(args: Args, cx: &Context) -> Result<ExitCode, CliError> {
+    let config = cx.load()?;
+    let profile = config
+        .profile()
+        .map(|p| format!(" (profile `{p}`)"))
+        .unwrap_or_default();
+    let fields = match config.explain(&args.name) {
+        Some(fields) => {
+            println!("policy `{}`{profile}", args.name);
+            let chain = config.extends(&args.name).unwrap_or_default();
+            if !chain.is_empty() {
+                println!("extends: {}", chain.join(" → "));
+            }
+            fields
+        }
+        None => match config.explain_budget(&args.name) {
+            Some(fields) => {
+                println!("budget `{}`{profile}", args.name);
+                fields
+            }
+            None => return Err(super::find_policy(&config, &args.name).unwrap_err()),
+        },
+    };
+    print!("{}", table(&fields));
+    Ok(ExitCode::SUCCESS)
+}
+
+fn table(fields: &[Explained]) -> String {
+    let rows: Vec<[String; 4]> = fields
+        .iter()
+        .map(|f| {
+            [
+                f.key.to_owned(),
+                f.value.clone(),
+                f.layer.to_string(),
+                f.span.as_ref().map(ToString::to_string).unwrap_or_default(),
+            ]
+        })
+        .collect();
+    super::list::columns(&["KEY", "VALUE", "FROM", "AT"], &rows)
+}

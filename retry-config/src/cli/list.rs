@@ -1,0 +1,141 @@
+//! `retry-policy list`: every policy and budget on one line each.
+
+use super::{CliError, Context};
+use retry_config::{Config, show_duration};
+use retry_core::{Backoff, Jitter, Policy};
+use std::process::ExitCode;
+
+/// Options of `list` (none).
+#[derive(Debug, clap::Args)]
+pub struct Args {}
+
+/// Prints the policies, then the budgets.
+pub fn run(_args: Args, cx: &Context) -> Result<ExitCode, CliError> {
+    let config = cx.load()?;
+    print!("{}", render(&config));
+    Ok(ExitCode::SUCCESS)
+}
+
+fn render(config: &Config) -> String {
+    let mut out = String::new();
+    let policies: Vec<[String; 2]> = config
+        .policy_names()
+        .filter_map(|name| Some([name.to_owned(), summary(config, name, config.policy(name)?)]))
+        .collect();
+    out.push_str(&format!("policies ({}):\n", policies.len()));
+    out.push_str(&indent(&columns(&[], &policies)));
+    let budgets: Vec<[String; 2]> = config
+        .budget_names()
+        .filter_map(|name| {
+            let b = config.budget(name)?;
+            let users: Vec<&str> = config
+                .policy_names()
+                .filter(|p| {
+                    config
+                        .policy(p)
+                        .and_then(|p| p.budget())
+                        .is_some_and(|pb| std::sync::Arc::ptr_eq(pb, b))
+                })
+                .collect();
+            let used = if users.is_empty() {
+                "unused".to_owned()
+            } else {
+                format!("used by {}", users.join(", "))
+            };
+            Some([
+                name.to_owned(),
+                format!(
+                    "ratio {}, at least {}/s, window {}; {used}",
+                    b.ratio(),
+                    b.min_per_sec(),
+                    show_duration(b.window())
+                ),
+            ])
+        })
+        .collect();
+    out.push_str(&format!("budgets ({}):\n", budgets.len()));
+    out.push_str(&indent(&columns(&[], &budgets)));
+    out
+}
+
+/// A policy in one line: shape, range, jitter, limits, budget.
+fn summary(config: &Config, name: &str, p: &Policy) -> String {
+    let shape = match p.backoff() {
+        Backoff::Exponential { factor } => format!("exponential ×{factor}"),
+        other => other.name().to_owned(),
+    };
+    let jitter = match p.jitter() {
+        Jitter::Proportional(r) => format!("±{}% jitter", r * 100.0),
+        j => format!("{} jitter", j.name()),
+    };
+    let attempts = match p.max_attempts() {
+        Some(1) => "1 attempt".to_owned(),
+        Some(n) => format!("{n} attempts"),
+        None => "unlimited attempts".to_owned(),
+    };
+    let mut parts = vec![
+        format!(
+            "{shape} {}..{}",
+            show_duration(p.base()),
+            show_duration(p.cap())
+        ),
+        jitter,
+        attempts,
+    ];
+    if let Some(d) = p.deadline() {
+        parts.push(format!("deadline {}", show_duration(d)));
+    }
+    if let Some(t) = p.attempt_timeout() {
+        parts.push(format!("timeout {}", show_duration(t)));
+    }
+    if let Some(classes) = p.retry_on() {
+        parts.push(format!("on {}", classes.join("|")));
+    }
+    let explained = config.explain(name).unwrap_or_default();
+    if let Some(b) = explained
+        .iter()
+        .find(|f| f.key == "budget" && f.value != "none")
+    {
+        parts.push(format!("budget {}", b.value));
+    }
+    if let Some(chain) = config.extends(name).filter(|c| !c.is_empty()) {
+        parts.push(format!("extends {}", chain[0]));
+    }
+    parts.join(", ")
+}
+
+fn indent(text: &str) -> String {
+    text.lines().map(|l| format!("  {l}\n")).collect()
+}
+
+/// Left-aligned columns separated by two spaces; an empty header prints no header row.
+pub fn columns<const N: usize>(header: &[&str], rows: &[[String; N]]) -> String {
+    let mut widths = [0usize; N];
+    for (i, h) in header.iter().enumerate().take(N) {
+        widths[i] = h.chars().count();
+    }
+    for row in rows {
+        for (i, cell) in row.iter().enumerate() {
+            widths[i] = widths[i].max(cell.chars().count());
+        }
+    }
+    let line = |cells: Vec<&str>| {
+        let mut s = String::new();
+        for (i, c) in cells.iter().enumerate() {
+            if i + 1 == cells.len() {
+                s.push_str(c);
+            } else {
+                s.push_str(&format!("{c:<w$}  ", w = widths[i]));
+            }
+        }
+        s.trim_end().to_owned() + "\n"
+    };
+    let mut out = String::new();
+    if !header.is_empty() {
+        out.push_str(&line(header.to_vec()));
+    }
+    for row in rows {
+        out.push_str(&line(row.iter().map(String::as_str).collect()));
+    }
+    out
+}

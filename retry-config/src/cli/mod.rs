@@ -1,0 +1,223 @@
+//! The command line: one module per subcommand, each with its clap `Args`
+//! and a `run(args, &Context)`.
+
+use clap::{Parser, Subcommand};
+use retry_config::{Config, Env, Options};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+mod check;
+mod explain;
+mod list;
+mod show;
+mod simulate;
+
+/// Check, show and explain retry policies from a retry.toml.
+#[derive(Debug, Parser)]
+#[command(
+    name = "retry-policy",
+    version,
+    about,
+    after_help = "The file is --config, else $RETRY_CONFIG, else ./retry.toml; the profile is --profile, else $RETRY_PROFILE.\n\
+                  RETRY_POLICY__<NAME>__<KEY> and RETRY_BUDGET__<NAME>__<KEY> variables override the file unless --no-env.\n\n\
+                  Exit status: 0 success, 1 the configuration has errors, 2 the command could not run."
+)]
+struct Cli {
+    #[command(flatten)]
+    global: Global,
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// Options every subcommand accepts.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Global {
+    /// The configuration file [default: $RETRY_CONFIG, else ./retry.toml]
+    #[arg(long, short = 'c', global = true, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// The profile whose overlays apply [default: $RETRY_PROFILE]
+    #[arg(long, short = 'p', global = true, value_name = "PROFILE")]
+    pub profile: Option<String>,
+    /// Ignore RETRY_POLICY__* and RETRY_BUDGET__* environment overrides
+    #[arg(long, global = true)]
+    pub no_env: bool,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Validate a configuration file and report every problem
+    Check(check::Args),
+    /// Show a policy's schedule: envelope, sampled wait and time of each attempt
+    Show(show::Args),
+    /// Show every setting of a policy and the layer it came from
+    Explain(explain::Args),
+    /// List every policy and budget with a one-line summary
+    List(list::Args),
+    /// Simulate a fleet of clients retrying against a failing server
+    Simulate(simulate::Args),
+}
+
+/// What every subcommand receives: the global options and how to load the file.
+#[derive(Debug, Clone)]
+pub struct Context {
+    /// The global options as given.
+    pub global: Global,
+}
+
+impl Context {
+    /// The file to read: `--config`, else `$RETRY_CONFIG`, else `./retry.toml`.
+    pub fn path(&self) -> PathBuf {
+        self.global
+            .config
+            .clone()
+            .or_else(|| {
+                std::env::var_os("RETRY_CONFIG")
+                    .filter(|p| !p.is_empty())
+                    .map(PathBuf::from)
+            })
+            .unwrap_or_else(|| PathBuf::from(retry_config::DEFAULT_FILE))
+    }
+
+    /// The load options: the profile from `--profile` or `$RETRY_PROFILE`,
+    /// and the environment overrides unless `--no-env`.
+    pub fn options(&self) -> Options {
+        let mut options = Options::new();
+        if !self.global.no_env {
+            options = options.env(Env::from_process());
+        }
+        let profile = self.global.profile.clone().or_else(|| {
+            std::env::var("RETRY_PROFILE")
+                .ok()
+                .filter(|p| !p.is_empty())
+        });
+        if let Some(p) = profile {
+            options = options.profile(p);
+        }
+        options
+    }
+
+    /// Loads the file; warnings go to stderr, errors become a [`CliError`]
+    /// with exit status 1.
+    pub fn load(&self) -> Result<Config, CliError> {
+        match Config::load_file(self.path(), &self.options()) {
+            Ok(config) => {
+                if !config.warnings().is_empty() {
+                    eprint!("{}", config.warnings().render());
+                }
+                Ok(config)
+            }
+            Err(diags) => Err(CliError::config(diags.render())),
+        }
+    }
+}
+
+/// A failed command: the message for stderr and the exit status.
+#[derive(Debug)]
+pub struct CliError {
+    /// Printed to stderr (prefixed with `error: ` for usage errors).
+    pub message: String,
+    /// 1 for configuration errors, 2 when the command could not run.
+    pub code: u8,
+}
+
+impl CliError {
+    /// The configuration has errors (already rendered): exit status 1.
+    pub fn config(rendered: String) -> Self {
+        CliError {
+            message: rendered,
+            code: 1,
+        }
+    }
+
+    /// The command could not run (bad argument, unknown name): exit status 2.
+    pub fn usage(message: impl Into<String>) -> Self {
+        CliError {
+            message: format!("error: {}\n", message.into()),
+            code: 2,
+        }
+    }
+}
+
+/// Parses the arguments, runs the subcommand, and maps the outcome to an exit status.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let cx = Context { global: cli.global };
+    let outcome = match cli.command {
+        Command::Check(args) => check::run(args, &cx),
+        Command::Show(args) => show::run(args, &cx),
+        Command::Explain(args) => explain::run(args, &cx),
+        Command::List(args) => list::run(args, &cx),
+        Command::Simulate(args) => simulate::run(args, &cx),
+    };
+    match outcome {
+        Ok(code) => code,
+        Err(e) => {
+            eprint!("{}", e.message);
+            ExitCode::from(e.code)
+        }
+    }
+}
+
+/// `name` as a policy of `config`, or a usage error with a did-you-mean.
+pub fn find_policy<'c>(
+    config: &'c Config,
+    name: &str,
+) -> Result<&'c std::sync::Arc<retry_core::Policy>, CliError> {
+    config.policy(name).ok_or_else(|| {
+        let names: Vec<&str> = config.policy_names().collect();
+        let close = names
+            .iter()
+            .map(|n| (strsim::jaro_winkler(n, name), *n))
+            .filter(|(s, _)| *s >= 0.8)
+            .max_by(|a, b| a.0.total_cmp(&b.0))
+            .map(|(_, n)| format!(" (did you mean `{n}`?)"))
+            .unwrap_or_default();
+        CliError::usage(format!(
+            "no policy `{name}` in {}{close}; defined: {}",
+            config.source().name(),
+            if names.is_empty() {
+                "none".to_owned()
+            } else {
+                names.join(", ")
+            }
+        ))
+    })
+}
+
+/// A sampled duration for tables: three significant digits (`81.2ms`, `1.49s`),
+/// whole seconds past a minute (`2m 5s`).
+pub fn short(d: std::time::Duration) -> String {
+    let trim = |s: String| {
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_owned()
+        } else {
+            s
+        }
+    };
+    let nanos = d.as_nanos();
+    let sig = |v: f64| -> String {
+        let decimals = if v >= 100.0 {
+            0
+        } else if v >= 10.0 {
+            1
+        } else {
+            2
+        };
+        trim(format!("{v:.decimals$}"))
+    };
+    if nanos == 0 {
+        "0s".to_owned()
+    } else if nanos < 1_000 {
+        format!("{nanos}ns")
+    } else if nanos < 1_000_000 {
+        format!("{}us", sig(nanos as f64 / 1e3))
+    } else if nanos < 1_000_000_000 {
+        format!("{}ms", sig(nanos as f64 / 1e6))
+    } else if d.as_secs() < 60 {
+        format!("{}s", sig(d.as_secs_f64()))
+    } else {
+        retry_config::show_duration(std::time::Duration::from_secs(
+            d.as_secs_f64().round() as u64
+        ))
+    }
+}

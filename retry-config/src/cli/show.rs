@@ -1,0 +1,228 @@
+//! `retry-policy show POLICY`: the schedule a failing call would follow,
+//! attempt by attempt, computed by retry-core's own decision logic with
+//! instant failures (so the times are waits only).
+
+use super::{CliError, Context, short};
+use retry_config::show_duration;
+use retry_core::{Class, Decider, Ending, Failure, Policy, Step};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+/// Options of `show`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The policy to show
+    #[arg(value_name = "POLICY")]
+    policy: String,
+    /// How many attempts to show at most [default: max_attempts, or 20 when unlimited]
+    #[arg(long, short = 'n', value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    attempts: Option<u32>,
+    /// Seed for the jitter, to reproduce a schedule [default: random, printed]
+    #[arg(long, value_name = "S")]
+    seed: Option<u64>,
+    /// Output format
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Format {
+    Table,
+    Json,
+}
+
+/// One attempt of the schedule.
+struct Row {
+    attempt: u32,
+    starts_at: Duration,
+    /// The envelope and the sampled wait after this attempt fails, when a retry follows.
+    wait: Option<(Duration, Duration)>,
+}
+
+/// Why the shown schedule stops.
+enum End {
+    Limit(u32),
+    Deadline(Duration),
+    NotShown,
+}
+
+/// Prints the schedule.
+pub fn run(args: Args, cx: &Context) -> Result<ExitCode, CliError> {
+    let config = cx.load()?;
+    let policy = super::find_policy(&config, &args.policy)?;
+    let seed = args.seed.unwrap_or_else(random_seed);
+    let shown = args.attempts.unwrap_or(match policy.max_attempts() {
+        Some(n) => n.min(1000),
+        None => 20,
+    });
+    let (rows, end) = schedule(policy, seed, shown);
+    let profile = config.profile();
+    match args.format {
+        Format::Table => print!(
+            "{}",
+            table(&args.policy, profile, policy, seed, &rows, &end)
+        ),
+        Format::Json => {
+            let value = json(&args.policy, profile, policy, seed, &rows, &end);
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&value).unwrap_or_default()
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn random_seed() -> u64 {
+    use std::hash::{BuildHasher, RandomState};
+    RandomState::new().hash_one(std::time::SystemTime::now())
+}
+
+/// Drives retry-core's `Decider` with failures that take no time.
+fn schedule(policy: &Policy, seed: u64, shown: u32) -> (Vec<Row>, End) {
+    // No budget (it is shared state) and every class retried: show the policy's own limits.
+    let policy = policy
+        .to_builder()
+        .budget(None)
+        .retry_any_class()
+        .build()
+        .unwrap_or_else(|_| policy.clone());
+    let mut decider = Decider::new(Some(seed));
+    let t0 = Instant::now();
+    let mut elapsed = Duration::ZERO;
+    let mut rows = Vec::new();
+    for attempt in 1..=shown {
+        let Some(now) = t0.checked_add(elapsed) else {
+            return (rows, End::NotShown);
+        };
+        decider.begin_attempt(&policy, now);
+        let envelope = policy.envelope(attempt - 1);
+        let failure = Failure {
+            class: Class::TRANSIENT,
+            hint: None,
+            allowed: true,
+        };
+        match decider.after_failure(&policy, failure, now) {
+            Step::Retry { wait, .. } => {
+                rows.push(Row {
+                    attempt,
+                    starts_at: elapsed,
+                    wait: Some((envelope, wait)),
+                });
+                elapsed = elapsed.saturating_add(wait);
+            }
+            Step::GiveUp(ending) => {
+                rows.push(Row {
+                    attempt,
+                    starts_at: elapsed,
+                    wait: None,
+                });
+                let end = match ending {
+                    Ending::Deadline => End::Deadline(policy.deadline().unwrap_or_default()),
+                    _ => End::Limit(attempt),
+                };
+                return (rows, end);
+            }
+        }
+    }
+    (rows, End::NotShown)
+}
+
+fn table(
+    name: &str,
+    profile: Option<&str>,
+    policy: &Policy,
+    seed: u64,
+    rows: &[Row],
+    end: &End,
+) -> String {
+    let mut out = format!(
+        "policy `{name}`{}: {} backoff, {} jitter, seed {seed}\n",
+        profile
+            .map(|p| format!(" (profile `{p}`)"))
+            .unwrap_or_default(),
+        policy.backoff().name(),
+        policy.jitter().name(),
+    );
+    let cells: Vec<[String; 5]> = rows
+        .iter()
+        .map(|r| {
+            let (envelope, wait, next) = match r.wait {
+                Some((e, w)) => (short(e), short(w), short(r.starts_at + w)),
+                None => ("-".into(), "-".into(), "-".into()),
+            };
+            [
+                r.attempt.to_string(),
+                short(r.starts_at),
+                envelope,
+                wait,
+                next,
+            ]
+        })
+        .collect();
+    out.push_str(&super::list::columns(
+        &["ATTEMPT", "STARTS AT", "ENVELOPE", "WAIT", "CUMULATIVE"],
+        &cells,
+    ));
+    out.push_str(&match end {
+        End::Limit(n) => {
+            format!("the attempt limit ends the call after attempt {n} (max_attempts = {n})\n")
+        }
+        End::Deadline(deadline) => format!(
+            "the deadline ({}) ends the call after attempt {}: the next wait would pass it\n",
+            show_duration(*deadline),
+            rows.len()
+        ),
+        End::NotShown => format!(
+            "(the call would go on; showing {} attempts, use --attempts N for more)\n",
+            rows.len()
+        ),
+    });
+    out.push_str(
+        "times assume each attempt fails instantly; WAIT is sampled, ENVELOPE is its upper end\n",
+    );
+    out
+}
+
+/// Milliseconds, to the microsecond.
+fn ms(d: Duration) -> f64 {
+    (d.as_secs_f64() * 1e6).round() / 1e3
+}
+
+fn json(
+    name: &str,
+    profile: Option<&str>,
+    policy: &Policy,
+    seed: u64,
+    rows: &[Row],
+    end: &End,
+) -> serde_json::Value {
+    let attempts: Vec<serde_json::Value> = rows
+        .iter()
+        .map(|r| {
+            serde_json::json!({
+                "attempt": r.attempt,
+                "starts_at_ms": ms(r.starts_at),
+                "envelope_ms": r.wait.map(|(e, _)| ms(e)),
+                "wait_ms": r.wait.map(|(_, w)| ms(w)),
+                "cumulative_ms": r.wait.map(|(_, w)| ms(r.starts_at + w)),
+            })
+        })
+        .collect();
+    let (reason, after) = match end {
+        End::Limit(n) => ("attempt_limit", Some(*n)),
+        End::Deadline(_) => ("deadline", rows.last().map(|r| r.attempt)),
+        End::NotShown => ("not_shown", None),
+    };
+    serde_json::json!({
+        "policy": name,
+        "profile": profile,
+        "seed": seed,
+        "backoff": policy.backoff().name(),
+        "jitter": policy.jitter().name(),
+        "max_attempts": policy.max_attempts(),
+        "deadline_ms": policy.deadline().map(ms),
+        "attempts": attempts,
+        "ends": { "reason": reason, "after_attempt": after },
+    })
+}
