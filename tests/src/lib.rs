@@ -21,7 +21,9 @@ use retry_core::{Policy, Registry};
 pub fn registry_with(policies: &[(&str, Policy)]) -> Registry {
     policies
         .iter()
-        .fold(Registry::builder(), |b, (name, p)| b.policy(name, p.clone()))
+        .fold(Registry::builder(), |b, (name, p)| {
+            b.policy(name, p.clone())
+        })
         .build()
 }
 

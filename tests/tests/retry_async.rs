@@ -75,7 +75,10 @@ impl Counter {
 #[tokio::test(start_paused = true)]
 async fn mut_self_method_mutates_state_between_attempts() {
     add_policy("async-mut-self", constant(250, 5));
-    let mut counter = Counter { calls: 0, seen: Vec::new() };
+    let mut counter = Counter {
+        calls: 0,
+        seen: Vec::new(),
+    };
     let start = Instant::now();
     assert_eq!(counter.bump(3).await, Ok(3));
     assert_eq!(counter.seen, [1, 2, 3]);
@@ -109,14 +112,23 @@ async fn fails_with(error: ApiError) -> Result<(), ApiError> {
 
 #[tokio::test(start_paused = true)]
 async fn retry_on_limits_the_classes_retried() {
-    let policy = constant(10, 4).to_builder().retry_on(["throttled"]).build().unwrap();
+    let policy = constant(10, 4)
+        .to_builder()
+        .retry_on(["throttled"])
+        .build()
+        .unwrap();
     add_policy("async-retry-on", policy);
     // A transient error is outside `retry_on`: one attempt.
-    assert_eq!(fails_with(ApiError::Unavailable).await, Err(ApiError::Unavailable));
+    assert_eq!(
+        fails_with(ApiError::Unavailable).await,
+        Err(ApiError::Unavailable)
+    );
     assert_eq!(RETRY_ON_CALLS.swap(0, Ordering::SeqCst), 1);
     // A throttled one is retried, and its hint (3s) replaces the 10ms wait.
     let start = Instant::now();
-    let throttled = ApiError::Throttled { wait: Duration::from_secs(3) };
+    let throttled = ApiError::Throttled {
+        wait: Duration::from_secs(3),
+    };
     assert_eq!(fails_with(throttled.clone()).await, Err(throttled));
     assert_eq!(RETRY_ON_CALLS.load(Ordering::SeqCst), 4);
     assert_eq!(start.elapsed(), Duration::from_secs(9));
@@ -141,7 +153,11 @@ async fn reload_during_a_run_changes_only_the_next_call() {
     assert_eq!(RELOAD_CALLS.swap(0, Ordering::SeqCst), 3);
     assert_eq!(start.elapsed(), Duration::from_millis(200));
     assert!(reloads_on_first_attempt().await.is_err());
-    assert_eq!(RELOAD_CALLS.load(Ordering::SeqCst), 1, "the next call sees max_attempts = 1");
+    assert_eq!(
+        RELOAD_CALLS.load(Ordering::SeqCst),
+        1,
+        "the next call sees max_attempts = 1"
+    );
 }
 
 static UNKNOWN_CALLS: AtomicU32 = AtomicU32::new(0);
@@ -159,7 +175,8 @@ async fn unknown_policy_at_run_time_makes_one_attempt() {
     assert!(
         retry_core::registry::missing_policies(&retry_core::registry::current())
             .iter()
-            .any(|site| site.policy == "async-never-installed" && site.function.ends_with("unknown_policy")),
+            .any(|site| site.policy == "async-never-installed"
+                && site.function.ends_with("unknown_policy")),
         "the call site is registered for the start-up check"
     );
 }
@@ -185,18 +202,31 @@ async fn hooked(error: ApiError) -> Result<(), ApiError> {
 #[tokio::test(start_paused = true)]
 async fn retry_if_narrows_and_on_retry_sees_each_wait() {
     add_policy("async-hooks", constant(40, 3));
-    let throttled = ApiError::Throttled { wait: Duration::from_millis(1) };
+    let throttled = ApiError::Throttled {
+        wait: Duration::from_millis(1),
+    };
     assert_eq!(hooked(throttled.clone()).await, Err(throttled));
-    assert_eq!(HOOKED_CALLS.swap(0, Ordering::SeqCst), 1, "retry_if refused a throttled error");
+    assert_eq!(
+        HOOKED_CALLS.swap(0, Ordering::SeqCst),
+        1,
+        "retry_if refused a throttled error"
+    );
     assert!(EVENTS.lock().unwrap().is_empty());
-    assert_eq!(hooked(ApiError::Unavailable).await, Err(ApiError::Unavailable));
+    assert_eq!(
+        hooked(ApiError::Unavailable).await,
+        Err(ApiError::Unavailable)
+    );
     assert_eq!(HOOKED_CALLS.load(Ordering::SeqCst), 3);
     let waits = Duration::from_millis(40);
     assert_eq!(*EVENTS.lock().unwrap(), [(1, waits), (2, waits)]);
 }
 
 #[retry(policy = "async-by-value")]
-async fn consumes(mut items: Vec<u32>, label: String, attempts: &AtomicU32) -> Result<usize, String> {
+async fn consumes(
+    mut items: Vec<u32>,
+    label: String,
+    attempts: &AtomicU32,
+) -> Result<usize, String> {
     items.push(0);
     let owned: String = label; // moves the argument: each attempt has its own
     if attempts.fetch_add(1, Ordering::SeqCst) < 2 {

@@ -7,7 +7,14 @@ use syn::spanned::Spanned;
 use syn::{Attribute, Expr, ExprLit, Fields, Ident, Lit, LitStr, Member, Path, Type};
 
 /// Keys on a variant (or on a struct).
-pub const VARIANT_KEYS: [&str; 6] = ["transient", "permanent", "class", "retry_after", "source", "timeout"];
+pub const VARIANT_KEYS: [&str; 6] = [
+    "transient",
+    "permanent",
+    "class",
+    "retry_after",
+    "source",
+    "timeout",
+];
 /// Keys on an enum.
 pub const ENUM_KEYS: [&str; 2] = ["default", "crate"];
 /// Keys on a field.
@@ -168,7 +175,10 @@ fn skip_value(meta: &syn::meta::ParseNestedMeta) -> syn::Result<()> {
 }
 
 fn twice(span: Span, key: &str) -> syn::Error {
-    syn::Error::new(span, format!("`{key}` is given more than once; fix: keep one"))
+    syn::Error::new(
+        span,
+        format!("`{key}` is given more than once; fix: keep one"),
+    )
 }
 
 fn duplicate(slot: &mut Option<Span>, span: Span, key: &str, errors: &mut Vec<syn::Error>) {
@@ -180,7 +190,9 @@ fn duplicate(slot: &mut Option<Span>, span: Span, key: &str, errors: &mut Vec<sy
 
 fn choose(slot: &mut Option<Chosen>, chosen: Chosen, errors: &mut Vec<syn::Error>) {
     if let Some(first) = slot {
-        let message = if matches!(first.spec, ClassSpec::Permanent) || matches!(chosen.spec, ClassSpec::Permanent) {
+        let message = if matches!(first.spec, ClassSpec::Permanent)
+            || matches!(chosen.spec, ClassSpec::Permanent)
+        {
             format!(
                 "{} conflicts with {} on the same variant: a permanent error is never retried, so it has no retry class; fix: keep only one of them",
                 chosen.shown, first.shown
@@ -197,10 +209,16 @@ fn choose(slot: &mut Option<Chosen>, chosen: Chosen, errors: &mut Vec<syn::Error
     *slot = Some(chosen);
 }
 
-fn string_value(meta: &syn::meta::ParseNestedMeta, key: &str, example: &str) -> syn::Result<LitStr> {
+fn string_value(
+    meta: &syn::meta::ParseNestedMeta,
+    key: &str,
+    example: &str,
+) -> syn::Result<LitStr> {
     let value: Expr = meta.value()?.parse()?;
     match value {
-        Expr::Lit(ExprLit { lit: Lit::Str(lit), .. }) => Ok(lit),
+        Expr::Lit(ExprLit {
+            lit: Lit::Str(lit), ..
+        }) => Ok(lit),
         other => Err(syn::Error::new(
             other.span(),
             format!("`{key}` takes a string literal; fix: `{key} = {example}`"),
@@ -220,10 +238,16 @@ fn class_name(key: &str, lit: &LitStr, errors: &mut Vec<syn::Error>) -> Option<C
             ));
             return None;
         }
-        return Some(Chosen { spec: ClassSpec::Permanent, span: lit.span(), shown });
+        return Some(Chosen {
+            spec: ClassSpec::Permanent,
+            span: lit.span(),
+            shown,
+        });
     }
     let valid = !name.is_empty()
-        && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-');
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-');
     if !valid {
         errors.push(syn::Error::new(
             lit.span(),
@@ -233,7 +257,11 @@ fn class_name(key: &str, lit: &LitStr, errors: &mut Vec<syn::Error>) -> Option<C
         ));
         return None;
     }
-    Some(Chosen { spec: ClassSpec::Retryable(name), span: lit.span(), shown })
+    Some(Chosen {
+        spec: ClassSpec::Retryable(name),
+        span: lit.span(),
+        shown,
+    })
 }
 
 /// The plan for one variant or struct: its own attributes, its fields'
@@ -260,11 +288,18 @@ pub fn plan(
         let member = member(field, index);
         if let Some(span) = field_said.source {
             if source.is_some() {
-                errors.push(syn::Error::new(span, format!("{what} marks more than one `source` field; fix: keep one")));
+                errors.push(syn::Error::new(
+                    span,
+                    format!("{what} marks more than one `source` field; fix: keep one"),
+                ));
             }
             source = Some((member.clone(), field.ty.clone()));
             if class.is_none() {
-                class = Some(Chosen { spec: ClassSpec::Source, span, shown: "`source`".into() });
+                class = Some(Chosen {
+                    spec: ClassSpec::Source,
+                    span,
+                    shown: "`source`".into(),
+                });
             } else if !matches!(class.as_ref().map(|c| &c.spec), Some(ClassSpec::Source)) {
                 let first = class.as_ref().map(|c| c.shown.clone()).unwrap_or_default();
                 errors.push(syn::Error::new(
@@ -284,7 +319,11 @@ pub fn plan(
         let marked: Vec<_> = fields
             .iter()
             .enumerate()
-            .filter(|(_, f)| f.attrs.iter().any(|a| a.path().is_ident("source") || a.path().is_ident("from")))
+            .filter(|(_, f)| {
+                f.attrs
+                    .iter()
+                    .any(|a| a.path().is_ident("source") || a.path().is_ident("from"))
+            })
             .collect();
         let pick = match (marked.as_slice(), fields.len()) {
             ([(i, f)], _) => Some((member(f, *i), f.ty.clone())),
@@ -328,25 +367,45 @@ pub fn plan(
         None => false,
     };
     if timeout && class.is_none() {
-        class = Some(Chosen { spec: ClassSpec::Retryable("timeout".into()), span: name_span, shown: "`timeout`".into() });
+        class = Some(Chosen {
+            spec: ClassSpec::Retryable("timeout".into()),
+            span: name_span,
+            shown: "`timeout`".into(),
+        });
     }
     if class.is_none() {
         class = default.cloned();
     }
     if class.is_none() {
         let fix = match variant {
-            Some(_) => "add `#[classify(transient)]`, `#[classify(permanent)]`, `#[classify(class = \"...\")]` or `#[classify(source)]` to it, or `#[classify(default = \"transient\")]` to the enum",
-            None => "add `#[classify(transient)]`, `#[classify(permanent)]`, `#[classify(class = \"...\")]` or `#[classify(source)]` to the struct",
+            Some(_) => {
+                "add `#[classify(transient)]`, `#[classify(permanent)]`, `#[classify(class = \"...\")]` or `#[classify(source)]` to it, or `#[classify(default = \"transient\")]` to the enum"
+            }
+            None => {
+                "add `#[classify(transient)]`, `#[classify(permanent)]`, `#[classify(class = \"...\")]` or `#[classify(source)]` to the struct"
+            }
         };
-        errors.push(syn::Error::new(name_span, format!("{what} is not classified; fix: {fix}")));
+        errors.push(syn::Error::new(
+            name_span,
+            format!("{what} is not classified; fix: {fix}"),
+        ));
     }
-    Plan { variant: variant.cloned(), class, retry_after, source, timeout }
+    Plan {
+        variant: variant.cloned(),
+        class,
+        retry_after,
+        source,
+        timeout,
+    }
 }
 
 fn member(field: &syn::Field, index: usize) -> Member {
     match &field.ident {
         Some(ident) => Member::Named(ident.clone()),
-        None => Member::Unnamed(syn::Index { index: index as u32, span: field.ty.span() }),
+        None => Member::Unnamed(syn::Index {
+            index: index as u32,
+            span: field.ty.span(),
+        }),
     }
 }
 
@@ -355,11 +414,17 @@ fn find_field(expr: &Expr, fields: &Fields, what: &str) -> syn::Result<(Member, 
     let names: Vec<String> = fields
         .iter()
         .enumerate()
-        .map(|(i, f)| f.ident.as_ref().map_or_else(|| i.to_string(), |id| id.to_string()))
+        .map(|(i, f)| {
+            f.ident
+                .as_ref()
+                .map_or_else(|| i.to_string(), |id| id.to_string())
+        })
         .collect();
     let wanted = match expr {
         Expr::Path(p) if p.path.get_ident().is_some() => p.path.get_ident().map(|i| i.to_string()),
-        Expr::Lit(ExprLit { lit: Lit::Int(i), .. }) => Some(i.base10_digits().to_owned()),
+        Expr::Lit(ExprLit {
+            lit: Lit::Int(i), ..
+        }) => Some(i.base10_digits().to_owned()),
         _ => None,
     };
     let Some(wanted) = wanted else {

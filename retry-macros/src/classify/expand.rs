@@ -25,7 +25,8 @@ pub fn expand(input: &DeriveInput, container: &Container, plans: &[Plan]) -> Tok
         .collect();
     // A generic source field must classify itself: say so in the bounds.
     for plan in plans {
-        if let (Some((_, ty)), Some(ClassSpec::Source)) = (&plan.source, plan.class.as_ref().map(|c| &c.spec))
+        if let (Some((_, ty)), Some(ClassSpec::Source)) =
+            (&plan.source, plan.class.as_ref().map(|c| &c.spec))
             && mentions(ty, &type_params)
         {
             generics
@@ -69,7 +70,8 @@ pub fn expand(input: &DeriveInput, container: &Container, plans: &[Plan]) -> Tok
     let retry_after = if hint_arms.is_empty() {
         quote! {}
     } else {
-        let rest = (hint_arms.len() < plans.len()).then(|| quote! { _ => ::core::option::Option::None, });
+        let rest =
+            (hint_arms.len() < plans.len()).then(|| quote! { _ => ::core::option::Option::None, });
         quote! {
             fn retry_after(&self) -> ::core::option::Option<::core::time::Duration> {
                 match self { #(#hint_arms)* #rest }
@@ -78,7 +80,11 @@ pub fn expand(input: &DeriveInput, container: &Container, plans: &[Plan]) -> Tok
     };
     let from_timeout = plans.iter().find(|p| p.timeout).map(|plan| {
         let pat = path(plan);
-        let build = if plan.variant.is_some() { quote! { #pat } } else { quote! { Self } };
+        let build = if plan.variant.is_some() {
+            quote! { #pat }
+        } else {
+            quote! { Self }
+        };
         quote! {
             fn from_timeout(_: #private::AttemptTimeout) -> ::core::option::Option<Self> {
                 ::core::option::Option::Some(#build)
@@ -104,7 +110,7 @@ pub fn expand(input: &DeriveInput, container: &Container, plans: &[Plan]) -> Tok
 
 /// Whether `ty` names one of the type's generic parameters.
 fn mentions(ty: &Type, params: &[String]) -> bool {
-    quote::ToTokens::to_token_stream(ty)
-        .into_iter()
-        .any(|tt| matches!(&tt, proc_macro2::TokenTree::Ident(i) if params.contains(&i.to_string())))
+    quote::ToTokens::to_token_stream(ty).into_iter().any(
+        |tt| matches!(&tt, proc_macro2::TokenTree::Ident(i) if params.contains(&i.to_string())),
+    )
 }

@@ -31,12 +31,22 @@ fn plan(input: &DeriveInput) -> Result<(attrs::Container, Vec<attrs::Plan>), syn
         }
         Data::Enum(data) => {
             let said = attrs::read(&input.attrs, &ENUM_KEYS, "enum", &mut errors);
-            let container = attrs::Container { default: said.default, krate: said.krate };
+            let container = attrs::Container {
+                default: said.default,
+                krate: said.krate,
+            };
             let mut plans = Vec::new();
             let mut timeout: Option<&syn::Ident> = None;
             for v in &data.variants {
                 let said = attrs::read(&v.attrs, &VARIANT_KEYS, "variant", &mut errors);
-                let p = attrs::plan(Some(&v.ident), v.ident.span(), said, &v.fields, container.default.as_ref(), &mut errors);
+                let p = attrs::plan(
+                    Some(&v.ident),
+                    v.ident.span(),
+                    said,
+                    &v.fields,
+                    container.default.as_ref(),
+                    &mut errors,
+                );
                 if p.timeout {
                     if let Some(first) = timeout {
                         errors.push(syn::Error::new(
@@ -51,10 +61,24 @@ fn plan(input: &DeriveInput) -> Result<(attrs::Container, Vec<attrs::Plan>), syn
             (container, plans)
         }
         Data::Struct(data) => {
-            let keys: Vec<&str> = VARIANT_KEYS.iter().chain(ENUM_KEYS.iter()).copied().collect();
+            let keys: Vec<&str> = VARIANT_KEYS
+                .iter()
+                .chain(ENUM_KEYS.iter())
+                .copied()
+                .collect();
             let mut said = attrs::read(&input.attrs, &keys, "struct", &mut errors);
-            let container = attrs::Container { default: said.default.take(), krate: said.krate.take() };
-            let p = attrs::plan(None, input.ident.span(), said, &data.fields, container.default.as_ref(), &mut errors);
+            let container = attrs::Container {
+                default: said.default.take(),
+                krate: said.krate.take(),
+            };
+            let p = attrs::plan(
+                None,
+                input.ident.span(),
+                said,
+                &data.fields,
+                container.default.as_ref(),
+                &mut errors,
+            );
             (container, vec![p])
         }
     };

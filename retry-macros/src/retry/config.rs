@@ -87,7 +87,9 @@ type Cache = HashMap<PathBuf, (Option<SystemTime>, Result<Vec<String>, String>)>
 fn policy_names(path: &Path) -> Result<Vec<String>, String> {
     static CACHE: Mutex<Option<Cache>> = Mutex::new(None);
     let modified = std::fs::metadata(path).and_then(|m| m.modified()).ok();
-    let mut cache = CACHE.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let mut cache = CACHE
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     let cache = cache.get_or_insert_with(HashMap::new);
     if let Some((when, names)) = cache.get(path)
         && *when == modified
@@ -109,9 +111,10 @@ fn read_names(path: &Path) -> Result<Vec<String>, String> {
         .find(|(key, _)| key.get_ref() == "policies")
         .map(|(_, value)| value.get_ref());
     let mut names: Vec<String> = match policies {
-        Some(toml::de::DeValue::Table(policies)) => {
-            policies.iter().map(|(key, _)| key.get_ref().to_string()).collect()
-        }
+        Some(toml::de::DeValue::Table(policies)) => policies
+            .iter()
+            .map(|(key, _)| key.get_ref().to_string())
+            .collect(),
         _ => Vec::new(),
     };
     names.sort();

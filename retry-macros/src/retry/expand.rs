@@ -48,7 +48,7 @@ pub fn expand(args: &RetryArgs, mut func: RetryFn, config: Option<&ConfigFile>) 
             }
         }
     };
-    let checks = resupplied.iter().map(|r| clone_check(r));
+    let checks = resupplied.iter().map(clone_check);
     let copies: Vec<TokenStream> = resupplied
         .iter()
         .map(|r| {
@@ -111,7 +111,9 @@ pub fn expand(args: &RetryArgs, mut func: RetryFn, config: Option<&ConfigFile>) 
         }
     };
 
-    let RetryFn { attrs, vis, sig, .. } = &func;
+    let RetryFn {
+        attrs, vis, sig, ..
+    } = &func;
     quote! {
         #(#attrs)*
         #vis #sig {
@@ -150,7 +152,9 @@ fn hooks(args: &RetryArgs, ret: &Type) -> TokenStream {
 /// Rewrites by-value parameters so each attempt gets its own copy: `mut` moves
 /// from the parameter to the attempt's binding, and destructuring patterns
 /// move into the attempt behind a generated parameter name.
-fn resupply_inputs(inputs: &mut syn::punctuated::Punctuated<FnArg, syn::Token![,]>) -> Vec<Resupplied> {
+fn resupply_inputs(
+    inputs: &mut syn::punctuated::Punctuated<FnArg, syn::Token![,]>,
+) -> Vec<Resupplied> {
     let mut out = Vec::new();
     for (index, input) in inputs.iter_mut().enumerate() {
         let FnArg::Typed(typed) = input else { continue };
@@ -202,7 +206,10 @@ fn clone_check(r: &Resupplied) -> TokenStream {
         "`#[retry]` cannot give argument `{}` to a second attempt: `{{Self}}` is not `Clone`",
         r.shown
     );
-    let label = format!("`{}` is taken by value, so every attempt needs its own copy", r.shown);
+    let label = format!(
+        "`{}` is taken by value, so every attempt needs its own copy",
+        r.shown
+    );
     let note = format!(
         "fix: take `{}` by reference (`&{{Self}}`, or `&mut {{Self}}` to mutate it across attempts), or implement `Clone` for `{{Self}}`",
         r.shown

@@ -101,7 +101,9 @@ pub fn args(raw: Vec<RawArg>) -> Result<RetryArgs, syn::Error> {
 
 fn policy_name(value: Expr) -> syn::Result<LitStr> {
     match value {
-        Expr::Lit(ExprLit { lit: Lit::Str(lit), .. }) => {
+        Expr::Lit(ExprLit {
+            lit: Lit::Str(lit), ..
+        }) => {
             if lit.value().trim().is_empty() {
                 Err(syn::Error::new(
                     lit.span(),

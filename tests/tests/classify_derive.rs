@@ -1,0 +1,135 @@
+//! `#[derive(Classify)]`: classes, hints, delegation, defaults, timeouts, and
+//! composition with thiserror.
+
+use retry_core::{AttemptTimeout, Class, Classify};
+use std::time::Duration;
+
+#[derive(Debug, thiserror::Error, Classify)]
+#[classify(default = "transient")]
+enum HttpError {
+    #[error("connection reset")]
+    Reset,
+    #[error("429, retry after {after:?}")]
+    #[classify(class = "throttled", retry_after = after)]
+    TooMany { after: Option<Duration> },
+    #[error("503")]
+    #[classify(retry_after = 0)]
+    Unavailable(Duration),
+    #[error("400")]
+    #[classify(permanent)]
+    BadRequest,
+    #[error("io")]
+    #[classify(source)]
+    Io(#[from] std::io::Error),
+    #[error("wrapped")]
+    Wrapped {
+        context: &'static str,
+        #[classify(source)]
+        inner: Inner,
+    },
+    #[error("attempt timed out")]
+    #[classify(timeout)]
+    TimedOut,
+}
+
+#[derive(Debug, thiserror::Error, Classify)]
+#[error("inner")]
+#[classify(class = "overloaded", retry_after = wait)]
+struct Inner {
+    wait: Duration,
+}
+
+#[test]
+fn variants_take_their_declared_class() {
+    assert_eq!(
+        HttpError::Reset.class(),
+        Class::TRANSIENT,
+        "from the default"
+    );
+    assert_eq!(HttpError::TooMany { after: None }.class(), Class::THROTTLED);
+    assert_eq!(HttpError::BadRequest.class(), Class::Permanent);
+    assert_eq!(HttpError::TimedOut.class(), Class::TIMEOUT);
+    assert_eq!(
+        HttpError::Unavailable(Duration::ZERO).class(),
+        Class::TRANSIENT
+    );
+}
+
+#[test]
+fn retry_after_reads_duration_and_option_fields() {
+    let hint = Duration::from_secs(7);
+    assert_eq!(
+        HttpError::TooMany { after: Some(hint) }.retry_after(),
+        Some(hint)
+    );
+    assert_eq!(HttpError::TooMany { after: None }.retry_after(), None);
+    assert_eq!(HttpError::Unavailable(hint).retry_after(), Some(hint));
+    assert_eq!(HttpError::Reset.retry_after(), None);
+}
+
+#[test]
+fn source_delegates_class_and_hint() {
+    let io = HttpError::from(std::io::Error::from(std::io::ErrorKind::ConnectionReset));
+    assert_eq!(io.class(), Class::TRANSIENT);
+    let io = HttpError::from(std::io::Error::from(std::io::ErrorKind::PermissionDenied));
+    assert_eq!(io.class(), Class::Permanent);
+    let wrapped = HttpError::Wrapped {
+        context: "db",
+        inner: Inner {
+            wait: Duration::from_secs(2),
+        },
+    };
+    assert_eq!(wrapped.class(), Class::Retryable("overloaded"));
+    assert_eq!(wrapped.retry_after(), Some(Duration::from_secs(2)));
+}
+
+#[test]
+fn timeout_variant_is_built_by_from_timeout() {
+    let t = AttemptTimeout {
+        attempt: 2,
+        timeout: Duration::from_secs(1),
+    };
+    assert!(matches!(
+        HttpError::from_timeout(t),
+        Some(HttpError::TimedOut)
+    ));
+    assert!(Inner::from_timeout(t).is_none(), "no timeout variant: None");
+}
+
+#[test]
+fn thiserror_display_still_works() {
+    assert_eq!(HttpError::BadRequest.to_string(), "400");
+    assert_eq!(
+        HttpError::TooMany { after: None }.to_string(),
+        "429, retry after None"
+    );
+}
+
+#[derive(Debug, Classify)]
+enum Generic<E> {
+    #[classify(source)]
+    Inner(E),
+    #[classify(permanent)]
+    Other,
+}
+
+#[test]
+fn generic_source_fields_get_a_classify_bound() {
+    let inner = Generic::Inner(HttpError::BadRequest);
+    assert_eq!(inner.class(), Class::Permanent);
+    assert_eq!(Generic::<HttpError>::Other.class(), Class::Permanent);
+}
+
+#[derive(Debug, Classify)]
+#[classify(transient)]
+struct Unit;
+
+#[derive(Debug, Classify)]
+enum Never {}
+
+#[test]
+fn unit_structs_and_empty_enums() {
+    assert_eq!(Unit.class(), Class::TRANSIENT);
+    fn assert_classify<T: Classify>() {}
+    assert_classify::<Never>();
+}
