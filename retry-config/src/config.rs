@@ -478,13 +478,18 @@ fn load_profile(
         );
         return None;
     }
+    // Warnings about a file with structural errors would judge values that
+    // were dropped; they wait until the errors are fixed.
+    let structurally_sound = !diags.has_errors();
     let before = diags.errors().count();
     let env = env::overlays(&options.env, doc, diags);
     let resolved = resolve::resolve(doc, options.profile.as_deref(), &env, diags);
-    for p in &resolved.policies {
-        lint::lint_policy(p, options.known_classes.as_deref(), diags);
+    if structurally_sound {
+        for p in &resolved.policies {
+            lint::lint_policy(p, options.known_classes.as_deref(), diags);
+        }
     }
-    if diags.errors().count() > before {
+    if !structurally_sound || diags.errors().count() > before {
         return None;
     }
     lint::lint_budgets(&resolved.budgets, &resolved.policies, diags);

@@ -41,13 +41,13 @@ pub(crate) struct Resolved {
 /// Checks that hold whatever profile is selected: names that collide in the
 /// environment, and profile overlays of policies or budgets the file lacks.
 pub(crate) fn check_structure(doc: &Document, diags: &mut Diagnostics) {
-    for (what, named) in [("policy", &doc.policies), ("budget", &doc.budgets)] {
+    for (plural, named) in [("policies", &doc.policies), ("budgets", &doc.budgets)] {
         for (first, second) in collisions(named) {
             diags.push(
                 Diagnostic::error(
-                    format!("{what}s.{}", second.name),
+                    format!("{plural}.{}", second.name),
                     format!(
-                        "{what} `{}` and `{}` map to the same environment name {}",
+                        "{plural} `{}` and `{}` map to the same environment name {}",
                         first.name,
                         second.name,
                         env_name(&second.name)
