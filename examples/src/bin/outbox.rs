@@ -255,37 +255,10 @@ fn summary(store: &Store, broker: &FakeBroker, elapsed: Duration) -> Fallible<()
     Ok(())
 }
 
-/// Installs the `publish` and `outbox` policies for `profile`.
+/// Loads the policies from `examples/retry.toml` (or the file `RETRY_CONFIG`
+/// names) with `profile`, and installs them in the registry.
 fn load_policies(profile: &str) -> Fallible<()> {
-    use retry_core::{Jitter, Policy, Registry, registry};
-    let ms = Duration::from_millis;
-    let (publish, outbox) = match profile {
-        "test" => (ms(1), ms(2)),
-        _ => (ms(10), ms(50)),
-    };
-    registry::install(
-        Registry::builder()
-            .policy(
-                "publish",
-                Policy::builder()
-                    .base(publish)
-                    .cap(publish * 8)
-                    .jitter(Jitter::Full)
-                    .max_attempts(3)
-                    .deadline(Some(ms(500)))
-                    .max_retry_after(Some(ms(100)))
-                    .build()?,
-            )
-            .policy(
-                "outbox",
-                Policy::builder()
-                    .base(outbox)
-                    .cap(outbox * 40)
-                    .jitter(Jitter::Full)
-                    .max_attempts(8)
-                    .build()?,
-            )
-            .build(),
-    );
-    Ok(())
+    examples::install_policies(profile)
+        .map(drop)
+        .map_err(|d| d.to_string().into())
 }

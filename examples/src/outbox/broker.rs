@@ -5,7 +5,7 @@
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use retry_core::{Class, Classify};
+use retry_core::Classify;
 use rusqlite::{Connection, params};
 use std::fmt;
 use std::path::Path;
@@ -54,16 +54,19 @@ impl Default for BrokerSettings {
 /// use examples::outbox::BrokerError;
 /// assert_eq!(BrokerError::Rejected("bad".into()).class(), Class::Permanent);
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Classify)]
 pub enum BrokerError {
     /// The broker is down or dropped the connection.
+    #[classify(transient)]
     Unavailable(String),
     /// The broker asked the client to slow down for this long.
+    #[classify(class = "throttled", retry_after = retry_after)]
     Throttled {
         /// The broker's Retry-After.
         retry_after: Duration,
     },
     /// The broker will never accept this message.
+    #[classify(permanent)]
     Rejected(String),
 }
 
@@ -80,22 +83,6 @@ impl fmt::Display for BrokerError {
 }
 
 impl std::error::Error for BrokerError {}
-
-impl Classify for BrokerError {
-    fn class(&self) -> Class {
-        match self {
-            BrokerError::Unavailable(_) => Class::TRANSIENT,
-            BrokerError::Throttled { .. } => Class::THROTTLED,
-            BrokerError::Rejected(_) => Class::Permanent,
-        }
-    }
-    fn retry_after(&self) -> Option<Duration> {
-        match self {
-            BrokerError::Throttled { retry_after } => Some(*retry_after),
-            _ => None,
-        }
-    }
-}
 
 /// The fake broker.
 ///

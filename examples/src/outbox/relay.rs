@@ -3,7 +3,7 @@
 
 use super::broker::{BrokerError, FakeBroker};
 use super::store::{EventRow, EventState, Store, now_ms};
-use retry_core::{Classify, Oracle, Policy, Retry, Verdict, registry};
+use retry_core::{Classify, Oracle, Verdict, registry, retry};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, SystemTime};
@@ -38,20 +38,16 @@ impl PassStats {
     }
 }
 
-/// Publishes one event with the `publish` policy's short retries, counting
-/// every call into `calls`.
+/// Publishes one event, with the `publish` policy's short retries around
+/// it; counts every call into `calls`.
+#[retry(policy = "publish")]
 async fn publish(
-    publish_policy: &Policy,
     broker: &FakeBroker,
     event: &EventRow,
     calls: &AtomicU32,
 ) -> Result<(), BrokerError> {
-    Retry::new(publish_policy)
-        .call(|| {
-            calls.fetch_add(1, Ordering::Relaxed);
-            broker.publish(&event.event_id, &event.payload)
-        })
-        .await
+    calls.fetch_add(1, Ordering::Relaxed);
+    broker.publish(&event.event_id, &event.payload).await
 }
 
 /// The outbox relay.
@@ -120,15 +116,16 @@ impl Relay {
     /// # }
     /// ```
     pub async fn pass(&self) -> Result<PassStats, RelayError> {
-        let publish_policy =
-            registry::policy("publish").ok_or(RelayError::MissingPolicy("publish"))?;
+        if registry::policy("publish").is_none() {
+            return Err(RelayError::MissingPolicy("publish"));
+        }
         let outbox_policy =
             registry::policy("outbox").ok_or(RelayError::MissingPolicy("outbox"))?;
         let mut stats = PassStats::default();
         for event in self.store.due(now_ms(), self.batch)? {
             let calls = AtomicU32::new(0);
             // No transaction or lock is held while publishing.
-            let outcome = publish(&publish_policy, &self.broker, &event, &calls).await;
+            let outcome = publish(&self.broker, &event, &calls).await;
             let calls = calls.load(Ordering::Relaxed);
             stats.calls += calls;
             let (now, wall) = (now_ms(), SystemTime::now());

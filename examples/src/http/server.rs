@@ -1,0 +1,224 @@
+//! A scripted HTTP server on 127.0.0.1: each request gets the next scripted
+//! reply; once the script runs out, every request gets 200.
+
+use http_body_util::Full;
+use hyper::body::{Bytes, Incoming};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+use tokio::net::TcpListener;
+
+/// How a reply states its `Retry-After`.
+///
+/// ```
+/// let r = examples::http::RetryAfter::Seconds(3);
+/// assert_eq!(r.header_value(std::time::SystemTime::now()), "3");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RetryAfter {
+    /// `Retry-After: <delay-seconds>`.
+    Seconds(u64),
+    /// `Retry-After: <HTTP-date>`, this far from the moment of the reply
+    /// (negative offsets are not expressible; use `Date` with a past time).
+    In(Duration),
+    /// `Retry-After: <HTTP-date>` at a fixed time.
+    Date(SystemTime),
+    /// Any text, verbatim (for garbage and negative values).
+    Raw(String),
+}
+
+impl RetryAfter {
+    /// The header's text at `now`.
+    ///
+    /// ```
+    /// use examples::http::RetryAfter;
+    /// assert_eq!(RetryAfter::Raw("soon".into()).header_value(std::time::SystemTime::now()), "soon");
+    /// ```
+    pub fn header_value(&self, now: SystemTime) -> String {
+        match self {
+            RetryAfter::Seconds(s) => s.to_string(),
+            RetryAfter::In(d) => httpdate::fmt_http_date(now.checked_add(*d).unwrap_or(now)),
+            RetryAfter::Date(t) => httpdate::fmt_http_date(*t),
+            RetryAfter::Raw(s) => s.clone(),
+        }
+    }
+}
+
+/// One scripted reply.
+///
+/// ```
+/// let r = examples::http::Reply::status(503);
+/// assert_eq!(r.status, 503);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reply {
+    /// The status code.
+    pub status: u16,
+    /// The `Retry-After` header, if any.
+    pub retry_after: Option<RetryAfter>,
+}
+
+impl Reply {
+    /// A reply with no `Retry-After`.
+    ///
+    /// ```
+    /// assert!(examples::http::Reply::status(500).retry_after.is_none());
+    /// ```
+    pub const fn status(status: u16) -> Self {
+        Reply {
+            status,
+            retry_after: None,
+        }
+    }
+
+    /// A reply with a `Retry-After`.
+    ///
+    /// ```
+    /// use examples::http::{Reply, RetryAfter};
+    /// let r = Reply::with_retry_after(429, RetryAfter::Seconds(1));
+    /// assert_eq!(r.status, 429);
+    /// ```
+    pub const fn with_retry_after(status: u16, retry_after: RetryAfter) -> Self {
+        Reply {
+            status,
+            retry_after: Some(retry_after),
+        }
+    }
+}
+
+struct State {
+    script: Mutex<VecDeque<Reply>>,
+    requests: AtomicU32,
+    arrivals: Mutex<Vec<tokio::time::Instant>>,
+}
+
+impl State {
+    fn respond(&self) -> Response<Full<Bytes>> {
+        self.requests.fetch_add(1, Ordering::SeqCst);
+        if let Ok(mut a) = self.arrivals.lock() {
+            a.push(tokio::time::Instant::now());
+        }
+        let next = self.script.lock().ok().and_then(|mut s| s.pop_front());
+        let reply = next.unwrap_or(Reply::status(200));
+        let status = StatusCode::from_u16(reply.status).unwrap_or(StatusCode::OK);
+        let body = if status.is_success() {
+            "hello from 127.0.0.1"
+        } else {
+            "try again"
+        };
+        let mut response = Response::builder().status(status);
+        if let Some(ra) = &reply.retry_after {
+            response = response.header("retry-after", ra.header_value(SystemTime::now()));
+        }
+        response
+            .body(Full::new(Bytes::from_static(body.as_bytes())))
+            .unwrap_or_else(|_| Response::new(Full::new(Bytes::new())))
+    }
+}
+
+/// A running scripted server.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// use examples::http::{Reply, ScriptedServer};
+/// let server = ScriptedServer::start(vec![Reply::status(503)]).await.unwrap();
+/// assert!(server.addr().ip().is_loopback());
+/// # }
+/// ```
+pub struct ScriptedServer {
+    addr: SocketAddr,
+    state: Arc<State>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl ScriptedServer {
+    /// Binds 127.0.0.1 on a free port and serves `script` in order.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let s = examples::http::ScriptedServer::start(vec![]).await.unwrap();
+    /// assert_eq!(s.requests(), 0);
+    /// # }
+    /// ```
+    pub async fn start(script: Vec<Reply>) -> std::io::Result<Self> {
+        let listener = TcpListener::bind("127.0.0.1:0").await?;
+        let addr = listener.local_addr()?;
+        let state = Arc::new(State {
+            script: Mutex::new(script.into()),
+            requests: AtomicU32::new(0),
+            arrivals: Mutex::new(Vec::new()),
+        });
+        let shared = state.clone();
+        let task = tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                let state = shared.clone();
+                tokio::spawn(async move {
+                    let service = service_fn(move |_req: Request<Incoming>| {
+                        let response = state.respond();
+                        async move { Ok::<_, Infallible>(response) }
+                    });
+                    let _ = http1::Builder::new()
+                        .serve_connection(TokioIo::new(stream), service)
+                        .await;
+                });
+            }
+        });
+        Ok(ScriptedServer { addr, state, task })
+    }
+
+    /// Where it listens.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let s = examples::http::ScriptedServer::start(vec![]).await.unwrap();
+    /// assert_ne!(s.addr().port(), 0);
+    /// # }
+    /// ```
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Requests served so far.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let s = examples::http::ScriptedServer::start(vec![]).await.unwrap();
+    /// assert_eq!(s.requests(), 0);
+    /// # }
+    /// ```
+    pub fn requests(&self) -> u32 {
+        self.state.requests.load(Ordering::SeqCst)
+    }
+
+    /// The gaps between consecutive requests, on tokio's clock (virtual
+    /// time under a paused clock): the waits the client actually took.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let s = examples::http::ScriptedServer::start(vec![]).await.unwrap();
+    /// assert!(s.gaps().is_empty());
+    /// # }
+    /// ```
+    pub fn gaps(&self) -> Vec<Duration> {
+        let arrivals = self
+            .state
+            .arrivals
+            .lock()
+            .map(|a| a.clone())
+            .unwrap_or_default();
+        arrivals.windows(2).map(|w| w[1] - w[0]).collect()
+    }
+}
+
+impl Drop for ScriptedServer {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
