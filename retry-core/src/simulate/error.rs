@@ -1,0 +1,73 @@
+//! Why a scenario cannot be simulated.
+
+use crate::policy::Problem;
+use std::fmt;
+
+/// Every problem found in a scenario's settings, each naming the field, the
+/// rule and the fix, like [`PolicyError`](crate::PolicyError).
+///
+/// ```
+/// use retry_core::simulate::Herd;
+/// use std::time::Duration;
+/// let herd = Herd { tick: Duration::ZERO, ..Herd::default() };
+/// let err = herd.run(&retry_core::Policy::default()).unwrap_err();
+/// assert_eq!(err.problems()[0].field, "tick");
+/// assert!(err.to_string().contains("greater than zero"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SimulateError {
+    scenario: &'static str,
+    problems: Vec<Problem>,
+}
+
+impl SimulateError {
+    /// `Ok(())` when `problems` is empty, the error otherwise.
+    pub(crate) fn check(scenario: &'static str, problems: Vec<Problem>) -> Result<(), Self> {
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(SimulateError { scenario, problems })
+        }
+    }
+
+    /// The problems, in the order the fields were checked.
+    ///
+    /// ```
+    /// use retry_core::simulate::Herd;
+    /// let herd = Herd { capacity: 0, ..Herd::default() };
+    /// let err = herd.run(&retry_core::Policy::default()).unwrap_err();
+    /// assert_eq!(err.problems().len(), 1);
+    /// ```
+    pub fn problems(&self) -> &[Problem] {
+        &self.problems
+    }
+}
+
+impl fmt::Display for SimulateError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "invalid {} scenario", self.scenario)?;
+        for (i, p) in self.problems.iter().enumerate() {
+            write!(f, "{}{p}", if i == 0 { ": " } else { "; " })?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for SimulateError {}
+
+/// Collects problems with a scenario's fields.
+pub(crate) struct Checks(pub(crate) Vec<Problem>);
+
+impl Checks {
+    pub(crate) fn require(
+        &mut self,
+        ok: bool,
+        field: &'static str,
+        rule: &'static str,
+        fix: String,
+    ) {
+        if !ok {
+            self.0.push(Problem { field, rule, fix });
+        }
+    }
+}

@@ -1,0 +1,272 @@
+//! The thundering herd: a whole fleet fails at once and retries against a
+//! service that is down for a while and then has limited room.
+//!
+//! Time is cut into ticks. Every client calls in tick 0 and fails (that is
+//! the scenario). A call made in tick `t` is answered at the end of the tick,
+//! so the client's [`Decider`] sees the failure at `(t + 1)·tick` and the next
+//! call lands in the tick containing `(t + 1)·tick + wait`. Until `outage` has
+//! passed every call fails as transient; after that the service accepts the
+//! first `capacity` calls of each tick (in the order they were scheduled) and
+//! throttles the rest.
+
+mod outage;
+mod recovery;
+mod tally;
+
+use super::error::{Checks, SimulateError};
+use super::histogram::ArrivalHistogram;
+use super::queue::TickQueue;
+use super::seed::client_seed;
+use crate::decide::Decider;
+use crate::policy::Policy;
+use crate::rng::JitterRng;
+use std::time::{Duration, Instant};
+use tally::Tally;
+
+/// A thundering-herd scenario. Fill in the fields you care about and keep
+/// the rest from [`Herd::default`].
+///
+/// ```
+/// use retry_core::simulate::Herd;
+/// use retry_core::{Jitter, Policy};
+/// use std::time::Duration;
+///
+/// let herd = Herd { clients: 1000, outage: Duration::from_millis(500), capacity: 100, ..Herd::default() };
+/// let lockstep = Policy::builder().jitter(Jitter::None).max_attempts(5).build().unwrap();
+/// let jittered = lockstep.to_builder().jitter(Jitter::Full).build().unwrap();
+///
+/// let a = herd.run(&lockstep).unwrap();
+/// let b = herd.run(&jittered).unwrap();
+/// assert_eq!(a.first_wave, 1000);
+/// assert_eq!(a.peak_retries, 1000); // every client retries in the same tick
+/// assert!(b.peak_retries < a.peak_retries / 5);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Herd {
+    /// Clients that fail together at time 0.
+    pub clients: u32,
+    /// How long the service stays down.
+    pub outage: Duration,
+    /// Calls per tick the service accepts once it is back (at least 1).
+    pub capacity: u64,
+    /// The simulation's time step.
+    pub tick: Duration,
+    /// Seeds every client's jitter stream (see [`client_seed`]).
+    pub seed: u64,
+    /// Simulated time after which clients still retrying are left unfinished.
+    pub horizon: Duration,
+    /// Calls after which the run stops, clients still retrying left unfinished:
+    /// a guard against a policy that would retry for days in 1 ns ticks.
+    pub max_calls: u64,
+}
+
+impl Default for Herd {
+    /// 1000 clients, a 1 s outage, 100 calls per 1 ms tick, seed 0, a one-day
+    /// horizon and at most a billion calls.
+    fn default() -> Self {
+        Herd {
+            clients: 1000,
+            outage: Duration::from_secs(1),
+            capacity: 100,
+            tick: Duration::from_millis(1),
+            seed: 0,
+            horizon: Duration::from_secs(24 * 3600),
+            max_calls: 1_000_000_000,
+        }
+    }
+}
+
+/// What one policy did to the service in a [`Herd`] scenario.
+///
+/// ```
+/// use retry_core::simulate::Herd;
+/// let r = Herd { clients: 10, ..Herd::default() }.run(&retry_core::Policy::default()).unwrap();
+/// assert_eq!(r.successes + r.give_ups + r.unfinished, 10);
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct HerdReport {
+    /// Clients simulated.
+    pub clients: u32,
+    /// The simulation's time step.
+    pub tick: Duration,
+    /// Calls in tick 0: the synchronised first failure, the scenario's doing.
+    pub first_wave: u64,
+    /// Retry arrivals in the busiest tick after tick 0: the policy's doing.
+    pub peak_retries: u64,
+    /// The (first) tick where [`peak_retries`](Self::peak_retries) happened.
+    pub peak_tick: u64,
+    /// Every call made, first calls included.
+    pub calls: u64,
+    /// Clients that eventually succeeded.
+    pub successes: u64,
+    /// Clients whose policy gave up.
+    pub give_ups: u64,
+    /// Clients still retrying when the horizon or the call limit stopped the run.
+    pub unfinished: u64,
+    /// Ticks in which at least one call arrived.
+    pub busy_ticks: u64,
+    /// Ticks until every client had succeeded or given up (or the run stopped).
+    pub ticks: u64,
+    /// Median time from the first failure to success, over the clients that succeeded.
+    pub p50: Option<Duration>,
+    /// 99th-percentile time to success, over the clients that succeeded.
+    pub p99: Option<Duration>,
+    /// Retry arrivals per tick (tick 0 counts zero: its calls are [`first_wave`](Self::first_wave)).
+    pub arrivals: ArrivalHistogram,
+    /// Whether the policy had a retry budget, which the simulation ignores: a
+    /// budget belongs to one process, and here each client is its own process.
+    pub ignored_budget: bool,
+}
+
+impl HerdReport {
+    /// Time until every client had succeeded or given up: [`ticks`](Self::ticks) × tick.
+    ///
+    /// ```
+    /// use retry_core::simulate::Herd;
+    /// let r = Herd { clients: 1, outage: std::time::Duration::ZERO, ..Herd::default() }
+    ///     .run(&retry_core::Policy::default()).unwrap();
+    /// assert_eq!(r.finished_after(), std::time::Duration::from_millis(1));
+    /// ```
+    pub fn finished_after(&self) -> Duration {
+        ticks_to_duration(self.ticks, self.tick)
+    }
+}
+
+impl Herd {
+    fn validate(&self) -> Result<(), SimulateError> {
+        let max = Policy::MAX_DURATION;
+        let mut c = Checks(Vec::new());
+        c.require(
+            !self.tick.is_zero(),
+            "tick",
+            "must be greater than zero",
+            "use a step such as 1ms".into(),
+        );
+        for (field, value) in [
+            ("tick", self.tick),
+            ("outage", self.outage),
+            ("horizon", self.horizon),
+        ] {
+            c.require(
+                value <= max,
+                field,
+                "must be at most 100 years",
+                format!("use a shorter {field} (got {value:?})"),
+            );
+        }
+        c.require(
+            self.capacity > 0,
+            "capacity",
+            "must be at least 1 call per tick",
+            "to model a service that never comes back, use an outage longer than the horizon"
+                .into(),
+        );
+        c.require(
+            self.horizon >= self.tick,
+            "horizon",
+            "must be at least one tick",
+            format!("raise horizon to at least {:?}", self.tick),
+        );
+        SimulateError::check("herd", c.0)
+    }
+
+    /// Runs every client under `policy` (its retry budget, if any, is ignored:
+    /// see [`HerdReport::ignored_budget`]). Deterministic for a given seed.
+    ///
+    /// ```
+    /// use retry_core::simulate::Herd;
+    /// use retry_core::Policy;
+    /// let herd = Herd { clients: 500, ..Herd::default() };
+    /// let p = Policy::default();
+    /// assert_eq!(herd.run(&p).unwrap(), herd.run(&p).unwrap());
+    /// ```
+    pub fn run(&self, policy: &Policy) -> Result<HerdReport, SimulateError> {
+        self.validate()?;
+        let ignored_budget = policy.budget().is_some();
+        let unbudgeted;
+        let policy = if ignored_budget {
+            unbudgeted =
+                policy.to_builder().budget(None).build().map_err(|e| {
+                    SimulateError::check("herd", e.problems().to_vec()).unwrap_err()
+                })?;
+            &unbudgeted
+        } else {
+            policy
+        };
+        let ctx = Ctx::new(self, policy);
+        let mut tally = Tally::new(self.clients);
+        // The longest computed wait, in ticks: the span the wheel should cover.
+        let span = policy.cap().as_nanos() / self.tick.as_nanos();
+        let mut recovery = TickQueue::new(u64::try_from(span).unwrap_or(u64::MAX));
+        let fleet = (0..self.clients)
+            .map(|i| Decider::with_rng(JitterRng::seeded(client_seed(self.seed, u64::from(i)))));
+        if ctx.outage_ticks == 0 {
+            for decider in fleet {
+                recovery.push(0, decider);
+            }
+        } else {
+            outage::run(&ctx, fleet, &mut tally, &mut recovery);
+        }
+        recovery::run(&ctx, &mut tally, &mut recovery);
+        Ok(tally.report(self, ignored_budget))
+    }
+}
+
+/// What both phases of a run need to know.
+pub(super) struct Ctx<'p> {
+    pub(super) policy: &'p Policy,
+    pub(super) tick_ns: u64,
+    /// The first tick that starts after the outage.
+    pub(super) outage_ticks: u64,
+    pub(super) horizon_ticks: u64,
+    pub(super) max_calls: u64,
+    pub(super) capacity: u64,
+    origin: Instant,
+}
+
+impl<'p> Ctx<'p> {
+    fn new(herd: &Herd, policy: &'p Policy) -> Self {
+        // validate() bounds tick, outage and horizon to 100 years: all fit in u64 nanoseconds.
+        let tick = herd.tick.as_nanos().max(1);
+        let to_u64 = |n: u128| u64::try_from(n).unwrap_or(u64::MAX);
+        Ctx {
+            policy,
+            tick_ns: to_u64(tick),
+            outage_ticks: to_u64(herd.outage.as_nanos().div_ceil(tick)),
+            horizon_ticks: to_u64(herd.horizon.as_nanos() / tick),
+            max_calls: herd.max_calls,
+            capacity: herd.capacity,
+            origin: Instant::now(),
+        }
+    }
+
+    /// The synthetic instant `ns` after time 0, for the decider's deadline.
+    fn at(&self, ns: u64) -> Instant {
+        // At most ~200 years past now, which every platform's Instant can hold.
+        self.origin
+            .checked_add(Duration::from_nanos(ns))
+            .unwrap_or(self.origin)
+    }
+
+    /// When a call in `tick` starts.
+    pub(super) fn start(&self, tick: u64) -> Instant {
+        self.at(tick.saturating_mul(self.tick_ns))
+    }
+
+    /// When a call in `tick` is answered: the end of the tick.
+    pub(super) fn end(&self, tick: u64) -> Instant {
+        self.at(tick.saturating_add(1).saturating_mul(self.tick_ns))
+    }
+
+    /// The tick of the next call after a call in `tick` and a `wait`.
+    pub(super) fn next_tick(&self, tick: u64, wait: Duration) -> u64 {
+        let answered = tick.saturating_add(1).saturating_mul(self.tick_ns);
+        let wait = u64::try_from(wait.as_nanos()).unwrap_or(u64::MAX);
+        answered.saturating_add(wait) / self.tick_ns
+    }
+}
+
+pub(super) fn ticks_to_duration(ticks: u64, tick: Duration) -> Duration {
+    let nanos = u128::from(ticks).saturating_mul(tick.as_nanos());
+    Duration::from_nanos(u64::try_from(nanos).unwrap_or(u64::MAX))
+}

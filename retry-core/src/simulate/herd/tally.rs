@@ -1,0 +1,103 @@
+//! The counters of a herd run in progress, and the report they become.
+
+use super::{Herd, HerdReport, ticks_to_duration};
+use crate::simulate::ArrivalHistogram;
+use std::time::Duration;
+
+pub(super) struct Tally {
+    arrivals: ArrivalHistogram,
+    first_wave: u64,
+    /// (calls, tick) of the busiest tick after tick 0; the earliest wins ties.
+    peak: (u64, u64),
+    pub(super) calls: u64,
+    busy_ticks: u64,
+    give_ups: u64,
+    pub(super) unfinished: u64,
+    last_tick: Option<u64>,
+    /// The tick of each success, for the percentiles.
+    success_ticks: Vec<u64>,
+}
+
+impl Tally {
+    pub(super) fn new(clients: u32) -> Self {
+        Tally {
+            arrivals: ArrivalHistogram::new(ArrivalHistogram::DEFAULT_MAX_BINS),
+            first_wave: 0,
+            peak: (0, 0),
+            calls: 0,
+            busy_ticks: 0,
+            give_ups: 0,
+            unfinished: 0,
+            last_tick: None,
+            success_ticks: Vec::with_capacity(clients as usize),
+        }
+    }
+
+    /// Counts the calls of one tick into the histogram and the peak. Each
+    /// tick is reported once, in increasing order; `calls` are counted
+    /// separately, as they are made.
+    pub(super) fn tick(&mut self, tick: u64, arrivals: u64) {
+        self.busy_ticks += 1;
+        if tick == 0 {
+            self.first_wave = arrivals;
+            self.arrivals.record(0, 0);
+        } else {
+            self.arrivals.record(tick, arrivals);
+            if arrivals > self.peak.0 {
+                self.peak = (arrivals, tick);
+            }
+        }
+    }
+
+    pub(super) fn succeed(&mut self, tick: u64) {
+        self.success_ticks.push(tick);
+        self.finish(tick);
+    }
+
+    pub(super) fn give_up(&mut self, tick: u64) {
+        self.give_ups += 1;
+        self.finish(tick);
+    }
+
+    fn finish(&mut self, tick: u64) {
+        self.last_tick = Some(self.last_tick.map_or(tick, |t| t.max(tick)));
+    }
+
+    pub(super) fn report(mut self, herd: &Herd, ignored_budget: bool) -> HerdReport {
+        let ticks = if self.unfinished > 0 {
+            self.arrivals.ticks()
+        } else {
+            self.last_tick.map_or(0, |t| t + 1)
+        };
+        let p50 = percentile(&mut self.success_ticks, 0.5, herd.tick);
+        let p99 = percentile(&mut self.success_ticks, 0.99, herd.tick);
+        HerdReport {
+            clients: herd.clients,
+            tick: herd.tick,
+            first_wave: self.first_wave,
+            peak_retries: self.peak.0,
+            peak_tick: self.peak.1,
+            calls: self.calls,
+            successes: self.success_ticks.len() as u64,
+            give_ups: self.give_ups,
+            unfinished: self.unfinished,
+            busy_ticks: self.busy_ticks,
+            ticks,
+            p50,
+            p99,
+            arrivals: self.arrivals,
+            ignored_budget,
+        }
+    }
+}
+
+/// The nearest-rank `q`-quantile of the success ticks, as time since time 0:
+/// a call in tick t is answered at the end of it, (t + 1) ticks after time 0.
+fn percentile(ticks: &mut [u64], q: f64, tick: Duration) -> Option<Duration> {
+    if ticks.is_empty() {
+        return None;
+    }
+    let rank = ((q * ticks.len() as f64).ceil() as usize).clamp(1, ticks.len()) - 1;
+    let (_, &mut t, _) = ticks.select_nth_unstable(rank);
+    Some(ticks_to_duration(t.saturating_add(1), tick))
+}

@@ -1,0 +1,41 @@
+//! Fleet simulation: what a whole fleet of clients following one policy does
+//! to the service they share, before production finds out.
+//!
+//! Two scenarios, both driven by the engine's own [`Decider`](crate::Decider),
+//! so a simulated client waits exactly as a real [`Retry`](crate::Retry) loop
+//! under the same policy would:
+//!
+//! - [`Herd`]: the thundering herd. Every client fails at time 0 against a
+//!   service that is down for a while and then accepts a limited number of
+//!   calls per tick. Without jitter, backoff spreads retries out in time but
+//!   not away from each other, and the whole fleet arrives in the same tick.
+//! - [`Contention`]: optimistic-concurrency writes to one row, the model of
+//!   the well-known "Exponential Backoff and Jitter" study.
+//!
+//! Results are plain data; rendering them (tables, plots, JSON) is the
+//! `retry-policy simulate` command's job.
+//!
+//! ```
+//! use retry_core::simulate::Herd;
+//! use retry_core::{Jitter, Policy};
+//! use std::time::Duration;
+//!
+//! let herd = Herd { clients: 10_000, outage: Duration::from_secs(2), capacity: 500, ..Herd::default() };
+//! let policy = Policy::builder().jitter(Jitter::None).max_attempts(6).build()?;
+//! let report = herd.run(&policy)?;
+//! assert_eq!(report.peak_retries, 10_000); // the whole fleet, every time
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod contention;
+mod error;
+mod herd;
+mod histogram;
+mod queue;
+mod seed;
+
+pub use contention::{Contention, ContentionReport};
+pub use error::SimulateError;
+pub use herd::{Herd, HerdReport};
+pub use histogram::{ArrivalHistogram, Bin};
+pub use seed::client_seed;
