@@ -151,7 +151,16 @@ impl<R, O, G> Hooks<R, O, G> {
     }
 }
 
-/// The `on_retry` and `on_give_up` slots: [`Unset`] does nothing.
+/// The `on_retry` and `on_give_up` slots: [`Unset`] does nothing; any
+/// `Fn(&Arg)` runs.
+///
+/// ```
+/// use retry_core::{Callback, Unset};
+/// let seen = std::cell::Cell::new(0);
+/// (|n: &u32| seen.set(*n)).call(&7);
+/// Unset.call(&8u32);
+/// assert_eq!(seen.get(), 7);
+/// ```
 pub trait Callback<Arg: ?Sized> {
     /// Runs the callback.
     fn call(&self, arg: &Arg);
@@ -184,7 +193,14 @@ where
     }
 }
 
-/// The `retry_if` slot: [`Unset`] allows everything.
+/// The `retry_if` slot: [`Unset`] allows everything; any `Fn(&E) -> bool`
+/// decides.
+///
+/// ```
+/// use retry_core::{RetryIfSlot, Unset};
+/// assert!(RetryIfSlot::<u8>::allows(&Unset, &1));
+/// assert!(!(|e: &u8| *e > 5).allows(&1));
+/// ```
 pub trait RetryIfSlot<E> {
     /// Whether `error` may be retried.
     fn allows(&self, error: &E) -> bool;
