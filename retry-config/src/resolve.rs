@@ -279,6 +279,7 @@ enum ChainError<'a> {
 /// The policy followed by its ancestors, nearest first.
 fn chain<'a>(doc: &'a Document, policy: &'a Named) -> Result<Vec<&'a Named>, ChainError<'a>> {
     let mut chain = vec![policy];
+    let mut seen = HashSet::from([policy.name.as_str()]);
     let mut current = policy;
     while let Some((target, span)) = &current.extends {
         let Some(next) = doc.policy(target) else {
@@ -288,7 +289,8 @@ fn chain<'a>(doc: &'a Document, policy: &'a Named) -> Result<Vec<&'a Named>, Cha
                 span: span.clone(),
             });
         };
-        if let Some(i) = chain.iter().position(|c| c.name == next.name) {
+        if !seen.insert(next.name.as_str()) {
+            let i = chain.iter().position(|c| c.name == next.name).unwrap_or(0);
             return Err(ChainError::Cycle(chain[i..].to_vec()));
         }
         chain.push(next);

@@ -122,6 +122,20 @@ impl Setup {
 
     fn install_inner(&self) -> Result<Config, Diagnostics> {
         let config = self.load()?;
+        if config.policy_names().next().is_none() {
+            // An empty file is far more likely a truncated write than a wish
+            // to drop every policy at once.
+            return Err(std::iter::once(
+                Diagnostic::error(
+                    "policies",
+                    format!("{} defines no policies", self.path.display()),
+                )
+                .note(
+                    "define at least one [policies.NAME] table; the installed policies were kept",
+                ),
+            )
+            .collect());
+        }
         let mut last = LAST.lock().unwrap_or_else(PoisonError::into_inner);
         let registry = config.registry(last.as_deref());
         let missing = missing_call_sites(&registry, &config);
@@ -135,7 +149,8 @@ impl Setup {
     }
 
     /// Watches the file: every `interval` it is re-read and, when its bytes
-    /// changed, validated and installed atomically. A bad file keeps the last
+    /// changed and then held still for one more interval, validated and
+    /// installed atomically. A bad file keeps the last
     /// good policies; `on_change` receives every outcome.
     ///
     /// ```no_run
@@ -150,20 +165,30 @@ impl Setup {
         F: Fn(Result<&Config, &Diagnostics>) + Send + 'static,
     {
         let (stop, stopped) = mpsc::channel::<()>();
+        // Read before the thread starts, so a change made right after `watch`
+        // returns is seen as a change.
+        let mut applied = std::fs::read(&self.path).ok();
         let handle = thread::Builder::new()
             .name("retry-config-watch".into())
             .spawn(move || {
-                let mut seen = std::fs::read(&self.path).ok();
+                let mut pending = None;
                 loop {
                     match stopped.recv_timeout(interval) {
                         Err(RecvTimeoutError::Timeout) => {}
                         _ => return,
                     }
                     let now = std::fs::read(&self.path).ok();
-                    if now == seen {
+                    if now == applied {
+                        pending = None;
                         continue;
                     }
-                    seen = now;
+                    // An editor writing in place passes through partial
+                    // contents: act only on bytes that held still for one interval.
+                    if pending.as_ref() != Some(&now) {
+                        pending = Some(now);
+                        continue;
+                    }
+                    applied = pending.take().flatten();
                     match self.install_inner() {
                         Ok(config) => on_change(Ok(&config)),
                         Err(diags) => on_change(Err(&diags)),

@@ -1,0 +1,312 @@
+//! The `retry-policy` binary on a valid file and an invalid one: output and exit codes.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const VALID: &str = r#"
+[defaults]
+jitter = "full"
+max_attempts = 5
+
+[policies.outbox]
+backoff = "exponential"
+base = "100ms"
+factor = 2.0
+cap = "30s"
+max_attempts = 8
+deadline = "2m"
+attempt_timeout = "5s"
+retry_on = ["transient", "throttled"]
+budget = "broker"
+
+[policies.outbox-fast]
+extends = "outbox"
+cap = "2s"
+
+[policies.short]
+backoff = "constant"
+base = "1s"
+cap = "1s"
+max_attempts = 0
+deadline = "3500ms"
+
+[budgets.broker]
+ratio = 0.1
+min_per_sec = 10
+window = "10s"
+
+[profiles.test.policies.outbox]
+base = "1ms"
+cap = "5ms"
+"#;
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn run(args: &[&str]) -> Output {
+    run_with_env(args, &[])
+}
+
+/// Runs the binary with a clean retry environment plus `vars`.
+fn run_with_env(args: &[&str], vars: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_retry-policy"));
+    cmd.args(args);
+    for (k, _) in std::env::vars() {
+        if k.starts_with("RETRY_") {
+            cmd.env_remove(k);
+        }
+    }
+    cmd.envs(vars.iter().copied()).output().unwrap()
+}
+
+const FAST_ENV: &[(&str, &str)] = &[("RETRY_POLICY__OUTBOX_FAST__MAX_ATTEMPTS", "3")];
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8(o.stderr.clone()).unwrap()
+}
+
+#[test]
+fn check_accepts_a_valid_file_and_reports_its_warnings() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "retry.toml", VALID);
+    let out = run(&["check", file.to_str().unwrap()]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    let text = stdout(&out);
+    assert!(text.contains("unlimited attempts"), "{text}"); // `short` has max_attempts = 0
+    assert!(text.contains("0 errors, 1 warning"), "{text}");
+    assert!(
+        text.contains("ok with warnings (the base settings and every profile)"),
+        "{text}"
+    );
+    // --deny-warnings turns the warning into a failure.
+    let out = run(&["check", file.to_str().unwrap(), "--deny-warnings"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stdout(&out).contains("1 error, 0 warnings"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn check_rejects_an_invalid_file_with_every_problem_and_exit_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(
+        dir.path(),
+        "bad.toml",
+        "[policies.a]\nbsae = \"1s\"\ncap = 30\n",
+    );
+    let out = run(&["check", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = stdout(&out);
+    assert!(text.contains("bad.toml:2:1"), "{text}");
+    assert!(text.contains("did you mean `base`?"), "{text}");
+    assert!(text.contains("bad.toml:3:7"), "{text}");
+    assert!(text.contains("cap = \"30ms\""), "{text}");
+    assert!(text.contains("2 errors"), "{text}");
+}
+
+#[test]
+fn check_of_a_missing_file_fails() {
+    let out = run(&["check", "/no/such/retry.toml"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stdout(&out).contains("cannot read /no/such/retry.toml"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn list_shows_every_policy_and_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "retry.toml", VALID);
+    let out = run_with_env(&["list", "--config", file.to_str().unwrap()], FAST_ENV);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    let expected = "\
+policies (3):
+  outbox       exponential ×2 100ms..30s, full jitter, 8 attempts, deadline 2m, timeout 5s, on transient|throttled, budget broker
+  outbox-fast  exponential ×2 100ms..2s, full jitter, 3 attempts, deadline 2m, timeout 5s, on transient|throttled, budget broker, extends outbox
+  short        constant 1s..1s, full jitter, unlimited attempts, deadline 3s 500ms
+budgets (1):
+  broker  ratio 0.1, at least 10/s, window 10s; used by outbox, outbox-fast
+";
+    assert_eq!(text, expected);
+    assert!(
+        stderr(&out).contains("unlimited attempts"),
+        "warnings go to stderr"
+    );
+}
+
+#[test]
+fn explain_names_the_layer_of_every_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "retry.toml", VALID);
+    let out = run_with_env(
+        &[
+            "explain",
+            "outbox-fast",
+            "-c",
+            file.to_str().unwrap(),
+            "--profile",
+            "test",
+        ],
+        FAST_ENV,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    let row = |key: &str| {
+        text.lines()
+            .find(|l| l.split_whitespace().next() == Some(key))
+            .unwrap_or_else(|| panic!("no {key} row in\n{text}"))
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    assert!(
+        text.starts_with("policy `outbox-fast` (profile `test`)\nextends: outbox\n"),
+        "{text}"
+    );
+    assert_eq!(
+        row("base"),
+        format!("base 1ms profile `test` {}:34:8", file.display())
+    );
+    assert_eq!(
+        row("cap"),
+        format!("cap 5ms profile `test` {}:35:7", file.display())
+    );
+    assert_eq!(
+        row("max_attempts"),
+        "max_attempts 3 environment RETRY_POLICY__OUTBOX_FAST__MAX_ATTEMPTS environment:1:41"
+    );
+    assert_eq!(
+        row("jitter"),
+        format!("jitter full [defaults] {}:3:10", file.display())
+    );
+    assert_eq!(
+        row("deadline"),
+        format!("deadline 2m extends `outbox` {}:12:12", file.display())
+    );
+    assert_eq!(row("min_delay"), "min_delay 0s built-in default");
+}
+
+#[test]
+fn show_prints_the_schedule_until_the_attempt_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "retry.toml", VALID);
+    let args = [
+        "show",
+        "outbox",
+        "-c",
+        file.to_str().unwrap(),
+        "--seed",
+        "7",
+        "--format",
+        "json",
+    ];
+    let out = run(&args);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let json: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let attempts = json["attempts"].as_array().unwrap();
+    assert_eq!(attempts.len(), 8);
+    assert_eq!(json["ends"]["reason"], "attempt_limit");
+    assert_eq!(json["seed"], 7);
+    let mut cumulative = 0.0;
+    for (i, a) in attempts.iter().take(7).enumerate() {
+        let envelope = a["envelope_ms"].as_f64().unwrap();
+        let wait = a["wait_ms"].as_f64().unwrap();
+        assert_eq!(envelope, 100.0 * 2f64.powi(i as i32));
+        assert!(
+            (0.0..=envelope).contains(&wait),
+            "full jitter stays under the envelope"
+        );
+        assert!((a["starts_at_ms"].as_f64().unwrap() - cumulative).abs() < 0.01);
+        cumulative += wait;
+        assert!((a["cumulative_ms"].as_f64().unwrap() - cumulative).abs() < 0.01);
+    }
+    assert!(attempts[7]["wait_ms"].is_null());
+    // The same seed gives the same schedule.
+    assert_eq!(stdout(&run(&args)), stdout(&out));
+    // The table has a row per attempt and says why the call ends.
+    let table = run(&[
+        "show",
+        "outbox",
+        "-c",
+        file.to_str().unwrap(),
+        "--seed",
+        "7",
+    ]);
+    let text = stdout(&table);
+    assert!(text.contains("ATTEMPT"), "{text}");
+    assert!(
+        text.contains("the attempt limit ends the call after attempt 8"),
+        "{text}"
+    );
+}
+
+#[test]
+fn show_stops_where_the_deadline_ends_the_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "retry.toml", VALID);
+    // Constant 1s waits, no randomness worth speaking of, deadline 3.5s: attempts at 0, ~1s, ~2s, ~3s at most.
+    let out = run(&[
+        "show",
+        "short",
+        "-c",
+        file.to_str().unwrap(),
+        "--seed",
+        "1",
+        "--format",
+        "json",
+    ]);
+    let json: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(json["ends"]["reason"], "deadline");
+    let attempts = json["attempts"].as_array().unwrap();
+    let last_start = attempts.last().unwrap()["starts_at_ms"].as_f64().unwrap();
+    assert!(last_start < 3500.0);
+    assert!(
+        attempts.len() >= 4,
+        "full jitter of 1s waits fits at least 4 attempts in 3.5s"
+    );
+}
+
+#[test]
+fn an_unknown_policy_is_a_usage_error_with_a_suggestion() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "retry.toml", VALID);
+    let out = run(&["show", "outbx", "-c", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("did you mean `outbox`?"),
+        "{}",
+        stderr(&out)
+    );
+    let out = run(&["explain", "nope", "-c", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn commands_on_an_invalid_file_exit_1_and_bad_arguments_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "retry.toml", "[policies.a]\nbase = 5\n");
+    let out = run(&["list", "-c", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("retry.toml:2:8"), "{}", stderr(&out));
+    assert_eq!(run(&["show"]).status.code(), Some(2));
+    assert_eq!(run(&["frobnicate"]).status.code(), Some(2));
+    assert_eq!(run(&["--help"]).status.code(), Some(0));
+}

@@ -1,0 +1,40 @@
+//! The registry loads the discovered file on its first lookup when `init`
+//! was never called. Discovery reads the process environment, so the check
+//! runs in a child process with its own `RETRY_CONFIG` and `RETRY_PROFILE`.
+
+use std::process::Command;
+
+const CHILD: &str = "RETRY_CONFIG_LAZY_TEST_CHILD";
+
+#[test]
+fn the_first_lookup_loads_retry_toml_with_the_profile_and_environment() {
+    if std::env::var_os(CHILD).is_some() {
+        // In the child: nothing was installed, so this lookup runs the lazy loader.
+        assert_eq!(retry_config::DEFAULT_FILE, "retry.toml");
+        let policy =
+            retry_core::registry::policy("lazy").expect("the lazy loader installed the file");
+        assert_eq!(policy.base(), std::time::Duration::from_millis(1)); // profile `test`
+        assert_eq!(policy.max_attempts(), Some(9)); // environment
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("custom.toml");
+    std::fs::write(
+        &path,
+        "[policies.lazy]\nbase = \"100ms\"\ncap = \"1s\"\n[profiles.test.policies.lazy]\nbase = \"1ms\"\n",
+    )
+    .unwrap();
+    let status = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "the_first_lookup_loads_retry_toml_with_the_profile_and_environment",
+            "--nocapture",
+        ])
+        .env(CHILD, "1")
+        .env("RETRY_CONFIG", &path)
+        .env("RETRY_PROFILE", "test")
+        .env("RETRY_POLICY__LAZY__MAX_ATTEMPTS", "9")
+        .status()
+        .unwrap();
+    assert!(status.success(), "the child process failed");
+}
