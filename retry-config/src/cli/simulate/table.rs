@@ -1,0 +1,263 @@
+//! The comparison tables for the terminal.
+
+use super::{ContentionRun, HerdRun, Named};
+use crate::cli::short;
+use retry_core::simulate::HerdReport;
+
+/// Columns padded to their widest cell; the first `left` columns are
+/// left-aligned (names), the rest right-aligned (numbers).
+fn grid(header: &[String], rows: &[Vec<String>], left: usize) -> String {
+    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for row in rows {
+        for (i, cell) in row.iter().enumerate() {
+            if let Some(w) = widths.get_mut(i) {
+                *w = (*w).max(cell.chars().count());
+            }
+        }
+    }
+    let line = |cells: &[String]| {
+        let mut s = String::new();
+        for (i, (cell, &w)) in cells.iter().zip(&widths).enumerate() {
+            if i > 0 {
+                s.push_str("  ");
+            }
+            if i < left {
+                s.push_str(&format!("{cell:<w$}"));
+            } else {
+                s.push_str(&format!("{cell:>w$}"));
+            }
+        }
+        s.trim_end().to_owned() + "\n"
+    };
+    let mut out = line(header);
+    for row in rows {
+        out.push_str(&line(row));
+    }
+    out
+}
+
+fn headers(names: &[&str]) -> Vec<String> {
+    names.iter().map(|s| (*s).to_owned()).collect()
+}
+
+/// The herd comparison: one row per policy.
+pub(super) fn herd(run: &HerdRun<'_>) -> String {
+    let h = &run.herd;
+    let mut out = format!(
+        "herd: {} clients fail together at 0s; the server is down for {}, then accepts {} calls per {} tick (seed {})\n",
+        h.clients,
+        short(h.outage),
+        h.capacity,
+        short(h.tick),
+        h.seed,
+    );
+    let first = run.results.first().map_or(0, |(_, r)| r.first_wave);
+    out.push_str(&format!(
+        "first wave: {first} calls at 0s, the scenario's doing and the same for every policy; PEAK counts retries only\n\n"
+    ));
+    let unfinished = run.results.iter().any(|(_, r)| r.unfinished > 0);
+    let mut header = headers(&[
+        "POLICY",
+        "JITTER",
+        "PEAK/TICK",
+        "PEAK AT",
+        "CALLS",
+        "BUSY TICKS",
+        "ALL DONE",
+        "SUCCEEDED",
+        "GAVE UP",
+        "P50",
+        "P99",
+    ]);
+    if unfinished {
+        header.push("UNFINISHED".into());
+    }
+    let rows: Vec<Vec<String>> = run
+        .results
+        .iter()
+        .map(|(named, r)| herd_row(named, r, unfinished))
+        .collect();
+    out.push_str(&grid(&header, &rows, 2));
+    out.push_str(
+        "ALL DONE: until every client succeeded or gave up; P50/P99: time to success, over those that succeeded\n",
+    );
+    for (named, r) in &run.results {
+        out.push_str(&notes(named, r));
+    }
+    out
+}
+
+fn herd_row(named: &Named<'_>, r: &HerdReport, unfinished: bool) -> Vec<String> {
+    let opt = |d: Option<std::time::Duration>| d.map_or_else(|| "-".to_owned(), short);
+    let peak_at = if r.peak_retries == 0 {
+        "-".to_owned()
+    } else {
+        short(
+            r.tick
+                .saturating_mul(u32::try_from(r.peak_tick).unwrap_or(u32::MAX)),
+        )
+    };
+    let mut row = vec![
+        named.name.to_owned(),
+        named.policy.jitter().name().to_owned(),
+        r.peak_retries.to_string(),
+        peak_at,
+        r.calls.to_string(),
+        r.busy_ticks.to_string(),
+        short(r.finished_after()),
+        r.successes.to_string(),
+        r.give_ups.to_string(),
+        opt(r.p50),
+        opt(r.p99),
+    ];
+    if unfinished {
+        row.push(r.unfinished.to_string());
+    }
+    row
+}
+
+/// What the reader should know to read a policy's row right.
+fn notes(named: &Named<'_>, r: &HerdReport) -> String {
+    let mut out = String::new();
+    let p = named.policy;
+    if r.ignored_budget {
+        out.push_str(&format!(
+            "note: `{}` has a retry budget; a budget belongs to one process and every simulated client is its own, so it was ignored\n",
+            named.name
+        ));
+    }
+    for (class, when) in [
+        ("transient", "during the outage"),
+        ("throttled", "once the server is back"),
+    ] {
+        if !p.retries_class(class) {
+            out.push_str(&format!(
+                "note: `{}` does not retry `{class}` errors, which is what calls get {when}: those clients give up at once\n",
+                named.name
+            ));
+        }
+    }
+    if r.unfinished > 0 {
+        out.push_str(&format!(
+            "note: `{}` left {} clients still retrying when the simulation stopped at {}\n",
+            named.name,
+            r.unfinished,
+            short(r.finished_after())
+        ));
+    }
+    out
+}
+
+/// The contention sweep: calls and time until done, one row per fleet size,
+/// one column per policy.
+pub(super) fn contention(run: &ContentionRun<'_>) -> String {
+    let s = &run.scenario;
+    let mut out = format!(
+        "contention: each client reads one row, then writes it back unless another write landed since its read;\n\
+         each network hop takes |Normal({}, {})|; a client whose write lost backs off and starts again (seed {})\n",
+        short(s.latency),
+        short(s.latency_sd),
+        s.seed
+    );
+    let mut header = vec!["CLIENTS".to_owned()];
+    header.extend(run.results.iter().map(|(n, _)| n.name.to_owned()));
+    let sizes: Vec<u32> = run
+        .results
+        .first()
+        .map(|(_, reports)| reports.iter().map(|r| r.clients).collect())
+        .unwrap_or_default();
+    let section =
+        |title: &str, cell: &dyn Fn(&retry_core::simulate::ContentionReport) -> String| {
+            let rows: Vec<Vec<String>> =
+                sizes
+                    .iter()
+                    .enumerate()
+                    .map(|(i, clients)| {
+                        let mut row = vec![clients.to_string()];
+                        row.extend(run.results.iter().map(|(_, reports)| {
+                            reports.get(i).map_or_else(|| "-".to_owned(), cell)
+                        }));
+                        row
+                    })
+                    .collect();
+            format!("\n{title}\n{}", grid(&header, &rows, 1))
+        };
+    out.push_str(&section(
+        "calls (reads + writes) until every client is done:",
+        &|r| r.calls().to_string(),
+    ));
+    out.push_str(&section("time until every client is done:", &|r| {
+        short(r.finished_after)
+    }));
+    let gave_up = run
+        .results
+        .iter()
+        .flat_map(|(_, reports)| reports)
+        .any(|r| r.give_ups > 0 || r.unfinished > 0);
+    if gave_up {
+        out.push_str(&section(
+            "clients that gave up (or were still retrying at the horizon):",
+            &|r| (r.give_ups + r.unfinished).to_string(),
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::fixtures;
+    use super::*;
+
+    #[test]
+    fn the_herd_table_has_a_row_per_policy_with_its_numbers() {
+        let policies = fixtures::policies();
+        let run = fixtures::herd(&policies);
+        let text = herd(&run);
+        let lockstep = text.lines().find(|l| l.starts_with("lockstep")).unwrap();
+        let cells: Vec<&str> = lockstep.split_whitespace().collect();
+        let r = &run.results[0].1;
+        assert_eq!(cells[1], "none");
+        assert_eq!(cells[2], r.peak_retries.to_string());
+        assert_eq!(cells[4], r.calls.to_string());
+        assert!(text.lines().any(|l| l.starts_with("full ")));
+        assert!(text.contains("first wave: 2000 calls"));
+        // Numbers are right-aligned under their headers.
+        let header = text.lines().find(|l| l.starts_with("POLICY")).unwrap();
+        let end = header.find("CALLS").unwrap() + "CALLS".len();
+        assert!(
+            lockstep[..end].ends_with(&format!(" {}", r.calls)),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_policy_that_does_not_retry_throttling_gets_a_note() {
+        let p = retry_core::Policy::builder()
+            .retry_on(["transient"])
+            .build()
+            .unwrap();
+        let policies = vec![("picky".to_owned(), p)];
+        let text = herd(&fixtures::herd(&policies));
+        assert!(
+            text.contains("`picky` does not retry `throttled`"),
+            "{text}"
+        );
+        assert!(!text.contains("does not retry `transient`"));
+    }
+
+    #[test]
+    fn the_contention_tables_have_a_row_per_fleet_size_and_a_column_per_policy() {
+        let policies = fixtures::policies();
+        let run = fixtures::contention(&policies);
+        let text = contention(&run);
+        let row = text.lines().find(|l| l.starts_with("40 ")).unwrap();
+        let cells: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!(cells.len(), 3);
+        assert_eq!(cells[1], run.results[0].1[1].calls().to_string());
+        assert_eq!(cells[2], run.results[1].1[1].calls().to_string());
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with("CLIENTS") && l.contains("lockstep"))
+        );
+    }
+}
