@@ -177,31 +177,52 @@ impl<E> Classify for Tagged<E, AllTransient> {
     }
 }
 
-/// A `retry_if = path` predicate, applied to the user's error.
-#[derive(Debug, Clone, Copy)]
-pub struct RetryIf<F>(F);
+/// A `retry_if = path` predicate, applied to the user's error. A plain `fn`
+/// pointer: a wrong signature is one type error at the path, nothing more.
+pub struct RetryIf<E>(fn(&E) -> bool);
+
+impl<E> std::fmt::Debug for RetryIf<E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RetryIf")
+    }
+}
 
 /// Checks that `predicate` is a `fn(&E) -> bool` for the function's error type.
-pub fn retry_if<R: IsResult, F: Fn(&R::Err) -> bool>(predicate: F) -> RetryIf<F> {
+///
+/// ```
+/// fn any(_: &String) -> bool { true }
+/// let _ = retry_core::__private::retry_if::<Result<(), String>>(any);
+/// ```
+pub fn retry_if<R: IsResult>(predicate: fn(&R::Err) -> bool) -> RetryIf<R::Err> {
     RetryIf(predicate)
 }
 
-impl<E, K, F: Fn(&E) -> bool> RetryIfSlot<Tagged<E, K>> for RetryIf<F> {
+impl<E, K> RetryIfSlot<Tagged<E, K>> for RetryIf<E> {
     fn allows(&self, error: &Tagged<E, K>) -> bool {
         (self.0)(&error.error)
     }
 }
 
 /// An `on_retry = path` callback, given the event with the user's error.
-#[derive(Debug, Clone, Copy)]
-pub struct OnRetry<F>(F);
+pub struct OnRetry<E>(fn(&RetryEvent<'_, E>));
+
+impl<E> std::fmt::Debug for OnRetry<E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("OnRetry")
+    }
+}
 
 /// Checks that `callback` is a `fn(&RetryEvent<'_, E>)` for the function's error type.
-pub fn on_retry<R: IsResult, F: Fn(&RetryEvent<'_, R::Err>)>(callback: F) -> OnRetry<F> {
+///
+/// ```
+/// fn log(_: &retry_core::RetryEvent<'_, String>) {}
+/// let _ = retry_core::__private::on_retry::<Result<(), String>>(log);
+/// ```
+pub fn on_retry<R: IsResult>(callback: fn(&RetryEvent<'_, R::Err>)) -> OnRetry<R::Err> {
     OnRetry(callback)
 }
 
-impl<'a, E, K, F: Fn(&RetryEvent<'_, E>)> Callback<RetryEvent<'a, Tagged<E, K>>> for OnRetry<F> {
+impl<'a, E, K> Callback<RetryEvent<'a, Tagged<E, K>>> for OnRetry<E> {
     fn call(&self, event: &RetryEvent<'a, Tagged<E, K>>) {
         (self.0)(&RetryEvent {
             policy: event.policy,

@@ -44,7 +44,8 @@ pub struct Plan {
     pub class: Option<Chosen>,
     pub retry_after: Option<(Member, Type)>,
     pub source: Option<(Member, Type)>,
-    pub timeout: bool,
+    /// Where `timeout` was written, when this variant stands for a timed-out attempt.
+    pub timeout: Option<Span>,
 }
 
 /// Container-level settings.
@@ -62,6 +63,9 @@ pub struct Said {
     pub timeout: Option<Span>,
     pub default: Option<Chosen>,
     pub krate: Option<Path>,
+    /// An error was already reported for these attributes: do not add
+    /// "not classified" on top of it (one mistake, one error).
+    pub quiet: bool,
 }
 
 /// Reads every `#[classify(...)]` among `attrs`, accepting `keys`.
@@ -75,8 +79,8 @@ pub fn read(attrs: &[Attribute], keys: &[&str], level: &str, errors: &mut Vec<sy
             };
             let key = ident.to_string();
             if !keys.contains(&key.as_str()) {
-                let elsewhere = if level != "variant" && VARIANT_KEYS.contains(&key.as_str()) {
-                    "; this key goes on a variant".to_owned()
+                let elsewhere = if level == "enum" && VARIANT_KEYS.contains(&key.as_str()) {
+                    format!("; `{key}` goes on each variant (or name a class for all of them with `default = \"...\"`)")
                 } else if level != "enum" && ENUM_KEYS.contains(&key.as_str()) {
                     "; this key goes on the enum".to_owned()
                 } else {
@@ -85,7 +89,8 @@ pub fn read(attrs: &[Attribute], keys: &[&str], level: &str, errors: &mut Vec<sy
                 errors.push(syn::Error::new(
                     ident.span(),
                     format!(
-                        "unknown key `{key}` on a {level}{elsewhere}\naccepted here: {}",
+                        "unknown key `{key}` on {}{level}{elsewhere}\naccepted here: {}",
+                        if level == "enum" { "an " } else { "a " },
                         keys.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
                     ),
                 ));
@@ -361,12 +366,18 @@ pub fn plan(
                 span,
                 format!("`timeout` marks the variant the engine builds when an attempt times out, so it must have no fields, but {what} has some; fix: put `#[classify(timeout)]` on a unit variant such as `TimedOut`"),
             ));
-            false
+            if class.is_none() {
+                class = Some(Chosen {
+                    spec: ClassSpec::Retryable("timeout".into()),
+                    span,
+                    shown: "`timeout`".into(),
+                });
+            }
+            None
         }
-        Some(_) => true,
-        None => false,
+        other => other,
     };
-    if timeout && class.is_none() {
+    if timeout.is_some() && class.is_none() {
         class = Some(Chosen {
             spec: ClassSpec::Retryable("timeout".into()),
             span: name_span,
@@ -376,7 +387,7 @@ pub fn plan(
     if class.is_none() {
         class = default.cloned();
     }
-    if class.is_none() {
+    if class.is_none() && !said.quiet {
         let fix = match variant {
             Some(_) => {
                 "add `#[classify(transient)]`, `#[classify(permanent)]`, `#[classify(class = \"...\")]` or `#[classify(source)]` to it, or `#[classify(default = \"transient\")]` to the enum"
@@ -441,7 +452,7 @@ fn find_field(expr: &Expr, fields: &Fields, what: &str) -> syn::Result<(Member, 
         None => Err(syn::Error::new(
             expr.span(),
             format!(
-                "{what} has no field `{wanted}`{}; fix: name the field that holds the server's hint",
+                "{what} has no field `{wanted}`{}\nfix: name the field that holds the server's hint",
                 hint(&wanted, names.iter().map(String::as_str))
             ),
         )),

@@ -2,9 +2,9 @@
 //! `timeout`, `from_timeout`.
 
 use super::attrs::{ClassSpec, Container, Plan};
+use proc_macro2::Span;
 use proc_macro2::TokenStream;
-use quote::{quote, quote_spanned};
-use syn::spanned::Spanned;
+use quote::{ToTokens, quote, quote_spanned};
 use syn::{DeriveInput, GenericParam, Type};
 
 pub fn expand(input: &DeriveInput, container: &Container, plans: &[Plan]) -> TokenStream {
@@ -46,22 +46,26 @@ pub fn expand(input: &DeriveInput, container: &Container, plans: &[Plan]) -> Tok
         match plan.class.as_ref().map(|c| &c.spec) {
             Some(ClassSpec::Source) => {
                 let (member, ty) = plan.source.as_ref().expect("validated: source has a field");
-                let call = quote_spanned! {ty.span()=> #private::SourceField::source_class(__retry_field) };
+                let call = on_field(ty, quote! { #private::SourceField }, "source_class");
                 quote! { #pat { #member: __retry_field, .. } => #call, }
             }
             Some(ClassSpec::Permanent) => quote! { #pat { .. } => #private::Class::Permanent, },
-            Some(ClassSpec::Retryable(class)) => quote! { #pat { .. } => #private::Class::Retryable(#class), },
+            Some(ClassSpec::Retryable(class)) => {
+                quote! { #pat { .. } => #private::Class::Retryable(#class), }
+            }
             None => quote! { #pat { .. } => #private::Class::Permanent, },
         }
     });
     let hint_arms = plans.iter().filter_map(|plan| {
         let pat = path(plan);
         if let Some((member, ty)) = &plan.retry_after {
-            let call = quote_spanned! {ty.span()=> #private::RetryAfterField::retry_after(__retry_field) };
+            let call = on_field(ty, quote! { #private::RetryAfterField }, "retry_after");
             return Some(quote! { #pat { #member: __retry_field, .. } => #call, });
         }
-        if let (Some((member, ty)), Some(ClassSpec::Source)) = (&plan.source, plan.class.as_ref().map(|c| &c.spec)) {
-            let call = quote_spanned! {ty.span()=> #private::SourceField::source_retry_after(__retry_field) };
+        if let (Some((member, ty)), Some(ClassSpec::Source)) =
+            (&plan.source, plan.class.as_ref().map(|c| &c.spec))
+        {
+            let call = on_field(ty, quote! { #private::SourceField }, "source_retry_after");
             return Some(quote! { #pat { #member: __retry_field, .. } => #call, });
         }
         None
@@ -78,7 +82,7 @@ pub fn expand(input: &DeriveInput, container: &Container, plans: &[Plan]) -> Tok
             }
         }
     };
-    let from_timeout = plans.iter().find(|p| p.timeout).map(|plan| {
+    let from_timeout = plans.iter().find(|p| p.timeout.is_some()).map(|plan| {
         let pat = path(plan);
         let build = if plan.variant.is_some() {
             quote! { #pat }
@@ -113,4 +117,17 @@ fn mentions(ty: &Type, params: &[String]) -> bool {
     quote::ToTokens::to_token_stream(ty).into_iter().any(
         |tt| matches!(&tt, proc_macro2::TokenTree::Ident(i) if params.contains(&i.to_string())),
     )
+}
+
+/// `<FieldType as Trait>::method(__retry_field)`, with the first and last
+/// tokens carrying the field type's first and last spans, so an unmet bound
+/// underlines the whole field type.
+fn on_field(ty: &Type, trait_path: TokenStream, method: &str) -> TokenStream {
+    let tokens: Vec<_> = ty.to_token_stream().into_iter().collect();
+    let first = tokens.first().map_or_else(Span::call_site, |t| t.span());
+    let last = tokens.last().map_or(first, |t| t.span());
+    let method = syn::Ident::new(method, last);
+    let open = quote_spanned! {first=> < };
+    let close = quote_spanned! {last=> > };
+    quote! { #open #ty as #trait_path #close :: #method (__retry_field) }
 }

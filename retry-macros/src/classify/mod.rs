@@ -31,6 +31,9 @@ fn plan(input: &DeriveInput) -> Result<(attrs::Container, Vec<attrs::Plan>), syn
         }
         Data::Enum(data) => {
             let said = attrs::read(&input.attrs, &ENUM_KEYS, "enum", &mut errors);
+            // A mistake on the enum may be the missing default: do not also
+            // report every variant as unclassified.
+            let enum_quiet = !errors.is_empty();
             let container = attrs::Container {
                 default: said.default,
                 krate: said.krate,
@@ -38,7 +41,12 @@ fn plan(input: &DeriveInput) -> Result<(attrs::Container, Vec<attrs::Plan>), syn
             let mut plans = Vec::new();
             let mut timeout: Option<&syn::Ident> = None;
             for v in &data.variants {
+                let before = errors.len();
                 let said = attrs::read(&v.attrs, &VARIANT_KEYS, "variant", &mut errors);
+                let said = attrs::Said {
+                    quiet: enum_quiet || errors.len() > before,
+                    ..said
+                };
                 let p = attrs::plan(
                     Some(&v.ident),
                     v.ident.span(),
@@ -47,10 +55,10 @@ fn plan(input: &DeriveInput) -> Result<(attrs::Container, Vec<attrs::Plan>), syn
                     container.default.as_ref(),
                     &mut errors,
                 );
-                if p.timeout {
+                if let Some(span) = p.timeout {
                     if let Some(first) = timeout {
                         errors.push(syn::Error::new(
-                            v.ident.span(),
+                            span,
                             format!("only one variant can stand for a timed-out attempt, and `{first}` already does; fix: remove `timeout` from one of them"),
                         ));
                     }
@@ -66,7 +74,9 @@ fn plan(input: &DeriveInput) -> Result<(attrs::Container, Vec<attrs::Plan>), syn
                 .chain(ENUM_KEYS.iter())
                 .copied()
                 .collect();
+            let before = errors.len();
             let mut said = attrs::read(&input.attrs, &keys, "struct", &mut errors);
+            said.quiet = errors.len() > before;
             let container = attrs::Container {
                 default: said.default.take(),
                 krate: said.krate.take(),

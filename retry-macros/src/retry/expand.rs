@@ -138,12 +138,12 @@ fn hooks(args: &RetryArgs, ret: &Type) -> TokenStream {
     let mut hooks = quote! { #krate::__private::Hooks::new() };
     if let Some(path) = &args.retry_if {
         hooks = quote_spanned! {path.span()=>
-            #hooks.retry_if(#krate::__private::retry_if::<#ret, _>(#path))
+            #hooks.retry_if(#krate::__private::retry_if::<#ret>(#path))
         };
     }
     if let Some(path) = &args.on_retry {
         hooks = quote_spanned! {path.span()=>
-            #hooks.on_retry(#krate::__private::on_retry::<#ret, _>(#path))
+            #hooks.on_retry(#krate::__private::on_retry::<#ret>(#path))
         };
     }
     hooks

@@ -119,8 +119,8 @@ fn policy_name(value: Expr) -> syn::Result<LitStr> {
                 Expr::Path(p) if p.path.get_ident().is_some() => format!("policy = \"{shown}\""),
                 _ => "policy = \"outbox\"".to_owned(),
             };
-            Err(syn::Error::new(
-                other.span(),
+            Err(syn::Error::new_spanned(
+                &other,
                 format!(
                     "`policy` must be a string literal, so the name can be checked against retry.toml at compile time; fix: `{fix}`"
                 ),
@@ -132,8 +132,8 @@ fn policy_name(value: Expr) -> syn::Result<LitStr> {
 fn fn_path(key: &str, value: Expr, signature: &str, example: &str) -> syn::Result<Path> {
     match value {
         Expr::Path(p) if p.qself.is_none() => Ok(p.path),
-        other => Err(syn::Error::new(
-            other.span(),
+        other => Err(syn::Error::new_spanned(
+            &other,
             format!(
                 "`{key}` takes the path of a function `{signature}`; fix: move the code into a named function and write `{key} = {example}`"
             ),
@@ -152,8 +152,8 @@ fn crate_path(value: Expr) -> syn::Result<Path> {
                 ),
             )
         }),
-        other => Err(syn::Error::new(
-            other.span(),
+        other => Err(syn::Error::new_spanned(
+            &other,
             "`crate` takes the path as a string literal; fix: `crate = \"my_crate::retry\"`",
         )),
     }
@@ -215,6 +215,14 @@ pub fn function(raw: RawFn) -> Result<RetryFn, syn::Error> {
             None => Some((**ty).clone()),
         },
     };
+    if let Some(ty) = output.as_ref()
+        && returns_mut_borrow(sig, ty)
+    {
+        errors.push(syn::Error::new_spanned(
+            ty,
+            "`#[retry]` cannot return a borrow of a `&mut` argument (or of `&mut self`): each attempt reborrows it, and the borrow checker cannot tell that only the last attempt's borrow is returned; fix: return an owned value, or take a shared reference",
+        ));
+    }
     let body = match raw.body {
         Some(body) => Some(body),
         None => {
@@ -241,18 +249,29 @@ pub fn function(raw: RawFn) -> Result<RetryFn, syn::Error> {
 /// paths are checked by the compiler (through `__private::IsResult`).
 fn return_type_problem(ty: &Type) -> Option<syn::Error> {
     match ty {
+        Type::Path(path) if path.qself.is_none() && is_known_non_result(&path.path) => {
+            Some(syn::Error::new_spanned(
+                ty,
+                format!(
+                    "`#[retry]` needs a function that returns `Result<T, E>`, found `{}`; fix: return `Result<T, E>`, so a failed attempt can be told from a successful one",
+                    quote::ToTokens::to_token_stream(ty)
+                        .to_string()
+                        .replace(' ', "")
+                ),
+            ))
+        }
         Type::Path(_) | Type::Group(_) | Type::Paren(_) | Type::Macro(_) => {
             if contains_impl_trait(ty) {
-                Some(syn::Error::new(
-                    ty.span(),
+                Some(syn::Error::new_spanned(
+                    ty,
                     "`#[retry]` needs to name the return type, but it contains `impl Trait`; fix: name the concrete type (or box it: `Box<dyn Trait>`)",
                 ))
             } else {
                 None
             }
         }
-        other => Some(syn::Error::new(
-            other.span(),
+        other => Some(syn::Error::new_spanned(
+            other,
             format!(
                 "`#[retry]` needs a function that returns `Result<T, E>`, found `{}`; fix: return `Result<T, E>`",
                 quote::ToTokens::to_token_stream(other)
@@ -271,4 +290,64 @@ fn contains_impl_trait(ty: &Type) -> bool {
     let mut finder = Finder(false);
     syn::visit::Visit::visit_type(&mut finder, ty);
     finder.0
+}
+
+/// Standard types that are certainly not a `Result`, rejected here with one
+/// clear error; any other path (an alias, say) is left to the compiler.
+fn is_known_non_result(path: &Path) -> bool {
+    const NOT_RESULT: [&str; 28] = [
+        "Option", "Vec", "String", "Box", "Arc", "Rc", "Pin", "Poll", "Cow", "HashMap", "BTreeMap",
+        "HashSet", "BTreeSet", "VecDeque", "bool", "char", "str", "u8", "u16", "u32", "u64",
+        "u128", "usize", "i8", "i16", "i32", "i64", "isize",
+    ];
+    path.segments
+        .last()
+        .is_some_and(|last| NOT_RESULT.contains(&last.ident.to_string().as_str()))
+}
+
+/// Whether the return type borrows from a `&mut` input: it names that
+/// input's lifetime, or the input's lifetime is elided and so is one in the
+/// return type.
+fn returns_mut_borrow(sig: &Signature, ret: &Type) -> bool {
+    let (elided, named) = lifetimes(ret);
+    sig.inputs.iter().any(|input| {
+        let lifetime = match input {
+            FnArg::Receiver(r) => match (&r.reference, r.mutability) {
+                (Some((_, lifetime)), Some(_)) => Some(lifetime.as_ref()),
+                _ => None,
+            },
+            FnArg::Typed(t) => match &*t.ty {
+                Type::Reference(r) if r.mutability.is_some() => Some(r.lifetime.as_ref()),
+                _ => None,
+            },
+        };
+        match lifetime {
+            Some(Some(l)) => named.contains(&l.ident.to_string()),
+            Some(None) => elided,
+            None => false,
+        }
+    })
+}
+
+/// Whether `ty` has elided lifetimes, and the named ones it mentions.
+fn lifetimes(ty: &Type) -> (bool, Vec<String>) {
+    struct Finder(bool, Vec<String>);
+    impl<'a> syn::visit::Visit<'a> for Finder {
+        fn visit_type_reference(&mut self, r: &'a syn::TypeReference) {
+            if r.lifetime.is_none() {
+                self.0 = true;
+            }
+            syn::visit::visit_type_reference(self, r);
+        }
+        fn visit_lifetime(&mut self, l: &'a syn::Lifetime) {
+            if l.ident == "_" {
+                self.0 = true;
+            } else {
+                self.1.push(l.ident.to_string());
+            }
+        }
+    }
+    let mut finder = Finder(false, Vec::new());
+    syn::visit::Visit::visit_type(&mut finder, ty);
+    (finder.0, finder.1)
 }

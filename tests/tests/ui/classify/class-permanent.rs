@@ -1,0 +1,9 @@
+use retry_core::Classify;
+
+#[derive(Debug, Classify)]
+enum FetchError {
+    #[classify(class = "permanent")]
+    NotFound,
+}
+
+fn main() {}

@@ -1,0 +1,9 @@
+use retry_core::Classify;
+
+#[derive(Debug, Classify)]
+enum FetchError {
+    #[classify(default = "transient")]
+    Unavailable,
+}
+
+fn main() {}

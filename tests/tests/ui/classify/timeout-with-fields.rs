@@ -1,0 +1,10 @@
+use retry_core::Classify;
+use std::time::Duration;
+
+#[derive(Debug, Classify)]
+enum FetchError {
+    #[classify(timeout)]
+    TimedOut { after: Duration },
+}
+
+fn main() {}

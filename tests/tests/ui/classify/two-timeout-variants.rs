@@ -1,0 +1,11 @@
+use retry_core::Classify;
+
+#[derive(Debug, Classify)]
+enum FetchError {
+    #[classify(timeout)]
+    ConnectTimeout,
+    #[classify(timeout)]
+    ReadTimeout,
+}
+
+fn main() {}

@@ -1,0 +1,8 @@
+use retry_core::Classify;
+
+#[derive(Debug, Classify)]
+struct Unavailable {
+    host: String,
+}
+
+fn main() {}

@@ -1,0 +1,10 @@
+use retry_core::Classify;
+
+#[derive(Debug, Classify)]
+enum FetchError {
+    #[classify(transient)]
+    Unavailable,
+    NotFound,
+}
+
+fn main() {}

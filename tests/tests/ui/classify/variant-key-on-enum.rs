@@ -1,0 +1,9 @@
+use retry_core::Classify;
+
+#[derive(Debug, Classify)]
+#[classify(transient)]
+enum FetchError {
+    Unavailable,
+}
+
+fn main() {}

@@ -1,0 +1,54 @@
+//! The annotated future is `Send` whenever the function's would be.
+use retry_core::{Classify, retry};
+use std::sync::Mutex;
+
+#[derive(Debug, Classify)]
+#[classify(transient)]
+struct Busy;
+
+struct Client {
+    hits: Mutex<u32>,
+    buffer: Vec<u8>,
+}
+
+#[retry(policy = "fetch")]
+async fn free(id: u32, name: String, tag: &str) -> Result<String, Busy> {
+    tokio::task::yield_now().await;
+    Ok(format!("{id}{name}{tag}"))
+}
+
+impl Client {
+    #[retry(policy = "fetch")]
+    async fn shared(&self, key: &str) -> Result<usize, Busy> {
+        *self.hits.lock().unwrap() += 1;
+        tokio::task::yield_now().await;
+        Ok(key.len())
+    }
+
+    #[retry(policy = "fetch")]
+    async fn exclusive(&mut self, bytes: Vec<u8>) -> Result<usize, std::io::Error> {
+        tokio::task::yield_now().await;
+        self.buffer.extend(bytes);
+        Ok(self.buffer.len())
+    }
+}
+
+/// No `Classify`: still `Send`.
+#[retry(policy = "fetch")]
+async fn unclassified(cell: std::cell::Cell<u32>) -> Result<u32, String> {
+    tokio::task::yield_now().await;
+    Ok(cell.get())
+}
+
+fn assert_send<T: Send>(_: &T) {}
+
+fn main() {
+    let mut client = Client { hits: Mutex::new(0), buffer: Vec::new() };
+    assert_send(&free(1, String::new(), "x"));
+    assert_send(&client.shared("k"));
+    assert_send(&client.exclusive(vec![1]));
+    assert_send(&unclassified(std::cell::Cell::new(1)));
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_time().build().unwrap();
+    let handle = rt.spawn(async move { client.exclusive(vec![1, 2]).await.unwrap() });
+    assert_eq!(rt.block_on(handle).unwrap(), 2);
+}

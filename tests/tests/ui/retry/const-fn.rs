@@ -1,0 +1,8 @@
+use retry_core::retry;
+
+#[retry(policy = "fetch")]
+const fn fetch() -> Result<u32, ()> {
+    Ok(1)
+}
+
+fn main() {}

@@ -1,0 +1,8 @@
+use retry_core::retry;
+
+#[retry(policy = "fetch")]
+fn fetch() {
+    println!("fetching");
+}
+
+fn main() {}

@@ -1,0 +1,8 @@
+use retry_core::retry;
+
+#[retry(policy = "fetch")]
+struct Fetcher {
+    url: String,
+}
+
+fn main() {}

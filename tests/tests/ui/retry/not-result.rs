@@ -1,0 +1,8 @@
+use retry_core::retry;
+
+#[retry(policy = "fetch")]
+async fn fetch() -> Option<u32> {
+    Some(1)
+}
+
+fn main() {}

@@ -1,0 +1,12 @@
+use retry_core::retry;
+
+struct Request;
+
+impl Request {
+    #[retry(policy = "fetch")]
+    async fn send(self) -> Result<(), std::io::Error> {
+        Ok(())
+    }
+}
+
+fn main() {}
