@@ -100,8 +100,26 @@ pub(crate) struct ContentionRun<'a> {
     pub(crate) results: Vec<(Named<'a>, Vec<ContentionReport>)>,
 }
 
-/// Runs the scenario and prints the results.
+/// Runs the scenario, prints the results and writes the plot.
 pub fn run(args: Args, cx: &Context) -> Result<ExitCode, CliError> {
+    let output = render(&args, cx)?;
+    if let (Some(path), Some(plot)) = (&args.svg, &output.plot) {
+        std::fs::write(path, plot).map_err(|e| {
+            CliError::usage(format!("cannot write the plot to {}: {e}", path.display()))
+        })?;
+    }
+    print!("{}", output.text);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What the command shows: the text for stdout, and the SVG when asked for.
+struct Output {
+    text: String,
+    plot: Option<String>,
+}
+
+/// Loads the policies, runs the scenario and renders the results.
+fn render(args: &Args, cx: &Context) -> Result<Output, CliError> {
     let names: Vec<String> = args
         .policy
         .iter()
@@ -135,7 +153,7 @@ pub fn run(args: Args, cx: &Context) -> Result<ExitCode, CliError> {
         .collect();
     let (text, plot) = match args.scenario {
         ScenarioKind::Herd => {
-            let run = run_herd(&args, named)?;
+            let run = run_herd(args, named)?;
             let text = match args.format {
                 Format::Table => table::herd(&run) + &chart::herd(&run),
                 Format::Json => json::herd(&run),
@@ -143,7 +161,7 @@ pub fn run(args: Args, cx: &Context) -> Result<ExitCode, CliError> {
             (text, args.svg.is_some().then(|| svg::herd(&run)))
         }
         ScenarioKind::Contention => {
-            let run = run_contention(&args, named)?;
+            let run = run_contention(args, named)?;
             let text = match args.format {
                 Format::Table => table::contention(&run),
                 Format::Json => json::contention(&run),
@@ -151,13 +169,7 @@ pub fn run(args: Args, cx: &Context) -> Result<ExitCode, CliError> {
             (text, args.svg.is_some().then(|| svg::contention(&run)))
         }
     };
-    if let (Some(path), Some(plot)) = (&args.svg, plot) {
-        std::fs::write(path, plot).map_err(|e| {
-            CliError::usage(format!("cannot write the plot to {}: {e}", path.display()))
-        })?;
-    }
-    print!("{text}");
-    Ok(ExitCode::SUCCESS)
+    Ok(Output { text, plot })
 }
 
 fn run_herd<'a>(args: &Args, policies: Vec<Named<'a>>) -> Result<HerdRun<'a>, CliError> {
@@ -271,5 +283,176 @@ pub(crate) mod fixtures {
             })
             .collect();
         ContentionRun { scenario, results }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::Global;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cmd {
+        #[command(flatten)]
+        global: Global,
+        #[command(flatten)]
+        args: Args,
+    }
+
+    const CONFIG: &str = r#"
+[defaults]
+max_attempts = 6
+base = "50ms"
+cap = "2s"
+
+[policies.checkout]
+jitter = "full"
+
+[policies.lockstep]
+jitter = "none"
+
+[profiles.test.policies.checkout]
+jitter = "none"
+"#;
+
+    /// Renders `simulate ARGS...` against CONFIG (no environment overrides).
+    fn simulate(argv: &[&str], profile: Option<&str>) -> Result<Output, CliError> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("retry.toml");
+        std::fs::write(&path, CONFIG).unwrap();
+        let path = path.to_str().unwrap();
+        let mut full = vec!["simulate", "--no-env", "--config", path];
+        if let Some(p) = profile {
+            full.extend(["--profile", p]);
+        }
+        full.extend(argv);
+        let cmd = Cmd::try_parse_from(full).unwrap_or_else(|e| panic!("{e}"));
+        let cx = Context { global: cmd.global };
+        render(&cmd.args, &cx)
+    }
+
+    #[test]
+    fn compares_named_policies_from_the_config_in_one_table() {
+        let out = simulate(
+            &["checkout", "--compare", "lockstep", "--clients", "500"],
+            None,
+        )
+        .unwrap();
+        let row = |name: &str| {
+            out.text
+                .lines()
+                .find(|l| l.starts_with(name))
+                .unwrap_or_else(|| panic!("no row for {name}:\n{}", out.text))
+                .split_whitespace()
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            row("lockstep ")[2],
+            "500",
+            "lockstep: the whole fleet in one tick"
+        );
+        assert!(row("checkout ")[2].parse::<u64>().unwrap() < 100);
+        assert!(out.text.contains("checkout: retry arrivals per tick"));
+        assert!(out.plot.is_none());
+    }
+
+    #[test]
+    fn the_profile_applies_to_the_simulated_policy() {
+        let out = simulate(
+            &["checkout", "--clients", "300", "--format", "json"],
+            Some("test"),
+        )
+        .unwrap();
+        let v: serde_json::Value = serde_json::from_str(&out.text).unwrap();
+        assert_eq!(v["policies"][0]["jitter"], "none");
+        assert_eq!(v["policies"][0]["peak_retries_per_tick"], 300);
+    }
+
+    #[test]
+    fn the_same_seed_gives_the_same_output_and_another_seed_does_not() {
+        let a = simulate(&["checkout", "--seed", "7", "--format", "json"], None).unwrap();
+        let b = simulate(&["checkout", "--seed", "7", "--format", "json"], None).unwrap();
+        let c = simulate(&["checkout", "--seed", "8", "--format", "json"], None).unwrap();
+        assert_eq!(a.text, b.text);
+        assert_ne!(a.text, c.text);
+    }
+
+    #[test]
+    fn scenario_flags_reach_the_simulation() {
+        let out = simulate(
+            &[
+                "lockstep",
+                "--clients",
+                "100",
+                "--outage",
+                "10m",
+                "--tick",
+                "10ms",
+                "--capacity",
+                "5",
+                "--format",
+                "json",
+            ],
+            None,
+        )
+        .unwrap();
+        let v: serde_json::Value = serde_json::from_str(&out.text).unwrap();
+        assert_eq!(v["clients"], 100);
+        assert_eq!(v["tick_ms"], 10.0);
+        assert_eq!(v["capacity_per_tick"], 5);
+        assert_eq!(v["outage_ms"], 600_000.0);
+        // Nobody gets through a ten-minute outage: six calls each.
+        assert_eq!(v["policies"][0]["calls"], 600);
+        assert_eq!(v["policies"][0]["give_ups"], 100);
+    }
+
+    #[test]
+    fn svg_is_rendered_when_asked_for() {
+        let out = simulate(&["checkout", "--clients", "200", "--svg", "plot.svg"], None).unwrap();
+        assert!(out.plot.unwrap().contains("<polyline"));
+    }
+
+    #[test]
+    fn an_unknown_policy_is_a_usage_error_with_a_suggestion() {
+        let err = simulate(&["checkuot"], None).err().unwrap();
+        assert_eq!(err.code, 2);
+        assert!(
+            err.message.contains("did you mean `checkout`"),
+            "{}",
+            err.message
+        );
+    }
+
+    #[test]
+    fn herd_needs_a_policy_but_contention_has_the_study() {
+        let err = simulate(&[], None).err().unwrap();
+        assert_eq!(err.code, 2);
+        assert!(err.message.contains("name a POLICY"));
+        let out = simulate(&["--scenario", "contention", "--clients", "1"], None).unwrap();
+        let header = out.text.lines().find(|l| l.starts_with("CLIENTS")).unwrap();
+        assert_eq!(
+            header.split_whitespace().collect::<Vec<_>>(),
+            ["CLIENTS", "none", "full", "equal", "decorrelated"]
+        );
+        let calls = out.text.lines().find(|l| l.starts_with("1 ")).unwrap();
+        assert_eq!(
+            calls.split_whitespace().collect::<Vec<_>>(),
+            ["1", "2", "2", "2", "2"],
+            "one read and one write each"
+        );
+    }
+
+    #[test]
+    fn a_duration_without_a_unit_is_refused_with_the_fix() {
+        let err = Cmd::try_parse_from(["simulate", "x", "--outage", "5"])
+            .err()
+            .unwrap();
+        let message = err.to_string();
+        assert!(message.contains("--outage"), "{message}");
+        assert!(message.contains("such as 500ms"), "{message}");
+        assert!(Cmd::try_parse_from(["simulate", "x", "--capacity", "0"]).is_err());
+        assert!(Cmd::try_parse_from(["simulate", "x", "--clients", "0"]).is_err());
     }
 }

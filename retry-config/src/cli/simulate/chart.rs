@@ -49,16 +49,17 @@ fn peaks(h: &ArrivalHistogram, columns: u64, per_column: u64) -> Vec<u64> {
     out
 }
 
-/// Rows of `#` from the top down, a labelled y axis and the time axis.
+/// Rows of `#` from the top down (any arrival shows in the bottom row), a
+/// y axis labelled with the top value and 0, and the time axis.
 fn chart(values: &[u64], end_label: String) -> String {
     let top = values.iter().copied().max().unwrap_or(0);
     let label_width = top.to_string().len();
     let mut out = String::new();
     for row in (1..=ROWS).rev() {
-        let label = match row {
-            ROWS => top.to_string(),
-            1 => "0".to_owned(),
-            _ => String::new(),
+        let label = if row == ROWS {
+            top.to_string()
+        } else {
+            String::new()
         };
         let cells: String = values
             .iter()
@@ -76,7 +77,7 @@ fn chart(values: &[u64], end_label: String) -> String {
     }
     out.push_str(&format!(
         "{:>label_width$} +{}\n",
-        "",
+        0,
         "-".repeat(values.len())
     ));
     let pad = values.len().saturating_sub(end_label.len() + 2);
@@ -106,19 +107,22 @@ mod tests {
         let lockstep_top = top_row(charts[0]);
         assert!(lockstep_top.trim_start().starts_with("2000 |"), "{text}");
         // Every lockstep retry wave is the whole fleet: each spike reaches the top.
-        let bottom = charts[0]
-            .lines()
-            .find(|l| l.trim_start().starts_with("0 |"))
-            .unwrap();
+        // The bottom row sits just above the axis line, which is labelled 0.
+        let bottom_row = |chart: &str| -> String {
+            let lines: Vec<&str> = chart.lines().collect();
+            let axis = lines
+                .iter()
+                .position(|l| l.trim_start().starts_with("0 +"))
+                .unwrap();
+            lines[axis - 1].to_owned()
+        };
+        let bottom = bottom_row(charts[0]);
         assert_eq!(
             bottom.matches('#').count(),
             lockstep_top.matches('#').count()
         );
         // Full jitter spreads the retries over many columns.
-        let full_bottom = charts[1]
-            .lines()
-            .find(|l| l.trim_start().starts_with("0 |"))
-            .unwrap();
+        let full_bottom = bottom_row(charts[1]);
         assert!(
             full_bottom.matches('#').count() > 2 * bottom.matches('#').count(),
             "{text}"
