@@ -4,7 +4,7 @@
 
 use codespan_reporting::diagnostic::{Diagnostic as Report, Label, Severity as ReportSeverity};
 use codespan_reporting::files::SimpleFile;
-use codespan_reporting::term::{self, Chars, Config as TermConfig};
+use codespan_reporting::term::{self, Chars, Config as TermConfig, termcolor};
 use std::fmt;
 use std::ops::Range;
 use std::sync::Arc;
@@ -293,6 +293,20 @@ impl Diagnostic {
     /// assert!(text.contains("^^^^"));
     /// ```
     pub fn render(&self) -> String {
+        self.render_to(false)
+    }
+
+    /// Like [`render`](Self::render), coloured with ANSI escapes for a terminal.
+    ///
+    /// ```
+    /// let text = retry_config::Diagnostic::error("k", "bad").render_ansi();
+    /// assert!(text.contains("\u{1b}["));
+    /// ```
+    pub fn render_ansi(&self) -> String {
+        self.render_to(true)
+    }
+
+    fn render_to(&self, color: bool) -> String {
         let severity = match self.severity {
             Severity::Error => ReportSeverity::Error,
             Severity::Warning => ReportSeverity::Warning,
@@ -302,21 +316,28 @@ impl Diagnostic {
             notes.push(format!("help: did you mean `{s}`?"));
         }
         notes.extend(self.notes.iter().cloned());
-        let report = Report::new(severity)
+        let mut report = Report::new(severity)
             .with_message(&self.message)
             .with_notes(notes);
         let config = TermConfig {
             chars: Chars::ascii(),
             ..TermConfig::default()
         };
-        let rendered = match &self.span {
+        let (name, text) = match &self.span {
             Some(span) => {
-                let file = SimpleFile::new(span.source.name.as_str(), span.source.text.as_str());
-                let report =
+                report =
                     report.with_label(Label::primary((), span.range()).with_message(&self.label));
-                term::emit_into_string(&config, &file, &report)
+                (span.source.name.as_str(), span.source.text.as_str())
             }
-            None => term::emit_into_string(&config, &SimpleFile::new("", ""), &report),
+            None => ("", ""),
+        };
+        let file = SimpleFile::new(name, text);
+        let rendered = if color {
+            let mut buffer = termcolor::Buffer::ansi();
+            term::emit_to_write_style(&mut buffer, &config, &file, &report)
+                .map(|()| String::from_utf8_lossy(buffer.as_slice()).into_owned())
+        } else {
+            term::emit_into_string(&config, &file, &report)
         };
         // Rendering only fails for spans outside the file, which `Span::new` rules out.
         rendered.unwrap_or_else(|_| format!("{}: {}\n", self.severity, self.message))
@@ -438,9 +459,22 @@ impl Diagnostics {
     /// assert!(d.render().ends_with("1 error, 0 warnings\n"));
     /// ```
     pub fn render(&self) -> String {
+        self.render_to(false)
+    }
+
+    /// Like [`render`](Self::render), coloured with ANSI escapes for a terminal.
+    ///
+    /// ```
+    /// assert!(retry_config::Diagnostics::new().render_ansi().contains("0 errors"));
+    /// ```
+    pub fn render_ansi(&self) -> String {
+        self.render_to(true)
+    }
+
+    fn render_to(&self, color: bool) -> String {
         let mut out = String::new();
         for d in &self.items {
-            out.push_str(&d.render());
+            out.push_str(&d.render_to(color));
         }
         let (e, w) = (self.errors().count(), self.warnings().count());
         let plural = |n: usize| if n == 1 { "" } else { "s" };

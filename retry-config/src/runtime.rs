@@ -121,6 +121,9 @@ impl Setup {
     }
 
     fn install_inner(&self) -> Result<Config, Diagnostics> {
+        // Held from read to install, so concurrent reloads (a `reload` call
+        // racing the watcher) install in the order they read the file.
+        let mut last = LAST.lock().unwrap_or_else(PoisonError::into_inner);
         let config = self.load()?;
         if config.policy_names().next().is_none() {
             // An empty file is far more likely a truncated write than a wish
@@ -136,7 +139,6 @@ impl Setup {
             )
             .collect());
         }
-        let mut last = LAST.lock().unwrap_or_else(PoisonError::into_inner);
         let registry = config.registry(last.as_deref());
         let missing = missing_call_sites(&registry, &config);
         if missing.has_errors() {

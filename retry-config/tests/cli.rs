@@ -310,3 +310,18 @@ fn commands_on_an_invalid_file_exit_1_and_bad_arguments_exit_2() {
     assert_eq!(run(&["frobnicate"]).status.code(), Some(2));
     assert_eq!(run(&["--help"]).status.code(), Some(0));
 }
+
+#[test]
+fn color_is_off_when_piped_and_on_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "bad.toml", "[policies.a]\nbsae = \"1s\"\n");
+    let plain = stdout(&run(&["check", file.to_str().unwrap()]));
+    assert!(!plain.contains('\u{1b}'), "{plain}");
+    let colored = stdout(&run(&[
+        "check",
+        file.to_str().unwrap(),
+        "--color",
+        "always",
+    ]));
+    assert!(colored.contains("\u{1b}["), "{colored}");
+}

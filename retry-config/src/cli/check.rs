@@ -1,7 +1,7 @@
 //! `retry-policy check [FILE]`: every problem of the file, under every
 //! profile (or the one selected), in one pass.
 
-use super::{CliError, Context};
+use super::{CliError, Context, Stream};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -30,7 +30,7 @@ pub fn run(args: Args, cx: &Context) -> Result<ExitCode, CliError> {
         println!("{}: ok ({scope})", path.display());
         return Ok(ExitCode::SUCCESS);
     }
-    print!("{}", diags.render());
+    print!("{}", cx.render(&diags, Stream::Stdout));
     if diags.has_errors() {
         Ok(ExitCode::from(1))
     } else {

@@ -1,5 +1,5 @@
 //! `retry-policy explain NAME`: every setting's effective value and the layer
-//! it came from (built-in, [defaults], extends, own table, profile, environment).
+//! it came from (built-in, `[defaults]`, extends, own table, profile, environment).
 
 use super::{CliError, Context};
 use retry_config::Explained;

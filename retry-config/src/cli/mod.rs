@@ -25,6 +25,8 @@ mod simulate;
 struct Cli {
     #[command(flatten)]
     global: Global,
+    #[command(flatten)]
+    look: Look,
     #[command(subcommand)]
     command: Command,
 }
@@ -41,6 +43,37 @@ pub struct Global {
     /// Ignore RETRY_POLICY__* and RETRY_BUDGET__* environment overrides
     #[arg(long, global = true)]
     pub no_env: bool,
+}
+
+/// How output looks (kept apart from [`Global`], which subcommands build in tests).
+#[derive(Debug, Clone, clap::Args)]
+struct Look {
+    /// When to colour diagnostics
+    #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t = Color::Auto)]
+    color: Color,
+}
+
+/// The `--color` choice, set once in [`main`]; `auto` when unset (in tests).
+static COLOR: std::sync::OnceLock<Color> = std::sync::OnceLock::new();
+
+/// When to colour diagnostics, as in cargo and ripgrep.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Color {
+    /// When the output is a terminal and NO_COLOR is not set
+    Auto,
+    /// Always
+    Always,
+    /// Never
+    Never,
+}
+
+/// Where output goes, to decide on colour.
+#[derive(Debug, Clone, Copy)]
+pub enum Stream {
+    /// Standard output.
+    Stdout,
+    /// Standard error.
+    Stderr,
 }
 
 #[derive(Debug, Subcommand)]
@@ -102,11 +135,34 @@ impl Context {
         match Config::load_file(self.path(), &self.options()) {
             Ok(config) => {
                 if !config.warnings().is_empty() {
-                    eprint!("{}", config.warnings().render());
+                    eprint!("{}", self.render(config.warnings(), Stream::Stderr));
                 }
                 Ok(config)
             }
-            Err(diags) => Err(CliError::config(diags.render())),
+            Err(diags) => Err(CliError::config(self.render(&diags, Stream::Stderr))),
+        }
+    }
+
+    /// Diagnostics rendered for `stream`, coloured when `--color` says so.
+    pub fn render(&self, diags: &retry_config::Diagnostics, stream: Stream) -> String {
+        use std::io::IsTerminal;
+        let color = match COLOR.get().copied().unwrap_or(Color::Auto) {
+            Color::Always => true,
+            Color::Never => false,
+            Color::Auto => {
+                let terminal = match stream {
+                    Stream::Stdout => std::io::stdout().is_terminal(),
+                    Stream::Stderr => std::io::stderr().is_terminal(),
+                };
+                terminal
+                    && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                    && std::env::var_os("TERM").is_none_or(|t| t != "dumb")
+            }
+        };
+        if color {
+            diags.render_ansi()
+        } else {
+            diags.render()
         }
     }
 }
@@ -141,6 +197,7 @@ impl CliError {
 /// Parses the arguments, runs the subcommand, and maps the outcome to an exit status.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    let _ = COLOR.set(cli.look.color);
     let cx = Context { global: cli.global };
     let outcome = match cli.command {
         Command::Check(args) => check::run(args, &cx),
