@@ -8,6 +8,11 @@
 //! passed every call fails as transient; after that the service accepts the
 //! first `capacity` calls of each tick (in the order they were scheduled) and
 //! throttles the rest.
+//!
+//! The run has two phases: during the outage clients cannot affect each
+//! other, so each runs on its own through windows of ticks ([`outage`]);
+//! once the service is back they compete for capacity and run tick by tick
+//! ([`recovery`]).
 
 mod outage;
 mod recovery;
@@ -181,6 +186,12 @@ impl Herd {
     /// assert_eq!(herd.run(&p).unwrap(), herd.run(&p).unwrap());
     /// ```
     pub fn run(&self, policy: &Policy) -> Result<HerdReport, SimulateError> {
+        self.run_with(policy, outage::PARALLEL_FROM)
+    }
+
+    /// [`run`](Self::run), with threads for outage windows of at least
+    /// `parallel_from` calls.
+    fn run_with(&self, policy: &Policy, parallel_from: usize) -> Result<HerdReport, SimulateError> {
         self.validate()?;
         let ignored_budget = policy.budget().is_some();
         let unbudgeted;
@@ -198,14 +209,21 @@ impl Herd {
         // The longest computed wait, in ticks: the span the wheel should cover.
         let span = policy.cap().as_nanos() / self.tick.as_nanos();
         let mut recovery = TickQueue::new(u64::try_from(span).unwrap_or(u64::MAX));
-        let fleet = (0..self.clients)
-            .map(|i| Decider::with_rng(JitterRng::seeded(client_seed(self.seed, u64::from(i)))));
+        let seed = self.seed;
+        let client = |i: u32| Decider::with_rng(JitterRng::seeded(client_seed(seed, u64::from(i))));
         if ctx.outage_ticks == 0 {
-            for decider in fleet {
-                recovery.push(0, decider);
+            for i in 0..self.clients {
+                recovery.push(0, client(i));
             }
         } else {
-            outage::run(&ctx, fleet, &mut tally, &mut recovery);
+            outage::run(
+                &ctx,
+                self.clients,
+                client,
+                &mut tally,
+                &mut recovery,
+                parallel_from,
+            );
         }
         recovery::run(&ctx, &mut tally, &mut recovery);
         Ok(tally.report(self, ignored_budget))
@@ -269,4 +287,40 @@ impl<'p> Ctx<'p> {
 pub(super) fn ticks_to_duration(ticks: u64, tick: Duration) -> Duration {
     let nanos = u128::from(ticks).saturating_mul(tick.as_nanos());
     Duration::from_nanos(u64::try_from(nanos).unwrap_or(u64::MAX))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Jitter;
+
+    #[test]
+    fn threads_do_not_change_the_result() {
+        let herd = Herd {
+            clients: 3001,
+            outage: Duration::from_millis(1500),
+            capacity: 7,
+            max_calls: 20_001,
+            seed: 9,
+            ..Herd::default()
+        };
+        for jitter in [Jitter::None, Jitter::Full, Jitter::Decorrelated] {
+            let p = Policy::builder()
+                .jitter(jitter)
+                .max_attempts(9)
+                .build()
+                .unwrap();
+            let one = herd.run_with(&p, usize::MAX).unwrap();
+            let many = herd.run_with(&p, 0).unwrap();
+            assert_eq!(one, many, "{jitter:?}");
+            let unlimited = Herd {
+                max_calls: u64::MAX,
+                ..herd.clone()
+            };
+            assert_eq!(
+                unlimited.run_with(&p, usize::MAX).unwrap(),
+                unlimited.run_with(&p, 0).unwrap()
+            );
+        }
+    }
 }

@@ -59,6 +59,12 @@ impl Tally {
         self.finish(tick);
     }
 
+    /// `count` give-ups, the last of them in `last`.
+    pub(super) fn give_ups(&mut self, count: u64, last: u64) {
+        self.give_ups += count;
+        self.finish(last);
+    }
+
     fn finish(&mut self, tick: u64) {
         self.last_tick = Some(self.last_tick.map_or(tick, |t| t.max(tick)));
     }
