@@ -222,6 +222,12 @@ fn run_contention<'a>(
     Ok(ContentionRun { scenario, results })
 }
 
+/// `n` ticks as time, saturating (a run stops long before that matters).
+pub(crate) fn ticks_to_time(n: u64, tick: Duration) -> Duration {
+    let nanos = u128::from(n).saturating_mul(tick.as_nanos());
+    Duration::from_nanos(u64::try_from(nanos).unwrap_or(u64::MAX))
+}
+
 /// Milliseconds, to the microsecond, for JSON.
 pub(crate) fn ms(d: Duration) -> f64 {
     (d.as_secs_f64() * 1e6).round() / 1e3

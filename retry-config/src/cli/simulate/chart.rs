@@ -36,7 +36,7 @@ pub(super) fn herd(run: &HerdRun<'_>) -> String {
 }
 
 fn ticks(n: u64, tick: Duration) -> Duration {
-    tick.saturating_mul(u32::try_from(n).unwrap_or(u32::MAX))
+    super::ticks_to_time(n, tick)
 }
 
 /// The busiest tick in each column of `per_column` ticks.

@@ -92,10 +92,7 @@ fn herd_row(named: &Named<'_>, r: &HerdReport, unfinished: bool) -> Vec<String> 
     let peak_at = if r.peak_retries == 0 {
         "-".to_owned()
     } else {
-        short(
-            r.tick
-                .saturating_mul(u32::try_from(r.peak_tick).unwrap_or(u32::MAX)),
-        )
+        short(super::ticks_to_time(r.peak_tick, r.tick))
     };
     let mut row = vec![
         named.name.to_owned(),
