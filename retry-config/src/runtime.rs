@@ -14,6 +14,10 @@ use std::thread;
 use std::time::Duration;
 
 /// The file `init` reads when `RETRY_CONFIG` is not set.
+///
+/// ```
+/// assert_eq!(retry_config::DEFAULT_FILE, "retry.toml");
+/// ```
 pub const DEFAULT_FILE: &str = "retry.toml";
 
 /// Where the configuration comes from and how to read it; `init` is
@@ -91,14 +95,26 @@ impl Setup {
         &self.path
     }
 
-    /// Loads and validates, without installing.
+    /// Loads and validates, without installing. Error classes registered as
+    /// [`registry::DeclaredClass`] are the known classes `retry_on` is checked
+    /// against, unless the options name them.
     ///
     /// ```
     /// assert!(retry_config::Setup::new("/no/such/file.toml").load().is_err());
     /// ```
     pub fn load(&self) -> Result<Config, Diagnostics> {
         let text = read(&self.path)?;
-        Config::load_str(&text, &self.path.display().to_string(), &self.options)
+        let mut options = self.options.clone();
+        if options.known_classes.is_none() {
+            // Classes registered by `#[derive(Classify)]` make `retry_on` checkable.
+            let declared: Vec<String> = registry::declared_classes()
+                .map(|c| c.name.to_owned())
+                .collect();
+            if !declared.is_empty() {
+                options.known_classes = Some(declared);
+            }
+        }
+        Config::load_str(&text, &self.path.display().to_string(), &options)
     }
 
     /// Loads, validates and checks that every `#[retry(policy = ...)]` call

@@ -8,6 +8,28 @@ retry_core::inventory::submit! {
     registry::CallSite { policy: "orders", file: "src/orders.rs", line: 42, function: "place_order" }
 }
 
+retry_core::inventory::submit! {
+    registry::DeclaredClass { name: "conflict", by: "OrderError" }
+}
+
+#[test]
+fn retry_on_is_checked_against_the_declared_classes() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("retry.toml");
+    let text = "[policies.orders]\ncap = \"1s\"\nretry_on = [\"conflikt\", \"transient\"]\n";
+    std::fs::write(&path, text).unwrap();
+    let config = Setup::new(&path).load().unwrap();
+    let w = config
+        .warnings()
+        .iter()
+        .next()
+        .expect("a warning for the undeclared class");
+    assert!(w.message.contains("`conflikt`"), "{}", w.message);
+    assert_eq!(w.suggestion.as_deref(), Some("conflict"));
+    std::fs::write(&path, text.replace("conflikt", "conflict")).unwrap();
+    assert!(Setup::new(&path).load().unwrap().warnings().is_empty());
+}
+
 #[test]
 fn a_call_site_naming_a_missing_policy_fails_the_install() {
     let dir = tempfile::tempdir().unwrap();

@@ -191,6 +191,35 @@ pub struct CallSite {
 
 inventory::collect!(CallSite);
 
+/// An error class some code in the program can produce, registered (by
+/// `#[derive(Classify)]`, or by hand) so that configuration checks can warn
+/// about a `retry_on` that names a class nothing produces.
+///
+/// ```
+/// retry_core::inventory::submit! {
+///     retry_core::registry::DeclaredClass { name: "conflict", by: "OrderError" }
+/// }
+/// assert!(retry_core::registry::declared_classes().any(|c| c.name == "conflict"));
+/// ```
+#[derive(Debug)]
+pub struct DeclaredClass {
+    /// The class name, as `retry_on` would list it.
+    pub name: &'static str,
+    /// The type (or module) that produces it, for diagnostics.
+    pub by: &'static str,
+}
+
+inventory::collect!(DeclaredClass);
+
+/// Every declared error class.
+///
+/// ```
+/// let _ = retry_core::registry::declared_classes().count();
+/// ```
+pub fn declared_classes() -> impl Iterator<Item = &'static DeclaredClass> {
+    inventory::iter::<DeclaredClass>.into_iter()
+}
+
 /// Every registered call site.
 ///
 /// ```
