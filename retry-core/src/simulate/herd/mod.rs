@@ -1,8 +1,9 @@
 //! The thundering herd: a whole fleet fails at once and retries against a
 //! service that is down for a while and then has limited room.
 //!
-//! Time is cut into ticks. Every client calls in tick 0 and fails (that is
-//! the scenario). A call made in tick `t` is answered at the end of the tick,
+//! Time is cut into ticks. Every client makes its first call in tick 0,
+//! which fails unless the outage is zero (that is the scenario, not the
+//! policy's doing). A call made in tick `t` is answered at the end of the tick,
 //! so the client's [`Decider`] sees the failure at `(t + 1)·tick` and the next
 //! call lands in the tick containing `(t + 1)·tick + wait`. Until `outage` has
 //! passed every call fails as transient; after that the service accepts the
@@ -30,6 +31,12 @@ use tally::Tally;
 
 /// A thundering-herd scenario. Fill in the fields you care about and keep
 /// the rest from [`Herd::default`].
+///
+/// The model: every client makes its first call in tick 0. Calls that start
+/// before `outage` fail as transient; after it, the first `capacity` calls of
+/// each tick succeed and the rest fail as throttled. A call is answered at
+/// the end of its tick, and the client's next call lands in the tick holding
+/// that instant plus the wait its policy's [`Decider`] chose.
 ///
 /// ```
 /// use retry_core::simulate::Herd;
