@@ -69,7 +69,7 @@ pub fn expand(args: &RetryArgs, mut func: RetryFn, config: Option<&ConfigFile>) 
     let policy_var = Ident::new("__retry_policy", site);
     let kind = Ident::new("__retry_kind", site);
     let run = Ident::new("__retry_run", site);
-    let body = &func.body;
+    let body = &func.body.stmts;
 
     let looped = if func.sig.asyncness.is_some() {
         let attempt = Ident::new("__retry_attempt", site);
@@ -81,7 +81,7 @@ pub fn expand(args: &RetryArgs, mut func: RetryFn, config: Option<&ConfigFile>) 
                 #(#copies)*
                 let #attempt = #krate::__private::typed::<#ret, _>(async {
                     #(#unpack)*
-                    #body
+                    #(#body)*
                 });
                 match #run.attempt(#krate::__private::tag_future(#kind, #attempt)).await {
                     ::core::result::Result::Ok(#value) => break ::core::result::Result::Ok(#value),
@@ -103,7 +103,7 @@ pub fn expand(args: &RetryArgs, mut func: RetryFn, config: Option<&ConfigFile>) 
                         #kind,
                         #krate::__private::run_once(|| -> #ret {
                             #(#unpack)*
-                            #body
+                            #(#body)*
                         }),
                     )
                 })

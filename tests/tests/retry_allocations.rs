@@ -1,0 +1,63 @@
+//! An annotated function whose first attempt succeeds allocates nothing and
+//! boxes nothing: the expansion adds a registry lookup, stack state and
+//! zero-sized wrappers only. Its own test binary, so the counting allocator
+//! sees only these tests.
+
+use retry_core::{Classify, retry};
+use std::future::Future;
+use std::pin::pin;
+use std::task::{Context, Poll, Waker};
+
+#[derive(Debug, Classify)]
+#[classify(transient)]
+struct Busy;
+
+#[retry(policy = "alloc-async")]
+async fn fetch(id: u32, key: &str) -> Result<usize, Busy> {
+    Ok(id as usize + key.len())
+}
+
+#[retry(policy = "alloc-blocking")]
+fn read(id: u32) -> Result<u32, Busy> {
+    Ok(id)
+}
+
+/// No `Classify`: the transient fallback is just as free.
+#[retry(policy = "alloc-async")]
+async fn unclassified(id: u32) -> Result<u32, String> {
+    Ok(id)
+}
+
+fn poll_once<F: Future>(fut: F) -> Poll<F::Output> {
+    let mut cx = Context::from_waker(Waker::noop());
+    pin!(fut).poll(&mut cx)
+}
+
+#[test]
+fn first_attempt_success_allocates_nothing() {
+    tests::add_policy("alloc-async", retry_core::Policy::default());
+    tests::add_policy("alloc-blocking", retry_core::Policy::default());
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    let _context = rt.enter();
+    // Warm up thread-locals (jitter generator, clock context).
+    let _ = poll_once(fetch(1, "k"));
+    let _ = poll_once(unclassified(1));
+    let _ = read(1);
+    let info = allocation_counter::measure(|| {
+        assert!(matches!(poll_once(fetch(1, "key")), Poll::Ready(Ok(4))));
+        assert!(matches!(poll_once(unclassified(2)), Poll::Ready(Ok(2))));
+        assert!(matches!(read(3), Ok(3)));
+    });
+    assert_eq!(info.count_total, 0, "{info:?}");
+}
+
+#[test]
+fn the_counter_does_see_allocations() {
+    let info = allocation_counter::measure(|| {
+        std::hint::black_box(vec![1u8; 16]);
+    });
+    assert!(info.count_total >= 1);
+}
