@@ -191,6 +191,9 @@ fn run_herd<'a>(args: &Args, policies: Vec<Named<'a>>) -> Result<HerdRun<'a>, Cl
     Ok(HerdRun { herd, results })
 }
 
+/// The largest fleet `--scenario contention` accepts.
+const MAX_CONTENDING: u32 = 5_000;
+
 fn run_contention<'a>(
     args: &Args,
     policies: Vec<Named<'a>>,
@@ -200,6 +203,13 @@ fn run_contention<'a>(
         ..Contention::default()
     };
     let sizes: Vec<u32> = match args.clients {
+        // Every lost write makes every other client try again: the work grows
+        // with the square of the fleet, so keep it to what finishes quickly.
+        Some(n) if n > MAX_CONTENDING => {
+            return Err(CliError::usage(format!(
+                "--clients {n} is too many for --scenario contention (the work grows with the square of the fleet); use at most {MAX_CONTENDING}"
+            )));
+        }
         Some(n) => vec![n],
         None => Contention::study_clients().collect(),
     };
@@ -436,6 +446,10 @@ jitter = "none"
         let err = simulate(&[], None).err().unwrap();
         assert_eq!(err.code, 2);
         assert!(err.message.contains("name a POLICY"));
+        let err = simulate(&["--scenario", "contention", "--clients", "5001"], None)
+            .err()
+            .unwrap();
+        assert!(err.message.contains("at most 5000"), "{}", err.message);
         let out = simulate(&["--scenario", "contention", "--clients", "1"], None).unwrap();
         let header = out.text.lines().find(|l| l.starts_with("CLIENTS")).unwrap();
         assert_eq!(
