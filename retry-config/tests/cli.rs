@@ -325,3 +325,33 @@ fn color_is_off_when_piped_and_on_when_asked() {
     ]));
     assert!(colored.contains("\u{1b}["), "{colored}");
 }
+
+#[test]
+fn check_prints_short_and_json_diagnostics_for_tools() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(
+        dir.path(),
+        "bad.toml",
+        "[policies.a]\nbsae = \"1s\"\ncap = \"1s\"\n",
+    );
+    let path = file.to_str().unwrap();
+    let out = run(&["check", path, "--format", "short"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stdout(&out),
+        format!(
+            "{path}:2:1: error: unknown key `bsae` in policy `a` [policies.a.bsae] (did you mean `base`?)\n"
+        )
+    );
+    let out = run(&["check", path, "--format", "json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let line: serde_json::Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    assert_eq!(line["severity"], "error");
+    assert_eq!(
+        (line["line"].as_u64(), line["column"].as_u64()),
+        (Some(2), Some(1))
+    );
+    assert_eq!(line["end"]["column"], 5);
+    assert_eq!(line["suggestion"], "base");
+    assert_eq!(line["key"], "policies.a.bsae");
+}

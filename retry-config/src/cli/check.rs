@@ -2,6 +2,7 @@
 //! profile (or the one selected), in one pass.
 
 use super::{CliError, Context, Stream};
+use retry_config::{Diagnostic, Diagnostics};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -14,6 +15,16 @@ pub struct Args {
     /// Treat warnings as errors
     #[arg(long)]
     deny_warnings: bool,
+    /// How to print diagnostics: with source excerpts, one line each, or JSON lines
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = Format::Human)]
+    format: Format,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Format {
+    Human,
+    Short,
+    Json,
 }
 
 /// Prints the diagnostics and a summary; exit status 1 when there are errors.
@@ -26,15 +37,57 @@ pub fn run(args: Args, cx: &Context) -> Result<ExitCode, CliError> {
         Some(p) => format!("profile `{p}`"),
         None => "the base settings and every profile".to_owned(),
     };
-    if diags.is_empty() {
-        println!("{}: ok ({scope})", path.display());
-        return Ok(ExitCode::SUCCESS);
+    match args.format {
+        Format::Json => {
+            for d in &diags {
+                println!("{}", json(d));
+            }
+        }
+        Format::Short => print!("{diags}"),
+        Format::Human if diags.is_empty() => println!("{}: ok ({scope})", path.display()),
+        Format::Human => {
+            print!("{}", cx.render(&diags, Stream::Stdout));
+            if !diags.has_errors() {
+                println!("{}: ok with warnings ({scope})", path.display());
+            }
+        }
     }
-    print!("{}", cx.render(&diags, Stream::Stdout));
+    Ok(exit_code(&diags))
+}
+
+fn exit_code(diags: &Diagnostics) -> ExitCode {
     if diags.has_errors() {
-        Ok(ExitCode::from(1))
+        ExitCode::from(1)
     } else {
-        println!("{}: ok with warnings ({scope})", path.display());
-        Ok(ExitCode::SUCCESS)
+        ExitCode::SUCCESS
     }
+}
+
+/// One diagnostic as a JSON object, for editors and CI annotations.
+fn json(d: &Diagnostic) -> serde_json::Value {
+    let (file, line, column, end) = match &d.span {
+        Some(span) => {
+            let (line, column) = span.line_column();
+            let (end_line, end_column) = span.source().line_column(span.range().end);
+            (
+                Some(span.source().name()),
+                Some(line),
+                Some(column),
+                Some(serde_json::json!({ "line": end_line, "column": end_column })),
+            )
+        }
+        None => (None, None, None, None),
+    };
+    serde_json::json!({
+        "severity": d.severity.to_string(),
+        "message": d.message,
+        "key": d.key,
+        "file": file,
+        "line": line,
+        "column": column,
+        "end": end,
+        "label": d.label,
+        "suggestion": d.suggestion,
+        "notes": d.notes,
+    })
 }

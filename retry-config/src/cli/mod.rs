@@ -278,3 +278,40 @@ pub fn short(d: std::time::Duration) -> String {
         ))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::short;
+    use std::time::Duration;
+
+    #[test]
+    fn short_durations_keep_three_significant_digits() {
+        let cases = [
+            (Duration::ZERO, "0s"),
+            (Duration::from_nanos(999), "999ns"),
+            (Duration::from_nanos(81_161), "81.2us"),
+            (Duration::from_micros(81_161), "81.2ms"),
+            (Duration::from_millis(149_420), "2m 29s"),
+            (Duration::from_millis(1_490), "1.49s"),
+            (Duration::from_millis(1_000), "1s"),
+            (Duration::from_millis(125_400), "2m 5s"),
+        ];
+        for (d, expected) in cases {
+            assert_eq!(short(d), expected, "{d:?}");
+        }
+        // The largest duration formats without overflow.
+        assert!(!short(Duration::MAX).is_empty());
+    }
+
+    #[test]
+    fn columns_align_on_the_widest_cell() {
+        let rows = [
+            ["a".to_owned(), "1".to_owned()],
+            ["long".to_owned(), "2".to_owned()],
+        ];
+        assert_eq!(
+            super::list::columns(&["K", "V"], &rows),
+            "K     V\na     1\nlong  2\n"
+        );
+    }
+}

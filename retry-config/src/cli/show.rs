@@ -148,7 +148,7 @@ fn table(
         .iter()
         .map(|r| {
             let (envelope, wait, next) = match r.wait {
-                Some((e, w)) => (short(e), short(w), short(r.starts_at + w)),
+                Some((e, w)) => (short(e), short(w), short(r.starts_at.saturating_add(w))),
                 None => ("-".into(), "-".into(), "-".into()),
             };
             [
@@ -181,6 +181,9 @@ fn table(
     out.push_str(
         "times assume each attempt fails instantly; WAIT is sampled, ENVELOPE is its upper end\n",
     );
+    if policy.budget().is_some() {
+        out.push_str("under load its retry budget may end the call sooner (not shown)\n");
+    }
     out
 }
 
@@ -205,7 +208,7 @@ fn json(
                 "starts_at_ms": ms(r.starts_at),
                 "envelope_ms": r.wait.map(|(e, _)| ms(e)),
                 "wait_ms": r.wait.map(|(_, w)| ms(w)),
-                "cumulative_ms": r.wait.map(|(_, w)| ms(r.starts_at + w)),
+                "cumulative_ms": r.wait.map(|(_, w)| ms(r.starts_at.saturating_add(w))),
             })
         })
         .collect();
