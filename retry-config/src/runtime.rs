@@ -131,12 +131,14 @@ impl Setup {
     /// assert_eq!(retry_core::registry::policy("doc-setup").unwrap().max_attempts(), Some(2));
     /// ```
     pub fn install(self) -> Result<Config, Diagnostics> {
-        let config = self.install_inner()?;
+        let (config, _) = self.install_inner(CallSites::Required)?;
         *ACTIVE.lock().unwrap_or_else(PoisonError::into_inner) = Some(self);
         Ok(config)
     }
 
-    fn install_inner(&self) -> Result<Config, Diagnostics> {
+    /// Loads and installs; returns the config and the call sites it lacks
+    /// (which fail the install when they are `Required`).
+    fn install_inner(&self, call_sites: CallSites) -> Result<(Config, Diagnostics), Diagnostics> {
         // Held from read to install, so concurrent reloads (a `reload` call
         // racing the watcher) install in the order they read the file.
         let mut last = LAST.lock().unwrap_or_else(PoisonError::into_inner);
@@ -157,13 +159,13 @@ impl Setup {
         }
         let registry = config.registry(last.as_deref());
         let missing = missing_call_sites(&registry, &config);
-        if missing.has_errors() {
+        if call_sites == CallSites::Required && missing.has_errors() {
             return Err(missing);
         }
         let registry = Arc::new(registry);
         *last = Some(registry.clone());
         registry::install(Arc::unwrap_or_clone(registry));
-        Ok(config)
+        Ok((config, missing))
     }
 
     /// Watches the file: every `interval` it is re-read and, when its bytes
@@ -207,8 +209,8 @@ impl Setup {
                         continue;
                     }
                     applied = pending.take().flatten();
-                    match self.install_inner() {
-                        Ok(config) => on_change(Ok(&config)),
+                    match self.install_inner(CallSites::Required) {
+                        Ok((config, _)) => on_change(Ok(&config)),
                         Err(diags) => on_change(Err(&diags)),
                     }
                 }
@@ -316,6 +318,17 @@ fn missing_call_sites(registry: &Registry, config: &Config) -> Diagnostics {
         .collect()
 }
 
+/// Whether every call site's policy must be defined for an install to go ahead.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CallSites {
+    /// `init`, `reload` and the watcher: a missing name fails the install.
+    Required,
+    /// The lazy loader: nobody can act on an error there, so the valid file is
+    /// installed and the sites it lacks run once, without retry (retry-core's
+    /// fallback), with the problem on stderr.
+    Reported,
+}
+
 /// Run by retry-core on the first lookup when nothing was installed: loads
 /// the discovered file if there is one, and reports problems on stderr.
 fn lazy_load() {
@@ -324,9 +337,20 @@ fn lazy_load() {
         return; // no configuration at all is not an error here
     }
     let path = setup.path.display().to_string();
-    match setup.install() {
-        Ok(config) if !config.warnings().is_empty() => eprint!("{}", config.warnings().render()),
-        Ok(_) => {}
+    match setup.install_inner(CallSites::Reported) {
+        Ok((config, missing)) => {
+            let mut problems = config.warnings().clone();
+            for d in &missing {
+                problems.push(
+                    d.clone()
+                        .note("until it is defined, that call runs once, without retry"),
+                );
+            }
+            if !problems.is_empty() {
+                eprint!("retry-config: {path}:\n{}", problems.render());
+            }
+            *ACTIVE.lock().unwrap_or_else(PoisonError::into_inner) = Some(setup);
+        }
         Err(problems) => eprint!(
             "retry-config: {path} was not installed:\n{}",
             problems.render()

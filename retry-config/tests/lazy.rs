@@ -6,6 +6,12 @@ use std::process::Command;
 
 const CHILD: &str = "RETRY_CONFIG_LAZY_TEST_CHILD";
 
+// A call site whose policy the file lacks: the lazy loader still installs the
+// valid file (that one call runs without retry) and says so on stderr.
+retry_core::inventory::submit! {
+    retry_core::registry::CallSite { policy: "lazzy", file: "src/jobs.rs", line: 7, function: "run_job" }
+}
+
 #[test]
 fn the_first_lookup_loads_retry_toml_with_the_profile_and_environment() {
     if std::env::var_os(CHILD).is_some() {
@@ -24,7 +30,7 @@ fn the_first_lookup_loads_retry_toml_with_the_profile_and_environment() {
         "[policies.lazy]\nbase = \"100ms\"\ncap = \"1s\"\n[profiles.test.policies.lazy]\nbase = \"1ms\"\n",
     )
     .unwrap();
-    let status = Command::new(std::env::current_exe().unwrap())
+    let output = Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
             "the_first_lookup_loads_retry_toml_with_the_profile_and_environment",
@@ -34,7 +40,16 @@ fn the_first_lookup_loads_retry_toml_with_the_profile_and_environment() {
         .env("RETRY_CONFIG", &path)
         .env("RETRY_PROFILE", "test")
         .env("RETRY_POLICY__LAZY__MAX_ATTEMPTS", "9")
-        .status()
+        .output()
         .unwrap();
-    assert!(status.success(), "the child process failed");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "the child process failed:\n{stderr}"
+    );
+    assert!(
+        stderr.contains("`run_job` at src/jobs.rs:7 uses policy `lazzy`"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("did you mean `lazy`?"), "{stderr}");
 }
