@@ -293,9 +293,12 @@ fn type_name(value: &DeValue<'_>) -> &'static str {
 
 fn number(value: &DeValue<'_>) -> Option<f64> {
     match value {
-        DeValue::Integer(i) => i64::from_str_radix(i.as_str(), i.radix())
+        // Past i64, an integer is still a number (far out of any range, which
+        // the range check then says); i128 covers every 64-bit literal.
+        DeValue::Integer(i) => i128::from_str_radix(i.as_str(), i.radix())
             .ok()
-            .map(|n| n as f64),
+            .map(|n| n as f64)
+            .or_else(|| i.as_str().parse().ok()),
         DeValue::Float(f) => {
             let text = f.as_str().replace('_', "");
             match text.as_str() {
