@@ -44,6 +44,9 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+#[doc(hidden)]
+#[path = "private.rs"]
+pub mod __private;
 mod backoff;
 mod budget;
 mod classify;
@@ -54,9 +57,6 @@ mod jitter;
 mod oracle;
 mod policy;
 pub mod registry;
-#[doc(hidden)]
-#[path = "private.rs"]
-pub mod __private;
 mod report;
 mod retry;
 mod rng;
