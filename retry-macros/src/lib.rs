@@ -36,6 +36,35 @@
 //! assert_eq!(client.calls, 3);
 //! # }
 //! ```
+//!
+//! ## How `#[retry]` expands
+//! For an `async fn` (identifiers prefixed `__retry` and hygienic, so they
+//! cannot clash with the body's):
+//!
+//! ```text
+//! async fn name(&mut self, a: A, r: &R) -> Result<T, E> {   // signature, docs, attributes kept
+//!     // a `retry_core::registry::CallSite` for the start-up check (inventory)
+//!     // when a retry.toml was found at build time: include_bytes!(it), so edits rebuild
+//!     let policy = __private::policy("name");       // lock-free; unknown name: one attempt
+//!     let kind = /* Classify if E implements it, else every error transient */;
+//!     let mut run = Retry::new(&policy).hooks(/* retry_if, on_retry */).start();
+//!     loop {
+//!         let a_copy = a.clone();                   // by-value arguments, per attempt
+//!         let attempt = async { let a = a_copy; /* the original body */ };
+//!         match run.attempt(tag(kind, attempt)).await {
+//!             Ok(v) => break Ok(v),
+//!             Err(e) => if let Err(e) = run.recover(e).await { break Err(e.into_inner()) },
+//!         }
+//!     }
+//! }
+//! ```
+//!
+//! A plain `fn` does the same through `Retry::blocking(..).call_blocking(..)`,
+//! with the body in a closure. `return` and `?` in the body end the attempt,
+//! typed as the function's declared return type.
+//!
+//! On a mistake the function is emitted unchanged next to the errors, so each
+//! mistake gives one error, at the token at fault, with its fix.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 

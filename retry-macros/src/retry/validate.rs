@@ -10,6 +10,24 @@ use syn::{Block, Expr, ExprLit, FnArg, Lit, LitStr, Path, ReturnType, Signature,
 /// The options a call site may give; nothing else is accepted.
 const OPTIONS: [&str; 4] = ["policy", "retry_if", "on_retry", "crate"];
 
+/// Keys of a policy in retry.toml, which people try to put in the attribute.
+const POLICY_SETTINGS: [&str; 14] = [
+    "backoff",
+    "base",
+    "factor",
+    "cap",
+    "min_delay",
+    "jitter",
+    "max_attempts",
+    "attempts",
+    "deadline",
+    "attempt_timeout",
+    "timeout",
+    "retry_on",
+    "max_retry_after",
+    "budget",
+];
+
 /// `#[retry(...)]`'s arguments, checked.
 pub struct RetryArgs {
     /// The policy name, as the literal the user wrote (kept for its span).
@@ -32,11 +50,17 @@ pub fn args(raw: Vec<RawArg>) -> Result<RetryArgs, syn::Error> {
     for arg in raw {
         let key = arg.key.to_string();
         if !OPTIONS.contains(&key.as_str()) {
+            let why = if POLICY_SETTINGS.contains(&key.as_str()) {
+                format!(
+                    "; `{key}` is a policy setting: put it in retry.toml under `[policies.<name>]`"
+                )
+            } else {
+                hint(&key, OPTIONS)
+            };
             errors.push(syn::Error::new(
                 arg.key.span(),
                 format!(
-                    "unknown option `{key}`{}\n`#[retry]` accepts `policy = \"name\"`, `retry_if = path`, `on_retry = path` and `crate = \"path\"`; how it retries belongs in the policy (retry.toml)",
-                    hint(&key, OPTIONS)
+                    "unknown option `{key}`{why}\n`#[retry]` accepts `policy = \"name\"`, `retry_if = path`, `on_retry = path` and `crate = \"path\"`; how it retries belongs in the policy (retry.toml)"
                 ),
             ));
             continue;
