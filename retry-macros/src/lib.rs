@@ -100,7 +100,14 @@ use proc_macro::TokenStream;
 /// - Errors are classified through `Classify` when `E` implements it; an
 ///   error type without it is still accepted and every error counts as
 ///   transient (generic `E` counts as classified only with an `E: Classify`
-///   bound).
+///   bound). A policy's `attempt_timeout` cancels an async attempt only when
+///   the error type can stand for a timeout (`Classify::from_timeout`; with the
+///   derive, a `#[classify(timeout)]` variant); a blocking attempt is never
+///   cancelled.
+/// - A function taking `&mut self` (or another `&mut` argument) cannot return
+///   a borrow of it: each attempt reborrows it, and the borrow checker cannot
+///   see that only the last attempt's borrow escapes. That is a compile error
+///   with this explanation.
 /// - When `retry.toml` sits next to the crate's `Cargo.toml` (or
 ///   `RETRY_CONFIG` names a file at build time), a name the file lacks is a
 ///   compile error, and editing the file rebuilds. Every call site also

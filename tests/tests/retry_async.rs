@@ -322,3 +322,46 @@ async fn question_mark_and_aliases_work_in_the_body() {
     assert!(question_mark("x", &attempts).await.is_err());
     assert_eq!(attempts.load(Ordering::SeqCst), 2);
 }
+
+#[derive(Debug, PartialEq, Classify)]
+enum ParseError {
+    #[classify(permanent)]
+    NotANumber,
+}
+
+impl From<std::num::ParseIntError> for ParseError {
+    fn from(_: std::num::ParseIntError) -> Self {
+        ParseError::NotANumber
+    }
+}
+
+#[retry(policy = "async-question-mark")]
+async fn parse_with_from(input: &str) -> Result<u32, ParseError> {
+    let n: u32 = input.parse()?;
+    Ok(n * 2)
+}
+
+#[tokio::test(start_paused = true)]
+async fn question_mark_converts_with_from() {
+    add_policy("async-question-mark", constant(10, 5));
+    assert_eq!(parse_with_from("21").await, Ok(42));
+    assert_eq!(parse_with_from("x").await, Err(ParseError::NotANumber));
+}
+
+#[retry(policy = "async-mut-arg")]
+async fn fill(buffer: &mut Vec<u32>) -> Result<usize, ApiError> {
+    buffer.push(buffer.len() as u32);
+    tokio::task::yield_now().await;
+    if buffer.len() < 3 {
+        return Err(ApiError::Unavailable);
+    }
+    Ok(buffer.len())
+}
+
+#[tokio::test(start_paused = true)]
+async fn mut_reference_argument_keeps_changes_across_attempts() {
+    add_policy("async-mut-arg", constant(1, 5));
+    let mut buffer = Vec::new();
+    assert_eq!(fill(&mut buffer).await, Ok(3));
+    assert_eq!(buffer, [0, 1, 2]);
+}

@@ -24,6 +24,7 @@ enum DbError {
     Constraint,
 }
 
+const FLAKY_LINE: u32 = line!() + 1;
 #[retry(policy = "blocking-counts")]
 fn flaky(calls: &Cell<u32>, succeed_at: u32) -> Result<u32, DbError> {
     calls.set(calls.get() + 1);
@@ -79,4 +80,20 @@ fn blocking_method_with_destructured_argument() {
     let mut store = Store { writes: Vec::new() };
     assert_eq!(store.write(("a".into(), 1)), Ok(2));
     assert_eq!(store.writes, ["a=1", "a=1"]);
+}
+
+#[test]
+fn call_sites_register_policy_file_line_and_function() {
+    let site = retry_core::registry::call_sites()
+        .find(|site| site.policy == "blocking-counts")
+        .expect("the call site is registered");
+    assert!(site.file.ends_with("retry_blocking.rs"), "{site:?}");
+    assert_eq!(site.line, FLAKY_LINE);
+    assert_eq!(site.function, "retry_blocking::flaky");
+    let policies: Vec<&str> = retry_core::registry::call_sites()
+        .map(|s| s.policy)
+        .collect();
+    for name in ["blocking-counts", "blocking-permanent", "blocking-method"] {
+        assert!(policies.contains(&name), "{name} missing from {policies:?}");
+    }
 }
