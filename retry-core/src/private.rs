@@ -19,7 +19,7 @@ use std::time::Duration;
 
 pub use crate::classify::{AttemptTimeout, Class, Classify};
 pub use crate::hooks::Hooks;
-pub use crate::registry::CallSite;
+pub use crate::registry::{CallSite, DeclaredClass};
 pub use crate::retry::{Retry, Run};
 pub use inventory;
 

@@ -133,3 +133,22 @@ fn unit_structs_and_empty_enums() {
     fn assert_classify<T: Classify>() {}
     assert_classify::<Never>();
 }
+
+#[test]
+fn derived_classes_are_declared_for_config_checks() {
+    let by_http: Vec<&str> = retry_core::registry::declared_classes()
+        .filter(|c| c.by == "classify_derive::HttpError")
+        .map(|c| c.name)
+        .collect();
+    for class in ["transient", "throttled", "timeout"] {
+        assert!(by_http.contains(&class), "{class} missing from {by_http:?}");
+    }
+    assert!(
+        !by_http.contains(&"permanent"),
+        "permanent is not a retry class"
+    );
+    assert!(
+        retry_core::registry::declared_classes()
+            .any(|c| c.name == "overloaded" && c.by.ends_with("::Inner"))
+    );
+}

@@ -100,7 +100,33 @@ pub fn expand(input: &DeriveInput, container: &Container, plans: &[Plan]) -> Tok
     } else {
         quote! { match self { #(#class_arms)* } }
     };
+    // Register every retryable class this type declares, so a config's
+    // `retry_on` can be checked against what the program produces.
+    let mut classes: Vec<&str> = plans
+        .iter()
+        .filter_map(|p| match p.class.as_ref().map(|c| &c.spec) {
+            Some(ClassSpec::Retryable(name)) => Some(name.as_str()),
+            _ => None,
+        })
+        .collect();
+    classes.sort_unstable();
+    classes.dedup();
+    let type_name = name.to_string();
+    let declared = classes.iter().map(|class| {
+        quote! {
+            #private::inventory::submit! {
+                #private::DeclaredClass {
+                    name: #class,
+                    by: ::core::concat!(::core::module_path!(), "::", #type_name),
+                }
+            }
+        }
+    });
     quote! {
+        const _: () = {
+            #(#declared)*
+        };
+
         #[automatically_derived]
         impl #impl_generics #private::Classify for #name #ty_generics #where_clause {
             fn class(&self) -> #private::Class {
