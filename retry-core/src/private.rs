@@ -55,6 +55,11 @@ pub fn typed<R, F: Future<Output = R>>(attempt: F) -> F {
 }
 
 /// Names the error type of a function's declared `Result`.
+///
+/// ```
+/// fn err_of<R: retry_core::__private::IsResult<Err = std::io::Error>>() {}
+/// err_of::<std::io::Result<u8>>();
+/// ```
 #[diagnostic::on_unimplemented(
     message = "`#[retry]` needs a function that returns `Result<T, E>`, found `{Self}`",
     label = "this is not a `Result`",
@@ -82,19 +87,36 @@ pub fn probe<R: IsResult>() -> Probe<R::Err> {
 }
 
 /// A marker carrying an error type, for choosing how it is classified.
+///
+/// ```
+/// let _: retry_core::__private::Probe<String> = retry_core::__private::probe::<Result<(), String>>();
+/// ```
 #[derive(Debug)]
 pub struct Probe<E>(PhantomData<fn() -> E>);
 
 /// The error type implements [`Classify`]: use it.
+///
+/// ```
+/// let _ = retry_core::__private::ByClassify;
+/// ```
 #[derive(Debug, Clone, Copy)]
 pub struct ByClassify;
 
 /// The error type does not implement [`Classify`]: every error is transient.
+///
+/// ```
+/// let _ = retry_core::__private::AllTransient;
+/// ```
 #[derive(Debug, Clone, Copy)]
 pub struct AllTransient;
 
 /// Chosen by method resolution when the error type implements [`Classify`]
 /// (it wins because it needs one auto-reference less).
+///
+/// ```
+/// use retry_core::__private::{probe, ViaClassify as _, ViaTransient as _};
+/// let _kind: retry_core::__private::ByClassify = (&&probe::<Result<(), std::io::Error>>()).__retry_kind();
+/// ```
 pub trait ViaClassify {
     /// The classification strategy.
     fn __retry_kind(&self) -> ByClassify {
@@ -121,6 +143,13 @@ pub trait ViaTransient {
 impl<E> ViaTransient for Probe<E> {}
 
 /// An error on its way through the loop, classified by strategy `K`.
+///
+/// ```
+/// use retry_core::{Class, Classify, __private::{tag, AllTransient}};
+/// let tagged = tag(AllTransient, Err::<(), _>("boom")).unwrap_err();
+/// assert_eq!(tagged.class(), Class::TRANSIENT);
+/// assert_eq!(tagged.into_inner(), "boom");
+/// ```
 #[derive(Debug)]
 pub struct Tagged<E, K> {
     error: E,
@@ -129,6 +158,11 @@ pub struct Tagged<E, K> {
 
 impl<E, K> Tagged<E, K> {
     /// The user's error back.
+    ///
+    /// ```
+    /// let t = retry_core::__private::tag(retry_core::__private::AllTransient, Err::<(), _>(1)).unwrap_err();
+    /// assert_eq!(t.into_inner(), 1);
+    /// ```
     pub fn into_inner(self) -> E {
         self.error
     }
@@ -149,6 +183,14 @@ pub fn tag<T, E, K>(_: K, result: Result<T, E>) -> Result<T, Tagged<E, K>> {
 }
 
 /// Tags the result of an async attempt; no allocation, `Send` when `F` is.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// use retry_core::__private::{tag_future, ByClassify};
+/// let r = tag_future(ByClassify, async { Err::<(), _>(std::io::Error::other("x")) }).await;
+/// assert!(r.is_err());
+/// # }
+/// ```
 pub async fn tag_future<F, T, E, K>(kind: K, attempt: F) -> Result<T, Tagged<E, K>>
 where
     F: Future<Output = Result<T, E>>,
@@ -179,6 +221,11 @@ impl<E> Classify for Tagged<E, AllTransient> {
 
 /// A `retry_if = path` predicate, applied to the user's error. A plain `fn`
 /// pointer: a wrong signature is one type error at the path, nothing more.
+///
+/// ```
+/// fn any(_: &String) -> bool { true }
+/// let _: retry_core::__private::RetryIf<String> = retry_core::__private::retry_if::<Result<(), String>>(any);
+/// ```
 pub struct RetryIf<E>(fn(&E) -> bool);
 
 impl<E> std::fmt::Debug for RetryIf<E> {
@@ -204,6 +251,11 @@ impl<E, K> RetryIfSlot<Tagged<E, K>> for RetryIf<E> {
 }
 
 /// An `on_retry = path` callback, given the event with the user's error.
+///
+/// ```
+/// fn log(_: &retry_core::RetryEvent<'_, String>) {}
+/// let _: retry_core::__private::OnRetry<String> = retry_core::__private::on_retry::<Result<(), String>>(log);
+/// ```
 pub struct OnRetry<E>(fn(&RetryEvent<'_, E>));
 
 impl<E> std::fmt::Debug for OnRetry<E> {
@@ -236,6 +288,13 @@ impl<'a, E, K> Callback<RetryEvent<'a, Tagged<E, K>>> for OnRetry<E> {
 
 /// A `#[classify(retry_after = field)]` field: a `Duration` or an
 /// `Option<Duration>`.
+///
+/// ```
+/// use retry_core::__private::RetryAfterField;
+/// use std::time::Duration;
+/// assert_eq!(Duration::from_secs(1).retry_after(), Some(Duration::from_secs(1)));
+/// assert_eq!(None::<Duration>.retry_after(), None);
+/// ```
 #[diagnostic::on_unimplemented(
     message = "a `retry_after` field must be a `Duration` or an `Option<Duration>`, found `{Self}`",
     label = "not a `std::time::Duration` or `Option<Duration>`",
@@ -259,6 +318,12 @@ impl RetryAfterField for Option<Duration> {
 }
 
 /// A `#[classify(source)]` field: it must classify itself.
+///
+/// ```
+/// use retry_core::{Class, __private::SourceField};
+/// let io = std::io::Error::from(std::io::ErrorKind::ConnectionReset);
+/// assert_eq!(io.source_class(), Class::TRANSIENT);
+/// ```
 #[diagnostic::on_unimplemented(
     message = "a `#[classify(source)]` field must implement `Classify`, but `{Self}` does not",
     label = "its class is delegated to this field",
