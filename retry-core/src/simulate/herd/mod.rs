@@ -21,11 +21,11 @@ mod tally;
 
 use super::error::{Checks, SimulateError};
 use super::histogram::ArrivalHistogram;
-use super::queue::TickQueue;
 use super::seed::client_seed;
 use crate::decide::Decider;
 use crate::policy::Policy;
 use crate::rng::JitterRng;
+use recovery::Recovery;
 use std::time::{Duration, Instant};
 use tally::Tally;
 
@@ -215,12 +215,12 @@ impl Herd {
         let mut tally = Tally::new(self.clients);
         // The longest computed wait, in ticks: the span the wheel should cover.
         let span = policy.cap().as_nanos() / self.tick.as_nanos();
-        let mut recovery = TickQueue::new(u64::try_from(span).unwrap_or(u64::MAX));
+        let mut recovery = Recovery::new(u64::try_from(span).unwrap_or(u64::MAX), self.clients);
         let seed = self.seed;
         let client = |i: u32| Decider::with_rng(JitterRng::seeded(client_seed(seed, u64::from(i))));
         if ctx.outage_ticks == 0 {
             for i in 0..self.clients {
-                recovery.push(0, client(i));
+                recovery.add(0, client(i));
             }
         } else {
             outage::run(
@@ -232,7 +232,7 @@ impl Herd {
                 parallel_from,
             );
         }
-        recovery::run(&ctx, &mut tally, &mut recovery);
+        recovery.run(&ctx, &mut tally);
         Ok(tally.report(self, ignored_budget))
     }
 }

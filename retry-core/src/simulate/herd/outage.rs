@@ -11,8 +11,9 @@
 //! on their own thread and are merged in shard order, so the result is the
 //! same on one core or many.
 
+use super::Ctx;
+use super::recovery::Recovery;
 use super::tally::Tally;
-use super::{Ctx, TickQueue};
 use crate::classify::Class;
 use crate::decide::{Decider, Failure, Step};
 use std::collections::BTreeMap;
@@ -59,7 +60,7 @@ pub(super) fn run(
     clients: u32,
     make: impl Fn(u32) -> Decider + Sync,
     tally: &mut Tally,
-    recovery: &mut TickQueue<Decider>,
+    recovery: &mut Recovery,
     parallel_from: usize,
 ) {
     let mut shards: Vec<Shard> = (0..SHARDS).map(|_| Shard::default()).collect();
@@ -111,12 +112,7 @@ pub(super) fn run(
 }
 
 /// Adds the shards' window into the run's tally, in shard order.
-fn merge(
-    window: u64,
-    results: Vec<WindowTally>,
-    tally: &mut Tally,
-    recovery: &mut TickQueue<Decider>,
-) {
+fn merge(window: u64, results: Vec<WindowTally>, tally: &mut Tally, recovery: &mut Recovery) {
     let mut per_tick = vec![0u64; WINDOW as usize];
     for r in results {
         for (sum, n) in per_tick.iter_mut().zip(&r.per_tick) {
@@ -128,7 +124,7 @@ fn merge(
             tally.give_ups(r.give_ups, last);
         }
         for (tick, decider) in r.handoffs {
-            recovery.push(tick, decider);
+            recovery.add(tick, decider);
         }
     }
     let first = window.saturating_mul(WINDOW);
