@@ -341,3 +341,66 @@ fn the_studys_finding_holds_jitter_costs_less_work_than_none() {
     assert!(calls("equal") < none);
     assert!(calls("decorrelated") < none);
 }
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn jitter() -> impl Strategy<Value = Jitter> {
+        prop_oneof![
+            Just(Jitter::None),
+            Just(Jitter::Full),
+            Just(Jitter::Equal),
+            Just(Jitter::Decorrelated),
+            (0.0..=1.0f64).prop_map(Jitter::Proportional),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+
+        /// Whatever the policy and scenario: every client is accounted for,
+        /// every call is in the histogram or the first wave, nobody calls
+        /// more often than the policy allows, and the run repeats exactly.
+        #[test]
+        fn every_client_and_call_is_accounted_for(
+            clients in 0u32..400,
+            outage_ms in 0u64..3000,
+            capacity in 1u64..50,
+            tick_us in 100u64..20_000,
+            base_ms in 1u64..200,
+            attempts in 1u32..12,
+            jitter in jitter(),
+            seed in any::<u64>(),
+        ) {
+            let p = Policy::builder()
+                .base(Duration::from_millis(base_ms))
+                .cap(Duration::from_millis(base_ms * 40))
+                .jitter(jitter)
+                .max_attempts(attempts)
+                .build()
+                .unwrap();
+            let herd = Herd {
+                clients,
+                outage: Duration::from_millis(outage_ms),
+                capacity,
+                tick: Duration::from_micros(tick_us),
+                seed,
+                ..Herd::default()
+            };
+            let r = herd.run(&p).unwrap();
+            prop_assert_eq!(r.successes + r.give_ups + r.unfinished, u64::from(clients));
+            prop_assert_eq!(r.unfinished, 0);
+            prop_assert_eq!(r.arrivals.total() + r.first_wave, r.calls);
+            prop_assert!(r.calls <= u64::from(clients) * u64::from(attempts));
+            prop_assert!(r.calls >= u64::from(clients));
+            prop_assert!(r.peak_retries <= u64::from(clients));
+            prop_assert_eq!(r.first_wave, u64::from(clients));
+            prop_assert!(r.busy_ticks <= r.ticks.max(1));
+            if let (Some(p50), Some(p99)) = (r.p50, r.p99) {
+                prop_assert!(p50 <= p99 && p99 <= r.finished_after());
+            }
+            prop_assert_eq!(&r, &herd.run(&p).unwrap());
+        }
+    }
+}
