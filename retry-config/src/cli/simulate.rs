@@ -16,8 +16,8 @@ mod svg;
 mod table;
 
 use super::{CliError, Context};
-use retry_core::Policy;
 use retry_core::simulate::{Contention, ContentionReport, Herd, HerdReport};
+use retry_core::{Jitter, Policy};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -38,6 +38,9 @@ pub struct Args {
     /// More policies to run on the same scenario, in one table
     #[arg(long, value_name = "OTHER,...", value_delimiter = ',')]
     compare: Vec<String>,
+    /// Run each policy once per jitter mode (none, full, equal, decorrelated)
+    #[arg(long)]
+    each_jitter: bool,
     /// What the fleet is up against
     #[arg(long, value_enum, default_value_t = ScenarioKind::Herd)]
     scenario: ScenarioKind,
@@ -127,26 +130,28 @@ fn render(args: &Args, cx: &Context) -> Result<Output, CliError> {
         .map(|n| n.trim().to_owned())
         .filter(|n| !n.is_empty())
         .collect();
-    let study = Contention::study_policies();
-    let config;
-    let policies: Vec<(String, &Policy)> = if names.is_empty() {
+    let mut policies: Vec<(String, Policy)> = if names.is_empty() {
         if args.scenario == ScenarioKind::Herd {
             return Err(CliError::usage(
-                "name a POLICY to simulate, e.g. `retry-policy simulate outbox --compare fast`",
+                "name a POLICY to simulate, e.g. `retry-policy simulate outbox --compare fast` \
+                 or `retry-policy simulate outbox --each-jitter`",
             ));
         }
-        study
-            .iter()
+        Contention::study_policies()
+            .into_iter()
             .map(|p| (p.name().unwrap_or("study").to_owned(), p))
             .collect()
     } else {
-        config = cx.load()?;
+        let config = cx.load()?;
         let mut found = Vec::with_capacity(names.len());
         for name in &names {
-            found.push((name.clone(), &**super::find_policy(&config, name)?));
+            found.push((name.clone(), (**super::find_policy(&config, name)?).clone()));
         }
         found
     };
+    if args.each_jitter {
+        policies = each_jitter(&policies);
+    }
     let named: Vec<Named<'_>> = policies
         .iter()
         .map(|(name, policy)| Named { name, policy })
@@ -236,6 +241,27 @@ fn run_contention<'a>(
 pub(crate) fn ticks_to_time(n: u64, tick: Duration) -> Duration {
     let nanos = u128::from(n).saturating_mul(tick.as_nanos());
     Duration::from_nanos(u64::try_from(nanos).unwrap_or(u64::MAX))
+}
+
+/// Every policy once per jitter mode, named `policy/mode`, the policy's own
+/// mode included.
+fn each_jitter(policies: &[(String, Policy)]) -> Vec<(String, Policy)> {
+    let modes = [
+        Jitter::None,
+        Jitter::Full,
+        Jitter::Equal,
+        Jitter::Decorrelated,
+    ];
+    policies
+        .iter()
+        .flat_map(|(name, policy)| {
+            modes.into_iter().filter_map(move |jitter| {
+                // Changing only the jitter of a valid policy keeps it valid.
+                let variant = policy.to_builder().jitter(jitter).build().ok()?;
+                Some((format!("{name}/{}", jitter.name()), variant))
+            })
+        })
+        .collect()
 }
 
 /// Milliseconds, to the microsecond, for JSON.
@@ -422,6 +448,26 @@ jitter = "none"
         // Nobody gets through a ten-minute outage: six calls each.
         assert_eq!(v["policies"][0]["calls"], 600);
         assert_eq!(v["policies"][0]["give_ups"], 100);
+    }
+
+    #[test]
+    fn each_jitter_runs_every_mode_of_the_policy() {
+        let out = simulate(&["checkout", "--each-jitter", "--clients", "400"], None).unwrap();
+        for mode in ["none", "full", "equal", "decorrelated"] {
+            assert!(
+                out.text
+                    .lines()
+                    .any(|l| l.starts_with(&format!("checkout/{mode} "))),
+                "{mode}: {}",
+                out.text
+            );
+        }
+        let lockstep = out
+            .text
+            .lines()
+            .find(|l| l.starts_with("checkout/none "))
+            .unwrap();
+        assert_eq!(lockstep.split_whitespace().nth(2), Some("400"));
     }
 
     #[test]

@@ -6,10 +6,10 @@ use crate::cli::short;
 use std::fmt::Write as _;
 use std::time::Duration;
 
-const WIDTH: f64 = 960.0;
+const WIDTH: f64 = 1000.0;
 const PANEL_HEIGHT: f64 = 380.0;
 const LEFT: f64 = 80.0;
-const RIGHT: f64 = 230.0;
+const RIGHT: f64 = 250.0;
 const TOP: f64 = 40.0;
 const BOTTOM: f64 = 56.0;
 /// Colour-blind-safe (Okabe–Ito), in the order policies are given.
@@ -75,8 +75,8 @@ pub(super) fn herd(run: &HerdRun<'_>) -> String {
                 points.push((x1, bin.peak as f64));
             }
             let jitter = named.policy.jitter().name();
-            let name = if named.name == jitter {
-                format!("{jitter} jitter")
+            let name = if named.name == jitter || named.name.ends_with(&format!("/{jitter}")) {
+                named.name.to_owned()
             } else {
                 format!("{} ({jitter} jitter)", named.name)
             };
@@ -340,7 +340,7 @@ mod tests {
         assert!(svg.trim_end().ends_with("</svg>"));
         assert_eq!(svg.matches("<polyline").count(), 2);
         assert!(svg.contains(">lockstep (none jitter)</text>"));
-        assert!(svg.contains(">full jitter</text>"));
+        assert!(svg.contains(">full</text>"));
         assert!(
             svg.contains(">10000</text>"),
             "a log axis up to the whole fleet"
