@@ -1,9 +1,10 @@
 //! The compile-time check of policy names against the crate's retry.toml.
 //!
-//! The file checked is the one `RETRY_CONFIG` names at build time (relative
-//! paths are taken from the crate's manifest directory), else `retry.toml`
-//! next to the crate's `Cargo.toml`. Without either, nothing is checked here;
-//! the run-time start-up check (`registry::missing_policies`) still is.
+//! The file checked is the one `RETRY_CONFIG` names at build time, else
+//! `retry.toml` next to the crate's `Cargo.toml`. Without either, nothing is
+//! checked here; the run-time start-up check (`registry::missing_policies`)
+//! still is. A file that appears later is not noticed until something else
+//! triggers a rebuild (a compiler can only track files that exist).
 
 use crate::suggest::hint;
 use std::collections::HashMap;
@@ -18,22 +19,24 @@ pub struct ConfigFile {
     names: Result<Vec<String>, String>,
 }
 
-/// The file for the crate being compiled, if there is one.
+/// The file for the crate being compiled, if there is one: `RETRY_CONFIG`
+/// (absolute, or relative to the crate's manifest directory or to where cargo
+/// runs the compiler, the workspace root), else `retry.toml` beside the
+/// crate's `Cargo.toml`.
 pub fn find() -> Option<ConfigFile> {
     let manifest_dir = std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from);
-    let path = match std::env::var_os("RETRY_CONFIG").filter(|v| !v.is_empty()) {
-        Some(configured) => {
-            let configured = PathBuf::from(configured);
-            match (&manifest_dir, configured.is_relative()) {
-                (Some(dir), true) => dir.join(configured),
-                _ => configured,
-            }
+    let configured = std::env::var_os("RETRY_CONFIG")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from);
+    let mut candidates = Vec::new();
+    if let Some(configured) = configured {
+        if configured.is_relative() {
+            candidates.extend(manifest_dir.iter().map(|dir| dir.join(&configured)));
         }
-        None => manifest_dir?.join("retry.toml"),
-    };
-    if !path.is_file() {
-        return None;
+        candidates.push(configured);
     }
+    candidates.extend(manifest_dir.map(|dir| dir.join("retry.toml")));
+    let path = candidates.into_iter().find(|p| p.is_file())?;
     let path = path.canonicalize().unwrap_or(path);
     let names = policy_names(&path);
     Some(ConfigFile { path, names })
