@@ -3,9 +3,10 @@
 //! simulator all go through [`Decider`], so they cannot disagree.
 
 use crate::classify::Class;
-use crate::policy::{Policy, ScheduleState};
+use crate::policy::Policy;
 use crate::report::{Ending, Report};
 use crate::rng::JitterRng;
+use crate::schedule::ScheduleState;
 use std::time::{Duration, Instant};
 
 /// The verdict on a failed attempt.

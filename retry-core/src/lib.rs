@@ -49,6 +49,7 @@
 pub mod __private;
 mod backoff;
 mod budget;
+mod builder;
 mod classify;
 mod clock;
 mod decide;
@@ -56,14 +57,17 @@ mod hooks;
 mod jitter;
 mod oracle;
 mod policy;
+mod problem;
 pub mod registry;
 mod report;
 mod retry;
 mod rng;
+mod schedule;
 pub mod simulate;
 
 pub use backoff::Backoff;
 pub use budget::{RetryBudget, RetryBudgetBuilder};
+pub use builder::PolicyBuilder;
 pub use classify::{AttemptTimeout, Class, Classify};
 pub use clock::{BlockingSleeper, Clock, DefaultClock, Sleeper, SystemClock, ThreadSleeper};
 #[cfg(feature = "tokio")]
@@ -72,11 +76,13 @@ pub use decide::{Decider, Failure, Step};
 pub use hooks::{Callback, GiveUpEvent, HookSet, Hooks, RetryEvent, RetryIfSlot, Unset};
 pub use jitter::Jitter;
 pub use oracle::{Oracle, OracleState, Verdict};
-pub use policy::{Policy, PolicyBuilder, PolicyError, Problem, Schedule};
+pub use policy::Policy;
+pub use problem::{PolicyError, Problem};
 pub use registry::Registry;
 pub use report::{Ending, Report};
 pub use retry::{DefaultSleeper, Retry, Run};
 pub use rng::JitterRng;
+pub use schedule::Schedule;
 
 /// `#[retry(policy = "...")]`: see [`retry_macros::retry`].
 ///

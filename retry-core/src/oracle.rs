@@ -5,8 +5,9 @@
 //!
 //! Times are wall-clock (`SystemTime`) because the state outlives the process.
 
-use crate::policy::{Policy, ScheduleState};
+use crate::policy::Policy;
 use crate::rng::JitterRng;
+use crate::schedule::ScheduleState;
 use std::time::{Duration, SystemTime};
 
 /// The oracle's answer to a failure.

@@ -1,6 +1,6 @@
 //! Why a scenario cannot be simulated.
 
-use crate::policy::Problem;
+use crate::problem::Problem;
 use std::fmt;
 
 /// Every problem found in a scenario's settings, each naming the field, the

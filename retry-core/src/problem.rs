@@ -1,0 +1,78 @@
+//! What a failed validation says: every broken rule, each with the field,
+//! the rule and the fix.
+
+use std::fmt;
+
+/// One broken rule: the field, the rule it breaks, and how to fix it.
+///
+/// ```
+/// let err = retry_core::Policy::builder().max_attempts(0).build().unwrap_err();
+/// let p = &err.problems()[0];
+/// assert!(p.to_string().contains("max_attempts"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// The field, as named in configuration files.
+    pub field: &'static str,
+    /// The rule that was broken.
+    pub rule: &'static str,
+    /// What to change.
+    pub fix: String,
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "`{}` {}; {}", self.field, self.rule, self.fix)
+    }
+}
+
+/// Every problem found while validating a policy.
+///
+/// ```
+/// let err = retry_core::Policy::builder().max_attempts(0).build().unwrap_err();
+/// assert!(err.to_string().contains("unlimited"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PolicyError {
+    subject: String,
+    problems: Vec<Problem>,
+}
+
+impl PolicyError {
+    pub(crate) fn budget(problems: Vec<Problem>) -> Self {
+        PolicyError {
+            subject: "invalid retry budget".to_owned(),
+            problems,
+        }
+    }
+
+    pub(crate) fn policy(name: Option<&str>, problems: Vec<Problem>) -> Self {
+        let subject = match name {
+            Some(name) => format!("invalid retry policy `{name}`"),
+            None => "invalid retry policy".to_owned(),
+        };
+        PolicyError { subject, problems }
+    }
+
+    /// The problems, in the order the fields were checked.
+    ///
+    /// ```
+    /// let err = retry_core::Policy::builder().max_attempts(0).build().unwrap_err();
+    /// assert_eq!(err.problems().len(), 1);
+    /// ```
+    pub fn problems(&self) -> &[Problem] {
+        &self.problems
+    }
+}
+
+impl fmt::Display for PolicyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.subject)?;
+        for (i, p) in self.problems.iter().enumerate() {
+            write!(f, "{}{p}", if i == 0 { ": " } else { "; " })?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for PolicyError {}
