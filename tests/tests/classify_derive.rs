@@ -152,3 +152,38 @@ fn derived_classes_are_declared_for_config_checks() {
             .any(|c| c.name == "overloaded" && c.by.ends_with("::Inner"))
     );
 }
+
+#[derive(Debug, Classify)]
+#[classify(source)]
+struct Wrapper(std::io::Error);
+
+#[derive(Debug, Classify)]
+enum Marked {
+    #[classify(class = "throttled")]
+    Limited {
+        #[classify(retry_after)]
+        wait: Duration,
+        code: u16,
+    },
+    #[classify(transient)]
+    Both(#[classify(retry_after)] Option<Duration>, u8),
+}
+
+#[test]
+fn struct_level_source_and_field_level_retry_after() {
+    let reset = Wrapper(std::io::Error::from(std::io::ErrorKind::ConnectionReset));
+    assert_eq!(reset.class(), Class::TRANSIENT);
+    let denied = Wrapper(std::io::Error::from(std::io::ErrorKind::PermissionDenied));
+    assert_eq!(denied.class(), Class::Permanent);
+    let limited = Marked::Limited {
+        wait: Duration::from_millis(300),
+        code: 429,
+    };
+    assert_eq!(limited.class(), Class::THROTTLED);
+    assert_eq!(limited.retry_after(), Some(Duration::from_millis(300)));
+    assert_eq!(Marked::Both(None, 1).retry_after(), None);
+    assert_eq!(
+        Marked::Both(Some(Duration::from_secs(1)), 1).retry_after(),
+        Some(Duration::from_secs(1))
+    );
+}

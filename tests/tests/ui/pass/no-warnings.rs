@@ -1,6 +1,27 @@
 //! The expansion adds no warnings, whatever the shape of the body.
 #![deny(warnings, clippy::all)]
-use retry_core::retry;
+use retry_core::{Classify, retry};
+use std::time::Duration;
+
+/// Every kind of variant the derive handles.
+#[derive(Debug, Classify)]
+#[classify(default = "transient")]
+pub enum Everything {
+    Unit,
+    #[classify(permanent)]
+    Tuple(u8),
+    #[classify(class = "throttled", retry_after = wait)]
+    Named { wait: Duration, code: u16 },
+    #[classify(source)]
+    Io(std::io::Error),
+    #[classify(timeout)]
+    TimedOut,
+}
+
+/// A struct with a hint.
+#[derive(Debug, Classify)]
+#[classify(class = "throttled", retry_after = 0)]
+pub struct Limited(Option<Duration>);
 
 #[retry(policy = "fetch")]
 fn single_expression() -> Result<(), std::io::Error> {
@@ -27,6 +48,12 @@ fn early_return(flag: bool) -> Result<u8, std::io::Error> {
 }
 
 fn main() {
+    assert!(Everything::Unit.class().is_retryable());
+    assert!(!Everything::Tuple(1).class().is_retryable());
+    assert_eq!(Everything::Named { wait: Duration::ZERO, code: 429 }.retry_after(), Some(Duration::ZERO));
+    assert!(Everything::Io(std::io::ErrorKind::TimedOut.into()).class().is_retryable());
+    assert_eq!(Everything::TimedOut.class().name(), "timeout");
+    assert_eq!(Limited(None).retry_after(), None);
     single_expression().unwrap();
     let rt = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
     assert_eq!(rt.block_on(single_expression_async(3)).unwrap(), 3);
