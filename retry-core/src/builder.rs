@@ -24,18 +24,23 @@ use std::time::Duration;
 #[derive(Debug, Clone)]
 #[must_use = "a builder does nothing until `.build()`"]
 pub struct PolicyBuilder {
-    pub(crate) name: Option<Arc<str>>,
-    pub(crate) backoff: Backoff,
-    pub(crate) base: Duration,
-    pub(crate) cap: Duration,
-    pub(crate) min_delay: Duration,
-    pub(crate) jitter: Jitter,
-    pub(crate) max_attempts: u32,
-    pub(crate) deadline: Option<Duration>,
-    pub(crate) attempt_timeout: Option<Duration>,
-    pub(crate) retry_on: Option<Arc<[Box<str>]>>,
-    pub(crate) max_retry_after: Option<Duration>,
-    pub(crate) budget: Option<Arc<RetryBudget>>,
+    /// The settings so far; a `Policy` only once `build` has checked them.
+    draft: Policy,
+}
+
+impl PolicyBuilder {
+    /// The builder's defaults as a policy: they pass every rule (a unit test
+    /// below holds them to it), so no validation or unwrap is needed.
+    pub(crate) fn defaults(self) -> Policy {
+        self.draft
+    }
+}
+
+impl From<Policy> for PolicyBuilder {
+    /// A builder holding `policy`'s settings, to derive a variant.
+    fn from(policy: Policy) -> Self {
+        PolicyBuilder { draft: policy }
+    }
 }
 
 impl Default for PolicyBuilder {
@@ -52,18 +57,20 @@ impl PolicyBuilder {
     /// ```
     pub const fn new() -> Self {
         PolicyBuilder {
-            name: None,
-            backoff: Backoff::Exponential { factor: 2.0 },
-            base: Duration::from_millis(100),
-            cap: Duration::from_secs(10),
-            min_delay: Duration::ZERO,
-            jitter: Jitter::Full,
-            max_attempts: 3,
-            deadline: None,
-            attempt_timeout: None,
-            retry_on: None,
-            max_retry_after: Some(Duration::from_secs(60)),
-            budget: None,
+            draft: Policy {
+                name: None,
+                backoff: Backoff::Exponential { factor: 2.0 },
+                base: Duration::from_millis(100),
+                cap: Duration::from_secs(10),
+                min_delay: Duration::ZERO,
+                jitter: Jitter::Full,
+                max_attempts: 3,
+                deadline: None,
+                attempt_timeout: None,
+                retry_on: None,
+                max_retry_after: Some(Duration::from_secs(60)),
+                budget: None,
+            },
         }
     }
 
@@ -73,7 +80,7 @@ impl PolicyBuilder {
     /// let _ = retry_core::Policy::builder().name("db");
     /// ```
     pub fn name(mut self, name: impl Into<Arc<str>>) -> Self {
-        self.name = Some(name.into());
+        self.draft.name = Some(name.into());
         self
     }
 
@@ -83,7 +90,7 @@ impl PolicyBuilder {
     /// let _ = retry_core::Policy::builder().backoff(retry_core::Backoff::Linear);
     /// ```
     pub const fn backoff(mut self, backoff: Backoff) -> Self {
-        self.backoff = backoff;
+        self.draft.backoff = backoff;
         self
     }
 
@@ -93,7 +100,7 @@ impl PolicyBuilder {
     /// let _ = retry_core::Policy::builder().base(std::time::Duration::from_millis(5));
     /// ```
     pub const fn base(mut self, base: Duration) -> Self {
-        self.base = base;
+        self.draft.base = base;
         self
     }
 
@@ -103,7 +110,7 @@ impl PolicyBuilder {
     /// let _ = retry_core::Policy::builder().cap(std::time::Duration::from_secs(2));
     /// ```
     pub const fn cap(mut self, cap: Duration) -> Self {
-        self.cap = cap;
+        self.draft.cap = cap;
         self
     }
 
@@ -113,7 +120,7 @@ impl PolicyBuilder {
     /// let _ = retry_core::Policy::builder().min_delay(std::time::Duration::from_millis(1));
     /// ```
     pub const fn min_delay(mut self, min_delay: Duration) -> Self {
-        self.min_delay = min_delay;
+        self.draft.min_delay = min_delay;
         self
     }
 
@@ -123,7 +130,7 @@ impl PolicyBuilder {
     /// let _ = retry_core::Policy::builder().jitter(retry_core::Jitter::Equal);
     /// ```
     pub const fn jitter(mut self, jitter: Jitter) -> Self {
-        self.jitter = jitter;
+        self.draft.jitter = jitter;
         self
     }
 
@@ -134,7 +141,7 @@ impl PolicyBuilder {
     /// let _ = retry_core::Policy::builder().max_attempts(5);
     /// ```
     pub const fn max_attempts(mut self, calls: u32) -> Self {
-        self.max_attempts = calls;
+        self.draft.max_attempts = calls;
         self
     }
 
@@ -144,7 +151,7 @@ impl PolicyBuilder {
     /// let _ = retry_core::Policy::builder().deadline(Some(std::time::Duration::from_secs(30)));
     /// ```
     pub const fn deadline(mut self, deadline: Option<Duration>) -> Self {
-        self.deadline = deadline;
+        self.draft.deadline = deadline;
         self
     }
 
@@ -154,7 +161,7 @@ impl PolicyBuilder {
     /// let _ = retry_core::Policy::builder().attempt_timeout(Some(std::time::Duration::from_secs(1)));
     /// ```
     pub const fn attempt_timeout(mut self, timeout: Option<Duration>) -> Self {
-        self.attempt_timeout = timeout;
+        self.draft.attempt_timeout = timeout;
         self
     }
 
@@ -168,7 +175,7 @@ impl PolicyBuilder {
         I: IntoIterator<Item = S>,
         S: Into<Box<str>>,
     {
-        self.retry_on = Some(classes.into_iter().map(Into::into).collect());
+        self.draft.retry_on = Some(classes.into_iter().map(Into::into).collect());
         self
     }
 
@@ -178,7 +185,7 @@ impl PolicyBuilder {
     /// let _ = retry_core::Policy::builder().retry_on(["x"]).retry_any_class();
     /// ```
     pub fn retry_any_class(mut self) -> Self {
-        self.retry_on = None;
+        self.draft.retry_on = None;
         self
     }
 
@@ -188,7 +195,7 @@ impl PolicyBuilder {
     /// let _ = retry_core::Policy::builder().max_retry_after(None);
     /// ```
     pub const fn max_retry_after(mut self, ceiling: Option<Duration>) -> Self {
-        self.max_retry_after = ceiling;
+        self.draft.max_retry_after = ceiling;
         self
     }
 
@@ -201,7 +208,7 @@ impl PolicyBuilder {
     /// let _ = retry_core::Policy::builder().budget(Some(budget));
     /// ```
     pub fn budget(mut self, budget: Option<Arc<RetryBudget>>) -> Self {
-        self.budget = budget;
+        self.draft.budget = budget;
         self
     }
 
@@ -212,6 +219,7 @@ impl PolicyBuilder {
     /// assert_eq!(err.problems()[0].field, "max_attempts");
     /// ```
     pub fn build(self) -> Result<Policy, PolicyError> {
+        let p = &self.draft;
         let mut problems = Vec::new();
         let mut check = |ok: bool, field: &'static str, rule: &'static str, fix: String| {
             if !ok {
@@ -220,12 +228,12 @@ impl PolicyBuilder {
         };
         let max = Policy::MAX_DURATION;
         for (field, value) in [
-            ("base", Some(self.base)),
-            ("cap", Some(self.cap)),
-            ("min_delay", Some(self.min_delay)),
-            ("deadline", self.deadline),
-            ("attempt_timeout", self.attempt_timeout),
-            ("max_retry_after", self.max_retry_after),
+            ("base", Some(p.base)),
+            ("cap", Some(p.cap)),
+            ("min_delay", Some(p.min_delay)),
+            ("deadline", p.deadline),
+            ("attempt_timeout", p.attempt_timeout),
+            ("max_retry_after", p.max_retry_after),
         ] {
             if let Some(v) = value {
                 check(
@@ -236,7 +244,7 @@ impl PolicyBuilder {
                 );
             }
         }
-        if let Backoff::Exponential { factor } = self.backoff {
+        if let Backoff::Exponential { factor } = p.backoff {
             check(
                 factor.is_finite() && (1.0..=Policy::MAX_FACTOR).contains(&factor),
                 "factor",
@@ -245,24 +253,24 @@ impl PolicyBuilder {
             );
         }
         check(
-            self.cap >= self.base,
+            p.cap >= p.base,
             "cap",
             "must not be less than base",
             format!(
                 "raise cap to at least {:?} or lower base (cap is {:?})",
-                self.base, self.cap
+                p.base, p.cap
             ),
         );
         check(
-            self.min_delay <= self.cap,
+            p.min_delay <= p.cap,
             "min_delay",
             "must not be greater than cap",
             format!(
                 "lower min_delay to at most {:?} (got {:?})",
-                self.cap, self.min_delay
+                p.cap, p.min_delay
             ),
         );
-        if let Jitter::Proportional(r) = self.jitter {
+        if let Jitter::Proportional(r) = p.jitter {
             check(
                 (0.0..=1.0).contains(&r),
                 "jitter",
@@ -271,14 +279,14 @@ impl PolicyBuilder {
             );
         }
         check(
-            self.max_attempts != 0 || self.deadline.is_some(),
+            p.max_attempts != 0 || p.deadline.is_some(),
             "max_attempts",
             "0 (unlimited) is allowed only with a deadline",
             "set a deadline, or a finite max_attempts such as 5".to_string(),
         );
         for (field, value) in [
-            ("deadline", self.deadline),
-            ("attempt_timeout", self.attempt_timeout),
+            ("deadline", p.deadline),
+            ("attempt_timeout", p.attempt_timeout),
         ] {
             check(
                 value != Some(Duration::ZERO),
@@ -287,7 +295,7 @@ impl PolicyBuilder {
                 format!("remove {field} or give it a positive duration"),
             );
         }
-        if let Some(classes) = &self.retry_on {
+        if let Some(classes) = &p.retry_on {
             check(
                 classes.iter().all(|c| !c.trim().is_empty()),
                 "retry_on",
@@ -296,21 +304,19 @@ impl PolicyBuilder {
             );
         }
         if !problems.is_empty() {
-            return Err(PolicyError::policy(self.name.as_deref(), problems));
+            return Err(PolicyError::policy(p.name.as_deref(), problems));
         }
-        Ok(Policy {
-            name: self.name,
-            backoff: self.backoff,
-            base: self.base,
-            cap: self.cap,
-            min_delay: self.min_delay,
-            jitter: self.jitter,
-            max_attempts: self.max_attempts,
-            deadline: self.deadline,
-            attempt_timeout: self.attempt_timeout,
-            retry_on: self.retry_on,
-            max_retry_after: self.max_retry_after,
-            budget: self.budget,
-        })
+        Ok(self.draft)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_defaults_pass_every_rule() {
+        let built = PolicyBuilder::new().build().expect("valid defaults");
+        assert_eq!(built.max_attempts(), Policy::default().max_attempts());
     }
 }

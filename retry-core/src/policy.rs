@@ -44,9 +44,7 @@ pub struct Policy {
 impl Default for Policy {
     /// Exponential ×2 from 100 ms to 10 s, full jitter, 3 calls, hints capped at 60 s.
     fn default() -> Self {
-        Policy::builder()
-            .build()
-            .expect("the default builder is valid")
+        PolicyBuilder::new().defaults()
     }
 }
 
@@ -257,19 +255,6 @@ impl Policy {
     /// assert_eq!(fast.max_attempts(), Some(2));
     /// ```
     pub fn to_builder(&self) -> PolicyBuilder {
-        PolicyBuilder {
-            name: self.name.clone(),
-            backoff: self.backoff,
-            base: self.base,
-            cap: self.cap,
-            min_delay: self.min_delay,
-            jitter: self.jitter,
-            max_attempts: self.max_attempts,
-            deadline: self.deadline,
-            attempt_timeout: self.attempt_timeout,
-            retry_on: self.retry_on.clone(),
-            max_retry_after: self.max_retry_after,
-            budget: self.budget.clone(),
-        }
+        PolicyBuilder::from(self.clone())
     }
 }

@@ -196,7 +196,7 @@ impl<'p, C, S, H> Retry<'p, C, S, H> {
     /// assert_eq!(r.unwrap(), 1);
     /// # }
     /// ```
-    pub async fn call<F, Fut, T, E>(self, mut op: F) -> Result<T, E>
+    pub async fn call<F, Fut, T, E>(self, op: F) -> Result<T, E>
     where
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, E>>,
@@ -205,20 +205,7 @@ impl<'p, C, S, H> Retry<'p, C, S, H> {
         S: crate::Sleeper,
         H: HookSet<E>,
     {
-        #[cfg(feature = "tracing")]
-        let span = tracing::debug_span!("retry", policy = run_name(self.policy));
-        let mut run = self.start_run(false);
-        let result = async move {
-            loop {
-                match run.attempt(op()).await {
-                    Ok(v) => return Ok(v),
-                    Err(e) => run.recover(e).await?,
-                }
-            }
-        };
-        #[cfg(feature = "tracing")]
-        let result = tracing::Instrument::instrument(result, span);
-        result.await
+        self.start_run(false).run_to_end(op).await
     }
 
     /// Like [`call`](Self::call), also returning how the call ended.
@@ -234,7 +221,7 @@ impl<'p, C, S, H> Retry<'p, C, S, H> {
     /// assert_eq!((report.ending, report.attempts), (Ending::Exhausted, 2));
     /// # }
     /// ```
-    pub async fn call_with_report<F, Fut, T, E>(self, mut op: F) -> (Result<T, E>, Report)
+    pub async fn call_with_report<F, Fut, T, E>(self, op: F) -> (Result<T, E>, Report)
     where
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, E>>,
@@ -243,25 +230,9 @@ impl<'p, C, S, H> Retry<'p, C, S, H> {
         S: crate::Sleeper,
         H: HookSet<E>,
     {
-        #[cfg(feature = "tracing")]
-        let policy = self.policy;
         let mut run = self.start_run(true);
-        let result = async {
-            loop {
-                match run.attempt(op()).await {
-                    Ok(v) => return Ok(v),
-                    Err(e) => run.recover(e).await?,
-                }
-            }
-        };
-        #[cfg(feature = "tracing")]
-        let result = tracing::Instrument::instrument(
-            result,
-            tracing::debug_span!("retry", policy = run_name(policy)),
-        );
-        let result = result.await;
-        let report = run.report();
-        (result, report)
+        let result = run.run_to_end(op).await;
+        (result, run.report())
     }
 
     /// The blocking loop: runs `op` until it succeeds or the policy gives up.
@@ -349,6 +320,30 @@ pub struct Run<'p, C, S, H> {
 }
 
 impl<C: Clock, S, H> Run<'_, C, S, H> {
+    /// The loop itself: attempt, recover, until success or the end.
+    async fn run_to_end<F, Fut, T, E>(&mut self, mut op: F) -> Result<T, E>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+        E: Classify,
+        S: crate::Sleeper,
+        H: HookSet<E>,
+    {
+        #[cfg(feature = "tracing")]
+        let span = tracing::debug_span!("retry", policy = run_name(self.policy));
+        let looped = async {
+            loop {
+                match self.attempt(op()).await {
+                    Ok(v) => return Ok(v),
+                    Err(e) => self.recover(e).await?,
+                }
+            }
+        };
+        #[cfg(feature = "tracing")]
+        let looped = tracing::Instrument::instrument(looped, span);
+        looped.await
+    }
+
     fn begin_attempt(&mut self) {
         let clock = &self.clock;
         self.decider
