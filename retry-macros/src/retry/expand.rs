@@ -64,6 +64,7 @@ pub fn expand(args: &RetryArgs, mut func: RetryFn, config: Option<&ConfigFile>) 
         })
         .collect();
 
+    let whole = whole_borrows(&func.sig.inputs);
     let hooks = hooks(args, ret);
     let site = Span::mixed_site();
     let policy_var = Ident::new("__retry_policy", site);
@@ -80,6 +81,7 @@ pub fn expand(args: &RetryArgs, mut func: RetryFn, config: Option<&ConfigFile>) 
             loop {
                 #(#copies)*
                 let #attempt = #krate::__private::typed::<#ret, _>(async {
+                    #(#whole)*
                     #(#unpack)*
                     #(#body)*
                 });
@@ -240,4 +242,35 @@ fn config_tracking(config: Option<&ConfigFile>) -> TokenStream {
         #file
         const _: ::core::option::Option<&str> = ::core::option_env!("RETRY_CONFIG");
     }
+}
+
+/// In an async attempt, borrows each reference argument (and `self`) as a
+/// whole, as the function itself holds it. Without this, an attempt that
+/// reads one field of a `&mut self` would hold `&Field` across an await, and
+/// the future would need `Field: Sync` where the plain function needs only
+/// `Self: Send`.
+fn whole_borrows(inputs: &syn::punctuated::Punctuated<FnArg, syn::Token![,]>) -> Vec<TokenStream> {
+    inputs
+        .iter()
+        .filter_map(|input| match input {
+            FnArg::Receiver(r) if r.reference.is_some() => {
+                let this = &r.self_token;
+                Some(match r.mutability {
+                    Some(_) => quote! { let _ = &mut *#this; },
+                    None => quote! { let _ = &*#this; },
+                })
+            }
+            FnArg::Typed(t) => match (&*t.pat, &*t.ty) {
+                (Pat::Ident(p), Type::Reference(r)) if p.subpat.is_none() && p.by_ref.is_none() => {
+                    let name = &p.ident;
+                    Some(match r.mutability {
+                        Some(_) => quote! { let _ = &mut *#name; },
+                        None => quote! { let _ = &*#name; },
+                    })
+                }
+                _ => None,
+            },
+            FnArg::Receiver(_) => None,
+        })
+        .collect()
 }

@@ -40,6 +40,21 @@ async fn unclassified(cell: std::cell::Cell<u32>) -> Result<u32, String> {
     Ok(cell.get())
 }
 
+/// `Send` but not `Sync`: the plain `&mut self` future is `Send`, and so
+/// must the annotated one be, even when the body only reads the field.
+struct Session {
+    seen: std::cell::RefCell<Vec<u8>>,
+}
+
+impl Session {
+    #[retry(policy = "fetch")]
+    async fn peek(&mut self, scratch: &mut std::cell::Cell<u8>) -> Result<usize, Busy> {
+        let n = self.seen.borrow().len() + usize::from(scratch.get());
+        tokio::task::yield_now().await;
+        Ok(n + self.seen.borrow().len())
+    }
+}
+
 fn assert_send<T: Send>(_: &T) {}
 
 fn main() {
@@ -48,6 +63,9 @@ fn main() {
     assert_send(&client.shared("k"));
     assert_send(&client.exclusive(vec![1]));
     assert_send(&unclassified(std::cell::Cell::new(1)));
+    let mut session = Session { seen: std::cell::RefCell::new(vec![1]) };
+    let mut scratch = std::cell::Cell::new(0);
+    assert_send(&session.peek(&mut scratch));
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_time().build().unwrap();
     let handle = rt.spawn(async move { client.exclusive(vec![1, 2]).await.unwrap() });
     assert_eq!(rt.block_on(handle).unwrap(), 2);
