@@ -415,6 +415,47 @@ impl<C: Clock, S, H> Run<'_, C, S, H> {
         Ok(())
     }
 
+    /// [`recover`](Self::recover) in two steps: the decision (with its hooks)
+    /// now, the sleep after. Returns the wait before the next attempt, or the
+    /// error back when the call is over. Callers whose future must stay `Send`
+    /// with a `!Send` error (such as `Box<dyn Error>`) use this, so the error
+    /// is not held across the sleep; `#[retry]` does.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// let p = retry_core::Policy::builder().max_attempts(2).build().unwrap();
+    /// let mut run = retry_core::Retry::new(&p).start();
+    /// let err = run.attempt(async { Err::<(), _>(std::io::Error::from(std::io::ErrorKind::TimedOut)) }).await.unwrap_err();
+    /// let wait = run.next_wait(err).unwrap();
+    /// run.sleep(wait).await;
+    /// let err = run.attempt(async { Err::<(), _>(std::io::Error::from(std::io::ErrorKind::TimedOut)) }).await.unwrap_err();
+    /// assert!(run.next_wait(err).is_err()); // two attempts made: over
+    /// # }
+    /// ```
+    pub fn next_wait<E>(&mut self, error: E) -> Result<Duration, E>
+    where
+        E: Classify,
+        H: HookSet<E>,
+    {
+        self.decide(error)
+    }
+
+    /// Waits `wait` on this run's sleeper (the wait [`next_wait`](Self::next_wait) chose).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// let p = retry_core::Policy::default();
+    /// let run = retry_core::Retry::new(&p).start();
+    /// run.sleep(std::time::Duration::from_millis(5)).await;
+    /// # }
+    /// ```
+    pub fn sleep(&self, wait: Duration) -> S::Sleep
+    where
+        S: crate::Sleeper,
+    {
+        self.sleeper.sleep(wait)
+    }
+
     /// The decision and its hooks, without the sleep.
     fn decide<E>(&mut self, error: E) -> Result<Duration, E>
     where

@@ -51,10 +51,15 @@
 //!     loop {
 //!         let a_copy = a.clone();                   // by-value arguments, per attempt
 //!         let attempt = async { let a = a_copy; /* the original body */ };
-//!         match run.attempt(tag(kind, attempt)).await {
+//!         let error = match run.attempt(tag(kind, attempt)).await {
 //!             Ok(v) => break Ok(v),
-//!             Err(e) => if let Err(e) = run.recover(e).await { break Err(e.into_inner()) },
-//!         }
+//!             Err(e) => e,
+//!         };
+//!         let wait = match run.next_wait(error) {      // hooks run here
+//!             Ok(wait) => wait,
+//!             Err(e) => break Err(e.into_inner()),
+//!         };
+//!         run.sleep(wait).await;                      // no error held across it
 //!     }
 //! }
 //! ```

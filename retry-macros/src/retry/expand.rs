@@ -76,6 +76,7 @@ pub fn expand(args: &RetryArgs, mut func: RetryFn, config: Option<&ConfigFile>) 
         let attempt = Ident::new("__retry_attempt", site);
         let value = Ident::new("__retry_value", site);
         let error = Ident::new("__retry_error", site);
+        let wait = Ident::new("__retry_wait", site);
         quote! {
             let mut #run = #krate::__private::Retry::new(&*#policy_var).hooks(#hooks).start();
             loop {
@@ -85,14 +86,17 @@ pub fn expand(args: &RetryArgs, mut func: RetryFn, config: Option<&ConfigFile>) 
                     #(#unpack)*
                     #(#body)*
                 });
-                match #run.attempt(#krate::__private::tag_future(#kind, #attempt)).await {
+                let #error = match #run.attempt(#krate::__private::tag_future(#kind, #attempt)).await {
                     ::core::result::Result::Ok(#value) => break ::core::result::Result::Ok(#value),
-                    ::core::result::Result::Err(#error) => {
-                        if let ::core::result::Result::Err(#error) = #run.recover(#error).await {
-                            break ::core::result::Result::Err(#error.into_inner());
-                        }
-                    }
-                }
+                    ::core::result::Result::Err(#error) => #error,
+                };
+                // Decide first, sleep after: the error is not held across the
+                // sleep, so a `!Send` error leaves the future `Send`.
+                let #wait = match #run.next_wait(#error) {
+                    ::core::result::Result::Ok(#wait) => #wait,
+                    ::core::result::Result::Err(#error) => break ::core::result::Result::Err(#error.into_inner()),
+                };
+                #run.sleep(#wait).await;
             }
         }
     } else {

@@ -55,6 +55,17 @@ impl Session {
     }
 }
 
+/// A `!Send` error (`Box<dyn Error>`) is never held across an await by the
+/// loop, so the future stays `Send` as the plain one is.
+#[retry(policy = "fetch")]
+async fn boxed_error(n: u32) -> Result<u32, Box<dyn std::error::Error>> {
+    tokio::task::yield_now().await;
+    if n == 0 {
+        return Err("zero".into());
+    }
+    Ok(n)
+}
+
 fn assert_send<T: Send>(_: &T) {}
 
 fn main() {
@@ -66,6 +77,7 @@ fn main() {
     let mut session = Session { seen: std::cell::RefCell::new(vec![1]) };
     let mut scratch = std::cell::Cell::new(0);
     assert_send(&session.peek(&mut scratch));
+    assert_send(&boxed_error(1));
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_time().build().unwrap();
     let handle = rt.spawn(async move { client.exclusive(vec![1, 2]).await.unwrap() });
     assert_eq!(rt.block_on(handle).unwrap(), 2);
