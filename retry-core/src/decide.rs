@@ -162,6 +162,29 @@ impl Decider {
     /// assert_eq!(d.after_failure(&p, f, now), Step::GiveUp(Ending::Permanent));
     /// ```
     pub fn after_failure(&mut self, policy: &Policy, failure: Failure, now: Instant) -> Step {
+        self.after_failure_with(policy, failure, || now)
+    }
+
+    /// Like [`after_failure`](Self::after_failure), reading the clock only
+    /// when the verdict depends on the time: a deadline or a budget. The
+    /// retry loop's failure path then skips the clock for the common policy
+    /// (reading tokio's paused clock takes a lock).
+    ///
+    /// ```
+    /// use retry_core::{Class, Decider, Failure, Policy, Step};
+    /// let p = Policy::default();
+    /// let mut d = Decider::new(None);
+    /// d.begin_attempt_with(&p, false, || unreachable!());
+    /// let f = Failure { class: Class::TRANSIENT, hint: None, allowed: true };
+    /// let step = d.after_failure_with(&p, f, || unreachable!("no deadline, no budget"));
+    /// assert!(matches!(step, Step::Retry { .. }));
+    /// ```
+    pub fn after_failure_with(
+        &mut self,
+        policy: &Policy,
+        failure: Failure,
+        now: impl FnOnce() -> Instant,
+    ) -> Step {
         let class = match failure.class {
             Class::Permanent => return Step::GiveUp(Ending::Permanent),
             Class::Retryable(name) => name,
@@ -191,13 +214,14 @@ impl Decider {
             }
             None => (computed, false),
         };
-        if let Some(deadline) = policy.deadline() {
+        let now = (policy.deadline().is_some() || policy.budget().is_some()).then(now);
+        if let (Some(deadline), Some(now)) = (policy.deadline(), now) {
             let wake = self.elapsed(now).saturating_add(wait);
             if wake >= deadline {
                 return Step::GiveUp(Ending::Deadline);
             }
         }
-        if let Some(budget) = policy.budget()
+        if let (Some(budget), Some(now)) = (policy.budget(), now)
             && !budget.try_withdraw(now)
         {
             return Step::GiveUp(Ending::BudgetEmpty);

@@ -196,7 +196,7 @@ impl<'p, C, S, H> Retry<'p, C, S, H> {
     /// assert_eq!(r.unwrap(), 1);
     /// # }
     /// ```
-    pub async fn call<F, Fut, T, E>(self, op: F) -> Result<T, E>
+    pub fn call<F, Fut, T, E>(self, op: F) -> impl Future<Output = Result<T, E>>
     where
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, E>>,
@@ -205,7 +205,7 @@ impl<'p, C, S, H> Retry<'p, C, S, H> {
         S: crate::Sleeper,
         H: HookSet<E>,
     {
-        self.start_run(false).run_to_end(op).await
+        self.start_run(false).run_to_end(op, |result, _| result)
     }
 
     /// Like [`call`](Self::call), also returning how the call ended.
@@ -221,7 +221,10 @@ impl<'p, C, S, H> Retry<'p, C, S, H> {
     /// assert_eq!((report.ending, report.attempts), (Ending::Exhausted, 2));
     /// # }
     /// ```
-    pub async fn call_with_report<F, Fut, T, E>(self, op: F) -> (Result<T, E>, Report)
+    pub fn call_with_report<F, Fut, T, E>(
+        self,
+        op: F,
+    ) -> impl Future<Output = (Result<T, E>, Report)>
     where
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, E>>,
@@ -230,9 +233,8 @@ impl<'p, C, S, H> Retry<'p, C, S, H> {
         S: crate::Sleeper,
         H: HookSet<E>,
     {
-        let mut run = self.start_run(true);
-        let result = run.run_to_end(op).await;
-        (result, run.report())
+        self.start_run(true)
+            .run_to_end(op, |result, run| (result, run.report()))
     }
 
     /// The blocking loop: runs `op` until it succeeds or the policy gives up.
@@ -320,8 +322,19 @@ pub struct Run<'p, C, S, H> {
 }
 
 impl<C: Clock, S, H> Run<'_, C, S, H> {
-    /// The loop itself: attempt, recover, until success or the end.
-    async fn run_to_end<F, Fut, T, E>(&mut self, mut op: F) -> Result<T, E>
+    /// The loop itself: attempt, recover, until success or the end; then
+    /// `finish` makes the output from the result and the run (for its
+    /// report).
+    ///
+    /// It owns the run and returns its own future, so the caller's future is
+    /// this one: an `async fn` wrapper would hold a second copy of the
+    /// per-call state and move it on the first poll, which was most of the
+    /// success path's cost (see examples/benches).
+    fn run_to_end<F, Fut, T, E, R>(
+        mut self,
+        mut op: F,
+        finish: impl FnOnce(Result<T, E>, &Self) -> R,
+    ) -> impl Future<Output = R>
     where
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, E>>,
@@ -330,18 +343,26 @@ impl<C: Clock, S, H> Run<'_, C, S, H> {
         H: HookSet<E>,
     {
         #[cfg(feature = "tracing")]
-        let span = tracing::debug_span!("retry", policy = run_name(self.policy));
-        let looped = async {
-            loop {
+        let policy = self.policy;
+        let looped = async move {
+            let result = loop {
                 match self.attempt(op()).await {
-                    Ok(v) => return Ok(v),
-                    Err(e) => self.recover(e).await?,
+                    Ok(v) => break Ok(v),
+                    Err(e) => {
+                        if let Err(e) = self.recover(e).await {
+                            break Err(e);
+                        }
+                    }
                 }
-            }
+            };
+            finish(result, &self)
         };
         #[cfg(feature = "tracing")]
-        let looped = tracing::Instrument::instrument(looped, span);
-        looped.await
+        let looped = async move {
+            let span = tracing::debug_span!("retry", policy = run_name(policy));
+            tracing::Instrument::instrument(looped, span).await
+        };
+        looped
     }
 
     fn begin_attempt(&mut self) {
@@ -378,7 +399,9 @@ impl<C: Clock, S, H> Run<'_, C, S, H> {
         let mut fut = pin!(fut);
         let mut timer = pin!(self.sleeper.sleep(limit));
         let mut armed = true;
-        poll_fn(|cx| {
+        // `move`: the closure owns the pinned references and the flag, so
+        // the future does not also keep them as locals.
+        poll_fn(move |cx| {
             if let Poll::Ready(result) = fut.as_mut().poll(cx) {
                 return Poll::Ready(result);
             }
@@ -462,13 +485,18 @@ impl<C: Clock, S, H> Run<'_, C, S, H> {
         E: Classify,
         H: HookSet<E>,
     {
-        let now = self.clock.now();
         let failure = Failure {
             class: error.class(),
             hint: error.retry_after(),
             allowed: self.hooks.retry_if(&error),
         };
-        match self.decider.after_failure(self.policy, failure, now) {
+        // The clock is read only if the verdict or the report needs it.
+        let clock = &self.clock;
+        let mut read = None;
+        let step = self
+            .decider
+            .after_failure_with(self.policy, failure, || *read.insert(clock.now()));
+        match step {
             Step::Retry { wait, hinted } => {
                 let event = RetryEvent {
                     policy: self.policy.name(),
@@ -490,6 +518,7 @@ impl<C: Clock, S, H> Run<'_, C, S, H> {
             }
             Step::GiveUp(ending) => {
                 self.ending = Some(ending);
+                let now = read.unwrap_or_else(|| self.clock.now());
                 let report = self.decider.report(ending, now);
                 #[cfg(feature = "tracing")]
                 tracing::debug!(
