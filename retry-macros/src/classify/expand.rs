@@ -1,7 +1,8 @@
 //! The `Classify` impl: `class`, `retry_after` and, when a variant is marked
 //! `timeout`, `from_timeout`.
 
-use super::attrs::{ClassSpec, Container, Plan};
+use super::parse::ClassSpec;
+use super::validate::{Container, Plan};
 use proc_macro2::Span;
 use proc_macro2::TokenStream;
 use quote::{ToTokens, quote, quote_spanned};

@@ -1,10 +1,11 @@
 //! `#[derive(Classify)]`: per-variant classes, server hints, delegation to a
 //! source field, and the variant that stands for a timed-out attempt.
 
-mod attrs;
 mod expand;
+mod parse;
+mod validate;
 
-use attrs::{ENUM_KEYS, VARIANT_KEYS};
+use parse::{ENUM_KEYS, VARIANT_KEYS};
 use proc_macro2::TokenStream;
 use syn::{Data, DeriveInput};
 
@@ -20,7 +21,7 @@ pub fn derive(input: TokenStream) -> TokenStream {
     }
 }
 
-fn plan(input: &DeriveInput) -> Result<(attrs::Container, Vec<attrs::Plan>), syn::Error> {
+fn plan(input: &DeriveInput) -> Result<(validate::Container, Vec<validate::Plan>), syn::Error> {
     let mut errors = Vec::new();
     let plans = match &input.data {
         Data::Union(u) => {
@@ -30,11 +31,11 @@ fn plan(input: &DeriveInput) -> Result<(attrs::Container, Vec<attrs::Plan>), syn
             ));
         }
         Data::Enum(data) => {
-            let said = attrs::read(&input.attrs, &ENUM_KEYS, "enum", &mut errors);
+            let said = parse::read(&input.attrs, &ENUM_KEYS, "enum", &mut errors);
             // A mistake on the enum may be the missing default: do not also
             // report every variant as unclassified.
             let enum_quiet = !errors.is_empty();
-            let container = attrs::Container {
+            let container = validate::Container {
                 default: said.default,
                 krate: said.krate,
             };
@@ -42,12 +43,12 @@ fn plan(input: &DeriveInput) -> Result<(attrs::Container, Vec<attrs::Plan>), syn
             let mut timeout: Option<&syn::Ident> = None;
             for v in &data.variants {
                 let before = errors.len();
-                let said = attrs::read(&v.attrs, &VARIANT_KEYS, "variant", &mut errors);
-                let said = attrs::Said {
+                let said = parse::read(&v.attrs, &VARIANT_KEYS, "variant", &mut errors);
+                let said = parse::Said {
                     quiet: enum_quiet || errors.len() > before,
                     ..said
                 };
-                let p = attrs::plan(
+                let p = validate::plan(
                     Some(&v.ident),
                     v.ident.span(),
                     said,
@@ -75,13 +76,13 @@ fn plan(input: &DeriveInput) -> Result<(attrs::Container, Vec<attrs::Plan>), syn
                 .copied()
                 .collect();
             let before = errors.len();
-            let mut said = attrs::read(&input.attrs, &keys, "struct", &mut errors);
+            let mut said = parse::read(&input.attrs, &keys, "struct", &mut errors);
             said.quiet = errors.len() > before;
-            let container = attrs::Container {
+            let container = validate::Container {
                 default: said.default.take(),
                 krate: said.krate.take(),
             };
-            let p = attrs::plan(
+            let p = validate::plan(
                 None,
                 input.ident.span(),
                 said,

@@ -1,10 +1,11 @@
-//! `#[classify(...)]` attributes: parsed and checked into a plan per variant,
-//! collecting every problem before reporting them together.
+//! `#[classify(...)]` attributes as written: each list read into what it
+//! says at its level (enum, variant or struct, field). Key-level mistakes are
+//! collected here; `validate` judges the combination.
 
 use crate::suggest::hint;
 use proc_macro2::Span;
 use syn::spanned::Spanned;
-use syn::{Attribute, Expr, ExprLit, Fields, Ident, Lit, LitStr, Member, Path, Type};
+use syn::{Attribute, Expr, ExprLit, Lit, LitStr, Path};
 
 /// Keys on a variant (or on a struct).
 pub const VARIANT_KEYS: [&str; 6] = [
@@ -35,23 +36,6 @@ pub struct Chosen {
     pub spec: ClassSpec,
     pub span: Span,
     pub shown: String,
-}
-
-/// The plan for one variant (or for a struct).
-pub struct Plan {
-    /// The variant's name; `None` for a struct.
-    pub variant: Option<Ident>,
-    pub class: Option<Chosen>,
-    pub retry_after: Option<(Member, Type)>,
-    pub source: Option<(Member, Type)>,
-    /// Where `timeout` was written, when this variant stands for a timed-out attempt.
-    pub timeout: Option<Span>,
-}
-
-/// Container-level settings.
-pub struct Container {
-    pub default: Option<Chosen>,
-    pub krate: Option<Path>,
 }
 
 /// What one `#[classify(...)]` list said at a given level, before checks.
@@ -267,194 +251,4 @@ fn class_name(key: &str, lit: &LitStr, errors: &mut Vec<syn::Error>) -> Option<C
         span: lit.span(),
         shown,
     })
-}
-
-/// The plan for one variant or struct: its own attributes, its fields'
-/// markers, and the container's default.
-pub fn plan(
-    variant: Option<&Ident>,
-    name_span: Span,
-    said: Said,
-    fields: &Fields,
-    default: Option<&Chosen>,
-    errors: &mut Vec<syn::Error>,
-) -> Plan {
-    let what = match variant {
-        Some(v) => format!("variant `{v}`"),
-        None => "this struct".to_owned(),
-    };
-    let mut class = said.class;
-    let mut source = None;
-    let mut retry_after = None;
-
-    // Field markers.
-    for (index, field) in fields.iter().enumerate() {
-        let field_said = read(&field.attrs, &FIELD_KEYS, "field", errors);
-        let member = member(field, index);
-        if let Some(span) = field_said.source {
-            if source.is_some() {
-                errors.push(syn::Error::new(
-                    span,
-                    format!("{what} marks more than one `source` field; fix: keep one"),
-                ));
-            }
-            source = Some((member.clone(), field.ty.clone()));
-            if class.is_none() {
-                class = Some(Chosen {
-                    spec: ClassSpec::Source,
-                    span,
-                    shown: "`source`".into(),
-                });
-            } else if !matches!(class.as_ref().map(|c| &c.spec), Some(ClassSpec::Source)) {
-                let first = class.as_ref().map(|c| c.shown.clone()).unwrap_or_default();
-                errors.push(syn::Error::new(
-                    span,
-                    format!("`source` conflicts with {first} on {what}: the class comes either from a field or from the variant; fix: keep only one of them"),
-                ));
-            }
-        }
-        if field_said.retry_after.is_some() {
-            retry_after = Some((member, field.ty.clone()));
-        }
-    }
-
-    // `source` on the variant: the marked field, else thiserror's
-    // `#[source]`/`#[from]` field, else the only field.
-    if matches!(class.as_ref().map(|c| &c.spec), Some(ClassSpec::Source)) && source.is_none() {
-        let marked: Vec<_> = fields
-            .iter()
-            .enumerate()
-            .filter(|(_, f)| {
-                f.attrs
-                    .iter()
-                    .any(|a| a.path().is_ident("source") || a.path().is_ident("from"))
-            })
-            .collect();
-        let pick = match (marked.as_slice(), fields.len()) {
-            ([(i, f)], _) => Some((member(f, *i), f.ty.clone())),
-            ([], 1) => fields.iter().next().map(|f| (member(f, 0), f.ty.clone())),
-            _ => None,
-        };
-        match pick {
-            Some(p) => source = Some(p),
-            None => errors.push(syn::Error::new(
-                said.source.unwrap_or(name_span),
-                format!(
-                    "`source` needs the field to delegate to, but {what} has {} fields and none is marked; fix: put `#[classify(source)]` on that field",
-                    fields.len()
-                ),
-            )),
-        }
-    }
-
-    if let Some((expr, span)) = said.retry_after {
-        match find_field(&expr, fields, &what) {
-            Ok(found) => retry_after = Some(found),
-            Err(e) => errors.push(e),
-        }
-        if matches!(class.as_ref().map(|c| &c.spec), Some(ClassSpec::Permanent)) {
-            errors.push(syn::Error::new(
-                span,
-                format!("`retry_after` on a permanent {what} has no effect: a permanent error is never retried; fix: remove `retry_after`, or classify the variant as retryable"),
-            ));
-        }
-    }
-
-    let timeout = match said.timeout {
-        Some(span) if !fields.is_empty() => {
-            errors.push(syn::Error::new(
-                span,
-                format!("`timeout` marks the variant the engine builds when an attempt times out, so it must have no fields, but {what} has some; fix: put `#[classify(timeout)]` on a unit variant such as `TimedOut`"),
-            ));
-            if class.is_none() {
-                class = Some(Chosen {
-                    spec: ClassSpec::Retryable("timeout".into()),
-                    span,
-                    shown: "`timeout`".into(),
-                });
-            }
-            None
-        }
-        other => other,
-    };
-    if timeout.is_some() && class.is_none() {
-        class = Some(Chosen {
-            spec: ClassSpec::Retryable("timeout".into()),
-            span: name_span,
-            shown: "`timeout`".into(),
-        });
-    }
-    if class.is_none() {
-        class = default.cloned();
-    }
-    if class.is_none() && !said.quiet {
-        let fix = match variant {
-            Some(_) => {
-                "add `#[classify(transient)]`, `#[classify(permanent)]`, `#[classify(class = \"...\")]` or `#[classify(source)]` to it, or `#[classify(default = \"transient\")]` to the enum"
-            }
-            None => {
-                "add `#[classify(transient)]`, `#[classify(permanent)]`, `#[classify(class = \"...\")]` or `#[classify(source)]` to the struct"
-            }
-        };
-        errors.push(syn::Error::new(
-            name_span,
-            format!("{what} is not classified; fix: {fix}"),
-        ));
-    }
-    Plan {
-        variant: variant.cloned(),
-        class,
-        retry_after,
-        source,
-        timeout,
-    }
-}
-
-fn member(field: &syn::Field, index: usize) -> Member {
-    match &field.ident {
-        Some(ident) => Member::Named(ident.clone()),
-        None => Member::Unnamed(syn::Index {
-            index: index as u32,
-            span: field.ty.span(),
-        }),
-    }
-}
-
-/// The field `retry_after = <expr>` names.
-fn find_field(expr: &Expr, fields: &Fields, what: &str) -> syn::Result<(Member, Type)> {
-    let names: Vec<String> = fields
-        .iter()
-        .enumerate()
-        .map(|(i, f)| {
-            f.ident
-                .as_ref()
-                .map_or_else(|| i.to_string(), |id| id.to_string())
-        })
-        .collect();
-    let wanted = match expr {
-        Expr::Path(p) if p.path.get_ident().is_some() => p.path.get_ident().map(|i| i.to_string()),
-        Expr::Lit(ExprLit {
-            lit: Lit::Int(i), ..
-        }) => Some(i.base10_digits().to_owned()),
-        _ => None,
-    };
-    let Some(wanted) = wanted else {
-        return Err(syn::Error::new(
-            expr.span(),
-            "`retry_after` takes a field name (or a tuple index); fix: `retry_after = wait`",
-        ));
-    };
-    match names.iter().position(|n| *n == wanted) {
-        Some(i) => {
-            let field = fields.iter().nth(i).expect("position is in range");
-            Ok((member(field, i), field.ty.clone()))
-        }
-        None => Err(syn::Error::new(
-            expr.span(),
-            format!(
-                "{what} has no field `{wanted}`{}\nfix: name the field that holds the server's hint",
-                hint(&wanted, names.iter().map(String::as_str))
-            ),
-        )),
-    }
 }
