@@ -188,6 +188,8 @@ fn only_unavailable(e: &ApiError) -> bool {
 static EVENTS: Mutex<Vec<(u32, Duration)>> = Mutex::new(Vec::new());
 
 fn record(event: &RetryEvent<'_, ApiError>) {
+    assert_eq!(event.policy, Some("async-hooks"));
+    assert_eq!(*event.error, ApiError::Unavailable);
     EVENTS.lock().unwrap().push((event.attempt, event.wait));
 }
 
@@ -364,4 +366,28 @@ async fn mut_reference_argument_keeps_changes_across_attempts() {
     let mut buffer = Vec::new();
     assert_eq!(fill(&mut buffer).await, Ok(3));
     assert_eq!(buffer, [0, 1, 2]);
+}
+
+fn allow_everything(_: &ApiError) -> bool {
+    true
+}
+
+static NARROW_CALLS: AtomicU32 = AtomicU32::new(0);
+
+#[retry(policy = "async-narrow-only", retry_if = allow_everything)]
+async fn refused_by_policy() -> Result<(), ApiError> {
+    NARROW_CALLS.fetch_add(1, Ordering::SeqCst);
+    Err(ApiError::Unavailable)
+}
+
+#[tokio::test(start_paused = true)]
+async fn retry_if_cannot_widen_what_the_policy_allows() {
+    let policy = constant(10, 5)
+        .to_builder()
+        .retry_on(["throttled"])
+        .build()
+        .unwrap();
+    add_policy("async-narrow-only", policy);
+    assert_eq!(refused_by_policy().await, Err(ApiError::Unavailable));
+    assert_eq!(NARROW_CALLS.load(Ordering::SeqCst), 1);
 }
