@@ -12,7 +12,10 @@
 use crate::budget::RetryBudget;
 use crate::policy::Policy;
 use arc_swap::ArcSwap;
+use arc_swap::cache::Cache;
+use std::cell::RefCell;
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, LazyLock, Once};
 
@@ -26,8 +29,36 @@ use std::sync::{Arc, LazyLock, Once};
 /// ```
 #[derive(Debug, Default, Clone)]
 pub struct Registry {
-    policies: HashMap<Box<str>, Arc<Policy>>,
-    budgets: HashMap<Box<str>, Arc<RetryBudget>>,
+    policies: HashMap<Box<str>, Arc<Policy>, NameHash>,
+    budgets: HashMap<Box<str>, Arc<RetryBudget>, NameHash>,
+}
+
+/// The names' hash: FNV-1a. Every lookup of a `#[retry]` call hashes its
+/// policy name, and SipHash (the default) was a third of a lookup. The keys
+/// are the program's own policy names, never an attacker's, so a keyed
+/// DoS-resistant hash buys nothing here.
+type NameHash = BuildHasherDefault<Fnv1a>;
+
+/// The FNV-1a hasher (64-bit).
+#[derive(Debug)]
+struct Fnv1a(u64);
+
+impl Default for Fnv1a {
+    fn default() -> Self {
+        Fnv1a(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Hasher for Fnv1a {
+    fn write(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            self.0 = (self.0 ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
 }
 
 impl Registry {
@@ -265,15 +296,32 @@ pub fn current() -> Arc<Registry> {
     CURRENT.load_full()
 }
 
-/// Looks up a policy by name: a lock-free load, a hash lookup, and one
-/// reference-count increment.
+/// Looks up a policy by name: one atomic load (is this thread's snapshot
+/// still current?), a hash lookup, and one reference-count increment.
 ///
 /// ```
 /// assert!(retry_core::registry::policy("no-such-policy").is_none());
 /// ```
 pub fn policy(name: &str) -> Option<Arc<Policy>> {
     ensure_loaded();
-    CURRENT.load().policy(name).cloned()
+    SNAPSHOT
+        .try_with(|snapshot| {
+            let mut snapshot = snapshot.borrow_mut();
+            let current = snapshot.get_or_insert_with(|| Cache::new(&*CURRENT));
+            current.load().policy(name).cloned()
+        })
+        // During thread teardown the thread-local is gone: load directly.
+        .unwrap_or_else(|_| CURRENT.load().policy(name).cloned())
+}
+
+thread_local! {
+    /// This thread's view of the current registry. Checking that it is still
+    /// current is one relaxed load of `CURRENT`'s pointer; a plain
+    /// `ArcSwap::load` costs two read-modify-writes on its debt list, which
+    /// was most of a lookup (see examples/benches). The snapshot keeps the
+    /// registry it last saw alive until this thread's next lookup.
+    static SNAPSHOT: RefCell<Option<Cache<&'static ArcSwap<Registry>, Arc<Registry>>>> =
+        const { RefCell::new(None) };
 }
 
 fn ensure_loaded() {
@@ -288,4 +336,27 @@ fn ensure_loaded() {
             (loader.load)();
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn attempts(n: u32) -> Policy {
+        Policy::builder().max_attempts(n).build().unwrap()
+    }
+
+    #[test]
+    fn a_thread_sees_another_threads_install_on_its_next_lookup() {
+        let name = "registry-snapshot-test";
+        install(Registry::builder().policy(name, attempts(2)).build());
+        // This thread's snapshot now holds the first registry.
+        assert_eq!(policy(name).unwrap().max_attempts(), Some(2));
+        std::thread::spawn(move || {
+            install(Registry::builder().policy(name, attempts(3)).build());
+        })
+        .join()
+        .unwrap();
+        assert_eq!(policy(name).unwrap().max_attempts(), Some(3));
+    }
 }
