@@ -115,8 +115,12 @@ use proc_macro::TokenStream;
 ///   with this explanation.
 /// - When `retry.toml` sits next to the crate's `Cargo.toml` (or
 ///   `RETRY_CONFIG` names a file at build time), a name the file lacks is a
-///   compile error, and editing the file rebuilds. Every call site also
-///   registers its policy name, file and line (`registry::call_sites`).
+///   compile error, and editing the file rebuilds. If the file gives the
+///   policy a `retry_on` list without `transient` (in the base file, a
+///   profile, through `extends` or `[defaults]`), the error type must
+///   implement `Classify`: an unclassified error counts as transient and would
+///   never be retried. Every call site also registers its policy name, file
+///   and line (`registry::call_sites`) for the start-up check.
 ///
 /// ```
 /// use retry_core::{registry, retry, Policy, Registry};

@@ -30,7 +30,16 @@ struct Resupplied {
 }
 
 /// The annotated function, expanded.
-pub fn expand(args: &RetryArgs, mut func: RetryFn, config: Option<&ConfigFile>) -> TokenStream {
+///
+/// `narrow_retry_on` is a `retry_on` list of the policy, from the config file
+/// seen at build time, that leaves out `transient`: the error type must then
+/// implement `Classify`, or nothing it returns could ever be retried.
+pub fn expand(
+    args: &RetryArgs,
+    mut func: RetryFn,
+    config: Option<&ConfigFile>,
+    narrow_retry_on: Option<&[String]>,
+) -> TokenStream {
     let krate = &args.krate;
     let policy = &args.policy;
     let ret = &func.output;
@@ -48,6 +57,7 @@ pub fn expand(args: &RetryArgs, mut func: RetryFn, config: Option<&ConfigFile>) 
             }
         }
     };
+    let classified = narrow_retry_on.map(|list| classified_check(args, ret, list));
     let checks = resupplied.iter().map(clone_check);
     let copies: Vec<TokenStream> = resupplied
         .iter()
@@ -126,6 +136,7 @@ pub fn expand(args: &RetryArgs, mut func: RetryFn, config: Option<&ConfigFile>) 
             #config_items
             #register
             #(#checks)*
+            #classified
             let #policy_var = #krate::__private::policy(#policy);
             let #kind = {
                 #[allow(unused_imports)]
@@ -277,4 +288,37 @@ fn whole_borrows(inputs: &syn::punctuated::Punctuated<FnArg, syn::Token![,]>) ->
             FnArg::Receiver(_) => None,
         })
         .collect()
+}
+
+/// The error type must implement `Classify` when the policy's `retry_on`
+/// leaves out `transient`: reported at the policy name, with the list.
+fn classified_check(args: &RetryArgs, ret: &Type, retry_on: &[String]) -> TokenStream {
+    let krate = &args.krate;
+    let policy = args.policy.value();
+    let list = retry_on
+        .iter()
+        .map(|c| format!("`{c}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let message = format!(
+        "policy `{policy}` retries only {list} (its `retry_on`), but `{{Self}}` does not implement `Classify`: every error of it counts as `transient`, so none would ever be retried"
+    );
+    let label = "the error type of this function does not say which class its errors are in";
+    let note = format!(
+        "fix: return an error type that implements `Classify` (`#[derive(Classify)]` on your own error type; for a generic error, an `E: Classify` bound), or add \"transient\" to the `retry_on` of policy `{policy}`"
+    );
+    let call = quote_spanned! {args.policy.span()=> __retry_classified::<#ret>(); };
+    quote! {
+        {
+            #[diagnostic::on_unimplemented(message = #message, label = #label, note = #note)]
+            trait __RetryClassified {}
+            impl<E: #krate::__private::Classify> __RetryClassified for E {}
+            fn __retry_classified<R: #krate::__private::IsResult>()
+            where
+                R::Err: __RetryClassified,
+            {
+            }
+            #call
+        }
+    }
 }

@@ -30,7 +30,10 @@ pub fn retry(attr: TokenStream, item: TokenStream) -> TokenStream {
     if let Some(e) = config.as_ref().and_then(|c| c.check(&args.policy)) {
         return with_errors(unchanged, e);
     }
-    expand::expand(&args, func, config.as_ref())
+    let narrow = config
+        .as_ref()
+        .and_then(|c| c.retry_on_without_transient(&args.policy.value()));
+    expand::expand(&args, func, config.as_ref(), narrow.as_deref())
 }
 
 fn unchanged(func: &parse::RawFn) -> TokenStream {

@@ -47,7 +47,21 @@ fn early_return(flag: bool) -> Result<u8, std::io::Error> {
     Err(std::io::ErrorKind::NotFound.into())
 }
 
+/// `retry_on` without `transient` is fine for an error type that classifies itself.
+#[retry(policy = "throttled-only")]
+fn classified(flag: bool) -> Result<bool, std::io::Error> {
+    Ok(flag)
+}
+
+/// A generic error with the bound.
+#[retry(policy = "throttled-only")]
+fn generic<E: Classify>(fail: bool, error: fn() -> E) -> Result<u8, E> {
+    if fail { Err(error()) } else { Ok(3) }
+}
+
 fn main() {
+    assert!(classified(true).unwrap());
+    assert_eq!(generic(false, || std::io::Error::other("x")).unwrap(), 3);
     assert!(Everything::Unit.class().is_retryable());
     assert!(!Everything::Tuple(1).class().is_retryable());
     assert_eq!(Everything::Named { wait: Duration::ZERO, code: 429 }.retry_after(), Some(Duration::ZERO));
