@@ -54,14 +54,41 @@ impl Backoff {
         match *self {
             Backoff::Constant => base_nanos,
             Backoff::Linear => base_nanos * (n + 1.0),
-            Backoff::Exponential { factor } => base_nanos * factor.powf(n),
+            Backoff::Exponential { factor } => base_nanos * growth(factor, n),
         }
     }
 }
 
 /// `min(cap, raw)` as a `Duration`, saturating on infinity, NaN and negatives.
+/// `factor^n`. The first two retries are the common ones, and `pow(f, 0) = 1`
+/// and `pow(f, 1) = f` exactly, so they skip the library call.
+fn growth(factor: f64, n: f64) -> f64 {
+    if n == 0.0 {
+        1.0
+    } else if n == 1.0 {
+        factor
+    } else {
+        factor.powf(n)
+    }
+}
+
+/// `d` in nanoseconds as an `f64`: the same value as `d.as_nanos() as f64`
+/// for every duration under 584 years, computed from a `u64` (one
+/// instruction) instead of a `u128` (a library call). Every duration a
+/// policy keeps is under 100 years (`Policy::MAX_DURATION`), and this is on
+/// every computed delay. Longer durations (only reachable through the
+/// public jitter functions) are converted from seconds, within rounding.
+pub(crate) fn nanos_f64(d: Duration) -> f64 {
+    match u64::try_from(d.as_nanos()) {
+        Ok(nanos) => nanos as f64,
+        // Not `as_nanos() as f64`: the optimiser would fold both arms into
+        // that one library call.
+        Err(_) => d.as_secs_f64() * 1e9,
+    }
+}
+
 pub(crate) fn clamp_nanos(raw: f64, cap: Duration) -> Duration {
-    let cap_nanos = cap.as_nanos() as f64;
+    let cap_nanos = nanos_f64(cap);
     // NaN and +inf compare as "not less": both saturate to the cap.
     if raw.partial_cmp(&cap_nanos) != Some(std::cmp::Ordering::Less) {
         return cap;
@@ -73,6 +100,30 @@ pub(crate) fn clamp_nanos(raw: f64, cap: Duration) -> Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nanos_f64_matches_the_u128_conversion() {
+        for d in [
+            Duration::ZERO,
+            Duration::from_nanos(1),
+            Duration::from_millis(100),
+            Duration::new(3_155_760_000, 999_999_999),
+            Duration::from_nanos(u64::MAX),
+        ] {
+            assert_eq!(nanos_f64(d), d.as_nanos() as f64, "{d:?}");
+        }
+        let max = Duration::MAX.as_nanos() as f64;
+        assert!((nanos_f64(Duration::MAX) - max).abs() / max < 1e-12);
+    }
+
+    #[test]
+    fn growth_matches_powf() {
+        for factor in [1.0, 1.5, 2.0, 3.7, 1e6] {
+            for n in [0.0, 1.0, 2.0, 0.5, 7.0] {
+                assert_eq!(growth(factor, n), factor.powf(n), "{factor}^{n}");
+            }
+        }
+    }
 
     #[test]
     fn clamp_saturates_on_non_finite_values() {

@@ -5,6 +5,7 @@
 //! the result into `[min_delay, cap]` *after* jitter, so no mode can push a
 //! wait past the cap.
 
+use crate::backoff::nanos_f64;
 use std::time::Duration;
 
 /// How a computed wait `d` is randomised.
@@ -61,7 +62,7 @@ impl Jitter {
     /// ```
     pub fn apply_to_envelope(&self, d: Duration, u: f64) -> Duration {
         let u = u.clamp(0.0, 1.0);
-        let dn = d.as_nanos() as f64;
+        let dn = nanos_f64(d);
         let nanos = match *self {
             Jitter::None | Jitter::Decorrelated => return d,
             Jitter::Full => dn * u,
@@ -86,10 +87,8 @@ impl Jitter {
     /// ```
     pub fn decorrelated(base: Duration, cap: Duration, prev: Duration, u: f64) -> Duration {
         let u = u.clamp(0.0, 1.0);
-        let lo = base.as_nanos() as f64;
-        let hi = (prev.as_nanos() as f64 * 3.0)
-            .min(cap.as_nanos() as f64)
-            .max(lo);
+        let lo = nanos_f64(base);
+        let hi = (nanos_f64(prev) * 3.0).min(nanos_f64(cap)).max(lo);
         from_nanos_saturating(lo + (hi - lo) * u)
     }
 }

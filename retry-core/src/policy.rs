@@ -2,7 +2,7 @@
 //! [`PolicyBuilder::build`], which checks every rule, so every `Policy` in
 //! the program is one that cannot misbehave.
 
-use crate::backoff::{Backoff, clamp_nanos};
+use crate::backoff::{Backoff, clamp_nanos, nanos_f64};
 use crate::budget::RetryBudget;
 use crate::builder::PolicyBuilder;
 use crate::jitter::Jitter;
@@ -223,7 +223,7 @@ impl Policy {
     /// ```
     pub fn envelope_at(&self, n: f64) -> Duration {
         let n = if n.is_nan() { 0.0 } else { n.max(0.0) };
-        let raw = self.backoff.raw_nanos(self.base.as_nanos() as f64, n);
+        let raw = self.backoff.raw_nanos(nanos_f64(self.base), n);
         clamp_nanos(raw, self.cap).max(self.min_delay)
     }
 
