@@ -355,3 +355,23 @@ impl<E: Classify + ?Sized> SourceField for E {
 pub fn run_once<R>(attempt: impl FnOnce() -> R) -> R {
     attempt()
 }
+
+/// Tags the result of an async attempt that `make` creates: like
+/// [`tag_future`], but the attempt's future is made inside, so it is held
+/// once (`tag_future` holds it as its argument and as what it awaits). With
+/// [`Run::attempt_with`] an expansion holds the body's future once.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// use retry_core::__private::{tag_future_with, AllTransient};
+/// let r = tag_future_with(AllTransient, || async { Ok::<u8, &str>(1) }).await;
+/// assert_eq!(r.unwrap(), 1);
+/// # }
+/// ```
+pub async fn tag_future_with<M, F, T, E, K>(kind: K, make: M) -> Result<T, Tagged<E, K>>
+where
+    M: FnOnce() -> F,
+    F: Future<Output = Result<T, E>>,
+{
+    tag(kind, make().await)
+}

@@ -346,7 +346,7 @@ impl<C: Clock, S, H> Run<'_, C, S, H> {
         let policy = self.policy;
         let looped = async move {
             let result = loop {
-                match self.attempt(op()).await {
+                match self.attempt_with(&mut op).await {
                     Ok(v) => break Ok(v),
                     Err(e) => {
                         if let Err(e) = self.recover(e).await {
@@ -382,21 +382,45 @@ impl<C: Clock, S, H> Run<'_, C, S, H> {
     /// assert_eq!(run.attempt(async { Ok::<_, std::io::Error>(1) }).await.unwrap(), 1);
     /// # }
     /// ```
-    pub async fn attempt<Fut, T, E>(&mut self, fut: Fut) -> Result<T, E>
+    pub fn attempt<Fut, T, E>(&mut self, fut: Fut) -> impl Future<Output = Result<T, E>>
     where
+        Fut: Future<Output = Result<T, E>>,
+        E: Classify,
+        S: crate::Sleeper,
+    {
+        self.attempt_with(move || fut)
+    }
+
+    /// Like [`attempt`](Self::attempt), but makes the attempt's future itself,
+    /// with `make`. The returned future then holds the attempt's future once;
+    /// one passed in by value is held twice (as the argument and as what is
+    /// awaited), which doubles the size for a large future (a client holding
+    /// a buffer across an await). [`Retry::call`] uses this.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// let p = retry_core::Policy::default();
+    /// let mut run = retry_core::Retry::new(&p).start();
+    /// let fetch = || async { Ok::<_, std::io::Error>([7u8; 1024][0]) };
+    /// assert_eq!(run.attempt_with(fetch).await.unwrap(), 7);
+    /// # }
+    /// ```
+    pub async fn attempt_with<M, Fut, T, E>(&mut self, make: M) -> Result<T, E>
+    where
+        M: FnOnce() -> Fut,
         Fut: Future<Output = Result<T, E>>,
         E: Classify,
         S: crate::Sleeper,
     {
         self.begin_attempt();
         let Some(limit) = self.policy.attempt_timeout() else {
-            return fut.await;
+            return make().await;
         };
         let info = AttemptTimeout {
             attempt: self.decider.attempts(),
             timeout: limit,
         };
-        let mut fut = pin!(fut);
+        let mut fut = pin!(make());
         let mut timer = pin!(self.sleeper.sleep(limit));
         let mut armed = true;
         // `move`: the closure owns the pinned references and the flag, so
