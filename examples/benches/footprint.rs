@@ -10,8 +10,9 @@
 
 mod common;
 
+use backon::{ExponentialBuilder, Retryable as _};
 use common::{Flaky, poll_once};
-use retry_core::{Class, Classify, Jitter, JitterRng, Policy, RetryEvent, retry};
+use retry_core::{Class, Classify, Jitter, JitterRng, Policy, Retry, RetryEvent, retry};
 use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::time::{Duration, Instant};
@@ -68,6 +69,37 @@ fn sizes() {
     row(
         "plain scripted call",
         size_of_val(&common::fetch_flaky(&failures, 1)),
+    );
+    let big = size_of_val(&common::fetch_big(1));
+    println!("\n| future with a 1 KiB buffer held across an await | bytes | ratio to plain |");
+    println!("| --- | ---: | ---: |");
+    let row = |name: &str, bytes: usize| {
+        println!("| {name} | {bytes} | {:.2}× |", bytes as f64 / big as f64);
+    };
+    row("plain `async fn` (limit)", big);
+    row("`#[retry]`", size_of_val(&common::annotated_big(1)));
+    row(
+        "retry-core `Retry::call`",
+        size_of_val(&Retry::new(&policy).call(|| common::fetch_big(1))),
+    );
+    row(
+        "backon",
+        size_of_val(&(|| common::fetch_big(1)).retry(ExponentialBuilder::new())),
+    );
+    row(
+        "tokio-retry2",
+        size_of_val(&tokio_retry2::Retry::spawn(
+            tokio_retry2::strategy::FixedInterval::from_millis(100).take(2),
+            || async {
+                common::fetch_big(1)
+                    .await
+                    .map_err(tokio_retry2::RetryError::transient)
+            },
+        )),
+    );
+    row(
+        "tryhard",
+        size_of_val(&tryhard::retry_fn(|| common::fetch_big(1)).retries(2)),
     );
 }
 

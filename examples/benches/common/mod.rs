@@ -42,6 +42,20 @@ pub async fn fetch(n: u64) -> Result<u64, Flaky> {
     Ok(black_box(n).wrapping_add(1))
 }
 
+/// A call whose future is large, as real clients' are (a buffer held across
+/// an await): how much each wrapper adds on top of a big future.
+pub async fn fetch_big(n: u64) -> Result<u64, Flaky> {
+    let buffer = [n.to_le_bytes()[0]; 1024];
+    ready(()).await;
+    Ok(u64::from(black_box(&buffer)[0]))
+}
+
+/// `#[retry]` around the large call.
+#[retry(policy = "publish")]
+pub async fn annotated_big(n: u64) -> Result<u64, Flaky> {
+    fetch_big(n).await
+}
+
 /// The same call, failing while `failures` is above zero (each failure
 /// counts it down), so one benchmark can script "fail once, then succeed".
 pub async fn fetch_flaky(failures: &Cell<u32>, n: u64) -> Result<u64, Flaky> {
