@@ -83,7 +83,6 @@ pub fn expand(
     let body = &func.body.stmts;
 
     let looped = if func.sig.asyncness.is_some() {
-        let attempt = Ident::new("__retry_attempt", site);
         let value = Ident::new("__retry_value", site);
         let error = Ident::new("__retry_error", site);
         let wait = Ident::new("__retry_wait", site);
@@ -91,12 +90,17 @@ pub fn expand(
             let mut #run = #krate::__private::Retry::new(&*#policy_var).hooks(#hooks).start();
             loop {
                 #(#copies)*
-                let #attempt = #krate::__private::typed::<#ret, _>(async {
-                    #(#whole)*
-                    #(#unpack)*
-                    #(#body)*
-                });
-                let #error = match #run.attempt(#krate::__private::tag_future(#kind, #attempt)).await {
+                // The attempt's future is made inside `attempt_with`, so the
+                // loop's future holds it once rather than as an argument too.
+                // The closures are written in place so they are inferred as
+                // `FnOnce` and may hand out borrows of `&mut` arguments.
+                let #error = match #run.attempt_with(|| #krate::__private::tag_future_with(#kind, || {
+                    #krate::__private::typed::<#ret, _>(async {
+                        #(#whole)*
+                        #(#unpack)*
+                        #(#body)*
+                    })
+                })).await {
                     ::core::result::Result::Ok(#value) => break ::core::result::Result::Ok(#value),
                     ::core::result::Result::Err(#error) => #error,
                 };
