@@ -182,22 +182,6 @@ pub fn tag<T, E, K>(_: K, result: Result<T, E>) -> Result<T, Tagged<E, K>> {
     })
 }
 
-/// Tags the result of an async attempt; no allocation, `Send` when `F` is.
-///
-/// ```
-/// # #[tokio::main(flavor = "current_thread")] async fn main() {
-/// use retry_core::__private::{tag_future, ByClassify};
-/// let r = tag_future(ByClassify, async { Err::<(), _>(std::io::Error::other("x")) }).await;
-/// assert!(r.is_err());
-/// # }
-/// ```
-pub async fn tag_future<F, T, E, K>(kind: K, attempt: F) -> Result<T, Tagged<E, K>>
-where
-    F: Future<Output = Result<T, E>>,
-{
-    tag(kind, attempt.await)
-}
-
 impl<E: Classify> Classify for Tagged<E, ByClassify> {
     fn class(&self) -> Class {
         self.error.class()
@@ -356,10 +340,10 @@ pub fn run_once<R>(attempt: impl FnOnce() -> R) -> R {
     attempt()
 }
 
-/// Tags the result of an async attempt that `make` creates: like
-/// [`tag_future`], but the attempt's future is made inside, so it is held
-/// once (`tag_future` holds it as its argument and as what it awaits). With
-/// [`Run::attempt_with`] an expansion holds the body's future once.
+/// Tags the result of an async attempt that `make` creates; no allocation,
+/// `Send` when the attempt is. Making the future inside (rather than taking
+/// it as an argument) means it is held once; with [`Run::attempt_with`] an
+/// expansion holds the body's future once.
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
