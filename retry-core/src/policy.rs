@@ -210,7 +210,8 @@ impl Policy {
     /// assert_eq!(p.envelope(u32::MAX), p.cap());
     /// ```
     pub fn envelope(&self, n: u32) -> Duration {
-        self.envelope_at(f64::from(n))
+        let raw = self.backoff.raw_nanos_at(nanos_f64(self.base), n);
+        clamp_nanos(raw, self.cap).max(self.min_delay)
     }
 
     /// The envelope for a real `n`, for tabulating and plotting a schedule.
