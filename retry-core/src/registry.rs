@@ -16,7 +16,7 @@ use arc_swap::cache::Cache;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, Once};
 
 /// An immutable set of named policies and budgets.
@@ -180,6 +180,9 @@ impl RegistryBuilder {
 
 static CURRENT: LazyLock<ArcSwap<Registry>> = LazyLock::new(ArcSwap::default);
 static INSTALLED: AtomicBool = AtomicBool::new(false);
+/// Counts installs, so a per-call-site cache can tell with one load that the
+/// policy it holds is still current.
+static GENERATION: AtomicU64 = AtomicU64::new(0);
 static LAZY_LOAD: Once = Once::new();
 
 /// A loader run on the first lookup when nothing was installed yet.
@@ -282,7 +285,24 @@ pub fn missing_policies(registry: &Registry) -> Vec<&'static CallSite> {
 /// ```
 pub fn install(registry: Registry) -> Arc<Registry> {
     INSTALLED.store(true, Ordering::Release);
-    CURRENT.swap(Arc::new(registry))
+    let previous = CURRENT.swap(Arc::new(registry));
+    // After the swap: a reader that sees the new generation sees the new registry.
+    GENERATION.fetch_add(1, Ordering::Release);
+    previous
+}
+
+/// How many times a registry has been installed: it changes with every
+/// [`install`], so a cached lookup made under one generation is current
+/// exactly while the generation is unchanged.
+///
+/// ```
+/// use retry_core::{registry, Registry};
+/// let before = registry::generation();
+/// registry::install(Registry::default());
+/// assert!(registry::generation() > before);
+/// ```
+pub fn generation() -> u64 {
+    GENERATION.load(Ordering::Acquire)
 }
 
 /// The current registry snapshot.

@@ -141,7 +141,15 @@ pub fn expand(
             #register
             #(#checks)*
             #classified
-            let #policy_var = #krate::__private::policy(#policy);
+            let #policy_var = {
+                // This call site's per-thread cache of its policy: one atomic
+                // load while the registry is unchanged, a lookup after a reload.
+                ::std::thread_local! {
+                    static __RETRY_SITE: #krate::__private::SiteCache =
+                        const { #krate::__private::SiteCache::new() };
+                }
+                #krate::__private::SiteCache::lookup(&__RETRY_SITE, #policy)
+            };
             let #kind = {
                 #[allow(unused_imports)]
                 use #krate::__private::{ViaClassify as _, ViaTransient as _};
