@@ -6,6 +6,7 @@
 //! Everything is an atomic; no lock is taken. Two threads racing on a slot
 //! rollover may lose a count or two, which a budget can afford.
 
+use crate::problem::Problems;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -233,30 +234,26 @@ impl RetryBudgetBuilder {
     /// assert!(retry_core::RetryBudget::builder().build().is_ok());
     /// ```
     pub fn build(self) -> Result<RetryBudget, crate::PolicyError> {
-        let mut problems = Vec::new();
-        if !(self.ratio.is_finite() && (0.0..=1000.0).contains(&self.ratio)) {
-            problems.push(crate::Problem {
-                field: "ratio",
-                rule: "must be a finite number from 0 to 1000",
-                fix: format!("use a fraction such as 0.1 (got {})", self.ratio),
-            });
-        }
-        if !(self.min_per_sec.is_finite() && (0.0..=1e9).contains(&self.min_per_sec)) {
-            problems.push(crate::Problem {
-                field: "min_per_sec",
-                rule: "must be a finite number from 0 to 1e9",
-                fix: format!("use a rate such as 10 (got {})", self.min_per_sec),
-            });
-        }
-        let window_ok =
-            self.window >= Duration::from_millis(1) && self.window <= Duration::from_secs(86_400);
-        if !window_ok {
-            problems.push(crate::Problem {
-                field: "window",
-                rule: "must be from 1ms to 1 day",
-                fix: format!("use a window such as \"10s\" (got {:?})", self.window),
-            });
-        }
+        let mut problems = Problems::default();
+        problems.require(
+            self.ratio.is_finite() && (0.0..=1000.0).contains(&self.ratio),
+            "ratio",
+            "must be a finite number from 0 to 1000",
+            format!("use a fraction such as 0.1 (got {})", self.ratio),
+        );
+        problems.require(
+            self.min_per_sec.is_finite() && (0.0..=1e9).contains(&self.min_per_sec),
+            "min_per_sec",
+            "must be a finite number from 0 to 1e9",
+            format!("use a rate such as 10 (got {})", self.min_per_sec),
+        );
+        problems.require(
+            self.window >= Duration::from_millis(1) && self.window <= Duration::from_secs(86_400),
+            "window",
+            "must be from 1ms to 1 day",
+            format!("use a window such as \"10s\" (got {:?})", self.window),
+        );
+        let problems = problems.into_vec();
         if !problems.is_empty() {
             return Err(crate::PolicyError::budget(problems));
         }

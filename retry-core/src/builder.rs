@@ -5,7 +5,7 @@ use crate::backoff::Backoff;
 use crate::budget::RetryBudget;
 use crate::jitter::Jitter;
 use crate::policy::Policy;
-use crate::problem::{PolicyError, Problem};
+use crate::problem::{PolicyError, Problems};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -220,30 +220,16 @@ impl PolicyBuilder {
     /// ```
     pub fn build(self) -> Result<Policy, PolicyError> {
         let p = &self.draft;
-        let mut problems = Vec::new();
-        let mut check = |ok: bool, field: &'static str, rule: &'static str, fix: String| {
-            if !ok {
-                problems.push(Problem { field, rule, fix });
-            }
-        };
-        let max = Policy::MAX_DURATION;
-        for (field, value) in [
+        let mut problems = Problems::default();
+        problems.durations([
             ("base", Some(p.base)),
             ("cap", Some(p.cap)),
             ("min_delay", Some(p.min_delay)),
             ("deadline", p.deadline),
             ("attempt_timeout", p.attempt_timeout),
             ("max_retry_after", p.max_retry_after),
-        ] {
-            if let Some(v) = value {
-                check(
-                    v <= max,
-                    field,
-                    "must be at most 100 years",
-                    format!("use a shorter {field} (got {v:?})"),
-                );
-            }
-        }
+        ]);
+        let mut check = |ok, field, rule, fix| problems.require(ok, field, rule, fix);
         if let Backoff::Exponential { factor } = p.backoff {
             check(
                 factor.is_finite() && (1.0..=Policy::MAX_FACTOR).contains(&factor),
@@ -303,6 +289,7 @@ impl PolicyBuilder {
                 "remove the empty name from retry_on".to_string(),
             );
         }
+        let problems = problems.into_vec();
         if !problems.is_empty() {
             return Err(PolicyError::policy(p.name.as_deref(), problems));
         }

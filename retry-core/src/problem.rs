@@ -2,6 +2,7 @@
 //! the rule and the fix.
 
 use std::fmt;
+use std::time::Duration;
 
 /// One broken rule: the field, the rule it breaks, and how to fix it.
 ///
@@ -76,3 +77,47 @@ impl fmt::Display for PolicyError {
 }
 
 impl std::error::Error for PolicyError {}
+
+/// Collects broken rules while a value is checked, so every problem is
+/// reported at once; shared by policies, budgets and simulator scenarios.
+#[derive(Debug, Default)]
+pub(crate) struct Problems(Vec<Problem>);
+
+impl Problems {
+    /// Records a problem unless `ok`.
+    pub(crate) fn require(
+        &mut self,
+        ok: bool,
+        field: &'static str,
+        rule: &'static str,
+        fix: String,
+    ) {
+        if !ok {
+            self.0.push(Problem { field, rule, fix });
+        }
+    }
+
+    /// The one rule every duration shares: at most
+    /// [`Policy::MAX_DURATION`](crate::Policy::MAX_DURATION), which is what
+    /// lets the engine add durations without overflow.
+    pub(crate) fn durations<const N: usize>(
+        &mut self,
+        fields: [(&'static str, Option<Duration>); N],
+    ) {
+        for (field, value) in fields {
+            if let Some(v) = value {
+                self.require(
+                    v <= crate::Policy::MAX_DURATION,
+                    field,
+                    "must be at most 100 years",
+                    format!("use a shorter {field} (got {v:?})"),
+                );
+            }
+        }
+    }
+
+    /// The problems found, in the order they were checked.
+    pub(crate) fn into_vec(self) -> Vec<Problem> {
+        self.0
+    }
+}

@@ -8,11 +8,12 @@
 //! starts again with a fresh read. Exactly one write can win per version, so
 //! the work a policy costs is the calls that lost.
 
-use super::error::{Checks, SimulateError};
+use super::error::SimulateError;
 use super::seed::client_seed;
 use crate::classify::Class;
 use crate::decide::{Decider, Failure, Step};
 use crate::policy::Policy;
+use crate::problem::Problems;
 use crate::rng::JitterRng;
 use crate::{Backoff, Jitter};
 use rand::SeedableRng;
@@ -163,27 +164,19 @@ impl Contention {
     }
 
     fn validate(&self) -> Result<Normal<f64>, SimulateError> {
-        let max = Policy::MAX_DURATION;
-        let mut c = Checks(Vec::new());
-        for (field, value) in [
-            ("latency", self.latency),
-            ("latency_sd", self.latency_sd),
-            ("horizon", self.horizon),
-        ] {
-            c.require(
-                value <= max,
-                field,
-                "must be at most 100 years",
-                format!("use a shorter {field} (got {value:?})"),
-            );
-        }
+        let mut c = Problems::default();
+        c.durations([
+            ("latency", Some(self.latency)),
+            ("latency_sd", Some(self.latency_sd)),
+            ("horizon", Some(self.horizon)),
+        ]);
         c.require(
             !self.horizon.is_zero(),
             "horizon",
             "must be greater than zero",
             "use a horizon such as 1h".into(),
         );
-        SimulateError::check("contention", c.0)?;
+        SimulateError::check("contention", c.into_vec())?;
         let normal = Normal::new(
             self.latency.as_nanos() as f64,
             self.latency_sd.as_nanos() as f64,

@@ -54,20 +54,3 @@ impl fmt::Display for SimulateError {
 }
 
 impl std::error::Error for SimulateError {}
-
-/// Collects problems with a scenario's fields.
-pub(crate) struct Checks(pub(crate) Vec<Problem>);
-
-impl Checks {
-    pub(crate) fn require(
-        &mut self,
-        ok: bool,
-        field: &'static str,
-        rule: &'static str,
-        fix: String,
-    ) {
-        if !ok {
-            self.0.push(Problem { field, rule, fix });
-        }
-    }
-}

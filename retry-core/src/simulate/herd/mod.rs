@@ -19,11 +19,12 @@ mod outage;
 mod recovery;
 mod tally;
 
-use super::error::{Checks, SimulateError};
+use super::error::SimulateError;
 use super::histogram::ArrivalHistogram;
 use super::seed::client_seed;
 use crate::decide::Decider;
 use crate::policy::Policy;
+use crate::problem::Problems;
 use crate::rng::JitterRng;
 use recovery::Recovery;
 use std::time::{Duration, Instant};
@@ -146,26 +147,18 @@ impl HerdReport {
 
 impl Herd {
     fn validate(&self) -> Result<(), SimulateError> {
-        let max = Policy::MAX_DURATION;
-        let mut c = Checks(Vec::new());
+        let mut c = Problems::default();
         c.require(
             !self.tick.is_zero(),
             "tick",
             "must be greater than zero",
             "use a step such as 1ms".into(),
         );
-        for (field, value) in [
-            ("tick", self.tick),
-            ("outage", self.outage),
-            ("horizon", self.horizon),
-        ] {
-            c.require(
-                value <= max,
-                field,
-                "must be at most 100 years",
-                format!("use a shorter {field} (got {value:?})"),
-            );
-        }
+        c.durations([
+            ("tick", Some(self.tick)),
+            ("outage", Some(self.outage)),
+            ("horizon", Some(self.horizon)),
+        ]);
         c.require(
             self.capacity > 0,
             "capacity",
@@ -179,7 +172,7 @@ impl Herd {
             "must be at least one tick",
             format!("raise horizon to at least {:?}", self.tick),
         );
-        SimulateError::check("herd", c.0)
+        SimulateError::check("herd", c.into_vec())
     }
 
     /// Runs every client under `policy` (its retry budget, if any, is ignored:
