@@ -72,3 +72,18 @@ pub use env::Env;
 pub use layers::Layer;
 pub use runtime::{DEFAULT_FILE, Setup, Watcher, init, reload};
 pub use schema::show_duration;
+
+/// Plumbing for the code `#[retry]` generates. Not public API.
+#[doc(hidden)]
+pub mod __private {
+    /// The lazy loader a `#[retry]` call site names when its crate depends on
+    /// retry-config, so the loader is linked whatever the program names.
+    ///
+    /// ```
+    /// let load: fn() = retry_config::__private::lazy_load;
+    /// let _ = load;
+    /// ```
+    pub fn lazy_load() {
+        crate::runtime::lazy_load();
+    }
+}

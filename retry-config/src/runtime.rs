@@ -7,6 +7,7 @@ use crate::diagnostic::{Diagnostic, Diagnostics, did_you_mean};
 use crate::env::Env;
 use retry_core::Registry;
 use retry_core::registry::{self, LazyLoader};
+use retry_schema::discover::{Discovery, Found, How};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -32,8 +33,13 @@ pub const DEFAULT_FILE: &str = "retry.toml";
 pub struct Setup {
     path: PathBuf,
     options: Options,
-    /// Whether the path was found by discovery (`retry.toml`) rather than named.
-    discovered: bool,
+    /// The discovery that chose `path`, when it was not given in code: says
+    /// which paths were tried when none exists.
+    search: Option<Found>,
+    /// Strict mode: see [`Setup::strict`].
+    strict: bool,
+    /// Whether `install` prints the configuration's warnings.
+    report_warnings: bool,
 }
 
 impl Setup {
@@ -46,22 +52,34 @@ impl Setup {
         Setup {
             path: path.into(),
             options: Options::default(),
-            discovered: false,
+            search: None,
+            strict: false,
+            report_warnings: true,
         }
     }
 
-    /// Discovery: the file named by `RETRY_CONFIG`, else `retry.toml` in the
-    /// working directory; the profile named by `RETRY_PROFILE`; overrides from
-    /// `RETRY_POLICY__*` / `RETRY_BUDGET__*`.
+    /// Discovery, by the one rule the build-time check follows too
+    /// ([`retry_schema::discover`]): the file `RETRY_CONFIG` names (relative
+    /// to the working directory), else the nearest `retry.toml` walking up
+    /// from the working directory, else the file each `#[retry]` call site
+    /// was checked against at build time. The profile is `RETRY_PROFILE`;
+    /// overrides come from `RETRY_POLICY__*` / `RETRY_BUDGET__*`; strict mode
+    /// from `RETRY_STRICT=1`.
     ///
     /// ```
     /// let setup = retry_config::Setup::from_env();
     /// assert!(!setup.path().as_os_str().is_empty());
     /// ```
     pub fn from_env() -> Self {
-        let named = std::env::var_os("RETRY_CONFIG").filter(|p| !p.is_empty());
-        let discovered = named.is_none();
-        let path = named.map_or_else(|| PathBuf::from(DEFAULT_FILE), PathBuf::from);
+        let checked_at_build = registry::call_sites()
+            .filter_map(|site| site.config)
+            .map(PathBuf::from);
+        let found = Discovery::from_process().fallbacks(checked_at_build).run();
+        let path = found
+            .file
+            .clone()
+            .or_else(|| found.searched.first().cloned())
+            .unwrap_or_else(|| PathBuf::from(DEFAULT_FILE));
         let mut options = Options::new().env(Env::from_process());
         if let Some(p) = std::env::var("RETRY_PROFILE")
             .ok()
@@ -72,8 +90,36 @@ impl Setup {
         Setup {
             path,
             options,
-            discovered,
+            search: Some(found),
+            strict: registry::is_strict(),
+            report_warnings: true,
         }
+    }
+
+    /// Strict mode (also `RETRY_STRICT=1`): on install it turns on
+    /// retry-core's strict mode, so that a call whose policy is missing at
+    /// run time ends the process instead of running once; without `init`,
+    /// the first lookup's lazy load ends the process when it finds no file,
+    /// an invalid one, or a call site it cannot serve. (`init` itself always
+    /// fails on those.)
+    ///
+    /// ```
+    /// let _ = retry_config::Setup::new("retry.toml").strict(true);
+    /// ```
+    pub fn strict(mut self, strict: bool) -> Self {
+        self.strict = strict;
+        self
+    }
+
+    /// Whether [`install`](Setup::install) prints the configuration's
+    /// warnings to stderr (the default), as `retry-policy check` shows them.
+    ///
+    /// ```
+    /// let _ = retry_config::Setup::new("retry.toml").report_warnings(false);
+    /// ```
+    pub fn report_warnings(mut self, report: bool) -> Self {
+        self.report_warnings = report;
+        self
     }
 
     /// Replaces the load options (profile, environment, strictness).
@@ -103,6 +149,11 @@ impl Setup {
     /// assert!(retry_config::Setup::new("/no/such/file.toml").load().is_err());
     /// ```
     pub fn load(&self) -> Result<Config, Diagnostics> {
+        if let Some(search) = &self.search
+            && search.file.is_none()
+        {
+            return Err(std::iter::once(not_found(search)).collect());
+        }
         let text = read(&self.path)?;
         let mut options = self.options.clone();
         if options.known_classes.is_none() {
@@ -132,8 +183,34 @@ impl Setup {
     /// ```
     pub fn install(self) -> Result<Config, Diagnostics> {
         let (config, _) = self.install_inner(CallSites::Required)?;
+        if self.report_warnings && !config.warnings().is_empty() {
+            eprint!(
+                "retry-config: {}:\n{}",
+                self.path.display(),
+                config.warnings().render()
+            );
+        }
+        if self.strict {
+            registry::set_strict(true);
+        }
         *ACTIVE.lock().unwrap_or_else(PoisonError::into_inner) = Some(self);
         Ok(config)
+    }
+
+    /// What the installed policies came from, for the warning a call site
+    /// gives when its policy is missing.
+    fn origin(&self) -> String {
+        let how = match self.search.as_ref().map(|s| s.how) {
+            Some(How::Named) => " (named by RETRY_CONFIG)",
+            Some(How::Nearest) => " (the nearest retry.toml)",
+            Some(How::BuildTime) => " (the file checked at build time)",
+            None => "",
+        };
+        let profile = match &self.options.profile {
+            Some(p) => format!(", profile `{p}`"),
+            None => String::new(),
+        };
+        format!("policies loaded from {}{how}{profile}", self.path.display())
     }
 
     /// Loads and installs; returns the config and the call sites it lacks
@@ -158,12 +235,13 @@ impl Setup {
             .collect());
         }
         let registry = config.registry(last.as_deref());
-        let missing = missing_call_sites(&registry, &config);
+        let missing = call_site_problems(&registry, &config);
         if call_sites == CallSites::Required && missing.has_errors() {
             return Err(missing);
         }
         let registry = Arc::new(registry);
         *last = Some(registry.clone());
+        registry::set_origin(self.origin());
         registry::install(Arc::unwrap_or_clone(registry));
         Ok((config, missing))
     }
@@ -296,9 +374,24 @@ pub fn reload() -> Result<Config, Diagnostics> {
     setup.install()
 }
 
-/// Call sites whose policy the configuration lacks, as errors.
-fn missing_call_sites(registry: &Registry, config: &Config) -> Diagnostics {
-    registry::missing_policies(registry)
+/// The diagnostic for a discovery that found no file: every path it tried.
+fn not_found(search: &Found) -> Diagnostic {
+    Diagnostic::error(
+        "",
+        format!(
+            "no policy file found (searched {})",
+            search.searched_list()
+        ),
+    )
+    .note(
+        "create retry.toml in the working directory or one above it, or set RETRY_CONFIG to the file's path",
+    )
+}
+
+/// Call sites the configuration cannot serve, as errors: a policy it lacks,
+/// or an `attempt_timeout` the site's error type cannot carry.
+fn call_site_problems(registry: &Registry, config: &Config) -> Diagnostics {
+    let missing = registry::missing_policies(registry)
         .into_iter()
         .map(|site| {
             Diagnostic::error(
@@ -314,8 +407,28 @@ fn missing_call_sites(registry: &Registry, config: &Config) -> Diagnostics {
             )
             .suggest(did_you_mean(site.policy, config.policy_names()))
             .note(format!("add a [policies.{}] table", site.policy))
+        });
+    let untimed = registry::call_sites().filter_map(|site| {
+        let timeout = registry.policy(site.policy)?.attempt_timeout()?;
+        site.cannot_time_out().then(|| {
+            Diagnostic::error(
+                format!("policies.{}.attempt_timeout", site.policy),
+                format!(
+                    "policy `{}` sets attempt_timeout = {}, but `{}` at {}:{} returns an error type that cannot stand for a timed-out attempt, so the timeout could never be enforced there",
+                    site.policy,
+                    crate::show_duration(timeout),
+                    site.function,
+                    site.file,
+                    site.line
+                ),
+            )
+            .note(format!(
+                "add a `#[classify(timeout)]` unit variant to that error type, or set attempt_timeout = \"none\" for policy `{}`",
+                site.policy
+            ))
         })
-        .collect()
+    });
+    missing.chain(untimed).collect()
 }
 
 /// Whether every call site's policy must be defined for an install to go ahead.
@@ -330,31 +443,60 @@ enum CallSites {
 }
 
 /// Run by retry-core on the first lookup when nothing was installed: loads
-/// the discovered file if there is one, and reports problems on stderr.
-fn lazy_load() {
+/// the discovered file, and says on stderr whatever keeps a call from
+/// retrying as its policy says. In strict mode any such problem ends the
+/// process instead.
+pub(crate) fn lazy_load() {
     let setup = Setup::from_env();
-    if setup.discovered && !setup.path.exists() {
-        return; // no configuration at all is not an error here
-    }
     let path = setup.path.display().to_string();
+    let strict = setup.strict;
+    if let Some(search) = setup.search.as_ref().filter(|s| s.file.is_none()) {
+        let why = format!(
+            "nothing was loaded: no policy file found (searched {})",
+            search.searched_list()
+        );
+        registry::set_origin(why.clone());
+        if strict {
+            eprintln!("retry-config: {why}; strict mode (RETRY_STRICT) stops the program");
+            std::process::exit(1);
+        }
+        // Said by each call site whose policy is missing, with its name.
+        return;
+    }
     match setup.install_inner(CallSites::Reported) {
         Ok((config, missing)) => {
             let mut problems = config.warnings().clone();
             for d in &missing {
                 problems.push(
                     d.clone()
-                        .note("until it is defined, that call runs once, without retry"),
+                        .note("until it is fixed, that call does not retry as its policy says"),
                 );
             }
             if !problems.is_empty() {
                 eprint!("retry-config: {path}:\n{}", problems.render());
             }
+            if strict {
+                registry::set_strict(true);
+                if missing.has_errors() {
+                    eprintln!("retry-config: strict mode (RETRY_STRICT) stops the program");
+                    std::process::exit(1);
+                }
+            }
             *ACTIVE.lock().unwrap_or_else(PoisonError::into_inner) = Some(setup);
         }
-        Err(problems) => eprint!(
-            "retry-config: {path} was not installed:\n{}",
-            problems.render()
-        ),
+        Err(problems) => {
+            eprint!(
+                "retry-config: {path} was not installed:\n{}",
+                problems.render()
+            );
+            registry::set_origin(format!(
+                "nothing was loaded: {path} has errors (printed when it was read)"
+            ));
+            if strict {
+                eprintln!("retry-config: strict mode (RETRY_STRICT) stops the program");
+                std::process::exit(1);
+            }
+        }
     }
 }
 

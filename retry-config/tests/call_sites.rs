@@ -5,7 +5,7 @@ use retry_config::Setup;
 use retry_core::registry;
 
 retry_core::inventory::submit! {
-    registry::CallSite { policy: "orders", file: "src/orders.rs", line: 42, function: "place_order" }
+    registry::CallSite::new("orders", "src/orders.rs", 42, "place_order")
 }
 
 retry_core::inventory::submit! {

@@ -9,7 +9,7 @@ const CHILD: &str = "RETRY_CONFIG_LAZY_TEST_CHILD";
 // A call site whose policy the file lacks: the lazy loader still installs the
 // valid file (that one call runs without retry) and says so on stderr.
 retry_core::inventory::submit! {
-    retry_core::registry::CallSite { policy: "lazzy", file: "src/jobs.rs", line: 7, function: "run_job" }
+    retry_core::registry::CallSite::new("lazzy", "src/jobs.rs", 7, "run_job")
 }
 
 #[test]

@@ -125,6 +125,35 @@ pub trait Classify {
     }
 }
 
+/// Marks an error type that can stand for a timed-out attempt: its
+/// [`Classify::from_timeout`] gives a value. A `#[retry]` function whose
+/// policy sets `attempt_timeout` (in the file the build sees) must return
+/// one, or the build fails: the engine could never cut such an attempt
+/// short. `#[derive(Classify)]` implements it for a type with a
+/// `#[classify(timeout)]` variant; implement it by hand next to a
+/// hand-written `from_timeout`.
+///
+/// ```
+/// use retry_core::{AttemptTimeout, CarriesTimeout, Class, Classify};
+///
+/// #[derive(Debug)]
+/// enum DbError { Busy, TimedOut }
+///
+/// impl Classify for DbError {
+///     fn class(&self) -> Class { Class::TRANSIENT }
+///     fn from_timeout(_: AttemptTimeout) -> Option<Self> { Some(DbError::TimedOut) }
+/// }
+/// impl CarriesTimeout for DbError {}
+///
+/// fn needs<E: CarriesTimeout>() {}
+/// needs::<DbError>();
+/// needs::<std::io::Error>();
+/// assert!(DbError::from_timeout(AttemptTimeout { attempt: 1, timeout: Default::default() }).is_some());
+/// ```
+pub trait CarriesTimeout: Classify {}
+
+impl CarriesTimeout for io::Error {}
+
 impl<E: Classify + ?Sized> Classify for Box<E> {
     fn class(&self) -> Class {
         (**self).class()

@@ -64,11 +64,12 @@ mod retry;
 mod rng;
 mod schedule;
 pub mod simulate;
+mod site;
 
 pub use backoff::Backoff;
 pub use budget::{RetryBudget, RetryBudgetBuilder};
 pub use builder::PolicyBuilder;
-pub use classify::{AttemptTimeout, Class, Classify};
+pub use classify::{AttemptTimeout, CarriesTimeout, Class, Classify};
 pub use clock::{BlockingSleeper, Clock, DefaultClock, Sleeper, SystemClock, ThreadSleeper};
 #[cfg(feature = "tokio")]
 pub use clock::{TokioClock, TokioSleeper};

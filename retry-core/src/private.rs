@@ -12,25 +12,17 @@
 
 use crate::hooks::{Callback, RetryEvent, RetryIfSlot};
 use crate::policy::Policy;
-use std::cell::Cell;
 use std::future::Future;
 use std::marker::PhantomData;
-use std::sync::{Arc, LazyLock};
-use std::thread::LocalKey;
+use std::sync::Arc;
 use std::time::Duration;
 
-pub use crate::classify::{AttemptTimeout, Class, Classify};
+pub use crate::classify::{AttemptTimeout, CarriesTimeout, Class, Classify};
 pub use crate::hooks::Hooks;
 pub use crate::registry::{CallSite, DeclaredClass};
 pub use crate::retry::{Retry, Run};
+pub use crate::site::SiteCache;
 pub use inventory;
-
-/// The fallback for a name the registry lacks at run time: one attempt, no
-/// retry. The start-up check (`registry::missing_policies`) names such sites.
-static SINGLE_ATTEMPT: LazyLock<Arc<Policy>> = LazyLock::new(|| {
-    let single = Policy::builder().max_attempts(1).build();
-    Arc::new(single.unwrap_or_else(|_| Policy::default()))
-});
 
 /// The policy named `name`, or a single-attempt policy when there is none.
 /// Lock-free; allocates nothing after the first call.
@@ -39,76 +31,29 @@ static SINGLE_ATTEMPT: LazyLock<Arc<Policy>> = LazyLock::new(|| {
 /// assert_eq!(retry_core::__private::policy("").max_attempts(), Some(1));
 /// ```
 pub fn policy(name: &str) -> Arc<Policy> {
-    match crate::registry::policy(name) {
-        Some(policy) => policy,
-        None => Arc::clone(&SINGLE_ATTEMPT),
-    }
+    crate::site::policy_or_single(name)
 }
 
-/// One call site's cached lookup, kept per thread: while the registry's
-/// [`generation`](crate::registry::generation) is unchanged, the policy it
-/// holds is current, so a call costs one atomic load and one reference-count
-/// increment instead of a hash lookup. Each expansion declares one in a
-/// `thread_local!`.
+/// Whether the error type of `R` (classified by `kind`, as the loop
+/// classifies it) can stand for a timed-out attempt. `#[retry]` registers
+/// this with its call site so `init()` can refuse a policy whose
+/// `attempt_timeout` the function could never honour.
 ///
 /// ```
-/// use retry_core::__private::SiteCache;
-/// use retry_core::{registry, Policy, Registry};
-/// thread_local! { static SITE: SiteCache = const { SiteCache::new() }; }
-/// registry::install(Registry::builder().policy("doc-site", Policy::default()).build());
-/// assert_eq!(SiteCache::lookup(&SITE, "doc-site").max_attempts(), Some(3));
-/// let fewer = Policy::builder().max_attempts(2).build().unwrap();
-/// registry::install(Registry::builder().policy("doc-site", fewer).build());
-/// assert_eq!(SiteCache::lookup(&SITE, "doc-site").max_attempts(), Some(2));
+/// use retry_core::__private::{carries_timeout, AllTransient, ByClassify};
+/// assert!(carries_timeout::<Result<(), std::io::Error>, _>(ByClassify));
+/// assert!(!carries_timeout::<Result<(), String>, _>(AllTransient));
 /// ```
-pub struct SiteCache {
-    generation: Cell<u64>,
-    policy: Cell<Option<Arc<Policy>>>,
-}
-
-impl SiteCache {
-    /// An empty cache; the first lookup fills it.
-    ///
-    /// ```
-    /// let _ = retry_core::__private::SiteCache::new();
-    /// ```
-    #[allow(clippy::new_without_default)] // const, for `thread_local!`
-    pub const fn new() -> Self {
-        SiteCache {
-            generation: Cell::new(u64::MAX),
-            policy: Cell::new(None),
-        }
-    }
-
-    /// The policy named `name` through this thread's cache in `site`, or
-    /// [`policy`] directly while the thread is being torn down.
-    ///
-    /// ```
-    /// use retry_core::__private::SiteCache;
-    /// thread_local! { static SITE: SiteCache = const { SiteCache::new() }; }
-    /// assert_eq!(SiteCache::lookup(&SITE, "no-such-site").max_attempts(), Some(1));
-    /// ```
-    pub fn lookup(site: &'static LocalKey<SiteCache>, name: &str) -> Arc<Policy> {
-        site.try_with(|cache| cache.get(name))
-            .unwrap_or_else(|_| policy(name))
-    }
-
-    fn get(&self, name: &str) -> Arc<Policy> {
-        // Read the generation before the registry: if an install lands in
-        // between, the cache is stamped older than what it holds and the
-        // next call simply looks again.
-        let generation = crate::registry::generation();
-        let cached = self.policy.take();
-        let current = match cached {
-            Some(p) if self.generation.get() == generation => p,
-            _ => {
-                self.generation.set(generation);
-                policy(name)
-            }
-        };
-        self.policy.set(Some(Arc::clone(&current)));
-        current
-    }
+pub fn carries_timeout<R: IsResult, K>(kind: K) -> bool
+where
+    Tagged<R::Err, K>: Classify,
+{
+    let _ = kind;
+    let probe = AttemptTimeout {
+        attempt: 1,
+        timeout: Duration::ZERO,
+    };
+    <Tagged<R::Err, K> as Classify>::from_timeout(probe).is_some()
 }
 
 /// Fixes the output type of an attempt's `async` block so `?` and `return`

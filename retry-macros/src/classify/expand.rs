@@ -123,10 +123,19 @@ pub fn expand(input: &DeriveInput, container: &Container, plans: &[Plan]) -> Tok
             }
         }
     });
+    // A type with a timeout variant can carry a policy's `attempt_timeout`.
+    let carries = from_timeout.is_some().then(|| {
+        quote! {
+            #[automatically_derived]
+            impl #impl_generics #private::CarriesTimeout for #name #ty_generics #where_clause {}
+        }
+    });
     quote! {
         const _: () = {
             #(#declared)*
         };
+
+        #carries
 
         #[automatically_derived]
         impl #impl_generics #private::Classify for #name #ty_generics #where_clause {

@@ -1,10 +1,12 @@
 //! The compile-time check of policy names against the crate's retry.toml.
 //!
-//! The file checked is the one `RETRY_CONFIG` names at build time, else
-//! `retry.toml` next to the crate's `Cargo.toml`. Without either, nothing is
-//! checked here; the run-time start-up check (`registry::missing_policies`)
-//! still is. A file that appears later is not noticed until something else
-//! triggers a rebuild (a compiler can only track files that exist).
+//! The file is found by retry-schema's one discovery rule (shared with the
+//! run time): `RETRY_CONFIG` (relative to the crate, then to the workspace
+//! root), else the nearest `retry.toml` walking up from the crate's
+//! directory. Its absolute path is compiled into each call site, where the
+//! run time looks last. Without a file, nothing is checked here; the
+//! run-time checks still are. A file that appears later is not noticed until
+//! something else triggers a rebuild (a compiler can only track files that exist).
 
 use crate::suggest::hint;
 use std::collections::HashMap;
@@ -28,26 +30,25 @@ struct Policies {
     extends: HashMap<String, String>,
     own_retry_on: HashMap<String, Vec<Vec<String>>>,
     default_retry_on: Vec<Vec<String>>,
+    /// Where each policy's own table sets `attempt_timeout` (not `"none"`),
+    /// in the base file or a profile: `policies.NAME` or `profiles.P.policies.NAME`.
+    own_timeout: HashMap<String, String>,
+    /// Where `[defaults]` sets `attempt_timeout`, in the base file or a profile.
+    default_timeout: Option<String>,
 }
 
-/// The file for the crate being compiled, if there is one: `RETRY_CONFIG`
-/// (absolute, or relative to the crate's manifest directory or to where cargo
-/// runs the compiler, the workspace root), else `retry.toml` beside the
-/// crate's `Cargo.toml`.
+/// The file for the crate being compiled, if there is one (see the module doc).
 pub fn find() -> Option<ConfigFile> {
-    let manifest_dir = std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from);
-    let configured = std::env::var_os("RETRY_CONFIG")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from);
-    let mut candidates = Vec::new();
-    if let Some(configured) = configured {
-        if configured.is_relative() {
-            candidates.extend(manifest_dir.iter().map(|dir| dir.join(&configured)));
-        }
-        candidates.push(configured);
+    use retry_schema::discover::{CONFIG_VAR, Discovery};
+    let mut search = Discovery::new().named(std::env::var_os(CONFIG_VAR));
+    if let Some(dir) = std::env::var_os("CARGO_MANIFEST_DIR") {
+        search = search.start(PathBuf::from(dir));
     }
-    candidates.extend(manifest_dir.map(|dir| dir.join("retry.toml")));
-    let path = candidates.into_iter().find(|p| p.is_file())?;
+    // Cargo runs the compiler in the workspace root.
+    if let Ok(dir) = std::env::current_dir() {
+        search = search.also_relative_to(dir);
+    }
+    let path = search.run().file?;
     let path = path.canonicalize().unwrap_or(path);
     let policies = read_cached(&path);
     Some(ConfigFile { path, policies })
@@ -58,6 +59,8 @@ impl ConfigFile {
     pub fn check(&self, name: &LitStr) -> Option<syn::Error> {
         let shown = self.path.display();
         match self.policies.as_ref().map(|p| &p.names) {
+            // One error for a broken file, not one per call site.
+            Err(_) if !first_report(&self.path) => None,
             Err(problem) => Some(syn::Error::new(
                 name.span(),
                 format!(
@@ -109,6 +112,40 @@ impl ConfigFile {
             .find(|list| !list.iter().any(|class| class == "transient"))
             .cloned()
     }
+}
+
+impl ConfigFile {
+    /// Where the policy gets an `attempt_timeout` in any layer (`[defaults]`,
+    /// its `extends` chain, any profile), for the check that its error type
+    /// can carry one.
+    pub fn attempt_timeout_set_at(&self, name: &str) -> Option<String> {
+        let policies = self.policies.as_ref().ok()?;
+        let mut current = name.to_owned();
+        let mut seen = Vec::new();
+        loop {
+            if let Some(at) = policies.own_timeout.get(&current) {
+                return Some(at.clone());
+            }
+            seen.push(current.clone());
+            match policies.extends.get(&current) {
+                Some(parent) if !seen.contains(parent) => current = parent.clone(),
+                _ => return policies.default_timeout.clone(),
+            }
+        }
+    }
+}
+
+/// Whether this compiler process has not yet reported `path` as broken.
+fn first_report(path: &Path) -> bool {
+    static REPORTED: Mutex<Vec<(PathBuf, Option<SystemTime>)>> = Mutex::new(Vec::new());
+    let modified = std::fs::metadata(path).and_then(|m| m.modified()).ok();
+    let mut reported = REPORTED.lock().unwrap_or_else(|p| p.into_inner());
+    let key = (path.to_owned(), modified);
+    if reported.contains(&key) {
+        return false;
+    }
+    reported.push(key);
+    true
 }
 
 fn quoted_list(names: &[String]) -> String {
@@ -174,18 +211,29 @@ fn read(path: &Path) -> Result<Policies, String> {
     let root = DeTable::parse(&text).map_err(|e| e.message().to_owned())?;
     let root = root.get_ref();
     let mut out = Policies::default();
+    fn sets_timeout(table: &DeTable<'_>) -> bool {
+        match get(table, "attempt_timeout") {
+            Some(DeValue::String(s)) => s.as_ref() != "none",
+            Some(_) => true,
+            None => false,
+        }
+    }
     // The base file first, then each profile's overlay of it.
-    let mut layers = vec![(root, true)];
+    let mut layers = vec![(root, String::new())];
     if let Some(profiles) = table(get(root, "profiles")) {
-        layers.extend(profiles.iter().filter_map(|(_, p)| match p.get_ref() {
-            DeValue::Table(t) => Some((t, false)),
+        layers.extend(profiles.iter().filter_map(|(name, p)| match p.get_ref() {
+            DeValue::Table(t) => Some((t, format!("profiles.{}.", name.get_ref()))),
             _ => None,
         }));
     }
-    for (layer, base) in layers {
-        out.default_retry_on.extend(strings(
-            table(get(layer, "defaults")).and_then(|d| get(d, "retry_on")),
-        ));
+    for (layer, prefix) in layers {
+        let base = prefix.is_empty();
+        let defaults = table(get(layer, "defaults"));
+        out.default_retry_on
+            .extend(strings(defaults.and_then(|d| get(d, "retry_on"))));
+        if defaults.is_some_and(sets_timeout) && out.default_timeout.is_none() {
+            out.default_timeout = Some(format!("[{prefix}defaults]"));
+        }
         let Some(policies) = table(get(layer, "policies")) else {
             continue;
         };
@@ -199,6 +247,11 @@ fn read(path: &Path) -> Result<Policies, String> {
             }
             if let Some(DeValue::String(parent)) = get(policy, "extends") {
                 out.extends.insert(name.clone(), parent.to_string());
+            }
+            if sets_timeout(policy) {
+                out.own_timeout
+                    .entry(name.clone())
+                    .or_insert_with(|| format!("[{prefix}policies.{name}]"));
             }
             if let Some(list) = strings(get(policy, "retry_on")) {
                 out.own_retry_on.entry(name).or_default().push(list);
@@ -276,6 +329,39 @@ mod retry_on_tests {
             config.retry_on_without_transient("d"),
             Some(vec!["timeout".to_owned()]),
             "a profile"
+        );
+    }
+
+    #[test]
+    fn finds_attempt_timeout_in_every_layer() {
+        let config = file(
+            "[policies.a]\nattempt_timeout = \"1s\"\n\
+             [policies.b]\nextends = \"a\"\n\
+             [policies.c]\n\
+             [policies.d]\nattempt_timeout = \"none\"\n\
+             [policies.e]\n\
+             [profiles.prod.policies.e]\nattempt_timeout = \"2s\"\n",
+        );
+        assert_eq!(
+            config.attempt_timeout_set_at("a").as_deref(),
+            Some("[policies.a]")
+        );
+        assert_eq!(
+            config.attempt_timeout_set_at("b").as_deref(),
+            Some("[policies.a]"),
+            "inherited"
+        );
+        assert_eq!(config.attempt_timeout_set_at("c"), None);
+        assert_eq!(config.attempt_timeout_set_at("d"), None, "switched off");
+        assert_eq!(
+            config.attempt_timeout_set_at("e").as_deref(),
+            Some("[profiles.prod.policies.e]"),
+            "a profile"
+        );
+        let defaults = file("[profiles.test.defaults]\nattempt_timeout = \"5s\"\n[policies.x]\n");
+        assert_eq!(
+            defaults.attempt_timeout_set_at("x").as_deref(),
+            Some("[profiles.test.defaults]")
         );
     }
 

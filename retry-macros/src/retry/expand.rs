@@ -29,16 +29,23 @@ struct Resupplied {
     span: Span,
 }
 
+/// What the config file seen at build time asks of the function's error type.
+pub struct FileChecks {
+    /// A `retry_on` list of the policy that leaves out `transient`: the error
+    /// type must then implement `Classify`, or nothing it returns could ever
+    /// be retried.
+    pub narrow_retry_on: Option<Vec<String>>,
+    /// Where the policy gets an `attempt_timeout`: the error type must then
+    /// be able to stand for a timed-out attempt.
+    pub attempt_timeout_at: Option<String>,
+}
+
 /// The annotated function, expanded.
-///
-/// `narrow_retry_on` is a `retry_on` list of the policy, from the config file
-/// seen at build time, that leaves out `transient`: the error type must then
-/// implement `Classify`, or nothing it returns could ever be retried.
 pub fn expand(
     args: &RetryArgs,
     mut func: RetryFn,
     config: Option<&ConfigFile>,
-    narrow_retry_on: Option<&[String]>,
+    file_checks: &FileChecks,
 ) -> TokenStream {
     let krate = &args.krate;
     let policy = &args.policy;
@@ -47,17 +54,61 @@ pub fn expand(
 
     let config_items = config_tracking(config);
     let fn_name = func.sig.ident.to_string();
-    let register = quote_spanned! {policy.span()=>
-        #krate::__private::inventory::submit! {
-            #krate::__private::CallSite {
-                policy: #policy,
-                file: ::core::file!(),
-                line: ::core::line!(),
-                function: ::core::concat!(::core::module_path!(), "::", #fn_name),
-            }
+    let checked_file = match config {
+        Some(c) => {
+            let path = c.path.to_string_lossy().into_owned();
+            quote! { ::core::option::Option::Some(#path) }
+        }
+        None => quote! { ::core::option::Option::None },
+    };
+    let loader = match super::link::retry_config() {
+        Some(name) => {
+            let name = Ident::new(&name, Span::call_site());
+            quote! { ::core::option::Option::Some(::#name::__private::lazy_load) }
+        }
+        None => quote! { ::core::option::Option::None },
+    };
+    let carries = if mentions_outer_generics(ret, &func.sig.generics) {
+        // An item inside the function cannot name the function's generics:
+        // the run-time check is left to the build-time one.
+        quote! { ::core::option::Option::None }
+    } else {
+        quote! {
+            ::core::option::Option::Some({
+                fn __retry_carries_timeout() -> bool {
+                    #[allow(unused_imports)]
+                    use #krate::__private::{ViaClassify as _, ViaTransient as _};
+                    #krate::__private::carries_timeout::<#ret, _>(
+                        (&&#krate::__private::probe::<#ret>()).__retry_kind(),
+                    )
+                }
+                __retry_carries_timeout
+            })
         }
     };
-    let classified = narrow_retry_on.map(|list| classified_check(args, ret, list));
+    let call_site = Ident::new("__RETRY_CALL_SITE", Span::mixed_site());
+    let register = quote_spanned! {policy.span()=>
+        const #call_site: #krate::__private::CallSite = #krate::__private::CallSite {
+            config: #checked_file,
+            loader: #loader,
+            carries_timeout: #carries,
+            ..#krate::__private::CallSite::new(
+                #policy,
+                ::core::file!(),
+                ::core::line!(),
+                ::core::concat!(::core::module_path!(), "::", #fn_name),
+            )
+        };
+        #krate::__private::inventory::submit! { #call_site }
+    };
+    let classified = file_checks
+        .narrow_retry_on
+        .as_deref()
+        .map(|list| classified_check(args, ret, list));
+    let timeout_check = file_checks
+        .attempt_timeout_at
+        .as_deref()
+        .map(|at| timeout_check(args, ret, at, config));
     let checks = resupplied.iter().map(clone_check);
     let copies: Vec<TokenStream> = resupplied
         .iter()
@@ -141,6 +192,7 @@ pub fn expand(
             #register
             #(#checks)*
             #classified
+            #timeout_check
             let #policy_var = {
                 // This call site's per-thread cache of its policy: one atomic
                 // load while the registry is unchanged, a lookup after a reload.
@@ -148,7 +200,7 @@ pub fn expand(
                     static __RETRY_SITE: #krate::__private::SiteCache =
                         const { #krate::__private::SiteCache::new() };
                 }
-                #krate::__private::SiteCache::lookup(&__RETRY_SITE, #policy)
+                #krate::__private::SiteCache::lookup(&__RETRY_SITE, &#call_site)
             };
             let #kind = {
                 #[allow(unused_imports)]
@@ -333,4 +385,80 @@ fn classified_check(args: &RetryArgs, ret: &Type, retry_on: &[String]) -> TokenS
             #call
         }
     }
+}
+
+/// When the policy gets an `attempt_timeout` from the file seen at build
+/// time, the error type must be able to stand for a timed-out attempt:
+/// otherwise the engine could never cut an attempt short, and the timeout
+/// would be silently ignored. Reported at the return type.
+fn timeout_check(
+    args: &RetryArgs,
+    ret: &Type,
+    at: &str,
+    config: Option<&ConfigFile>,
+) -> TokenStream {
+    let krate = &args.krate;
+    let policy = args.policy.value();
+    let file = config.map_or_else(String::new, |c| format!(" in {}", c.path.display()));
+    let message = format!(
+        "policy `{policy}` sets `attempt_timeout` ({at}{file}), but `{{Self}}` cannot stand for a timed-out attempt, so the timeout could never be enforced"
+    );
+    let label = "this error type has no variant for a timed-out attempt";
+    let note = format!(
+        "fix: add a unit variant marked `#[classify(timeout)]` (e.g. `TimedOut`) to the error type and derive `Classify`; for a hand-written `Classify` whose `from_timeout` returns `Some`, implement `retry_core::CarriesTimeout`; or set `attempt_timeout = \"none\"` for policy `{policy}`"
+    );
+    let call = quote_spanned! {ret.span()=> __retry_times_out::<#ret>(); };
+    quote! {
+        {
+            #[diagnostic::on_unimplemented(message = #message, label = #label, note = #note)]
+            trait __RetryTimesOut {}
+            impl<E: #krate::__private::CarriesTimeout> __RetryTimesOut for E {}
+            fn __retry_times_out<R: #krate::__private::IsResult>()
+            where
+                R::Err: __RetryTimesOut,
+            {
+            }
+            #call
+        }
+    }
+}
+
+/// Whether `ty` names a generic parameter or lifetime of the function (or
+/// `Self`, or `impl Trait`), which an item nested in the function cannot name.
+fn mentions_outer_generics(ty: &Type, generics: &syn::Generics) -> bool {
+    use proc_macro2::TokenTree;
+    let params: Vec<String> = generics
+        .params
+        .iter()
+        .filter_map(|p| match p {
+            syn::GenericParam::Type(t) => Some(t.ident.to_string()),
+            syn::GenericParam::Const(c) => Some(c.ident.to_string()),
+            syn::GenericParam::Lifetime(_) => None,
+        })
+        .collect();
+    fn walk(tokens: TokenStream, params: &[String], after_quote: &mut bool) -> bool {
+        for token in tokens {
+            match token {
+                TokenTree::Group(g) => {
+                    if walk(g.stream(), params, after_quote) {
+                        return true;
+                    }
+                }
+                TokenTree::Ident(ident) => {
+                    let name = ident.to_string();
+                    // Any lifetime but 'static belongs to the function or its impl.
+                    if std::mem::take(after_quote) && name != "static" {
+                        return true;
+                    }
+                    if name == "Self" || name == "impl" || params.contains(&name) {
+                        return true;
+                    }
+                }
+                TokenTree::Punct(p) => *after_quote = p.as_char() == '\'',
+                TokenTree::Literal(_) => *after_quote = false,
+            }
+        }
+        false
+    }
+    walk(quote!(#ty), &params, &mut false)
 }

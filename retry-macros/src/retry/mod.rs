@@ -2,6 +2,7 @@
 
 mod config;
 mod expand;
+mod link;
 mod parse;
 mod validate;
 
@@ -30,10 +31,16 @@ pub fn retry(attr: TokenStream, item: TokenStream) -> TokenStream {
     if let Some(e) = config.as_ref().and_then(|c| c.check(&args.policy)) {
         return with_errors(unchanged, e);
     }
-    let narrow = config
-        .as_ref()
-        .and_then(|c| c.retry_on_without_transient(&args.policy.value()));
-    expand::expand(&args, func, config.as_ref(), narrow.as_deref())
+    let name = args.policy.value();
+    let checks = expand::FileChecks {
+        narrow_retry_on: config
+            .as_ref()
+            .and_then(|c| c.retry_on_without_transient(&name)),
+        attempt_timeout_at: config
+            .as_ref()
+            .and_then(|c| c.attempt_timeout_set_at(&name)),
+    };
+    expand::expand(&args, func, config.as_ref(), &checks)
 }
 
 fn unchanged(func: &parse::RawFn) -> TokenStream {

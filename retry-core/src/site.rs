@@ -1,0 +1,213 @@
+//! A `#[retry]` call site at run time: its per-thread cache of its policy,
+//! and the first-use checks that keep a call from quietly not retrying as
+//! its policy says (a policy the registry lacks, an `attempt_timeout` the
+//! error type cannot carry). Each problem is said once per call site, on
+//! stderr and as a tracing warning.
+
+use crate::policy::Policy;
+use crate::registry::{self, CallSite};
+use std::cell::Cell;
+use std::collections::HashSet;
+use std::sync::{Arc, LazyLock, Mutex, PoisonError};
+use std::thread::LocalKey;
+
+/// The fallback for a name the registry lacks at run time: one attempt, no
+/// retry (never a panic: a service keeps running), with a warning.
+static SINGLE_ATTEMPT: LazyLock<Arc<Policy>> = LazyLock::new(|| {
+    let single = Policy::builder().max_attempts(1).build();
+    Arc::new(single.unwrap_or_else(|_| Policy::default()))
+});
+
+/// The policy named `name`, or a single-attempt policy when there is none.
+pub(crate) fn policy_or_single(name: &str) -> Arc<Policy> {
+    match registry::policy(name) {
+        Some(policy) => policy,
+        None => Arc::clone(&SINGLE_ATTEMPT),
+    }
+}
+
+/// One call site's cached lookup, kept per thread: while the registry's
+/// [`generation`](crate::registry::generation) is unchanged, the policy it
+/// holds is current, so a call costs one atomic load and one reference-count
+/// increment instead of a hash lookup. Each expansion declares one in a
+/// `thread_local!`.
+///
+/// ```
+/// use retry_core::__private::SiteCache;
+/// use retry_core::registry::{self, CallSite};
+/// use retry_core::{Policy, Registry};
+/// thread_local! { static SITE: SiteCache = const { SiteCache::new() }; }
+/// const CALL: CallSite = CallSite::new("doc-site", file!(), line!(), "doc");
+/// registry::install(Registry::builder().policy("doc-site", Policy::default()).build());
+/// assert_eq!(SiteCache::lookup(&SITE, &CALL).max_attempts(), Some(3));
+/// let fewer = Policy::builder().max_attempts(2).build().unwrap();
+/// registry::install(Registry::builder().policy("doc-site", fewer).build());
+/// assert_eq!(SiteCache::lookup(&SITE, &CALL).max_attempts(), Some(2));
+/// ```
+pub struct SiteCache {
+    generation: Cell<u64>,
+    policy: Cell<Option<Arc<Policy>>>,
+}
+
+impl SiteCache {
+    /// An empty cache; the first lookup fills it.
+    ///
+    /// ```
+    /// let _ = retry_core::__private::SiteCache::new();
+    /// ```
+    #[allow(clippy::new_without_default)] // const, for `thread_local!`
+    pub const fn new() -> Self {
+        SiteCache {
+            generation: Cell::new(u64::MAX),
+            policy: Cell::new(None),
+        }
+    }
+
+    /// The policy of call site `call` through this thread's cache in `site`.
+    /// A miss (the first call, or the first after a reload) also checks the
+    /// site: a missing policy or an `attempt_timeout` its error type cannot
+    /// carry is said once per site.
+    ///
+    /// ```
+    /// use retry_core::__private::SiteCache;
+    /// thread_local! { static SITE: SiteCache = const { SiteCache::new() }; }
+    /// const CALL: retry_core::registry::CallSite =
+    ///     retry_core::registry::CallSite::new("no-such-site", file!(), line!(), "doc");
+    /// assert_eq!(SiteCache::lookup(&SITE, &CALL).max_attempts(), Some(1));
+    /// ```
+    pub fn lookup(site: &'static LocalKey<SiteCache>, call: &'static CallSite) -> Arc<Policy> {
+        site.try_with(|cache| cache.get(call))
+            .unwrap_or_else(|_| checked(call))
+    }
+
+    fn get(&self, call: &'static CallSite) -> Arc<Policy> {
+        // Read the generation before the registry: if an install lands in
+        // between, the cache is stamped older than what it holds and the
+        // next call simply looks again.
+        let generation = registry::generation();
+        let cached = self.policy.take();
+        let current = match cached {
+            Some(p) if self.generation.get() == generation => p,
+            _ => {
+                self.generation.set(generation);
+                checked(call)
+            }
+        };
+        self.policy.set(Some(Arc::clone(&current)));
+        current
+    }
+}
+
+/// The site's policy, after the first-use checks.
+fn checked(call: &'static CallSite) -> Arc<Policy> {
+    match registry::policy(call.policy) {
+        Some(policy) => {
+            if policy.attempt_timeout().is_some() && call.cannot_time_out() {
+                once(call, Problem::TimeoutNotCarried, || {
+                    timeout_not_carried(call, &policy)
+                });
+            }
+            policy
+        }
+        None => {
+            once(call, Problem::MissingPolicy, || missing_policy(call));
+            if registry::is_strict() {
+                // Strict mode asked for this to stop the program, not to limp on.
+                std::process::exit(1);
+            }
+            Arc::clone(&SINGLE_ATTEMPT)
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Problem {
+    MissingPolicy,
+    TimeoutNotCarried,
+}
+
+/// Says `message` unless this site already said this problem.
+fn once(call: &'static CallSite, problem: Problem, message: impl FnOnce() -> String) {
+    static SAID: Mutex<Option<HashSet<(usize, Problem)>>> = Mutex::new(None);
+    let key = (std::ptr::from_ref(call) as usize, problem);
+    let first = SAID
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get_or_insert_with(HashSet::new)
+        .insert(key);
+    if first {
+        let message = message();
+        eprintln!("{message}");
+        #[cfg(feature = "tracing")]
+        tracing::warn!(
+            target: "retry",
+            policy = call.policy,
+            site = %format_args!("{}:{}", call.file, call.line),
+            "{message}"
+        );
+    }
+}
+
+fn site(call: &CallSite) -> String {
+    format!("`{}` at {}:{}", call.function, call.file, call.line)
+}
+
+/// The warning for a call whose policy the registry lacks.
+pub(crate) fn missing_policy(call: &CallSite) -> String {
+    let name = call.policy;
+    let defined = registry::current();
+    let names: Vec<&str> = defined.policy_names().collect();
+    let known = match names.len() {
+        0 => "it defines no policies".to_owned(),
+        n if n <= 12 => format!("it defines {}", names.join(", ")),
+        n => format!(
+            "it defines {n} policies, among them {}",
+            names[..12].join(", ")
+        ),
+    };
+    let why = match (registry::origin(), registry::is_installed()) {
+        (Some(origin), true) => format!("{origin}; {known}"),
+        (Some(origin), false) => origin,
+        (None, true) => format!("the registry was installed by the program; {known}"),
+        (None, false) => "nothing was loaded: no configuration loader is linked into this \
+                          program (the crate with this #[retry] does not depend on \
+                          retry-config, and nothing installed a registry)"
+            .to_owned(),
+    };
+    format!(
+        "warning: {} uses retry policy `{name}`, which is not defined, so it runs once, without retry\n  \
+         {why}\n  \
+         fix: define [policies.{name}] in the policy file (RETRY_CONFIG, or the nearest retry.toml), \
+         and call retry_config::init() at start-up to make this an error there (RETRY_STRICT=1 makes it fatal)",
+        site(call)
+    )
+}
+
+fn timeout_not_carried(call: &CallSite, policy: &Policy) -> String {
+    let timeout = policy.attempt_timeout().unwrap_or_default();
+    format!(
+        "warning: {} uses retry policy `{}`, whose attempt_timeout ({timeout:?}) is not enforced there: \
+         its error type cannot stand for a timed-out attempt, so an attempt is never cut short\n  \
+         fix: add a `#[classify(timeout)]` unit variant to the error type (or return an error type \
+         whose `Classify::from_timeout` gives a value), or set attempt_timeout = \"none\" for this policy",
+        site(call),
+        call.policy
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_warning_names_the_policy_the_site_and_the_fix() {
+        const CALL: CallSite = CallSite::new("site-test-missing", "src/jobs.rs", 7, "app::run");
+        let text = missing_policy(&CALL);
+        assert!(text.contains("`app::run` at src/jobs.rs:7"), "{text}");
+        assert!(text.contains("policy `site-test-missing`"), "{text}");
+        assert!(
+            text.contains("fix: define [policies.site-test-missing]"),
+            "{text}"
+        );
+    }
+}
