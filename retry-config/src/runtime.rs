@@ -465,20 +465,19 @@ pub(crate) fn lazy_load() {
     }
     match setup.install_inner(CallSites::Reported) {
         Ok((config, missing)) => {
-            let mut problems = config.warnings().clone();
-            for d in &missing {
-                problems.push(
-                    d.clone()
-                        .note("until it is fixed, that call does not retry as its policy says"),
-                );
+            if !config.warnings().is_empty() {
+                eprint!("retry-config: {path}:\n{}", config.warnings().render());
             }
-            if !problems.is_empty() {
-                eprint!("retry-config: {path}:\n{}", problems.render());
-            }
+            // A call site the file cannot serve says so itself on its first
+            // call (once, with the fix), so it is not said twice here; strict
+            // mode stops the program now instead, with every problem.
             if strict {
                 registry::set_strict(true);
                 if missing.has_errors() {
-                    eprintln!("retry-config: strict mode (RETRY_STRICT) stops the program");
+                    eprint!(
+                        "retry-config: {path}:\n{}retry-config: strict mode (RETRY_STRICT) stops the program\n",
+                        missing.render()
+                    );
                     std::process::exit(1);
                 }
             }

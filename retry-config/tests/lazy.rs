@@ -7,9 +7,14 @@ use std::process::Command;
 const CHILD: &str = "RETRY_CONFIG_LAZY_TEST_CHILD";
 
 // A call site whose policy the file lacks: the lazy loader still installs the
-// valid file (that one call runs without retry) and says so on stderr.
-retry_core::inventory::submit! {
-    retry_core::registry::CallSite::new("lazzy", "src/jobs.rs", 7, "run_job")
+// valid file, and that site's first call (which runs without retry) says so
+// on stderr, once, with a did-you-mean.
+const LAZZY: retry_core::registry::CallSite =
+    retry_core::registry::CallSite::new("lazzy", "src/jobs.rs", 7, "run_job");
+retry_core::inventory::submit! { LAZZY }
+
+thread_local! {
+    static SITE: retry_core::__private::SiteCache = const { retry_core::__private::SiteCache::new() };
 }
 
 #[test]
@@ -21,6 +26,10 @@ fn the_first_lookup_loads_retry_toml_with_the_profile_and_environment() {
             retry_core::registry::policy("lazy").expect("the lazy loader installed the file");
         assert_eq!(policy.base(), std::time::Duration::from_millis(1)); // profile `test`
         assert_eq!(policy.max_attempts(), Some(9)); // environment
+        for _ in 0..2 {
+            let fallback = retry_core::__private::SiteCache::lookup(&SITE, &LAZZY);
+            assert_eq!(fallback.max_attempts(), Some(1));
+        }
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -47,9 +56,15 @@ fn the_first_lookup_loads_retry_toml_with_the_profile_and_environment() {
         output.status.success(),
         "the child process failed:\n{stderr}"
     );
-    assert!(
-        stderr.contains("`run_job` at src/jobs.rs:7 uses policy `lazzy`"),
+    assert_eq!(
+        stderr
+            .matches("`run_job` at src/jobs.rs:7 uses retry policy `lazzy`, which is not defined (did you mean `lazy`?)")
+            .count(),
+        1,
         "{stderr}"
     );
-    assert!(stderr.contains("did you mean `lazy`?"), "{stderr}");
+    assert!(
+        stderr.contains(&path.display().to_string()),
+        "names the file loaded: {stderr}"
+    );
 }

@@ -157,6 +157,9 @@ pub(crate) fn missing_policy(call: &CallSite) -> String {
     let name = call.policy;
     let defined = registry::current();
     let names: Vec<&str> = defined.policy_names().collect();
+    let suggestion = retry_schema::suggest::did_you_mean(name, names.iter().copied())
+        .map(|s| format!(" (did you mean `{s}`?)"))
+        .unwrap_or_default();
     let known = match names.len() {
         0 => "it defines no policies".to_owned(),
         n if n <= 12 => format!("it defines {}", names.join(", ")),
@@ -175,7 +178,7 @@ pub(crate) fn missing_policy(call: &CallSite) -> String {
             .to_owned(),
     };
     format!(
-        "warning: {} uses retry policy `{name}`, which is not defined, so it runs once, without retry\n  \
+        "warning: {} uses retry policy `{name}`, which is not defined{suggestion}, so it runs once, without retry\n  \
          {why}\n  \
          fix: define [policies.{name}] in the policy file (RETRY_CONFIG, or the nearest retry.toml), \
          and call retry_config::init() at start-up to make this an error there (RETRY_STRICT=1 makes it fatal)",

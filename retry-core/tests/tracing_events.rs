@@ -13,6 +13,7 @@ struct Counts {
     spans: AtomicUsize,
     retry_events: AtomicUsize,
     give_up_events: AtomicUsize,
+    missing_policy_warnings: AtomicUsize,
 }
 
 struct Counter(Arc<Counts>);
@@ -38,6 +39,13 @@ impl Subscriber for Counter {
                 }
             },
         );
+        if *event.metadata().level() == tracing::Level::WARN
+            && message.contains("uses retry policy `traced-missing`, which is not defined")
+        {
+            self.0
+                .missing_policy_warnings
+                .fetch_add(1, Ordering::SeqCst);
+        }
         match message.as_str() {
             "retrying" => self.0.retry_events.fetch_add(1, Ordering::SeqCst),
             "giving up" => self.0.give_up_events.fetch_add(1, Ordering::SeqCst),
@@ -76,4 +84,21 @@ fn a_span_per_call_and_an_event_per_retry() {
     assert_eq!(counts.spans.load(Ordering::SeqCst), 2);
     assert_eq!(counts.retry_events.load(Ordering::SeqCst), 6);
     assert_eq!(counts.give_up_events.load(Ordering::SeqCst), 2);
+}
+
+#[test]
+fn a_missing_policy_is_one_warning_event_per_call_site() {
+    use retry_core::__private::SiteCache;
+    use retry_core::registry::CallSite;
+    thread_local! { static SITE: SiteCache = const { SiteCache::new() }; }
+    const CALL: CallSite = CallSite::new("traced-missing", "src/jobs.rs", 3, "jobs::run");
+    let counts = Arc::new(Counts::default());
+    tracing::subscriber::with_default(Counter(counts.clone()), || {
+        for _ in 0..3 {
+            // A reload in between makes every lookup a miss that re-checks the site.
+            retry_core::registry::install(retry_core::Registry::default());
+            assert_eq!(SiteCache::lookup(&SITE, &CALL).max_attempts(), Some(1));
+        }
+    });
+    assert_eq!(counts.missing_policy_warnings.load(Ordering::SeqCst), 1);
 }
