@@ -97,6 +97,7 @@ impl BrokerArgs {
             reject_rate: self.reject_rate,
             outage: (!self.outage.is_zero()).then_some((self.outage_at, self.outage)),
             seed: self.seed,
+            latency: Duration::ZERO,
         }
     }
 }
