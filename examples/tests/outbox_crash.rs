@@ -49,7 +49,7 @@ fn attempts(db: &Path) -> HashMap<String, u32> {
         .events()
         .unwrap()
         .into_iter()
-        .map(|e| (e.event_id, e.attempts))
+        .map(|e| (e.event_id, e.publish_calls))
         .collect()
 }
 
@@ -126,7 +126,7 @@ fn sigkill_at_random_moments_loses_nothing_and_never_resets_a_count() {
             "{}: {log:?}",
             e.event_id
         );
-        assert_eq!(log.last().copied(), Some(e.attempts));
+        assert_eq!(log.last().copied(), Some(e.publish_calls));
     }
     // Duplicates are possible (killed after the broker accepted, before the
     // row was marked) and identifiable by event id; every id is a real event.

@@ -245,3 +245,36 @@ fn a_failed_run_leaves_no_temporary_files_behind() {
     let left: Vec<_> = std::fs::read_dir(&tmp).unwrap().collect();
     assert!(left.is_empty(), "left behind: {left:?}");
 }
+
+#[cfg(unix)]
+#[test]
+fn ctrl_c_stops_the_run_and_removes_its_temporary_files() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let tmp = scratch("ctrl-c");
+    // A broker down for a minute: the run is still going when interrupted.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_outbox"))
+        .env("TMPDIR", &tmp)
+        .args(["--events", "3", "--outage", "60s", "--outage-at", "0s"])
+        .args(["--profile", "test", "--seed", "1"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The first progress line comes from inside the relay loop, which only
+    // starts once the Ctrl-C listener is in place.
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let first_progress = lines.find(|l| l.as_ref().is_ok_and(|l| l.starts_with('[')));
+    assert!(first_progress.is_some(), "no progress line");
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = child.wait_with_output().unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(err.contains("interrupted"), "{err}");
+    let left: Vec<_> = std::fs::read_dir(&tmp).unwrap().collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
