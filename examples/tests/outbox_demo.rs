@@ -3,15 +3,16 @@
 //! is short (a few events, no outage, the `test` profile's millisecond
 //! waits) and seeded.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
-/// A fresh, empty directory for one test: the demo's `TMPDIR`.
-fn scratch(test: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("outbox-demo-test-{test}"));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A fresh, empty directory for one test, to be the demo's `TMPDIR`;
+/// removed when dropped.
+fn scratch(test: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("outbox-demo-test-{test}-"))
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .unwrap()
 }
 
 /// The demo with `args`, its temporary files under `tmp`, and no `RETRY_*`
@@ -87,7 +88,7 @@ fn histogram(text: &str, title: &str) -> Vec<(u32, u32)> {
 #[test]
 fn dead_letters_beyond_the_listed_five_are_counted() {
     let tmp = scratch("dead-letters");
-    let out = quick(&tmp, "7", ["0", "0", "1"]);
+    let out = quick(tmp.path(), "7", ["0", "0", "1"]);
     let text = stdout(&out);
     assert!(out.status.success(), "{text}{}", stderr(&out));
     assert_eq!(summary_number(&text, "dead-lettered (gave up)"), 7);
@@ -105,7 +106,7 @@ fn scheduled_attempts_and_publish_calls_are_told_apart() {
     // Every call fails: each event uses the whole `outbox` schedule (8
     // scheduled attempts), each attempt the whole `publish` policy (3 calls).
     let tmp = scratch("attempts");
-    let out = quick(&tmp, "2", ["1", "0", "0"]);
+    let out = quick(tmp.path(), "2", ["1", "0", "0"]);
     let text = stdout(&out);
     assert!(out.status.success(), "{text}{}", stderr(&out));
     assert_eq!(
@@ -126,7 +127,7 @@ fn scheduled_attempts_and_publish_calls_are_told_apart() {
 #[test]
 fn an_unknown_profile_is_reported_once_with_its_help() {
     let tmp = scratch("profile");
-    let out = run(&tmp, &["--profile", "prod", "--events", "1"]);
+    let out = run(tmp.path(), &["--profile", "prod", "--events", "1"]);
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(!err.contains("error: error"), "{err}");
@@ -134,7 +135,7 @@ fn an_unknown_profile_is_reported_once_with_its_help() {
     assert!(err.contains("defined profiles: demo, test"), "{err}");
     assert!(stdout(&out).is_empty(), "{}", stdout(&out));
 
-    let out = run(&tmp, &["--profile", "tset", "--events", "1"]);
+    let out = run(tmp.path(), &["--profile", "tset", "--events", "1"]);
     let err = stderr(&out);
     assert!(err.contains("did you mean `test`?"), "{err}");
     assert!(!err.contains("error: error"), "{err}");
@@ -154,7 +155,7 @@ fn rates_outside_zero_to_one_are_refused_naming_the_flag() {
         // `--flag=value`, so that clap reads `-0.1` as a value, not a flag.
         let arg = format!("{flag}={value}");
         let out = run(
-            &tmp,
+            tmp.path(),
             &["--events", "2", "--outage", "0s", "--profile", "test", &arg],
         );
         let err = stderr(&out);
@@ -169,7 +170,7 @@ fn rates_outside_zero_to_one_are_refused_naming_the_flag() {
 fn rates_that_add_up_beyond_one_are_refused() {
     // Each call has one outcome, so 0.9 + 0.05 + 0.1 cannot all hold.
     let tmp = scratch("rate-sum");
-    let out = quick(&tmp, "2", ["0.9", "0.05", "0.1"]);
+    let out = quick(tmp.path(), "2", ["0.9", "0.05", "0.1"]);
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(2), "{err}");
     for flag in ["--failure-rate", "--throttle-rate", "--reject-rate"] {
@@ -182,10 +183,10 @@ fn rates_that_add_up_beyond_one_are_refused() {
 #[test]
 fn the_relay_command_checks_its_rates_too() {
     let tmp = scratch("relay-rates");
-    let db = tmp.join("outbox.db");
-    let broker = tmp.join("broker.db");
+    let db = tmp.path().join("outbox.db");
+    let broker = tmp.path().join("broker.db");
     let out = run(
-        &tmp,
+        tmp.path(),
         &[
             "relay",
             "--db",
@@ -207,7 +208,7 @@ fn event_counts_outside_the_supported_range_are_refused() {
     let tmp = scratch("events");
     for n in ["0", "100001", "-1", "many"] {
         let arg = format!("--events={n}");
-        let out = run(&tmp, &[&arg, "--outage", "0s", "--profile", "test"]);
+        let out = run(tmp.path(), &[&arg, "--outage", "0s", "--profile", "test"]);
         let err = stderr(&out);
         assert_eq!(out.status.code(), Some(2), "--events {n}: {err}");
         assert!(err.contains("--events"), "--events {n}: {err}");
@@ -218,9 +219,9 @@ fn event_counts_outside_the_supported_range_are_refused() {
 #[test]
 fn a_run_leaves_no_temporary_files_behind() {
     let tmp = scratch("cleanup");
-    let out = quick(&tmp, "3", ["0.3", "0", "0"]);
+    let out = quick(tmp.path(), "3", ["0.3", "0", "0"]);
     assert!(out.status.success(), "{}", stderr(&out));
-    let left: Vec<_> = std::fs::read_dir(&tmp).unwrap().collect();
+    let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
     assert!(left.is_empty(), "left behind: {left:?}");
 }
 
@@ -231,7 +232,7 @@ fn a_failed_run_leaves_no_temporary_files_behind() {
     // after the demo made its temporary directory.
     let missing = Path::new(env!("CARGO_TARGET_TMPDIR")).join("no-such-dir/outbox.db");
     let out = run(
-        &tmp,
+        tmp.path(),
         &[
             "--db",
             missing.to_str().unwrap(),
@@ -242,7 +243,7 @@ fn a_failed_run_leaves_no_temporary_files_behind() {
         ],
     );
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-    let left: Vec<_> = std::fs::read_dir(&tmp).unwrap().collect();
+    let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
     assert!(left.is_empty(), "left behind: {left:?}");
 }
 
@@ -254,7 +255,7 @@ fn ctrl_c_stops_the_run_and_removes_its_temporary_files() {
     let tmp = scratch("ctrl-c");
     // A broker down for a minute: the run is still going when interrupted.
     let mut child = Command::new(env!("CARGO_BIN_EXE_outbox"))
-        .env("TMPDIR", &tmp)
+        .env("TMPDIR", tmp.path())
         .args(["--events", "3", "--outage", "60s", "--outage-at", "0s"])
         .args(["--profile", "test", "--seed", "1"])
         .stdout(Stdio::piped())
@@ -275,6 +276,6 @@ fn ctrl_c_stops_the_run_and_removes_its_temporary_files() {
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(130), "{err}");
     assert!(err.contains("interrupted"), "{err}");
-    let left: Vec<_> = std::fs::read_dir(&tmp).unwrap().collect();
+    let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
     assert!(left.is_empty(), "left behind: {left:?}");
 }

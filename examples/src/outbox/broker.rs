@@ -118,8 +118,9 @@ impl FakeBroker {
     /// A broker whose deliveries are kept in the SQLite file at `path`.
     ///
     /// ```
-    /// let path = std::env::temp_dir().join(format!("broker-doc-{}.db", std::process::id()));
-    /// let _ = examples::outbox::FakeBroker::open(&path, Default::default()).unwrap();
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let broker = examples::outbox::FakeBroker::open(&dir.path().join("broker.db"), Default::default()).unwrap();
+    /// assert!(broker.deliveries().unwrap().is_empty());
     /// ```
     pub fn open(path: &Path, settings: BrokerSettings) -> rusqlite::Result<Self> {
         let conn = Connection::open(path)?;

@@ -213,9 +213,9 @@ impl Store {
     /// Opens (and if needed creates) the database at `path`.
     ///
     /// ```
-    /// let dir = std::env::temp_dir().join(format!("outbox-doc-{}", std::process::id()));
-    /// std::fs::create_dir_all(&dir).unwrap();
-    /// let _ = examples::outbox::Store::open(&dir.join("outbox.db")).unwrap();
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let store = examples::outbox::Store::open(&dir.path().join("outbox.db")).unwrap();
+    /// assert_eq!(store.counts(0).unwrap().total(), 0);
     /// ```
     pub fn open(path: &Path) -> rusqlite::Result<Self> {
         let conn = Connection::open(path)?;
