@@ -8,9 +8,11 @@
 //! call at once when it does not fit the deadline).
 
 mod client;
+mod demo;
 mod retry_after;
 mod server;
 
 pub use client::{HttpError, fetch, fetch_once};
-pub use retry_after::parse_retry_after;
-pub use server::{Reply, RetryAfter, ScriptedServer};
+pub use demo::{demo_script, run_demo};
+pub use retry_after::{RetryAfterValue, parse_retry_after};
+pub use server::{Exchange, Reply, RetryAfter, ScriptedServer};

@@ -2,6 +2,58 @@
 
 use std::time::{Duration, SystemTime};
 
+/// A valid `Retry-After` value, in the form it was written.
+///
+/// ```
+/// use examples::http::RetryAfterValue;
+/// assert_eq!(RetryAfterValue::parse("120"), Some(RetryAfterValue::Seconds(120)));
+/// assert!(matches!(RetryAfterValue::parse("Thu, 01 Jan 1970 00:00:00 GMT"), Some(RetryAfterValue::Date(_))));
+/// assert_eq!(RetryAfterValue::parse("soon"), None);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RetryAfterValue {
+    /// `delay-seconds`: wait this many seconds (saturating at `u64::MAX`).
+    Seconds(u64),
+    /// An HTTP-date (whole seconds): wait until then.
+    Date(SystemTime),
+}
+
+impl RetryAfterValue {
+    /// `delay-seconds` (ASCII digits only) or an HTTP-date; anything else
+    /// (garbage, a negative or fractional number) is `None`.
+    ///
+    /// ```
+    /// assert_eq!(examples::http::RetryAfterValue::parse("-5"), None);
+    /// ```
+    pub fn parse(value: &str) -> Option<Self> {
+        let value = value.trim();
+        if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) {
+            // Longer than u64 seconds: saturate rather than reject.
+            return Some(RetryAfterValue::Seconds(value.parse().unwrap_or(u64::MAX)));
+        }
+        httpdate::parse_http_date(value)
+            .ok()
+            .map(RetryAfterValue::Date)
+    }
+
+    /// The wait it asks for, measured from `now`; a date in the past asks
+    /// for none.
+    ///
+    /// ```
+    /// use examples::http::RetryAfterValue;
+    /// use std::time::{Duration, SystemTime};
+    /// let now = SystemTime::now();
+    /// assert_eq!(RetryAfterValue::Seconds(3).wait_from(now), Duration::from_secs(3));
+    /// assert_eq!(RetryAfterValue::Date(SystemTime::UNIX_EPOCH).wait_from(now), Duration::ZERO);
+    /// ```
+    pub fn wait_from(&self, now: SystemTime) -> Duration {
+        match *self {
+            RetryAfterValue::Seconds(secs) => Duration::from_secs(secs),
+            RetryAfterValue::Date(when) => when.duration_since(now).unwrap_or(Duration::ZERO),
+        }
+    }
+}
+
 /// The wait a `Retry-After` value asks for, measured from `now`.
 ///
 /// - `delay-seconds` (ASCII digits only): that many seconds, saturating.
@@ -19,14 +71,7 @@ use std::time::{Duration, SystemTime};
 /// assert_eq!(parse_retry_after("Thu, 01 Jan 1970 00:00:00 GMT", now), Some(Duration::ZERO));
 /// ```
 pub fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration> {
-    let value = value.trim();
-    if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) {
-        // Longer than u64 seconds: saturate rather than reject.
-        let secs = value.parse::<u64>().unwrap_or(u64::MAX);
-        return Some(Duration::from_secs(secs));
-    }
-    let when = httpdate::parse_http_date(value).ok()?;
-    Some(when.duration_since(now).unwrap_or(Duration::ZERO))
+    RetryAfterValue::parse(value).map(|v| v.wait_from(now))
 }
 
 #[cfg(test)]

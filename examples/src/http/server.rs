@@ -20,6 +20,8 @@ use tokio::net::TcpListener;
 /// ```
 /// let r = examples::http::RetryAfter::Seconds(3);
 /// assert_eq!(r.header_value(std::time::SystemTime::now()), "3");
+/// let later = examples::http::RetryAfter::In(std::time::Duration::from_secs(2));
+/// assert_eq!(later.to_string(), "an HTTP-date 2s after the reply is written");
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RetryAfter {
@@ -47,6 +49,21 @@ impl RetryAfter {
             RetryAfter::In(d) => httpdate::fmt_http_date(now.checked_add(*d).unwrap_or(now)),
             RetryAfter::Date(t) => httpdate::fmt_http_date(*t),
             RetryAfter::Raw(s) => s.clone(),
+        }
+    }
+}
+
+/// What the reply will carry, before it is sent: an `In` date is only
+/// known once the reply is written, so it is described, not computed.
+impl std::fmt::Display for RetryAfter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RetryAfter::In(d) => write!(
+                f,
+                "an HTTP-date {} after the reply is written",
+                humantime::format_duration(*d)
+            ),
+            other => f.write_str(&other.header_value(SystemTime::UNIX_EPOCH)),
         }
     }
 }
@@ -93,18 +110,43 @@ impl Reply {
     }
 }
 
+/// One request the server answered: what it sent, and when.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// use examples::http::{fetch_once, Reply, RetryAfter, ScriptedServer};
+/// let server = ScriptedServer::start(vec![Reply::with_retry_after(503, RetryAfter::Seconds(4))])
+///     .await
+///     .unwrap();
+/// let _ = fetch_once(server.addr(), "/").await;
+/// let sent = &server.exchanges()[0];
+/// assert_eq!((sent.status, sent.retry_after.as_deref()), (503, Some("4")));
+/// # }
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Exchange {
+    /// The status sent.
+    pub status: u16,
+    /// The `Retry-After` header exactly as sent, if any.
+    pub retry_after: Option<String>,
+    /// The wall-clock time the reply was written: what an HTTP-date in it
+    /// was computed from.
+    pub sent_at: SystemTime,
+    /// When the request arrived, on tokio's clock (virtual time under a
+    /// paused clock).
+    pub arrived: tokio::time::Instant,
+}
+
 struct State {
     script: Mutex<VecDeque<Reply>>,
     requests: AtomicU32,
-    arrivals: Mutex<Vec<tokio::time::Instant>>,
+    log: Mutex<Vec<Exchange>>,
 }
 
 impl State {
     fn respond(&self) -> Response<Full<Bytes>> {
         self.requests.fetch_add(1, Ordering::SeqCst);
-        if let Ok(mut a) = self.arrivals.lock() {
-            a.push(tokio::time::Instant::now());
-        }
+        let arrived = tokio::time::Instant::now();
         let next = self.script.lock().ok().and_then(|mut s| s.pop_front());
         let reply = next.unwrap_or(Reply::status(200));
         let status = StatusCode::from_u16(reply.status).unwrap_or(StatusCode::OK);
@@ -113,9 +155,20 @@ impl State {
         } else {
             "try again"
         };
+        let sent_at = SystemTime::now();
+        // Computed once and logged as sent, so a report shows this very text.
+        let retry_after = reply.retry_after.as_ref().map(|r| r.header_value(sent_at));
+        if let Ok(mut log) = self.log.lock() {
+            log.push(Exchange {
+                status: status.as_u16(),
+                retry_after: retry_after.clone(),
+                sent_at,
+                arrived,
+            });
+        }
         let mut response = Response::builder().status(status);
-        if let Some(ra) = &reply.retry_after {
-            response = response.header("retry-after", ra.header_value(SystemTime::now()));
+        if let Some(value) = retry_after {
+            response = response.header("retry-after", value);
         }
         response
             .body(Full::new(Bytes::from_static(body.as_bytes())))
@@ -153,7 +206,7 @@ impl ScriptedServer {
         let state = Arc::new(State {
             script: Mutex::new(script.into()),
             requests: AtomicU32::new(0),
-            arrivals: Mutex::new(Vec::new()),
+            log: Mutex::new(Vec::new()),
         });
         let shared = state.clone();
         let task = tokio::spawn(async move {
@@ -207,13 +260,26 @@ impl ScriptedServer {
     /// # }
     /// ```
     pub fn gaps(&self) -> Vec<Duration> {
-        let arrivals = self
-            .state
-            .arrivals
+        self.exchanges()
+            .windows(2)
+            .map(|w| w[1].arrived - w[0].arrived)
+            .collect()
+    }
+
+    /// Every request answered so far, in order, with what was sent.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let s = examples::http::ScriptedServer::start(vec![]).await.unwrap();
+    /// assert!(s.exchanges().is_empty());
+    /// # }
+    /// ```
+    pub fn exchanges(&self) -> Vec<Exchange> {
+        self.state
+            .log
             .lock()
-            .map(|a| a.clone())
-            .unwrap_or_default();
-        arrivals.windows(2).map(|w| w[1] - w[0]).collect()
+            .map(|log| log.clone())
+            .unwrap_or_default()
     }
 }
 

@@ -32,6 +32,10 @@ pub struct BrokerSettings {
     pub outage: Option<(Duration, Duration)>,
     /// Seeds the broker's dice.
     pub seed: u64,
+    /// How long each call takes before it answers (tokio's clock, so a
+    /// paused test clock skips it). A call cut off by `attempt_timeout`
+    /// during this time is not delivered.
+    pub latency: Duration,
 }
 
 impl Default for BrokerSettings {
@@ -43,6 +47,7 @@ impl Default for BrokerSettings {
             reject_rate: 0.0,
             outage: None,
             seed: 0,
+            latency: Duration::ZERO,
         }
     }
 }
@@ -53,6 +58,7 @@ impl Default for BrokerSettings {
 /// use retry_core::{Class, Classify};
 /// use examples::outbox::BrokerError;
 /// assert_eq!(BrokerError::Rejected("bad".into()).class(), Class::Permanent);
+/// assert_eq!(BrokerError::TimedOut.class(), Class::TIMEOUT);
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Classify)]
 pub enum BrokerError {
@@ -68,6 +74,12 @@ pub enum BrokerError {
     /// The broker will never accept this message.
     #[classify(permanent)]
     Rejected(String),
+    /// The publish ran past the policy's `attempt_timeout` and was cut off.
+    /// What the engine builds for a timed-out attempt: without it the
+    /// timeout could not be enforced. Retried like a dropped connection
+    /// (the class `timeout` is always retryable).
+    #[classify(timeout)]
+    TimedOut,
 }
 
 impl fmt::Display for BrokerError {
@@ -78,6 +90,7 @@ impl fmt::Display for BrokerError {
                 write!(f, "throttled, retry after {retry_after:?}")
             }
             BrokerError::Rejected(why) => write!(f, "rejected: {why}"),
+            BrokerError::TimedOut => f.write_str("publish timed out (attempt_timeout)"),
         }
     }
 }
@@ -105,8 +118,9 @@ impl FakeBroker {
     /// A broker whose deliveries are kept in the SQLite file at `path`.
     ///
     /// ```
-    /// let path = std::env::temp_dir().join(format!("broker-doc-{}.db", std::process::id()));
-    /// let _ = examples::outbox::FakeBroker::open(&path, Default::default()).unwrap();
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let broker = examples::outbox::FakeBroker::open(&dir.path().join("broker.db"), Default::default()).unwrap();
+    /// assert!(broker.deliveries().unwrap().is_empty());
     /// ```
     pub fn open(path: &Path, settings: BrokerSettings) -> rusqlite::Result<Self> {
         let conn = Connection::open(path)?;
@@ -151,6 +165,9 @@ impl FakeBroker {
     /// ```
     pub async fn publish(&self, event_id: &str, payload: &str) -> Result<(), BrokerError> {
         let s = &self.settings;
+        if !s.latency.is_zero() {
+            tokio::time::sleep(s.latency).await;
+        }
         if let Some((start, len)) = s.outage {
             let t = self.started.elapsed();
             if t >= start && t < start.saturating_add(len) {

@@ -15,7 +15,9 @@
 mod broker;
 mod relay;
 mod store;
+mod summary;
 
 pub use broker::{BrokerError, BrokerSettings, FakeBroker};
 pub use relay::{PassStats, Relay, RelayError};
 pub use store::{Counts, EventRow, EventState, Store, now_ms};
+pub use summary::Summary;

@@ -32,12 +32,22 @@ CREATE TABLE IF NOT EXISTS outbox (
 CREATE INDEX IF NOT EXISTS outbox_due ON outbox (state, next_attempt_ms);
 -- One row per relay delivery, written in the same transaction as the event's
 -- new state: the history a crash test reads to prove counts never go back.
+-- Its row count per event is the event's scheduled attempts.
 CREATE TABLE IF NOT EXISTS attempt_log (
     event_id  TEXT NOT NULL,
-    attempts  INTEGER NOT NULL,
+    attempts  INTEGER NOT NULL,  -- publish calls so far, as in outbox.attempts
     at_ms     INTEGER NOT NULL
 );
+CREATE INDEX IF NOT EXISTS attempt_log_event ON attempt_log (event_id);
 ";
+
+/// An event's row with its scheduled attempts: how many times the relay
+/// took it up on the `outbox` schedule, one `attempt_log` row each. Counted,
+/// not stored, so a database written before the count existed reads right.
+const SELECT_EVENTS: &str = "SELECT outbox.*,
+    (SELECT COUNT(*) FROM attempt_log WHERE attempt_log.event_id = outbox.event_id)
+        AS scheduled_attempts
+    FROM outbox";
 
 /// Milliseconds since the Unix epoch, now.
 ///
@@ -101,7 +111,7 @@ impl EventState {
 /// let store = examples::outbox::Store::open_in_memory().unwrap();
 /// let id = store.place_order("book").unwrap();
 /// let row = store.event(&id).unwrap().unwrap();
-/// assert_eq!(row.attempts, 0);
+/// assert_eq!((row.scheduled_attempts, row.publish_calls), (0, 0));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EventRow {
@@ -111,8 +121,12 @@ pub struct EventRow {
     pub payload: String,
     /// Pending, published or dead.
     pub state: EventState,
-    /// Publish calls made so far, short retries included.
-    pub attempts: u32,
+    /// Times the relay took the event up on the `outbox` policy's schedule
+    /// (at most that policy's `max_attempts`).
+    pub scheduled_attempts: u32,
+    /// Publish calls made so far: each scheduled attempt makes up to the
+    /// `publish` policy's `max_attempts` calls.
+    pub publish_calls: u32,
     /// The long-backoff schedule's state.
     pub oracle: OracleState,
     /// When the relay may try again (Unix ms).
@@ -129,7 +143,8 @@ impl EventRow {
             event_id: r.get("event_id")?,
             payload: r.get("payload")?,
             state: EventState::parse(&r.get::<_, String>("state")?),
-            attempts: r.get("attempts")?,
+            scheduled_attempts: r.get("scheduled_attempts")?,
+            publish_calls: r.get("attempts")?,
             oracle: OracleState {
                 failures: r.get("failures")?,
                 last_delay: Duration::from_millis(r.get::<_, i64>("last_delay_ms")?.max(0) as u64),
@@ -198,9 +213,9 @@ impl Store {
     /// Opens (and if needed creates) the database at `path`.
     ///
     /// ```
-    /// let dir = std::env::temp_dir().join(format!("outbox-doc-{}", std::process::id()));
-    /// std::fs::create_dir_all(&dir).unwrap();
-    /// let _ = examples::outbox::Store::open(&dir.join("outbox.db")).unwrap();
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let store = examples::outbox::Store::open(&dir.path().join("outbox.db")).unwrap();
+    /// assert_eq!(store.counts(0).unwrap().total(), 0);
     /// ```
     pub fn open(path: &Path) -> rusqlite::Result<Self> {
         let conn = Connection::open(path)?;
@@ -253,10 +268,10 @@ impl Store {
     /// assert_eq!(store.due(examples::outbox::now_ms(), 10).unwrap().len(), 1);
     /// ```
     pub fn due(&self, now_ms: i64, limit: u32) -> rusqlite::Result<Vec<EventRow>> {
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT * FROM outbox WHERE state = 'pending' AND next_attempt_ms <= ?1
-             ORDER BY next_attempt_ms, event_id LIMIT ?2",
-        )?;
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "{SELECT_EVENTS} WHERE state = 'pending' AND next_attempt_ms <= ?1
+             ORDER BY next_attempt_ms, event_id LIMIT ?2"
+        ))?;
         stmt.query_map(params![now_ms, limit], EventRow::from_row)?
             .collect()
     }
@@ -270,7 +285,7 @@ impl Store {
     pub fn event(&self, event_id: &str) -> rusqlite::Result<Option<EventRow>> {
         self.conn
             .query_row(
-                "SELECT * FROM outbox WHERE event_id = ?1",
+                &format!("{SELECT_EVENTS} WHERE event_id = ?1"),
                 [event_id],
                 EventRow::from_row,
             )
@@ -286,7 +301,7 @@ impl Store {
     pub fn events(&self) -> rusqlite::Result<Vec<EventRow>> {
         let mut stmt = self
             .conn
-            .prepare("SELECT * FROM outbox ORDER BY created_ms, event_id")?;
+            .prepare(&format!("{SELECT_EVENTS} ORDER BY created_ms, event_id"))?;
         stmt.query_map([], EventRow::from_row)?.collect()
     }
 
@@ -315,7 +330,7 @@ impl Store {
     ) -> rusqlite::Result<()> {
         let tx = self.conn.unchecked_transaction()?;
         let now = now_ms();
-        let attempts = row.attempts.saturating_add(calls);
+        let attempts = row.publish_calls.saturating_add(calls);
         tx.execute(
             "UPDATE outbox SET state = ?2, attempts = ?3, failures = ?4, last_delay_ms = ?5,
                  first_failure_ms = ?6, due_ms = ?7, next_attempt_ms = ?8,
@@ -343,7 +358,8 @@ impl Store {
         tx.commit()
     }
 
-    /// The attempt counts recorded for an event, in the order written.
+    /// The event's publish calls as recorded after each scheduled attempt,
+    /// in order (so its length is the event's scheduled attempts).
     ///
     /// ```
     /// let store = examples::outbox::Store::open_in_memory().unwrap();

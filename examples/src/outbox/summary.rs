@@ -1,0 +1,151 @@
+//! The end-of-run report of the outbox demo.
+//!
+//! Two counts per event are easy to confuse: the **scheduled attempts** (the
+//! relay taking the event up on the `outbox` policy's schedule, bounded by
+//! its `max_attempts`) and the **publish calls** (each scheduled attempt
+//! retries the call itself under the `publish` policy). They get a table
+//! each, titled with the policy that bounds them, so that 24 calls for an
+//! event with `max_attempts = 8` reads as 8 × 3, not as a broken limit.
+
+use super::store::{EventRow, EventState};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::time::Duration;
+
+/// How many dead letters are listed one by one; the rest are counted.
+const DEAD_LETTERS_LISTED: usize = 5;
+
+/// The summary of one run, printed with `Display`.
+///
+/// ```
+/// use examples::outbox::{Store, Summary};
+/// let store = Store::open_in_memory().unwrap();
+/// store.place_order("lamp").unwrap();
+/// let events = store.events().unwrap();
+/// let summary = Summary {
+///     events: &events,
+///     deliveries: 0,
+///     elapsed: std::time::Duration::from_secs(1),
+///     outbox_max_attempts: Some(8),
+///     publish_max_attempts: Some(3),
+/// };
+/// let text = summary.to_string();
+/// assert!(text.contains("scheduled attempts per event (policy `outbox`, max_attempts = 8)"));
+/// assert!(text.contains("publish calls per event (policy `publish`, up to 3 per scheduled attempt)"));
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct Summary<'a> {
+    /// Every event, in any state.
+    pub events: &'a [EventRow],
+    /// What the broker accepted, duplicates included.
+    pub deliveries: usize,
+    /// The run's wall-clock time.
+    pub elapsed: Duration,
+    /// The `outbox` policy's attempt limit (`None`: unlimited).
+    pub outbox_max_attempts: Option<u32>,
+    /// The `publish` policy's attempt limit (`None`: unlimited).
+    pub publish_max_attempts: Option<u32>,
+}
+
+impl fmt::Display for Summary<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let events = self.events;
+        let count = |state| events.iter().filter(|e| e.state == state).count();
+        let scheduled: u64 = events.iter().map(|e| u64::from(e.scheduled_attempts)).sum();
+        let calls: u64 = events.iter().map(|e| u64::from(e.publish_calls)).sum();
+        let total_wait_ms: i64 = events.iter().map(|e| e.total_wait_ms).sum();
+        let row = |f: &mut fmt::Formatter<'_>, label: &str, value: &dyn fmt::Display| {
+            writeln!(f, "  {label:<28}{value:>10}")
+        };
+        writeln!(f, "\nsummary")?;
+        row(f, "events", &events.len())?;
+        row(f, "published", &count(EventState::Published))?;
+        row(f, "dead-lettered (gave up)", &count(EventState::Dead))?;
+        row(f, "scheduled attempts", &scheduled)?;
+        row(f, "publish calls", &calls)?;
+        row(f, "broker deliveries", &self.deliveries)?;
+        let total_wait = format!("{}s", total_wait_ms as f64 / 1000.0);
+        row(f, "total wait in the table", &total_wait)?;
+        row(f, "elapsed", &format!("{:.1}s", self.elapsed.as_secs_f64()))?;
+
+        writeln!(
+            f,
+            "\n  scheduled attempts per event (policy `outbox`, {})",
+            limit(self.outbox_max_attempts)
+        )?;
+        histogram(f, "attempts", events.iter().map(|e| e.scheduled_attempts))?;
+        let per_attempt = self
+            .publish_max_attempts
+            .map_or_else(|| "no limit".to_owned(), |n| format!("up to {n}"));
+        writeln!(
+            f,
+            "\n  publish calls per event (policy `publish`, {per_attempt} per scheduled attempt)"
+        )?;
+        histogram(f, "calls", events.iter().map(|e| e.publish_calls))?;
+
+        dead_letters(f, events)
+    }
+}
+
+/// `max_attempts = 8`, or what an unlimited policy means.
+fn limit(max_attempts: Option<u32>) -> String {
+    max_attempts.map_or_else(
+        || "no attempt limit".to_owned(),
+        |n| format!("max_attempts = {n}"),
+    )
+}
+
+/// How many events have each value, smallest value first, under a column
+/// header naming what the value counts.
+fn histogram(
+    f: &mut fmt::Formatter<'_>,
+    what: &str,
+    values: impl Iterator<Item = u32>,
+) -> fmt::Result {
+    let mut by_value = BTreeMap::<u32, u32>::new();
+    for v in values {
+        *by_value.entry(v).or_default() += 1;
+    }
+    writeln!(f, "  {what:>10}    events")?;
+    for (value, n) in by_value {
+        writeln!(f, "  {value:>10}    {n:>6}")?;
+    }
+    Ok(())
+}
+
+/// The first [`DEAD_LETTERS_LISTED`] dead letters with their last error,
+/// then how many more there are.
+fn dead_letters(f: &mut fmt::Formatter<'_>, events: &[EventRow]) -> fmt::Result {
+    let dead: Vec<_> = events
+        .iter()
+        .filter(|e| e.state == EventState::Dead)
+        .collect();
+    if dead.is_empty() {
+        return Ok(());
+    }
+    writeln!(f, "\n  dead letters")?;
+    for e in dead.iter().take(DEAD_LETTERS_LISTED) {
+        writeln!(
+            f,
+            "  {:<12} after {} ({}): {}",
+            e.event_id,
+            counted(e.scheduled_attempts, "scheduled attempt"),
+            counted(e.publish_calls, "publish call"),
+            e.last_error.as_deref().unwrap_or("?")
+        )?;
+    }
+    if let Some(more) = dead
+        .len()
+        .checked_sub(DEAD_LETTERS_LISTED)
+        .filter(|n| *n > 0)
+    {
+        writeln!(f, "  and {more} more")?;
+    }
+    Ok(())
+}
+
+/// `1 publish call`, `3 publish calls`.
+fn counted(n: u32, noun: &str) -> String {
+    let s = if n == 1 { "" } else { "s" };
+    format!("{n} {noun}{s}")
+}

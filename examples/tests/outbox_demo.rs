@@ -1,0 +1,281 @@
+//! The `outbox` demo binary as a user runs it: what its summary says, how it
+//! reports bad flags and a bad profile, and what it leaves behind. Every run
+//! is short (a few events, no outage, the `test` profile's millisecond
+//! waits) and seeded.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+/// A fresh, empty directory for one test, to be the demo's `TMPDIR`;
+/// removed when dropped.
+fn scratch(test: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("outbox-demo-test-{test}-"))
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .unwrap()
+}
+
+/// The demo with `args`, its temporary files under `tmp`, and no `RETRY_*`
+/// variable from the caller's environment.
+fn run(tmp: &Path, args: &[&str]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_outbox"));
+    for (name, _) in std::env::vars_os() {
+        if name.to_string_lossy().starts_with("RETRY_") {
+            cmd.env_remove(name);
+        }
+    }
+    cmd.env("TMPDIR", tmp).args(args).output().unwrap()
+}
+
+/// A short, quiet demo run: `events` events, no outage, the `test` profile.
+fn quick(tmp: &Path, events: &str, rates: [&str; 3]) -> Output {
+    let [failure, throttle, reject] = rates;
+    let args = [
+        "--events",
+        events,
+        "--failure-rate",
+        failure,
+        "--throttle-rate",
+        throttle,
+        "--reject-rate",
+        reject,
+        "--outage",
+        "0s",
+        "--profile",
+        "test",
+        "--seed",
+        "1",
+    ];
+    run(tmp, &args)
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// The number after `label` on the summary line that starts with it.
+fn summary_number(text: &str, label: &str) -> u32 {
+    let line = text
+        .lines()
+        .find(|l| l.trim_start().starts_with(label))
+        .unwrap_or_else(|| panic!("no `{label}` line in:\n{text}"));
+    line[line.find(label).unwrap() + label.len()..]
+        .trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("no number on {line:?}"))
+}
+
+/// The (value, events) rows of the histogram under the line containing
+/// `title`: the line after the title is the column header, then rows up
+/// to the first blank line.
+fn histogram(text: &str, title: &str) -> Vec<(u32, u32)> {
+    let mut lines = text.lines().skip_while(|l| !l.contains(title));
+    assert!(lines.next().is_some(), "no `{title}` table in:\n{text}");
+    lines.next(); // the column header
+    lines
+        .take_while(|l| !l.trim().is_empty())
+        .map(|l| {
+            let cells: Vec<u32> = l.split_whitespace().map(|c| c.parse().unwrap()).collect();
+            (cells[0], cells[1])
+        })
+        .collect()
+}
+
+#[test]
+fn dead_letters_beyond_the_listed_five_are_counted() {
+    let tmp = scratch("dead-letters");
+    let out = quick(tmp.path(), "7", ["0", "0", "1"]);
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}{}", stderr(&out));
+    assert_eq!(summary_number(&text, "dead-lettered (gave up)"), 7);
+    let listed = text
+        .lines()
+        .skip_while(|l| l.trim() != "dead letters")
+        .filter(|l| l.trim_start().starts_with("order-"))
+        .count();
+    assert_eq!(listed, 5, "{text}");
+    assert!(text.contains("and 2 more"), "{text}");
+}
+
+#[test]
+fn scheduled_attempts_and_publish_calls_are_told_apart() {
+    // Every call fails: each event uses the whole `outbox` schedule (8
+    // scheduled attempts), each attempt the whole `publish` policy (3 calls).
+    let tmp = scratch("attempts");
+    let out = quick(tmp.path(), "2", ["1", "0", "0"]);
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}{}", stderr(&out));
+    assert_eq!(
+        histogram(&text, "scheduled attempts per event"),
+        [(8, 2)],
+        "{text}"
+    );
+    assert_eq!(
+        histogram(&text, "publish calls per event"),
+        [(24, 2)],
+        "{text}"
+    );
+    assert!(text.contains("max_attempts = 8"), "{text}");
+    assert_eq!(summary_number(&text, "scheduled attempts"), 16);
+    assert_eq!(summary_number(&text, "publish calls"), 48);
+}
+
+#[test]
+fn an_unknown_profile_is_reported_once_with_its_help() {
+    let tmp = scratch("profile");
+    let out = run(tmp.path(), &["--profile", "prod", "--events", "1"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(!err.contains("error: error"), "{err}");
+    assert!(err.contains("profile `prod` is not defined"), "{err}");
+    assert!(err.contains("defined profiles: demo, test"), "{err}");
+    assert!(stdout(&out).is_empty(), "{}", stdout(&out));
+
+    let out = run(tmp.path(), &["--profile", "tset", "--events", "1"]);
+    let err = stderr(&out);
+    assert!(err.contains("did you mean `test`?"), "{err}");
+    assert!(!err.contains("error: error"), "{err}");
+}
+
+#[test]
+fn rates_outside_zero_to_one_are_refused_naming_the_flag() {
+    let tmp = scratch("rates");
+    for (flag, value) in [
+        ("--failure-rate", "2"),
+        ("--failure-rate", "nan"),
+        ("--failure-rate", "-0.1"),
+        ("--throttle-rate", "inf"),
+        ("--reject-rate", "1.5"),
+        ("--reject-rate", "NaN"),
+    ] {
+        // `--flag=value`, so that clap reads `-0.1` as a value, not a flag.
+        let arg = format!("{flag}={value}");
+        let out = run(
+            tmp.path(),
+            &["--events", "2", "--outage", "0s", "--profile", "test", &arg],
+        );
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{flag} {value}: {err}");
+        assert!(err.contains(flag), "{flag} {value}: {err}");
+        assert!(err.contains("from 0 to 1"), "{flag} {value}: {err}");
+        assert!(stdout(&out).is_empty(), "{flag} {value} ran the demo");
+    }
+}
+
+#[test]
+fn rates_that_add_up_beyond_one_are_refused() {
+    // Each call has one outcome, so 0.9 + 0.05 + 0.1 cannot all hold.
+    let tmp = scratch("rate-sum");
+    let out = quick(tmp.path(), "2", ["0.9", "0.05", "0.1"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    for flag in ["--failure-rate", "--throttle-rate", "--reject-rate"] {
+        assert!(err.contains(flag), "{err}");
+    }
+    assert!(err.contains("1.05"), "{err}");
+    assert!(stdout(&out).is_empty());
+}
+
+#[test]
+fn the_relay_command_checks_its_rates_too() {
+    let tmp = scratch("relay-rates");
+    let db = tmp.path().join("outbox.db");
+    let broker = tmp.path().join("broker.db");
+    let out = run(
+        tmp.path(),
+        &[
+            "relay",
+            "--db",
+            db.to_str().unwrap(),
+            "--broker-db",
+            broker.to_str().unwrap(),
+            "--failure-rate",
+            "nan",
+        ],
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("--failure-rate"), "{err}");
+    assert!(!db.exists(), "the relay ran");
+}
+
+#[test]
+fn event_counts_outside_the_supported_range_are_refused() {
+    let tmp = scratch("events");
+    for n in ["0", "100001", "-1", "many"] {
+        let arg = format!("--events={n}");
+        let out = run(tmp.path(), &[&arg, "--outage", "0s", "--profile", "test"]);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "--events {n}: {err}");
+        assert!(err.contains("--events"), "--events {n}: {err}");
+        assert!(err.contains("from 1 to 100000"), "--events {n}: {err}");
+    }
+}
+
+#[test]
+fn a_run_leaves_no_temporary_files_behind() {
+    let tmp = scratch("cleanup");
+    let out = quick(tmp.path(), "3", ["0.3", "0", "0"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+#[test]
+fn a_failed_run_leaves_no_temporary_files_behind() {
+    let tmp = scratch("cleanup-failed");
+    // An outbox database in a directory that does not exist: the run fails
+    // after the demo made its temporary directory.
+    let missing = Path::new(env!("CARGO_TARGET_TMPDIR")).join("no-such-dir/outbox.db");
+    let out = run(
+        tmp.path(),
+        &[
+            "--db",
+            missing.to_str().unwrap(),
+            "--events",
+            "1",
+            "--profile",
+            "test",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+#[cfg(unix)]
+#[test]
+fn ctrl_c_stops_the_run_and_removes_its_temporary_files() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let tmp = scratch("ctrl-c");
+    // A broker down for a minute: the run is still going when interrupted.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_outbox"))
+        .env("TMPDIR", tmp.path())
+        .args(["--events", "3", "--outage", "60s", "--outage-at", "0s"])
+        .args(["--profile", "test", "--seed", "1"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The first progress line comes from inside the relay loop, which only
+    // starts once the Ctrl-C listener is in place.
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let first_progress = lines.find(|l| l.as_ref().is_ok_and(|l| l.starts_with('[')));
+    assert!(first_progress.is_some(), "no progress line");
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = child.wait_with_output().unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(err.contains("interrupted"), "{err}");
+    let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
