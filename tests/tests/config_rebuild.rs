@@ -85,3 +85,34 @@ fn editing_retry_toml_rebuilds_and_rechecks_the_names() {
         String::from_utf8_lossy(&restored.stderr)
     );
 }
+
+#[test]
+fn an_invalid_retry_toml_is_reported_once_not_once_per_call_site() {
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let target = target_dir();
+    let dir = target.join("broken");
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    let manifest = format!(
+        "[package]\nname = \"retry-broken-check\"\nversion = \"0.0.0\"\nedition = \"2024\"\npublish = false\n\n\
+         [dependencies]\nretry-core = {{ path = {:?}, features = [\"macros\"] }}\n\n[workspace]\n",
+        workspace.join("retry-core")
+    );
+    std::fs::write(dir.join("Cargo.toml"), manifest).unwrap();
+    std::fs::copy(workspace.join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
+    let three_sites = MAIN.replace(
+        "fn main() {",
+        "#[retry_core::retry(policy = \"outbox\")]\nfn again() -> Result<(), std::io::Error> { Ok(()) }\n\n\
+         #[retry_core::retry(policy = \"outbox\")]\nfn third() -> Result<(), std::io::Error> { Ok(()) }\n\n\
+         fn main() {\n    again().unwrap();\n    third().unwrap();",
+    );
+    std::fs::write(dir.join("src/main.rs"), three_sites).unwrap();
+    std::fs::write(dir.join("retry.toml"), "[policies.outbox\nbase = \"1ms\"\n").unwrap();
+    let out = build(&dir, &target);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "a broken file fails the build");
+    assert_eq!(
+        stderr.matches("is not valid TOML").count(),
+        1,
+        "one error for the file, not one per call site:\n{stderr}"
+    );
+}
