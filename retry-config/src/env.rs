@@ -5,7 +5,7 @@
 use crate::diagnostic::{Diagnostic, Diagnostics, Source, did_you_mean};
 use crate::document::{Document, Named};
 use crate::layers::{Fields, Layer, Set};
-use crate::schema::{BUDGET_KEYS, Cx, Key, POLICY_KEYS, parse_value};
+use crate::schema::{self, BUDGET_KEYS, Cx, Key, POLICY_KEYS};
 use std::collections::HashMap;
 use std::sync::Arc;
 use toml::de::DeValue;
@@ -108,9 +108,14 @@ pub(crate) struct EnvOverlays {
     pub budgets: HashMap<String, Fields>,
 }
 
-/// Reads every override variable against the document's names; each problem
-/// names the variable.
-pub(crate) fn overlays(env: &Env, doc: &Document, diags: &mut Diagnostics) -> EnvOverlays {
+/// Reads every override variable against the document's names (and
+/// `retry_on` against `known_classes`); each problem names the variable.
+pub(crate) fn overlays(
+    env: &Env,
+    doc: &Document,
+    known_classes: Option<&[String]>,
+    diags: &mut Diagnostics,
+) -> EnvOverlays {
     let mut out = EnvOverlays::default();
     let mut vars = env.vars.clone();
     vars.sort();
@@ -176,24 +181,22 @@ pub(crate) fn overlays(env: &Env, doc: &Document, diags: &mut Diagnostics) -> En
             offset,
             key_path: var,
             env_var: Some(var),
+            known_classes,
         };
-        match parse_value(key, &parsed, &cx) {
-            Ok(v) => {
-                let map = if what == "policy" {
-                    &mut out.policies
-                } else {
-                    &mut out.budgets
-                };
-                map.entry(target.name.clone()).or_default().set(
-                    key,
-                    Set {
-                        value: v,
-                        span: Some(cx.span(0..value.len())),
-                        layer: Layer::Env(var.clone()),
-                    },
-                );
-            }
-            Err(d) => diags.push(d),
+        if let Some(v) = schema::read(key, &parsed, &cx, diags) {
+            let map = if what == "policy" {
+                &mut out.policies
+            } else {
+                &mut out.budgets
+            };
+            map.entry(target.name.clone()).or_default().set(
+                key,
+                Set {
+                    value: v,
+                    span: Some(cx.span(0..value.len())),
+                    layer: Layer::Env(var.clone()),
+                },
+            );
         }
     }
     out

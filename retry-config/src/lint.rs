@@ -1,23 +1,16 @@
 //! Warnings: valid policies that are known to hurt the system they protect.
 
-use crate::diagnostic::{Diagnostic, Diagnostics, Span, did_you_mean};
+use crate::diagnostic::{Diagnostic, Diagnostics};
 use crate::layers::Layer;
 use crate::resolve::{ResolvedBudget, ResolvedPolicy};
 use crate::schema::{Key, show_duration};
 use retry_core::{Backoff, Jitter};
 use std::time::Duration;
 
-/// Classes that retry-core itself produces.
-pub(crate) const BUILTIN_CLASSES: &[&str] = &["transient", "throttled", "timeout"];
-
 /// How far past the deadline the worst case may run before it is "far beyond".
 const FAR_BEYOND: u32 = 2;
 
-pub(crate) fn lint_policy(
-    p: &ResolvedPolicy,
-    known_classes: Option<&[String]>,
-    diags: &mut Diagnostics,
-) {
+pub(crate) fn lint_policy(p: &ResolvedPolicy, diags: &mut Diagnostics) {
     let policy = &p.policy;
     let path = format!("policies.{}", p.name);
     let at = |key: Key| {
@@ -131,9 +124,6 @@ pub(crate) fn lint_policy(
                 ),
             );
         }
-        for class in classes {
-            lint_class(p, class, known_classes, &span, diags);
-        }
     }
     if let Some(f) = p.fields.get(Key::Factor)
         && f.layer == Layer::File
@@ -152,41 +142,6 @@ pub(crate) fn lint_policy(
             .note("remove factor, or use backoff = \"exponential\""),
         );
     }
-}
-
-fn lint_class(
-    p: &ResolvedPolicy,
-    class: &str,
-    known: Option<&[String]>,
-    span: &Span,
-    diags: &mut Diagnostics,
-) {
-    let declared =
-        |c: &str| BUILTIN_CLASSES.contains(&c) || known.is_some_and(|k| k.iter().any(|d| d == c));
-    if declared(class) {
-        return;
-    }
-    let mut candidates: Vec<&str> = BUILTIN_CLASSES.to_vec();
-    if let Some(k) = known {
-        candidates.extend(k.iter().map(String::as_str));
-    }
-    let suggestion = did_you_mean(class, candidates.iter().copied());
-    // Without a list of declared classes, only a likely typo of a built-in is worth a warning.
-    if known.is_none() && suggestion.is_none() {
-        return;
-    }
-    diags.push(
-        Diagnostic::warning(
-            format!("policies.{}.retry_on", p.name),
-            format!(
-                "policy `{}`: `retry_on` names class `{class}`, which no code declares",
-                p.name
-            ),
-        )
-        .at(Some(span.clone()), "unknown class")
-        .suggest(suggestion)
-        .note(format!("known classes: {}", candidates.join(", "))),
-    );
 }
 
 /// Every attempt running to its timeout, plus every wait at its envelope.

@@ -4,7 +4,7 @@
 // A rejected value is the cold path: boxing its diagnostic would only add noise.
 #![allow(clippy::result_large_err)]
 
-use crate::diagnostic::{Diagnostic, Source, Span, did_you_mean};
+use crate::diagnostic::{Diagnostic, Diagnostics, Source, Span, did_you_mean};
 use retry_core::Jitter;
 use std::fmt;
 use std::ops::Range;
@@ -12,6 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use toml::de::{DeTable, DeValue};
 
+mod classes;
 mod duration;
 
 pub use duration::show_duration;
@@ -166,6 +167,8 @@ pub(crate) struct Cx<'a> {
     pub key_path: &'a str,
     /// How the user should write the fix: `base = "100ms"` or `VAR=100ms`.
     pub env_var: Option<&'a str>,
+    /// The error classes the program declares, when known (besides the built-in ones).
+    pub known_classes: Option<&'a [String]>,
 }
 
 impl Cx<'_> {
@@ -189,8 +192,30 @@ impl Cx<'_> {
     }
 }
 
+/// Reads `value` as `key`, adding its problems to `diags`: a value of the
+/// wrong form (then `None`), and the checks of what it names (`retry_on`).
+pub(crate) fn read(
+    key: Key,
+    value: &toml::Spanned<DeValue<'_>>,
+    cx: &Cx<'_>,
+    diags: &mut Diagnostics,
+) -> Option<Value> {
+    match parse_value(key, value, cx) {
+        Ok(parsed) => {
+            if key == Key::RetryOn {
+                classes::check(value, cx, diags);
+            }
+            Some(parsed)
+        }
+        Err(d) => {
+            diags.push(d);
+            None
+        }
+    }
+}
+
 /// Reads `value` as `key`'s type; the error says what was expected and how to write it.
-pub(crate) fn parse_value(
+fn parse_value(
     key: Key,
     value: &toml::Spanned<DeValue<'_>>,
     cx: &Cx<'_>,

@@ -230,7 +230,7 @@ fn each_risky_policy_gets_its_warning() {
             "far beyond the deadline",
         ),
         (
-            "[policies.a]\ncap = \"1s\"\nretry_on = [\"transiant\"]\n",
+            "[policies.a]\ncap = \"1s\"\nretry_on = [\"transport\"]\n",
             "no code declares",
         ),
         (
@@ -265,9 +265,9 @@ fn retry_on_is_checked_against_declared_classes_when_known() {
     let text = "[policies.a]\ncap = \"1s\"\nretry_on = [\"conflict\", \"transient\"]\n";
     assert!(warnings(text).is_empty()); // unknown classes: nothing to say
     let opts = Options::new().known_classes(["conflikt"]);
-    let c = Config::load_str(text, "f", &opts).unwrap();
-    let w = c.warnings().iter().next().unwrap();
-    assert_eq!(w.suggestion.as_deref(), Some("conflikt"));
+    let err = Config::load_str(text, "f", &opts).unwrap_err();
+    let e = err.errors().next().unwrap();
+    assert_eq!(e.suggestion.as_deref(), Some("conflikt"));
     let opts = Options::new().known_classes(["conflict"]);
     assert!(
         Config::load_str(text, "f", &opts)
