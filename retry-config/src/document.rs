@@ -2,6 +2,7 @@
 //! with its span. Every problem is collected; nothing stops at the first one.
 
 use crate::diagnostic::{Diagnostic, Diagnostics, Source, Span, did_you_mean};
+use crate::env;
 use crate::layers::{Fields, Layer, Set};
 use crate::schema::{self, BUDGET_KEYS, Cx, Key, POLICY_KEYS};
 use std::sync::Arc;
@@ -312,6 +313,28 @@ impl Walker<'_> {
                     .at(Some(self.span(key)), "invalid name")
                     .note("names may contain ASCII letters, digits, `-` and `_` (so they map to environment variables)"),
             );
+            return;
+        }
+        // Profiles are named whole by RETRY_PROFILE; overlays name what the
+        // file defines, which is checked there.
+        let budget = match what {
+            "policy" => false,
+            "budget" => true,
+            _ => return,
+        };
+        if let Some((reason, fixed)) = env::unaddressable(name, budget) {
+            let mut d = Diagnostic::error(
+                path,
+                format!("invalid {what} name `{name}`: no environment variable can address it"),
+            )
+            .at(Some(self.span(key)), "unreachable from the environment")
+            .note(reason);
+            if !fixed.is_empty() {
+                d = d.note(format!(
+                    "use a single `-` or `_` between words, and none at the end, e.g. `{fixed}`"
+                ));
+            }
+            self.diags.push(d);
         }
     }
 }
