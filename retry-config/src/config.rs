@@ -486,9 +486,7 @@ fn load_profile(
     let env = env::overlays(&options.env, doc, options.known_classes.as_deref(), diags);
     let resolved = resolve::resolve(doc, options.profile.as_deref(), &env, diags);
     if structurally_sound {
-        for p in &resolved.policies {
-            lint::lint_policy(p, diags);
-        }
+        lint::lint_policies(&resolved.policies, diags);
     }
     if !structurally_sound || diags.errors().count() > before {
         return None;
