@@ -101,6 +101,19 @@ fn a_negative_duration_gets_a_plain_message() {
 }
 
 #[test]
+fn a_negative_bare_number_is_not_fixed_into_a_negative_duration() {
+    let text = "[policies.a]\ncap = \"1s\"\ndeadline = -5\n";
+    let diags = Config::load_str(text, "f.toml", &Options::new()).unwrap_err();
+    let e = diags.errors().next().unwrap();
+    assert!(e.message.contains("cannot be negative"), "{}", e.message);
+    assert!(
+        e.notes.iter().any(|n| n.contains("deadline = \"5ms\"")),
+        "{:?}",
+        e.notes
+    );
+}
+
+#[test]
 fn an_unknown_unit_suggests_the_nearest_one() {
     let e = error("10 parsecs");
     assert!(

@@ -37,6 +37,7 @@
 use super::{Cx, Key, type_name};
 use crate::diagnostic::{Diagnostic, did_you_mean};
 use retry_core::Policy;
+use std::ops::Range;
 use std::time::Duration;
 use toml::de::DeValue;
 
@@ -218,6 +219,10 @@ pub(crate) fn read(
                 DeValue::Float(f) => f.to_string(),
                 _ => String::new(),
             };
+            if let Some(sign) = shown.chars().next().filter(|c| matches!(c, '-' | '+')) {
+                let fixed = format!("{}ms", &shown[1..]);
+                return Err(signed(key, cx, range, sign, &fixed));
+            }
             return Err(cx
                 .error(
                     range,
@@ -252,17 +257,7 @@ pub(crate) fn read(
             .note(UNITS_NOTE),
         Invalid::Signed(sign) => {
             let unsigned = trimmed.trim_start_matches(['-', '+']).trim_start();
-            let what = if sign == '-' {
-                format!("`{name}` cannot be negative")
-            } else {
-                format!("`{name}` takes no sign")
-            };
-            err(what, "signed")
-                .note(format!(
-                    "write it as: {}",
-                    cx.fix(key, &format!("\"{unsigned}\""))
-                ))
-                .note("a duration counts time forward; there are no negative waits")
+            signed(key, cx, range.clone(), sign, unsigned)
         }
         Invalid::NoUnit(number) if number == trimmed => err(
             format!("`{name}` needs a unit: \"{text}\" has none"),
@@ -324,6 +319,22 @@ pub(crate) fn read(
             ))
         }
     })
+}
+
+/// A duration written with a sign; `unsigned` is how to write it instead.
+fn signed(key: Key, cx: &Cx<'_>, range: Range<usize>, sign: char, unsigned: &str) -> Diagnostic {
+    let name = key.name();
+    let what = if sign == '-' {
+        format!("`{name}` cannot be negative")
+    } else {
+        format!("`{name}` takes no sign")
+    };
+    cx.error(range, what, "signed")
+        .note(format!(
+            "write it as: {}",
+            cx.fix(key, &format!("\"{unsigned}\""))
+        ))
+        .note("a duration counts time forward; there are no negative waits")
 }
 
 #[cfg(test)]
