@@ -71,7 +71,8 @@ impl Options {
     }
 
     /// Declares the error classes the program can produce (besides transient,
-    /// throttled and timeout), so `retry_on` naming any other class warns.
+    /// throttled and timeout): `retry_on` naming a near miss of one (another
+    /// case, one typo) is then an error, and naming any other class warns.
     ///
     /// ```
     /// let _ = retry_config::Options::new().known_classes(["conflict"]);
@@ -148,7 +149,7 @@ impl Config {
     pub fn load_str(text: &str, name: &str, options: &Options) -> Result<Config, Diagnostics> {
         let source = Arc::new(Source::new(name, text));
         let mut diags = Diagnostics::new();
-        let doc = document::parse(&source, &mut diags);
+        let doc = document::parse(&source, options.known_classes.as_deref(), &mut diags);
         resolve::check_structure(&doc, &mut diags);
         let config = load_profile(&source, &doc, options, &mut diags);
         finish(diags, options, config)
@@ -388,7 +389,7 @@ impl Config {
 pub fn check_str(text: &str, name: &str, options: &Options) -> Diagnostics {
     let source = Arc::new(Source::new(name, text));
     let mut diags = Diagnostics::new();
-    let doc = document::parse(&source, &mut diags);
+    let doc = document::parse(&source, options.known_classes.as_deref(), &mut diags);
     resolve::check_structure(&doc, &mut diags);
     let _ = load_profile(&source, &doc, options, &mut diags);
     if options.profile.is_none() {
@@ -482,12 +483,10 @@ fn load_profile(
     // were dropped; they wait until the errors are fixed.
     let structurally_sound = !diags.has_errors();
     let before = diags.errors().count();
-    let env = env::overlays(&options.env, doc, diags);
+    let env = env::overlays(&options.env, doc, options.known_classes.as_deref(), diags);
     let resolved = resolve::resolve(doc, options.profile.as_deref(), &env, diags);
     if structurally_sound {
-        for p in &resolved.policies {
-            lint::lint_policy(p, options.known_classes.as_deref(), diags);
-        }
+        lint::lint_policies(&resolved.policies, diags);
     }
     if !structurally_sound || diags.errors().count() > before {
         return None;

@@ -2,8 +2,9 @@
 //! with its span. Every problem is collected; nothing stops at the first one.
 
 use crate::diagnostic::{Diagnostic, Diagnostics, Source, Span, did_you_mean};
+use crate::env;
 use crate::layers::{Fields, Layer, Set};
-use crate::schema::{BUDGET_KEYS, Cx, Key, POLICY_KEYS, parse_value};
+use crate::schema::{self, BUDGET_KEYS, Cx, Key, POLICY_KEYS};
 use std::sync::Arc;
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
@@ -50,8 +51,13 @@ impl Document {
     }
 }
 
-/// Parses `source` into a [`Document`], adding every problem to `diags`.
-pub(crate) fn parse(source: &Arc<Source>, diags: &mut Diagnostics) -> Document {
+/// Parses `source` into a [`Document`], adding every problem to `diags`;
+/// `retry_on` is checked against `known_classes` when the program's are known.
+pub(crate) fn parse(
+    source: &Arc<Source>,
+    known_classes: Option<&[String]>,
+    diags: &mut Diagnostics,
+) -> Document {
     let (root, errors) = DeTable::parse_recoverable(source.text());
     for e in errors {
         let span = e.span().map(|r| Span::new(source.clone(), r));
@@ -62,7 +68,11 @@ pub(crate) fn parse(source: &Arc<Source>, diags: &mut Diagnostics) -> Document {
                 .note("the file must be valid TOML (https://toml.io)"),
         );
     }
-    let walker = Walker { source, diags };
+    let walker = Walker {
+        source,
+        known_classes,
+        diags,
+    };
     walker.document(root.get_ref())
 }
 
@@ -72,6 +82,7 @@ fn first_line(s: &str) -> &str {
 
 struct Walker<'a> {
     source: &'a Arc<Source>,
+    known_classes: Option<&'a [String]>,
     diags: &'a mut Diagnostics,
 }
 
@@ -273,17 +284,17 @@ impl Walker<'_> {
                 offset: 0,
                 key_path: &key_path,
                 env_var: None,
+                known_classes: self.known_classes,
             };
-            match parse_value(key, v, &cx) {
-                Ok(value) => fields.set(
+            if let Some(value) = schema::read(key, v, &cx, self.diags) {
+                fields.set(
                     key,
                     Set {
                         value,
                         span: Some(self.span(v)),
                         layer: layer.clone(),
                     },
-                ),
-                Err(d) => self.diags.push(d),
+                );
             }
         }
         fields
@@ -302,6 +313,28 @@ impl Walker<'_> {
                     .at(Some(self.span(key)), "invalid name")
                     .note("names may contain ASCII letters, digits, `-` and `_` (so they map to environment variables)"),
             );
+            return;
+        }
+        // Profiles are named whole by RETRY_PROFILE; overlays name what the
+        // file defines, which is checked there.
+        let budget = match what {
+            "policy" => false,
+            "budget" => true,
+            _ => return,
+        };
+        if let Some((reason, fixed)) = env::unaddressable(name, budget) {
+            let mut d = Diagnostic::error(
+                path,
+                format!("invalid {what} name `{name}`: no environment variable can address it"),
+            )
+            .at(Some(self.span(key)), "unreachable from the environment")
+            .note(reason);
+            if !fixed.is_empty() {
+                d = d.note(format!(
+                    "use a single `-` or `_` between words, and none at the end, e.g. `{fixed}`"
+                ));
+            }
+            self.diags.push(d);
         }
     }
 }

@@ -1,17 +1,30 @@
 //! Overrides from environment variables:
 //! `RETRY_POLICY__<NAME>__<KEY>=<value>` and `RETRY_BUDGET__<NAME>__<KEY>=<value>`,
-//! the name upper-cased with `-` written as `_`.
+//! the name upper-cased with `-` written as `_`. Any other `RETRY_*`
+//! variable the project does not read warns (see [`unread`]).
+
+mod unread;
 
 use crate::diagnostic::{Diagnostic, Diagnostics, Source, did_you_mean};
 use crate::document::{Document, Named};
 use crate::layers::{Fields, Layer, Set};
-use crate::schema::{BUDGET_KEYS, Cx, Key, POLICY_KEYS, parse_value};
+use crate::schema::{self, BUDGET_KEYS, Cx, Key, POLICY_KEYS};
 use std::collections::HashMap;
 use std::sync::Arc;
 use toml::de::DeValue;
 
 const POLICY_PREFIX: &str = "RETRY_POLICY__";
 const BUDGET_PREFIX: &str = "RETRY_BUDGET__";
+/// What every variable of this project starts with.
+const RETRY_PREFIX: &str = "RETRY_";
+
+/// Every `RETRY_*` variable the project reads besides the overrides: the one
+/// list of them, so that any other `RETRY_*` variable can be warned about.
+pub(crate) const SETTINGS: &[&str] = &[
+    "RETRY_CONFIG",  // the file
+    "RETRY_PROFILE", // the profile
+    "RETRY_STRICT",  // warnings as errors
+];
 
 /// The environment variables a load reads, injectable so tests never touch
 /// the process environment.
@@ -24,6 +37,8 @@ const BUDGET_PREFIX: &str = "RETRY_BUDGET__";
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Env {
     vars: Vec<(String, String)>,
+    /// Other `RETRY_*` variables, none of [`SETTINGS`]: likely misspelt overrides.
+    unread: Vec<(String, String)>,
 }
 
 impl Env {
@@ -36,7 +51,7 @@ impl Env {
         Self::default()
     }
 
-    /// The process's `RETRY_POLICY__*` and `RETRY_BUDGET__*` variables.
+    /// The process's `RETRY_*` variables (see [`with`](Self::with)).
     /// A value that is not valid UTF-8 is kept lossily and then rejected with
     /// a diagnostic naming the variable.
     ///
@@ -47,21 +62,28 @@ impl Env {
         std::env::vars_os()
             .filter_map(|(k, v)| {
                 let k = k.into_string().ok()?;
-                is_override(&k).then(|| (k, v.to_string_lossy().into_owned()))
+                k.starts_with(RETRY_PREFIX)
+                    .then(|| (k, v.to_string_lossy().into_owned()))
             })
             .collect()
     }
 
-    /// Adds a variable (only `RETRY_POLICY__*` and `RETRY_BUDGET__*` are read).
+    /// Adds a variable. `RETRY_POLICY__*` and `RETRY_BUDGET__*` are
+    /// overrides; any other `RETRY_*` variable but `RETRY_CONFIG`,
+    /// `RETRY_PROFILE` and `RETRY_STRICT` is kept to be warned about (it is
+    /// most likely a misspelt override); other variables are ignored.
     ///
     /// ```
     /// let env = retry_config::Env::new().with("RETRY_BUDGET__BROKER__RATIO", "0.2");
-    /// assert!(!env.is_empty());
+    /// assert_eq!(env.len(), 1);
+    /// assert_eq!(env.with("HOME", "/root").with("RETRY_PROFILE", "test").len(), 1);
     /// ```
     pub fn with(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         let name = name.into();
         if is_override(&name) {
             self.vars.push((name, value.into()));
+        } else if name.starts_with(RETRY_PREFIX) && !SETTINGS.contains(&name.as_str()) {
+            self.unread.push((name, value.into()));
         }
         self
     }
@@ -101,6 +123,36 @@ pub(crate) fn env_name(name: &str) -> String {
     name.to_ascii_uppercase().replace('-', "_")
 }
 
+/// Why no variable can address the policy (or budget) `name`, and a name
+/// that would work; `None` when one can. `__` ends the name in a variable,
+/// so the name's own form may not contain it, nor end in `_` (which joins
+/// the `__` after it).
+pub(crate) fn unaddressable(name: &str, budget: bool) -> Option<(String, String)> {
+    let upper = env_name(name);
+    if !upper.contains("__") && !upper.ends_with('_') {
+        return None;
+    }
+    let (prefix, what, key) = if budget {
+        (BUDGET_PREFIX, "budget", "RATIO")
+    } else {
+        (POLICY_PREFIX, "policy", "BASE")
+    };
+    let var = format!("{prefix}{upper}__{key}");
+    let (read_name, read_key) = var[prefix.len()..].split_once("__").unwrap_or_default();
+    let reason = format!(
+        "{var} would read as {what} `{read_name}` with key `{read_key}`: `__` separates the name from the key"
+    );
+    let mut fixed = String::with_capacity(name.len());
+    for c in name.chars() {
+        let separator = c == '-' || c == '_';
+        if !(separator && fixed.ends_with(['-', '_'])) {
+            fixed.push(c);
+        }
+    }
+    let fixed = fixed.trim_end_matches(['-', '_']).to_owned();
+    Some((reason, fixed))
+}
+
 /// The overlays the environment applies, by policy and budget name.
 #[derive(Debug, Default)]
 pub(crate) struct EnvOverlays {
@@ -108,9 +160,14 @@ pub(crate) struct EnvOverlays {
     pub budgets: HashMap<String, Fields>,
 }
 
-/// Reads every override variable against the document's names; each problem
-/// names the variable.
-pub(crate) fn overlays(env: &Env, doc: &Document, diags: &mut Diagnostics) -> EnvOverlays {
+/// Reads every override variable against the document's names (and
+/// `retry_on` against `known_classes`); each problem names the variable.
+pub(crate) fn overlays(
+    env: &Env,
+    doc: &Document,
+    known_classes: Option<&[String]>,
+    diags: &mut Diagnostics,
+) -> EnvOverlays {
     let mut out = EnvOverlays::default();
     let mut vars = env.vars.clone();
     vars.sort();
@@ -176,26 +233,25 @@ pub(crate) fn overlays(env: &Env, doc: &Document, diags: &mut Diagnostics) -> En
             offset,
             key_path: var,
             env_var: Some(var),
+            known_classes,
         };
-        match parse_value(key, &parsed, &cx) {
-            Ok(v) => {
-                let map = if what == "policy" {
-                    &mut out.policies
-                } else {
-                    &mut out.budgets
-                };
-                map.entry(target.name.clone()).or_default().set(
-                    key,
-                    Set {
-                        value: v,
-                        span: Some(cx.span(0..value.len())),
-                        layer: Layer::Env(var.clone()),
-                    },
-                );
-            }
-            Err(d) => diags.push(d),
+        if let Some(v) = schema::read(key, &parsed, &cx, diags) {
+            let map = if what == "policy" {
+                &mut out.policies
+            } else {
+                &mut out.budgets
+            };
+            map.entry(target.name.clone()).or_default().set(
+                key,
+                Set {
+                    value: v,
+                    span: Some(cx.span(0..value.len())),
+                    layer: Layer::Env(var.clone()),
+                },
+            );
         }
     }
+    unread::warn(&env.unread, doc, diags);
     out
 }
 

@@ -1,196 +1,208 @@
 //! Warnings: valid policies that are known to hurt the system they protect.
+//!
+//! Each warning is about a value someone wrote, never a built-in default
+//! (those are chosen to be safe), and points at the text that set it; a
+//! value inherited by many policies (from `[defaults]` or an `extends`
+//! chain) warns once there, naming the policies it applies to.
+//!
+//! Without a deadline, only `max_attempts` bounds how long a failing call
+//! keeps retrying. The limit warns when its retries, each waiting the
+//! longest wait the policy allows before its last one, add up past
+//! [`HORIZON`]: a bound that loose is no bound in practice.
 
-use crate::diagnostic::{Diagnostic, Diagnostics, Span, did_you_mean};
+mod group;
+
+use crate::diagnostic::{Diagnostic, Diagnostics};
 use crate::layers::Layer;
 use crate::resolve::{ResolvedBudget, ResolvedPolicy};
 use crate::schema::{Key, show_duration};
-use retry_core::{Backoff, Jitter};
+use group::{Finding, Groups};
+use retry_core::{Backoff, Jitter, Policy};
 use std::time::Duration;
-
-/// Classes that retry-core itself produces.
-pub(crate) const BUILTIN_CLASSES: &[&str] = &["transient", "throttled", "timeout"];
 
 /// How far past the deadline the worst case may run before it is "far beyond".
 const FAR_BEYOND: u32 = 2;
 
-pub(crate) fn lint_policy(
-    p: &ResolvedPolicy,
-    known_classes: Option<&[String]>,
-    diags: &mut Diagnostics,
-) {
+/// How long a failing call may keep waiting to retry, with no deadline,
+/// before its attempt limit counts as no bound: an hour outlasts any caller
+/// waiting for the answer and most outages worth riding out, and a call
+/// meant to run longer says so best with an explicit deadline.
+pub(crate) const HORIZON: Duration = Duration::from_secs(3600);
+
+/// Warns about every policy, once per value that is risky.
+pub(crate) fn lint_policies(policies: &[ResolvedPolicy], diags: &mut Diagnostics) {
+    let mut groups = Groups::default();
+    for p in policies {
+        for finding in findings(p) {
+            groups.add(p, finding);
+        }
+    }
+    groups.report(diags);
+}
+
+fn findings(p: &ResolvedPolicy) -> Vec<Finding> {
     let policy = &p.policy;
-    let path = format!("policies.{}", p.name);
-    let at = |key: Key| {
-        p.fields
-            .get(key)
-            .and_then(|s| s.span.clone())
-            .unwrap_or_else(|| p.span.clone())
+    // `fields` holds only values some layer set: built-in defaults are absent.
+    let set = |key: Key| p.fields.get(key);
+    let finding = |key: Key, headline: String, label: &str| Finding {
+        key,
+        set: set(key).cloned(),
+        headline,
+        detail: None,
+        label: label.to_owned(),
+        notes: Vec::new(),
     };
-    let warn =
-        |key: Key, message: String| Diagnostic::warning(format!("{path}.{}", key.name()), message);
+    let mut out = Vec::new();
     let retries = policy.max_attempts() != Some(1);
 
-    if matches!(policy.backoff(), Backoff::Exponential { .. })
-        && retries
-        && p.fields.get(Key::Cap).is_none()
+    if policy.jitter() == Jitter::None && retries && set(Key::Jitter).is_some() {
+        let mut f = finding(Key::Jitter, "no jitter".into(), "no jitter");
+        f.notes = vec![
+            "clients that failed together wait the same and retry together, in synchronised waves"
+                .into(),
+            "use jitter = \"full\" (or equal, decorrelated, { proportional = 0.25 })".into(),
+        ];
+        out.push(f);
+    }
+    match policy.deadline() {
+        Some(deadline) if retries => out.extend(against_deadline(p, deadline, finding)),
+        Some(_) => {}
+        None => out.extend(unbounded(p)),
+    }
+    if let Some(classes) = policy.retry_on()
+        && classes.is_empty()
     {
-        diags.push(
-            warn(
-                Key::Cap,
-                format!("policy `{}`: exponential backoff with no cap set", p.name),
-            )
-            .at(
-                Some(p.span.clone()),
-                "no `cap` in this policy, its chain or [defaults]",
-            )
-            .note(format!(
-                "waits grow until the built-in cap of {}; set cap explicitly, e.g. cap = \"30s\"",
-                show_duration(policy.cap())
-            )),
+        let mut f = finding(
+            Key::RetryOn,
+            "`retry_on` is empty, so no error is retried".into(),
+            "empty",
         );
-    }
-    if policy.max_attempts().is_none() {
-        diags.push(
-            warn(Key::MaxAttempts, format!("policy `{}`: unlimited attempts", p.name))
-                .at(Some(at(Key::MaxAttempts)), "0 = unlimited")
-                .note("only the deadline ends a failing call; during an outage every caller keeps retrying")
-                .note("prefer a finite max_attempts such as 5"),
-        );
-    }
-    if policy.jitter() == Jitter::None && retries {
-        let (span, label) = match p.fields.get(Key::Jitter) {
-            Some(s) => (s.span.clone(), "no jitter"),
-            None => (Some(p.span.clone()), "no jitter"),
-        };
-        diags.push(
-            warn(Key::Jitter, format!("policy `{}`: no jitter", p.name))
-                .at(span, label)
-                .note("clients that failed together wait the same and retry together, in synchronised waves")
-                .note("use jitter = \"full\" (or equal, decorrelated, { proportional = 0.25 })"),
-        );
-    }
-    if let Some(deadline) = policy.deadline() {
-        let first = policy.envelope(0);
-        if retries && deadline <= first {
-            diags.push(
-                warn(Key::Deadline, format!(
-                    "policy `{}`: the deadline ({}) is not longer than the first wait ({})",
-                    p.name,
-                    show_duration(deadline),
-                    show_duration(first)
-                ))
-                .at(Some(at(Key::Deadline)), "deadline")
-                .note("a failing call may give up before its first retry; raise deadline or lower base"),
-            );
-        }
-        if policy.cap() > deadline && retries {
-            diags.push(
-                warn(
-                    Key::Cap,
-                    format!(
-                        "policy `{}`: cap ({}) is beyond the deadline ({})",
-                        p.name,
-                        show_duration(policy.cap()),
-                        show_duration(deadline)
-                    ),
-                )
-                .at(Some(at(Key::Cap)), "cap")
-                .note("waits that long can never be used; lower cap below the deadline"),
-            );
-        }
-        if let (Some(timeout), Some(max)) = (policy.attempt_timeout(), policy.max_attempts()) {
-            let worst = worst_case(policy, timeout, max);
-            if worst > deadline.saturating_mul(FAR_BEYOND) {
-                diags.push(
-                    warn(Key::AttemptTimeout, format!(
-                        "policy `{}`: attempt_timeout × max_attempts plus the waits ({}) is far beyond the deadline ({})",
-                        p.name,
-                        show_duration(worst),
-                        show_duration(deadline)
-                    ))
-                    .at(Some(at(Key::AttemptTimeout)), "attempt_timeout")
-                    .note("the deadline ends calls long before max_attempts is reached; lower max_attempts or attempt_timeout, or raise deadline"),
-                );
-            }
-        }
-    }
-    if let Some(classes) = policy.retry_on() {
-        let span = at(Key::RetryOn);
-        if classes.is_empty() {
-            diags.push(
-                warn(
-                    Key::RetryOn,
-                    format!(
-                        "policy `{}`: `retry_on` is empty, so no error is retried",
-                        p.name
-                    ),
-                )
-                .at(Some(span.clone()), "empty")
-                .note(
-                    "remove retry_on to retry every non-permanent error, or set max_attempts = 1",
-                ),
-            );
-        }
-        for class in classes {
-            lint_class(p, class, known_classes, &span, diags);
-        }
+        f.notes = vec![
+            "remove retry_on to retry every non-permanent error, or set max_attempts = 1".into(),
+        ];
+        out.push(f);
     }
     if let Some(f) = p.fields.get(Key::Factor)
         && f.layer == Layer::File
         && !matches!(policy.backoff(), Backoff::Exponential { .. })
     {
-        diags.push(
-            warn(
-                Key::Factor,
-                format!(
-                    "policy `{}`: `factor` is ignored by {} backoff",
-                    p.name,
-                    policy.backoff().name()
-                ),
-            )
-            .at(f.span.clone(), "ignored")
-            .note("remove factor, or use backoff = \"exponential\""),
+        let mut f = finding(
+            Key::Factor,
+            format!("`factor` is ignored by {} backoff", policy.backoff().name()),
+            "ignored",
         );
+        f.notes = vec!["remove factor, or use backoff = \"exponential\"".into()];
+        out.push(f);
     }
+    out
 }
 
-fn lint_class(
+/// Settings that the deadline makes useless.
+fn against_deadline(
     p: &ResolvedPolicy,
-    class: &str,
-    known: Option<&[String]>,
-    span: &Span,
-    diags: &mut Diagnostics,
-) {
-    let declared =
-        |c: &str| BUILTIN_CLASSES.contains(&c) || known.is_some_and(|k| k.iter().any(|d| d == c));
-    if declared(class) {
-        return;
-    }
-    let mut candidates: Vec<&str> = BUILTIN_CLASSES.to_vec();
-    if let Some(k) = known {
-        candidates.extend(k.iter().map(String::as_str));
-    }
-    let suggestion = did_you_mean(class, candidates.iter().copied());
-    // Without a list of declared classes, only a likely typo of a built-in is worth a warning.
-    if known.is_none() && suggestion.is_none() {
-        return;
-    }
-    diags.push(
-        Diagnostic::warning(
-            format!("policies.{}.retry_on", p.name),
+    deadline: Duration,
+    finding: impl Fn(Key, String, &str) -> Finding,
+) -> Vec<Finding> {
+    let policy = &p.policy;
+    let mut out = Vec::new();
+    let first = policy.envelope(0);
+    if deadline <= first {
+        let mut f = finding(
+            Key::Deadline,
             format!(
-                "policy `{}`: `retry_on` names class `{class}`, which no code declares",
-                p.name
+                "the deadline ({}) is not longer than the first wait",
+                show_duration(deadline)
             ),
-        )
-        .at(Some(span.clone()), "unknown class")
-        .suggest(suggestion)
-        .note(format!("known classes: {}", candidates.join(", "))),
-    );
+            "deadline",
+        );
+        f.detail = Some(format!("first wait {}", show_duration(first)));
+        f.notes = vec![
+            "a failing call may give up before its first retry; raise deadline or lower base"
+                .into(),
+        ];
+        out.push(f);
+    }
+    // A built-in cap is not the user's choice: only a cap someone set is judged.
+    if policy.cap() > deadline && p.fields.get(Key::Cap).is_some() {
+        let mut f = finding(
+            Key::Cap,
+            format!(
+                "cap ({}) is beyond the deadline",
+                show_duration(policy.cap())
+            ),
+            "cap",
+        );
+        f.detail = Some(format!("deadline {}", show_duration(deadline)));
+        f.notes = vec!["waits that long can never be used; lower cap below the deadline".into()];
+        out.push(f);
+    }
+    if let (Some(timeout), Some(max)) = (policy.attempt_timeout(), policy.max_attempts()) {
+        let worst = worst_case(policy, timeout, max);
+        if worst > deadline.saturating_mul(FAR_BEYOND) {
+            let mut f = finding(
+                Key::AttemptTimeout,
+                "attempt_timeout × max_attempts plus the waits is far beyond the deadline".into(),
+                "attempt_timeout",
+            );
+            f.detail = Some(format!(
+                "{} against a deadline of {}",
+                show_duration(worst),
+                show_duration(deadline)
+            ));
+            f.notes = vec!["the deadline ends calls long before max_attempts is reached; lower max_attempts or attempt_timeout, or raise deadline".into()];
+            out.push(f);
+        }
+    }
+    out
+}
+
+/// An attempt limit with no deadline that lets a failing call wait past [`HORIZON`].
+fn unbounded(p: &ResolvedPolicy) -> Option<Finding> {
+    let policy = &p.policy;
+    let max = policy.max_attempts()?;
+    let retries = max.checked_sub(1).filter(|&r| r > 0)?;
+    let longest = policy.envelope(retries - 1);
+    let waits = longest.saturating_mul(retries);
+    if waits <= HORIZON {
+        return None;
+    }
+    // Point at the limit, else at the cap that makes its waits long; with
+    // both built in, the bound is the library's, which is short.
+    let set = [Key::MaxAttempts, Key::Cap]
+        .into_iter()
+        .find_map(|k| p.fields.get(k).map(|s| (k, s)));
+    let (key, set) = set?;
+    Some(Finding {
+        key,
+        set: Some(set.clone()),
+        headline: format!("max_attempts = {max} with no deadline bounds nothing in practice"),
+        detail: Some(format!(
+            "{retries} waits of up to {} add up to {}",
+            show_duration(longest),
+            about(waits)
+        )),
+        label: if key == Key::MaxAttempts { "attempt limit" } else { "cap" }.into(),
+        notes: vec![
+            format!(
+                "without a deadline only max_attempts bounds a failing call; past {} of waiting (the horizon this check uses) it outlives the caller waiting for it and most outages worth riding out, while it keeps loading a service that is down",
+                show_duration(HORIZON)
+            ),
+            "set a deadline (e.g. deadline = \"2m\"; max_attempts = 0 then means \"until the deadline\"), or lower max_attempts".into(),
+        ],
+    })
+}
+
+/// A long duration to two units: `136y 36d`, not down to the nanosecond.
+fn about(d: Duration) -> String {
+    show_duration(d)
+        .split(' ')
+        .take(2)
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Every attempt running to its timeout, plus every wait at its envelope.
-fn worst_case(policy: &retry_core::Policy, timeout: Duration, max: u32) -> Duration {
+fn worst_case(policy: &Policy, timeout: Duration, max: u32) -> Duration {
     let mut total = timeout.saturating_mul(max);
     let mut n = 0u32;
     while n + 1 < max {

@@ -4,13 +4,18 @@
 // A rejected value is the cold path: boxing its diagnostic would only add noise.
 #![allow(clippy::result_large_err)]
 
-use crate::diagnostic::{Diagnostic, Source, Span, did_you_mean};
+use crate::diagnostic::{Diagnostic, Diagnostics, Source, Span, did_you_mean};
 use retry_core::Jitter;
 use std::fmt;
 use std::ops::Range;
 use std::sync::Arc;
 use std::time::Duration;
 use toml::de::{DeTable, DeValue};
+
+mod classes;
+mod duration;
+
+pub use duration::show_duration;
 
 /// A key of a policy or budget table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -153,19 +158,6 @@ impl fmt::Display for Value {
     }
 }
 
-/// A duration as a user would write it: `"1m 30s"`, `"250ms"`.
-///
-/// ```
-/// assert_eq!(retry_config::show_duration(std::time::Duration::from_millis(1500)), "1s 500ms");
-/// ```
-pub fn show_duration(d: Duration) -> String {
-    if d.is_zero() {
-        "0s".into()
-    } else {
-        humantime::format_duration(d).to_string()
-    }
-}
-
 /// Where a value being read came from, to place its diagnostics.
 pub(crate) struct Cx<'a> {
     pub source: &'a Arc<Source>,
@@ -175,6 +167,8 @@ pub(crate) struct Cx<'a> {
     pub key_path: &'a str,
     /// How the user should write the fix: `base = "100ms"` or `VAR=100ms`.
     pub env_var: Option<&'a str>,
+    /// The error classes the program declares, when known (besides the built-in ones).
+    pub known_classes: Option<&'a [String]>,
 }
 
 impl Cx<'_> {
@@ -198,8 +192,30 @@ impl Cx<'_> {
     }
 }
 
+/// Reads `value` as `key`, adding its problems to `diags`: a value of the
+/// wrong form (then `None`), and the checks of what it names (`retry_on`).
+pub(crate) fn read(
+    key: Key,
+    value: &toml::Spanned<DeValue<'_>>,
+    cx: &Cx<'_>,
+    diags: &mut Diagnostics,
+) -> Option<Value> {
+    match parse_value(key, value, cx) {
+        Ok(parsed) => {
+            if key == Key::RetryOn {
+                classes::check(value, cx, diags);
+            }
+            Some(parsed)
+        }
+        Err(d) => {
+            diags.push(d);
+            None
+        }
+    }
+}
+
 /// Reads `value` as `key`'s type; the error says what was expected and how to write it.
-pub(crate) fn parse_value(
+fn parse_value(
     key: Key,
     value: &toml::Spanned<DeValue<'_>>,
     cx: &Cx<'_>,
@@ -241,13 +257,13 @@ pub(crate) fn parse_value(
             .map(Value::Number)
             .ok_or_else(|| wrong_type("a number")),
         Key::Base | Key::Cap | Key::MinDelay | Key::Window => {
-            duration(key, value, cx).map(Value::Duration)
+            duration::read(key, value, cx).map(Value::Duration)
         }
         Key::Deadline | Key::AttemptTimeout | Key::MaxRetryAfter => {
             if value.get_ref().as_str() == Some("none") {
                 return Ok(Value::MaybeDuration(None));
             }
-            duration(key, value, cx).map(|d| Value::MaybeDuration(Some(d)))
+            duration::read(key, value, cx).map(|d| Value::MaybeDuration(Some(d)))
         }
         Key::Jitter => jitter(value, cx).map(Value::Jitter),
         Key::MaxAttempts => {
@@ -309,86 +325,6 @@ fn number(value: &DeValue<'_>) -> Option<f64> {
             }
         }
         _ => None,
-    }
-}
-
-fn duration(
-    key: Key,
-    value: &toml::Spanned<DeValue<'_>>,
-    cx: &Cx<'_>,
-) -> Result<Duration, Diagnostic> {
-    let range = value.span();
-    let name = key.name();
-    let text = match value.get_ref() {
-        DeValue::String(s) => s.as_ref(),
-        DeValue::Integer(_) | DeValue::Float(_) => {
-            let shown = match value.get_ref() {
-                DeValue::Integer(i) => i.to_string(),
-                DeValue::Float(f) => f.to_string(),
-                _ => String::new(),
-            };
-            return Err(cx
-                .error(
-                    range,
-                    format!("`{name}` needs a unit: a bare number is ambiguous"),
-                    "bare number",
-                )
-                .note(format!(
-                    "write a string with a unit, e.g. {}",
-                    cx.fix(key, &format!("\"{shown}ms\""))
-                ))
-                .note("units: ns, us, ms, s, m, h, d (e.g. \"250ms\", \"1.5s\", \"2m\")"));
-        }
-        other => {
-            return Err(cx
-                .error(
-                    range,
-                    format!(
-                        "`{name}` must be a duration string, found {}",
-                        type_name(other)
-                    ),
-                    "wrong type",
-                )
-                .note(format!("write it as: {}", cx.fix(key, key.example()))));
-        }
-    };
-    let trimmed = text.trim();
-    if !trimmed.is_empty()
-        && trimmed.chars().all(|c| c.is_ascii_digit() || c == '.')
-        && trimmed != "0"
-    {
-        return Err(cx
-            .error(
-                range,
-                format!("`{name}` needs a unit: \"{text}\" has none"),
-                "no unit",
-            )
-            .note(format!(
-                "write it as: {}",
-                cx.fix(key, &format!("\"{trimmed}ms\""))
-            ))
-            .note("units: ns, us, ms, s, m, h, d"));
-    }
-    match humantime::parse_duration(trimmed) {
-        Ok(d) if d <= retry_core::Policy::MAX_DURATION => Ok(d),
-        Ok(_) => Err(cx
-            .error(
-                range,
-                format!("`{name}` is too long: at most 100 years"),
-                "too long",
-            )
-            .note(format!(
-                "use a shorter {name}, e.g. {}",
-                cx.fix(key, key.example())
-            ))),
-        Err(e) => Err(cx
-            .error(
-                range,
-                format!("`{name}` is not a duration: {e}"),
-                "not a duration",
-            )
-            .note(format!("write it as: {}", cx.fix(key, key.example())))
-            .note("units: ns, us, ms, s, m, h, d (e.g. \"250ms\", \"1.5s\", \"2m\")")),
     }
 }
 

@@ -16,18 +16,34 @@ retry_core::inventory::submit! {
 fn retry_on_is_checked_against_the_declared_classes() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("retry.toml");
-    let text = "[policies.orders]\ncap = \"1s\"\nretry_on = [\"conflikt\", \"transient\"]\n";
-    std::fs::write(&path, text).unwrap();
-    let config = Setup::new(&path).load().unwrap();
+    let with = |classes: &str| {
+        let text = format!("[policies.orders]\ncap = \"1s\"\nretry_on = [{classes}]\n");
+        std::fs::write(&path, text).unwrap();
+        Setup::new(&path).load()
+    };
+    // Declared by a derive: accepted.
+    assert!(
+        with("\"conflict\", \"transient\"")
+            .unwrap()
+            .warnings()
+            .is_empty()
+    );
+    // A near miss of a declared class can never match: an error.
+    let err = with("\"conflikt\", \"transient\"").unwrap_err();
+    let e = err
+        .errors()
+        .next()
+        .expect("an error for the misspelt class");
+    assert!(e.message.contains("`conflikt`"), "{}", e.message);
+    assert_eq!(e.suggestion.as_deref(), Some("conflict"));
+    // Near nothing, while the classes are known: nothing produces it, a warning.
+    let config = with("\"quota\"").unwrap();
     let w = config
         .warnings()
         .iter()
         .next()
-        .expect("a warning for the undeclared class");
-    assert!(w.message.contains("`conflikt`"), "{}", w.message);
-    assert_eq!(w.suggestion.as_deref(), Some("conflict"));
-    std::fs::write(&path, text.replace("conflikt", "conflict")).unwrap();
-    assert!(Setup::new(&path).load().unwrap().warnings().is_empty());
+        .expect("a warning for `quota`");
+    assert!(w.message.contains("no code declares"), "{}", w.message);
 }
 
 #[test]
