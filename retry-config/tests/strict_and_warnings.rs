@@ -8,8 +8,8 @@ use std::process::{Command, Output};
 
 const CHILD: &str = "RETRY_CONFIG_STRICT_TEST_CHILD";
 
-/// A policy with no cap: a warning, not an error.
-const WARNS: &str = "[policies.uncapped]\nbase = \"1ms\"\n";
+/// A cap beyond the deadline: a warning, not an error.
+const WARNS: &str = "[policies.slow]\nbase = \"1ms\"\ncap = \"10s\"\ndeadline = \"1s\"\n";
 
 fn child(test: &str, case: &str, file: &std::path::Path) -> Output {
     Command::new(std::env::current_exe().unwrap())
@@ -42,7 +42,7 @@ fn install_prints_the_warnings_unless_told_not_to() {
     let loud = child(test, "loud", &path);
     let stderr = String::from_utf8_lossy(&loud.stderr);
     assert!(loud.status.success(), "{stderr}");
-    assert!(stderr.contains("warning: policy `uncapped`"), "{stderr}");
+    assert!(stderr.contains("warning: policy `slow`"), "{stderr}");
     let quiet = child(test, "quiet", &path);
     let stderr = String::from_utf8_lossy(&quiet.stderr);
     assert!(quiet.status.success(), "{stderr}");
