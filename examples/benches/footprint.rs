@@ -12,7 +12,7 @@ mod common;
 
 use backon::{ExponentialBuilder, Retryable as _};
 use common::{Flaky, poll_once};
-use retry_core::{Class, Classify, Jitter, JitterRng, Policy, Retry, RetryEvent, retry};
+use retry_core::{Class, Classify, Jitter, Policy, Retry, RetryEvent, retry};
 use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::time::{Duration, Instant};
@@ -270,7 +270,7 @@ async fn scaled(id: u32) -> Result<u32, ScaleError> {
 /// The limit: the same schedule written by hand on tokio's timer.
 async fn by_hand(id: u32, policy: &'static Policy) -> Result<u32, ScaleError> {
     if let Err(e) = attempt(id) {
-        let wait = policy.delay(0, Duration::ZERO, &mut JitterRng::thread());
+        let wait = retry_core::__private::next_delay(policy, 0, Duration::ZERO);
         record_schedule(&RetryEvent {
             policy: None,
             attempt: 1,

@@ -1,18 +1,23 @@
-//! The one place that decides, after a failed attempt, whether to wait and
-//! retry or to give up. The async loop, the blocking loop and the fleet
-//! simulator all go through [`Decider`], so they cannot disagree.
+//! The decision kernel: the one place that decides, after a failed attempt,
+//! whether to wait and retry or to give up, and how long to wait. The retry
+//! loop (async, blocking and `#[retry]`), the stateful [`Oracle`](crate::Oracle)
+//! and the fleet simulator all go through [`decide`], so they cannot disagree.
+//!
+//! The kernel's state is plain data ([`Tally`]): the in-process [`Decider`]
+//! keeps it next to an `Instant`, the oracle persists it next to a
+//! `SystemTime`. Jitter samples depend only on the seed and the retry number
+//! (see `rng`), so a schedule that is saved and resumed continues exactly.
 
 use crate::classify::Class;
 use crate::policy::Policy;
 use crate::report::{Ending, Report};
 use crate::rng::JitterRng;
-use crate::schedule::ScheduleState;
 use std::time::{Duration, Instant};
 
 /// The verdict on a failed attempt.
 ///
 /// ```
-/// use retry_core::{Ending, Step};
+/// use retry_core::{Ending, __private::Step};
 /// assert_ne!(Step::Retry { wait: Default::default(), hinted: false }, Step::GiveUp(Ending::Deadline));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,7 +36,7 @@ pub enum Step {
 /// What the engine knows of one failed attempt.
 ///
 /// ```
-/// use retry_core::{Class, Failure};
+/// use retry_core::{Class, __private::Failure};
 /// let f = Failure { class: Class::TRANSIENT, hint: None, allowed: true };
 /// assert!(f.class.is_retryable());
 /// ```
@@ -45,12 +50,101 @@ pub struct Failure {
     pub allowed: bool,
 }
 
-/// The per-call state of the retry decision: attempts made, time waited, the
-/// schedule's position and randomness. One per call, never shared, so
-/// concurrent calls cannot disturb each other's statistics.
+/// What the kernel carries from one failure to the next.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Tally {
+    /// Attempts begun, the failed one included.
+    pub(crate) attempts: u32,
+    /// The last computed wait (before any hint), which decorrelated jitter grows from.
+    pub(crate) last_delay: Duration,
+    /// The waits chosen so far.
+    pub(crate) waited: Duration,
+}
+
+/// How the failure is reported against the time the last wait was due
+/// (the oracle's `consider_actual_delay`): a caller that comes back early
+/// owes the rest of the previous wait, one that comes back late is credited.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Owed {
+    Nothing,
+    Early(Duration),
+    Late(Duration),
+}
+
+/// The kernel. After the attempt numbered `tally.attempts` failed: is it
+/// retryable at all, is an attempt left, how long to wait (the schedule,
+/// then a server hint, which is never shortened but clamped to
+/// `max_retry_after`), does the wait fit the deadline (a wait that would
+/// reach it is not started), and does the budget allow it. `clock` gives the
+/// time since the first attempt began and the budget's `now`; it is called
+/// only when a deadline or a budget needs it. A `Retry` is committed to
+/// `tally`; a `GiveUp` leaves it as it was.
+pub(crate) fn decide(
+    policy: &Policy,
+    tally: &mut Tally,
+    rng: JitterRng,
+    failure: Failure,
+    owed: Owed,
+    clock: impl FnOnce() -> (Duration, Instant),
+) -> Step {
+    let class = match failure.class {
+        Class::Permanent => return Step::GiveUp(Ending::Permanent),
+        Class::Retryable(name) => name,
+    };
+    // A timed-out attempt is always retryable; other classes must be in `retry_on`.
+    let in_policy = failure.class == Class::TIMEOUT || policy.retries_class(class);
+    if !in_policy || !failure.allowed {
+        return Step::GiveUp(Ending::NotRetryable);
+    }
+    if policy
+        .max_attempts()
+        .is_some_and(|max| tally.attempts >= max)
+    {
+        return Step::GiveUp(Ending::Exhausted);
+    }
+    let retry = tally.attempts.saturating_sub(1);
+    let computed = policy.delay(retry, tally.last_delay, rng.unit(retry));
+    let scheduled = match owed {
+        Owed::Nothing => computed,
+        Owed::Early(by) => computed.saturating_add(by),
+        Owed::Late(by) => computed.saturating_sub(by),
+    };
+    let (wait, hinted) = match failure.hint {
+        Some(hint) => {
+            let hint = policy.max_retry_after().map_or(hint, |max| hint.min(max));
+            // A server's instruction is never shortened, only clamped by
+            // max_retry_after; the cap bounds computed waits only.
+            if hint > scheduled {
+                (hint, true)
+            } else {
+                (scheduled, false)
+            }
+        }
+        None => (scheduled, false),
+    };
+    if policy.deadline().is_some() || policy.budget().is_some() {
+        let (elapsed, now) = clock();
+        if let Some(deadline) = policy.deadline()
+            && elapsed.saturating_add(wait) >= deadline
+        {
+            return Step::GiveUp(Ending::Deadline);
+        }
+        if let Some(budget) = policy.budget()
+            && !budget.try_withdraw(now)
+        {
+            return Step::GiveUp(Ending::BudgetEmpty);
+        }
+    }
+    tally.last_delay = computed;
+    tally.waited = tally.waited.saturating_add(wait);
+    Step::Retry { wait, hinted }
+}
+
+/// The in-process form of the kernel's state: one per call, never shared,
+/// so concurrent calls cannot disturb each other's statistics.
 ///
 /// ```
-/// use retry_core::{Class, Decider, Failure, Jitter, Policy, Step};
+/// use retry_core::{Class, Jitter, Policy, __private::{Decider, Failure, Step}};
 /// use std::time::{Duration, Instant};
 /// let p = Policy::builder().jitter(Jitter::None).max_attempts(2).build().unwrap();
 /// let mut d = Decider::new(None);
@@ -63,9 +157,8 @@ pub struct Failure {
 /// ```
 #[derive(Debug, Clone)]
 pub struct Decider {
-    schedule: ScheduleState,
-    attempts: u32,
-    waited: Duration,
+    tally: Tally,
+    rng: JitterRng,
     started: Option<Instant>,
 }
 
@@ -73,23 +166,22 @@ impl Decider {
     /// A fresh decision state, seeded for reproducible jitter when `seed` is given.
     ///
     /// ```
-    /// let d = retry_core::Decider::new(Some(1));
+    /// let d = retry_core::__private::Decider::new(Some(1));
     /// assert_eq!(d.attempts(), 0);
     /// ```
-    pub fn new(seed: Option<u64>) -> Self {
+    pub const fn new(seed: Option<u64>) -> Self {
         Self::with_rng(JitterRng::from_seed(seed))
     }
 
     /// A fresh decision state drawing jitter from `rng`.
-    ///
-    /// ```
-    /// let _ = retry_core::Decider::with_rng(retry_core::JitterRng::thread());
-    /// ```
-    pub fn with_rng(rng: JitterRng) -> Self {
+    pub(crate) const fn with_rng(rng: JitterRng) -> Self {
         Decider {
-            schedule: ScheduleState::new(rng),
-            attempts: 0,
-            waited: Duration::ZERO,
+            tally: Tally {
+                attempts: 0,
+                last_delay: Duration::ZERO,
+                waited: Duration::ZERO,
+            },
+            rng,
             started: None,
         }
     }
@@ -97,42 +189,35 @@ impl Decider {
     /// Attempts begun so far.
     ///
     /// ```
-    /// assert_eq!(retry_core::Decider::new(None).attempts(), 0);
+    /// assert_eq!(retry_core::__private::Decider::new(None).attempts(), 0);
     /// ```
     pub const fn attempts(&self) -> u32 {
-        self.attempts
+        self.tally.attempts
     }
 
     /// Records the start of an attempt at `now`. The first one starts the
     /// deadline's clock and counts as a call in the policy's retry budget.
     ///
     /// ```
-    /// let mut d = retry_core::Decider::new(None);
+    /// let mut d = retry_core::__private::Decider::new(None);
     /// d.begin_attempt(&retry_core::Policy::default(), std::time::Instant::now());
     /// assert_eq!(d.attempts(), 1);
     /// ```
     pub fn begin_attempt(&mut self, policy: &Policy, now: Instant) {
-        self.begin_attempt_with(policy, true, || now);
+        self.begin_attempt_lazily(policy, true, || now);
     }
 
-    /// Like [`begin_attempt`](Self::begin_attempt), reading the clock only
-    /// when something needs the start time: a deadline, a budget, or a caller
+    /// [`begin_attempt`](Self::begin_attempt), reading the clock only when
+    /// something needs the start time: a deadline, a budget, or a caller
     /// that wants the elapsed time reported (`timed`). This keeps the clock
     /// off the success path of the common policy.
-    ///
-    /// ```
-    /// let mut d = retry_core::Decider::new(None);
-    /// let p = retry_core::Policy::default();
-    /// d.begin_attempt_with(&p, false, || unreachable!("no deadline, no budget"));
-    /// assert_eq!(d.attempts(), 1);
-    /// ```
-    pub fn begin_attempt_with(
+    pub(crate) fn begin_attempt_lazily(
         &mut self,
         policy: &Policy,
         timed: bool,
         now: impl FnOnce() -> Instant,
     ) {
-        if self.attempts == 0 && self.started.is_none() {
+        if self.tally.attempts == 0 && self.started.is_none() {
             let needs_start = timed || policy.deadline().is_some() || policy.budget().is_some();
             if needs_start {
                 let now = now();
@@ -142,18 +227,13 @@ impl Decider {
                 }
             }
         }
-        self.attempts = self.attempts.saturating_add(1);
+        self.tally.attempts = self.tally.attempts.saturating_add(1);
     }
 
-    /// Decides what follows a failed attempt, observed at `now`. A `Retry`
-    /// verdict is final: the wait is counted and the budget is charged.
-    ///
-    /// The order of checks is the order a reader would ask: is it retryable
-    /// at all, is there an attempt left, how long to wait, does that wait fit
-    /// the deadline, and does the shared budget allow it.
+    /// Decides what follows a failed attempt observed at `now` (the kernel).
     ///
     /// ```
-    /// use retry_core::{Class, Decider, Ending, Failure, Policy, Step};
+    /// use retry_core::{Class, Ending, Policy, __private::{Decider, Failure, Step}};
     /// let p = Policy::default();
     /// let mut d = Decider::new(None);
     /// let now = std::time::Instant::now();
@@ -162,78 +242,39 @@ impl Decider {
     /// assert_eq!(d.after_failure(&p, f, now), Step::GiveUp(Ending::Permanent));
     /// ```
     pub fn after_failure(&mut self, policy: &Policy, failure: Failure, now: Instant) -> Step {
-        self.after_failure_with(policy, failure, || now)
+        self.after_failure_lazily(policy, failure, || now)
     }
 
-    /// Like [`after_failure`](Self::after_failure), reading the clock only
-    /// when the verdict depends on the time: a deadline or a budget. The
-    /// retry loop's failure path then skips the clock for the common policy
-    /// (reading tokio's paused clock takes a lock).
-    ///
-    /// ```
-    /// use retry_core::{Class, Decider, Failure, Policy, Step};
-    /// let p = Policy::default();
-    /// let mut d = Decider::new(None);
-    /// d.begin_attempt_with(&p, false, || unreachable!());
-    /// let f = Failure { class: Class::TRANSIENT, hint: None, allowed: true };
-    /// let step = d.after_failure_with(&p, f, || unreachable!("no deadline, no budget"));
-    /// assert!(matches!(step, Step::Retry { .. }));
-    /// ```
-    pub fn after_failure_with(
+    /// [`after_failure`](Self::after_failure), reading the clock only when
+    /// the verdict depends on the time (a deadline or a budget): the loop's
+    /// failure path then skips the clock for the common policy (reading
+    /// tokio's paused clock takes a lock).
+    pub(crate) fn after_failure_lazily(
         &mut self,
         policy: &Policy,
         failure: Failure,
         now: impl FnOnce() -> Instant,
     ) -> Step {
-        let class = match failure.class {
-            Class::Permanent => return Step::GiveUp(Ending::Permanent),
-            Class::Retryable(name) => name,
-        };
-        // A timed-out attempt is always retryable; other classes must be in `retry_on`.
-        let in_policy = failure.class == Class::TIMEOUT || policy.retries_class(class);
-        if !in_policy || !failure.allowed {
-            return Step::GiveUp(Ending::NotRetryable);
-        }
-        if policy
-            .max_attempts()
-            .is_some_and(|max| self.attempts >= max)
-        {
-            return Step::GiveUp(Ending::Exhausted);
-        }
-        let computed = self.schedule.next_delay(policy);
-        let (wait, hinted) = match failure.hint {
-            Some(hint) => {
-                let hint = policy.max_retry_after().map_or(hint, |max| hint.min(max));
-                // A server's instruction is never shortened, only clamped by
-                // max_retry_after; the cap bounds computed waits only.
-                if hint > computed {
-                    (hint, true)
-                } else {
-                    (computed, false)
-                }
-            }
-            None => (computed, false),
-        };
-        let now = (policy.deadline().is_some() || policy.budget().is_some()).then(now);
-        if let (Some(deadline), Some(now)) = (policy.deadline(), now) {
-            let wake = self.elapsed(now).saturating_add(wait);
-            if wake >= deadline {
-                return Step::GiveUp(Ending::Deadline);
-            }
-        }
-        if let (Some(budget), Some(now)) = (policy.budget(), now)
-            && !budget.try_withdraw(now)
-        {
-            return Step::GiveUp(Ending::BudgetEmpty);
-        }
-        self.waited = self.waited.saturating_add(wait);
-        Step::Retry { wait, hinted }
+        let started = self.started;
+        decide(
+            policy,
+            &mut self.tally,
+            self.rng,
+            failure,
+            Owed::Nothing,
+            || {
+                let now = now();
+                let elapsed = started.map_or(Duration::ZERO, |s| now.saturating_duration_since(s));
+                (elapsed, now)
+            },
+        )
     }
 
-    /// Time since the first attempt began (zero before it).
+    /// Time since the first attempt began (zero before it, or when the start
+    /// was not read).
     ///
     /// ```
-    /// let d = retry_core::Decider::new(None);
+    /// let d = retry_core::__private::Decider::new(None);
     /// assert_eq!(d.elapsed(std::time::Instant::now()), std::time::Duration::ZERO);
     /// ```
     pub fn elapsed(&self, now: Instant) -> Duration {
@@ -244,15 +285,15 @@ impl Decider {
     /// The report for a call that ended with `ending` at `now`.
     ///
     /// ```
-    /// use retry_core::{Decider, Ending};
+    /// use retry_core::{Ending, __private::Decider};
     /// let r = Decider::new(None).report(Ending::Success, std::time::Instant::now());
     /// assert_eq!(r.attempts, 0);
     /// ```
     pub fn report(&self, ending: Ending, now: Instant) -> Report {
         Report {
             ending,
-            attempts: self.attempts,
-            waited: self.waited,
+            attempts: self.tally.attempts,
+            waited: self.tally.waited,
             elapsed: self.elapsed(now),
         }
     }

@@ -73,7 +73,6 @@ pub use classify::{AttemptTimeout, CarriesTimeout, Class, Classify};
 pub use clock::{BlockingSleeper, Clock, DefaultClock, Sleeper, SystemClock, ThreadSleeper};
 #[cfg(feature = "tokio")]
 pub use clock::{TokioClock, TokioSleeper};
-pub use decide::{Decider, Failure, Step};
 pub use hooks::{Callback, GiveUpEvent, HookSet, Hooks, RetryEvent, RetryIfSlot, Unset};
 pub use jitter::Jitter;
 pub use oracle::{Oracle, OracleState, Verdict};
@@ -81,8 +80,9 @@ pub use policy::Policy;
 pub use problem::{PolicyError, Problem};
 pub use registry::Registry;
 pub use report::{Ending, Report};
-pub use retry::{DefaultSleeper, Retry, Run};
-pub use rng::JitterRng;
+#[doc(hidden)]
+pub use retry::Run;
+pub use retry::{DefaultSleeper, Retry};
 pub use schedule::Schedule;
 
 /// `#[retry(policy = "...")]`: see [`retry_macros::retry`].

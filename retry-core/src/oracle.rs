@@ -1,27 +1,34 @@
 //! The stateful oracle, for callers that schedule retries themselves: an
 //! outbox relay that stores each event's next attempt time in a table asks
-//! [`Oracle::failure`] how long to wait and [`Oracle::success`] what follows
-//! a success, and persists [`OracleState`] between calls (and restarts).
+//! [`Oracle::failure`] what to do and [`Oracle::success`] what follows a
+//! success, and persists [`OracleState`] between calls (and restarts).
 //!
-//! Times are wall-clock (`SystemTime`) because the state outlives the process.
+//! It is the decision kernel in serialisable form, not a second rule set:
+//! the error's class and server hint, `retry_on`, `max_retry_after`, the
+//! attempt limit, the deadline (with the loop's boundary: a wait that would
+//! reach it is not started) and the budget are applied by the same code as
+//! the in-process loop. Times are wall-clock (`SystemTime`) because the
+//! state outlives the process.
 
+use crate::classify::{Class, Classify};
+use crate::decide::{Failure, Owed, Step, Tally, decide};
 use crate::policy::Policy;
+use crate::report::Ending;
 use crate::rng::JitterRng;
-use crate::schedule::ScheduleState;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 /// The oracle's answer to a failure.
 ///
 /// ```
-/// use retry_core::Verdict;
-/// assert!(Verdict::GiveUp.wait().is_none());
+/// use retry_core::{Ending, Verdict};
+/// assert!(Verdict::GiveUp(Ending::Exhausted).wait().is_none());
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {
     /// Try again after this long.
     Wait(Duration),
-    /// The policy is exhausted: stop (dead-letter the work).
-    GiveUp,
+    /// Stop (dead-letter the work), for this reason.
+    GiveUp(Ending),
 }
 
 impl Verdict {
@@ -34,14 +41,14 @@ impl Verdict {
     pub const fn wait(&self) -> Option<Duration> {
         match self {
             Verdict::Wait(d) => Some(*d),
-            Verdict::GiveUp => None,
+            Verdict::GiveUp(_) => None,
         }
     }
 }
 
 /// What the oracle remembers between failures; small, `Copy`, and
 /// serialisable with the `serde` feature so a restarted process resumes the
-/// schedule instead of starting again at the smallest wait.
+/// schedule (and its jitter, when seeded) instead of starting again.
 ///
 /// ```
 /// let s = retry_core::OracleState::default();
@@ -50,11 +57,15 @@ impl Verdict {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct OracleState {
-    /// Failures since the last success (attempts made, for `max_attempts`).
+    /// Failed attempts since the last success (attempts made, for `max_attempts`).
     pub failures: u32,
     /// The last computed wait, which decorrelated jitter grows from.
     pub last_delay: Duration,
-    /// When the current run of failures began.
+    /// The waits chosen since the last success.
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub waited: Duration,
+    /// When the first attempt of the current run of failures began (the
+    /// deadline counts from here).
     pub first_failure: Option<SystemTime>,
     /// When the oracle last said to try again.
     pub due: Option<SystemTime>,
@@ -77,13 +88,14 @@ pub struct Oracle<'p> {
     policy: &'p Policy,
     state: OracleState,
     rng: JitterRng,
+    /// An attempt was begun with [`Oracle::attempt`] and not yet reported.
+    open: bool,
     consider_actual_delay: bool,
     delay_on_success: Duration,
-    total_limit: Option<Duration>,
 }
 
 impl<'p> Oracle<'p> {
-    /// A fresh oracle; its total-duration limit is the policy's deadline.
+    /// A fresh oracle.
     ///
     /// ```
     /// let p = retry_core::Policy::default();
@@ -104,21 +116,28 @@ impl<'p> Oracle<'p> {
         Oracle {
             policy,
             state,
-            rng: JitterRng::thread(),
+            rng: JitterRng::Thread,
+            open: false,
             consider_actual_delay: false,
             delay_on_success: Duration::ZERO,
-            total_limit: policy.deadline(),
         }
     }
 
-    /// Seeds the jitter (the generator's state is not part of the saved state).
+    /// Seeds the jitter. Each sample depends only on the seed and the retry
+    /// number, so an oracle resumed from saved state with the same seed draws
+    /// what an uninterrupted one would have.
     ///
     /// ```
-    /// let p = retry_core::Policy::default();
-    /// let _ = retry_core::Oracle::new(&p).seed(3);
+    /// use retry_core::{Oracle, Policy};
+    /// use std::time::SystemTime;
+    /// let p = Policy::default();
+    /// let mut a = Oracle::new(&p).seed(3);
+    /// a.failure(SystemTime::UNIX_EPOCH);
+    /// let mut b = Oracle::resume(&p, a.state()).seed(3);
+    /// assert_eq!(a.failure(SystemTime::UNIX_EPOCH), b.failure(SystemTime::UNIX_EPOCH));
     /// ```
     pub fn seed(mut self, seed: u64) -> Self {
-        self.rng = JitterRng::seeded(seed);
+        self.rng = JitterRng::Seeded(seed);
         self
     }
 
@@ -147,19 +166,6 @@ impl<'p> Oracle<'p> {
         self
     }
 
-    /// Limits the time from the first failure of a run to the end of the
-    /// last wait; a wait may end exactly at the limit. Defaults to the
-    /// policy's deadline.
-    ///
-    /// ```
-    /// let p = retry_core::Policy::default();
-    /// let _ = retry_core::Oracle::new(&p).total_limit(Some(std::time::Duration::from_secs(60)));
-    /// ```
-    pub fn total_limit(mut self, limit: Option<Duration>) -> Self {
-        self.total_limit = limit;
-        self
-    }
-
     /// The state to persist.
     ///
     /// ```
@@ -170,52 +176,100 @@ impl<'p> Oracle<'p> {
         self.state
     }
 
-    /// Records a failure at `now` and says how long to wait, or to give up.
+    /// Records that an attempt begins at `now`. The first of a run starts
+    /// the deadline's clock and counts as a call in the policy's budget.
+    /// Optional: a failure reported without it is taken to have begun when
+    /// it is reported, which leaves the attempt's own duration out of the
+    /// deadline.
+    ///
+    /// ```
+    /// use retry_core::{Oracle, Policy};
+    /// use std::time::{Duration, SystemTime};
+    /// let p = Policy::builder().deadline(Some(Duration::from_secs(1))).build().unwrap();
+    /// let mut o = Oracle::new(&p);
+    /// o.attempt(SystemTime::UNIX_EPOCH);
+    /// assert_eq!(o.state().first_failure, Some(SystemTime::UNIX_EPOCH));
+    /// ```
+    pub fn attempt(&mut self, now: SystemTime) {
+        if self.state.first_failure.is_none() {
+            self.state.first_failure = Some(now);
+            if let Some(budget) = self.policy.budget() {
+                budget.deposit(Instant::now());
+            }
+        }
+        self.open = true;
+    }
+
+    /// Records a failure at `now` of an error that says nothing of itself
+    /// (transient, no hint), and says how long to wait, or why to give up.
     /// Giving up leaves the state as it was, so asking again gives up again.
     ///
     /// ```
-    /// use retry_core::{Oracle, Policy, Verdict};
+    /// use retry_core::{Ending, Oracle, Policy, Verdict};
     /// let p = Policy::builder().max_attempts(1).build().unwrap();
-    /// assert_eq!(Oracle::new(&p).failure(std::time::SystemTime::now()), Verdict::GiveUp);
+    /// assert_eq!(Oracle::new(&p).failure(std::time::SystemTime::now()), Verdict::GiveUp(Ending::Exhausted));
     /// ```
     pub fn failure(&mut self, now: SystemTime) -> Verdict {
-        let failures = self.state.failures.saturating_add(1);
-        if self
-            .policy
-            .max_attempts()
-            .is_some_and(|max| failures >= max)
-        {
-            return Verdict::GiveUp;
+        self.decide(Class::TRANSIENT, None, now)
+    }
+
+    /// Records the failure `error` at `now`: its class is checked against the
+    /// policy's `retry_on`, and its server hint is honoured up to
+    /// `max_retry_after`, as the retry loop does.
+    ///
+    /// ```
+    /// use retry_core::{Ending, Oracle, Policy, Verdict};
+    /// use std::io::{Error, ErrorKind};
+    /// let p = Policy::default();
+    /// let mut o = Oracle::new(&p);
+    /// let now = std::time::SystemTime::now();
+    /// assert_eq!(o.failure_of(&Error::from(ErrorKind::NotFound), now), Verdict::GiveUp(Ending::Permanent));
+    /// assert!(o.failure_of(&Error::from(ErrorKind::ConnectionReset), now).wait().is_some());
+    /// ```
+    pub fn failure_of<E: Classify + ?Sized>(&mut self, error: &E, now: SystemTime) -> Verdict {
+        self.decide(error.class(), error.retry_after(), now)
+    }
+
+    fn decide(&mut self, class: Class, hint: Option<Duration>, now: SystemTime) -> Verdict {
+        if !self.open {
+            self.attempt(now);
         }
-        let mut schedule = ScheduleState {
-            retries: self.state.failures,
-            prev: self.state.last_delay,
-            rng: self.rng.clone(),
+        self.open = false;
+        let mut tally = Tally {
+            attempts: self.state.failures.saturating_add(1),
+            last_delay: self.state.last_delay,
+            waited: self.state.waited,
         };
-        let delay = schedule.next_delay(self.policy);
-        let wait = match (self.consider_actual_delay, self.state.due) {
-            // Anchor on when the last retry was due: early callers owe the
-            // difference, late callers are credited with it.
-            (true, Some(due)) => add(due, delay)
-                .duration_since(now)
-                .unwrap_or(Duration::ZERO),
-            _ => delay,
+        let owed = match (self.consider_actual_delay, self.state.due) {
+            (true, Some(due)) => match due.duration_since(now) {
+                Ok(early) => Owed::Early(early),
+                Err(late) => Owed::Late(late.duration()),
+            },
+            _ => Owed::Nothing,
         };
-        let first = self.state.first_failure.unwrap_or(now);
-        if let Some(limit) = self.total_limit {
-            let spent = now.duration_since(first).unwrap_or(Duration::ZERO);
-            if spent.saturating_add(wait) > limit {
-                return Verdict::GiveUp;
+        let started = self.state.first_failure.unwrap_or(now);
+        let failure = Failure {
+            class,
+            hint,
+            allowed: true,
+        };
+        let step = decide(self.policy, &mut tally, self.rng, failure, owed, || {
+            let elapsed = now.duration_since(started).unwrap_or(Duration::ZERO);
+            (elapsed, Instant::now())
+        });
+        match step {
+            Step::Retry { wait, .. } => {
+                self.state = OracleState {
+                    failures: tally.attempts,
+                    last_delay: tally.last_delay,
+                    waited: tally.waited,
+                    first_failure: Some(started),
+                    due: Some(add(now, wait)),
+                };
+                Verdict::Wait(wait)
             }
+            Step::GiveUp(ending) => Verdict::GiveUp(ending),
         }
-        self.rng = schedule.rng;
-        self.state = OracleState {
-            failures,
-            last_delay: delay,
-            first_failure: Some(first),
-            due: Some(add(now, wait)),
-        };
-        Verdict::Wait(wait)
     }
 
     /// Records a success at `now`: the attempt count resets, and the answer
@@ -227,6 +281,7 @@ impl<'p> Oracle<'p> {
     /// assert_eq!(o.success(std::time::SystemTime::now()), std::time::Duration::ZERO);
     /// ```
     pub fn success(&mut self, now: SystemTime) -> Duration {
+        self.open = false;
         self.state = OracleState {
             due: Some(add(now, self.delay_on_success)),
             ..OracleState::default()

@@ -6,7 +6,6 @@ use crate::backoff::{Backoff, clamp_nanos, nanos_f64};
 use crate::budget::RetryBudget;
 use crate::builder::PolicyBuilder;
 use crate::jitter::Jitter;
-use crate::rng::JitterRng;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -228,23 +227,30 @@ impl Policy {
         clamp_nanos(raw, self.cap).max(self.min_delay)
     }
 
-    /// The jittered wait before retry `n`, given the previous wait (used by
-    /// decorrelated jitter) and a randomness source. Always in `[min_delay, cap]`.
+    /// The jittered wait before retry `n` (0 after the first failure), given
+    /// the previous wait (decorrelated jitter grows from it) and a uniform
+    /// sample `unit` in `[0, 1)` (clamped into it). Always in `[min_delay, cap]`.
     ///
     /// ```
-    /// # use std::time::Duration;
-    /// use retry_core::{JitterRng, Policy};
-    /// let p = Policy::default();
-    /// let d = p.delay(4, p.base(), &mut JitterRng::seeded(3));
+    /// use retry_core::{Jitter, Policy};
+    /// let p = Policy::builder().jitter(Jitter::Full).build().unwrap();
+    /// assert_eq!(p.delay(0, p.base(), 0.0), p.min_delay());
+    /// let d = p.delay(4, p.base(), 0.5);
     /// assert!(d >= p.min_delay() && d <= p.cap());
     /// ```
-    pub fn delay(&self, n: u32, prev: Duration, rng: &mut JitterRng) -> Duration {
+    pub fn delay(&self, n: u32, prev: Duration, unit: f64) -> Duration {
+        // NaN and out-of-range samples land in range rather than past the cap.
+        let unit = if unit.is_nan() {
+            0.0
+        } else {
+            unit.clamp(0.0, 1.0 - f64::EPSILON)
+        };
         let jittered = match self.jitter {
             Jitter::None => self.envelope(n),
             Jitter::Decorrelated => {
-                Jitter::decorrelated(self.base, self.cap, prev.max(self.base), rng.unit())
+                Jitter::decorrelated(self.base, self.cap, prev.max(self.base), unit)
             }
-            mode => mode.apply_to_envelope(self.envelope(n), rng.unit()),
+            mode => mode.apply_to_envelope(self.envelope(n), unit),
         };
         jittered.clamp(self.min_delay, self.cap)
     }

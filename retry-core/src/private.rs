@@ -18,6 +18,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use crate::classify::{AttemptTimeout, CarriesTimeout, Class, Classify};
+pub use crate::decide::{Decider, Failure, Step};
 pub use crate::hooks::Hooks;
 pub use crate::registry::{CallSite, DeclaredClass};
 pub use crate::retry::{Retry, Run};
@@ -355,8 +356,8 @@ pub fn run_once<R>(attempt: impl FnOnce() -> R) -> R {
 
 /// Tags the result of an async attempt that `make` creates; no allocation,
 /// `Send` when the attempt is. Making the future inside (rather than taking
-/// it as an argument) means it is held once; with [`Run::attempt_with`] an
-/// expansion holds the body's future once.
+/// it as an argument) means it is held once; with `Run::round` an expansion
+/// holds the body's future once.
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
@@ -371,4 +372,17 @@ where
     F: Future<Output = Result<T, E>>,
 {
     tag(kind, make().await)
+}
+
+/// The wait before retry `retry` after a previous wait `prev`, with jitter
+/// drawn from this thread's generator as the retry loop draws it (for
+/// benchmarks and tools that sample a policy's schedule).
+///
+/// ```
+/// let p = retry_core::Policy::default();
+/// let d = retry_core::__private::next_delay(&p, 2, p.base());
+/// assert!(d <= p.cap());
+/// ```
+pub fn next_delay(policy: &Policy, retry: u32, prev: Duration) -> Duration {
+    policy.delay(retry, prev, crate::rng::JitterRng::Thread.unit(retry))
 }

@@ -1,16 +1,19 @@
-//! The retry loops: [`Retry`] configures one call; [`Run`] is its per-call
-//! state, exposed so generated code (and callers with unusual control flow,
-//! such as `&mut self` methods) can drive the loop themselves.
+//! The retry loop. [`Retry`] configures one call; `Run` is its per-call
+//! state, and [`Run::drive`] is the one loop that async calls, blocking
+//! calls and `#[retry]` functions all run through: the same attempt, the
+//! same decision (the kernel in `decide`), the same hooks, span, events,
+//! end reason and report, whichever the caller.
 
 use crate::classify::{AttemptTimeout, Classify};
-use crate::clock::{BlockingSleeper, Clock, DefaultClock, SystemClock, ThreadSleeper};
+use crate::clock::{BlockingSleeper, Clock, DefaultClock, Sleeper, SystemClock, ThreadSleeper};
 use crate::decide::{Decider, Failure, Step};
 use crate::hooks::{GiveUpEvent, HookSet, Hooks, RetryEvent};
 use crate::policy::Policy;
 use crate::report::{Ending, Report};
 use std::future::{Future, poll_fn};
-use std::pin::pin;
-use std::task::Poll;
+use std::ops::ControlFlow;
+use std::pin::{Pin, pin};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 /// The sleeper async retries use by default: tokio's timer.
@@ -154,21 +157,9 @@ impl<'p, C, S, H> Retry<'p, C, S, H> {
         self
     }
 
-    /// The per-call state, to drive the loop by hand.
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-    /// let p = retry_core::Policy::default();
-    /// let mut run = retry_core::Retry::new(&p).start();
-    /// let value = loop {
-    ///     match run.attempt(async { Ok::<_, std::io::Error>(7) }).await {
-    ///         Ok(v) => break v,
-    ///         Err(e) => run.recover(e).await.unwrap(),
-    ///     }
-    /// };
-    /// assert_eq!(value, 7);
-    /// # }
-    /// ```
+    /// The per-call state, for code that drives [`Run::round`] itself
+    /// (`#[retry]`, whose attempts borrow the function's arguments).
+    #[doc(hidden)]
     pub fn start(self) -> Run<'p, C, S, H> {
         self.start_run(false)
     }
@@ -184,6 +175,8 @@ impl<'p, C, S, H> Retry<'p, C, S, H> {
             decider: Decider::new(self.seed),
             ending: None,
             timed,
+            #[cfg(feature = "tracing")]
+            span: tracing::debug_span!("retry", policy = run_name(self.policy)),
         }
     }
 
@@ -202,7 +195,7 @@ impl<'p, C, S, H> Retry<'p, C, S, H> {
         Fut: Future<Output = Result<T, E>>,
         E: Classify,
         C: Clock,
-        S: crate::Sleeper,
+        S: Sleeper,
         H: HookSet<E>,
     {
         self.start_run(false).run_to_end(op, |result, _| result)
@@ -230,15 +223,16 @@ impl<'p, C, S, H> Retry<'p, C, S, H> {
         Fut: Future<Output = Result<T, E>>,
         E: Classify,
         C: Clock,
-        S: crate::Sleeper,
+        S: Sleeper,
         H: HookSet<E>,
     {
         self.start_run(true)
             .run_to_end(op, |result, run| (result, run.report()))
     }
 
-    /// The blocking loop: runs `op` until it succeeds or the policy gives up.
-    /// A blocking attempt cannot be cancelled, so `attempt_timeout` is not
+    /// The blocking form: runs `op` until it succeeds or the policy gives up,
+    /// through the same loop as [`call`](Self::call), sleeping the thread. A
+    /// blocking attempt cannot be cancelled, so `attempt_timeout` is not
     /// enforced here; the deadline is.
     ///
     /// ```
@@ -256,7 +250,7 @@ impl<'p, C, S, H> Retry<'p, C, S, H> {
         S: BlockingSleeper,
         H: HookSet<E>,
     {
-        self.call_blocking_with_report(op).0
+        self.blocking_run(op, |result, _| result)
     }
 
     /// Like [`call_blocking`](Self::call_blocking), also returning how the call ended.
@@ -267,7 +261,7 @@ impl<'p, C, S, H> Retry<'p, C, S, H> {
     /// let (r, report) = Retry::blocking(&p).call_blocking_with_report(|| Ok::<_, std::io::Error>(5));
     /// assert_eq!((r.unwrap(), report.ending), (5, Ending::Success));
     /// ```
-    pub fn call_blocking_with_report<F, T, E>(self, mut op: F) -> (Result<T, E>, Report)
+    pub fn call_blocking_with_report<F, T, E>(self, op: F) -> (Result<T, E>, Report)
     where
         F: FnMut() -> Result<T, E>,
         E: Classify,
@@ -275,21 +269,86 @@ impl<'p, C, S, H> Retry<'p, C, S, H> {
         S: BlockingSleeper,
         H: HookSet<E>,
     {
-        #[cfg(feature = "tracing")]
-        let _span = tracing::debug_span!("retry", policy = run_name(self.policy)).entered();
-        let mut run = self.start_run(true);
-        let result = loop {
-            run.begin_attempt();
-            match op() {
-                Ok(v) => break Ok(v),
-                Err(e) => match run.decide(e) {
-                    Ok(wait) => run.sleeper.sleep(wait),
-                    Err(e) => break Err(e),
-                },
-            }
-        };
-        let report = run.report();
-        (result, report)
+        self.blocking_run(op, |result, run| (result, run.report()))
+    }
+
+    /// The blocking entry: the async loop, with every attempt ready on its
+    /// first poll and every wait a thread sleep, driven to its end here.
+    fn blocking_run<F, T, E, R>(
+        self,
+        mut op: F,
+        finish: impl for<'r> FnOnce(Result<T, E>, &Run<'p, C, Blocked<'r, S>, H>) -> R,
+    ) -> R
+    where
+        F: FnMut() -> Result<T, E>,
+        E: Classify,
+        C: Clock,
+        S: BlockingSleeper,
+        H: HookSet<E>,
+    {
+        let Retry {
+            policy,
+            clock,
+            sleeper,
+            hooks,
+            seed,
+        } = self;
+        let run = Retry {
+            policy,
+            clock,
+            sleeper: Blocked(&sleeper),
+            hooks,
+            seed,
+        }
+        .start_run(true);
+        block_on(run.run_to_end(|| std::future::ready(op()), finish))
+    }
+}
+
+/// A blocking sleeper seen as an async one whose sleep happens when first
+/// polled (never when made: the attempt-timeout timer is made, not polled,
+/// for an attempt that is always ready at once).
+#[derive(Debug)]
+pub(crate) struct Blocked<'s, S>(&'s S);
+
+impl<'s, S: BlockingSleeper> Sleeper for Blocked<'s, S> {
+    type Sleep = ThreadSleep<'s, S>;
+    fn sleep(&self, d: Duration) -> ThreadSleep<'s, S> {
+        ThreadSleep {
+            sleeper: self.0,
+            wait: Some(d),
+        }
+    }
+}
+
+/// The future of one blocking wait.
+#[derive(Debug)]
+pub(crate) struct ThreadSleep<'s, S> {
+    sleeper: &'s S,
+    wait: Option<Duration>,
+}
+
+impl<S: BlockingSleeper> Future for ThreadSleep<'_, S> {
+    type Output = ();
+    fn poll(mut self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<()> {
+        if let Some(wait) = self.wait.take() {
+            self.sleeper.sleep(wait);
+        }
+        Poll::Ready(())
+    }
+}
+
+/// Polls `fut` to completion on this thread. The blocking loop's future is
+/// ready at its first poll (blocking attempts, thread sleeps), so this
+/// spins only if a caller's sleeper or hook returns a pending future.
+fn block_on<F: Future>(fut: F) -> F::Output {
+    let mut fut = pin!(fut);
+    let mut cx = Context::from_waker(std::task::Waker::noop());
+    loop {
+        if let Poll::Ready(out) = fut.as_mut().poll(&mut cx) {
+            return out;
+        }
+        std::thread::yield_now();
     }
 }
 
@@ -298,19 +357,10 @@ fn run_name(policy: &Policy) -> &str {
     policy.name().unwrap_or("<unnamed>")
 }
 
-/// The state of one call in progress. Get one from [`Retry::start`].
-///
-/// ```
-/// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-/// use retry_core::{Ending, Policy, Retry};
-/// let p = Policy::builder().max_attempts(1).build().unwrap();
-/// let mut run = Retry::new(&p).start();
-/// let e = run.attempt(async { Err::<(), _>(std::io::Error::from(std::io::ErrorKind::NotFound)) }).await.unwrap_err();
-/// assert!(run.recover(e).await.is_err());
-/// assert_eq!(run.report().ending, Ending::Permanent);
-/// # }
-/// ```
+/// The state of one call in progress. Not public API: `#[retry]` drives it
+/// through [`Run::round`].
 #[derive(Debug)]
+#[doc(hidden)]
 pub struct Run<'p, C, S, H> {
     policy: &'p Policy,
     clock: C,
@@ -319,98 +369,91 @@ pub struct Run<'p, C, S, H> {
     decider: Decider,
     ending: Option<Ending>,
     timed: bool,
+    /// The call's `retry` span: every round runs inside it.
+    #[cfg(feature = "tracing")]
+    span: tracing::Span,
 }
 
 impl<C: Clock, S, H> Run<'_, C, S, H> {
-    /// The loop itself: attempt, recover, until success or the end; then
-    /// `finish` makes the output from the result and the run (for its
-    /// report).
+    /// Runs the loop (repeated [`round`](Self::round)s), then `finish` makes
+    /// the output from the result and the run (for its report).
     ///
-    /// It owns the run and returns its own future, so the caller's future is
-    /// this one: an `async fn` wrapper would hold a second copy of the
-    /// per-call state and move it on the first poll, which was most of the
-    /// success path's cost (see examples/benches).
-    fn run_to_end<F, Fut, T, E, R>(
+    /// It owns the run, so the caller's future is this one: a wrapper around
+    /// it would hold a second copy of the per-call state and move it on the
+    /// first poll, which was most of the success path's cost (see
+    /// examples/benches).
+    async fn run_to_end<F, Fut, T, E, R>(
         mut self,
         mut op: F,
         finish: impl FnOnce(Result<T, E>, &Self) -> R,
-    ) -> impl Future<Output = R>
+    ) -> R
     where
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, E>>,
         E: Classify,
-        S: crate::Sleeper,
+        S: Sleeper,
+        H: HookSet<E>,
+    {
+        let result = loop {
+            if let ControlFlow::Break(result) = self.round(&mut op).await {
+                break result;
+            }
+        };
+        finish(result, &self)
+    }
+
+    /// One round of the one retry loop, whoever drives it: an attempt (made
+    /// by `make`, so the caller's future holds the attempt's future once, and
+    /// a `#[retry]` attempt may borrow the function's arguments); on failure
+    /// the decision with its hooks, event and end reason; then the wait.
+    /// `Break` carries the call's result. The decision comes before the
+    /// sleep and the error is dropped in between, so a `!Send` error leaves
+    /// the future `Send`. Runs inside the call's `retry` span.
+    pub fn round<M, Fut, T, E>(
+        &mut self,
+        make: M,
+    ) -> impl Future<Output = ControlFlow<Result<T, E>>>
+    where
+        M: FnOnce() -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+        E: Classify,
+        S: Sleeper,
         H: HookSet<E>,
     {
         #[cfg(feature = "tracing")]
-        let policy = self.policy;
-        let looped = async move {
-            let result = loop {
-                match self.attempt_with(&mut op).await {
-                    Ok(v) => break Ok(v),
-                    Err(e) => {
-                        if let Err(e) = self.recover(e).await {
-                            break Err(e);
-                        }
-                    }
-                }
+        let span = self.span.clone();
+        let round = async move {
+            let wait = match self.attempt(make).await {
+                Ok(value) => return ControlFlow::Break(Ok(value)),
+                Err(error) => match self.decide(error) {
+                    Ok(wait) => wait,
+                    Err(error) => return ControlFlow::Break(Err(error)),
+                },
             };
-            finish(result, &self)
+            self.sleeper.sleep(wait).await;
+            ControlFlow::Continue(())
         };
         #[cfg(feature = "tracing")]
-        let looped = async move {
-            let span = tracing::debug_span!("retry", policy = run_name(policy));
-            tracing::Instrument::instrument(looped, span).await
-        };
-        looped
+        let round = tracing::Instrument::instrument(round, span);
+        round
     }
 
     fn begin_attempt(&mut self) {
         let clock = &self.clock;
         self.decider
-            .begin_attempt_with(self.policy, self.timed, || clock.now());
+            .begin_attempt_lazily(self.policy, self.timed, || clock.now());
     }
 
-    /// Runs one attempt, cancelling it when it outlives the policy's
+    /// Runs one attempt, made by `make` (so the loop's future holds the
+    /// attempt's future once), cancelling it when it outlives the policy's
     /// `attempt_timeout` (if the error type can say so: see
     /// [`Classify::from_timeout`]).
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-    /// let p = retry_core::Policy::default();
-    /// let mut run = retry_core::Retry::new(&p).start();
-    /// assert_eq!(run.attempt(async { Ok::<_, std::io::Error>(1) }).await.unwrap(), 1);
-    /// # }
-    /// ```
-    pub fn attempt<Fut, T, E>(&mut self, fut: Fut) -> impl Future<Output = Result<T, E>>
-    where
-        Fut: Future<Output = Result<T, E>>,
-        E: Classify,
-        S: crate::Sleeper,
-    {
-        self.attempt_with(move || fut)
-    }
-
-    /// Like [`attempt`](Self::attempt), but makes the attempt's future itself,
-    /// with `make`. The returned future then holds the attempt's future once;
-    /// one passed in by value is held twice (as the argument and as what is
-    /// awaited), which doubles the size for a large future (a client holding
-    /// a buffer across an await). [`Retry::call`] uses this.
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-    /// let p = retry_core::Policy::default();
-    /// let mut run = retry_core::Retry::new(&p).start();
-    /// let fetch = || async { Ok::<_, std::io::Error>([7u8; 1024][0]) };
-    /// assert_eq!(run.attempt_with(fetch).await.unwrap(), 7);
-    /// # }
-    /// ```
-    pub async fn attempt_with<M, Fut, T, E>(&mut self, make: M) -> Result<T, E>
+    async fn attempt<M, Fut, T, E>(&mut self, make: M) -> Result<T, E>
     where
         M: FnOnce() -> Fut,
         Fut: Future<Output = Result<T, E>>,
         E: Classify,
-        S: crate::Sleeper,
+        S: Sleeper,
     {
         self.begin_attempt();
         let Some(limit) = self.policy.attempt_timeout() else {
@@ -440,69 +483,6 @@ impl<C: Clock, S, H> Run<'_, C, S, H> {
         .await
     }
 
-    /// After a failed attempt: waits and returns `Ok(())` when another attempt
-    /// should follow, or gives the error back when the call is over.
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-    /// let p = retry_core::Policy::default();
-    /// let mut run = retry_core::Retry::new(&p).start();
-    /// let err = run.attempt(async { Err::<(), _>(std::io::Error::from(std::io::ErrorKind::TimedOut)) }).await.unwrap_err();
-    /// assert!(run.recover(err).await.is_ok());
-    /// # }
-    /// ```
-    pub async fn recover<E>(&mut self, error: E) -> Result<(), E>
-    where
-        E: Classify,
-        S: crate::Sleeper,
-        H: HookSet<E>,
-    {
-        let wait = self.decide(error)?;
-        self.sleeper.sleep(wait).await;
-        Ok(())
-    }
-
-    /// [`recover`](Self::recover) in two steps: the decision (with its hooks)
-    /// now, the sleep after. Returns the wait before the next attempt, or the
-    /// error back when the call is over. Callers whose future must stay `Send`
-    /// with a `!Send` error (such as `Box<dyn Error>`) use this, so the error
-    /// is not held across the sleep; `#[retry]` does.
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-    /// let p = retry_core::Policy::builder().max_attempts(2).build().unwrap();
-    /// let mut run = retry_core::Retry::new(&p).start();
-    /// let err = run.attempt(async { Err::<(), _>(std::io::Error::from(std::io::ErrorKind::TimedOut)) }).await.unwrap_err();
-    /// let wait = run.next_wait(err).unwrap();
-    /// run.sleep(wait).await;
-    /// let err = run.attempt(async { Err::<(), _>(std::io::Error::from(std::io::ErrorKind::TimedOut)) }).await.unwrap_err();
-    /// assert!(run.next_wait(err).is_err()); // two attempts made: over
-    /// # }
-    /// ```
-    pub fn next_wait<E>(&mut self, error: E) -> Result<Duration, E>
-    where
-        E: Classify,
-        H: HookSet<E>,
-    {
-        self.decide(error)
-    }
-
-    /// Waits `wait` on this run's sleeper (the wait [`next_wait`](Self::next_wait) chose).
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-    /// let p = retry_core::Policy::default();
-    /// let run = retry_core::Retry::new(&p).start();
-    /// run.sleep(std::time::Duration::from_millis(5)).await;
-    /// # }
-    /// ```
-    pub fn sleep(&self, wait: Duration) -> S::Sleep
-    where
-        S: crate::Sleeper,
-    {
-        self.sleeper.sleep(wait)
-    }
-
     /// The decision and its hooks, without the sleep.
     fn decide<E>(&mut self, error: E) -> Result<Duration, E>
     where
@@ -519,7 +499,7 @@ impl<C: Clock, S, H> Run<'_, C, S, H> {
         let mut read = None;
         let step = self
             .decider
-            .after_failure_with(self.policy, failure, || *read.insert(clock.now()));
+            .after_failure_lazily(self.policy, failure, || *read.insert(clock.now()));
         match step {
             Step::Retry { wait, hinted } => {
                 let event = RetryEvent {
@@ -562,13 +542,7 @@ impl<C: Clock, S, H> Run<'_, C, S, H> {
     }
 
     /// How the call has gone so far; `Success` unless it gave up.
-    ///
-    /// ```
-    /// let p = retry_core::Policy::default();
-    /// let run = retry_core::Retry::new(&p).start();
-    /// assert_eq!(run.report().attempts, 0);
-    /// ```
-    pub fn report(&self) -> Report {
+    fn report(&self) -> Report {
         self.decider
             .report(self.ending.unwrap_or(Ending::Success), self.clock.now())
     }

@@ -24,7 +24,7 @@ impl ScheduleState {
 
     /// The next computed (jittered, clamped) wait; advances the schedule.
     pub(crate) fn next_delay(&mut self, policy: &Policy) -> Duration {
-        let d = policy.delay(self.retries, self.prev, &mut self.rng);
+        let d = policy.delay(self.retries, self.prev, self.rng.unit(self.retries));
         self.retries = self.retries.saturating_add(1);
         self.prev = d;
         d

@@ -1,7 +1,8 @@
 //! Seeded statistical tests of the jitter modes: ranges, uniformity of full
 //! jitter (Kolmogorov–Smirnov), and decorrelated jitter not sticking at the cap.
 
-use retry_core::{Backoff, Jitter, JitterRng, Policy, Schedule};
+use rand::{Rng, SeedableRng, rngs::SmallRng};
+use retry_core::{Backoff, Jitter, Policy, Schedule};
 use std::time::Duration;
 
 const SAMPLES: usize = 20_000;
@@ -17,9 +18,9 @@ fn policy(jitter: Jitter) -> Policy {
 }
 
 fn samples(p: &Policy, n: u32, seed: u64) -> Vec<Duration> {
-    let mut rng = JitterRng::seeded(seed);
+    let mut rng = SmallRng::seed_from_u64(seed);
     (0..SAMPLES)
-        .map(|_| p.delay(n, p.base(), &mut rng))
+        .map(|_| p.delay(n, p.base(), rng.random::<f64>()))
         .collect()
 }
 

@@ -1,7 +1,7 @@
 //! The exact schedules of a classic backoff library, reproduced through the
 //! stateful oracle (no jitter, so every figure is exact).
 
-use retry_core::{Backoff, Jitter, Oracle, OracleState, Policy, Verdict};
+use retry_core::{Backoff, Ending, Jitter, Oracle, OracleState, Policy, Verdict};
 use std::time::{Duration, SystemTime};
 
 fn ms(n: u64) -> Duration {
@@ -48,9 +48,15 @@ fn initial_five_cap_one_hundred() {
 }
 
 #[test]
-fn total_duration_limit_gives_up_when_the_next_wait_would_pass_it() {
-    let policy = exponential(3, 1_000_000);
-    let mut oracle = Oracle::new(&policy).total_limit(Some(ms(21)));
+fn the_deadline_gives_up_when_the_next_wait_would_reach_it() {
+    // The loop's boundary: a wait that would end at or past the deadline is
+    // not started. With a 22 ms deadline, 3 + 6 + 12 = 21 fits, the next does not.
+    let policy = exponential(3, 1_000_000)
+        .to_builder()
+        .deadline(Some(ms(22)))
+        .build()
+        .unwrap();
+    let mut oracle = Oracle::new(&policy);
     let mut now = 0;
     let mut waits = Vec::new();
     // Each failure is reported exactly when the oracle said to retry.
@@ -61,6 +67,14 @@ fn total_duration_limit_gives_up_when_the_next_wait_would_pass_it() {
     }
     assert_eq!(waits, [3, 6, 12]);
     assert_eq!(now, 21);
+    assert_eq!(oracle.failure(at(now)), Verdict::GiveUp(Ending::Deadline));
+
+    // Ending exactly at the deadline is reaching it: 21 ms gives up after 3 + 6.
+    let exact = policy.to_builder().deadline(Some(ms(21))).build().unwrap();
+    let mut oracle = Oracle::new(&exact);
+    assert_eq!(oracle.failure(at(0)), Verdict::Wait(ms(3)));
+    assert_eq!(oracle.failure(at(3)), Verdict::Wait(ms(6)));
+    assert_eq!(oracle.failure(at(9)), Verdict::GiveUp(Ending::Deadline));
 }
 
 #[test]
@@ -92,8 +106,8 @@ fn max_attempts_counts_calls_in_the_oracle_too() {
     assert!(oracle.failure(at(0)).wait().is_some());
     assert!(oracle.failure(at(0)).wait().is_some());
     // The third call failed: no call is left.
-    assert_eq!(oracle.failure(at(0)), Verdict::GiveUp);
-    assert_eq!(oracle.failure(at(0)), Verdict::GiveUp);
+    assert_eq!(oracle.failure(at(0)), Verdict::GiveUp(Ending::Exhausted));
+    assert_eq!(oracle.failure(at(0)), Verdict::GiveUp(Ending::Exhausted));
 }
 
 #[test]
@@ -111,9 +125,12 @@ fn resuming_from_saved_state_continues_the_schedule() {
 #[test]
 fn a_time_before_the_first_failure_does_not_panic() {
     let policy = exponential(1, 200);
-    let mut oracle = Oracle::new(&policy)
-        .consider_actual_delay(true)
-        .total_limit(Some(ms(10_000)));
+    let policy = policy
+        .to_builder()
+        .deadline(Some(ms(10_000)))
+        .build()
+        .unwrap();
+    let mut oracle = Oracle::new(&policy).consider_actual_delay(true);
     assert_eq!(oracle.failure(at(1_000)), Verdict::Wait(ms(1)));
     // The clock went back 1 s: the caller owes the whole gap plus the next wait.
     assert_eq!(oracle.failure(at(0)), Verdict::Wait(ms(1_003)));

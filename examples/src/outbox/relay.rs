@@ -3,7 +3,7 @@
 
 use super::broker::{BrokerError, FakeBroker};
 use super::store::{EventRow, EventState, Store, now_ms};
-use retry_core::{Classify, Oracle, Verdict, registry, retry};
+use retry_core::{Oracle, Verdict, registry, retry};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, SystemTime};
@@ -124,12 +124,14 @@ impl Relay {
         let mut stats = PassStats::default();
         for event in self.store.due(now_ms(), self.batch)? {
             let calls = AtomicU32::new(0);
+            let mut oracle = Oracle::resume(&outbox_policy, event.oracle);
+            // The deadline counts from the start of the first attempt.
+            oracle.attempt(SystemTime::now());
             // No transaction or lock is held while publishing.
             let outcome = publish(&self.broker, &event, &calls).await;
             let calls = calls.load(Ordering::Relaxed);
             stats.calls += calls;
             let (now, wall) = (now_ms(), SystemTime::now());
-            let mut oracle = Oracle::resume(&outbox_policy, event.oracle);
             match outcome {
                 Ok(()) => {
                     oracle.success(wall);
@@ -139,16 +141,13 @@ impl Relay {
                     stats.published += 1;
                 }
                 Err(err) => {
-                    let verdict = if err.class().is_retryable() {
-                        oracle.failure(wall)
-                    } else {
-                        Verdict::GiveUp
-                    };
+                    // The engine's kernel decides: the class against the
+                    // policy's `retry_on`, the broker's hint up to
+                    // `max_retry_after`, attempts, deadline and budget.
+                    let verdict = oracle.failure_of(&err, wall);
                     let message = err.to_string();
                     match verdict {
                         Verdict::Wait(wait) => {
-                            // The broker's own hint outranks the table's schedule.
-                            let wait = err.retry_after().map_or(wait, |hint| wait.max(hint));
                             let wait_ms = i64::try_from(wait.as_millis()).unwrap_or(i64::MAX);
                             self.store.record(
                                 &event,
@@ -161,9 +160,10 @@ impl Relay {
                             )?;
                             stats.rescheduled += 1;
                         }
-                        Verdict::GiveUp => {
+                        Verdict::GiveUp(ending) => {
                             let state = event.oracle;
                             let store = &self.store;
+                            let message = format!("{message} (gave up: {ending})");
                             store.record(
                                 &event,
                                 EventState::Dead,

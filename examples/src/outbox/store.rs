@@ -148,6 +148,8 @@ impl EventRow {
             oracle: OracleState {
                 failures: r.get("failures")?,
                 last_delay: Duration::from_millis(r.get::<_, i64>("last_delay_ms")?.max(0) as u64),
+                // One run per event (a success ends it): its waits so far.
+                waited: Duration::from_millis(r.get::<_, i64>("total_wait_ms")?.max(0) as u64),
                 first_failure: r.get::<_, Option<i64>>("first_failure_ms")?.map(from_ms),
                 due: r.get::<_, Option<i64>>("due_ms")?.map(from_ms),
             },

@@ -130,38 +130,32 @@ pub fn expand(
     let site = Span::mixed_site();
     let policy_var = Ident::new("__retry_policy", site);
     let kind = Ident::new("__retry_kind", site);
-    let run = Ident::new("__retry_run", site);
     let body = &func.body.stmts;
 
     let looped = if func.sig.asyncness.is_some() {
-        let value = Ident::new("__retry_value", site);
-        let error = Ident::new("__retry_error", site);
-        let wait = Ident::new("__retry_wait", site);
+        let run = Ident::new("__retry_run", site);
+        let result = Ident::new("__retry_result", site);
+        // Repeats retry-core's one loop round (attempt, decision, hooks,
+        // wait, all in the call's span). Each round's attempt is made by a
+        // closure written in place, so it is `FnOnce` and may hand out
+        // borrows of `&mut` arguments; the attempt's future is made inside
+        // the round, so it is held once.
         quote! {
             let mut #run = #krate::__private::Retry::new(&*#policy_var).hooks(#hooks).start();
             loop {
                 #(#copies)*
-                // The attempt's future is made inside `attempt_with`, so the
-                // loop's future holds it once rather than as an argument too.
-                // The closures are written in place so they are inferred as
-                // `FnOnce` and may hand out borrows of `&mut` arguments.
-                let #error = match #run.attempt_with(|| #krate::__private::tag_future_with(#kind, || {
-                    #krate::__private::typed::<#ret, _>(async {
-                        #(#whole)*
-                        #(#unpack)*
-                        #(#body)*
-                    })
-                })).await {
-                    ::core::result::Result::Ok(#value) => break ::core::result::Result::Ok(#value),
-                    ::core::result::Result::Err(#error) => #error,
-                };
-                // Decide first, sleep after: the error is not held across the
-                // sleep, so a `!Send` error leaves the future `Send`.
-                let #wait = match #run.next_wait(#error) {
-                    ::core::result::Result::Ok(#wait) => #wait,
-                    ::core::result::Result::Err(#error) => break ::core::result::Result::Err(#error.into_inner()),
-                };
-                #run.sleep(#wait).await;
+                if let ::core::ops::ControlFlow::Break(#result) = #run
+                    .round(|| #krate::__private::tag_future_with(#kind, || {
+                        #krate::__private::typed::<#ret, _>(async {
+                            #(#whole)*
+                            #(#unpack)*
+                            #(#body)*
+                        })
+                    }))
+                    .await
+                {
+                    break #result.map_err(#krate::__private::Tagged::into_inner);
+                }
             }
         }
     } else {
