@@ -275,8 +275,8 @@ impl Config {
                 .map(|&key| {
                     let set = b.fields.get(key);
                     let value = match key {
-                        Key::Ratio => b.budget.ratio().to_string(),
-                        Key::MinPerSec => b.budget.min_per_sec().to_string(),
+                        Key::Ratio => crate::show_number(b.budget.ratio()),
+                        Key::MinPerSec => crate::show_number(b.budget.min_per_sec()),
                         _ => Value::Duration(b.budget.window()).to_string(),
                     };
                     Explained {
@@ -526,7 +526,7 @@ fn effective(policy: &Policy, key: Key) -> String {
     let value = match key {
         Key::Backoff => return policy.backoff().name().to_owned(),
         Key::Factor => match policy.backoff() {
-            Backoff::Exponential { factor } => return factor.to_string(),
+            Backoff::Exponential { factor } => return crate::show_number(factor),
             other => return format!("- (unused by {} backoff)", other.name()),
         },
         Key::Base => Value::Duration(policy.base()),

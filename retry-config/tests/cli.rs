@@ -131,6 +131,27 @@ fn check_of_a_missing_file_fails() {
 }
 
 #[test]
+fn huge_numbers_print_in_scientific_notation() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(
+        dir.path(),
+        "retry.toml",
+        "[policies.a]\nfactor = 1e308\ncap = \"30s\"\n",
+    );
+    let out = run(&["check", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = stdout(&out);
+    assert!(text.contains("factor = 1e308"), "{text}");
+    assert!(text.contains("(got 1e308)"), "{text}");
+    assert!(!text.contains("00000000000000000000"), "{text}");
+    // The label and the fix both print the value as it was written.
+    let file = write(dir.path(), "tiny.toml", "[budgets.b]\nratio = -1e-300\n");
+    let text = stdout(&run(&["check", file.to_str().unwrap()]));
+    assert!(text.contains("ratio = -1e-300"), "{text}");
+    assert!(text.contains("(got -1e-300)"), "{text}");
+}
+
+#[test]
 fn list_shows_every_policy_and_budget() {
     let dir = tempfile::tempdir().unwrap();
     let file = write(dir.path(), "retry.toml", VALID);
