@@ -5,6 +5,7 @@ use crate::document::{self, Document};
 use crate::env::{self, Env};
 use crate::layers::Layer;
 use crate::lint;
+use crate::read::{FileOrigin, read_file};
 use crate::resolve::{self, ResolvedBudget, ResolvedPolicy};
 use crate::schema::{BUDGET_KEYS, Key, POLICY_KEYS, Value};
 use retry_core::{Backoff, Policy, Registry, RetryBudget};
@@ -162,7 +163,7 @@ impl Config {
     /// ```
     pub fn load_file(path: impl AsRef<Path>, options: &Options) -> Result<Config, Diagnostics> {
         let path = path.as_ref();
-        let text = read(path)?;
+        let text = read_file(path, FileOrigin::Given)?;
         Config::load_str(&text, &path.display().to_string(), options)
     }
 
@@ -420,7 +421,7 @@ pub fn check_str(text: &str, name: &str, options: &Options) -> Diagnostics {
 /// ```
 pub fn check_file(path: impl AsRef<Path>, options: &Options) -> Diagnostics {
     let path = path.as_ref();
-    match read(path) {
+    match read_file(path, FileOrigin::Given) {
         Ok(text) => check_str(&text, &path.display().to_string(), options),
         Err(d) => d,
     }
@@ -438,16 +439,6 @@ fn dedup_across_profiles(diags: &mut Diagnostics) {
             diags.push(d);
         }
     }
-}
-
-pub(crate) fn read(path: &Path) -> Result<String, Diagnostics> {
-    std::fs::read_to_string(path).map_err(|e| {
-        std::iter::once(
-            Diagnostic::error("", format!("cannot read {}: {e}", path.display()))
-                .note("set RETRY_CONFIG to the file's path, or create retry.toml in the working directory"),
-        )
-        .collect()
-    })
 }
 
 fn load_profile(

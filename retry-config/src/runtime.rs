@@ -2,9 +2,10 @@
 //! discovery, `init`, `reload`, the opt-in file watcher, and the lazy loader
 //! the registry runs on its first lookup when `init` was never called.
 
-use crate::config::{Config, Options, read};
+use crate::config::{Config, Options};
 use crate::diagnostic::{Diagnostic, Diagnostics, did_you_mean};
 use crate::env::Env;
+use crate::read::{FileOrigin, read_file};
 use retry_core::Registry;
 use retry_core::registry::{self, LazyLoader};
 use std::path::{Path, PathBuf};
@@ -103,7 +104,12 @@ impl Setup {
     /// assert!(retry_config::Setup::new("/no/such/file.toml").load().is_err());
     /// ```
     pub fn load(&self) -> Result<Config, Diagnostics> {
-        let text = read(&self.path)?;
+        let origin = if self.discovered {
+            FileOrigin::Default
+        } else {
+            FileOrigin::Given
+        };
+        let text = read_file(&self.path, origin)?;
         let mut options = self.options.clone();
         if options.known_classes.is_none() {
             // Classes registered by `#[derive(Classify)]` make `retry_on` checkable.

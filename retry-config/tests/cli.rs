@@ -119,14 +119,93 @@ fn check_rejects_an_invalid_file_with_every_problem_and_exit_1() {
     assert!(text.contains("2 errors"), "{text}");
 }
 
+/// Runs the binary in `dir` (so that `./retry.toml` is looked for there).
+fn run_in(dir: &Path, args: &[&str], vars: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_retry-policy"));
+    cmd.current_dir(dir).args(args);
+    for (k, _) in std::env::vars() {
+        if k.starts_with("RETRY_") {
+            cmd.env_remove(k);
+        }
+    }
+    cmd.envs(vars.iter().copied()).output().unwrap()
+}
+
 #[test]
-fn check_of_a_missing_file_fails() {
+fn a_file_that_cannot_be_read_means_the_command_could_not_run() {
+    // check prints diagnostics on stdout; the other commands on stderr.
     let out = run(&["check", "/no/such/retry.toml"]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
     assert!(
         stdout(&out).contains("cannot read /no/such/retry.toml"),
         "{}",
         stdout(&out)
+    );
+    for command in [
+        &["list"][..],
+        &["show", "a"],
+        &["explain", "a"],
+        &["simulate", "a"],
+    ] {
+        let mut args = command.to_vec();
+        args.extend(["-c", "/no/such/retry.toml"]);
+        let out = run(&args);
+        assert_eq!(out.status.code(), Some(2), "{command:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains("cannot read"), "{}", stderr(&out));
+    }
+    // A file with problems is still 1, and --help says which is which.
+    let help = stdout(&run(&["--help"]));
+    assert!(help.contains("1 the configuration has errors"), "{help}");
+    assert!(help.contains("2 the command could not run"), "{help}");
+    assert!(help.contains("cannot be read"), "{help}");
+}
+
+#[test]
+fn each_read_failure_gets_a_hint_that_fits_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let hint = |args: &[&str], vars: &[(&str, &str)]| {
+        let out = run_in(d, args, vars);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        stdout(&out) + &stderr(&out)
+    };
+    // A named file that is missing: check the path, not RETRY_CONFIG.
+    let text = hint(&["check", "missing.toml"], &[]);
+    assert!(text.contains("check the path"), "{text}");
+    assert!(!text.contains("RETRY_CONFIG"), "{text}");
+    let text = hint(&["list", "-c", "missing.toml"], &[]);
+    assert!(!text.contains("RETRY_CONFIG"), "{text}");
+    // A directory.
+    std::fs::create_dir(d.join("conf")).unwrap();
+    let text = hint(&["check", "conf"], &[]);
+    assert!(text.contains("is a directory"), "{text}");
+    assert!(!text.contains("RETRY_CONFIG"), "{text}");
+    // Not UTF-8: where the bad byte is.
+    std::fs::write(d.join("latin1.toml"), b"[policies.a]\n# caf\xe9\n").unwrap();
+    let text = hint(&["check", "latin1.toml"], &[]);
+    assert!(text.contains("UTF-8"), "{text}");
+    assert!(text.contains("line 2, column 6"), "{text}");
+    assert!(!text.contains("RETRY_CONFIG"), "{text}");
+    // RETRY_CONFIG naming a missing file: say that it is RETRY_CONFIG's path.
+    let text = hint(&["list"], &[("RETRY_CONFIG", "elsewhere.toml")]);
+    assert!(text.contains("RETRY_CONFIG names"), "{text}");
+    // Only the default file, looked for and not found, suggests RETRY_CONFIG.
+    let text = hint(&["list"], &[]);
+    assert!(text.contains("cannot read retry.toml"), "{text}");
+    assert!(text.contains("set RETRY_CONFIG"), "{text}");
+    assert!(text.contains("--config FILE"), "{text}");
+    let text = hint(&["check"], &[]);
+    assert!(text.contains("set RETRY_CONFIG"), "{text}");
+}
+
+#[test]
+fn help_opens_with_what_the_tool_does() {
+    let help = stdout(&run(&["--help"]));
+    let first = help.lines().next().unwrap();
+    assert!(first.contains("retry polic"), "{first}");
+    assert!(
+        !first.contains(env!("CARGO_PKG_DESCRIPTION")),
+        "the crate's description is not the tool's: {first}"
     );
 }
 
