@@ -199,6 +199,24 @@ fn each_read_failure_gets_a_hint_that_fits_it() {
 }
 
 #[test]
+fn check_says_when_a_file_defines_no_policies() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in [
+        ("empty.toml", ""),
+        ("only-budgets.toml", "[budgets.b]\nratio = 0.1\n"),
+    ] {
+        let file = write(dir.path(), name, text);
+        let out = run(&["check", file.to_str().unwrap()]);
+        let text = stdout(&out);
+        assert!(text.contains("defines no policies"), "{name}: {text}");
+        assert!(!text.contains(": ok ("), "{name}: {text}");
+        // A warning, so --deny-warnings fails on it.
+        let out = run(&["check", file.to_str().unwrap(), "--deny-warnings"]);
+        assert_eq!(out.status.code(), Some(1), "{name}: {}", stdout(&out));
+    }
+}
+
+#[test]
 fn help_opens_with_what_the_tool_does() {
     let help = stdout(&run(&["--help"]));
     let first = help.lines().next().unwrap();

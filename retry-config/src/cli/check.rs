@@ -2,7 +2,7 @@
 //! profile (or the one selected), in one pass.
 
 use super::{CliError, Context, Stream};
-use retry_config::{Diagnostic, FileOrigin};
+use retry_config::{Config, Diagnostic, Diagnostics, FileOrigin, Options};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -38,7 +38,7 @@ pub fn run(args: Args, cx: &Context) -> Result<ExitCode, CliError> {
     let options = cx.options().deny_warnings(args.deny_warnings);
     let name = path.display().to_string();
     let (diags, unreadable) = match super::read(&path, origin) {
-        Ok(text) => (retry_config::check_str(&text, &name, &options), false),
+        Ok(text) => (check(&text, &name, &options), false),
         Err(diags) => (diags, true),
     };
     let scope = match &options.profile {
@@ -65,6 +65,28 @@ pub fn run(args: Args, cx: &Context) -> Result<ExitCode, CliError> {
         (false, true) => ExitCode::from(1),
         (false, false) => ExitCode::SUCCESS,
     })
+}
+
+/// [`retry_config::check_str`], plus a warning when the file is valid but
+/// defines no policy: a program using it would find none of its names.
+fn check(text: &str, name: &str, options: &Options) -> Diagnostics {
+    let mut diags = retry_config::check_str(text, name, options);
+    if diags.has_errors() {
+        return diags;
+    }
+    let lenient = options.clone().deny_warnings(false);
+    let defines_none = Config::load_str(text, name, &lenient)
+        .is_ok_and(|config| config.policy_names().next().is_none());
+    if defines_none {
+        diags.push(
+            Diagnostic::warning("policies", format!("{name} defines no policies"))
+                .note("every #[retry(policy = \"NAME\")] call site needs a [policies.NAME] table; add one for each name your code uses"),
+        );
+        if options.deny_warnings {
+            diags.deny_warnings();
+        }
+    }
+    diags
 }
 
 /// One diagnostic as a JSON object, for editors and CI annotations.
