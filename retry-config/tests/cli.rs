@@ -228,6 +228,85 @@ fn help_opens_with_what_the_tool_does() {
 }
 
 #[test]
+fn show_does_not_offer_more_attempts_than_it_can_show() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(
+        dir.path(),
+        "retry.toml",
+        "[policies.forever]\nbase = \"1ms\"\ncap = \"1ms\"\nmax_attempts = 0\ndeadline = \"10y\"\n",
+    );
+    let path = file.to_str().unwrap();
+    let out = run(&[
+        "show",
+        "forever",
+        "-c",
+        path,
+        "--seed",
+        "1",
+        "--attempts",
+        "100000",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    let last = text
+        .lines()
+        .find(|l| l.contains("the call would go on"))
+        .unwrap();
+    assert!(!last.contains("use --attempts N for more"), "{last}");
+    assert!(last.contains("100000"), "{last}");
+    // Below the maximum the hint stays.
+    let out = run(&[
+        "show",
+        "forever",
+        "-c",
+        path,
+        "--seed",
+        "1",
+        "--attempts",
+        "5",
+    ]);
+    assert!(
+        stdout(&out).contains("use --attempts N for more"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn simulate_names_flags_it_has_in_its_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "retry.toml", VALID);
+    let out = run(&[
+        "simulate",
+        "outbox",
+        "-c",
+        file.to_str().unwrap(),
+        "--tick",
+        "99y",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let text = stderr(&out);
+    assert!(text.contains("--tick"), "{text}");
+    assert!(text.contains("--horizon"), "{text}");
+    // And the flag it names exists.
+    let out = run(&[
+        "simulate",
+        "outbox",
+        "-c",
+        file.to_str().unwrap(),
+        "--tick",
+        "99y",
+        "--horizon",
+        "99y",
+        "--clients",
+        "10",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
+#[test]
 fn huge_numbers_print_in_scientific_notation() {
     let dir = tempfile::tempdir().unwrap();
     let file = write(
