@@ -221,11 +221,12 @@ impl Config {
     /// let cfg = retry_config::Config::load_str(text, "f", &Default::default()).unwrap();
     /// assert_eq!(cfg.extends("b").unwrap(), ["a"]);
     /// ```
-    pub fn extends(&self, name: &str) -> Option<&[String]> {
+    pub fn extends(&self, name: &str) -> Option<Vec<&str>> {
+        // Collected on request: policies share their ancestors' lists.
         self.policies
             .iter()
             .find(|p| p.name == name)
-            .map(|p| p.extends.as_slice())
+            .map(|p| p.extends.names().collect())
     }
 
     /// Every setting of policy `name`: its effective value and the layer it came from.
