@@ -5,6 +5,7 @@ use crate::document::{self, Document};
 use crate::env::{self, Env};
 use crate::layers::Layer;
 use crate::lint;
+use crate::read::{FileOrigin, read_file};
 use crate::resolve::{self, ResolvedBudget, ResolvedPolicy};
 use crate::schema::{BUDGET_KEYS, Key, POLICY_KEYS, Value};
 use retry_core::{Backoff, Policy, Registry, RetryBudget};
@@ -163,7 +164,7 @@ impl Config {
     /// ```
     pub fn load_file(path: impl AsRef<Path>, options: &Options) -> Result<Config, Diagnostics> {
         let path = path.as_ref();
-        let text = read(path)?;
+        let text = read_file(path, FileOrigin::Given)?;
         Config::load_str(&text, &path.display().to_string(), options)
     }
 
@@ -221,11 +222,12 @@ impl Config {
     /// let cfg = retry_config::Config::load_str(text, "f", &Default::default()).unwrap();
     /// assert_eq!(cfg.extends("b").unwrap(), ["a"]);
     /// ```
-    pub fn extends(&self, name: &str) -> Option<&[String]> {
+    pub fn extends(&self, name: &str) -> Option<Vec<&str>> {
+        // Collected on request: policies share their ancestors' lists.
         self.policies
             .iter()
             .find(|p| p.name == name)
-            .map(|p| p.extends.as_slice())
+            .map(|p| p.extends.names().collect())
     }
 
     /// Every setting of policy `name`: its effective value and the layer it came from.
@@ -276,8 +278,8 @@ impl Config {
                 .map(|&key| {
                     let set = b.fields.get(key);
                     let value = match key {
-                        Key::Ratio => b.budget.ratio().to_string(),
-                        Key::MinPerSec => b.budget.min_per_sec().to_string(),
+                        Key::Ratio => crate::show_number(b.budget.ratio()),
+                        Key::MinPerSec => crate::show_number(b.budget.min_per_sec()),
                         _ => Value::Duration(b.budget.window()).to_string(),
                     };
                     Explained {
@@ -421,7 +423,7 @@ pub fn check_str(text: &str, name: &str, options: &Options) -> Diagnostics {
 /// ```
 pub fn check_file(path: impl AsRef<Path>, options: &Options) -> Diagnostics {
     let path = path.as_ref();
-    match read(path) {
+    match read_file(path, FileOrigin::Given) {
         Ok(text) => check_str(&text, &path.display().to_string(), options),
         Err(d) => d,
     }
@@ -439,16 +441,6 @@ fn dedup_across_profiles(diags: &mut Diagnostics) {
             diags.push(d);
         }
     }
-}
-
-pub(crate) fn read(path: &Path) -> Result<String, Diagnostics> {
-    std::fs::read_to_string(path).map_err(|e| {
-        std::iter::once(
-            Diagnostic::error("", format!("cannot read {}: {e}", path.display()))
-                .note("set RETRY_CONFIG to the file's path, or create retry.toml in the working directory"),
-        )
-        .collect()
-    })
 }
 
 fn load_profile(
@@ -525,7 +517,7 @@ fn effective(policy: &Policy, key: Key) -> String {
     let value = match key {
         Key::Backoff => return policy.backoff().name().to_owned(),
         Key::Factor => match policy.backoff() {
-            Backoff::Exponential { factor } => return factor.to_string(),
+            Backoff::Exponential { factor } => return crate::show_number(factor),
             other => return format!("- (unused by {} backoff)", other.name()),
         },
         Key::Base => Value::Duration(policy.base()),

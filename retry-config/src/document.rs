@@ -40,12 +40,6 @@ pub(crate) struct Document {
 }
 
 impl Document {
-    pub(crate) fn policy(&self, name: &str) -> Option<&Named> {
-        self.policies.iter().find(|p| p.name == name)
-    }
-    pub(crate) fn budget(&self, name: &str) -> Option<&Named> {
-        self.budgets.iter().find(|p| p.name == name)
-    }
     pub(crate) fn profile(&self, name: &str) -> Option<&Profile> {
         self.profiles.iter().find(|p| p.name == name)
     }

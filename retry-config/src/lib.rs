@@ -62,6 +62,8 @@ mod document;
 mod env;
 mod layers;
 mod lint;
+mod number;
+mod read;
 mod resolve;
 mod runtime;
 mod schema;
@@ -70,6 +72,8 @@ pub use config::{Config, Explained, Options, check_file, check_str};
 pub use diagnostic::{Diagnostic, Diagnostics, Severity, Source, Span};
 pub use env::Env;
 pub use layers::Layer;
+pub use number::show_number;
+pub use read::{FileOrigin, MAX_FILE_BYTES, read_file};
 pub use runtime::{DEFAULT_FILE, Setup, Watcher, init, reload};
 pub use schema::show_duration;
 

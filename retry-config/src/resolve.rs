@@ -7,9 +7,12 @@ use crate::document::{Document, Named};
 use crate::env::{EnvOverlays, collisions, env_name};
 use crate::layers::{Fields, Layer};
 use crate::schema::{Key, Shape, Value};
+use chain::{Broken, Chains, Lineage};
 use retry_core::{Backoff, Policy, PolicyError, RetryBudget};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
+
+mod chain;
 
 /// A policy that passed validation, with the settings it came from.
 #[derive(Debug, Clone)]
@@ -19,7 +22,7 @@ pub(crate) struct ResolvedPolicy {
     /// Effective settings that some layer set (the rest are built-in).
     pub fields: Fields,
     /// Ancestors, nearest first.
-    pub extends: Vec<String>,
+    pub extends: Lineage,
     pub policy: Arc<Policy>,
 }
 
@@ -70,18 +73,30 @@ pub(crate) fn check_structure(doc: &Document, diags: &mut Diagnostics) {
             );
         }
     }
+    // Names in file order (for did-you-mean), and as sets: a search per
+    // overlay would cost the square of a big file.
+    let (policy_names, budget_names) = (names(&doc.policies), names(&doc.budgets));
+    let policy_set: HashSet<&str> = policy_names.iter().copied().collect();
+    let budget_set: HashSet<&str> = budget_names.iter().copied().collect();
     for profile in &doc.profiles {
-        for (what, plural, overlays, names) in [
+        for (what, plural, overlays, names, defined) in [
             (
                 "policy",
                 "policies",
                 &profile.policies,
-                names(&doc.policies),
+                &policy_names,
+                &policy_set,
             ),
-            ("budget", "budgets", &profile.budgets, names(&doc.budgets)),
+            (
+                "budget",
+                "budgets",
+                &profile.budgets,
+                &budget_names,
+                &budget_set,
+            ),
         ] {
             for overlay in overlays.iter() {
-                if !names.contains(&overlay.name.as_str()) {
+                if !defined.contains(overlay.name.as_str()) {
                     diags.push(
                         Diagnostic::error(
                             format!("profiles.{}.{plural}.{}", profile.name, overlay.name),
@@ -107,26 +122,41 @@ fn names(named: &[Named]) -> Vec<&str> {
 }
 
 /// Resolves every policy and budget for `profile` (already checked to exist).
-pub(crate) fn resolve(
-    doc: &Document,
+pub(crate) fn resolve<'d>(
+    doc: &'d Document,
     profile: Option<&str>,
     env: &EnvOverlays,
     diags: &mut Diagnostics,
 ) -> Resolved {
     let profile = profile.and_then(|p| doc.profile(p));
-    let budgets: Vec<ResolvedBudget> = doc
+    // Lookups by name, built once: a search per lookup would make a file
+    // with many policies cost the square of their number.
+    let by_name = |named: &'d [Named]| -> HashMap<&'d str, &'d Named> {
+        named.iter().map(|n| (n.name.as_str(), n)).collect()
+    };
+    let (policy_overlays, budget_overlays) = match profile {
+        Some(p) => (by_name(&p.policies), by_name(&p.budgets)),
+        None => Default::default(),
+    };
+    let budget_index: HashMap<&str, usize> = doc
         .budgets
         .iter()
-        .filter_map(|b| {
+        .enumerate()
+        .map(|(i, b)| (b.name.as_str(), i))
+        .collect();
+    // Each budget of the file, when it is valid.
+    let built: Vec<Option<ResolvedBudget>> = doc
+        .budgets
+        .iter()
+        .map(|b| {
             let mut fields = b.fields.clone();
-            if let Some(o) = profile.and_then(|p| p.budgets.iter().find(|o| o.name == b.name)) {
+            if let Some(o) = budget_overlays.get(b.name.as_str()) {
                 fields.overlay(&o.fields, None);
             }
             if let Some(o) = env.budgets.get(&b.name) {
                 fields.overlay(o, None);
             }
-            let built = build_budget(&fields);
-            match built {
+            match build_budget(&fields) {
                 Ok(budget) => Some(ResolvedBudget {
                     name: b.name.clone(),
                     span: b.span.clone(),
@@ -148,79 +178,35 @@ pub(crate) fn resolve(
         })
         .collect();
 
-    let mut reported_cycles = HashSet::new();
+    let chains = Chains::link(&doc.policies, |broken| {
+        diags.push(chain_error(broken, &doc.policies))
+    });
+    let inherited = inherit(doc, &chains, &policy_overlays, env);
     let mut policies = Vec::new();
-    for p in &doc.policies {
-        let chain = match chain(doc, p) {
-            Ok(chain) => chain,
-            Err(ChainError::Unknown { from, target, span }) => {
-                diags.push(
-                    Diagnostic::error(
-                        format!("policies.{}.extends", from.name),
-                        format!(
-                            "policy `{}` extends `{target}`, which is not defined",
-                            from.name
-                        ),
-                    )
-                    .at(Some(span), "no such policy")
-                    .suggest(did_you_mean(
-                        &target,
-                        doc.policies.iter().map(|p| p.name.as_str()),
-                    ))
-                    .note("`extends` names another [policies.NAME] table in this file"),
-                );
-                continue;
-            }
-            Err(ChainError::Cycle(members)) => {
-                let mut canonical = members.iter().map(|m| m.name.clone()).collect::<Vec<_>>();
-                let start = (0..canonical.len())
-                    .min_by_key(|&i| &canonical[i])
-                    .unwrap_or(0);
-                canonical.rotate_left(start);
-                if reported_cycles.insert(canonical.clone()) {
-                    let first = members[start];
-                    let path = canonical
-                        .iter()
-                        .chain(canonical.first())
-                        .cloned()
-                        .collect::<Vec<_>>()
-                        .join(" → ");
-                    diags.push(
-                        Diagnostic::error(
-                            format!("policies.{}.extends", first.name),
-                            format!("`extends` forms a cycle: {path}"),
-                        )
-                        .at(first.extends.as_ref().map(|(_, s)| s.clone()), "cycle starts here")
-                        .note("a policy cannot inherit from itself; remove `extends` from one of them"),
-                    );
-                }
-                continue;
-            }
+    for (i, p) in doc.policies.iter().enumerate() {
+        let Some(this) = inherited[i].as_ref() else {
+            continue; // its chain is broken, and reported
         };
-        // chain: the policy first, then its ancestors, nearest first.
+        let parent = chains.parent(i).and_then(|j| inherited[j].as_ref());
+        // The documented order: [defaults], the chain farthest first with
+        // the policy's own table last, then the profile, then the environment.
         let mut fields = doc.defaults.clone();
-        for ancestor in chain.iter().rev() {
-            let layer = (ancestor.name != p.name).then(|| Layer::Extends(ancestor.name.clone()));
-            fields.overlay(&ancestor.fields, layer.as_ref());
+        if let Some(parent) = parent {
+            fields.overlay(&parent.tables, None);
         }
-        if let Some(prof) = profile {
-            for ancestor in chain.iter().rev() {
-                if let Some(o) = prof.policies.iter().find(|o| o.name == ancestor.name) {
-                    fields.overlay(&o.fields, None);
-                }
-            }
-        }
-        for ancestor in chain.iter().rev() {
-            if let Some(o) = env.policies.get(&ancestor.name) {
-                fields.overlay(o, None);
-            }
-        }
+        fields.overlay(&p.fields, None);
+        fields.overlay(&this.profile, None);
+        fields.overlay(&this.env, None);
+        let extends = parent.map(|a| a.lineage.clone()).unwrap_or_default();
         let budget = match fields.get(Key::Budget).map(|s| (&s.value, s.span.clone())) {
             Some((Value::MaybeName(Some(name)), span)) => {
-                match budgets.iter().find(|b| &b.name == name) {
+                match budget_index
+                    .get(name.as_str())
+                    .and_then(|&b| built[b].as_ref())
+                {
                     Some(b) => Some(b.budget.clone()),
                     None => {
-                        if doc.budget(name).is_none() {
+                        if !budget_index.contains_key(name.as_str()) {
                             diags.push(
                                 Diagnostic::error(
                                     format!("policies.{}.budget", p.name),
@@ -251,7 +237,7 @@ pub(crate) fn resolve(
                 name: p.name.clone(),
                 span: p.span.clone(),
                 fields,
-                extends: chain.iter().skip(1).map(|a| a.name.clone()).collect(),
+                extends,
                 policy: Arc::new(policy),
             }),
             Err(e) => report(
@@ -264,39 +250,99 @@ pub(crate) fn resolve(
             ),
         }
     }
+    let budgets = built.into_iter().flatten().collect();
     Resolved { policies, budgets }
 }
 
-enum ChainError<'a> {
-    Unknown {
-        from: &'a Named,
-        target: String,
-        span: Span,
-    },
-    Cycle(Vec<&'a Named>),
+/// What a policy passes on to the policies that extend it: its chain's own
+/// tables (labelled as `extends` layers), the selected profile's overlays of
+/// them, the environment's, and the chain's names.
+struct Inherited {
+    tables: Fields,
+    profile: Fields,
+    env: Fields,
+    /// The policy and its ancestors, nearest first.
+    lineage: Lineage,
 }
 
-/// The policy followed by its ancestors, nearest first.
-fn chain<'a>(doc: &'a Document, policy: &'a Named) -> Result<Vec<&'a Named>, ChainError<'a>> {
-    let mut chain = vec![policy];
-    let mut seen = HashSet::from([policy.name.as_str()]);
-    let mut current = policy;
-    while let Some((target, span)) = &current.extends {
-        let Some(next) = doc.policy(target) else {
-            return Err(ChainError::Unknown {
-                from: current,
-                target: target.clone(),
-                span: span.clone(),
-            });
+/// Each policy's [`Inherited`] (`None` when its chain is broken), computed
+/// once per policy from its parent's, parents first.
+fn inherit(
+    doc: &Document,
+    chains: &Chains,
+    profile_overlays: &HashMap<&str, &Named>,
+    env: &EnvOverlays,
+) -> Vec<Option<Inherited>> {
+    let mut inherited: Vec<Option<Inherited>> = (0..doc.policies.len()).map(|_| None).collect();
+    for &i in chains.order() {
+        let p = &doc.policies[i];
+        let parent = chains.parent(i).and_then(|j| inherited[j].as_ref());
+        let mut own = Inherited {
+            tables: parent.map(|a| a.tables.clone()).unwrap_or_default(),
+            profile: parent.map(|a| a.profile.clone()).unwrap_or_default(),
+            env: parent.map(|a| a.env.clone()).unwrap_or_default(),
+            lineage: Lineage::extending(
+                &p.name,
+                &parent.map(|a| a.lineage.clone()).unwrap_or_default(),
+            ),
         };
-        if !seen.insert(next.name.as_str()) {
-            let i = chain.iter().position(|c| c.name == next.name).unwrap_or(0);
-            return Err(ChainError::Cycle(chain[i..].to_vec()));
+        own.tables
+            .overlay(&p.fields, Some(&Layer::Extends(p.name.clone())));
+        if let Some(o) = profile_overlays.get(p.name.as_str()) {
+            own.profile.overlay(&o.fields, None);
         }
-        chain.push(next);
-        current = next;
+        if let Some(o) = env.policies.get(&p.name) {
+            own.env.overlay(o, None);
+        }
+        inherited[i] = Some(own);
     }
-    Ok(chain)
+    inherited
+}
+
+/// The diagnostic for a broken `extends` chain.
+fn chain_error(broken: Broken<'_>, policies: &[Named]) -> Diagnostic {
+    match broken {
+        Broken::Unknown { from, target } => Diagnostic::error(
+            format!("policies.{}.extends", from.name),
+            format!(
+                "policy `{}` extends `{target}`, which is not defined",
+                from.name
+            ),
+        )
+        .at(
+            from.extends.as_ref().map(|(_, s)| s.clone()),
+            "no such policy",
+        )
+        .suggest(did_you_mean(
+            target,
+            policies.iter().map(|p| p.name.as_str()),
+        ))
+        .note("`extends` names another [policies.NAME] table in this file"),
+        Broken::Cycle(mut members) => {
+            // Start at the smallest name, so the same ring reads the same
+            // whichever policy led into it.
+            let start = (0..members.len())
+                .min_by_key(|&i| &members[i].name)
+                .unwrap_or(0);
+            members.rotate_left(start);
+            let path = members
+                .iter()
+                .chain(members.first())
+                .map(|m| m.name.as_str())
+                .collect::<Vec<_>>()
+                .join(" → ");
+            let first = members[0];
+            Diagnostic::error(
+                format!("policies.{}.extends", first.name),
+                format!("`extends` forms a cycle: {path}"),
+            )
+            .at(
+                first.extends.as_ref().map(|(_, s)| s.clone()),
+                "cycle starts here",
+            )
+            .note("a policy cannot inherit from itself; remove `extends` from one of them")
+        }
+    }
 }
 
 fn build_policy(

@@ -2,9 +2,10 @@
 //! discovery, `init`, `reload`, the opt-in file watcher, and the lazy loader
 //! the registry runs on its first lookup when `init` was never called.
 
-use crate::config::{Config, Options, read};
+use crate::config::{Config, Options};
 use crate::diagnostic::{Diagnostic, Diagnostics, did_you_mean};
 use crate::env::Env;
+use crate::read::{FileOrigin, read_file};
 use retry_core::Registry;
 use retry_core::registry::{self, LazyLoader};
 use retry_schema::discover::{Discovery, Found, How};
@@ -154,7 +155,13 @@ impl Setup {
         {
             return Err(std::iter::once(not_found(search)).collect());
         }
-        let text = read(&self.path)?;
+        // A file found by the walk or the build (not named) gets the hints
+        // for a default location; a named one, those for a path given.
+        let origin = match self.search.as_ref().map(|s| s.how) {
+            Some(How::Nearest | How::BuildTime) => FileOrigin::Default,
+            Some(How::Named) | None => FileOrigin::Given,
+        };
+        let text = read_file(&self.path, origin)?;
         let mut options = self.options.clone();
         if options.known_classes.is_none() {
             // Classes registered by `#[derive(Classify)]` make `retry_on` checkable.

@@ -145,10 +145,12 @@ impl fmt::Display for Value {
                 Shape::Linear => "linear",
                 Shape::Exponential => "exponential",
             }),
-            Value::Number(n) => write!(f, "{n}"),
+            Value::Number(n) => f.write_str(&crate::show_number(*n)),
             Value::Duration(d) | Value::MaybeDuration(Some(d)) => f.write_str(&show_duration(*d)),
             Value::MaybeDuration(None) | Value::MaybeName(None) => f.write_str("none"),
-            Value::Jitter(Jitter::Proportional(r)) => write!(f, "{{ proportional = {r} }}"),
+            Value::Jitter(Jitter::Proportional(r)) => {
+                write!(f, "{{ proportional = {} }}", crate::show_number(*r))
+            }
             Value::Jitter(j) => f.write_str(j.name()),
             Value::Count(0) => f.write_str("0 (unlimited)"),
             Value::Count(n) => write!(f, "{n}"),

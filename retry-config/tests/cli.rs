@@ -119,14 +119,277 @@ fn check_rejects_an_invalid_file_with_every_problem_and_exit_1() {
     assert!(text.contains("2 errors"), "{text}");
 }
 
+/// Runs the binary in `dir` (so that `./retry.toml` is looked for there).
+fn run_in(dir: &Path, args: &[&str], vars: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_retry-policy"));
+    cmd.current_dir(dir).args(args);
+    for (k, _) in std::env::vars() {
+        if k.starts_with("RETRY_") {
+            cmd.env_remove(k);
+        }
+    }
+    cmd.envs(vars.iter().copied()).output().unwrap()
+}
+
 #[test]
-fn check_of_a_missing_file_fails() {
+fn a_file_that_cannot_be_read_means_the_command_could_not_run() {
+    // check prints diagnostics on stdout; the other commands on stderr.
     let out = run(&["check", "/no/such/retry.toml"]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
     assert!(
         stdout(&out).contains("cannot read /no/such/retry.toml"),
         "{}",
         stdout(&out)
+    );
+    for command in [
+        &["list"][..],
+        &["show", "a"],
+        &["explain", "a"],
+        &["simulate", "a"],
+    ] {
+        let mut args = command.to_vec();
+        args.extend(["-c", "/no/such/retry.toml"]);
+        let out = run(&args);
+        assert_eq!(out.status.code(), Some(2), "{command:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains("cannot read"), "{}", stderr(&out));
+    }
+    // A file with problems is still 1, and --help says which is which.
+    let help = stdout(&run(&["--help"]));
+    assert!(help.contains("1 the configuration has errors"), "{help}");
+    assert!(help.contains("2 the command could not run"), "{help}");
+    assert!(help.contains("cannot be read"), "{help}");
+}
+
+#[test]
+fn each_read_failure_gets_a_hint_that_fits_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let hint = |args: &[&str], vars: &[(&str, &str)]| {
+        let out = run_in(d, args, vars);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        stdout(&out) + &stderr(&out)
+    };
+    // A named file that is missing: check the path, not RETRY_CONFIG.
+    let text = hint(&["check", "missing.toml"], &[]);
+    assert!(text.contains("check the path"), "{text}");
+    assert!(!text.contains("RETRY_CONFIG"), "{text}");
+    let text = hint(&["list", "-c", "missing.toml"], &[]);
+    assert!(!text.contains("RETRY_CONFIG"), "{text}");
+    // A directory.
+    std::fs::create_dir(d.join("conf")).unwrap();
+    let text = hint(&["check", "conf"], &[]);
+    assert!(text.contains("is a directory"), "{text}");
+    assert!(!text.contains("RETRY_CONFIG"), "{text}");
+    // Not UTF-8: where the bad byte is.
+    std::fs::write(d.join("latin1.toml"), b"[policies.a]\n# caf\xe9\n").unwrap();
+    let text = hint(&["check", "latin1.toml"], &[]);
+    assert!(text.contains("UTF-8"), "{text}");
+    assert!(text.contains("line 2, column 6"), "{text}");
+    assert!(!text.contains("RETRY_CONFIG"), "{text}");
+    // RETRY_CONFIG naming a missing file: say that it is RETRY_CONFIG's path.
+    let text = hint(&["list"], &[("RETRY_CONFIG", "elsewhere.toml")]);
+    assert!(text.contains("RETRY_CONFIG names"), "{text}");
+    // Only the default file, looked for and not found, suggests RETRY_CONFIG.
+    let text = hint(&["list"], &[]);
+    assert!(text.contains("cannot read retry.toml"), "{text}");
+    assert!(text.contains("set RETRY_CONFIG"), "{text}");
+    assert!(text.contains("--config FILE"), "{text}");
+    let text = hint(&["check"], &[]);
+    assert!(text.contains("set RETRY_CONFIG"), "{text}");
+}
+
+#[test]
+fn check_says_when_a_file_defines_no_policies() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in [
+        ("empty.toml", ""),
+        ("only-budgets.toml", "[budgets.b]\nratio = 0.1\n"),
+    ] {
+        let file = write(dir.path(), name, text);
+        let out = run(&["check", file.to_str().unwrap()]);
+        let text = stdout(&out);
+        assert!(text.contains("defines no policies"), "{name}: {text}");
+        assert!(!text.contains(": ok ("), "{name}: {text}");
+        // A warning, so --deny-warnings fails on it.
+        let out = run(&["check", file.to_str().unwrap(), "--deny-warnings"]);
+        assert_eq!(out.status.code(), Some(1), "{name}: {}", stdout(&out));
+    }
+}
+
+#[test]
+fn help_opens_with_what_the_tool_does() {
+    let help = stdout(&run(&["--help"]));
+    let first = help.lines().next().unwrap();
+    assert!(first.contains("retry polic"), "{first}");
+    assert!(
+        !first.contains(env!("CARGO_PKG_DESCRIPTION")),
+        "the crate's description is not the tool's: {first}"
+    );
+}
+
+#[test]
+fn show_does_not_offer_more_attempts_than_it_can_show() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(
+        dir.path(),
+        "retry.toml",
+        "[policies.forever]\nbase = \"1ms\"\ncap = \"1ms\"\nmax_attempts = 0\ndeadline = \"10y\"\n",
+    );
+    let path = file.to_str().unwrap();
+    let out = run(&[
+        "show",
+        "forever",
+        "-c",
+        path,
+        "--seed",
+        "1",
+        "--attempts",
+        "100000",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    let last = text
+        .lines()
+        .find(|l| l.contains("the call would go on"))
+        .unwrap();
+    assert!(!last.contains("use --attempts N for more"), "{last}");
+    assert!(last.contains("100000"), "{last}");
+    // Below the maximum the hint stays.
+    let out = run(&[
+        "show",
+        "forever",
+        "-c",
+        path,
+        "--seed",
+        "1",
+        "--attempts",
+        "5",
+    ]);
+    assert!(
+        stdout(&out).contains("use --attempts N for more"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn simulate_names_flags_it_has_in_its_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "retry.toml", VALID);
+    let out = run(&[
+        "simulate",
+        "outbox",
+        "-c",
+        file.to_str().unwrap(),
+        "--tick",
+        "99y",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let text = stderr(&out);
+    assert!(text.contains("--tick"), "{text}");
+    assert!(text.contains("--horizon"), "{text}");
+    // And the flag it names exists.
+    let out = run(&[
+        "simulate",
+        "outbox",
+        "-c",
+        file.to_str().unwrap(),
+        "--tick",
+        "99y",
+        "--horizon",
+        "99y",
+        "--clients",
+        "10",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
+#[test]
+fn huge_numbers_print_in_scientific_notation() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(
+        dir.path(),
+        "retry.toml",
+        "[policies.a]\nfactor = 1e308\ncap = \"30s\"\n",
+    );
+    let out = run(&["check", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = stdout(&out);
+    assert!(text.contains("factor = 1e308"), "{text}");
+    assert!(text.contains("(got 1e308)"), "{text}");
+    assert!(!text.contains("00000000000000000000"), "{text}");
+    // The label and the fix both print the value as it was written.
+    let file = write(dir.path(), "tiny.toml", "[budgets.b]\nratio = -1e-300\n");
+    let text = stdout(&run(&["check", file.to_str().unwrap()]));
+    assert!(text.contains("ratio = -1e-300"), "{text}");
+    assert!(text.contains("(got -1e-300)"), "{text}");
+}
+
+/// A chain of `n` policies, `p{i}` extending `p{i-1}`: `p0` sets the cap and
+/// the attempts, the middle one the base, a profile and the environment
+/// reach the chain through its root and its second link.
+fn chain(n: usize) -> String {
+    let mut text = String::from("[policies.p0]\ncap = \"1s\"\nmax_attempts = 2\n");
+    for i in 1..n {
+        text.push_str(&format!("[policies.p{i}]\nextends = \"p{}\"\n", i - 1));
+        if i == n / 2 {
+            text.push_str("base = \"7ms\"\n");
+        }
+    }
+    text.push_str("[profiles.test.policies.p0]\nmax_attempts = 4\n");
+    text
+}
+
+#[test]
+fn a_5000_deep_extends_chain_loads() {
+    // Walking every policy's chain from scratch, each step a linear search,
+    // was cubic: 2,000 deep took 8.7 s, 5,000 never finished. Resolving each
+    // policy once from its parent makes this a moment's work.
+    let n = 5000;
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "deep.toml", &chain(n));
+    let path = file.to_str().unwrap();
+    let out = run(&["check", path]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert!(stdout(&out).contains(": ok ("), "{}", stdout(&out));
+
+    let leaf = format!("p{}", n - 1);
+    let vars = [("RETRY_POLICY__P1__JITTER", "none")];
+    let out = run_with_env(&["explain", &leaf, "-c", path, "-p", "test"], &vars);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    let ancestors: Vec<String> = (0..n - 1).rev().map(|i| format!("p{i}")).collect();
+    assert!(
+        text.contains(&format!("extends: {}\n", ancestors.join(" → "))),
+        "the whole chain, nearest first"
+    );
+    let row = |key: &str| {
+        let line = text
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(key))
+            .unwrap_or_else(|| panic!("no {key} row"));
+        line.split_whitespace().collect::<Vec<_>>().join(" ")
+    };
+    assert!(
+        row("cap").starts_with("cap 1s extends `p0`"),
+        "{}",
+        row("cap")
+    );
+    let middle = format!("base 7ms extends `p{}`", n / 2);
+    assert!(row("base").starts_with(&middle), "{}", row("base"));
+    assert!(row("max_attempts").starts_with("max_attempts 4 profile `test`"));
+    assert!(row("jitter").starts_with("jitter none environment RETRY_POLICY__P1__JITTER"));
+
+    let out = run(&["list", "-c", path]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out)
+            .lines()
+            .filter(|l| l.contains(", extends p"))
+            .count(),
+        n - 1
     );
 }
 

@@ -239,13 +239,13 @@ impl RetryBudgetBuilder {
             self.ratio.is_finite() && (0.0..=1000.0).contains(&self.ratio),
             "ratio",
             "must be a finite number from 0 to 1000",
-            format!("use a fraction such as 0.1 (got {})", self.ratio),
+            format!("use a fraction such as 0.1 (got {:?})", self.ratio),
         );
         problems.require(
             self.min_per_sec.is_finite() && (0.0..=1e9).contains(&self.min_per_sec),
             "min_per_sec",
             "must be a finite number from 0 to 1e9",
-            format!("use a rate such as 10 (got {})", self.min_per_sec),
+            format!("use a rate such as 10 (got {:?})", self.min_per_sec),
         );
         problems.require(
             self.window >= Duration::from_millis(1) && self.window <= Duration::from_secs(86_400),

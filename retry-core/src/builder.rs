@@ -235,7 +235,7 @@ impl PolicyBuilder {
                 factor.is_finite() && (1.0..=Policy::MAX_FACTOR).contains(&factor),
                 "factor",
                 "must be a finite number from 1 to 1e6",
-                format!("set factor to a value such as 2.0 (got {factor})"),
+                format!("set factor to a value such as 2.0 (got {factor:?})"),
             );
         }
         check(
@@ -261,7 +261,7 @@ impl PolicyBuilder {
                 (0.0..=1.0).contains(&r),
                 "jitter",
                 "proportional ratio must be between 0 and 1",
-                format!("use a ratio such as 0.25 (got {r})"),
+                format!("use a ratio such as 0.25 (got {r:?})"),
             );
         }
         check(

@@ -2,7 +2,7 @@
 //! profile (or the one selected), in one pass.
 
 use super::{CliError, Context, Stream};
-use retry_config::{Diagnostic, Diagnostics};
+use retry_config::{Config, Diagnostic, Diagnostics, FileOrigin, Options};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -27,12 +27,20 @@ enum Format {
     Json,
 }
 
-/// Prints the diagnostics and a summary; exit status 1 when there are errors.
+/// Prints the diagnostics and a summary; exit status 1 when there are errors,
+/// 2 when the file cannot be read (the check could not run).
 /// Without `--profile` (or `$RETRY_PROFILE`) the base file and every profile are checked.
 pub fn run(args: Args, cx: &Context) -> Result<ExitCode, CliError> {
-    let path = args.file.unwrap_or_else(|| cx.path());
+    let (path, origin) = match args.file {
+        Some(file) => (file, FileOrigin::Given),
+        None => cx.path(),
+    };
     let options = cx.options().deny_warnings(args.deny_warnings);
-    let diags = retry_config::check_file(&path, &options);
+    let name = path.display().to_string();
+    let (diags, unreadable) = match super::read(&path, origin) {
+        Ok(text) => (check(&text, &name, &options), false),
+        Err(diags) => (diags, true),
+    };
     let scope = match &options.profile {
         Some(p) => format!("profile `{p}`"),
         None => "the base settings and every profile".to_owned(),
@@ -52,15 +60,33 @@ pub fn run(args: Args, cx: &Context) -> Result<ExitCode, CliError> {
             }
         }
     }
-    Ok(exit_code(&diags))
+    Ok(match (unreadable, diags.has_errors()) {
+        (true, _) => ExitCode::from(2),
+        (false, true) => ExitCode::from(1),
+        (false, false) => ExitCode::SUCCESS,
+    })
 }
 
-fn exit_code(diags: &Diagnostics) -> ExitCode {
+/// [`retry_config::check_str`], plus a warning when the file is valid but
+/// defines no policy: a program using it would find none of its names.
+fn check(text: &str, name: &str, options: &Options) -> Diagnostics {
+    let mut diags = retry_config::check_str(text, name, options);
     if diags.has_errors() {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
+        return diags;
     }
+    let lenient = options.clone().deny_warnings(false);
+    let defines_none = Config::load_str(text, name, &lenient)
+        .is_ok_and(|config| config.policy_names().next().is_none());
+    if defines_none {
+        diags.push(
+            Diagnostic::warning("policies", format!("{name} defines no policies"))
+                .note("every #[retry(policy = \"NAME\")] call site needs a [policies.NAME] table; add one for each name your code uses"),
+        );
+        if options.deny_warnings {
+            diags.deny_warnings();
+        }
+    }
+    diags
 }
 
 /// One diagnostic as a JSON object, for editors and CI annotations.

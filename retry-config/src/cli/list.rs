@@ -1,7 +1,7 @@
 //! `retry-policy list`: every policy and budget on one line each.
 
 use super::{CliError, Context};
-use retry_config::{Config, show_duration};
+use retry_config::{Config, show_duration, show_number};
 use retry_core::{Backoff, Jitter, Policy};
 use std::process::ExitCode;
 
@@ -46,8 +46,8 @@ fn render(config: &Config) -> String {
                 name.to_owned(),
                 format!(
                     "ratio {}, at least {}/s, window {}; {used}",
-                    b.ratio(),
-                    b.min_per_sec(),
+                    show_number(b.ratio()),
+                    show_number(b.min_per_sec()),
                     show_duration(b.window())
                 ),
             ])
@@ -61,11 +61,11 @@ fn render(config: &Config) -> String {
 /// A policy in one line: shape, range, jitter, limits, budget.
 fn summary(config: &Config, name: &str, p: &Policy) -> String {
     let shape = match p.backoff() {
-        Backoff::Exponential { factor } => format!("exponential ×{factor}"),
+        Backoff::Exponential { factor } => format!("exponential ×{}", show_number(factor)),
         other => other.name().to_owned(),
     };
     let jitter = match p.jitter() {
-        Jitter::Proportional(r) => format!("±{}% jitter", r * 100.0),
+        Jitter::Proportional(r) => format!("±{}% jitter", show_number(r * 100.0)),
         j => format!("{} jitter", j.name()),
     };
     let attempts = match p.max_attempts() {

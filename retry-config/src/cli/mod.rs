@@ -2,7 +2,7 @@
 //! and a `run(args, &Context)`.
 
 use clap::{Parser, Subcommand};
-use retry_config::{Config, Env, Options};
+use retry_config::{Config, Env, FileOrigin, Options};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -12,15 +12,17 @@ mod list;
 mod show;
 mod simulate;
 
-/// Check, show and explain retry policies from a retry.toml.
+/// Check, list, explain, show and simulate the retry policies of a retry.toml.
+// The doc comment above is the tool's `--help` summary (clap's bare `about`
+// would print the crate's description instead).
 #[derive(Debug, Parser)]
 #[command(
     name = "retry-policy",
     version,
-    about,
     after_help = "The file is --config, else $RETRY_CONFIG, else ./retry.toml; the profile is --profile, else $RETRY_PROFILE.\n\
                   RETRY_POLICY__<NAME>__<KEY> and RETRY_BUDGET__<NAME>__<KEY> variables override the file unless --no-env.\n\n\
-                  Exit status: 0 success, 1 the configuration has errors, 2 the command could not run."
+                  Exit status: 0 success (warnings allowed), 1 the configuration has errors,\n\
+                  2 the command could not run (bad arguments, an unknown policy, a file that cannot be read)."
 )]
 struct Cli {
     #[command(flatten)]
@@ -98,17 +100,19 @@ pub struct Context {
 }
 
 impl Context {
-    /// The file to read: `--config`, else `$RETRY_CONFIG`, else `./retry.toml`.
-    pub fn path(&self) -> PathBuf {
-        self.global
-            .config
-            .clone()
-            .or_else(|| {
-                std::env::var_os("RETRY_CONFIG")
-                    .filter(|p| !p.is_empty())
-                    .map(PathBuf::from)
-            })
-            .unwrap_or_else(|| PathBuf::from(retry_config::DEFAULT_FILE))
+    /// The file to read and how it was chosen: `--config`, else
+    /// `$RETRY_CONFIG`, else `./retry.toml`.
+    pub fn path(&self) -> (PathBuf, FileOrigin) {
+        if let Some(path) = &self.global.config {
+            return (path.clone(), FileOrigin::Given);
+        }
+        match std::env::var_os("RETRY_CONFIG").filter(|p| !p.is_empty()) {
+            Some(path) => (PathBuf::from(path), FileOrigin::Env),
+            None => (
+                PathBuf::from(retry_config::DEFAULT_FILE),
+                FileOrigin::Default,
+            ),
+        }
     }
 
     /// The load options: the profile from `--profile` or `$RETRY_PROFILE`,
@@ -129,10 +133,13 @@ impl Context {
         options
     }
 
-    /// Loads the file; warnings go to stderr, errors become a [`CliError`]
-    /// with exit status 1.
+    /// Loads the file; warnings go to stderr. A file that cannot be read is
+    /// a [`CliError`] with exit status 2, a file with errors one with 1.
     pub fn load(&self) -> Result<Config, CliError> {
-        match Config::load_file(self.path(), &self.options()) {
+        let (path, origin) = self.path();
+        let text = read(&path, origin)
+            .map_err(|diags| CliError::unreadable(self.render(&diags, Stream::Stderr)))?;
+        match Config::load_str(&text, &path.display().to_string(), &self.options()) {
             Ok(config) => {
                 if !config.warnings().is_empty() {
                     eprint!("{}", self.render(config.warnings(), Stream::Stderr));
@@ -167,6 +174,21 @@ impl Context {
     }
 }
 
+/// [`retry_config::read_file`], whose hint for a missing default file also
+/// names this tool's own way to name one.
+pub fn read(
+    path: &std::path::Path,
+    origin: FileOrigin,
+) -> Result<String, retry_config::Diagnostics> {
+    retry_config::read_file(path, origin).map_err(|diags| match origin {
+        FileOrigin::Default => diags
+            .iter()
+            .map(|d| d.clone().note("or name the file with --config FILE"))
+            .collect(),
+        _ => diags,
+    })
+}
+
 /// A failed command: the message for stderr and the exit status.
 #[derive(Debug)]
 pub struct CliError {
@@ -182,6 +204,15 @@ impl CliError {
         CliError {
             message: rendered,
             code: 1,
+        }
+    }
+
+    /// The file could not be read (already rendered): the command could not
+    /// run, exit status 2.
+    pub fn unreadable(rendered: String) -> Self {
+        CliError {
+            message: rendered,
+            code: 2,
         }
     }
 

@@ -16,7 +16,7 @@ pub struct Args {
     #[arg(value_name = "POLICY")]
     policy: String,
     /// How many attempts to show at most [default: max_attempts, or 20 when unlimited]
-    #[arg(long, short = 'n', value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    #[arg(long, short = 'n', value_name = "N", value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_SHOWN)))]
     attempts: Option<u32>,
     /// Seed for the jitter, to reproduce a schedule [default: random, printed]
     #[arg(long, value_name = "S")]
@@ -25,6 +25,9 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
 }
+
+/// The most attempts `--attempts` shows: a table longer than this is read by no one.
+const MAX_SHOWN: u32 = 100_000;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum Format {
@@ -172,6 +175,10 @@ fn table(
         End::Deadline(deadline) => format!(
             "the deadline ({}) ends the call after attempt {}: the next wait would pass it\n",
             show_duration(*deadline),
+            rows.len()
+        ),
+        End::NotShown if rows.len() >= MAX_SHOWN as usize => format!(
+            "(the call would go on; showing {} attempts, the most --attempts allows)\n",
             rows.len()
         ),
         End::NotShown => format!(

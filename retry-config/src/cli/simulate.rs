@@ -16,7 +16,8 @@ mod svg;
 mod table;
 
 use super::{CliError, Context};
-use retry_core::simulate::{Contention, ContentionReport, Herd, HerdReport};
+use retry_config::show_duration;
+use retry_core::simulate::{Contention, ContentionReport, Herd, HerdReport, SimulateError};
 use retry_core::{Jitter, Policy};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -56,6 +57,10 @@ pub struct Args {
     /// The simulation's time step (herd)
     #[arg(long, value_name = "DURATION", default_value = "1ms", value_parser = parse_duration)]
     tick: Duration,
+    /// Simulated time after which clients still retrying are left unfinished
+    /// [default: 1 day for herd, 1 hour for contention]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    horizon: Option<Duration>,
     /// Seed for every client's jitter (and the network, for contention)
     #[arg(long, value_name = "S", default_value_t = 0)]
     seed: u64,
@@ -183,17 +188,37 @@ fn run_herd<'a>(args: &Args, policies: Vec<Named<'a>>) -> Result<HerdRun<'a>, Cl
         outage: args.outage,
         capacity: args.capacity,
         tick: args.tick,
+        horizon: args.horizon.unwrap_or(Herd::default().horizon),
         seed: args.seed,
         ..Herd::default()
     };
+    if herd.tick > herd.horizon {
+        return Err(CliError::usage(format!(
+            "--tick {} is longer than the --horizon of {}, so not one tick would run; use a shorter --tick or a longer --horizon",
+            show_duration(herd.tick),
+            show_duration(herd.horizon)
+        )));
+    }
     let mut results = Vec::with_capacity(policies.len());
     for named in policies {
-        let report = herd
-            .run(named.policy)
-            .map_err(|e| CliError::usage(e.to_string()))?;
+        let report = herd.run(named.policy).map_err(|e| scenario_error(&e))?;
         results.push((named, report));
     }
     Ok(HerdRun { herd, results })
+}
+
+/// The scenario's problems in terms of this command's flags (`--tick`, not
+/// the library's field `tick`), one per line.
+fn scenario_error(e: &SimulateError) -> CliError {
+    let lines: Vec<String> = e
+        .problems()
+        .iter()
+        .map(|p| format!("--{} {}; {}", p.field.replace('_', "-"), p.rule, p.fix))
+        .collect();
+    CliError::usage(format!(
+        "the scenario cannot be simulated:\n  {}",
+        lines.join("\n  ")
+    ))
 }
 
 /// The largest fleet `--scenario contention` accepts.
@@ -205,6 +230,7 @@ fn run_contention<'a>(
 ) -> Result<ContentionRun<'a>, CliError> {
     let scenario = Contention {
         seed: args.seed,
+        horizon: args.horizon.unwrap_or(Contention::default().horizon),
         ..Contention::default()
     };
     let sizes: Vec<u32> = match args.clients {
@@ -226,11 +252,7 @@ fn run_contention<'a>(
                 clients,
                 ..scenario.clone()
             };
-            reports.push(
-                fleet
-                    .run(named.policy)
-                    .map_err(|e| CliError::usage(e.to_string()))?,
-            );
+            reports.push(fleet.run(named.policy).map_err(|e| scenario_error(&e))?);
         }
         results.push((named, reports));
     }
