@@ -307,6 +307,45 @@ fn simulate_names_flags_it_has_in_its_errors() {
 }
 
 #[test]
+fn simulate_says_which_limit_cut_a_run_short() {
+    // Unlimited attempts for an hour against a server down for a day: without
+    // a limit, ten thousand clients would make some 3.6 billion calls.
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(
+        dir.path(),
+        "retry.toml",
+        "[policies.endless]\nbackoff = \"constant\"\nbase = \"10ms\"\ncap = \"10ms\"\nmax_attempts = 0\ndeadline = \"1h\"\n",
+    );
+    let path = file.to_str().unwrap();
+    let base = ["simulate", "endless", "-c", path, "--outage", "1day"];
+    let out = run(&[&base[..], &["--max-calls", "5000"]].concat());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("CALLS"), "{text}");
+    let note = text
+        .lines()
+        .find(|l| l.contains("still retrying"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(note.contains("--max-calls 5000"), "{note}");
+    let out = run(&[&base[..], &["--max-calls", "5000", "--format", "json"]].concat());
+    let json: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(json["policies"][0]["calls"], 5000);
+    assert_eq!(json["policies"][0]["stopped_by"], "call_limit");
+    assert_eq!(json["max_calls"], 5000);
+    // The horizon, named as the flag that moves it.
+    let out = run(&[&base[..], &["--horizon", "2s", "--clients", "10"]].concat());
+    let text = stdout(&out);
+    let note = text
+        .lines()
+        .find(|l| l.contains("still retrying"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(note.contains("--horizon"), "{note}");
+    // The limit itself is bounded: no flag value buys an unbounded run.
+    let out = run(&[&base[..], &["--max-calls", "2000000000"]].concat());
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
 fn huge_numbers_print_in_scientific_notation() {
     let dir = tempfile::tempdir().unwrap();
     let file = write(

@@ -1,6 +1,6 @@
 //! The fleet simulator's invariants: what must hold whatever the policy.
 
-use retry_core::simulate::{Contention, Herd, client_seed};
+use retry_core::simulate::{Contention, Herd, StoppedBy, client_seed};
 use retry_core::{Backoff, Jitter, Policy, Schedule};
 use std::time::Duration;
 
@@ -40,6 +40,7 @@ fn total_calls_do_not_depend_on_jitter_when_nobody_gets_through() {
         assert_eq!(r.calls, 2000 * 7, "{jitter:?}");
         assert_eq!(r.give_ups, 2000, "{jitter:?}");
         assert_eq!((r.successes, r.unfinished), (0, 0), "{jitter:?}");
+        assert_eq!(r.stopped_by, None);
         assert_eq!(r.arrivals.total() + r.first_wave, r.calls, "{jitter:?}");
         assert_eq!((r.p50, r.p99), (None, None));
     }
@@ -153,6 +154,34 @@ fn successes_never_exceed_capacity_in_the_ticks_after_the_outage() {
 }
 
 #[test]
+fn a_one_nanosecond_tick_costs_calls_not_ticks() {
+    // A 2 s outage and the retries after it span some 10^10 one-nanosecond
+    // ticks. Work that grows with ticks (a window of ticks zeroed and summed
+    // for each call, a wheel turned tick by tick between calls) takes minutes
+    // here; work that grows with calls takes as long as at 1 ms.
+    let herd = Herd {
+        clients: 100_000,
+        outage: Duration::from_secs(2),
+        capacity: 20,
+        tick: Duration::from_nanos(1),
+        ..Herd::default()
+    };
+    let r = herd.run(&policy(Jitter::Full, 8)).unwrap();
+    assert_eq!(r.successes + r.give_ups + r.unfinished, 100_000);
+    assert_eq!(r.unfinished, 0);
+    assert!(r.successes > 0 && r.give_ups > 0, "{r:?}");
+    assert_eq!(r.arrivals.total() + r.first_wave, r.calls);
+    // With ticks this fine, most calls have a tick to themselves.
+    assert!(
+        r.busy_ticks * 2 > r.calls,
+        "{} busy ticks, {} calls",
+        r.busy_ticks,
+        r.calls
+    );
+    assert!(r.finished_after() > Duration::from_secs(2));
+}
+
+#[test]
 fn a_lone_client_calls_exactly_when_the_real_schedule_says() {
     let seed = 5;
     let p = policy(Jitter::Full, 6);
@@ -220,6 +249,7 @@ fn the_call_limit_stops_a_run_that_would_go_on_for_days() {
     let r = herd.run(&endless).unwrap();
     assert_eq!(r.calls, 10_000);
     assert_eq!(r.unfinished, 10);
+    assert_eq!(r.stopped_by, Some(StoppedBy::CallLimit), "and it says so");
     assert!(r.arrivals.bins().count() <= r.arrivals.max_bins());
 }
 
@@ -232,6 +262,7 @@ fn the_horizon_leaves_slow_clients_unfinished() {
     let r = herd.run(&policy(Jitter::None, 10)).unwrap();
     assert_eq!(r.unfinished, 100);
     assert_eq!(r.give_ups, 0);
+    assert_eq!(r.stopped_by, Some(StoppedBy::Horizon), "and it says so");
 }
 
 #[test]

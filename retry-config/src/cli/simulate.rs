@@ -61,6 +61,11 @@ pub struct Args {
     /// [default: 1 day for herd, 1 hour for contention]
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     horizon: Option<Duration>,
+    /// Calls after which a policy's run stops, clients still retrying left
+    /// unfinished (herd): what bounds the time a run can take
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_CALLS,
+          value_parser = clap::value_parser!(u64).range(1..=MAX_CALLS))]
+    max_calls: u64,
     /// Seed for every client's jitter (and the network, for contention)
     #[arg(long, value_name = "S", default_value_t = 0)]
     seed: u64,
@@ -71,6 +76,13 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     svg: Option<PathBuf>,
 }
+
+/// `--max-calls` by default: seconds of work for one policy (about 10 s for
+/// 10^8 calls on the benchmark machine), enough for the largest fleet to
+/// make ten calls each.
+const DEFAULT_MAX_CALLS: u64 = 100_000_000;
+/// The most `--max-calls` allows: minutes of work, not hours.
+const MAX_CALLS: u64 = 1_000_000_000;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum ScenarioKind {
@@ -189,8 +201,8 @@ fn run_herd<'a>(args: &Args, policies: Vec<Named<'a>>) -> Result<HerdRun<'a>, Cl
         capacity: args.capacity,
         tick: args.tick,
         horizon: args.horizon.unwrap_or(Herd::default().horizon),
+        max_calls: args.max_calls,
         seed: args.seed,
-        ..Herd::default()
     };
     if herd.tick > herd.horizon {
         return Err(CliError::usage(format!(

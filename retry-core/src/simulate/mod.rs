@@ -31,11 +31,12 @@ mod contention;
 mod error;
 mod herd;
 mod histogram;
+mod occupied;
 mod queue;
 mod seed;
 
 pub use contention::{Contention, ContentionReport};
 pub use error::SimulateError;
-pub use herd::{Herd, HerdReport};
+pub use herd::{Herd, HerdReport, StoppedBy};
 pub use histogram::{ArrivalHistogram, Bin};
 pub use seed::client_seed;

@@ -5,8 +5,10 @@
 //! a whole tick comes out at once. Retries further away wait in a binary heap
 //! and move into the wheel as it turns. Every pending client is in exactly one
 //! place, and emptied buckets hand their memory back, so memory follows the
-//! number of clients, not the number of ticks.
+//! number of clients, not the number of ticks. The wheel turns straight to its
+//! next busy tick ([`Occupied`]), so time too follows calls, not ticks.
 
+use super::occupied::Occupied;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
@@ -25,6 +27,8 @@ pub(crate) struct TickQueue<T> {
     /// The first tick not yet popped; the wheel covers `[next, next + slots.len())`.
     next: u64,
     slots: Vec<Vec<T>>,
+    /// The slots with items.
+    occupied: Occupied,
     in_wheel: usize,
     far: BinaryHeap<Far<T>>,
     /// Orders far items scheduled for the same tick by when they were pushed.
@@ -67,6 +71,7 @@ impl<T> TickQueue<T> {
         TickQueue {
             next: 0,
             slots: (0..wheel).map(|_| Vec::new()).collect(),
+            occupied: Occupied::new(wheel),
             in_wheel: 0,
             far: BinaryHeap::new(),
             far_seq: 0,
@@ -115,6 +120,7 @@ impl<T> TickQueue<T> {
             *slot = spare;
         }
         slot.push(item);
+        self.occupied.insert(index);
         self.in_wheel += 1;
     }
 
@@ -135,19 +141,19 @@ impl<T> TickQueue<T> {
             self.next = self.far.peek()?.tick;
         }
         self.refill();
-        loop {
-            let index = self.slot(self.next);
-            let slot = &mut self.slots[index];
-            if !slot.is_empty() {
-                let items = std::mem::take(slot);
-                self.in_wheel -= items.len();
-                let tick = self.next;
-                self.next += 1;
-                return Some((tick, items));
-            }
-            self.next += 1;
-            self.refill();
-        }
+        // The wheel holds ticks [next, next + wheel) and the heap only later
+        // ones, so the first busy slot from `next` on is the earliest tick.
+        let from = self.slot(self.next);
+        let index = self.occupied.next_from(from)?;
+        let ahead = (index + self.slots.len() - from) % self.slots.len();
+        let tick = self.next + ahead as u64;
+        self.next = tick + 1;
+        let items = std::mem::take(&mut self.slots[index]);
+        self.occupied.remove(index);
+        self.in_wheel -= items.len();
+        // Heap items now within the wheel's reach come after `tick`.
+        self.refill();
+        Some((tick, items))
     }
 
     /// Takes back a popped tick's vector so its memory can serve another tick.

@@ -2,6 +2,7 @@
 //! counts as integers, and the arrivals histogram as parallel arrays.
 
 use super::{ContentionRun, HerdRun, ms};
+use retry_core::simulate::StoppedBy;
 use serde_json::{Value, json};
 
 fn pretty(value: &Value) -> String {
@@ -30,6 +31,10 @@ pub(super) fn herd(run: &HerdRun<'_>) -> String {
                 "successes": r.successes,
                 "give_ups": r.give_ups,
                 "unfinished": r.unfinished,
+                "stopped_by": r.stopped_by.map(|s| match s {
+                    StoppedBy::Horizon => "horizon",
+                    StoppedBy::CallLimit => "call_limit",
+                }),
                 "p50_ms": r.p50.map(ms),
                 "p99_ms": r.p99.map(ms),
                 "ignored_budget": r.ignored_budget,
@@ -47,6 +52,8 @@ pub(super) fn herd(run: &HerdRun<'_>) -> String {
         "outage_ms": ms(h.outage),
         "capacity_per_tick": h.capacity,
         "tick_ms": ms(h.tick),
+        "horizon_ms": ms(h.horizon),
+        "max_calls": h.max_calls,
         "seed": h.seed,
         "first_wave": run.results.first().map_or(0, |(_, r)| r.first_wave),
         "policies": policies,

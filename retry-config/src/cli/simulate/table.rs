@@ -2,7 +2,7 @@
 
 use super::{ContentionRun, HerdRun, Named};
 use crate::cli::short;
-use retry_core::simulate::HerdReport;
+use retry_core::simulate::{Herd, HerdReport, StoppedBy};
 
 /// Columns padded to their widest cell; the first `left` columns are
 /// left-aligned (names), the rest right-aligned (numbers).
@@ -82,7 +82,7 @@ pub(super) fn herd(run: &HerdRun<'_>) -> String {
         "ALL DONE: until every client succeeded or gave up; P50/P99: time to success, over those that succeeded\n",
     );
     for (named, r) in &run.results {
-        out.push_str(&notes(named, r));
+        out.push_str(&notes(named, r, h));
     }
     out
 }
@@ -114,7 +114,7 @@ fn herd_row(named: &Named<'_>, r: &HerdReport, unfinished: bool) -> Vec<String> 
 }
 
 /// What the reader should know to read a policy's row right.
-fn notes(named: &Named<'_>, r: &HerdReport) -> String {
+fn notes(named: &Named<'_>, r: &HerdReport, herd: &Herd) -> String {
     let mut out = String::new();
     let p = named.policy;
     if r.ignored_budget {
@@ -135,8 +135,18 @@ fn notes(named: &Named<'_>, r: &HerdReport) -> String {
         }
     }
     if r.unfinished > 0 {
+        let limit = match r.stopped_by {
+            Some(StoppedBy::CallLimit) => format!(
+                "it had made {} calls (--max-calls {})",
+                r.calls, herd.max_calls
+            ),
+            _ => format!(
+                "their next call fell past --horizon {}",
+                short(herd.horizon)
+            ),
+        };
         out.push_str(&format!(
-            "note: `{}` left {} clients still retrying when the simulation stopped at {}\n",
+            "note: `{}` left {} clients still retrying when the simulation stopped at {}: {limit}\n",
             named.name,
             r.unfinished,
             short(r.finished_after())

@@ -116,6 +116,8 @@ pub struct HerdReport {
     pub give_ups: u64,
     /// Clients still retrying when the horizon or the call limit stopped the run.
     pub unfinished: u64,
+    /// Why clients were left unfinished, when some were.
+    pub stopped_by: Option<StoppedBy>,
     /// Ticks in which at least one call arrived.
     pub busy_ticks: u64,
     /// Ticks until every client had succeeded or given up (or the run stopped).
@@ -129,6 +131,24 @@ pub struct HerdReport {
     /// Whether the policy had a retry budget, which the simulation ignores: a
     /// budget belongs to one process, and here each client is its own process.
     pub ignored_budget: bool,
+}
+
+/// What stopped a [`Herd`] run before every client had succeeded or given up.
+///
+/// ```
+/// use retry_core::simulate::{Herd, StoppedBy};
+/// use retry_core::Policy;
+/// let herd = Herd { clients: 10, outage: std::time::Duration::from_secs(60), max_calls: 15, ..Herd::default() };
+/// let r = herd.run(&Policy::default()).unwrap();
+/// assert_eq!(r.stopped_by, Some(StoppedBy::CallLimit));
+/// assert_eq!(r.calls, 15);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoppedBy {
+    /// [`Herd::horizon`]: clients whose next call fell after it were left.
+    Horizon,
+    /// [`Herd::max_calls`]: the run stopped when it had made that many calls.
+    CallLimit,
 }
 
 impl HerdReport {

@@ -5,7 +5,9 @@
 //! calls that fall in the window) and is then parked for a later window or
 //! handed to the recovery phase. Clients move through memory in order, and
 //! per-tick counts are kept for one window at a time, so memory does not grow
-//! with time.
+//! with time. Only windows with calls are visited, and a window costs what
+//! its calls cost, not its width: with 1 ns ticks nearly every call has a
+//! window of its own.
 //!
 //! The fleet is split into a fixed number of shards that run a window each
 //! on their own thread and are merged in shard order, so the result is the
@@ -20,6 +22,8 @@ use std::collections::BTreeMap;
 
 /// Ticks per window.
 const WINDOW: u64 = 4096;
+// Offsets within a window are kept as u16.
+const _: () = assert!(WINDOW <= 1 << 16);
 /// Shards of the fleet. Fixed, not the machine's core count, so that results
 /// do not depend on the machine.
 const SHARDS: u64 = 2;
@@ -37,16 +41,74 @@ struct Pending {
 #[derive(Default)]
 struct Shard {
     later: BTreeMap<u64, Vec<Pending>>,
+    /// Calls per tick of the window being run.
+    counts: TickCounts,
 }
 
-/// What one shard did in one window.
-struct WindowTally {
-    /// Calls per tick of the window.
+/// Calls per tick of one window, with the ticks that have any, so that a
+/// window with few calls is read and cleared in as many steps, not `WINDOW`.
+struct TickCounts {
     per_tick: Vec<u64>,
+    /// Offsets of the ticks with calls, in the order first counted.
+    busy: Vec<u16>,
+}
+
+impl Default for TickCounts {
+    fn default() -> Self {
+        TickCounts {
+            per_tick: vec![0; WINDOW as usize],
+            busy: Vec::new(),
+        }
+    }
+}
+
+impl TickCounts {
+    /// Counts `calls` at `offset` (below `WINDOW`) into the window.
+    fn add(&mut self, offset: usize, calls: u64) {
+        if self.per_tick[offset] == 0 {
+            // WINDOW fits in u16, and so does every offset below it.
+            self.busy.push(offset as u16);
+        }
+        self.per_tick[offset] += calls;
+    }
+
+    /// Moves every count into `into`, leaving `self` empty.
+    fn drain_into(&mut self, into: &mut TickCounts) {
+        for &offset in &self.busy {
+            let offset = usize::from(offset);
+            into.add(offset, std::mem::take(&mut self.per_tick[offset]));
+        }
+        self.busy.clear();
+    }
+
+    /// Each busy tick's offset and calls, in tick order, leaving `self` empty.
+    fn drain_sorted(&mut self, mut each: impl FnMut(u64, u64)) {
+        if self.busy.len() < WINDOW as usize / 16 {
+            self.busy.sort_unstable();
+            for &offset in &self.busy {
+                let calls = std::mem::take(&mut self.per_tick[usize::from(offset)]);
+                each(u64::from(offset), calls);
+            }
+        } else {
+            // A busy window: one pass over it beats sorting its ticks.
+            for (offset, calls) in self.per_tick.iter_mut().enumerate() {
+                if *calls > 0 {
+                    each(offset as u64, std::mem::take(calls));
+                }
+            }
+        }
+        self.busy.clear();
+    }
+}
+
+/// What one shard did in one window (its calls per tick are in the shard's `counts`).
+struct WindowTally {
     calls: u64,
     give_ups: u64,
     last_give_up: Option<u64>,
     unfinished: u64,
+    /// Whether the shard ran out of its share of the call limit.
+    hit_call_limit: bool,
     /// Clients whose next call falls after the outage.
     handoffs: Vec<(u64, Decider)>,
 }
@@ -64,6 +126,7 @@ pub(super) fn run(
     parallel_from: usize,
 ) {
     let mut shards: Vec<Shard> = (0..SHARDS).map(|_| Shard::default()).collect();
+    let mut merged = TickCounts::default();
     let bounds = |shard: u64| {
         let cut = |s: u64| (u64::from(clients) * s / SHARDS) as u32;
         cut(shard)..cut(shard + 1)
@@ -103,7 +166,7 @@ pub(super) fn run(
                 .map(|(i, shard)| work(i, shard))
                 .collect()
         };
-        merge(w, results, tally, recovery);
+        merge(w, results, &mut shards, &mut merged, tally, recovery);
         window = shards
             .iter()
             .filter_map(|s| s.later.first_key_value().map(|(k, _)| *k))
@@ -112,14 +175,19 @@ pub(super) fn run(
 }
 
 /// Adds the shards' window into the run's tally, in shard order.
-fn merge(window: u64, results: Vec<WindowTally>, tally: &mut Tally, recovery: &mut Recovery) {
-    let mut per_tick = vec![0u64; WINDOW as usize];
-    for r in results {
-        for (sum, n) in per_tick.iter_mut().zip(&r.per_tick) {
-            *sum += n;
-        }
+fn merge(
+    window: u64,
+    results: Vec<WindowTally>,
+    shards: &mut [Shard],
+    merged: &mut TickCounts,
+    tally: &mut Tally,
+    recovery: &mut Recovery,
+) {
+    for (r, shard) in results.into_iter().zip(shards) {
+        shard.counts.drain_into(merged);
         tally.calls += r.calls;
         tally.unfinished += r.unfinished;
+        tally.hit_call_limit |= r.hit_call_limit;
         if let Some(last) = r.last_give_up {
             tally.give_ups(r.give_ups, last);
         }
@@ -128,11 +196,7 @@ fn merge(window: u64, results: Vec<WindowTally>, tally: &mut Tally, recovery: &m
         }
     }
     let first = window.saturating_mul(WINDOW);
-    for (offset, &calls) in per_tick.iter().enumerate() {
-        if calls > 0 {
-            tally.tick(first + offset as u64, calls);
-        }
-    }
+    merged.drain_sorted(|offset, calls| tally.tick(first + offset, calls));
 }
 
 impl Shard {
@@ -146,11 +210,11 @@ impl Shard {
         fresh: Option<impl Iterator<Item = Decider>>,
     ) -> WindowTally {
         let mut t = WindowTally {
-            per_tick: vec![0; WINDOW as usize],
             calls: 0,
             give_ups: 0,
             last_give_up: None,
             unfinished: 0,
+            hit_call_limit: false,
             handoffs: Vec::new(),
         };
         let due = self.later.remove(&window).unwrap_or_default();
@@ -181,6 +245,7 @@ impl Shard {
         };
         loop {
             if p.next >= ctx.horizon_ticks || t.calls >= budget {
+                t.hit_call_limit |= t.calls >= budget;
                 t.unfinished += 1;
                 return;
             }
@@ -189,11 +254,15 @@ impl Shard {
                 return;
             }
             if p.next >= end {
-                self.later.entry(p.next / WINDOW).or_default().push(p);
+                // Most windows of a fine tick hold one client: start small.
+                self.later
+                    .entry(p.next / WINDOW)
+                    .or_insert_with(|| Vec::with_capacity(1))
+                    .push(p);
                 return;
             }
-            // p.next is inside the window, so the index is below WINDOW.
-            t.per_tick[(p.next - first) as usize] += 1;
+            // p.next is inside the window, so the offset is below WINDOW.
+            self.counts.add((p.next - first) as usize, 1);
             t.calls += 1;
             p.decider.begin_attempt(ctx.policy, ctx.start(p.next));
             match p

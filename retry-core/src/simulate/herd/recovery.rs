@@ -49,6 +49,7 @@ impl Recovery {
         while let Some((tick, due)) = self.queue.pop() {
             let arrivals = due.len() as u64;
             if tick >= ctx.horizon_ticks || tally.calls.saturating_add(arrivals) > ctx.max_calls {
+                tally.hit_call_limit |= tick < ctx.horizon_ticks;
                 tally.unfinished += arrivals + self.queue.len() as u64;
                 return;
             }

@@ -1,6 +1,6 @@
 //! The counters of a herd run in progress, and the report they become.
 
-use super::{Herd, HerdReport, ticks_to_duration};
+use super::{Herd, HerdReport, StoppedBy, ticks_to_duration};
 use crate::simulate::ArrivalHistogram;
 use std::time::Duration;
 
@@ -13,6 +13,8 @@ pub(super) struct Tally {
     busy_ticks: u64,
     give_ups: u64,
     pub(super) unfinished: u64,
+    /// Whether the call limit stopped the run (else unfinished clients met the horizon).
+    pub(super) hit_call_limit: bool,
     last_tick: Option<u64>,
     /// The tick of each success, for the percentiles.
     success_ticks: Vec<u64>,
@@ -28,6 +30,7 @@ impl Tally {
             busy_ticks: 0,
             give_ups: 0,
             unfinished: 0,
+            hit_call_limit: false,
             last_tick: None,
             success_ticks: Vec::with_capacity(clients as usize),
         }
@@ -87,6 +90,11 @@ impl Tally {
             successes: self.success_ticks.len() as u64,
             give_ups: self.give_ups,
             unfinished: self.unfinished,
+            stopped_by: match (self.unfinished, self.hit_call_limit) {
+                (0, _) => None,
+                (_, true) => Some(StoppedBy::CallLimit),
+                (_, false) => Some(StoppedBy::Horizon),
+            },
             busy_ticks: self.busy_ticks,
             ticks,
             p50,
