@@ -62,6 +62,7 @@ pub mod registry;
 mod report;
 mod retry;
 mod rng;
+mod round;
 mod schedule;
 pub mod simulate;
 mod site;
@@ -83,6 +84,8 @@ pub use report::{Ending, Report};
 #[doc(hidden)]
 pub use retry::Run;
 pub use retry::{DefaultSleeper, Retry};
+#[doc(hidden)]
+pub use round::Round;
 pub use schedule::Schedule;
 
 /// `#[retry(policy = "...")]`: see [`retry_macros::retry`].
