@@ -1,6 +1,6 @@
 //! A loaded, validated configuration and the options that shape a load.
 
-use crate::diagnostic::{Diagnostic, Diagnostics, Source, Span, did_you_mean};
+use crate::diagnostic::{Diagnostic, Diagnostics, Source, Span};
 use crate::document::{self, Document};
 use crate::env::{self, Env};
 use crate::layers::Layer;
@@ -9,6 +9,7 @@ use crate::read::{FileOrigin, read_file};
 use crate::resolve::{self, ResolvedBudget, ResolvedPolicy};
 use crate::schema::{BUDGET_KEYS, Key, POLICY_KEYS, Value};
 use retry_core::{Backoff, Policy, Registry, RetryBudget};
+use retry_schema::suggest::did_you_mean;
 use std::path::Path;
 use std::sync::Arc;
 

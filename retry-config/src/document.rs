@@ -1,10 +1,11 @@
 //! Reading the file's structure: sections, tables and keys, each value parsed
 //! with its span. Every problem is collected; nothing stops at the first one.
 
-use crate::diagnostic::{Diagnostic, Diagnostics, Source, Span, did_you_mean};
+use crate::diagnostic::{Diagnostic, Diagnostics, Source, Span};
 use crate::env;
 use crate::layers::{Fields, Layer, Set};
 use crate::schema::{self, BUDGET_KEYS, Cx, Key, POLICY_KEYS};
+use retry_schema::suggest::did_you_mean;
 use std::sync::Arc;
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};

@@ -2,13 +2,14 @@
 //! selection, `extends` chains, overlays in their documented order, and
 //! retry-core's own validation mapped back to the text that set each value.
 
-use crate::diagnostic::{Diagnostic, Diagnostics, Span, did_you_mean};
+use crate::diagnostic::{Diagnostic, Diagnostics, Span};
 use crate::document::{Document, Named};
 use crate::env::{EnvOverlays, collisions, env_name};
 use crate::layers::{Fields, Layer};
 use crate::schema::{Key, Shape, Value};
 use chain::{Broken, Chains, Lineage};
 use retry_core::{Backoff, Policy, PolicyError, RetryBudget};
+use retry_schema::suggest::did_you_mean;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 

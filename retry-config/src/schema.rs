@@ -4,8 +4,9 @@
 // A rejected value is the cold path: boxing its diagnostic would only add noise.
 #![allow(clippy::result_large_err)]
 
-use crate::diagnostic::{Diagnostic, Diagnostics, Source, Span, did_you_mean};
+use crate::diagnostic::{Diagnostic, Diagnostics, Source, Span};
 use retry_core::Jitter;
+use retry_schema::suggest::did_you_mean;
 use std::fmt;
 use std::ops::Range;
 use std::sync::Arc;

@@ -599,6 +599,13 @@ fn an_unknown_policy_is_a_usage_error_with_a_suggestion() {
     );
     let out = run(&["explain", "nope", "-c", file.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
+    // The one did-you-mean ignores case, like every other suggestion.
+    let out = run(&["show", "OUTBOX", "-c", file.to_str().unwrap()]);
+    assert!(
+        stderr(&out).contains("did you mean `outbox`?"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]

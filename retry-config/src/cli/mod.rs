@@ -253,12 +253,8 @@ pub fn find_policy<'c>(
 ) -> Result<&'c std::sync::Arc<retry_core::Policy>, CliError> {
     config.policy(name).ok_or_else(|| {
         let names: Vec<&str> = config.policy_names().collect();
-        let close = names
-            .iter()
-            .map(|n| (strsim::jaro_winkler(n, name), *n))
-            .filter(|(s, _)| *s >= 0.8)
-            .max_by(|a, b| a.0.total_cmp(&b.0))
-            .map(|(_, n)| format!(" (did you mean `{n}`?)"))
+        let close = retry_schema::suggest::did_you_mean(name, names.iter().copied())
+            .map(|n| format!(" (did you mean `{n}`?)"))
             .unwrap_or_default();
         CliError::usage(format!(
             "no policy `{name}` in {}{close}; defined: {}",

@@ -10,8 +10,9 @@
 //! program may declare it, so only a likely typo of a built-in class warns.
 
 use super::Cx;
-use crate::diagnostic::{Diagnostic, Diagnostics, did_you_mean, near_miss};
+use crate::diagnostic::{Diagnostic, Diagnostics};
 use retry_core::Class;
+use retry_schema::suggest::{did_you_mean, near_miss};
 use std::ops::Range;
 use toml::Spanned;
 use toml::de::DeValue;

@@ -35,8 +35,9 @@
 //!   overflow. The year is 365 days so that `"100y"` is exactly that limit.
 
 use super::{Cx, Key, type_name};
-use crate::diagnostic::{Diagnostic, did_you_mean};
+use crate::diagnostic::Diagnostic;
 use retry_core::Policy;
+use retry_schema::suggest::did_you_mean;
 use std::ops::Range;
 use std::time::Duration;
 use toml::de::DeValue;
