@@ -16,7 +16,7 @@ use toml::de::{DeTable, DeValue};
 mod classes;
 mod duration;
 
-pub use duration::show_duration;
+use retry_schema::duration::show_duration;
 
 /// A key of a policy or budget table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

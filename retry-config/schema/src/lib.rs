@@ -14,4 +14,5 @@
 #![warn(missing_docs)]
 
 pub mod discover;
+pub mod duration;
 pub mod suggest;

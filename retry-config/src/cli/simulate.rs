@@ -96,10 +96,9 @@ enum Format {
     Json,
 }
 
-/// `"250ms"`, `"1.5s"`, `"2m"`: a duration with its unit.
-fn parse_duration(s: &str) -> Result<Duration, String> {
-    humantime::parse_duration(s.trim())
-        .map_err(|e| format!("{e}; write a number with a unit, such as 500ms, 2s or 1m"))
+/// `"250ms"`, `"1.5s"`, `"1h 30m"`: retry.toml's duration grammar.
+fn parse_duration(s: &str) -> Result<Duration, retry_schema::duration::Invalid> {
+    retry_schema::duration::parse_duration(s)
 }
 
 /// One named policy as simulated.
