@@ -271,7 +271,10 @@ impl fmt::Display for Invalid {
             Invalid::Empty => f.write_str("the duration is empty: write a number and a unit, e.g. 250ms"),
             Invalid::Signed('-') => f.write_str("a duration cannot be negative: it counts time forward; write it without the `-`"),
             Invalid::Signed(sign) => write!(f, "a duration takes no sign: write it without the `{sign}`"),
-            Invalid::NoUnit(number) => write!(f, "`{number}` needs a unit (seconds or milliseconds?): write e.g. {number}ms"),
+            Invalid::NoUnit(number) => write!(
+                f,
+                "`{number}` needs a unit (seconds or milliseconds?): write it as {number}ms or {number}s"
+            ),
             Invalid::NotANumber(found) => write!(f, "expected a number, found `{found}`"),
             Invalid::UnknownUnit(unit) => {
                 write!(f, "unknown unit `{unit}`")?;

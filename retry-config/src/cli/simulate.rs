@@ -550,7 +550,7 @@ jitter = "none"
             .unwrap();
         let message = err.to_string();
         assert!(message.contains("--outage"), "{message}");
-        assert!(message.contains("such as 500ms"), "{message}");
+        assert!(message.contains("write it as 5ms or 5s"), "{message}");
         assert!(Cmd::try_parse_from(["simulate", "x", "--capacity", "0"]).is_err());
         assert!(Cmd::try_parse_from(["simulate", "x", "--clients", "0"]).is_err());
     }
