@@ -10,6 +10,7 @@ use crate::schema::engine::{build_budget, build_policy, report};
 use crate::schema::{Key, Value};
 use chain::{Broken, Chains, Lineage};
 use retry_core::{Policy, RetryBudget};
+use retry_schema::layering;
 use retry_schema::suggest::did_you_mean;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -190,15 +191,24 @@ pub(crate) fn resolve<'d>(
             continue; // its chain is broken, and reported
         };
         let parent = chains.parent(i).and_then(|j| inherited[j].as_ref());
-        // The documented order: [defaults], the chain farthest first with
-        // the policy's own table last, then the profile, then the environment.
-        let mut fields = doc.defaults.clone();
-        if let Some(parent) = parent {
-            fields.overlay(&parent.tables, None);
+        // The schema's order: [defaults], the chain farthest first with the
+        // policy's own table last, then the profile, then the environment.
+        let mut fields = Fields::default();
+        for layer in layering::ORDER {
+            match layer {
+                // retry-core's builder starts from them.
+                layering::Layer::BuiltIn => {}
+                layering::Layer::Defaults => fields.overlay(&doc.defaults, None),
+                layering::Layer::Chain => {
+                    if let Some(parent) = parent {
+                        fields.overlay(&parent.tables, None);
+                    }
+                    fields.overlay(&p.fields, None);
+                }
+                layering::Layer::Profile => fields.overlay(&this.profile, None),
+                layering::Layer::Environment => fields.overlay(&this.env, None),
+            }
         }
-        fields.overlay(&p.fields, None);
-        fields.overlay(&this.profile, None);
-        fields.overlay(&this.env, None);
         let extends = parent.map(|a| a.lineage.clone()).unwrap_or_default();
         let budget = match fields.get(Key::Budget).map(|s| (&s.value, s.span.clone())) {
             Some((Value::MaybeName(Some(name)), span)) => {
