@@ -268,6 +268,11 @@ pub fn find_policy<'c>(
     })
 }
 
+/// Milliseconds, to the microsecond: how every JSON output gives a duration.
+pub fn ms(d: std::time::Duration) -> f64 {
+    (d.as_secs_f64() * 1e6).round() / 1e3
+}
+
 /// A sampled duration for tables: three significant digits (`81.2ms`, `1.49s`),
 /// whole seconds past a minute (`2m 5s`).
 pub fn short(d: std::time::Duration) -> String {
@@ -308,8 +313,14 @@ pub fn short(d: std::time::Duration) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::short;
+    use super::{ms, short};
     use std::time::Duration;
+
+    #[test]
+    fn json_milliseconds_keep_the_microseconds() {
+        assert_eq!(ms(Duration::from_nanos(1_234_567)), 1.235);
+        assert_eq!(ms(Duration::from_secs(2)), 2000.0);
+    }
 
     #[test]
     fn short_durations_keep_three_significant_digits() {

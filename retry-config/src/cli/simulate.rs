@@ -297,10 +297,7 @@ fn each_jitter(policies: &[(String, Policy)]) -> Vec<(String, Policy)> {
         .collect()
 }
 
-/// Milliseconds, to the microsecond, for JSON.
-pub(crate) fn ms(d: Duration) -> f64 {
-    (d.as_secs_f64() * 1e6).round() / 1e3
-}
+pub(crate) use super::ms;
 
 #[cfg(test)]
 pub(crate) mod fixtures {
