@@ -30,7 +30,8 @@
 //!    [`keys::Kind`], an example value and its built-in default. retry-config
 //!    then reads it (from the file and the environment), lists it in
 //!    `explain` and in unknown-key messages, and `#[retry(new_key = ...)]`
-//!    is told it belongs in retry.toml.
+//!    is told it belongs in retry.toml. (A key of a new [`keys::Kind`] also
+//!    needs that kind read from TOML, in retry-config's `src/schema.rs`.)
 //! 2. The engine's side, which this crate cannot see: the field and its
 //!    `PolicyBuilder` setter in retry-core (naming its problems with
 //!    `Key::NewKey.name()`), and the key's row in retry-config's
