@@ -70,6 +70,13 @@ pub trait HookSet<E> {
     fn on_give_up(&self, event: &GiveUpEvent<'_, E>) {
         let _ = event;
     }
+    /// Whether [`on_give_up`](Self::on_give_up) looks at the event. When it
+    /// may, the loop reads the clock as the first attempt starts, so the
+    /// report it is given has a measured `elapsed`; when it does not, the
+    /// success path reads no clock. `true` by default.
+    fn wants_give_up(&self) -> bool {
+        true
+    }
 }
 
 /// A hook slot that is not set.
@@ -164,10 +171,17 @@ impl<R, O, G> Hooks<R, O, G> {
 pub trait Callback<Arg: ?Sized> {
     /// Runs the callback.
     fn call(&self, arg: &Arg);
+    /// Whether there is a callback to run ([`Unset`] has none).
+    fn is_set(&self) -> bool {
+        true
+    }
 }
 
 impl<Arg: ?Sized> Callback<Arg> for Unset {
     fn call(&self, _: &Arg) {}
+    fn is_set(&self) -> bool {
+        false
+    }
 }
 
 impl<Arg: ?Sized, F: Fn(&Arg)> Callback<Arg> for F {
@@ -190,6 +204,9 @@ where
     }
     fn on_give_up(&self, event: &GiveUpEvent<'_, E>) {
         self.on_give_up.call(event);
+    }
+    fn wants_give_up(&self) -> bool {
+        Callback::<GiveUpEvent<'_, E>>::is_set(&self.on_give_up)
     }
 }
 

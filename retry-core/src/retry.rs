@@ -165,7 +165,8 @@ impl<'p, C, S, H> Retry<'p, C, S, H> {
     }
 
     /// The per-call state; `timed` reads the clock at the first attempt even
-    /// when neither a deadline nor a budget needs it, so reports have `elapsed`.
+    /// when neither a deadline nor a budget needs it, so the caller's report
+    /// has `elapsed` (a give-up hook asks for the same in [`Run::round`]).
     fn start_run(self, timed: bool) -> Run<'p, C, S, H> {
         Run {
             policy: self.policy,
@@ -422,8 +423,12 @@ impl<C: Clock, S, H> Run<'_, C, S, H> {
     {
         #[cfg(feature = "tracing")]
         let span = self.span.clone();
+        // A give-up hook is handed a report, whose `elapsed` needs the
+        // start time: only then (or when the caller asked for the report, or
+        // the policy needs the time) is the clock read as the call starts.
+        let timed = self.timed || self.hooks.wants_give_up();
         let round = async move {
-            let wait = match self.attempt(make).await {
+            let wait = match self.attempt(make, timed).await {
                 Ok(value) => return ControlFlow::Break(Ok(value)),
                 Err(error) => match self.decide(error) {
                     Ok(wait) => wait,
@@ -438,24 +443,24 @@ impl<C: Clock, S, H> Run<'_, C, S, H> {
         round
     }
 
-    fn begin_attempt(&mut self) {
+    fn begin_attempt(&mut self, timed: bool) {
         let clock = &self.clock;
         self.decider
-            .begin_attempt_lazily(self.policy, self.timed, || clock.now());
+            .begin_attempt_lazily(self.policy, timed, || clock.now());
     }
 
     /// Runs one attempt, made by `make` (so the loop's future holds the
     /// attempt's future once), cancelling it when it outlives the policy's
     /// `attempt_timeout` (if the error type can say so: see
     /// [`Classify::from_timeout`]).
-    async fn attempt<M, Fut, T, E>(&mut self, make: M) -> Result<T, E>
+    async fn attempt<M, Fut, T, E>(&mut self, make: M, timed: bool) -> Result<T, E>
     where
         M: FnOnce() -> Fut,
         Fut: Future<Output = Result<T, E>>,
         E: Classify,
         S: Sleeper,
     {
-        self.begin_attempt();
+        self.begin_attempt(timed);
         let Some(limit) = self.policy.attempt_timeout() else {
             return make().await;
         };
