@@ -5,7 +5,9 @@
 //! end reason and report, whichever the caller.
 
 use crate::classify::{AttemptTimeout, Classify};
-use crate::clock::{BlockingSleeper, Clock, DefaultClock, Sleeper, SystemClock, ThreadSleeper};
+use crate::clock::{
+    BlockingSleeper, Clock, DefaultClock, DefaultSleeper, Sleeper, SystemClock, ThreadSleeper,
+};
 use crate::decide::{Decider, Failure, Step};
 use crate::hooks::{GiveUpEvent, HookSet, Hooks, RetryEvent};
 use crate::policy::Policy;
@@ -15,14 +17,6 @@ use std::ops::ControlFlow;
 use std::pin::{Pin, pin};
 use std::task::{Context, Poll};
 use std::time::Duration;
-
-/// The sleeper async retries use by default: tokio's timer.
-#[cfg(feature = "tokio")]
-pub type DefaultSleeper = crate::clock::TokioSleeper;
-/// Without the `tokio` feature there is no default async sleeper: set one
-/// with [`Retry::sleeper`].
-#[cfg(not(feature = "tokio"))]
-pub type DefaultSleeper = crate::hooks::Unset;
 
 /// One retried call: a policy plus the clock, sleeper, seed and hooks to use.
 ///
@@ -101,7 +95,7 @@ impl<'p, C, S, H> Retry<'p, C, S, H> {
     ///
     /// ```
     /// let p = retry_core::Policy::default();
-    /// let _ = retry_core::Retry::new(&p).clock(retry_core::SystemClock);
+    /// let _ = retry_core::Retry::new(&p).clock(retry_core::clock::SystemClock);
     /// ```
     pub fn clock<C2: Clock>(self, clock: C2) -> Retry<'p, C2, S, H> {
         Retry {
@@ -117,7 +111,7 @@ impl<'p, C, S, H> Retry<'p, C, S, H> {
     ///
     /// ```
     /// let p = retry_core::Policy::default();
-    /// let _ = retry_core::Retry::new(&p).sleeper(retry_core::TokioSleeper);
+    /// let _ = retry_core::Retry::new(&p).sleeper(retry_core::clock::TokioSleeper);
     /// ```
     pub fn sleeper<S2>(self, sleeper: S2) -> Retry<'p, C, S2, H> {
         Retry {

@@ -1,10 +1,8 @@
 //! The sleeper and clock are injectable: a fake pair drives the async loop
 //! with no runtime at all, and every shape's exact schedule shows through.
 
-use retry_core::{
-    Backoff, BlockingSleeper, Class, Classify, Clock, GiveUpEvent, Hooks, Jitter, Policy, Report,
-    Retry, Sleeper,
-};
+use retry_core::clock::{BlockingSleeper, Clock, Sleeper};
+use retry_core::{Backoff, Class, Classify, GiveUpEvent, Hooks, Jitter, Policy, Report, Retry};
 use std::cell::{Cell, RefCell};
 use std::future::{Ready, ready};
 use std::pin::pin;
