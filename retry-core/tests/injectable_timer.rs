@@ -183,9 +183,8 @@ fn a_give_up_hook_is_told_the_time_the_call_took() {
     );
     assert_eq!(report.elapsed, expected);
 
-    // The blocking loop, the same.
+    // The blocking loop, the same (the hooks are `Copy`: one closure, both loops).
     let time = FakeTime::new();
-    let hooks = Hooks::new().on_give_up(|e: &GiveUpEvent<'_, Down>| seen.set(Some(*e.report)));
     let result = Retry::blocking(&p)
         .clock(&time)
         .sleeper(&time)
