@@ -6,8 +6,9 @@ use crate::config::{Config, Options};
 use crate::diagnostic::{Diagnostic, Diagnostics};
 use crate::env::Env;
 use crate::read::{FileOrigin, read_file};
+use retry_core::__private::registry::{self as loader, LazyLoader};
 use retry_core::Registry;
-use retry_core::registry::{self, LazyLoader};
+use retry_core::registry;
 use retry_schema::discover::{Discovery, Found, How};
 use retry_schema::suggest::did_you_mean;
 use std::path::{Path, PathBuf};
@@ -73,7 +74,7 @@ impl Setup {
     /// assert!(!setup.path().as_os_str().is_empty());
     /// ```
     pub fn from_env() -> Self {
-        let checked_at_build = registry::call_sites()
+        let checked_at_build = loader::call_sites()
             .filter_map(|site| site.config)
             .map(PathBuf::from);
         let found = Discovery::from_process().fallbacks(checked_at_build).run();
@@ -93,7 +94,7 @@ impl Setup {
             path,
             options,
             search: Some(found),
-            strict: registry::is_strict(),
+            strict: loader::is_strict(),
             report_warnings: true,
         }
     }
@@ -143,9 +144,9 @@ impl Setup {
         &self.path
     }
 
-    /// Loads and validates, without installing. Error classes registered as
-    /// [`registry::DeclaredClass`] are the known classes `retry_on` is checked
-    /// against, unless the options name them.
+    /// Loads and validates, without installing. The error classes the
+    /// program's `#[derive(Classify)]` types declare are the known classes
+    /// `retry_on` is checked against, unless the options name them.
     ///
     /// ```
     /// assert!(retry_config::Setup::new("/no/such/file.toml").load().is_err());
@@ -166,7 +167,7 @@ impl Setup {
         let mut options = self.options.clone();
         if options.known_classes.is_none() {
             // Classes registered by `#[derive(Classify)]` make `retry_on` checkable.
-            let declared: Vec<String> = registry::declared_classes()
+            let declared: Vec<String> = loader::declared_classes()
                 .map(|c| c.name.to_owned())
                 .collect();
             if !declared.is_empty() {
@@ -199,7 +200,7 @@ impl Setup {
             );
         }
         if self.strict {
-            registry::set_strict(true);
+            loader::set_strict(true);
         }
         *ACTIVE.lock().unwrap_or_else(PoisonError::into_inner) = Some(self);
         Ok(config)
@@ -249,7 +250,7 @@ impl Setup {
         }
         let registry = Arc::new(registry);
         *last = Some(registry.clone());
-        registry::set_origin(self.origin());
+        loader::set_origin(self.origin());
         registry::install(Arc::unwrap_or_clone(registry));
         Ok((config, missing))
     }
@@ -399,24 +400,22 @@ fn not_found(search: &Found) -> Diagnostic {
 /// Call sites the configuration cannot serve, as errors: a policy it lacks,
 /// or an `attempt_timeout` the site's error type cannot carry.
 fn call_site_problems(registry: &Registry, config: &Config) -> Diagnostics {
-    let missing = registry::missing_policies(registry)
-        .into_iter()
-        .map(|site| {
-            Diagnostic::error(
-                format!("policies.{}", site.policy),
-                format!(
-                    "`{}` at {}:{} uses policy `{}`, which {} does not define",
-                    site.function,
-                    site.file,
-                    site.line,
-                    site.policy,
-                    config.source().name()
-                ),
-            )
-            .suggest(did_you_mean(site.policy, config.policy_names()))
-            .note(format!("add a [policies.{}] table", site.policy))
-        });
-    let untimed = registry::call_sites().filter_map(|site| {
+    let missing = loader::missing_policies(registry).into_iter().map(|site| {
+        Diagnostic::error(
+            format!("policies.{}", site.policy),
+            format!(
+                "`{}` at {}:{} uses policy `{}`, which {} does not define",
+                site.function,
+                site.file,
+                site.line,
+                site.policy,
+                config.source().name()
+            ),
+        )
+        .suggest(did_you_mean(site.policy, config.policy_names()))
+        .note(format!("add a [policies.{}] table", site.policy))
+    });
+    let untimed = loader::call_sites().filter_map(|site| {
         let timeout = registry.policy(site.policy)?.attempt_timeout()?;
         site.cannot_time_out().then(|| {
             Diagnostic::error(
@@ -463,7 +462,7 @@ pub(crate) fn lazy_load() {
             "nothing was loaded: no policy file found (searched {})",
             search.searched_list()
         );
-        registry::set_origin(why.clone());
+        loader::set_origin(why.clone());
         if strict {
             eprintln!("retry-config: {why}; strict mode (RETRY_STRICT) stops the program");
             std::process::exit(1);
@@ -480,7 +479,7 @@ pub(crate) fn lazy_load() {
             // call (once, with the fix), so it is not said twice here; strict
             // mode stops the program now instead, with every problem.
             if strict {
-                registry::set_strict(true);
+                loader::set_strict(true);
                 if missing.has_errors() {
                     eprint!(
                         "retry-config: {path}:\n{}retry-config: strict mode (RETRY_STRICT) stops the program\n",
@@ -496,7 +495,7 @@ pub(crate) fn lazy_load() {
                 "retry-config: {path} was not installed:\n{}",
                 problems.render()
             );
-            registry::set_origin(format!(
+            loader::set_origin(format!(
                 "nothing was loaded: {path} has errors (printed when it was read)"
             ));
             if strict {
@@ -507,6 +506,6 @@ pub(crate) fn lazy_load() {
     }
 }
 
-retry_core::inventory::submit! {
+retry_core::__private::inventory::submit! {
     LazyLoader { name: "retry-config", load: lazy_load }
 }

@@ -2,14 +2,16 @@
 //! against the file, and installs nothing when one names a missing policy.
 
 use retry_config::Setup;
+use retry_core::__private::derive::DeclaredClass;
+use retry_core::__private::site::CallSite;
 use retry_core::registry;
 
-retry_core::inventory::submit! {
-    registry::CallSite::new("orders", "src/orders.rs", 42, "place_order")
+retry_core::__private::inventory::submit! {
+    CallSite::new("orders", "src/orders.rs", 42, "place_order")
 }
 
-retry_core::inventory::submit! {
-    registry::DeclaredClass { name: "conflict", by: "OrderError" }
+retry_core::__private::inventory::submit! {
+    DeclaredClass { name: "conflict", by: "OrderError" }
 }
 
 #[test]

@@ -9,12 +9,12 @@ const CHILD: &str = "RETRY_CONFIG_LAZY_TEST_CHILD";
 // A call site whose policy the file lacks: the lazy loader still installs the
 // valid file, and that site's first call (which runs without retry) says so
 // on stderr, once, with a did-you-mean.
-const LAZZY: retry_core::registry::CallSite =
-    retry_core::registry::CallSite::new("lazzy", "src/jobs.rs", 7, "run_job");
-retry_core::inventory::submit! { LAZZY }
+const LAZZY: retry_core::__private::site::CallSite =
+    retry_core::__private::site::CallSite::new("lazzy", "src/jobs.rs", 7, "run_job");
+retry_core::__private::inventory::submit! { LAZZY }
 
 thread_local! {
-    static SITE: retry_core::__private::SiteCache = const { retry_core::__private::SiteCache::new() };
+    static SITE: retry_core::__private::site::SiteCache = const { retry_core::__private::site::SiteCache::new() };
 }
 
 #[test]
@@ -27,7 +27,7 @@ fn the_first_lookup_loads_retry_toml_with_the_profile_and_environment() {
         assert_eq!(policy.base(), std::time::Duration::from_millis(1)); // profile `test`
         assert_eq!(policy.max_attempts(), Some(9)); // environment
         for _ in 0..2 {
-            let fallback = retry_core::__private::SiteCache::lookup(&SITE, &LAZZY);
+            let fallback = retry_core::__private::site::SiteCache::lookup(&SITE, &LAZZY);
             assert_eq!(fallback.max_attempts(), Some(1));
         }
         return;

@@ -4,7 +4,8 @@
 //! registry, so they take a lock.
 
 use retry_config::{Setup, reload};
-use retry_core::{BlockingSleeper, Retry, registry};
+use retry_core::clock::BlockingSleeper;
+use retry_core::{Retry, registry};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};

@@ -51,8 +51,7 @@ fn install_prints_the_warnings_unless_told_not_to() {
 
 #[test]
 fn strict_mode_ends_the_program_at_a_missing_policy() {
-    use retry_core::__private::SiteCache;
-    use retry_core::registry::CallSite;
+    use retry_core::__private::site::{CallSite, SiteCache};
     thread_local! { static SITE: SiteCache = const { SiteCache::new() }; }
     // Not registered (an install would refuse it): a site the registry learns of at its first call.
     const CALL: CallSite = CallSite::new("not-in-the-file", "src/jobs.rs", 9, "jobs::run");

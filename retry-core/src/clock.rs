@@ -1,8 +1,33 @@
-//! The clock and the sleeper, both injectable.
+//! The clock and the sleeper, both injectable: [`Retry::clock`](crate::Retry::clock)
+//! and [`Retry::sleeper`](crate::Retry::sleeper) take any [`Clock`] and any
+//! [`Sleeper`] (or [`BlockingSleeper`] for the blocking loop), so a test can
+//! drive the loop on a fake time of its own.
 //!
 //! With the `tokio` feature the default clock is tokio's, so an application's
 //! paused-clock tests (`tokio::time::pause`) see virtual time pass through the
 //! deadline logic too, not only through the sleeps.
+//!
+//! ```
+//! use retry_core::clock::{BlockingSleeper, Clock, SystemClock};
+//! use retry_core::{Jitter, Policy, Retry};
+//! use std::cell::Cell;
+//! use std::time::Duration;
+//!
+//! /// Records the waits instead of sleeping.
+//! struct Record(Cell<Duration>);
+//! impl BlockingSleeper for &Record {
+//!     fn sleep(&self, d: Duration) { self.0.set(self.0.get() + d); }
+//! }
+//!
+//! let policy = Policy::builder().jitter(Jitter::None).max_attempts(3).build().unwrap();
+//! let slept = Record(Cell::new(Duration::ZERO));
+//! let r: Result<(), std::io::Error> = Retry::blocking(&policy)
+//!     .sleeper(&slept)
+//!     .call_blocking(|| Err(std::io::ErrorKind::TimedOut.into()));
+//! assert!(r.is_err());
+//! assert_eq!(slept.0.get(), Duration::from_millis(100 + 200));
+//! assert!(SystemClock.now() <= SystemClock.now());
+//! ```
 
 use std::future::Future;
 use std::time::{Duration, Instant};
@@ -10,7 +35,7 @@ use std::time::{Duration, Instant};
 /// Tells the engine what time it is.
 ///
 /// ```
-/// use retry_core::{Clock, SystemClock};
+/// use retry_core::clock::{Clock, SystemClock};
 /// let a = SystemClock.now();
 /// assert!(SystemClock.now() >= a);
 /// ```
@@ -28,7 +53,7 @@ impl<C: Clock + ?Sized> Clock for &C {
 /// Waits asynchronously.
 ///
 /// ```
-/// use retry_core::Sleeper;
+/// use retry_core::clock::Sleeper;
 /// use std::future::{ready, Ready};
 /// use std::time::Duration;
 /// struct NoWait;
@@ -48,7 +73,7 @@ pub trait Sleeper {
 /// Waits by blocking the calling thread.
 ///
 /// ```
-/// use retry_core::{BlockingSleeper, ThreadSleeper};
+/// use retry_core::clock::{BlockingSleeper, ThreadSleeper};
 /// ThreadSleeper.sleep(std::time::Duration::from_micros(1));
 /// ```
 pub trait BlockingSleeper {
@@ -59,8 +84,9 @@ pub trait BlockingSleeper {
 /// The operating system's monotonic clock.
 ///
 /// ```
-/// use retry_core::Clock;
-/// let _ = retry_core::SystemClock.now();
+/// use retry_core::clock::{Clock, SystemClock};
+/// let (a, b) = (SystemClock.now(), SystemClock.now());
+/// assert!(a <= b);
 /// ```
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SystemClock;
@@ -74,8 +100,10 @@ impl Clock for SystemClock {
 /// `std::thread::sleep`.
 ///
 /// ```
-/// use retry_core::BlockingSleeper;
-/// retry_core::ThreadSleeper.sleep(std::time::Duration::ZERO);
+/// use retry_core::clock::{BlockingSleeper, ThreadSleeper};
+/// let start = std::time::Instant::now();
+/// ThreadSleeper.sleep(std::time::Duration::from_micros(10));
+/// assert!(start.elapsed() >= std::time::Duration::from_micros(10));
 /// ```
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ThreadSleeper;
@@ -89,8 +117,12 @@ impl BlockingSleeper for ThreadSleeper {
 /// Tokio's clock: virtual time when the runtime's clock is paused.
 ///
 /// ```
-/// use retry_core::Clock;
-/// let _ = retry_core::TokioClock.now();
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+/// use retry_core::clock::{Clock, TokioClock};
+/// let before = TokioClock.now();
+/// tokio::time::advance(std::time::Duration::from_secs(5)).await;
+/// assert_eq!(TokioClock.now() - before, std::time::Duration::from_secs(5));
+/// # }
 /// ```
 #[cfg(feature = "tokio")]
 #[derive(Debug, Clone, Copy, Default)]
@@ -107,8 +139,10 @@ impl Clock for TokioClock {
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-/// use retry_core::Sleeper;
-/// retry_core::TokioSleeper.sleep(std::time::Duration::from_micros(1)).await;
+/// use retry_core::clock::{Sleeper, TokioSleeper};
+/// let start = tokio::time::Instant::now();
+/// TokioSleeper.sleep(std::time::Duration::from_micros(10)).await;
+/// assert!(start.elapsed() >= std::time::Duration::from_micros(10));
 /// # }
 /// ```
 #[cfg(feature = "tokio")]
@@ -124,8 +158,31 @@ impl Sleeper for TokioSleeper {
 }
 
 /// The clock async retries use by default: tokio's with the `tokio` feature.
+///
+/// ```
+/// use retry_core::clock::{Clock, DefaultClock};
+/// let (a, b) = (DefaultClock::default().now(), DefaultClock::default().now());
+/// assert!(a <= b);
+/// ```
 #[cfg(feature = "tokio")]
 pub type DefaultClock = TokioClock;
 /// The clock async retries use by default: tokio's with the `tokio` feature.
 #[cfg(not(feature = "tokio"))]
 pub type DefaultClock = SystemClock;
+
+/// The sleeper async retries use by default: tokio's timer.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+/// use retry_core::clock::{DefaultSleeper, Sleeper};
+/// let start = tokio::time::Instant::now();
+/// DefaultSleeper::default().sleep(std::time::Duration::from_secs(1)).await;
+/// assert_eq!(start.elapsed(), std::time::Duration::from_secs(1));
+/// # }
+/// ```
+#[cfg(feature = "tokio")]
+pub type DefaultSleeper = TokioSleeper;
+/// Without the `tokio` feature there is no default async sleeper: set one
+/// with [`Retry::sleeper`](crate::Retry::sleeper).
+#[cfg(not(feature = "tokio"))]
+pub type DefaultSleeper = crate::hooks::Unset;

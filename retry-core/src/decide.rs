@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 /// The verdict on a failed attempt.
 ///
 /// ```
-/// use retry_core::{Ending, __private::Step};
+/// use retry_core::{Ending, __private::kernel::Step};
 /// assert_ne!(Step::Retry { wait: Default::default(), hinted: false }, Step::GiveUp(Ending::Deadline));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,7 +36,7 @@ pub enum Step {
 /// What the engine knows of one failed attempt.
 ///
 /// ```
-/// use retry_core::{Class, __private::Failure};
+/// use retry_core::{Class, __private::kernel::Failure};
 /// let f = Failure { class: Class::TRANSIENT, hint: None, allowed: true };
 /// assert!(f.class.is_retryable());
 /// ```
@@ -174,7 +174,7 @@ pub(crate) fn decide(
 /// so concurrent calls cannot disturb each other's statistics.
 ///
 /// ```
-/// use retry_core::{Class, Jitter, Policy, __private::{Decider, Failure, Step}};
+/// use retry_core::{Class, Jitter, Policy, __private::kernel::{Decider, Failure, Step}};
 /// use std::time::{Duration, Instant};
 /// let p = Policy::builder().jitter(Jitter::None).max_attempts(2).build().unwrap();
 /// let mut d = Decider::new(None);
@@ -196,7 +196,7 @@ impl Decider {
     /// A fresh decision state, seeded for reproducible jitter when `seed` is given.
     ///
     /// ```
-    /// let d = retry_core::__private::Decider::new(Some(1));
+    /// let d = retry_core::__private::kernel::Decider::new(Some(1));
     /// assert_eq!(d.attempts(), 0);
     /// ```
     pub const fn new(seed: Option<u64>) -> Self {
@@ -215,7 +215,7 @@ impl Decider {
     /// Attempts begun so far.
     ///
     /// ```
-    /// assert_eq!(retry_core::__private::Decider::new(None).attempts(), 0);
+    /// assert_eq!(retry_core::__private::kernel::Decider::new(None).attempts(), 0);
     /// ```
     pub const fn attempts(&self) -> u32 {
         self.tally.attempts
@@ -225,7 +225,7 @@ impl Decider {
     /// deadline's clock and counts as a call in the policy's retry budget.
     ///
     /// ```
-    /// let mut d = retry_core::__private::Decider::new(None);
+    /// let mut d = retry_core::__private::kernel::Decider::new(None);
     /// d.begin_attempt(&retry_core::Policy::default(), std::time::Instant::now());
     /// assert_eq!(d.attempts(), 1);
     /// ```
@@ -259,7 +259,7 @@ impl Decider {
     /// Decides what follows a failed attempt observed at `now` (the kernel).
     ///
     /// ```
-    /// use retry_core::{Class, Ending, Policy, __private::{Decider, Failure, Step}};
+    /// use retry_core::{Class, Ending, Policy, __private::kernel::{Decider, Failure, Step}};
     /// let p = Policy::default();
     /// let mut d = Decider::new(None);
     /// let now = std::time::Instant::now();
@@ -300,7 +300,7 @@ impl Decider {
     /// was not read).
     ///
     /// ```
-    /// let d = retry_core::__private::Decider::new(None);
+    /// let d = retry_core::__private::kernel::Decider::new(None);
     /// assert_eq!(d.elapsed(std::time::Instant::now()), std::time::Duration::ZERO);
     /// ```
     pub fn elapsed(&self, now: Instant) -> Duration {
@@ -311,7 +311,7 @@ impl Decider {
     /// The report for a call that ended with `ending` at `now`.
     ///
     /// ```
-    /// use retry_core::{Ending, __private::Decider};
+    /// use retry_core::{Ending, __private::kernel::Decider};
     /// let r = Decider::new(None).report(Ending::Success, std::time::Instant::now());
     /// assert_eq!(r.attempts, 0);
     /// ```

@@ -45,11 +45,12 @@ pub struct GiveUpEvent<'a, E> {
     pub report: &'a Report,
 }
 
-/// The three hook points. Implemented by [`Hooks`]; write your own to bundle
-/// them in one type.
+/// The three hook points, as the loop calls them. Implemented by [`Hooks`],
+/// the type users build; hidden, in `__private::hooks`.
 ///
 /// ```
-/// use retry_core::{HookSet, RetryEvent};
+/// use retry_core::RetryEvent;
+/// use retry_core::__private::hooks::HookSet;
 /// struct Log;
 /// impl HookSet<std::io::Error> for Log {
 ///     fn on_retry(&self, e: &RetryEvent<'_, std::io::Error>) { eprintln!("retrying after {:?}", e.wait); }
@@ -70,23 +71,49 @@ pub trait HookSet<E> {
     fn on_give_up(&self, event: &GiveUpEvent<'_, E>) {
         let _ = event;
     }
+    /// Whether [`on_give_up`](Self::on_give_up) looks at the event. When it
+    /// may, the loop reads the clock as the first attempt starts, so the
+    /// report it is given has a measured `elapsed`; when it does not, the
+    /// success path reads no clock. `true` by default.
+    fn wants_give_up(&self) -> bool {
+        true
+    }
 }
 
 /// A hook slot that is not set.
 ///
 /// ```
-/// let _ = retry_core::Unset;
+/// use retry_core::__private::hooks::{RetryIfSlot, Unset};
+/// assert!(RetryIfSlot::<u8>::allows(&Unset, &0));
 /// ```
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Unset;
 
-/// Closures (or `fn` items) in each slot; [`Unset`] where none was given.
+/// A call's hooks: a `retry_if` predicate that can only narrow what the
+/// policy retries, an `on_retry` callback run before each wait, and an
+/// `on_give_up` callback given the error and the call's [`Report`]. Each is
+/// a closure (or `fn` item); a slot left unset costs nothing.
 ///
 /// ```
-/// use retry_core::{HookSet, Hooks};
-/// let hooks = Hooks::new().retry_if(|e: &std::io::Error| e.kind() != std::io::ErrorKind::NotFound);
-/// let not_found = std::io::Error::from(std::io::ErrorKind::NotFound);
-/// assert!(!HookSet::retry_if(&hooks, &not_found));
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+/// use retry_core::{GiveUpEvent, Hooks, Policy, Retry, RetryEvent};
+/// use std::io::{Error, ErrorKind};
+/// use std::sync::Mutex;
+///
+/// let retries = Mutex::new(0);
+/// let gave_up = Mutex::new(None);
+/// let hooks = Hooks::new()
+///     .retry_if(|e: &Error| e.kind() != ErrorKind::NotFound)
+///     .on_retry(|_: &RetryEvent<'_, Error>| *retries.lock().unwrap() += 1)
+///     .on_give_up(|e: &GiveUpEvent<'_, Error>| *gave_up.lock().unwrap() = Some(e.report.attempts));
+/// let policy = Policy::builder().max_attempts(3).build().unwrap();
+/// let r: Result<(), Error> = Retry::new(&policy)
+///     .hooks(hooks)
+///     .call(|| async { Err(ErrorKind::ConnectionReset.into()) })
+///     .await;
+/// assert!(r.is_err());
+/// assert_eq!((*retries.lock().unwrap(), *gave_up.lock().unwrap()), (2, Some(3)));
+/// # }
 /// ```
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Hooks<R = Unset, O = Unset, G = Unset> {
@@ -155,7 +182,7 @@ impl<R, O, G> Hooks<R, O, G> {
 /// `Fn(&Arg)` runs.
 ///
 /// ```
-/// use retry_core::{Callback, Unset};
+/// use retry_core::__private::hooks::{Callback, Unset};
 /// let seen = std::cell::Cell::new(0);
 /// (|n: &u32| seen.set(*n)).call(&7);
 /// Unset.call(&8u32);
@@ -164,10 +191,17 @@ impl<R, O, G> Hooks<R, O, G> {
 pub trait Callback<Arg: ?Sized> {
     /// Runs the callback.
     fn call(&self, arg: &Arg);
+    /// Whether there is a callback to run ([`Unset`] has none).
+    fn is_set(&self) -> bool {
+        true
+    }
 }
 
 impl<Arg: ?Sized> Callback<Arg> for Unset {
     fn call(&self, _: &Arg) {}
+    fn is_set(&self) -> bool {
+        false
+    }
 }
 
 impl<Arg: ?Sized, F: Fn(&Arg)> Callback<Arg> for F {
@@ -191,13 +225,16 @@ where
     fn on_give_up(&self, event: &GiveUpEvent<'_, E>) {
         self.on_give_up.call(event);
     }
+    fn wants_give_up(&self) -> bool {
+        Callback::<GiveUpEvent<'_, E>>::is_set(&self.on_give_up)
+    }
 }
 
 /// The `retry_if` slot: [`Unset`] allows everything; any `Fn(&E) -> bool`
 /// decides.
 ///
 /// ```
-/// use retry_core::{RetryIfSlot, Unset};
+/// use retry_core::__private::hooks::{RetryIfSlot, Unset};
 /// assert!(RetryIfSlot::<u8>::allows(&Unset, &1));
 /// assert!(!(|e: &u8| *e > 5).allows(&1));
 /// ```

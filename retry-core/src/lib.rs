@@ -5,6 +5,8 @@
 //! server hints, the async and blocking loops ([`Retry`]), hooks and tracing,
 //! shared [`RetryBudget`]s, the process-wide [`registry`] of named policies,
 //! and the stateful [`Oracle`] for callers that schedule retries themselves.
+//! The [`clock`] module holds the clock and sleepers, for callers that inject
+//! their own.
 //!
 //! ```
 //! # #[tokio::main(flavor = "current_thread", start_paused = true)]
@@ -45,13 +47,13 @@
 #![warn(missing_docs)]
 
 #[doc(hidden)]
-#[path = "private.rs"]
+#[path = "private/mod.rs"]
 pub mod __private;
 mod backoff;
 mod budget;
 mod builder;
 mod classify;
-mod clock;
+pub mod clock;
 mod decide;
 mod hooks;
 mod jitter;
@@ -64,29 +66,24 @@ mod retry;
 mod rng;
 mod round;
 mod schedule;
-pub mod simulate;
 mod site;
 
+// The public API is what a user names, and nothing else (pinned by
+// tests/public_api.rs). The decision kernel, the loop's per-call state, the
+// hook traits, call-site and loader plumbing live in `__private`, for our
+// own crates; the fleet simulator is its own crate (retry-sim).
 pub use backoff::Backoff;
 pub use budget::{RetryBudget, RetryBudgetBuilder};
 pub use builder::PolicyBuilder;
 pub use classify::{AttemptTimeout, CarriesTimeout, Class, Classify};
-pub use clock::{BlockingSleeper, Clock, DefaultClock, Sleeper, SystemClock, ThreadSleeper};
-#[cfg(feature = "tokio")]
-pub use clock::{TokioClock, TokioSleeper};
-pub use hooks::{Callback, GiveUpEvent, HookSet, Hooks, RetryEvent, RetryIfSlot, Unset};
+pub use hooks::{GiveUpEvent, Hooks, RetryEvent};
 pub use jitter::Jitter;
 pub use oracle::{Oracle, OracleState, Verdict};
 pub use policy::Policy;
 pub use problem::{PolicyError, Problem};
 pub use registry::Registry;
 pub use report::{Ending, Report};
-#[doc(hidden)]
-pub use retry::Run;
-pub use retry::{DefaultSleeper, Retry};
-#[doc(hidden)]
-pub use round::Round;
-pub use schedule::Schedule;
+pub use retry::Retry;
 
 /// `#[retry(policy = "...")]`: see [`retry_macros::retry`].
 ///
@@ -121,6 +118,3 @@ pub use retry_macros::retry;
 /// ```
 #[cfg(feature = "macros")]
 pub use retry_macros::Classify;
-
-/// Re-exported so generated code and loaders can register call sites.
-pub use inventory;

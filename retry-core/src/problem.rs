@@ -80,18 +80,22 @@ impl std::error::Error for PolicyError {}
 
 /// Collects broken rules while a value is checked, so every problem is
 /// reported at once; shared by policies, budgets and simulator scenarios.
+///
+/// ```
+/// use retry_core::__private::kernel::Problems;
+/// use std::time::Duration;
+/// let mut found = Problems::default();
+/// found.require(false, "tick", "must be greater than zero", "use 1ms".into());
+/// found.durations([("horizon", Some(Duration::MAX)), ("outage", None)]);
+/// let fields: Vec<_> = found.into_vec().iter().map(|p| p.field).collect();
+/// assert_eq!(fields, ["tick", "horizon"]);
+/// ```
 #[derive(Debug, Default)]
-pub(crate) struct Problems(Vec<Problem>);
+pub struct Problems(Vec<Problem>);
 
 impl Problems {
     /// Records a problem unless `ok`.
-    pub(crate) fn require(
-        &mut self,
-        ok: bool,
-        field: &'static str,
-        rule: &'static str,
-        fix: String,
-    ) {
+    pub fn require(&mut self, ok: bool, field: &'static str, rule: &'static str, fix: String) {
         if !ok {
             self.0.push(Problem { field, rule, fix });
         }
@@ -100,10 +104,7 @@ impl Problems {
     /// The one rule every duration shares: at most
     /// [`Policy::MAX_DURATION`](crate::Policy::MAX_DURATION), which is what
     /// lets the engine add durations without overflow.
-    pub(crate) fn durations<const N: usize>(
-        &mut self,
-        fields: [(&'static str, Option<Duration>); N],
-    ) {
+    pub fn durations<const N: usize>(&mut self, fields: [(&'static str, Option<Duration>); N]) {
         for (field, value) in fields {
             if let Some(v) = value {
                 self.require(
@@ -117,7 +118,7 @@ impl Problems {
     }
 
     /// The problems found, in the order they were checked.
-    pub(crate) fn into_vec(self) -> Vec<Problem> {
+    pub fn into_vec(self) -> Vec<Problem> {
         self.0
     }
 }

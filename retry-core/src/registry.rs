@@ -6,18 +6,32 @@
 //! started with, so a reload is seen by the next call only.
 //!
 //! If nothing was installed when the first lookup happens, the registry runs
-//! the loaders that linked crates registered with [`inventory`] (retry-config
-//! registers one that reads `retry.toml`), once.
+//! the loader a linked crate registered (retry-config registers one that
+//! reads `retry.toml`), once.
+//!
+//! ```
+//! use retry_core::{registry, Policy, Registry};
+//! registry::install(Registry::builder().policy("doc-module", Policy::default()).build());
+//! assert_eq!(registry::policy("doc-module").unwrap().name(), Some("doc-module"));
+//! assert!(registry::current().policy("doc-module").is_some());
+//! ```
+
+// What linked code registers (call sites, declared classes) and how a loader
+// is found and run: plumbing for our own crates, re-exported hidden from
+// `__private`, not part of this module's public face.
+pub(crate) mod linked;
+pub(crate) mod loading;
 
 use crate::budget::RetryBudget;
 use crate::policy::Policy;
 use arc_swap::ArcSwap;
 use arc_swap::cache::Cache;
+use loading::ensure_loaded;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, LazyLock, Mutex, Once, PoisonError};
+use std::sync::{Arc, LazyLock};
 
 /// An immutable set of named policies and budgets.
 ///
@@ -183,224 +197,10 @@ static INSTALLED: AtomicBool = AtomicBool::new(false);
 /// Counts installs, so a per-call-site cache can tell with one load that the
 /// policy it holds is still current.
 static GENERATION: AtomicU64 = AtomicU64::new(0);
-static LAZY_LOAD: Once = Once::new();
-/// What the current registry was loaded from (or why nothing was), as the
-/// loader that installed it described it: the first call of a site whose
-/// policy is missing quotes it.
-static ORIGIN: Mutex<Option<String>> = Mutex::new(None);
-/// Strict mode, set by a loader (`RETRY_STRICT=1`, or retry-config's `Setup::strict`).
-static STRICT: AtomicBool = AtomicBool::new(false);
-
-/// Records what the current registry was loaded from, or why nothing was
-/// ("no retry.toml found; searched ..."). Loaders call it; the warning a call
-/// site gives when its policy is missing quotes it.
-///
-/// ```
-/// retry_core::registry::set_origin("policies from /etc/app/retry.toml");
-/// assert_eq!(retry_core::registry::origin().as_deref(), Some("policies from /etc/app/retry.toml"));
-/// ```
-pub fn set_origin(text: impl Into<String>) {
-    *ORIGIN.lock().unwrap_or_else(PoisonError::into_inner) = Some(text.into());
-}
-
-/// What [`set_origin`] last recorded.
-///
-/// ```
-/// let _ = retry_core::registry::origin();
-/// ```
-pub fn origin() -> Option<String> {
-    ORIGIN
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .clone()
-}
-
-/// Turns strict mode on or off. In strict mode a call whose policy is
-/// missing ends the process (exit code 1) after saying why, instead of
-/// running once without retry; `RETRY_STRICT=1` turns it on too.
-///
-/// ```
-/// retry_core::registry::set_strict(false);
-/// assert!(!retry_core::registry::is_strict() || std::env::var("RETRY_STRICT").is_ok());
-/// ```
-pub fn set_strict(strict: bool) {
-    STRICT.store(strict, Ordering::Relaxed);
-}
-
-/// Whether strict mode is on: [`set_strict`], or `RETRY_STRICT` set to `1`,
-/// `true`, `yes` or `on`.
-///
-/// ```
-/// retry_core::registry::set_strict(true);
-/// assert!(retry_core::registry::is_strict());
-/// retry_core::registry::set_strict(false);
-/// ```
-pub fn is_strict() -> bool {
-    STRICT.load(Ordering::Relaxed) || strict_from_env()
-}
-
-/// `RETRY_STRICT` read once: `1`, `true`, `yes` or `on` (any case) turn it on.
-fn strict_from_env() -> bool {
-    static FROM_ENV: LazyLock<bool> = LazyLock::new(|| {
-        std::env::var("RETRY_STRICT").is_ok_and(|v| {
-            matches!(
-                v.trim().to_ascii_lowercase().as_str(),
-                "1" | "true" | "yes" | "on"
-            )
-        })
-    });
-    *FROM_ENV
-}
 
 /// Whether anything was ever installed into the process-wide registry.
-///
-/// ```
-/// retry_core::registry::install(retry_core::Registry::default());
-/// assert!(retry_core::registry::is_installed());
-/// ```
-pub fn is_installed() -> bool {
+pub(crate) fn is_installed() -> bool {
     INSTALLED.load(Ordering::Acquire)
-}
-
-/// A loader run on the first lookup when nothing was installed yet.
-/// Crates register one with `inventory::submit!`.
-///
-/// ```
-/// fn load() { /* read a file, then retry_core::registry::install(...) */ }
-/// retry_core::inventory::submit! { retry_core::registry::LazyLoader { name: "doc-example", load } }
-/// ```
-#[derive(Debug)]
-pub struct LazyLoader {
-    /// Who registered it, for diagnostics.
-    pub name: &'static str,
-    /// Loads and installs a registry; reports its own errors.
-    pub load: fn(),
-}
-
-inventory::collect!(LazyLoader);
-
-/// Where a `#[retry(policy = "...")]` sits in the code, registered by the
-/// macro so that start-up checks can list names the config lacks and the
-/// first call can say why it will not retry.
-///
-/// ```
-/// const SITE: retry_core::registry::CallSite =
-///     retry_core::registry::CallSite::new("outbox", file!(), line!(), "publish");
-/// retry_core::inventory::submit! { SITE }
-/// assert!(retry_core::registry::call_sites().any(|c| c.policy == "outbox"));
-/// ```
-#[derive(Debug)]
-pub struct CallSite {
-    /// The policy name it uses.
-    pub policy: &'static str,
-    /// Its source file.
-    pub file: &'static str,
-    /// Its line.
-    pub line: u32,
-    /// The annotated function.
-    pub function: &'static str,
-    /// The policy file the build checked this name against (an absolute
-    /// path), if any: the last place run-time discovery looks.
-    pub config: Option<&'static str>,
-    /// A loader for the configuration, set by `#[retry]` when the crate
-    /// depends on retry-config: naming it here links it into the program
-    /// whatever else the program names, so the lazy load cannot be dropped
-    /// by the linker.
-    pub loader: Option<fn()>,
-    /// Whether the function's error type can stand for a timed-out attempt
-    /// (`Classify::from_timeout` gives a value); `None` when the build could
-    /// not tell (a generic error type).
-    pub carries_timeout: Option<fn() -> bool>,
-}
-
-impl CallSite {
-    /// A call site with nothing known beyond where it is.
-    ///
-    /// ```
-    /// let site = retry_core::registry::CallSite::new("db", "src/db.rs", 3, "query");
-    /// assert_eq!((site.policy, site.line, site.config), ("db", 3, None));
-    /// ```
-    pub const fn new(
-        policy: &'static str,
-        file: &'static str,
-        line: u32,
-        function: &'static str,
-    ) -> Self {
-        CallSite {
-            policy,
-            file,
-            line,
-            function,
-            config: None,
-            loader: None,
-            carries_timeout: None,
-        }
-    }
-
-    /// Whether the function's error type is known to be unable to stand for a
-    /// timed-out attempt, so a policy's `attempt_timeout` cannot be enforced there.
-    ///
-    /// ```
-    /// let mut site = retry_core::registry::CallSite::new("db", "src/db.rs", 3, "query");
-    /// assert!(!site.cannot_time_out()); // unknown
-    /// site.carries_timeout = Some(|| false);
-    /// assert!(site.cannot_time_out());
-    /// ```
-    pub fn cannot_time_out(&self) -> bool {
-        self.carries_timeout.is_some_and(|carries| !carries())
-    }
-}
-
-inventory::collect!(CallSite);
-
-/// An error class some code in the program can produce, registered (by
-/// `#[derive(Classify)]`, or by hand) so that configuration checks can warn
-/// about a `retry_on` that names a class nothing produces.
-///
-/// ```
-/// retry_core::inventory::submit! {
-///     retry_core::registry::DeclaredClass { name: "conflict", by: "OrderError" }
-/// }
-/// assert!(retry_core::registry::declared_classes().any(|c| c.name == "conflict"));
-/// ```
-#[derive(Debug)]
-pub struct DeclaredClass {
-    /// The class name, as `retry_on` would list it.
-    pub name: &'static str,
-    /// The type (or module) that produces it, for diagnostics.
-    pub by: &'static str,
-}
-
-inventory::collect!(DeclaredClass);
-
-/// Every declared error class.
-///
-/// ```
-/// let _ = retry_core::registry::declared_classes().count();
-/// ```
-pub fn declared_classes() -> impl Iterator<Item = &'static DeclaredClass> {
-    inventory::iter::<DeclaredClass>.into_iter()
-}
-
-/// Every registered call site.
-///
-/// ```
-/// let _ = retry_core::registry::call_sites().count();
-/// ```
-pub fn call_sites() -> impl Iterator<Item = &'static CallSite> {
-    inventory::iter::<CallSite>.into_iter()
-}
-
-/// Call sites whose policy name `registry` does not define.
-///
-/// ```
-/// let missing = retry_core::registry::missing_policies(&retry_core::Registry::default());
-/// let _ = missing.len();
-/// ```
-pub fn missing_policies(registry: &Registry) -> Vec<&'static CallSite> {
-    call_sites()
-        .filter(|site| registry.policy(site.policy).is_none())
-        .collect()
 }
 
 /// Replaces the process-wide registry; returns the one it replaced. Calls
@@ -422,14 +222,7 @@ pub fn install(registry: Registry) -> Arc<Registry> {
 /// How many times a registry has been installed: it changes with every
 /// [`install`], so a cached lookup made under one generation is current
 /// exactly while the generation is unchanged.
-///
-/// ```
-/// use retry_core::{registry, Registry};
-/// let before = registry::generation();
-/// registry::install(Registry::default());
-/// assert!(registry::generation() > before);
-/// ```
-pub fn generation() -> u64 {
+pub(crate) fn generation() -> u64 {
     GENERATION.load(Ordering::Acquire)
 }
 
@@ -470,23 +263,6 @@ thread_local! {
     /// registry it last saw alive until this thread's next lookup.
     static SNAPSHOT: RefCell<Option<Cache<&'static ArcSwap<Registry>, Arc<Registry>>>> =
         const { RefCell::new(None) };
-}
-
-fn ensure_loaded() {
-    if INSTALLED.load(Ordering::Acquire) || LAZY_LOAD.is_completed() {
-        return;
-    }
-    LAZY_LOAD.call_once(|| {
-        // Loaders registered by linked crates, then those the call sites name
-        // (which are linked because the program's own code names them).
-        let registered = inventory::iter::<LazyLoader>.into_iter().map(|l| l.load);
-        let named = call_sites().filter_map(|site| site.loader);
-        // Every loader is retry-config's one reader of the same discovery, so
-        // the first one that runs is enough, whether it installed or not.
-        if let Some(load) = registered.chain(named).next() {
-            load();
-        }
-    });
 }
 
 #[cfg(test)]

@@ -64,7 +64,10 @@ pub struct Report {
     pub attempts: u32,
     /// Total time spent waiting between attempts.
     pub waited: Duration,
-    /// Time from the start of the first attempt to the end.
+    /// Time from the start of the first attempt to the end, on the loop's
+    /// clock. Always measured: a loop that will hand out a report (the
+    /// `*_with_report` calls, an `on_give_up` hook) reads the clock as the
+    /// first attempt starts; one that will not skips that read.
     pub elapsed: Duration,
 }
 

@@ -1,11 +1,13 @@
 //! The retry loop. [`Retry`] configures one call; `Run` is its per-call
-//! state, and [`Run::drive`] is the one loop that async calls, blocking
-//! calls and `#[retry]` functions all run through: the same attempt, the
-//! same decision (the kernel in `decide`), the same hooks, span, events,
-//! end reason and report, whichever the caller.
+//! state, and one round of the loop (`round::poll_round`) is what async
+//! calls, blocking calls and `#[retry]` functions all run through: the same
+//! attempt, the same decision (the kernel in `decide`), the same hooks,
+//! span, events, end reason and report, whichever the caller.
 
 use crate::classify::Classify;
-use crate::clock::{BlockingSleeper, Clock, DefaultClock, Sleeper, SystemClock, ThreadSleeper};
+use crate::clock::{
+    BlockingSleeper, Clock, DefaultClock, DefaultSleeper, Sleeper, SystemClock, ThreadSleeper,
+};
 use crate::decide::{Decider, Failure, Step};
 use crate::hooks::{GiveUpEvent, HookSet, Hooks, RetryEvent};
 use crate::policy::Policy;
@@ -15,14 +17,6 @@ use std::future::Future;
 use std::pin::{Pin, pin};
 use std::task::{Context, Poll};
 use std::time::Duration;
-
-/// The sleeper async retries use by default: tokio's timer.
-#[cfg(feature = "tokio")]
-pub type DefaultSleeper = crate::clock::TokioSleeper;
-/// Without the `tokio` feature there is no default async sleeper: set one
-/// with [`Retry::sleeper`].
-#[cfg(not(feature = "tokio"))]
-pub type DefaultSleeper = crate::hooks::Unset;
 
 /// One retried call: a policy plus the clock, sleeper, seed and hooks to use.
 ///
@@ -101,7 +95,7 @@ impl<'p, C, S, H> Retry<'p, C, S, H> {
     ///
     /// ```
     /// let p = retry_core::Policy::default();
-    /// let _ = retry_core::Retry::new(&p).clock(retry_core::SystemClock);
+    /// let _ = retry_core::Retry::new(&p).clock(retry_core::clock::SystemClock);
     /// ```
     pub fn clock<C2: Clock>(self, clock: C2) -> Retry<'p, C2, S, H> {
         Retry {
@@ -117,7 +111,7 @@ impl<'p, C, S, H> Retry<'p, C, S, H> {
     ///
     /// ```
     /// let p = retry_core::Policy::default();
-    /// let _ = retry_core::Retry::new(&p).sleeper(retry_core::TokioSleeper);
+    /// let _ = retry_core::Retry::new(&p).sleeper(retry_core::clock::TokioSleeper);
     /// ```
     pub fn sleeper<S2>(self, sleeper: S2) -> Retry<'p, C, S2, H> {
         Retry {
@@ -165,7 +159,8 @@ impl<'p, C, S, H> Retry<'p, C, S, H> {
     }
 
     /// The per-call state; `timed` reads the clock at the first attempt even
-    /// when neither a deadline nor a budget needs it, so reports have `elapsed`.
+    /// when neither a deadline nor a budget needs it, so the caller's report
+    /// has `elapsed` (a give-up hook asks for the same in [`Run::round`]).
     fn start_run(self, timed: bool) -> Run<'p, C, S, H> {
         Run {
             policy: self.policy,
@@ -408,7 +403,8 @@ impl<'p, C: Clock, S, H> Run<'p, C, S, H> {
         S: Sleeper,
         H: HookSet<E>,
     {
-        Round::new(self, make)
+        let stage = crate::round::attempt::<_, _, _, _, T, E>(self, make);
+        Round::new(self, stage)
     }
 
     /// The policy this call runs under.
@@ -432,10 +428,18 @@ impl<'p, C: Clock, S, H> Run<'p, C, S, H> {
         &self.span
     }
 
-    pub(crate) fn begin_attempt(&mut self) {
+    /// Begins an attempt. A give-up hook is handed a report, whose
+    /// `elapsed` needs the start time: only then (or when the caller asked
+    /// for the report, or the policy needs the time) is the clock read as the
+    /// call starts.
+    pub(crate) fn begin_attempt<E>(&mut self)
+    where
+        H: HookSet<E>,
+    {
+        let timed = self.timed || self.hooks.wants_give_up();
         let clock = &self.clock;
         self.decider
-            .begin_attempt_lazily(self.policy, self.timed, || clock.now());
+            .begin_attempt_lazily(self.policy, timed, || clock.now());
     }
 
     /// The decision and its hooks, without the sleep.

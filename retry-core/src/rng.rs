@@ -34,24 +34,27 @@ impl JitterRng {
         }
     }
 
-    /// Seeded: the same seed gives the same samples.
-    pub(crate) const fn seeded(seed: u64) -> Self {
-        JitterRng::Seeded(seed)
-    }
-
     /// The sample for retry `retry` (0 for the wait after the first failure).
     pub(crate) fn unit(&self, retry: u32) -> f64 {
         match self {
             JitterRng::Thread => THREAD_RNG.with(|r| r.borrow_mut().random::<f64>()),
-            JitterRng::Seeded(seed) => to_unit(mix(*seed, u64::from(retry))),
+            JitterRng::Seeded(seed) => to_unit(split_mix(*seed, u64::from(retry))),
         }
     }
 }
 
 /// The `index`-th output of a SplitMix64 generator started at `seed`: every
 /// bit of the output depends on every bit of both, so neighbouring indices
-/// (and neighbouring seeds) give unrelated values.
-pub(crate) const fn mix(seed: u64, index: u64) -> u64 {
+/// (and neighbouring seeds) give unrelated values. Seeded jitter draws its
+/// samples with it, and the fleet simulator its per-client seeds.
+///
+/// ```
+/// use retry_core::__private::kernel::split_mix;
+/// assert_eq!(split_mix(7, 3), split_mix(7, 3));
+/// assert_ne!(split_mix(7, 3), split_mix(7, 4));
+/// assert_ne!(split_mix(7, 3), split_mix(8, 3));
+/// ```
+pub const fn split_mix(seed: u64, index: u64) -> u64 {
     const GOLDEN_GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
     let mut z = seed.wrapping_add(index.wrapping_add(1).wrapping_mul(GOLDEN_GAMMA));
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);

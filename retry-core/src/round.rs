@@ -43,15 +43,17 @@ impl<Fut, Sl> Stage<Fut, Sl> {
 }
 
 /// Begins an attempt: counts it, arms the timeout, makes the future.
-pub(crate) fn attempt<C, S, H, Fut>(
+pub(crate) fn attempt<C, S, H, Fut, T, E>(
     run: &mut Run<'_, C, S, H>,
     make: impl FnOnce() -> Fut,
 ) -> Stage<Fut, S::Sleep>
 where
     C: Clock,
     S: Sleeper,
+    H: HookSet<E>,
+    Fut: Future<Output = Result<T, E>>,
 {
-    run.begin_attempt();
+    run.begin_attempt::<E>();
     let timer = run
         .policy()
         .attempt_timeout()
@@ -137,10 +139,9 @@ pin_project! {
     }
 }
 
-impl<'r, 'p, C: Clock, S: Sleeper, H, Fut> Round<'r, 'p, C, S, H, Fut> {
-    /// Begins the round's attempt, made by `make`.
-    pub(crate) fn new(run: &'r mut Run<'p, C, S, H>, make: impl FnOnce() -> Fut) -> Self {
-        let stage = attempt(run, make);
+impl<'r, 'p, C, S: Sleeper, H, Fut> Round<'r, 'p, C, S, H, Fut> {
+    /// The round whose attempt `stage` holds (see [`attempt`]).
+    pub(crate) fn new(run: &'r mut Run<'p, C, S, H>, stage: Stage<Fut, S::Sleep>) -> Self {
         Round { run, stage }
     }
 }

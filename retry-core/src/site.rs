@@ -5,7 +5,8 @@
 //! stderr and as a tracing warning.
 
 use crate::policy::Policy;
-use crate::registry::{self, CallSite};
+use crate::registry::linked::CallSite;
+use crate::registry::{self, loading};
 use std::cell::Cell;
 use std::collections::HashSet;
 use std::sync::{Arc, LazyLock, Mutex, PoisonError};
@@ -18,14 +19,6 @@ static SINGLE_ATTEMPT: LazyLock<Arc<Policy>> = LazyLock::new(|| {
     Arc::new(single.unwrap_or_else(|_| Policy::default()))
 });
 
-/// The policy named `name`, or a single-attempt policy when there is none.
-pub(crate) fn policy_or_single(name: &str) -> Arc<Policy> {
-    match registry::policy(name) {
-        Some(policy) => policy,
-        None => Arc::clone(&SINGLE_ATTEMPT),
-    }
-}
-
 /// One call site's cached lookup, kept per thread: while the registry's
 /// [`generation`](crate::registry::generation) is unchanged, the policy it
 /// holds is current, so a call costs one atomic load and one reference-count
@@ -33,9 +26,8 @@ pub(crate) fn policy_or_single(name: &str) -> Arc<Policy> {
 /// `thread_local!`.
 ///
 /// ```
-/// use retry_core::__private::SiteCache;
-/// use retry_core::registry::{self, CallSite};
-/// use retry_core::{Policy, Registry};
+/// use retry_core::__private::site::{CallSite, SiteCache};
+/// use retry_core::{registry, Policy, Registry};
 /// thread_local! { static SITE: SiteCache = const { SiteCache::new() }; }
 /// const CALL: CallSite = CallSite::new("doc-site", file!(), line!(), "doc");
 /// registry::install(Registry::builder().policy("doc-site", Policy::default()).build());
@@ -53,7 +45,7 @@ impl SiteCache {
     /// An empty cache; the first lookup fills it.
     ///
     /// ```
-    /// let _ = retry_core::__private::SiteCache::new();
+    /// let _ = retry_core::__private::site::SiteCache::new();
     /// ```
     #[allow(clippy::new_without_default)] // const, for `thread_local!`
     pub const fn new() -> Self {
@@ -69,10 +61,9 @@ impl SiteCache {
     /// carry is said once per site.
     ///
     /// ```
-    /// use retry_core::__private::SiteCache;
+    /// use retry_core::__private::site::{CallSite, SiteCache};
     /// thread_local! { static SITE: SiteCache = const { SiteCache::new() }; }
-    /// const CALL: retry_core::registry::CallSite =
-    ///     retry_core::registry::CallSite::new("no-such-site", file!(), line!(), "doc");
+    /// const CALL: CallSite = CallSite::new("no-such-site", file!(), line!(), "doc");
     /// assert_eq!(SiteCache::lookup(&SITE, &CALL).max_attempts(), Some(1));
     /// ```
     pub fn lookup(site: &'static LocalKey<SiteCache>, call: &'static CallSite) -> Arc<Policy> {
@@ -111,7 +102,7 @@ fn checked(call: &'static CallSite) -> Arc<Policy> {
         }
         None => {
             once(call, Problem::MissingPolicy, || missing_policy(call));
-            if registry::is_strict() {
+            if loading::is_strict() {
                 // Strict mode asked for this to stop the program, not to limp on.
                 std::process::exit(1);
             }
@@ -168,7 +159,7 @@ pub(crate) fn missing_policy(call: &CallSite) -> String {
             names[..12].join(", ")
         ),
     };
-    let why = match (registry::origin(), registry::is_installed()) {
+    let why = match (loading::origin(), registry::is_installed()) {
         (Some(origin), true) => format!("{origin}; {known}"),
         (Some(origin), false) => origin,
         (None, true) => format!("the registry was installed by the program; {known}"),

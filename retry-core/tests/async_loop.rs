@@ -304,6 +304,31 @@ async fn retry_if_narrows_and_hooks_see_every_retry_and_the_give_up() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn the_give_up_report_says_how_long_the_call_took() {
+    // No deadline and no budget, so nothing in the policy needs the clock;
+    // the report must still not claim the call took no time.
+    let p = fixed(100, 1_000, 3).build().unwrap();
+    let report = Mutex::new(None);
+    let hooks = Hooks::new().on_give_up(|e: &GiveUpEvent<'_, TestError>| {
+        *report.lock().unwrap() = Some(*e.report);
+    });
+    let start = Instant::now();
+    let r: Result<(), TestError> = Retry::new(&p)
+        .hooks(hooks)
+        .call(|| async {
+            tokio::time::sleep(ms(50)).await;
+            Err(TestError::Transient)
+        })
+        .await;
+    assert_eq!(r, Err(TestError::Transient));
+    // Three 50 ms attempts and waits of 100 and 200 ms.
+    assert_eq!(start.elapsed(), ms(450));
+    let report = report.lock().unwrap().expect("the loop gave up");
+    assert_eq!((report.ending, report.waited), (Ending::Exhausted, ms(300)));
+    assert_eq!(report.elapsed, ms(450));
+}
+
+#[tokio::test(start_paused = true)]
 async fn dropping_the_future_stops_at_once() {
     let p = fixed(1_000, 1_000, 100).build().unwrap();
     let calls = Arc::new(AtomicU32::new(0));

@@ -2,7 +2,8 @@
 //! for any attempt number, and invalid inputs are rejected, never panicking.
 
 use proptest::prelude::*;
-use retry_core::{Backoff, Jitter, Oracle, Policy, RetryBudget, Schedule};
+use retry_core::__private::kernel::Schedule;
+use retry_core::{Backoff, Jitter, Oracle, Policy, RetryBudget};
 use std::time::{Duration, SystemTime};
 
 const DAY_NANOS: u64 = 86_400 * 1_000_000_000;

@@ -88,8 +88,7 @@ fn a_span_per_call_and_an_event_per_retry() {
 
 #[test]
 fn a_missing_policy_is_one_warning_event_per_call_site() {
-    use retry_core::__private::SiteCache;
-    use retry_core::registry::CallSite;
+    use retry_core::__private::site::{CallSite, SiteCache};
     thread_local! { static SITE: SiteCache = const { SiteCache::new() }; }
     const CALL: CallSite = CallSite::new("traced-missing", "src/jobs.rs", 3, "jobs::run");
     let counts = Arc::new(Counts::default());

@@ -43,23 +43,20 @@
 //!
 //! ```text
 //! async fn name(&mut self, a: A, r: &R) -> Result<T, E> {   // signature, docs, attributes kept
-//!     // a `retry_core::registry::CallSite` for the start-up check (inventory)
+//!     // a `__private::site::CallSite` for the start-up check (inventory)
 //!     // when a retry.toml was found at build time: include_bytes!(it), so edits rebuild
-//!     let policy = __private::policy("name");       // lock-free; unknown name: one attempt
+//!     let policy = SiteCache::lookup(..);          // per-thread cache; unknown name: one attempt
 //!     let kind = /* Classify if E implements it, else every error transient */;
 //!     let mut run = Retry::new(&policy).hooks(/* retry_if, on_retry */).start();
 //!     loop {
 //!         let a_copy = a.clone();                   // by-value arguments, per attempt
-//!         let attempt = async { let a = a_copy; /* the original body */ };
-//!         let error = match run.attempt(tag(kind, attempt)).await {
-//!             Ok(v) => break Ok(v),
-//!             Err(e) => e,
-//!         };
-//!         let wait = match run.next_wait(error) {      // hooks run here
-//!             Ok(wait) => wait,
-//!             Err(e) => break Err(e.into_inner()),
-//!         };
-//!         run.sleep(wait).await;                      // no error held across it
+//!         // one round: the attempt, the decision and its hooks, the wait
+//!         if let ControlFlow::Break(result) = run
+//!             .round(|| tag_future_with(kind, || async { let a = a_copy; /* the original body */ }))
+//!             .await
+//!         {
+//!             break result.map_err(Tagged::into_inner);
+//!         }
 //!     }
 //! }
 //! ```

@@ -173,7 +173,7 @@ async fn unknown_policy_at_run_time_makes_one_attempt() {
     assert_eq!(unknown_policy().await, Err(ApiError::Unavailable));
     assert_eq!(UNKNOWN_CALLS.load(Ordering::SeqCst), 1);
     assert!(
-        retry_core::registry::missing_policies(&retry_core::registry::current())
+        retry_core::__private::registry::missing_policies(&retry_core::registry::current())
             .iter()
             .any(|site| site.policy == "async-never-installed"
                 && site.function.ends_with("unknown_policy")),

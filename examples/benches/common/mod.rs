@@ -131,7 +131,7 @@ pub fn core_flaky<'a>(
 #[derive(Debug, Clone, Copy)]
 pub struct NoWait;
 
-impl retry_core::Sleeper for NoWait {
+impl retry_core::clock::Sleeper for NoWait {
     type Sleep = std::future::Ready<()>;
     fn sleep(&self, _: Duration) -> Self::Sleep {
         ready(())

@@ -1,11 +1,12 @@
 //! `retry-policy simulate POLICY [--compare OTHER,...]`: what a whole fleet
 //! following the named policies does to the service they share.
 //!
-//! The simulation itself is retry-core's ([`retry_core::simulate`]), driven by
-//! the same `Decider` as the real retry loops; this module loads the named
-//! policies (with the selected profile), runs one scenario for each, and
-//! renders the results: a comparison table and an arrivals-per-tick chart for
-//! the terminal, JSON for scripts, and an SVG plot for a design review.
+//! The simulation itself is retry-sim's ([`retry_sim`]), driven by the
+//! engine's own decision kernel, as the real retry loops are; this module
+//! loads the named policies (with the selected profile), runs one scenario
+//! for each, and renders the results: a comparison table and an
+//! arrivals-per-tick chart for the terminal, JSON for scripts, and an SVG
+//! plot for a design review.
 //!
 //! Wiring (owned by `cli/mod.rs`): `Command::Simulate(simulate::Args)` and
 //! `simulate::run(args, &cx)`; `--config` and `--profile` are global options.
@@ -17,8 +18,8 @@ mod table;
 
 use super::{CliError, Context};
 use retry_config::show_duration;
-use retry_core::simulate::{Contention, ContentionReport, Herd, HerdReport, SimulateError};
 use retry_core::{Jitter, Policy};
+use retry_sim::{Contention, ContentionReport, Herd, HerdReport, SimulateError};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;

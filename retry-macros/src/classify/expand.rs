@@ -13,7 +13,7 @@ pub fn expand(input: &DeriveInput, container: &Container, plans: &[Plan]) -> Tok
         .krate
         .clone()
         .unwrap_or_else(|| syn::parse_quote!(::retry_core));
-    let private = quote! { #krate::__private };
+    let private = quote! { #krate::__private::derive };
     let name = &input.ident;
     let mut generics = input.generics.clone();
     let type_params: Vec<String> = generics
@@ -115,7 +115,7 @@ pub fn expand(input: &DeriveInput, container: &Container, plans: &[Plan]) -> Tok
     let type_name = name.to_string();
     let declared = classes.iter().map(|class| {
         quote! {
-            #private::inventory::submit! {
+            #krate::__private::inventory::submit! {
                 #private::DeclaredClass {
                     name: #class,
                     by: ::core::concat!(::core::module_path!(), "::", #type_name),

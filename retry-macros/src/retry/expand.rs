@@ -1,7 +1,9 @@
 //! Expansion: the function with its signature kept and its body turned into
 //! a retry loop over retry-core's low-level `Run` API (async) or
 //! `call_blocking` (plain `fn`), reaching retry-core only through
-//! `__private`.
+//! `__private`: `site` (registration and lookup), `classify` (the error
+//! type's classification and the attempt's tagging), `hooks` (the
+//! `retry_if`/`on_retry` adapters) and `kernel` (the loop).
 //!
 //! Each attempt re-runs the body. By-value arguments are re-supplied to each
 //! attempt as a clone (the first attempt included, since a consumed value
@@ -77,9 +79,9 @@ pub fn expand(
             ::core::option::Option::Some({
                 fn __retry_carries_timeout() -> bool {
                     #[allow(unused_imports)]
-                    use #krate::__private::{ViaClassify as _, ViaTransient as _};
-                    #krate::__private::carries_timeout::<#ret, _>(
-                        (&&#krate::__private::probe::<#ret>()).__retry_kind(),
+                    use #krate::__private::classify::{ViaClassify as _, ViaTransient as _};
+                    #krate::__private::classify::carries_timeout::<#ret, _>(
+                        (&&#krate::__private::classify::probe::<#ret>()).__retry_kind(),
                     )
                 }
                 __retry_carries_timeout
@@ -88,11 +90,11 @@ pub fn expand(
     };
     let call_site = Ident::new("__RETRY_CALL_SITE", Span::mixed_site());
     let register = quote_spanned! {policy.span()=>
-        const #call_site: #krate::__private::CallSite = #krate::__private::CallSite {
+        const #call_site: #krate::__private::site::CallSite = #krate::__private::site::CallSite {
             config: #checked_file,
             loader: #loader,
             carries_timeout: #carries,
-            ..#krate::__private::CallSite::new(
+            ..#krate::__private::site::CallSite::new(
                 #policy,
                 ::core::file!(),
                 ::core::line!(),
@@ -141,12 +143,12 @@ pub fn expand(
         // borrows of `&mut` arguments; the attempt's future is made inside
         // the round, so it is held once.
         quote! {
-            let mut #run = #krate::__private::Retry::new(&*#policy_var).hooks(#hooks).start();
+            let mut #run = #krate::__private::kernel::Retry::new(&*#policy_var).hooks(#hooks).start();
             loop {
                 #(#copies)*
                 if let ::core::ops::ControlFlow::Break(#result) = #run
-                    .round(|| #krate::__private::tag_future_with(#kind, || {
-                        #krate::__private::typed::<#ret, _>(async {
+                    .round(|| #krate::__private::classify::tag_future_with(#kind, || {
+                        #krate::__private::classify::typed::<#ret, _>(async {
                             #(#whole)*
                             #(#unpack)*
                             #(#body)*
@@ -154,25 +156,25 @@ pub fn expand(
                     }))
                     .await
                 {
-                    break #result.map_err(#krate::__private::Tagged::into_inner);
+                    break #result.map_err(#krate::__private::classify::Tagged::into_inner);
                 }
             }
         }
     } else {
         quote! {
-            #krate::__private::Retry::blocking(&*#policy_var)
+            #krate::__private::kernel::Retry::blocking(&*#policy_var)
                 .hooks(#hooks)
                 .call_blocking(|| {
                     #(#copies)*
-                    #krate::__private::tag(
+                    #krate::__private::classify::tag(
                         #kind,
-                        #krate::__private::run_once(|| -> #ret {
+                        #krate::__private::classify::run_once(|| -> #ret {
                             #(#unpack)*
                             #(#body)*
                         }),
                     )
                 })
-                .map_err(#krate::__private::Tagged::into_inner)
+                .map_err(#krate::__private::classify::Tagged::into_inner)
         }
     };
 
@@ -191,15 +193,15 @@ pub fn expand(
                 // This call site's per-thread cache of its policy: one atomic
                 // load while the registry is unchanged, a lookup after a reload.
                 ::std::thread_local! {
-                    static __RETRY_SITE: #krate::__private::SiteCache =
-                        const { #krate::__private::SiteCache::new() };
+                    static __RETRY_SITE: #krate::__private::site::SiteCache =
+                        const { #krate::__private::site::SiteCache::new() };
                 }
-                #krate::__private::SiteCache::lookup(&__RETRY_SITE, &#call_site)
+                #krate::__private::site::SiteCache::lookup(&__RETRY_SITE, &#call_site)
             };
             let #kind = {
                 #[allow(unused_imports)]
-                use #krate::__private::{ViaClassify as _, ViaTransient as _};
-                (&&#krate::__private::probe::<#ret>()).__retry_kind()
+                use #krate::__private::classify::{ViaClassify as _, ViaTransient as _};
+                (&&#krate::__private::classify::probe::<#ret>()).__retry_kind()
             };
             #looped
         }
@@ -210,15 +212,15 @@ pub fn expand(
 /// type at the path the user wrote, so a wrong signature is reported there.
 fn hooks(args: &RetryArgs, ret: &Type) -> TokenStream {
     let krate = &args.krate;
-    let mut hooks = quote! { #krate::__private::Hooks::new() };
+    let mut hooks = quote! { #krate::__private::hooks::Hooks::new() };
     if let Some(path) = &args.retry_if {
         hooks = quote_spanned! {path.span()=>
-            #hooks.retry_if(#krate::__private::retry_if::<#ret>(#path))
+            #hooks.retry_if(#krate::__private::hooks::retry_if::<#ret>(#path))
         };
     }
     if let Some(path) = &args.on_retry {
         hooks = quote_spanned! {path.span()=>
-            #hooks.on_retry(#krate::__private::on_retry::<#ret>(#path))
+            #hooks.on_retry(#krate::__private::hooks::on_retry::<#ret>(#path))
         };
     }
     hooks
@@ -370,8 +372,8 @@ fn classified_check(args: &RetryArgs, ret: &Type, retry_on: &[String]) -> TokenS
         {
             #[diagnostic::on_unimplemented(message = #message, label = #label, note = #note)]
             trait __RetryClassified {}
-            impl<E: #krate::__private::Classify> __RetryClassified for E {}
-            fn __retry_classified<R: #krate::__private::IsResult>()
+            impl<E: #krate::__private::classify::Classify> __RetryClassified for E {}
+            fn __retry_classified<R: #krate::__private::classify::IsResult>()
             where
                 R::Err: __RetryClassified,
             {
@@ -406,8 +408,8 @@ fn timeout_check(
         {
             #[diagnostic::on_unimplemented(message = #message, label = #label, note = #note)]
             trait __RetryTimesOut {}
-            impl<E: #krate::__private::CarriesTimeout> __RetryTimesOut for E {}
-            fn __retry_times_out<R: #krate::__private::IsResult>()
+            impl<E: #krate::__private::classify::CarriesTimeout> __RetryTimesOut for E {}
+            fn __retry_times_out<R: #krate::__private::classify::IsResult>()
             where
                 R::Err: __RetryTimesOut,
             {

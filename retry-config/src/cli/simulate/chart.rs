@@ -3,7 +3,7 @@
 
 use super::HerdRun;
 use crate::cli::short;
-use retry_core::simulate::ArrivalHistogram;
+use retry_sim::ArrivalHistogram;
 use std::time::Duration;
 
 const COLUMNS: u64 = 64;

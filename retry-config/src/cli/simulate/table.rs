@@ -2,7 +2,7 @@
 
 use super::{ContentionRun, HerdRun, Named};
 use crate::cli::short;
-use retry_core::simulate::{Herd, HerdReport, StoppedBy};
+use retry_sim::{Herd, HerdReport, StoppedBy};
 
 /// Columns padded to their widest cell; the first `left` columns are
 /// left-aligned (names), the rest right-aligned (numbers).
@@ -173,22 +173,22 @@ pub(super) fn contention(run: &ContentionRun<'_>) -> String {
         .first()
         .map(|(_, reports)| reports.iter().map(|r| r.clients).collect())
         .unwrap_or_default();
-    let section =
-        |title: &str, cell: &dyn Fn(&retry_core::simulate::ContentionReport) -> String| {
-            let rows: Vec<Vec<String>> =
-                sizes
-                    .iter()
-                    .enumerate()
-                    .map(|(i, clients)| {
-                        let mut row = vec![clients.to_string()];
-                        row.extend(run.results.iter().map(|(_, reports)| {
-                            reports.get(i).map_or_else(|| "-".to_owned(), cell)
-                        }));
-                        row
-                    })
-                    .collect();
-            format!("\n{title}\n{}", grid(&header, &rows, 1))
-        };
+    let section = |title: &str, cell: &dyn Fn(&retry_sim::ContentionReport) -> String| {
+        let rows: Vec<Vec<String>> = sizes
+            .iter()
+            .enumerate()
+            .map(|(i, clients)| {
+                let mut row = vec![clients.to_string()];
+                row.extend(
+                    run.results
+                        .iter()
+                        .map(|(_, reports)| reports.get(i).map_or_else(|| "-".to_owned(), cell)),
+                );
+                row
+            })
+            .collect();
+        format!("\n{title}\n{}", grid(&header, &rows, 1))
+    };
     out.push_str(&section(
         "calls (reads + writes) until every client is done:",
         &|r| r.calls().to_string(),

@@ -1,9 +1,10 @@
 //! Fleet simulation: what a whole fleet of clients following one policy does
 //! to the service they share, before production finds out.
 //!
-//! Two scenarios, both driven by the engine's own [`Decider`](crate::Decider),
-//! so a simulated client waits exactly as a real [`Retry`](crate::Retry) loop
-//! under the same policy would:
+//! Two scenarios, both driven by the engine's own decision kernel (retry-core's
+//! `Decider`, the code behind every [`Retry`](retry_core::Retry) loop, not a
+//! copy), so a simulated client waits exactly as a real loop under the same
+//! policy would:
 //!
 //! - [`Herd`]: the thundering herd. Every client fails at time 0 against a
 //!   service that is down for a while and then accepts a limited number of
@@ -13,10 +14,12 @@
 //!   the well-known "Exponential Backoff and Jitter" study.
 //!
 //! Results are plain data; rendering them (tables, plots, JSON) is the
-//! `retry-policy simulate` command's job.
+//! `retry-policy simulate` command's job. This crate is apart from the engine
+//! so that applications using retry-core do not build the simulator or its
+//! random-distribution dependency.
 //!
 //! ```
-//! use retry_core::simulate::Herd;
+//! use retry_sim::Herd;
 //! use retry_core::{Jitter, Policy};
 //! use std::time::Duration;
 //!
@@ -26,6 +29,9 @@
 //! assert_eq!(report.peak_retries, 10_000); // the whole fleet, every time
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 mod contention;
 mod error;

@@ -1,7 +1,8 @@
 //! The fleet simulator's invariants: what must hold whatever the policy.
 
-use retry_core::simulate::{Contention, Herd, StoppedBy, client_seed};
-use retry_core::{Backoff, Jitter, Policy, Schedule};
+use retry_core::__private::kernel::Schedule;
+use retry_core::{Backoff, Jitter, Policy};
+use retry_sim::{Contention, Herd, StoppedBy, client_seed};
 use std::time::Duration;
 
 const MS: Duration = Duration::from_millis(1);

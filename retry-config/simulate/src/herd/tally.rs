@@ -1,7 +1,7 @@
 //! The counters of a herd run in progress, and the report they become.
 
 use super::{Herd, HerdReport, StoppedBy, ticks_to_duration};
-use crate::simulate::ArrivalHistogram;
+use crate::ArrivalHistogram;
 use std::time::Duration;
 
 pub(super) struct Tally {

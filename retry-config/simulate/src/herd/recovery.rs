@@ -8,9 +8,9 @@
 
 use super::Ctx;
 use super::tally::Tally;
-use crate::classify::Class;
-use crate::decide::{Decider, Failure, Step};
-use crate::simulate::queue::TickQueue;
+use crate::queue::TickQueue;
+use retry_core::__private::kernel::{Decider, Failure, Step};
+use retry_core::Class;
 
 /// The clients still retrying once the service is back, keyed by their next call.
 pub(super) struct Recovery {

@@ -22,11 +22,10 @@ mod tally;
 use super::error::SimulateError;
 use super::histogram::ArrivalHistogram;
 use super::seed::client_seed;
-use crate::decide::Decider;
-use crate::policy::Policy;
-use crate::problem::Problems;
-use crate::rng::JitterRng;
 use recovery::Recovery;
+use retry_core::__private::kernel::Decider;
+use retry_core::__private::kernel::Problems;
+use retry_core::Policy;
 use std::time::{Duration, Instant};
 use tally::Tally;
 
@@ -40,7 +39,7 @@ use tally::Tally;
 /// that instant plus the wait its policy's [`Decider`] chose.
 ///
 /// ```
-/// use retry_core::simulate::Herd;
+/// use retry_sim::Herd;
 /// use retry_core::{Jitter, Policy};
 /// use std::time::Duration;
 ///
@@ -92,7 +91,7 @@ impl Default for Herd {
 /// What one policy did to the service in a [`Herd`] scenario.
 ///
 /// ```
-/// use retry_core::simulate::Herd;
+/// use retry_sim::Herd;
 /// let r = Herd { clients: 10, ..Herd::default() }.run(&retry_core::Policy::default()).unwrap();
 /// assert_eq!(r.successes + r.give_ups + r.unfinished, 10);
 /// ```
@@ -136,7 +135,7 @@ pub struct HerdReport {
 /// What stopped a [`Herd`] run before every client had succeeded or given up.
 ///
 /// ```
-/// use retry_core::simulate::{Herd, StoppedBy};
+/// use retry_sim::{Herd, StoppedBy};
 /// use retry_core::Policy;
 /// let herd = Herd { clients: 10, outage: std::time::Duration::from_secs(60), max_calls: 15, ..Herd::default() };
 /// let r = herd.run(&Policy::default()).unwrap();
@@ -155,7 +154,7 @@ impl HerdReport {
     /// Time until every client had succeeded or given up: [`ticks`](Self::ticks) × tick.
     ///
     /// ```
-    /// use retry_core::simulate::Herd;
+    /// use retry_sim::Herd;
     /// let r = Herd { clients: 1, outage: std::time::Duration::ZERO, ..Herd::default() }
     ///     .run(&retry_core::Policy::default()).unwrap();
     /// assert_eq!(r.finished_after(), std::time::Duration::from_millis(1));
@@ -199,7 +198,7 @@ impl Herd {
     /// see [`HerdReport::ignored_budget`]). Deterministic for a given seed.
     ///
     /// ```
-    /// use retry_core::simulate::Herd;
+    /// use retry_sim::Herd;
     /// use retry_core::Policy;
     /// let herd = Herd { clients: 500, ..Herd::default() };
     /// let p = Policy::default();
@@ -230,7 +229,7 @@ impl Herd {
         let span = policy.cap().as_nanos() / self.tick.as_nanos();
         let mut recovery = Recovery::new(u64::try_from(span).unwrap_or(u64::MAX), self.clients);
         let seed = self.seed;
-        let client = |i: u32| Decider::with_rng(JitterRng::seeded(client_seed(seed, u64::from(i))));
+        let client = |i: u32| Decider::new(Some(client_seed(seed, u64::from(i))));
         if ctx.outage_ticks == 0 {
             for i in 0..self.clients {
                 recovery.add(0, client(i));
@@ -312,7 +311,7 @@ pub(super) fn ticks_to_duration(ticks: u64, tick: Duration) -> Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Jitter;
+    use retry_core::Jitter;
 
     #[test]
     fn threads_do_not_change_the_result() {

@@ -10,15 +10,14 @@
 
 use super::error::SimulateError;
 use super::seed::client_seed;
-use crate::classify::Class;
-use crate::decide::{Decider, Failure, Step};
-use crate::policy::Policy;
-use crate::problem::Problems;
-use crate::rng::JitterRng;
-use crate::{Backoff, Jitter};
 use rand::SeedableRng;
 use rand::rngs::SmallRng;
 use rand_distr::{Distribution, Normal};
+use retry_core::__private::kernel::Problems;
+use retry_core::__private::kernel::{Decider, Failure, Step};
+use retry_core::Class;
+use retry_core::Policy;
+use retry_core::{Backoff, Jitter};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::time::{Duration, Instant};
@@ -26,7 +25,7 @@ use std::time::{Duration, Instant};
 /// An optimistic-concurrency contention scenario.
 ///
 /// ```
-/// use retry_core::simulate::Contention;
+/// use retry_sim::Contention;
 /// let policies = Contention::study_policies();
 /// let r = Contention { clients: 50, ..Contention::default() }.run(&policies[1]).unwrap();
 /// assert_eq!(r.successes, 50);
@@ -62,7 +61,7 @@ impl Default for Contention {
 /// What one policy cost in a [`Contention`] scenario.
 ///
 /// ```
-/// use retry_core::simulate::Contention;
+/// use retry_sim::Contention;
 /// let r = Contention { clients: 1, ..Contention::default() }
 ///     .run(&retry_core::Policy::default())
 ///     .unwrap();
@@ -92,7 +91,7 @@ impl ContentionReport {
     /// Every call to the store: reads plus writes.
     ///
     /// ```
-    /// let r = retry_core::simulate::Contention::default()
+    /// let r = retry_sim::Contention::default()
     ///     .run(&retry_core::Policy::default())
     ///     .unwrap();
     /// assert_eq!(r.calls(), r.reads + r.writes);
@@ -124,7 +123,7 @@ impl Contention {
     /// The clients of the study's sweep: 10 to 190 in steps of 10.
     ///
     /// ```
-    /// let n: Vec<u32> = retry_core::simulate::Contention::study_clients().collect();
+    /// let n: Vec<u32> = retry_sim::Contention::study_clients().collect();
     /// assert_eq!((n[0], n.len(), n[n.len() - 1]), (10, 19, 190));
     /// ```
     pub fn study_clients() -> impl Iterator<Item = u32> {
@@ -136,7 +135,7 @@ impl Contention {
     /// `none`, `full`, `equal` and `decorrelated`.
     ///
     /// ```
-    /// let p = retry_core::simulate::Contention::study_policies();
+    /// let p = retry_sim::Contention::study_policies();
     /// assert_eq!(p.len(), 4);
     /// assert_eq!(p[3].name(), Some("decorrelated"));
     /// ```
@@ -183,7 +182,7 @@ impl Contention {
         );
         // Both are finite and non-negative after the checks above.
         normal.map_err(|e| {
-            let problem = crate::Problem {
+            let problem = retry_core::Problem {
                 field: "latency_sd",
                 rule: "must give a valid normal distribution",
                 fix: format!("use a standard deviation such as 2ms ({e})"),
@@ -196,7 +195,7 @@ impl Contention {
     /// Deterministic for a given seed.
     ///
     /// ```
-    /// use retry_core::simulate::Contention;
+    /// use retry_sim::Contention;
     /// let c = Contention { clients: 30, ..Contention::default() };
     /// let p = &Contention::study_policies()[2];
     /// assert_eq!(c.run(p).unwrap(), c.run(p).unwrap());
@@ -224,7 +223,7 @@ impl Contention {
 
         let n = self.clients as usize;
         let mut deciders: Vec<Decider> = (0..self.clients)
-            .map(|i| Decider::with_rng(JitterRng::seeded(client_seed(self.seed, u64::from(i)))))
+            .map(|i| Decider::new(Some(client_seed(self.seed, u64::from(i)))))
             .collect();
         let mut seen_version = vec![0u64; n];
         let mut version = 0u64;

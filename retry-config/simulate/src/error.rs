@@ -1,13 +1,13 @@
 //! Why a scenario cannot be simulated.
 
-use crate::problem::Problem;
+use retry_core::Problem;
 use std::fmt;
 
 /// Every problem found in a scenario's settings, each naming the field, the
-/// rule and the fix, like [`PolicyError`](crate::PolicyError).
+/// rule and the fix, like [`PolicyError`](retry_core::PolicyError).
 ///
 /// ```
-/// use retry_core::simulate::Herd;
+/// use retry_sim::Herd;
 /// use std::time::Duration;
 /// let herd = Herd { tick: Duration::ZERO, ..Herd::default() };
 /// let err = herd.run(&retry_core::Policy::default()).unwrap_err();
@@ -33,7 +33,7 @@ impl SimulateError {
     /// The problems, in the order the fields were checked.
     ///
     /// ```
-    /// use retry_core::simulate::Herd;
+    /// use retry_sim::Herd;
     /// let herd = Herd { capacity: 0, ..Herd::default() };
     /// let err = herd.run(&retry_core::Policy::default()).unwrap_err();
     /// assert_eq!(err.problems().len(), 1);

@@ -1,0 +1,250 @@
+//! How `#[retry]` classifies the error type of the function it wraps, and
+//! carries each attempt's result through the loop.
+//!
+//! Classification is chosen by method resolution on a [`Probe`] of the
+//! error type ("autoref specialisation"): [`ViaClassify`] wins when the type
+//! implements [`Classify`], [`ViaTransient`] (every error transient)
+//! otherwise. The result of each attempt is then [`tag`]ged with that choice,
+//! so the loop sees a [`Classify`] type either way, and the user's error is
+//! handed back with [`Tagged::into_inner`].
+//!
+//! ```
+//! use retry_core::Class;
+//! use retry_core::__private::classify::{probe, tag, ViaClassify as _, ViaTransient as _};
+//! use retry_core::Classify as _;
+//!
+//! let kind = (&&probe::<Result<(), String>>()).__retry_kind();
+//! let tagged = tag(kind, Err::<(), _>("boom".to_owned())).unwrap_err();
+//! assert_eq!(tagged.class(), Class::TRANSIENT);
+//! ```
+
+use std::future::Future;
+use std::marker::PhantomData;
+use std::time::Duration;
+
+pub use crate::classify::{AttemptTimeout, CarriesTimeout, Class, Classify};
+
+/// Whether the error type of `R` (classified by `kind`, as the loop
+/// classifies it) can stand for a timed-out attempt. `#[retry]` registers
+/// this with its call site so `init()` can refuse a policy whose
+/// `attempt_timeout` the function could never honour.
+///
+/// ```
+/// use retry_core::__private::classify::{carries_timeout, AllTransient, ByClassify};
+/// assert!(carries_timeout::<Result<(), std::io::Error>, _>(ByClassify));
+/// assert!(!carries_timeout::<Result<(), String>, _>(AllTransient));
+/// ```
+pub fn carries_timeout<R: IsResult, K>(kind: K) -> bool
+where
+    Tagged<R::Err, K>: Classify,
+{
+    let _ = kind;
+    let probe = AttemptTimeout {
+        attempt: 1,
+        timeout: Duration::ZERO,
+    };
+    <Tagged<R::Err, K> as Classify>::from_timeout(probe).is_some()
+}
+
+/// Fixes the output type of an attempt's `async` block so `?` and `return`
+/// inside the original body infer as they did in the function.
+///
+/// ```
+/// let fut = retry_core::__private::classify::typed::<Result<u8, std::io::Error>, _>(async { Ok(1) });
+/// # drop(fut);
+/// ```
+pub fn typed<R, F: Future<Output = R>>(attempt: F) -> F {
+    attempt
+}
+
+/// Names the error type of a function's declared `Result`.
+///
+/// ```
+/// fn err_of<R: retry_core::__private::classify::IsResult<Err = std::io::Error>>() {}
+/// err_of::<std::io::Result<u8>>();
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`#[retry]` needs a function that returns `Result<T, E>`, found `{Self}`",
+    label = "this is not a `Result`",
+    note = "fix: return `Result<T, E>` (or an alias of it, such as `std::io::Result<T>`) so failed attempts can be retried"
+)]
+pub trait IsResult {
+    /// The success type.
+    type Ok;
+    /// The error type.
+    type Err;
+}
+
+impl<T, E> IsResult for Result<T, E> {
+    type Ok = T;
+    type Err = E;
+}
+
+/// The error type `E` of `R = Result<T, E>`, as a value-less marker.
+///
+/// ```
+/// let _ = retry_core::__private::classify::probe::<Result<(), String>>();
+/// ```
+pub fn probe<R: IsResult>() -> Probe<R::Err> {
+    Probe(PhantomData)
+}
+
+/// A marker carrying an error type, for choosing how it is classified.
+///
+/// ```
+/// use retry_core::__private::classify::{probe, Probe};
+/// let _: Probe<String> = probe::<Result<(), String>>();
+/// ```
+#[derive(Debug)]
+pub struct Probe<E>(PhantomData<fn() -> E>);
+
+/// The error type implements [`Classify`]: use it.
+///
+/// ```
+/// let _ = retry_core::__private::classify::ByClassify;
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct ByClassify;
+
+/// The error type does not implement [`Classify`]: every error is transient.
+///
+/// ```
+/// let _ = retry_core::__private::classify::AllTransient;
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct AllTransient;
+
+/// Chosen by method resolution when the error type implements [`Classify`]
+/// (it wins because it needs one auto-reference less).
+///
+/// ```
+/// use retry_core::__private::classify::{probe, ByClassify, ViaClassify as _, ViaTransient as _};
+/// let _kind: ByClassify = (&&probe::<Result<(), std::io::Error>>()).__retry_kind();
+/// ```
+pub trait ViaClassify {
+    /// The classification strategy.
+    fn __retry_kind(&self) -> ByClassify {
+        ByClassify
+    }
+}
+
+impl<E: Classify> ViaClassify for &Probe<E> {}
+
+/// The fallback when the error type does not implement [`Classify`].
+///
+/// ```
+/// use retry_core::__private::classify::{probe, AllTransient, ByClassify, ViaClassify as _, ViaTransient as _};
+/// let _kind: AllTransient = (&&probe::<Result<(), String>>()).__retry_kind();
+/// let _kind: ByClassify = (&&probe::<Result<(), std::io::Error>>()).__retry_kind();
+/// ```
+pub trait ViaTransient {
+    /// The classification strategy.
+    fn __retry_kind(&self) -> AllTransient {
+        AllTransient
+    }
+}
+
+impl<E> ViaTransient for Probe<E> {}
+
+/// An error on its way through the loop, classified by strategy `K`.
+///
+/// ```
+/// use retry_core::{Class, Classify};
+/// use retry_core::__private::classify::{tag, AllTransient};
+/// let tagged = tag(AllTransient, Err::<(), _>("boom")).unwrap_err();
+/// assert_eq!(tagged.class(), Class::TRANSIENT);
+/// assert_eq!(tagged.into_inner(), "boom");
+/// ```
+#[derive(Debug)]
+pub struct Tagged<E, K> {
+    error: E,
+    kind: PhantomData<K>,
+}
+
+impl<E, K> Tagged<E, K> {
+    /// The user's error back.
+    ///
+    /// ```
+    /// use retry_core::__private::classify::{tag, AllTransient};
+    /// let t = tag(AllTransient, Err::<(), _>(1)).unwrap_err();
+    /// assert_eq!(t.into_inner(), 1);
+    /// ```
+    pub fn into_inner(self) -> E {
+        self.error
+    }
+
+    /// The user's error, for the call site's hooks.
+    pub(crate) fn inner(&self) -> &E {
+        &self.error
+    }
+}
+
+/// Tags an attempt's result with the classification strategy.
+///
+/// ```
+/// use retry_core::__private::classify::{tag, AllTransient};
+/// let r: Result<(), _> = tag(AllTransient, Err::<(), _>("boom"));
+/// assert!(r.is_err());
+/// ```
+pub fn tag<T, E, K>(_: K, result: Result<T, E>) -> Result<T, Tagged<E, K>> {
+    result.map_err(|error| Tagged {
+        error,
+        kind: PhantomData,
+    })
+}
+
+// `do_not_recommend`: a user's "`Classify` is not implemented" error lists
+// the types that do implement it; the loop's wrapper is not one to offer.
+#[diagnostic::do_not_recommend]
+impl<E: Classify> Classify for Tagged<E, ByClassify> {
+    fn class(&self) -> Class {
+        self.error.class()
+    }
+    fn retry_after(&self) -> Option<Duration> {
+        self.error.retry_after()
+    }
+    fn from_timeout(timeout: AttemptTimeout) -> Option<Self> {
+        E::from_timeout(timeout).map(|error| Tagged {
+            error,
+            kind: PhantomData,
+        })
+    }
+}
+
+#[diagnostic::do_not_recommend]
+impl<E> Classify for Tagged<E, AllTransient> {
+    fn class(&self) -> Class {
+        Class::TRANSIENT
+    }
+}
+
+/// Runs a blocking attempt's body as a closure, so `return` and `?` in the
+/// body end the attempt with the function's declared type.
+///
+/// ```
+/// let r = retry_core::__private::classify::run_once(|| -> Result<u8, String> { Ok(3) });
+/// assert_eq!(r, Ok(3));
+/// ```
+pub fn run_once<R>(attempt: impl FnOnce() -> R) -> R {
+    attempt()
+}
+
+/// Tags the result of an async attempt that `make` creates; no allocation,
+/// `Send` when the attempt is. Making the future inside (rather than taking
+/// it as an argument) means it is held once; with `Run::round` an expansion
+/// holds the body's future once.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// use retry_core::__private::classify::{tag_future_with, AllTransient};
+/// let r = tag_future_with(AllTransient, || async { Ok::<u8, &str>(1) }).await;
+/// assert_eq!(r.unwrap(), 1);
+/// # }
+/// ```
+pub async fn tag_future_with<M, F, T, E, K>(kind: K, make: M) -> Result<T, Tagged<E, K>>
+where
+    M: FnOnce() -> F,
+    F: Future<Output = Result<T, E>>,
+{
+    tag(kind, make().await)
+}

@@ -1,0 +1,74 @@
+//! What `#[derive(Classify)]` expands to: the trait and its types, checks on
+//! the fields it delegates to, and the [`DeclaredClass`] it registers for
+//! each class it can produce.
+//!
+//! ```
+//! use retry_core::__private::derive::RetryAfterField;
+//! use std::time::Duration;
+//! assert_eq!(Some(Duration::from_secs(2)).retry_after(), Some(Duration::from_secs(2)));
+//! ```
+
+use std::time::Duration;
+
+pub use crate::classify::{AttemptTimeout, CarriesTimeout, Class, Classify};
+pub use crate::registry::linked::DeclaredClass;
+
+/// A `#[classify(retry_after = field)]` field: a `Duration` or an
+/// `Option<Duration>`.
+///
+/// ```
+/// use retry_core::__private::derive::RetryAfterField;
+/// use std::time::Duration;
+/// assert_eq!(Duration::from_secs(1).retry_after(), Some(Duration::from_secs(1)));
+/// assert_eq!(None::<Duration>.retry_after(), None);
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "a `retry_after` field must be a `Duration` or an `Option<Duration>`, found `{Self}`",
+    label = "not a `std::time::Duration` or `Option<Duration>`",
+    note = "fix: point `#[classify(retry_after = ...)]` at a field of type `std::time::Duration` or `Option<std::time::Duration>`"
+)]
+pub trait RetryAfterField {
+    /// The server's hint.
+    fn retry_after(&self) -> Option<Duration>;
+}
+
+impl RetryAfterField for Duration {
+    fn retry_after(&self) -> Option<Duration> {
+        Some(*self)
+    }
+}
+
+impl RetryAfterField for Option<Duration> {
+    fn retry_after(&self) -> Option<Duration> {
+        *self
+    }
+}
+
+/// A `#[classify(source)]` field: it must classify itself.
+///
+/// ```
+/// use retry_core::Class;
+/// use retry_core::__private::derive::SourceField;
+/// let io = std::io::Error::from(std::io::ErrorKind::ConnectionReset);
+/// assert_eq!(io.source_class(), Class::TRANSIENT);
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "a `#[classify(source)]` field must implement `Classify`, but `{Self}` does not",
+    label = "its class is delegated to this field",
+    note = "fix: derive or implement `Classify` for `{Self}`, or classify this variant directly (`#[classify(transient)]`, `#[classify(permanent)]`, `#[classify(class = \"...\")]`)"
+)]
+pub trait SourceField {
+    /// The field's class.
+    fn source_class(&self) -> Class;
+    /// The field's hint.
+    fn source_retry_after(&self) -> Option<Duration>;
+}
+
+impl<E: Classify + ?Sized> SourceField for E {
+    fn source_class(&self) -> Class {
+        self.class()
+    }
+    fn source_retry_after(&self) -> Option<Duration> {
+        self.retry_after()
+    }
+}

@@ -1,0 +1,89 @@
+//! The hook plumbing: the traits the loop calls its hooks through (users
+//! name [`Hooks`] and the event types, never these), and the adapters that
+//! give a `#[retry(retry_if = ..., on_retry = ...)]` function the user's
+//! error rather than the loop's [`Tagged`] one.
+//!
+//! ```
+//! use retry_core::__private::hooks::{HookSet, Hooks};
+//! let hooks = Hooks::new().retry_if(|e: &std::io::Error| e.kind() != std::io::ErrorKind::NotFound);
+//! let not_found = std::io::Error::from(std::io::ErrorKind::NotFound);
+//! assert!(!HookSet::retry_if(&hooks, &not_found));
+//! ```
+
+use super::classify::{IsResult, Tagged};
+use crate::hooks::RetryEvent;
+
+pub use crate::hooks::{Callback, HookSet, Hooks, RetryIfSlot, Unset};
+
+/// A `retry_if = path` predicate, applied to the user's error. A plain `fn`
+/// pointer: a wrong signature is one type error at the path, nothing more.
+///
+/// ```
+/// use retry_core::__private::hooks::{retry_if, RetryIf};
+/// fn any(_: &String) -> bool { true }
+/// let _: RetryIf<String> = retry_if::<Result<(), String>>(any);
+/// ```
+pub struct RetryIf<E>(fn(&E) -> bool);
+
+impl<E> std::fmt::Debug for RetryIf<E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RetryIf")
+    }
+}
+
+/// Checks that `predicate` is a `fn(&E) -> bool` for the function's error type.
+///
+/// ```
+/// use retry_core::__private::classify::{tag, AllTransient};
+/// use retry_core::__private::hooks::{retry_if, RetryIfSlot};
+/// fn short(e: &String) -> bool { e.len() < 5 }
+/// let slot = retry_if::<Result<(), String>>(short);
+/// let boom = tag(AllTransient, Err::<(), _>("boom".to_owned())).unwrap_err();
+/// assert!(slot.allows(&boom));
+/// ```
+pub fn retry_if<R: IsResult>(predicate: fn(&R::Err) -> bool) -> RetryIf<R::Err> {
+    RetryIf(predicate)
+}
+
+impl<E, K> RetryIfSlot<Tagged<E, K>> for RetryIf<E> {
+    fn allows(&self, error: &Tagged<E, K>) -> bool {
+        (self.0)(error.inner())
+    }
+}
+
+/// An `on_retry = path` callback, given the event with the user's error.
+///
+/// ```
+/// use retry_core::__private::hooks::{on_retry, OnRetry};
+/// fn log(_: &retry_core::RetryEvent<'_, String>) {}
+/// let _: OnRetry<String> = on_retry::<Result<(), String>>(log);
+/// ```
+pub struct OnRetry<E>(fn(&RetryEvent<'_, E>));
+
+impl<E> std::fmt::Debug for OnRetry<E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("OnRetry")
+    }
+}
+
+/// Checks that `callback` is a `fn(&RetryEvent<'_, E>)` for the function's error type.
+///
+/// ```
+/// fn log(_: &retry_core::RetryEvent<'_, String>) {}
+/// let _ = retry_core::__private::hooks::on_retry::<Result<(), String>>(log);
+/// ```
+pub fn on_retry<R: IsResult>(callback: fn(&RetryEvent<'_, R::Err>)) -> OnRetry<R::Err> {
+    OnRetry(callback)
+}
+
+impl<'a, E, K> Callback<RetryEvent<'a, Tagged<E, K>>> for OnRetry<E> {
+    fn call(&self, event: &RetryEvent<'a, Tagged<E, K>>) {
+        (self.0)(&RetryEvent {
+            policy: event.policy,
+            attempt: event.attempt,
+            error: event.error.inner(),
+            wait: event.wait,
+            hinted: event.hinted,
+        });
+    }
+}

@@ -1,0 +1,40 @@
+//! The engine's own decision kernel and loop state, for the code that must
+//! decide exactly as the loop does without being the loop: `#[retry]`'s
+//! expansion (which drives [`Run::round`] itself), `retry-policy show`, the
+//! fleet simulator (retry-sim) and the benches. Users get the same decisions
+//! through [`Retry`](crate::Retry) and [`Oracle`](crate::Oracle).
+//!
+//! ```
+//! use retry_core::{Class, Jitter, Policy};
+//! use retry_core::__private::kernel::{Decider, Failure, Step};
+//! use std::time::{Duration, Instant};
+//! let p = Policy::builder().jitter(Jitter::None).max_attempts(2).build().unwrap();
+//! let mut d = Decider::new(None);
+//! let t0 = Instant::now();
+//! d.begin_attempt(&p, t0);
+//! let fail = Failure { class: Class::TRANSIENT, hint: None, allowed: true };
+//! assert_eq!(d.after_failure(&p, fail, t0), Step::Retry { wait: Duration::from_millis(100), hinted: false });
+//! ```
+
+use crate::policy::Policy;
+use std::time::Duration;
+
+pub use crate::decide::{Decider, Failure, Step};
+pub use crate::problem::Problems;
+pub use crate::retry::{Retry, Run};
+pub use crate::rng::split_mix;
+pub use crate::round::Round;
+pub use crate::schedule::Schedule;
+
+/// The wait before retry `retry` after a previous wait `prev`, with jitter
+/// drawn from this thread's generator as the retry loop draws it (for
+/// benchmarks that time one decision).
+///
+/// ```
+/// let p = retry_core::Policy::default();
+/// let d = retry_core::__private::kernel::next_delay(&p, 2, p.base());
+/// assert!(d <= p.cap());
+/// ```
+pub fn next_delay(policy: &Policy, retry: u32, prev: Duration) -> Duration {
+    policy.delay(retry, prev, crate::rng::JitterRng::Thread.unit(retry))
+}

@@ -1,0 +1,129 @@
+//! What linked code registers with `inventory`: each `#[retry]` call site
+//! and each error class a `#[derive(Classify)]` type can produce, so a
+//! loader can check a policy file against the program before any call.
+
+use super::Registry;
+
+/// Where a `#[retry(policy = "...")]` sits in the code, registered by the
+/// macro so that start-up checks can list names the config lacks and the
+/// first call can say why it will not retry.
+///
+/// ```
+/// const SITE: retry_core::__private::site::CallSite =
+///     retry_core::__private::site::CallSite::new("outbox", file!(), line!(), "publish");
+/// retry_core::__private::inventory::submit! { SITE }
+/// assert!(retry_core::__private::registry::call_sites().any(|c| c.policy == "outbox"));
+/// ```
+#[derive(Debug)]
+pub struct CallSite {
+    /// The policy name it uses.
+    pub policy: &'static str,
+    /// Its source file.
+    pub file: &'static str,
+    /// Its line.
+    pub line: u32,
+    /// The annotated function.
+    pub function: &'static str,
+    /// The policy file the build checked this name against (an absolute
+    /// path), if any: the last place run-time discovery looks.
+    pub config: Option<&'static str>,
+    /// A loader for the configuration, set by `#[retry]` when the crate
+    /// depends on retry-config: naming it here links it into the program
+    /// whatever else the program names, so the lazy load cannot be dropped
+    /// by the linker.
+    pub loader: Option<fn()>,
+    /// Whether the function's error type can stand for a timed-out attempt
+    /// (`Classify::from_timeout` gives a value); `None` when the build could
+    /// not tell (a generic error type).
+    pub carries_timeout: Option<fn() -> bool>,
+}
+
+impl CallSite {
+    /// A call site with nothing known beyond where it is.
+    ///
+    /// ```
+    /// let site = retry_core::__private::site::CallSite::new("db", "src/db.rs", 3, "query");
+    /// assert_eq!((site.policy, site.line, site.config), ("db", 3, None));
+    /// ```
+    pub const fn new(
+        policy: &'static str,
+        file: &'static str,
+        line: u32,
+        function: &'static str,
+    ) -> Self {
+        CallSite {
+            policy,
+            file,
+            line,
+            function,
+            config: None,
+            loader: None,
+            carries_timeout: None,
+        }
+    }
+
+    /// Whether the function's error type is known to be unable to stand for a
+    /// timed-out attempt, so a policy's `attempt_timeout` cannot be enforced there.
+    ///
+    /// ```
+    /// let mut site = retry_core::__private::site::CallSite::new("db", "src/db.rs", 3, "query");
+    /// assert!(!site.cannot_time_out()); // unknown
+    /// site.carries_timeout = Some(|| false);
+    /// assert!(site.cannot_time_out());
+    /// ```
+    pub fn cannot_time_out(&self) -> bool {
+        self.carries_timeout.is_some_and(|carries| !carries())
+    }
+}
+
+inventory::collect!(CallSite);
+
+/// An error class some code in the program can produce, registered (by
+/// `#[derive(Classify)]`, or by hand) so that configuration checks can warn
+/// about a `retry_on` that names a class nothing produces.
+///
+/// ```
+/// retry_core::__private::inventory::submit! {
+///     retry_core::__private::derive::DeclaredClass { name: "conflict", by: "OrderError" }
+/// }
+/// assert!(retry_core::__private::registry::declared_classes().any(|c| c.name == "conflict"));
+/// ```
+#[derive(Debug)]
+pub struct DeclaredClass {
+    /// The class name, as `retry_on` would list it.
+    pub name: &'static str,
+    /// The type (or module) that produces it, for diagnostics.
+    pub by: &'static str,
+}
+
+inventory::collect!(DeclaredClass);
+
+/// Every declared error class.
+///
+/// ```
+/// let _ = retry_core::__private::registry::declared_classes().count();
+/// ```
+pub fn declared_classes() -> impl Iterator<Item = &'static DeclaredClass> {
+    inventory::iter::<DeclaredClass>.into_iter()
+}
+
+/// Every registered call site.
+///
+/// ```
+/// let _ = retry_core::__private::registry::call_sites().count();
+/// ```
+pub fn call_sites() -> impl Iterator<Item = &'static CallSite> {
+    inventory::iter::<CallSite>.into_iter()
+}
+
+/// Call sites whose policy name `registry` does not define.
+///
+/// ```
+/// let missing = retry_core::__private::registry::missing_policies(&retry_core::Registry::default());
+/// let _ = missing.len();
+/// ```
+pub fn missing_policies(registry: &Registry) -> Vec<&'static CallSite> {
+    call_sites()
+        .filter(|site| registry.policy(site.policy).is_none())
+        .collect()
+}

@@ -1,0 +1,111 @@
+//! How the registry gets its first contents when the program installs
+//! none: the loaders linked crates register, what the loaded registry came
+//! from (quoted by a call site's warning), and strict mode.
+
+use super::linked::call_sites;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{LazyLock, Mutex, Once, PoisonError};
+
+static LAZY_LOAD: Once = Once::new();
+/// What the current registry was loaded from (or why nothing was), as the
+/// loader that installed it described it: the first call of a site whose
+/// policy is missing quotes it.
+static ORIGIN: Mutex<Option<String>> = Mutex::new(None);
+/// Strict mode, set by a loader (`RETRY_STRICT=1`, or retry-config's `Setup::strict`).
+static STRICT: AtomicBool = AtomicBool::new(false);
+
+/// Records what the current registry was loaded from, or why nothing was
+/// ("no retry.toml found; searched ..."). Loaders call it; the warning a call
+/// site gives when its policy is missing quotes it.
+///
+/// ```
+/// retry_core::__private::registry::set_origin("policies from /etc/app/retry.toml");
+/// assert_eq!(retry_core::__private::registry::origin().as_deref(), Some("policies from /etc/app/retry.toml"));
+/// ```
+pub fn set_origin(text: impl Into<String>) {
+    *ORIGIN.lock().unwrap_or_else(PoisonError::into_inner) = Some(text.into());
+}
+
+/// What [`set_origin`] last recorded.
+///
+/// ```
+/// let _ = retry_core::__private::registry::origin();
+/// ```
+pub fn origin() -> Option<String> {
+    ORIGIN
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clone()
+}
+
+/// Turns strict mode on or off. In strict mode a call whose policy is
+/// missing ends the process (exit code 1) after saying why, instead of
+/// running once without retry; `RETRY_STRICT=1` turns it on too.
+///
+/// ```
+/// retry_core::__private::registry::set_strict(false);
+/// assert!(!retry_core::__private::registry::is_strict() || std::env::var("RETRY_STRICT").is_ok());
+/// ```
+pub fn set_strict(strict: bool) {
+    STRICT.store(strict, Ordering::Relaxed);
+}
+
+/// Whether strict mode is on: [`set_strict`], or `RETRY_STRICT` set to `1`,
+/// `true`, `yes` or `on`.
+///
+/// ```
+/// retry_core::__private::registry::set_strict(true);
+/// assert!(retry_core::__private::registry::is_strict());
+/// retry_core::__private::registry::set_strict(false);
+/// ```
+pub fn is_strict() -> bool {
+    STRICT.load(Ordering::Relaxed) || strict_from_env()
+}
+
+/// `RETRY_STRICT` read once: `1`, `true`, `yes` or `on` (any case) turn it on.
+fn strict_from_env() -> bool {
+    static FROM_ENV: LazyLock<bool> = LazyLock::new(|| {
+        std::env::var("RETRY_STRICT").is_ok_and(|v| {
+            matches!(
+                v.trim().to_ascii_lowercase().as_str(),
+                "1" | "true" | "yes" | "on"
+            )
+        })
+    });
+    *FROM_ENV
+}
+
+/// A loader run on the first lookup when nothing was installed yet.
+/// Crates register one with `inventory::submit!`.
+///
+/// ```
+/// fn load() { /* read a file, then retry_core::registry::install(...) */ }
+/// retry_core::__private::inventory::submit! { retry_core::__private::registry::LazyLoader { name: "doc-example", load } }
+/// ```
+#[derive(Debug)]
+pub struct LazyLoader {
+    /// Who registered it, for diagnostics.
+    pub name: &'static str,
+    /// Loads and installs a registry; reports its own errors.
+    pub load: fn(),
+}
+
+inventory::collect!(LazyLoader);
+
+/// Runs the first registered loader, once, unless something was installed.
+pub(crate) fn ensure_loaded() {
+    if super::is_installed() || LAZY_LOAD.is_completed() {
+        return;
+    }
+    LAZY_LOAD.call_once(|| {
+        // Loaders registered by linked crates, then those the call sites name
+        // (which are linked because the program's own code names them).
+        let registered = inventory::iter::<LazyLoader>.into_iter().map(|l| l.load);
+        let named = call_sites().filter_map(|site| site.loader);
+        // Every loader is retry-config's one reader of the same discovery, so
+        // the first one that runs is enough, whether it installed or not.
+        if let Some(load) = registered.chain(named).next() {
+            load();
+        }
+    });
+}
