@@ -16,6 +16,7 @@ use clap::error::ErrorKind;
 use clap::{Args, CommandFactory, Parser, Subcommand};
 use examples::outbox::{
     BrokerSettings, FakeBroker, OutboxStore, PostgresStore, Relay, SqliteStore,
+    while_database_unavailable,
 };
 use examples::policies::{error_report, load_policies};
 use std::path::PathBuf;
@@ -316,7 +317,15 @@ async fn relay_command(database: Database, options: RelayOptions) -> Fallible<()
     load_policies(&options.broker.profile())?;
     match database {
         Database::Sqlite(path) => run_relay(SqliteStore::open(&path)?, options).await,
-        Database::Postgres(url) => run_relay(PostgresStore::connect(&url).await?, options).await,
+        Database::Postgres(url) => {
+            // A relay started while the server restarts waits for it.
+            let who = options.name.as_deref().unwrap_or("relay");
+            let store = while_database_unavailable(who, "connecting to the outbox", || {
+                PostgresStore::connect(&url)
+            })
+            .await?;
+            run_relay(store, options).await
+        }
         Database::PrivatePostgres => Err(no_private_cluster("relay")),
     }
 }

@@ -195,6 +195,15 @@ impl FakeBroker {
         if roll < s.reject_rate + s.throttle_rate + s.failure_rate {
             return Err(BrokerError::Unavailable("connection reset".into()));
         }
+        self.log_delivery(event_id, payload)?;
+        if !s.ack_latency.is_zero() {
+            tokio::time::sleep(s.ack_latency).await;
+        }
+        Ok(())
+    }
+
+    /// Writes the delivery to the broker's log: from here on it is delivered.
+    fn log_delivery(&self, event_id: &str, payload: &str) -> Result<(), BrokerError> {
         let log = self
             .log
             .lock()
@@ -204,10 +213,6 @@ impl FakeBroker {
             params![event_id, payload],
         )
         .map_err(|e| BrokerError::Unavailable(e.to_string()))?;
-        drop(log);
-        if !s.ack_latency.is_zero() {
-            tokio::time::sleep(s.ack_latency).await;
-        }
         Ok(())
     }
 

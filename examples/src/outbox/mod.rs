@@ -31,7 +31,7 @@ pub use broker::{BrokerError, BrokerSettings, FakeBroker};
 pub use event::{ClaimRecord, Counts, Delivery, EventRow, EventState, now_ms};
 pub use postgres::PostgresStore;
 pub use private_postgres::{ClusterError, PrivatePostgres};
-pub use relay::{DEFAULT_LEASE, PassStats, Relay, RelayError};
+pub use relay::{DEFAULT_LEASE, PassStats, Relay, RelayError, while_database_unavailable};
 pub use sqlite::SqliteStore;
 pub use store::{OutboxStore, StoreError};
 pub use summary::Summary;

@@ -355,14 +355,11 @@ impl<S: OutboxStore> Relay<S> {
             // other relay has claimed the event since.
             _ => return self.store.record(event, delivery).await,
         };
-        let warn = WarnAndRetry {
-            relay: &self.name,
-            what: "writing an outcome back",
-        };
-        Retry::new(&until_lease_ends)
-            .hooks(warn)
-            .call(|| self.store.record(event, delivery))
-            .await
+        let what = "writing an outcome back";
+        retry_database(&until_lease_ends, &self.name, what, || {
+            self.store.record(event, delivery)
+        })
+        .await
     }
 
     /// Runs passes until no event is pending, calling `progress` after each
@@ -423,12 +420,43 @@ impl<S: OutboxStore> Relay<S> {
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, RelayError>>,
     {
-        let warn = WarnAndRetry {
-            relay: &self.name,
-            what,
-        };
-        Retry::new(&self.database_retry).hooks(warn).call(op).await
+        retry_database(&self.database_retry, &self.name, what, op).await
     }
+}
+
+/// Runs `op` (connecting to the outbox, say) and, while it fails because
+/// the database is unavailable, runs it again: every 50 ms at first, backing
+/// off to a second, for up to a minute, with a warning naming `who` and
+/// `what` for each retry. Any other error, or the last, is returned.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// use examples::outbox::{SqliteStore, StoreError, while_database_unavailable};
+/// let store = while_database_unavailable("relay-1", "opening the outbox", || async {
+///     Ok::<_, StoreError>(SqliteStore::open_in_memory()?)
+/// })
+/// .await
+/// .unwrap();
+/// assert_eq!(store.counts(0).unwrap().total(), 0);
+/// # }
+/// ```
+pub async fn while_database_unavailable<T, E, F, Fut>(who: &str, what: &str, op: F) -> Result<T, E>
+where
+    E: Classify + std::fmt::Display,
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, E>>,
+{
+    retry_database(&default_database_retry(), who, what, op).await
+}
+
+async fn retry_database<T, E, F, Fut>(policy: &Policy, who: &str, what: &str, op: F) -> Result<T, E>
+where
+    E: Classify + std::fmt::Display,
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, E>>,
+{
+    let warn = WarnAndRetry { relay: who, what };
+    Retry::new(policy).hooks(warn).call(op).await
 }
 
 /// A random number, so that relay names differ across hosts too.

@@ -129,6 +129,16 @@ impl RelayProcess {
     }
 }
 
+/// A test that fails mid-run leaves no relay behind.
+impl Drop for RelayProcess {
+    fn drop(&mut self) {
+        if self.is_running() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
 /// Whether a pass line (`relay-1: published 2 rescheduled 1 dead 0 ...`)
 /// reports a recorded outcome.
 fn recorded(line: &str) -> bool {
