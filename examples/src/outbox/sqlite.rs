@@ -314,7 +314,7 @@ impl SqliteStore {
     /// ```
     /// let store = examples::outbox::SqliteStore::open_in_memory().unwrap();
     /// let id = store.place_order("cap").unwrap();
-    /// store.claim("r1", 0, std::time::Duration::from_secs(1), 1).unwrap();
+    /// store.claim("r1", examples::outbox::now_ms(), std::time::Duration::from_secs(1), 1).unwrap();
     /// assert_eq!(store.claim_log(&id).unwrap()[0].relay, "r1");
     /// ```
     pub fn claim_log(&self, event_id: &str) -> rusqlite::Result<Vec<ClaimRecord>> {

@@ -24,17 +24,19 @@ use std::time::Duration;
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
 /// use examples::outbox::{Delivery, OutboxStore, SqliteStore, now_ms};
 /// use std::time::Duration;
-/// let store = SqliteStore::open_in_memory().unwrap();
-/// let id = OutboxStore::place_order(&store, "pen").await.unwrap();
-/// let now = now_ms();
-/// let claimed = store.claim("relay-1", now, Duration::from_secs(5), 10).await.unwrap();
-/// assert_eq!(claimed.len(), 1);
-/// // A second relay finds nothing to claim while the lease holds.
-/// assert!(store.claim("relay-2", now, Duration::from_secs(5), 10).await.unwrap().is_empty());
-/// let done = Delivery::published(1, claimed[0].oracle, now);
-/// assert!(store.record(&claimed[0], &done).await.unwrap());
-/// assert_eq!(OutboxStore::counts(&store, now).await.unwrap().published, 1);
-/// # let _ = id;
+/// // Any backend: this runs the same on PostgresStore.
+/// async fn place_claim_publish(store: &impl OutboxStore) {
+///     store.place_order("pen").await.unwrap();
+///     let now = now_ms();
+///     let claimed = store.claim("relay-1", now, Duration::from_secs(5), 10).await.unwrap();
+///     assert_eq!(claimed.len(), 1);
+///     // A second relay finds nothing to claim while the lease holds.
+///     assert!(store.claim("relay-2", now, Duration::from_secs(5), 10).await.unwrap().is_empty());
+///     let done = Delivery::published(1, claimed[0].oracle, now);
+///     assert!(store.record(&claimed[0], &done).await.unwrap());
+///     assert_eq!(store.counts(now).await.unwrap().published, 1);
+/// }
+/// place_claim_publish(&SqliteStore::open_in_memory().unwrap()).await;
 /// # }
 /// ```
 pub trait OutboxStore {
