@@ -101,10 +101,15 @@ impl fmt::Display for StoreError {
             StoreError::Sqlite(e) => write!(f, "SQLite: {e}"),
             // tokio-postgres says "db error" and keeps the server's words in
             // its source; show them.
-            StoreError::Postgres(e) => match e.as_db_error() {
-                Some(db) => write!(f, "PostgreSQL: {}: {}", db.severity(), db.message()),
-                None => write!(f, "PostgreSQL: {e}"),
-            },
+            StoreError::Postgres(e) => {
+                use std::error::Error;
+                match (e.as_db_error(), e.source()) {
+                    (Some(db), _) => write!(f, "PostgreSQL: {}: {}", db.severity(), db.message()),
+                    // "error connecting to server" alone does not say why.
+                    (None, Some(cause)) => write!(f, "PostgreSQL: {e}: {cause}"),
+                    (None, None) => write!(f, "PostgreSQL: {e}"),
+                }
+            }
         }
     }
 }

@@ -137,8 +137,17 @@ async fn postgres(
     scratch: &Path,
     outbox: &Outbox,
 ) -> Fallible<()> {
-    let monitor = PostgresStore::connect(&outbox.database).await?;
-    let relay_store = PostgresStore::connect(&outbox.database).await?;
+    let connect = || async {
+        PostgresStore::connect(&outbox.database).await.map_err(|e| {
+            format!(
+                "cannot open the outbox at {}: {e}; check the URL and that the server is \
+                 running, or pass --database postgres for a private cluster",
+                outbox.database
+            )
+        })
+    };
+    let monitor = connect().await?;
+    let relay_store = connect().await?;
     relay_all(args, config, scratch, outbox, monitor, relay_store).await
 }
 
