@@ -314,6 +314,8 @@ fn database_and_lease_flags_refuse_what_they_cannot_use() {
         ("--lease", "1ms", "from 10ms to 1h"),
         ("--lease", "soon", "from 10ms to 1h"),
         ("--relays", "0", "--relays"),
+        ("--latency", "1y", "from 0s to 10s"),
+        ("--ack-latency", "11s", "from 0s to 10s"),
     ] {
         let arg = format!("{flag}={value}");
         let out = run(tmp.path(), &[&arg, "--events", "1", "--profile", "test"]);

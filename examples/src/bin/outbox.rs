@@ -117,6 +117,16 @@ struct LeaseArgs {
     lease: Duration,
 }
 
+/// A broker latency: from 0 to 10 s, so that a run still ends in minutes.
+fn parse_latency(text: &str) -> Result<Duration, String> {
+    let rule = "a broker latency is from 0s to 10s; for example --latency 5ms";
+    match humantime::parse_duration(text) {
+        Ok(latency) if latency <= Duration::from_secs(10) => Ok(latency),
+        Ok(_) => Err(format!("{text} is out of range: {rule}")),
+        Err(e) => Err(format!("{e}: {rule}")),
+    }
+}
+
 /// A lease: from 10 ms to 1 hour.
 fn parse_lease(text: &str) -> Result<Duration, String> {
     let rule = "a lease is from 10ms to 1h; for example --lease 30s";
@@ -152,12 +162,12 @@ struct BrokerArgs {
     /// Seeds the broker's failures.
     #[arg(long, default_value_t = 7)]
     seed: u64,
-    /// How long the broker takes to accept a call.
-    #[arg(long, default_value = "0s", value_parser = humantime::parse_duration)]
+    /// How long the broker takes to accept a call (up to 10s).
+    #[arg(long, default_value = "0s", value_parser = parse_latency)]
     latency: Duration,
     /// How long the broker's answer takes to come back after it logged the
-    /// delivery (a relay that dies meanwhile makes a duplicate).
-    #[arg(long, default_value = "0s", value_parser = humantime::parse_duration)]
+    /// delivery (up to 10s; a relay that dies meanwhile makes a duplicate).
+    #[arg(long, default_value = "0s", value_parser = parse_latency)]
     ack_latency: Duration,
 }
 
