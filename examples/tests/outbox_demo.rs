@@ -297,3 +297,48 @@ fn ctrl_c_stops_the_run_and_removes_its_temporary_files() {
     let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
     assert!(left.is_empty(), "left behind: {left:?}");
 }
+
+#[test]
+fn an_unreachable_postgres_url_is_named_with_the_cause_and_the_fix() {
+    let tmp = scratch("pg-unreachable");
+    // Port 1 on the loopback interface: nothing listens there.
+    let url = "postgres://postgres@127.0.0.1:1/postgres";
+    let out = run(
+        tmp.path(),
+        &["--database", url, "--events", "1", "--profile", "test"],
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains(url), "{err}");
+    assert!(err.contains("refused"), "{err}");
+    assert!(err.contains("--database postgres"), "{err}");
+}
+
+#[test]
+fn database_and_lease_flags_refuse_what_they_cannot_use() {
+    let tmp = scratch("pg-flags");
+    let broker = tmp.path().join("broker.db");
+    let broker = broker.to_str().unwrap();
+    // A private cluster lives as long as the demo: `relay` cannot start one.
+    let out = run(
+        tmp.path(),
+        &["relay", "--database", "postgres", "--broker-db", broker],
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("postgres://USER@HOST:PORT/DB"), "{err}");
+    for (flag, value, says) in [
+        ("--database", "", "the database is empty"),
+        ("--lease", "1ms", "from 10ms to 1h"),
+        ("--lease", "soon", "from 10ms to 1h"),
+        ("--relays", "0", "--relays"),
+        ("--latency", "1y", "from 0s to 10s"),
+        ("--ack-latency", "11s", "from 0s to 10s"),
+    ] {
+        let arg = format!("{flag}={value}");
+        let out = run(tmp.path(), &[&arg, "--events", "1", "--profile", "test"]);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{arg}: {err}");
+        assert!(err.contains(flag) && err.contains(says), "{arg}: {err}");
+    }
+}

@@ -22,7 +22,7 @@ fn the_broker_error_can_stand_for_a_timed_out_attempt() {
 }
 
 mod relay {
-    use examples::outbox::{BrokerSettings, EventRow, FakeBroker, PassStats, Relay, Store};
+    use examples::outbox::{BrokerSettings, EventRow, FakeBroker, PassStats, Relay, SqliteStore};
     use retry_core::{Policy, Registry, registry};
     use std::sync::Arc;
     use std::time::Duration;
@@ -48,7 +48,7 @@ mod relay {
     /// to answer; the pass's stats and the event's row afterwards.
     async fn one_pass(latency: Duration) -> (PassStats, EventRow) {
         install();
-        let store = Store::open_in_memory().unwrap();
+        let store = SqliteStore::open_in_memory().unwrap();
         let id = store.place_order("kettle").unwrap();
         let settings = BrokerSettings {
             latency,

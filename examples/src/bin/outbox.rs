@@ -1,19 +1,27 @@
 //! The outbox relay demo.
 //!
 //! `outbox` (or `outbox demo`) places orders, each writing its row and its
-//! outbox event in one SQLite transaction, then relays the events to a fake
-//! broker that fails, throttles and has an outage, showing live progress and
-//! ending with a summary. `outbox seed` and `outbox relay` split the two
-//! halves so a crash test can kill and restart the relay.
+//! outbox event in one transaction, then relays the events to a fake broker
+//! that fails, throttles and has an outage, showing live progress and
+//! ending with a summary. The outbox is a SQLite file by default;
+//! `--database postgres://...` uses a PostgreSQL server, and `--database
+//! postgres` a private cluster started for the run. `--relays N` runs N relay
+//! processes side by side. `outbox seed` and `outbox relay` split the two
+//! halves so a crash test can kill and restart relays.
+
+#[path = "outbox/demo.rs"]
+mod demo;
 
 use clap::error::ErrorKind;
 use clap::{Args, CommandFactory, Parser, Subcommand};
-use examples::outbox::{BrokerSettings, Counts, FakeBroker, Relay, Store, Summary, now_ms};
+use examples::outbox::{
+    BrokerSettings, FakeBroker, OutboxStore, PostgresStore, Relay, SqliteStore,
+    while_database_unavailable,
+};
 use examples::policies::{error_report, load_policies};
-use std::io::{IsTerminal, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The most orders one run places: enough to watch the relay work, few
 /// enough that a run ends in minutes.
@@ -22,7 +30,7 @@ const MAX_EVENTS: u32 = 100_000;
 #[derive(Parser)]
 #[command(
     name = "outbox",
-    about = "A crash-safe transactional-outbox relay over SQLite",
+    about = "A crash-safe transactional-outbox relay over SQLite or PostgreSQL",
     // `outbox --events 5 demo` would otherwise drop `--events 5` unseen.
     args_conflicts_with_subcommands = true
 )]
@@ -30,46 +38,105 @@ struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
     #[command(flatten)]
-    demo: DemoArgs,
+    demo: demo::DemoArgs,
 }
 
 #[derive(Subcommand)]
 enum Command {
     /// Place orders and relay them, with live progress and a summary (the default).
-    Demo(DemoArgs),
+    Demo(demo::DemoArgs),
     /// Place orders only.
     Seed {
-        /// The outbox database.
-        #[arg(long)]
-        db: PathBuf,
+        /// The outbox: a SQLite file, or postgres://USER@HOST:PORT/DB.
+        #[arg(long, visible_alias = "db", value_parser = parse_database)]
+        database: Database,
         /// How many orders to place (1 to 100000).
         #[arg(long, default_value_t = 100, value_parser = parse_events)]
         events: u32,
     },
-    /// Relay pending events until none is left.
+    /// Relay pending events until none is left; prints a line per pass that
+    /// claimed something.
     Relay {
-        /// The outbox database.
-        #[arg(long)]
-        db: PathBuf,
+        /// The outbox: a SQLite file, or postgres://USER@HOST:PORT/DB.
+        #[arg(long, visible_alias = "db", value_parser = parse_database)]
+        database: Database,
         /// The broker's delivery log.
         #[arg(long)]
         broker_db: PathBuf,
+        /// This relay's name in leases and logs; each running relay needs
+        /// its own [default: relay-PID-RANDOM].
+        #[arg(long)]
+        name: Option<String>,
+        /// Events claimed at once (1 to 1000).
+        #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=1000))]
+        batch: u32,
+        #[command(flatten)]
+        lease: LeaseArgs,
         #[command(flatten)]
         broker: BrokerArgs,
     },
 }
 
+/// Where the outbox lives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Database {
+    /// A SQLite file.
+    Sqlite(PathBuf),
+    /// A PostgreSQL server, by URL.
+    Postgres(String),
+    /// A private PostgreSQL cluster, started for the run.
+    PrivatePostgres,
+}
+
+/// `postgres` (or `postgresql`): a private cluster; a `postgres://` or
+/// `postgresql://` URL: that server; anything else: a SQLite file (write
+/// `./postgres` for a file of that name).
+fn parse_database(text: &str) -> Result<Database, String> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Err(
+            "the database is empty: name a SQLite file, a postgres:// URL, \
+                    or `postgres` for a private cluster"
+                .into(),
+        );
+    }
+    if text == "postgres" || text == "postgresql" {
+        return Ok(Database::PrivatePostgres);
+    }
+    if text.starts_with("postgres://") || text.starts_with("postgresql://") {
+        return Ok(Database::Postgres(text.to_owned()));
+    }
+    Ok(Database::Sqlite(PathBuf::from(text)))
+}
+
 #[derive(Args, Clone)]
-struct DemoArgs {
-    /// How many orders to place (1 to 100000).
-    #[arg(long, default_value_t = 200, value_parser = parse_events)]
-    events: u32,
-    /// The outbox database, kept after the run (default: a temporary file,
-    /// removed at exit).
-    #[arg(long)]
-    db: Option<PathBuf>,
-    #[command(flatten)]
-    broker: BrokerArgs,
+struct LeaseArgs {
+    /// How long a relay holds the events it claims; a relay that dies holds
+    /// them that long. At least twice the `publish` policy's deadline.
+    #[arg(long, default_value = "30s", value_parser = parse_lease)]
+    lease: Duration,
+}
+
+/// A broker latency: from 0 to 10 s, so that a run still ends in minutes.
+fn parse_latency(text: &str) -> Result<Duration, String> {
+    let rule = "a broker latency is from 0s to 10s; for example --latency 5ms";
+    match retry_config::parse_duration(text) {
+        Ok(latency) if latency <= Duration::from_secs(10) => Ok(latency),
+        Ok(_) => Err(format!("{text} is out of range: {rule}")),
+        Err(e) => Err(format!("{e}: {rule}")),
+    }
+}
+
+/// A lease: from 10 ms to 1 hour.
+fn parse_lease(text: &str) -> Result<Duration, String> {
+    let rule = "a lease is from 10ms to 1h; for example --lease 30s";
+    match retry_config::parse_duration(text) {
+        Ok(lease) if (Duration::from_millis(10)..=Duration::from_secs(3600)).contains(&lease) => {
+            Ok(lease)
+        }
+        Ok(_) => Err(format!("{text} is out of range: {rule}")),
+        Err(e) => Err(format!("{e}: {rule}")),
+    }
 }
 
 #[derive(Args, Clone)]
@@ -95,6 +162,13 @@ struct BrokerArgs {
     /// Seeds the broker's failures.
     #[arg(long, default_value_t = 7)]
     seed: u64,
+    /// How long the broker takes to accept a call (up to 10s).
+    #[arg(long, default_value = "0s", value_parser = parse_latency)]
+    latency: Duration,
+    /// How long the broker's answer takes to come back after it logged the
+    /// delivery (up to 10s; a relay that dies meanwhile makes a duplicate).
+    #[arg(long, default_value = "0s", value_parser = parse_latency)]
+    ack_latency: Duration,
 }
 
 /// A fraction of publish calls: a finite number from 0 to 1.
@@ -145,28 +219,31 @@ impl BrokerArgs {
             reject_rate: self.reject_rate,
             outage: (!self.outage.is_zero()).then_some((self.outage_at, self.outage)),
             seed: self.seed,
-            latency: Duration::ZERO,
+            latency: self.latency,
+            ack_latency: self.ack_latency,
         }
+    }
+
+    /// These settings as `outbox relay` flags, the broker's dice seeded by `seed`.
+    fn flags(&self, seed: u64) -> Vec<String> {
+        let duration = |d: Duration| retry_config::show_duration(d);
+        vec![
+            format!("--failure-rate={}", self.failure_rate),
+            format!("--throttle-rate={}", self.throttle_rate),
+            format!("--reject-rate={}", self.reject_rate),
+            format!("--outage={}", duration(self.outage)),
+            format!("--outage-at={}", duration(self.outage_at)),
+            format!("--seed={seed}"),
+            format!("--latency={}", duration(self.latency)),
+            format!("--ack-latency={}", duration(self.ack_latency)),
+            format!("--profile={}", self.profile()),
+        ]
     }
 
     fn profile(&self) -> String {
         examples::policies::profile(self.profile.as_deref())
     }
 }
-
-/// The run was stopped with Ctrl-C.
-#[derive(Debug)]
-struct Interrupted;
-
-impl std::fmt::Display for Interrupted {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("interrupted")
-    }
-}
-
-impl std::error::Error for Interrupted {}
-
-type Fallible<T> = Result<T, Box<dyn std::error::Error>>;
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
@@ -183,143 +260,119 @@ async fn main() {
             .exit();
     }
     let result = match cli.command {
-        None => demo(cli.demo).await,
-        Some(Command::Demo(args)) => demo(args).await,
-        Some(Command::Seed { db, events }) => Store::open(&db)
-            .map_err(Into::into)
-            .and_then(|store| seed(&store, events)),
+        None => demo::demo(cli.demo).await,
+        Some(Command::Demo(args)) => demo::demo(args).await,
+        Some(Command::Seed { database, events }) => seed_command(database, events).await,
         Some(Command::Relay {
-            db,
+            database,
             broker_db,
+            name,
+            batch,
+            lease,
             broker,
-        }) => relay(db, broker_db, broker).await,
+        }) => {
+            let relay = RelayOptions {
+                broker_db,
+                name,
+                batch,
+                lease: lease.lease,
+                broker,
+            };
+            relay_command(database, relay).await
+        }
     };
     if let Err(e) = result {
         eprint!("{}", error_report(&*e));
         // 128 + SIGINT, as a shell reports a command stopped by Ctrl-C.
-        std::process::exit(if e.is::<Interrupted>() { 130 } else { 1 });
+        std::process::exit(if e.is::<demo::Interrupted>() { 130 } else { 1 });
     }
 }
 
-fn seed(store: &Store, events: u32) -> Fallible<()> {
+/// The subcommands take a database they can open from anywhere: a private
+/// cluster lives only as long as the demo that started it.
+fn no_private_cluster(command: &str) -> Box<dyn std::error::Error> {
+    format!(
+        "`outbox {command} --database postgres` has no cluster to use: a private cluster \
+         lives as long as the demo that starts it; pass --database postgres://USER@HOST:PORT/DB"
+    )
+    .into()
+}
+
+async fn seed_command(database: Database, events: u32) -> Fallible<()> {
+    match database {
+        Database::Sqlite(path) => seed(&SqliteStore::open(&path)?, events).await,
+        Database::Postgres(url) => seed(&PostgresStore::connect(&url).await?, events).await,
+        Database::PrivatePostgres => Err(no_private_cluster("seed")),
+    }
+}
+
+/// Places `events` orders, one transaction each.
+async fn seed(store: &impl OutboxStore, events: u32) -> Fallible<()> {
     for i in 0..events {
-        store.place_order(&format!("item-{i}"))?;
+        store.place_order(&format!("item-{i}")).await?;
     }
     Ok(())
 }
 
-async fn relay(db: PathBuf, broker_db: PathBuf, args: BrokerArgs) -> Fallible<()> {
-    load_policies(&args.profile())?;
-    let broker = Arc::new(FakeBroker::open(&broker_db, args.settings())?);
-    let relay = Relay::new(Store::open(&db)?, broker);
-    relay
-        .run_until_idle(Duration::from_millis(20), |_| {})
-        .await?;
-    Ok(())
+/// What `outbox relay` runs with, besides its database.
+struct RelayOptions {
+    broker_db: PathBuf,
+    name: Option<String>,
+    batch: u32,
+    lease: Duration,
+    broker: BrokerArgs,
 }
 
-async fn demo(args: DemoArgs) -> Fallible<()> {
-    let config = load_policies(&args.broker.profile())?;
-    // The broker's log, and the outbox unless --db names one, live here.
-    let scratch = tempfile::Builder::new().prefix("outbox-demo-").tempdir()?;
-    let path = scratch.path().to_owned();
-    let result = until_interrupted(run_demo(&args, &config, &path)).await;
-    // Removed on every path but a kill; say so if it cannot be.
-    if let Err(e) = scratch.close() {
-        eprintln!(
-            "warning: could not remove the temporary directory {}: {e}",
-            path.display()
-        );
-    }
-    result
-}
-
-/// Runs `work` unless Ctrl-C comes first. The listener is polled before
-/// `work` starts, so an interrupt at any point (placing orders included)
-/// ends the run through the normal return path, which cleans up.
-async fn until_interrupted<T>(work: impl Future<Output = Fallible<T>>) -> Fallible<T> {
-    tokio::select! {
-        biased;
-        signal = tokio::signal::ctrl_c() => {
-            signal?;
-            Err(Interrupted.into())
+async fn relay_command(database: Database, options: RelayOptions) -> Fallible<()> {
+    load_policies(&options.broker.profile())?;
+    match database {
+        Database::Sqlite(path) => run_relay(SqliteStore::open(&path)?, options).await,
+        Database::Postgres(url) => {
+            // A relay started while the server restarts waits for it.
+            let who = options.name.as_deref().unwrap_or("relay");
+            let store = while_database_unavailable(who, "connecting to the outbox", || {
+                PostgresStore::connect(&url)
+            })
+            .await?;
+            run_relay(store, options).await
         }
-        result = work => result,
+        Database::PrivatePostgres => Err(no_private_cluster("relay")),
     }
 }
 
-async fn run_demo(args: &DemoArgs, config: &retry_config::Config, scratch: &Path) -> Fallible<()> {
-    let db = args.db.clone().unwrap_or_else(|| scratch.join("outbox.db"));
-    let store = Store::open(&db)?;
-    let kept = if args.db.is_some() {
-        ""
-    } else {
-        " (a temporary file, removed at exit; --db keeps one)"
-    };
-    let orders = if args.events == 1 { "order" } else { "orders" };
-    println!(
-        "placing {} {orders} (order row + outbox event, one transaction each) in {}{kept}",
-        args.events,
-        db.display()
-    );
-    seed(&store, args.events)?;
-
+/// Relays until no event is pending, printing what each pass did.
+async fn run_relay(store: impl OutboxStore, options: RelayOptions) -> Fallible<()> {
     let broker = Arc::new(FakeBroker::open(
-        &scratch.join("broker.db"),
-        args.broker.settings(),
+        &options.broker_db,
+        options.broker.settings(),
     )?);
-    let relay = Relay::new(store, broker.clone());
-    let started = Instant::now();
-    let mut calls = 0u32;
-    let mut last_print = Instant::now() - Duration::from_secs(1);
-    let live = std::io::stdout().is_terminal();
+    let mut relay = Relay::new(store, broker)
+        .batch(options.batch)
+        .lease(options.lease);
+    if let Some(name) = options.name {
+        relay = relay.named(name);
+    }
+    if let Some(warning) = relay.lease_warning() {
+        eprintln!("warning: {}: {warning}", relay.name());
+    }
+    let name = relay.name().to_owned();
     relay
-        .run_until_idle(Duration::from_millis(25), |pass| {
-            calls += pass.calls;
-            if last_print.elapsed() >= Duration::from_millis(250) {
-                last_print = Instant::now();
-                if let Ok(c) = relay_counts(&db) {
-                    progress(&c, calls, started.elapsed(), live);
-                }
+        .run_until_idle(Duration::from_millis(20), |pass| {
+            if pass.claimed() > 0 {
+                println!(
+                    "{name}: published {} rescheduled {} dead {} calls {} released {} lease-lost {}",
+                    pass.published,
+                    pass.rescheduled,
+                    pass.dead,
+                    pass.calls,
+                    pass.released,
+                    pass.lease_lost
+                );
             }
         })
         .await?;
-    let counts = relay_counts(&db)?;
-    progress(&counts, calls, started.elapsed(), live);
-    if live {
-        println!();
-    }
-    let max_attempts = |name| config.policy(name).and_then(|p| p.max_attempts());
-    let summary = Summary {
-        events: &relay.store().events()?,
-        deliveries: broker.deliveries()?.len(),
-        elapsed: started.elapsed(),
-        outbox_max_attempts: max_attempts("outbox"),
-        publish_max_attempts: max_attempts("publish"),
-    };
-    print!("{summary}");
     Ok(())
 }
 
-fn relay_counts(db: &Path) -> Fallible<Counts> {
-    Ok(Store::open(db)?.counts(now_ms())?)
-}
-
-fn progress(c: &Counts, calls: u32, elapsed: Duration, live: bool) {
-    let line = format!(
-        "[{:>5.1}s] published {:>4}/{} | due {:>4} | waiting {:>4} | dead-lettered {:>3} | publish calls {:>5}",
-        elapsed.as_secs_f64(),
-        c.published,
-        c.total(),
-        c.due,
-        c.waiting,
-        c.dead,
-        calls
-    );
-    if live {
-        print!("\r{line}");
-        let _ = std::io::stdout().flush();
-    } else {
-        println!("{line}");
-    }
-}
+/// Any error, for `main` to report.
+type Fallible<T> = Result<T, Box<dyn std::error::Error>>;

@@ -36,6 +36,11 @@ pub struct BrokerSettings {
     /// paused test clock skips it). A call cut off by `attempt_timeout`
     /// during this time is not delivered.
     pub latency: Duration,
+    /// How long the answer takes to come back once the broker has logged the
+    /// delivery. A relay that dies (or a call cut off) in this window has
+    /// delivered an event it never hears about: it is published again, a
+    /// duplicate, as with any at-least-once broker.
+    pub ack_latency: Duration,
 }
 
 impl Default for BrokerSettings {
@@ -48,6 +53,7 @@ impl Default for BrokerSettings {
             outage: None,
             seed: 0,
             latency: Duration::ZERO,
+            ack_latency: Duration::ZERO,
         }
     }
 }
@@ -138,8 +144,11 @@ impl FakeBroker {
     }
 
     fn with_connection(conn: Connection, settings: BrokerSettings) -> rusqlite::Result<Self> {
+        // WAL and NORMAL: relays in several processes append side by side,
+        // and a delivery survives the crash of the process that logged it.
         conn.execute_batch(
             "PRAGMA journal_mode = WAL;
+             PRAGMA synchronous = NORMAL;
              CREATE TABLE IF NOT EXISTS deliveries (
                  seq INTEGER PRIMARY KEY AUTOINCREMENT,
                  event_id TEXT NOT NULL,
@@ -186,6 +195,15 @@ impl FakeBroker {
         if roll < s.reject_rate + s.throttle_rate + s.failure_rate {
             return Err(BrokerError::Unavailable("connection reset".into()));
         }
+        self.log_delivery(event_id, payload)?;
+        if !s.ack_latency.is_zero() {
+            tokio::time::sleep(s.ack_latency).await;
+        }
+        Ok(())
+    }
+
+    /// Writes the delivery to the broker's log: from here on it is delivered.
+    fn log_delivery(&self, event_id: &str, payload: &str) -> Result<(), BrokerError> {
         let log = self
             .log
             .lock()

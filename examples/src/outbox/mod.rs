@@ -1,5 +1,5 @@
 //! The transactional outbox: a business transaction writes its row and its
-//! event in one SQLite transaction; a relay publishes due events to a broker.
+//! event in one transaction; relays publish due events to a broker.
 //!
 //! Two layers of retry, each where it belongs:
 //! - **short** retries around one publish (policy `publish`): a few quick
@@ -10,14 +10,28 @@
 //!   connection, lock or worker is held during a pause, and a restarted relay
 //!   resumes every event's schedule where it was.
 //!
+//! The outbox lives in SQLite ([`SqliteStore`], embedded, the default) or
+//! PostgreSQL ([`PostgresStore`], several relays on several hosts), behind
+//! one small trait, [`OutboxStore`]; both run the same schema migration at
+//! start-up. Relays share the work through leases (see [`OutboxStore`]).
+//!
 //! Events that exhaust `outbox` are dead-lettered with their last error.
 
 mod broker;
+mod event;
+mod postgres;
+mod private_postgres;
 mod relay;
+mod schema;
+mod sqlite;
 mod store;
 mod summary;
 
 pub use broker::{BrokerError, BrokerSettings, FakeBroker};
-pub use relay::{PassStats, Relay, RelayError};
-pub use store::{Counts, EventRow, EventState, Store, now_ms};
+pub use event::{ClaimRecord, Counts, Delivery, EventRow, EventState, now_ms};
+pub use postgres::PostgresStore;
+pub use private_postgres::{ClusterError, PrivatePostgres};
+pub use relay::{DEFAULT_LEASE, PassStats, Relay, RelayError, while_database_unavailable};
+pub use sqlite::SqliteStore;
+pub use store::{OutboxStore, StoreError};
 pub use summary::Summary;

@@ -1,12 +1,19 @@
-//! The relay: publishes due events with short retries, and schedules the
-//! long backoff in the table with the core's stateful oracle.
+//! The relay: claims due events, publishes each with short retries, and
+//! writes back the long backoff the core's stateful oracle decides. It makes
+//! no retry decision of its own about events.
 
 use super::broker::{BrokerError, FakeBroker};
-use super::store::{EventRow, EventState, Store, now_ms};
-use retry_core::{Oracle, Verdict, registry, retry};
+use super::event::{Delivery, EventRow, EventState, duration_ms, now_ms};
+use super::store::{OutboxStore, StoreError};
+use retry_core::{
+    Class, Classify, Hooks, Oracle, Policy, Retry, RetryEvent, Verdict, registry, retry,
+};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, SystemTime};
+
+/// How long a claim lasts unless [`Relay::lease`] says otherwise.
+pub const DEFAULT_LEASE: Duration = Duration::from_secs(30);
 
 /// What one pass over the due events did.
 ///
@@ -24,17 +31,33 @@ pub struct PassStats {
     pub dead: u32,
     /// Publish calls made, short retries included.
     pub calls: u32,
+    /// Outcomes not written because the lease had run out and another relay
+    /// had claimed the event (it publishes it again: a duplicate).
+    pub lease_lost: u32,
+    /// Claimed events handed back unattempted: too little of their lease
+    /// was left to start a publish.
+    pub released: u32,
 }
 
 impl PassStats {
     /// Events handled in the pass.
     ///
     /// ```
-    /// let s = examples::outbox::PassStats { published: 1, rescheduled: 2, dead: 3, calls: 9 };
+    /// let s = examples::outbox::PassStats { published: 1, rescheduled: 2, dead: 3, calls: 9, ..Default::default() };
     /// assert_eq!(s.handled(), 6);
     /// ```
     pub const fn handled(&self) -> u32 {
         self.published + self.rescheduled + self.dead
+    }
+
+    /// Events claimed in the pass, whatever came of them.
+    ///
+    /// ```
+    /// let s = examples::outbox::PassStats { published: 1, lease_lost: 1, released: 2, ..Default::default() };
+    /// assert_eq!(s.claimed(), 4);
+    /// ```
+    pub const fn claimed(&self) -> u32 {
+        self.handled() + self.lease_lost + self.released
     }
 }
 
@@ -50,66 +73,173 @@ async fn publish(
     broker.publish(&event.event_id, &event.payload).await
 }
 
-/// The outbox relay.
+/// The outbox relay, over any [`OutboxStore`].
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-/// use examples::outbox::{FakeBroker, Relay, Store};
+/// use examples::outbox::{FakeBroker, Relay, SqliteStore};
 /// use retry_core::{Policy, Registry, registry};
 /// registry::install(Registry::builder()
 ///     .policy("publish", Policy::default())
 ///     .policy("outbox", Policy::default())
 ///     .build());
-/// let store = Store::open_in_memory().unwrap();
+/// let store = SqliteStore::open_in_memory().unwrap();
 /// store.place_order("kettle").unwrap();
 /// let broker = std::sync::Arc::new(FakeBroker::in_memory(Default::default()).unwrap());
 /// let relay = Relay::new(store, broker);
 /// assert_eq!(relay.pass().await.unwrap().published, 1);
 /// # }
 /// ```
-pub struct Relay {
-    store: Store,
+pub struct Relay<S> {
+    store: S,
     broker: Arc<FakeBroker>,
     batch: u32,
+    name: String,
+    lease: Duration,
+    database_retry: Policy,
 }
 
-impl Relay {
-    /// A relay over `store` publishing to `broker`, 64 events per pass.
+impl<S: OutboxStore> Relay<S> {
+    /// A relay over `store` publishing to `broker`: 16 events per claim,
+    /// leases of [`DEFAULT_LEASE`], a name unique to this process.
     ///
     /// ```
-    /// let store = examples::outbox::Store::open_in_memory().unwrap();
+    /// let store = examples::outbox::SqliteStore::open_in_memory().unwrap();
     /// let broker = std::sync::Arc::new(examples::outbox::FakeBroker::in_memory(Default::default()).unwrap());
-    /// let _ = examples::outbox::Relay::new(store, broker);
+    /// let relay = examples::outbox::Relay::new(store, broker);
+    /// assert!(relay.name().starts_with("relay-"));
     /// ```
-    pub fn new(store: Store, broker: Arc<FakeBroker>) -> Self {
+    pub fn new(store: S, broker: Arc<FakeBroker>) -> Self {
         Relay {
             store,
             broker,
-            batch: 64,
+            batch: 16,
+            name: format!("relay-{}-{:08x}", std::process::id(), unique_suffix()),
+            lease: DEFAULT_LEASE,
+            database_retry: default_database_retry(),
         }
+    }
+
+    /// Names the relay in leases and logs. Each running relay needs its own
+    /// name: two processes with one name could write over each other's claims.
+    ///
+    /// ```
+    /// # let store = examples::outbox::SqliteStore::open_in_memory().unwrap();
+    /// # let broker = std::sync::Arc::new(examples::outbox::FakeBroker::in_memory(Default::default()).unwrap());
+    /// let relay = examples::outbox::Relay::new(store, broker).named("relay-1");
+    /// assert_eq!(relay.name(), "relay-1");
+    /// ```
+    pub fn named(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
+    }
+
+    /// How long a claim holds its events. A relay that dies keeps them that
+    /// long; a publish should fit in half of it (see [`lease_warning`](Self::lease_warning)).
+    ///
+    /// ```
+    /// # let store = examples::outbox::SqliteStore::open_in_memory().unwrap();
+    /// # let broker = std::sync::Arc::new(examples::outbox::FakeBroker::in_memory(Default::default()).unwrap());
+    /// let relay = examples::outbox::Relay::new(store, broker).lease(std::time::Duration::from_secs(5));
+    /// assert_eq!(relay.lease_length(), std::time::Duration::from_secs(5));
+    /// ```
+    pub fn lease(mut self, lease: Duration) -> Self {
+        self.lease = lease;
+        self
+    }
+
+    /// Events claimed at once (at least 1).
+    ///
+    /// ```
+    /// # let store = examples::outbox::SqliteStore::open_in_memory().unwrap();
+    /// # let broker = std::sync::Arc::new(examples::outbox::FakeBroker::in_memory(Default::default()).unwrap());
+    /// let _ = examples::outbox::Relay::new(store, broker).batch(4);
+    /// ```
+    pub fn batch(mut self, events: u32) -> Self {
+        self.batch = events.max(1);
+        self
+    }
+
+    /// The relay's name.
+    ///
+    /// ```
+    /// # let store = examples::outbox::SqliteStore::open_in_memory().unwrap();
+    /// # let broker = std::sync::Arc::new(examples::outbox::FakeBroker::in_memory(Default::default()).unwrap());
+    /// assert!(!examples::outbox::Relay::new(store, broker).name().is_empty());
+    /// ```
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The lease length.
+    ///
+    /// ```
+    /// # let store = examples::outbox::SqliteStore::open_in_memory().unwrap();
+    /// # let broker = std::sync::Arc::new(examples::outbox::FakeBroker::in_memory(Default::default()).unwrap());
+    /// let relay = examples::outbox::Relay::new(store, broker);
+    /// assert_eq!(relay.lease_length(), examples::outbox::DEFAULT_LEASE);
+    /// ```
+    pub fn lease_length(&self) -> Duration {
+        self.lease
     }
 
     /// The store, for progress and reports.
     ///
     /// ```
-    /// let store = examples::outbox::Store::open_in_memory().unwrap();
+    /// let store = examples::outbox::SqliteStore::open_in_memory().unwrap();
     /// let broker = std::sync::Arc::new(examples::outbox::FakeBroker::in_memory(Default::default()).unwrap());
     /// let relay = examples::outbox::Relay::new(store, broker);
     /// assert_eq!(relay.store().counts(0).unwrap().total(), 0);
     /// ```
-    pub fn store(&self) -> &Store {
+    pub fn store(&self) -> &S {
         &self.store
     }
 
-    /// One pass: every due event (up to the batch size) is published or
-    /// given its next attempt time. The policies are looked up once per pass,
-    /// so a reloaded config applies from the next pass on.
+    /// What would make the lease misbehave, said before the relay starts: a
+    /// publish is started only while half its lease is left, so the
+    /// `publish` policy's deadline must fit in that half, or a slow publish
+    /// may outlive its lease and be made again by another relay.
+    ///
+    /// ```
+    /// use examples::outbox::{FakeBroker, Relay, SqliteStore};
+    /// use retry_core::{Policy, Registry, registry};
+    /// use std::time::Duration;
+    /// let publish = Policy::builder().deadline(Some(Duration::from_secs(10))).build().unwrap();
+    /// registry::install(Registry::builder().policy("publish", publish).build());
+    /// let broker = std::sync::Arc::new(FakeBroker::in_memory(Default::default()).unwrap());
+    /// let relay = Relay::new(SqliteStore::open_in_memory().unwrap(), broker).lease(Duration::from_secs(4));
+    /// assert!(relay.lease_warning().unwrap().contains("--lease 20s"));
+    /// ```
+    pub fn lease_warning(&self) -> Option<String> {
+        let publish = registry::policy("publish")?;
+        let half = self.lease / 2;
+        match publish.deadline() {
+            Some(deadline) if deadline <= half => None,
+            Some(deadline) => Some(format!(
+                "the lease ({lease:?}) is shorter than twice the `publish` policy's deadline \
+                 ({deadline:?}): a slow publish may outlive its lease, and another relay would \
+                 publish the event again; use --lease {fix}s or more",
+                lease = self.lease,
+                fix = (deadline * 2).as_secs_f64().ceil()
+            )),
+            None => Some(format!(
+                "the `publish` policy has no deadline, so a publish may outlive its lease ({:?}) \
+                 and another relay would publish the event again; give `publish` a deadline \
+                 of at most half the lease",
+                self.lease
+            )),
+        }
+    }
+
+    /// One pass: claims due events (up to the batch size) and publishes each,
+    /// or gives it its next attempt time. The policies are looked up once
+    /// per pass, so a reloaded config applies from the next pass on.
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
     /// # use retry_core::{Policy, Registry, registry};
     /// # registry::install(Registry::builder().policy("publish", Policy::default()).policy("outbox", Policy::default()).build());
-    /// let store = examples::outbox::Store::open_in_memory().unwrap();
+    /// let store = examples::outbox::SqliteStore::open_in_memory().unwrap();
     /// let broker = std::sync::Arc::new(examples::outbox::FakeBroker::in_memory(Default::default()).unwrap());
     /// let relay = examples::outbox::Relay::new(store, broker);
     /// assert_eq!(relay.pass().await.unwrap().handled(), 0);
@@ -122,75 +252,127 @@ impl Relay {
         let outbox_policy =
             registry::policy("outbox").ok_or(RelayError::MissingPolicy("outbox"))?;
         let mut stats = PassStats::default();
-        for event in self.store.due(now_ms(), self.batch)? {
-            let calls = AtomicU32::new(0);
-            let mut oracle = Oracle::resume(&outbox_policy, event.oracle);
-            // The deadline counts from the start of the first attempt.
-            oracle.attempt(SystemTime::now());
-            // No transaction or lock is held while publishing.
-            let outcome = publish(&self.broker, &event, &calls).await;
-            let calls = calls.load(Ordering::Relaxed);
+        let claimed = self
+            .store
+            .claim(&self.name, now_ms(), self.lease, self.batch)
+            .await?;
+        let mut claimed = claimed.into_iter();
+        while let Some(event) = claimed.next() {
+            if !self.time_to_publish(&event) {
+                // Later events of the batch have even less time: hand them all back.
+                for event in std::iter::once(event).chain(claimed.by_ref()) {
+                    self.store.release(&event).await?;
+                    stats.released += 1;
+                }
+                break;
+            }
+            let (delivery, calls) = self.attempt(&event, &outbox_policy).await;
             stats.calls += calls;
-            let (now, wall) = (now_ms(), SystemTime::now());
-            match outcome {
-                Ok(()) => {
-                    oracle.success(wall);
-                    let state = oracle.state();
-                    let store = &self.store;
-                    store.record(&event, EventState::Published, calls, state, now, 0, None)?;
-                    stats.published += 1;
-                }
-                Err(err) => {
-                    // The engine's kernel decides: the class against the
-                    // policy's `retry_on`, the broker's hint up to
-                    // `max_retry_after`, attempts, deadline and budget.
-                    let verdict = oracle.failure_of(&err, wall);
-                    let message = err.to_string();
-                    match verdict {
-                        Verdict::Wait(wait) => {
-                            let wait_ms = i64::try_from(wait.as_millis()).unwrap_or(i64::MAX);
-                            self.store.record(
-                                &event,
-                                EventState::Pending,
-                                calls,
-                                oracle.state(),
-                                now.saturating_add(wait_ms),
-                                wait_ms,
-                                Some(&message),
-                            )?;
-                            stats.rescheduled += 1;
-                        }
-                        Verdict::GiveUp(ending) => {
-                            let state = event.oracle;
-                            let store = &self.store;
-                            let message = format!("{message} (gave up: {ending})");
-                            store.record(
-                                &event,
-                                EventState::Dead,
-                                calls,
-                                state,
-                                now,
-                                0,
-                                Some(&message),
-                            )?;
-                            stats.dead += 1;
-                        }
-                    }
-                }
+            if !self.record(&event, &delivery).await? {
+                stats.lease_lost += 1;
+                eprintln!(
+                    "warning: {}: the lease on {} ran out and another relay claimed it; \
+                     its outcome was not written and it will be published again",
+                    self.name, event.event_id
+                );
+                continue;
+            }
+            match delivery.state {
+                EventState::Published => stats.published += 1,
+                EventState::Pending => stats.rescheduled += 1,
+                EventState::Dead => stats.dead += 1,
             }
         }
         Ok(stats)
     }
 
+    /// Whether half the event's lease is left: enough for a publish within
+    /// the `publish` deadline (see [`lease_warning`](Self::lease_warning)).
+    fn time_to_publish(&self, event: &EventRow) -> bool {
+        let left = event.lease_until_ms.unwrap_or(0).saturating_sub(now_ms());
+        left >= duration_ms(self.lease / 2)
+    }
+
+    /// One scheduled attempt: publish, then ask the oracle what follows.
+    /// Returns what to write back and the publish calls made.
+    async fn attempt(&self, event: &EventRow, outbox_policy: &Policy) -> (Delivery, u32) {
+        let calls = AtomicU32::new(0);
+        let mut oracle = Oracle::resume(outbox_policy, event.oracle);
+        // The deadline counts from the start of the first attempt.
+        oracle.attempt(SystemTime::now());
+        // No transaction or lock is held while publishing.
+        let outcome = publish(&self.broker, event, &calls).await;
+        let calls = calls.load(Ordering::Relaxed);
+        let (now, wall) = (now_ms(), SystemTime::now());
+        let delivery = match outcome {
+            Ok(()) => {
+                oracle.success(wall);
+                Delivery::published(calls, oracle.state(), now)
+            }
+            // The engine's kernel decides: the class against the policy's
+            // `retry_on`, the broker's hint up to `max_retry_after`,
+            // attempts, deadline and budget.
+            Err(err) => match oracle.failure_of(&err, wall) {
+                Verdict::Wait(wait) => {
+                    let wait_ms = duration_ms(wait);
+                    Delivery {
+                        state: EventState::Pending,
+                        calls,
+                        oracle: oracle.state(),
+                        next_attempt_ms: now.saturating_add(wait_ms),
+                        waited_ms: wait_ms,
+                        error: Some(err.to_string()),
+                    }
+                }
+                Verdict::GiveUp(ending) => Delivery {
+                    state: EventState::Dead,
+                    calls,
+                    oracle: event.oracle,
+                    next_attempt_ms: now,
+                    waited_ms: 0,
+                    error: Some(format!("{err} (gave up: {ending})")),
+                },
+            },
+        };
+        (delivery, calls)
+    }
+
+    /// Writes an outcome back, riding out a database that is briefly away
+    /// (a restart, a lost connection) for as long as the lease lasts: after
+    /// it, another relay may have claimed the event and the write is refused
+    /// anyway.
+    async fn record(&self, event: &EventRow, delivery: &Delivery) -> Result<bool, StoreError> {
+        let left = event.lease_until_ms.unwrap_or(0).saturating_sub(now_ms());
+        let left = Duration::from_millis(u64::try_from(left).unwrap_or(0));
+        let until_lease_ends = match self
+            .database_retry
+            .to_builder()
+            .deadline(Some(left))
+            .build()
+        {
+            Ok(policy) if !left.is_zero() => policy,
+            // The lease is over: one try, which the store refuses unless no
+            // other relay has claimed the event since.
+            _ => return self.store.record(event, delivery).await,
+        };
+        let what = "writing an outcome back";
+        retry_database(&until_lease_ends, &self.name, what, || {
+            self.store.record(event, delivery)
+        })
+        .await
+    }
+
     /// Runs passes until no event is pending, calling `progress` after each
     /// pass; sleeps until the next event is due in between (never longer
-    /// than `max_idle`).
+    /// than `max_idle`). A database that goes away is waited for (with the
+    /// relay's database retry policy, a warning for each retry); the relay
+    /// stops with the error once that policy gives up.
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
     /// # use retry_core::{Policy, Registry, registry};
     /// # registry::install(Registry::builder().policy("publish", Policy::default()).policy("outbox", Policy::default()).build());
-    /// let store = examples::outbox::Store::open_in_memory().unwrap();
+    /// let store = examples::outbox::SqliteStore::open_in_memory().unwrap();
     /// store.place_order("tea").unwrap();
     /// let broker = std::sync::Arc::new(examples::outbox::FakeBroker::in_memory(Default::default()).unwrap());
     /// let relay = examples::outbox::Relay::new(store, broker);
@@ -204,15 +386,108 @@ impl Relay {
         mut progress: impl FnMut(&PassStats),
     ) -> Result<(), RelayError> {
         loop {
-            let stats = self.pass().await?;
+            let stats = self.with_database(|| self.pass(), "a pass").await?;
             progress(&stats);
-            let Some(next) = self.store.next_due()? else {
+            // Let the rest of the thread (a progress display) run between
+            // passes, even when no publish had to wait.
+            tokio::task::yield_now().await;
+            let next = self
+                .with_database(
+                    || async { Ok::<_, RelayError>(self.store.next_due().await?) },
+                    "a pass",
+                )
+                .await?;
+            let Some(next) = next else {
                 return Ok(());
             };
-            let until = u64::try_from(next.saturating_sub(now_ms())).unwrap_or(0);
-            tokio::time::sleep(Duration::from_millis(until).min(max_idle)).await;
+            let until =
+                Duration::from_millis(u64::try_from(next.saturating_sub(now_ms())).unwrap_or(0));
+            // Nothing claimed while events are pending: other relays hold
+            // them. Poll gently rather than spin until their leases end.
+            let until = if stats.claimed() == 0 {
+                until.max(max_idle / 4)
+            } else {
+                until
+            };
+            tokio::time::sleep(until.min(max_idle)).await;
         }
     }
+
+    /// Runs `op`, retried under the database retry policy while the
+    /// database is unavailable.
+    async fn with_database<T, F, Fut>(&self, op: F, what: &str) -> Result<T, RelayError>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, RelayError>>,
+    {
+        retry_database(&self.database_retry, &self.name, what, op).await
+    }
+}
+
+/// Runs `op` (connecting to the outbox, say) and, while it fails because
+/// the database is unavailable, runs it again: every 50 ms at first, backing
+/// off to a second, for up to a minute, with a warning naming `who` and
+/// `what` for each retry. Any other error, or the last, is returned.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// use examples::outbox::{SqliteStore, StoreError, while_database_unavailable};
+/// let store = while_database_unavailable("relay-1", "opening the outbox", || async {
+///     Ok::<_, StoreError>(SqliteStore::open_in_memory()?)
+/// })
+/// .await
+/// .unwrap();
+/// assert_eq!(store.counts(0).unwrap().total(), 0);
+/// # }
+/// ```
+pub async fn while_database_unavailable<T, E, F, Fut>(who: &str, what: &str, op: F) -> Result<T, E>
+where
+    E: Classify + std::fmt::Display,
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, E>>,
+{
+    retry_database(&default_database_retry(), who, what, op).await
+}
+
+async fn retry_database<T, E, F, Fut>(policy: &Policy, who: &str, what: &str, op: F) -> Result<T, E>
+where
+    E: Classify + std::fmt::Display,
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, E>>,
+{
+    // Says, for each retry, what failed and when the relay tries again.
+    let warn = move |e: &RetryEvent<'_, E>| {
+        eprintln!(
+            "warning: {who}: {what} failed ({}); retrying in {} ms",
+            e.error,
+            e.wait.as_millis()
+        );
+    };
+    Retry::new(policy)
+        .hooks(Hooks::new().on_retry(warn))
+        .call(op)
+        .await
+}
+
+/// A random number, so that relay names differ across hosts too.
+fn unique_suffix() -> u32 {
+    use rand::{Rng, SeedableRng};
+    rand::rngs::SmallRng::from_os_rng().random()
+}
+
+/// While the database is away: retry every 50 ms at first, backing off to
+/// a second, for up to a minute, then give up with the error. (Built here,
+/// not in retry.toml: it guards the demo's own plumbing, and a write-back
+/// shortens its deadline to the lease that is left.)
+fn default_database_retry() -> Policy {
+    Policy::builder()
+        .name("outbox-database")
+        .base(Duration::from_millis(50))
+        .cap(Duration::from_secs(1))
+        .max_attempts(0)
+        .deadline(Some(Duration::from_secs(60)))
+        .build()
+        .unwrap_or_default()
 }
 
 /// Why the relay stopped.
@@ -226,7 +501,7 @@ pub enum RelayError {
     /// The registry has no policy of that name.
     MissingPolicy(&'static str),
     /// The database failed.
-    Db(rusqlite::Error),
+    Db(StoreError),
 }
 
 impl std::fmt::Display for RelayError {
@@ -243,8 +518,24 @@ impl std::fmt::Display for RelayError {
 
 impl std::error::Error for RelayError {}
 
+/// A database that is away is worth waiting for; a missing policy is not.
+impl Classify for RelayError {
+    fn class(&self) -> Class {
+        match self {
+            RelayError::Db(e) => e.class(),
+            RelayError::MissingPolicy(_) => Class::Permanent,
+        }
+    }
+}
+
+impl From<StoreError> for RelayError {
+    fn from(e: StoreError) -> Self {
+        RelayError::Db(e)
+    }
+}
+
 impl From<rusqlite::Error> for RelayError {
     fn from(e: rusqlite::Error) -> Self {
-        RelayError::Db(e)
+        RelayError::Db(StoreError::Sqlite(e))
     }
 }

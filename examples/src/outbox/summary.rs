@@ -7,7 +7,7 @@
 //! each, titled with the policy that bounds them, so that 24 calls for an
 //! event with `max_attempts = 8` reads as 8 × 3, not as a broken limit.
 
-use super::store::{EventRow, EventState};
+use super::event::{EventRow, EventState};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::time::Duration;
@@ -18,8 +18,8 @@ const DEAD_LETTERS_LISTED: usize = 5;
 /// The summary of one run, printed with `Display`.
 ///
 /// ```
-/// use examples::outbox::{Store, Summary};
-/// let store = Store::open_in_memory().unwrap();
+/// use examples::outbox::{SqliteStore, Summary};
+/// let store = SqliteStore::open_in_memory().unwrap();
 /// store.place_order("lamp").unwrap();
 /// let events = store.events().unwrap();
 /// let summary = Summary {
@@ -67,6 +67,9 @@ impl fmt::Display for Summary<'_> {
         let total_wait = format!("{}s", total_wait_ms as f64 / 1000.0);
         row(f, "total wait in the table", &total_wait)?;
         row(f, "elapsed", &format!("{:.1}s", self.elapsed.as_secs_f64()))?;
+        let finished = count(EventState::Published) + count(EventState::Dead);
+        let per_second = finished as f64 / self.elapsed.as_secs_f64().max(1e-3);
+        row(f, "events finished per second", &format!("{per_second:.0}"))?;
 
         writeln!(
             f,
