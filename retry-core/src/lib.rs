@@ -54,12 +54,15 @@ mod classify;
 mod clock;
 mod decide;
 mod hooks;
+#[cfg(feature = "http")]
+pub mod http;
 mod jitter;
 mod oracle;
 mod policy;
 mod problem;
 pub mod registry;
 mod report;
+mod request_rules;
 mod retry;
 mod rng;
 mod schedule;
@@ -69,7 +72,7 @@ mod site;
 pub use backoff::Backoff;
 pub use budget::{RetryBudget, RetryBudgetBuilder};
 pub use builder::PolicyBuilder;
-pub use classify::{AttemptTimeout, CarriesTimeout, Class, Classify};
+pub use classify::{AttemptTimeout, CarriesTimeout, Class, Classify, Unrepeatable};
 pub use clock::{BlockingSleeper, Clock, DefaultClock, Sleeper, SystemClock, ThreadSleeper};
 #[cfg(feature = "tokio")]
 pub use clock::{TokioClock, TokioSleeper};

@@ -6,7 +6,7 @@
 
 use crate::classify::{AttemptTimeout, Classify};
 use crate::clock::{BlockingSleeper, Clock, DefaultClock, Sleeper, SystemClock, ThreadSleeper};
-use crate::decide::{Decider, Failure, Step};
+use crate::decide::{Decider, Failure, Step, in_policy};
 use crate::hooks::{GiveUpEvent, HookSet, Hooks, RetryEvent};
 use crate::policy::Policy;
 use crate::report::{Ending, Report};
@@ -489,10 +489,12 @@ impl<C: Clock, S, H> Run<'_, C, S, H> {
         E: Classify,
         H: HookSet<E>,
     {
+        let allowed = self.hooks.retry_if(&error);
+        let unrepeatable = error.unrepeatable();
         let failure = Failure {
             class: error.class(),
             hint: error.retry_after(),
-            allowed: self.hooks.retry_if(&error),
+            allowed: allowed && unrepeatable.is_none(),
         };
         // The clock is read only if the verdict or the report needs it.
         let clock = &self.clock;
@@ -521,6 +523,12 @@ impl<C: Clock, S, H> Run<'_, C, S, H> {
                 Ok(wait)
             }
             Step::GiveUp(ending) => {
+                // The kernel refuses a request that cannot be sent again as
+                // it refuses any disallowed retry; the call says which it was.
+                let ending = match unrepeatable {
+                    Some(why) if allowed && in_policy(self.policy, failure.class) => why.ending(),
+                    _ => ending,
+                };
                 self.ending = Some(ending);
                 let now = read.unwrap_or_else(|| self.clock.now());
                 let report = self.decider.report(ending, now);
