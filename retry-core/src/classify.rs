@@ -123,47 +123,6 @@ pub trait Classify {
         let _ = timeout;
         None
     }
-
-    /// Why the request that failed cannot be sent again, even though the
-    /// failure itself is retryable; `None` (the default) when it can. The
-    /// HTTP integrations say so for a body they could not keep and a method
-    /// that is not idempotent, and the call then ends with that reason
-    /// ([`Ending::BodyNotReplayable`](crate::Ending::BodyNotReplayable),
-    /// [`Ending::NotIdempotent`](crate::Ending::NotIdempotent)) instead of
-    /// a silent single attempt.
-    fn unrepeatable(&self) -> Option<Unrepeatable> {
-        None
-    }
-}
-
-/// Why a request cannot be sent again (see [`Classify::unrepeatable`]).
-///
-/// ```
-/// use retry_core::{Ending, Unrepeatable};
-/// assert_eq!(Unrepeatable::BodyNotReplayable.ending(), Ending::BodyNotReplayable);
-/// assert_eq!(Unrepeatable::NotIdempotent.ending().as_str(), "not_idempotent");
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Unrepeatable {
-    /// Its body was larger than the policy's `max_replay_body`, or a stream
-    /// that cannot be replayed.
-    BodyNotReplayable,
-    /// Its method is not idempotent and the policy does not opt it in.
-    NotIdempotent,
-}
-
-impl Unrepeatable {
-    /// The end reason a call gets when this stops it.
-    ///
-    /// ```
-    /// assert_eq!(retry_core::Unrepeatable::NotIdempotent.ending(), retry_core::Ending::NotIdempotent);
-    /// ```
-    pub const fn ending(self) -> crate::Ending {
-        match self {
-            Unrepeatable::BodyNotReplayable => crate::Ending::BodyNotReplayable,
-            Unrepeatable::NotIdempotent => crate::Ending::NotIdempotent,
-        }
-    }
 }
 
 /// Marks an error type that can stand for a timed-out attempt: its
@@ -201,9 +160,6 @@ impl<E: Classify + ?Sized> Classify for Box<E> {
     }
     fn retry_after(&self) -> Option<Duration> {
         (**self).retry_after()
-    }
-    fn unrepeatable(&self) -> Option<Unrepeatable> {
-        (**self).unrepeatable()
     }
 }
 

@@ -68,15 +68,19 @@ mod rng;
 mod schedule;
 pub mod simulate;
 mod site;
+#[cfg(feature = "tower")]
+pub mod tower;
 
 pub use backoff::Backoff;
 pub use budget::{RetryBudget, RetryBudgetBuilder};
 pub use builder::PolicyBuilder;
-pub use classify::{AttemptTimeout, CarriesTimeout, Class, Classify, Unrepeatable};
+pub use classify::{AttemptTimeout, CarriesTimeout, Class, Classify};
 pub use clock::{BlockingSleeper, Clock, DefaultClock, Sleeper, SystemClock, ThreadSleeper};
 #[cfg(feature = "tokio")]
 pub use clock::{TokioClock, TokioSleeper};
-pub use hooks::{Callback, GiveUpEvent, HookSet, Hooks, RetryEvent, RetryIfSlot, Unset};
+pub use hooks::{
+    Callback, GiveUpEvent, HookSet, Hooks, RetryEvent, RetryIfSlot, Unrepeatable, Unset,
+};
 pub use jitter::Jitter;
 pub use oracle::{Oracle, OracleState, Verdict};
 pub use policy::Policy;

@@ -490,7 +490,7 @@ impl<C: Clock, S, H> Run<'_, C, S, H> {
         H: HookSet<E>,
     {
         let allowed = self.hooks.retry_if(&error);
-        let unrepeatable = error.unrepeatable();
+        let unrepeatable = HookSet::<E>::unrepeatable(&self.hooks);
         let failure = Failure {
             class: error.class(),
             hint: error.retry_after(),
@@ -550,7 +550,7 @@ impl<C: Clock, S, H> Run<'_, C, S, H> {
     }
 
     /// How the call has gone so far; `Success` unless it gave up.
-    fn report(&self) -> Report {
+    pub fn report(&self) -> Report {
         self.decider
             .report(self.ending.unwrap_or(Ending::Success), self.clock.now())
     }

@@ -1,19 +1,25 @@
-//! A retryable failure of a request that cannot be sent again ends the call
-//! with that reason, after one attempt; the error's class still comes first.
+//! A retryable failure of a request the call site says cannot be sent again
+//! ends the call with that reason, after one attempt; the error's class
+//! still comes first.
 
-use retry_core::{Class, Classify, Ending, Policy, Retry, Unrepeatable};
+use retry_core::{Class, Classify, Ending, HookSet, Policy, Retry, Unrepeatable};
 use std::cell::Cell;
 
 #[derive(Debug)]
-struct Failed {
-    class: Class,
-    why: Option<Unrepeatable>,
-}
+struct Failed(Class);
 
 impl Classify for Failed {
     fn class(&self) -> Class {
-        self.class
+        self.0
     }
+}
+
+/// A call site whose request cannot be repeated for `why`.
+struct Request {
+    why: Option<Unrepeatable>,
+}
+
+impl HookSet<Failed> for Request {
     fn unrepeatable(&self) -> Option<Unrepeatable> {
         self.why
     }
@@ -23,9 +29,10 @@ async fn run(policy: &Policy, class: Class, why: Option<Unrepeatable>) -> (u32, 
     let calls = Cell::new(0);
     let (result, report) = Retry::new(policy)
         .seed(1)
+        .hooks(Request { why })
         .call_with_report(|| {
             calls.set(calls.get() + 1);
-            async move { Err::<(), _>(Failed { class, why }) }
+            async move { Err::<(), _>(Failed(class)) }
         })
         .await;
     assert!(result.is_err());
@@ -44,6 +51,10 @@ async fn a_retryable_failure_that_cannot_be_repeated_ends_with_the_reason() {
     );
     assert_eq!(
         run(&policy, Class::THROTTLED, method).await,
+        (1, Ending::NotIdempotent)
+    );
+    assert_eq!(
+        run(&policy, Class::TIMEOUT, method).await,
         (1, Ending::NotIdempotent)
     );
     assert_eq!(
