@@ -57,6 +57,8 @@ mod hooks;
 #[cfg(feature = "http")]
 pub mod http;
 mod jitter;
+#[cfg(feature = "metrics")]
+pub mod metrics;
 mod oracle;
 mod policy;
 mod problem;

@@ -424,7 +424,11 @@ impl<C: Clock, S, H> Run<'_, C, S, H> {
         let span = self.span.clone();
         let round = async move {
             let wait = match self.attempt(make).await {
-                Ok(value) => return ControlFlow::Break(Ok(value)),
+                Ok(value) => {
+                    #[cfg(feature = "metrics")]
+                    crate::metrics::ended(self.policy, Ending::Success, self.decider.attempts());
+                    return ControlFlow::Break(Ok(value));
+                }
                 Err(error) => match self.decide(error) {
                     Ok(wait) => wait,
                     Err(error) => return ControlFlow::Break(Err(error)),
@@ -520,6 +524,8 @@ impl<C: Clock, S, H> Run<'_, C, S, H> {
                     "retrying"
                 );
                 self.hooks.on_retry(&event);
+                #[cfg(feature = "metrics")]
+                crate::metrics::retried(self.policy, wait, failure.hint, hinted);
                 Ok(wait)
             }
             Step::GiveUp(ending) => {
@@ -530,6 +536,8 @@ impl<C: Clock, S, H> Run<'_, C, S, H> {
                     _ => ending,
                 };
                 self.ending = Some(ending);
+                #[cfg(feature = "metrics")]
+                crate::metrics::ended(self.policy, ending, self.decider.attempts());
                 let now = read.unwrap_or_else(|| self.clock.now());
                 let report = self.decider.report(ending, now);
                 #[cfg(feature = "tracing")]

@@ -154,6 +154,7 @@ fn once(call: &CallSite, problem: Problem, message: impl FnOnce() -> String) {
 
 /// Says, once per site, that `policy`'s `attempt_timeout` cannot be
 /// enforced there (for sites whose error type is known only at the call).
+#[cfg(feature = "tower")]
 pub(crate) fn warn_timeout_not_carried(call: &CallSite, policy: &Policy) {
     once(call, Problem::TimeoutNotCarried, || {
         timeout_not_carried(call, policy)

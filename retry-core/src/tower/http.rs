@@ -169,6 +169,7 @@ where
         };
         Box::pin(async move {
             let mut run = Retry::new(&policy).hooks(hooks).start();
+            #[cfg(feature = "tracing")]
             let mut resends = 0u32;
             let result = loop {
                 let request = head.request(body.clone());
@@ -197,7 +198,10 @@ where
                 if let ControlFlow::Break(result) = run.round(attempt).await {
                     break result;
                 }
-                resends += 1;
+                #[cfg(feature = "tracing")]
+                {
+                    resends += 1;
+                }
             };
             let mut response = result.or_else(FailedAttempt::into_result)?;
             response.extensions_mut().insert(run.report());
