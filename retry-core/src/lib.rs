@@ -61,10 +61,14 @@ mod jitter;
 pub mod metrics;
 mod oracle;
 mod policy;
+#[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
+mod policy_source;
 mod problem;
 pub mod registry;
 mod report;
 mod request_rules;
+#[cfg(feature = "reqwest-middleware")]
+pub mod reqwest;
 mod retry;
 mod rng;
 mod schedule;

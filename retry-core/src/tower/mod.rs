@@ -38,16 +38,18 @@
 
 mod classify;
 mod http;
-mod source;
 
 pub use http::FailedAttempt;
 
 use crate::hooks::{GiveUpEvent, HookSet, Hooks, RetryEvent, Unrepeatable};
 use crate::policy::Policy;
-use source::PolicySource;
+use crate::policy_source::PolicySource;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+
+/// What warnings call the layer's site.
+const FUNCTION: &str = "tower RetryLayer";
 
 /// The response future of a [`RetryService`]: the whole retried call.
 pub type ResponseFuture<T, E> = Pin<Box<dyn Future<Output = Result<T, E>> + Send + 'static>>;
@@ -103,7 +105,8 @@ impl RetryLayer {
     /// ```
     #[track_caller]
     pub fn policy(name: &'static str) -> Self {
-        Self::from_source(PolicySource::named(name, std::panic::Location::caller()))
+        let at = std::panic::Location::caller();
+        Self::from_source(PolicySource::named(name, at, FUNCTION))
     }
 
     /// Retries with `policy`.
@@ -114,10 +117,8 @@ impl RetryLayer {
     /// ```
     #[track_caller]
     pub fn new(policy: impl Into<Arc<Policy>>) -> Self {
-        Self::from_source(PolicySource::fixed(
-            policy.into(),
-            std::panic::Location::caller(),
-        ))
+        let at = std::panic::Location::caller();
+        Self::from_source(PolicySource::fixed(policy.into(), at, FUNCTION))
     }
 
     fn from_source(source: PolicySource) -> Self {

@@ -1,14 +1,13 @@
-//! Where a layer's policy comes from: a value, or a name looked up in the
-//! registry on each call through the same checks as a `#[retry]` call site
-//! (a missing name warns once and runs one attempt; a reload is picked up).
+//! Where an integration's policy (the tower layer's, the reqwest
+//! middleware's) comes from: a value, or a name looked up in the registry
+//! on each call through the same checks as a `#[retry]` call site (a
+//! missing name warns once and runs one attempt; a reload is picked up).
 
-use crate::classify::{AttemptTimeout, Classify};
 use crate::policy::Policy;
 use crate::registry::{self, CallSite};
 use crate::site;
 use std::panic::Location;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
 
 /// A layer's policy and the place in the code that set it up.
 #[derive(Debug, Clone)]
@@ -29,20 +28,27 @@ enum Held {
     Named(Mutex<Option<(u64, Arc<Policy>)>>),
 }
 
-/// What warnings call the layer's site.
-const FUNCTION: &str = "tower RetryLayer";
-
 impl PolicySource {
-    pub(crate) fn named(name: &'static str, at: &'static Location<'static>) -> Self {
+    /// The policy `name`, for the integration `function` built `at`.
+    pub(crate) fn named(
+        name: &'static str,
+        at: &'static Location<'static>,
+        function: &'static str,
+    ) -> Self {
         PolicySource(Arc::new(Source {
-            site: CallSite::new(name, at.file(), at.line(), FUNCTION),
+            site: CallSite::new(name, at.file(), at.line(), function),
             policy: Held::Named(Mutex::new(None)),
         }))
     }
 
-    pub(crate) fn fixed(policy: Arc<Policy>, at: &'static Location<'static>) -> Self {
+    /// `policy`, for the integration `function` built `at`.
+    pub(crate) fn fixed(
+        policy: Arc<Policy>,
+        at: &'static Location<'static>,
+        function: &'static str,
+    ) -> Self {
         PolicySource(Arc::new(Source {
-            site: CallSite::new("<a Policy value>", at.file(), at.line(), FUNCTION),
+            site: CallSite::new("<a Policy value>", at.file(), at.line(), function),
             policy: Held::Fixed(policy),
         }))
     }
@@ -66,12 +72,13 @@ impl PolicySource {
         }
     }
 
+    #[cfg(feature = "tower")]
     /// Warns once when `policy` sets an `attempt_timeout` that error type
     /// `E` cannot stand for (so it is not enforced).
-    pub(crate) fn check_timeout<E: Classify>(&self, policy: &Policy) {
-        let probe = AttemptTimeout {
+    pub(crate) fn check_timeout<E: crate::Classify>(&self, policy: &Policy) {
+        let probe = crate::AttemptTimeout {
             attempt: 1,
-            timeout: Duration::ZERO,
+            timeout: std::time::Duration::ZERO,
         };
         if policy.attempt_timeout().is_some() && E::from_timeout(probe).is_none() {
             site::warn_timeout_not_carried(&self.0.site, policy);
