@@ -175,7 +175,7 @@ async fn a_body_is_replayed_up_to_the_limit_and_no_further() {
         (report(&response).ending, report(&response).attempts),
         (Ending::BodyNotReplayable, 1)
     );
-    assert_eq!(seen.lock().unwrap().bodies, [large.clone()]);
+    assert_eq!(seen.lock().unwrap().bodies, std::slice::from_ref(&large));
 
     let roomy = policy().max_replay_body(128 * 1024).build().unwrap();
     let (result, _) = send(roomy, &[reply(503)], put(&large)).await;

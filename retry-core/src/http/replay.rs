@@ -128,7 +128,7 @@ impl<B> Clone for ReplayBody<B> {
             shared: Arc::clone(&self.shared),
             read: 0,
             trailers_sent: false,
-            whole: self.whole.clone(),
+            whole: self.whole,
         }
     }
 }
@@ -235,7 +235,7 @@ where
 
     fn size_hint(&self) -> SizeHint {
         if self.read == 0 && !self.trailers_sent {
-            self.whole.clone()
+            self.whole
         } else {
             SizeHint::default()
         }
