@@ -204,3 +204,73 @@ async fn a_slow_attempt_is_cut_short_but_a_slow_post_is_not_sent_again() {
     assert!(err.to_string().contains("timed out after 1s"), "{err}");
     assert_eq!(seen.lock().unwrap().at.len(), 1);
 }
+
+#[cfg(feature = "tracing")]
+mod spans {
+    use super::*;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use tracing::span::{Attributes, Id, Record};
+    use tracing::{Event, Metadata, Subscriber};
+
+    /// Counts `http.attempt` spans and the `http.request.resend_count`s recorded on them.
+    #[derive(Default)]
+    struct Attempts {
+        next: AtomicU64,
+        attempt_spans: Mutex<Vec<u64>>,
+        resend_counts: Mutex<Vec<u64>>,
+    }
+
+    struct Recorder(Arc<Attempts>);
+
+    impl Subscriber for Recorder {
+        fn enabled(&self, _: &Metadata<'_>) -> bool {
+            true
+        }
+        fn new_span(&self, attrs: &Attributes<'_>) -> Id {
+            let id = self.0.next.fetch_add(1, Ordering::SeqCst) + 1;
+            if attrs.metadata().name() == "http.attempt" {
+                self.0.attempt_spans.lock().unwrap().push(id);
+            }
+            Id::from_u64(id)
+        }
+        fn record(&self, id: &Id, values: &Record<'_>) {
+            if !self
+                .0
+                .attempt_spans
+                .lock()
+                .unwrap()
+                .contains(&id.into_u64())
+            {
+                return;
+            }
+            let mut visit = |field: &tracing::field::Field, value: &dyn std::fmt::Debug| {
+                if field.name() == "http.request.resend_count" {
+                    let n = format!("{value:?}").parse().unwrap();
+                    self.0.resend_counts.lock().unwrap().push(n);
+                }
+            };
+            values.record(&mut visit);
+        }
+        fn record_follows_from(&self, _: &Id, _: &Id) {}
+        fn event(&self, _: &Event<'_>) {}
+        fn enter(&self, _: &Id) {}
+        fn exit(&self, _: &Id) {}
+    }
+
+    #[test]
+    fn each_resend_carries_http_request_resend_count() {
+        let seen = Arc::new(Attempts::default());
+        tracing::subscriber::with_default(Recorder(seen.clone()), || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_time()
+                .start_paused(true)
+                .build()
+                .unwrap();
+            let script = [reply(503), reply(503)];
+            let (result, _) = runtime.block_on(send(policy().build().unwrap(), &script, get()));
+            assert_eq!(result.unwrap().status(), 200);
+        });
+        assert_eq!(seen.attempt_spans.lock().unwrap().len(), 3);
+        assert_eq!(*seen.resend_counts.lock().unwrap(), [1, 2]);
+    }
+}
