@@ -167,6 +167,24 @@ fn rates_outside_zero_to_one_are_refused_naming_the_flag() {
 }
 
 #[test]
+fn outage_flags_read_durations_as_retry_toml_does() {
+    let tmp = scratch("outage-grammar");
+    // `M` is ambiguous in retry.toml (minutes or milliseconds?), so it is here too.
+    for flag in ["--outage", "--outage-at"] {
+        let arg = format!("{flag}=1M");
+        let out = run(tmp.path(), &["--events", "2", "--profile", "test", &arg]);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{flag}: {err}");
+        assert!(err.contains(flag), "{flag}: {err}");
+        assert!(
+            err.contains("`m` (minutes) or `ms` (milliseconds)"),
+            "{flag}: {err}"
+        );
+        assert!(stdout(&out).is_empty(), "{flag} ran the demo");
+    }
+}
+
+#[test]
 fn rates_that_add_up_beyond_one_are_refused() {
     // Each call has one outcome, so 0.9 + 0.05 + 0.1 cannot all hold.
     let tmp = scratch("rate-sum");

@@ -1,14 +1,15 @@
 //! A loaded, validated configuration and the options that shape a load.
 
-use crate::diagnostic::{Diagnostic, Diagnostics, Source, Span, did_you_mean};
+use crate::diagnostic::{Diagnostic, Diagnostics, Source, Span};
 use crate::document::{self, Document};
 use crate::env::{self, Env};
 use crate::layers::Layer;
 use crate::lint;
 use crate::read::{FileOrigin, read_file};
 use crate::resolve::{self, ResolvedBudget, ResolvedPolicy};
-use crate::schema::{BUDGET_KEYS, Key, POLICY_KEYS, Value};
-use retry_core::{Backoff, Policy, Registry, RetryBudget};
+use crate::schema::{BUDGET_KEYS, Key, POLICY_KEYS, engine};
+use retry_core::{Policy, Registry, RetryBudget};
+use retry_schema::suggest::did_you_mean;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -254,7 +255,7 @@ impl Config {
                         value: match (key, set) {
                             (Key::Budget, Some(s)) => s.value.to_string(),
                             (Key::Budget, None) => "none".to_owned(),
-                            _ => effective(&p.policy, key),
+                            _ => engine::effective(&p.policy, key),
                         },
                         layer: set.map_or(Layer::Builtin, |s| s.layer.clone()),
                         span: set.and_then(|s| s.span.clone()),
@@ -277,11 +278,7 @@ impl Config {
                 .iter()
                 .map(|&key| {
                     let set = b.fields.get(key);
-                    let value = match key {
-                        Key::Ratio => crate::show_number(b.budget.ratio()),
-                        Key::MinPerSec => crate::show_number(b.budget.min_per_sec()),
-                        _ => Value::Duration(b.budget.window()).to_string(),
-                    };
+                    let value = engine::effective_budget(&b.budget, key);
                     Explained {
                         key: key.name(),
                         value,
@@ -510,29 +507,4 @@ fn finish(
         }
         _ => Err(diags),
     }
-}
-
-/// The effective value of `key` in a built policy, as it would be written.
-fn effective(policy: &Policy, key: Key) -> String {
-    let value = match key {
-        Key::Backoff => return policy.backoff().name().to_owned(),
-        Key::Factor => match policy.backoff() {
-            Backoff::Exponential { factor } => return crate::show_number(factor),
-            other => return format!("- (unused by {} backoff)", other.name()),
-        },
-        Key::Base => Value::Duration(policy.base()),
-        Key::Cap => Value::Duration(policy.cap()),
-        Key::MinDelay => Value::Duration(policy.min_delay()),
-        Key::Jitter => Value::Jitter(policy.jitter()),
-        Key::MaxAttempts => Value::Count(policy.max_attempts().unwrap_or(0)),
-        Key::Deadline => Value::MaybeDuration(policy.deadline()),
-        Key::AttemptTimeout => Value::MaybeDuration(policy.attempt_timeout()),
-        Key::MaxRetryAfter => Value::MaybeDuration(policy.max_retry_after()),
-        Key::RetryOn => match policy.retry_on() {
-            Some(c) => Value::Classes(c.iter().map(|c| c.to_string()).collect()),
-            None => return "(every non-permanent error)".to_owned(),
-        },
-        _ => return String::new(),
-    };
-    value.to_string()
 }

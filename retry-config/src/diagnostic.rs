@@ -556,75 +556,9 @@ impl FromIterator<Diagnostic> for Diagnostics {
     }
 }
 
-/// The closest of `candidates` to `word`, if close enough to be a likely typo.
-pub(crate) fn did_you_mean<'a>(
-    word: &str,
-    candidates: impl IntoIterator<Item = &'a str>,
-) -> Option<String> {
-    let word_lower = word.to_ascii_lowercase();
-    candidates
-        .into_iter()
-        .map(|c| {
-            (
-                strsim::jaro_winkler(&word_lower, &c.to_ascii_lowercase()),
-                c,
-            )
-        })
-        .filter(|(score, _)| *score >= 0.8)
-        .max_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|(_, c)| c.to_owned())
-}
-
-/// The candidate `word` is a slip of, if any: the same word in another case,
-/// or (for words of four letters or more) one edit away: a letter added,
-/// dropped or changed, or two neighbours swapped. Stricter than
-/// [`did_you_mean`], for names where a near miss is an error, not a hint.
-pub(crate) fn near_miss<'a>(
-    word: &str,
-    candidates: impl IntoIterator<Item = &'a str>,
-) -> Option<&'a str> {
-    let word = word.to_lowercase();
-    let mut one_edit = None;
-    for c in candidates {
-        let candidate = c.to_lowercase();
-        if candidate == word {
-            return Some(c);
-        }
-        let long_enough = word.chars().count() >= 4 && candidate.chars().count() >= 4;
-        if one_edit.is_none() && long_enough && strsim::osa_distance(&word, &candidate) == 1 {
-            one_edit = Some(c);
-        }
-    }
-    one_edit
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn did_you_mean_finds_close_words_only() {
-        let keys = ["base", "cap", "max_attempts", "jitter"];
-        assert_eq!(did_you_mean("bsae", keys).as_deref(), Some("base"));
-        assert_eq!(
-            did_you_mean("max_atempts", keys).as_deref(),
-            Some("max_attempts")
-        );
-        assert_eq!(did_you_mean("JITTER", keys).as_deref(), Some("jitter"));
-        assert_eq!(did_you_mean("colour", keys), None);
-    }
-
-    #[test]
-    fn near_miss_is_a_case_change_or_one_edit() {
-        let classes = ["transient", "throttled", "timeout", "db"];
-        assert_eq!(near_miss("Transient", classes), Some("transient"));
-        assert_eq!(near_miss("throtled", classes), Some("throttled"));
-        assert_eq!(near_miss("tiemout", classes), Some("timeout"));
-        assert_eq!(near_miss("DB", classes), Some("db"));
-        assert_eq!(near_miss("da", classes), None); // too short for an edit to be a slip
-        assert_eq!(near_miss("transport", classes), None);
-        assert_eq!(near_miss("quota", classes), None);
-    }
 
     #[test]
     fn line_column_handles_multibyte_text() {

@@ -1,16 +1,17 @@
 //! Reading the file's structure: sections, tables and keys, each value parsed
 //! with its span. Every problem is collected; nothing stops at the first one.
 
-use crate::diagnostic::{Diagnostic, Diagnostics, Source, Span, did_you_mean};
+use crate::diagnostic::{Diagnostic, Diagnostics, Source, Span};
 use crate::env;
 use crate::layers::{Fields, Layer, Set};
 use crate::schema::{self, BUDGET_KEYS, Cx, Key, POLICY_KEYS};
+use retry_schema::layering::{
+    BUDGETS, DEFAULTS, EXTENDS, POLICIES, PROFILE_SECTIONS, PROFILES, SECTIONS,
+};
+use retry_schema::suggest::did_you_mean;
 use std::sync::Arc;
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
-
-const SECTIONS: &[&str] = &["defaults", "policies", "budgets", "profiles"];
-const PROFILE_SECTIONS: &[&str] = &["policies", "budgets"];
 
 /// A named table: a policy, a budget, or a profile's overlay of one.
 #[derive(Debug, Clone)]
@@ -124,28 +125,28 @@ impl Walker<'_> {
         let mut doc = Document::default();
         for (key, value) in root.iter() {
             match key.get_ref().as_ref() {
-                "defaults" => {
-                    if let Some(t) = self.table(value, "defaults") {
+                DEFAULTS => {
+                    if let Some(t) = self.table(value, DEFAULTS) {
                         doc.defaults =
-                            self.fields(t, "defaults", "[defaults]", Layer::Defaults, false);
+                            self.fields(t, DEFAULTS, "[defaults]", Layer::Defaults, false);
                     }
                 }
-                "policies" => {
-                    if let Some(t) = self.table(value, "policies") {
-                        doc.policies = self.named(t, "policies", "policy", Layer::File, true);
+                POLICIES => {
+                    if let Some(t) = self.table(value, POLICIES) {
+                        doc.policies = self.named(t, POLICIES, "policy", Layer::File, true);
                     }
                 }
-                "budgets" => {
-                    if let Some(t) = self.table(value, "budgets") {
-                        doc.budgets = self.named(t, "budgets", "budget", Layer::File, false);
+                BUDGETS => {
+                    if let Some(t) = self.table(value, BUDGETS) {
+                        doc.budgets = self.named(t, BUDGETS, "budget", Layer::File, false);
                     }
                 }
-                "profiles" => {
-                    if let Some(t) = self.table(value, "profiles") {
+                PROFILES => {
+                    if let Some(t) = self.table(value, PROFILES) {
                         doc.profiles = self.profiles(t);
                     }
                 }
-                _ => self.unknown_key(key, "", "the file", SECTIONS),
+                _ => self.unknown_key(key, "", "the file", &SECTIONS),
             }
         }
         doc
@@ -155,7 +156,7 @@ impl Walker<'_> {
         let mut out = Vec::new();
         for (key, value) in table.iter() {
             let name = key.get_ref().to_string();
-            let path = format!("profiles.{name}");
+            let path = format!("{PROFILES}.{name}");
             self.check_name(key, &path, "profile");
             let Some(t) = self.table(value, &path) else {
                 continue;
@@ -169,17 +170,19 @@ impl Walker<'_> {
                 let sub = format!("{path}.{}", k.get_ref());
                 let layer = Layer::Profile(name.clone());
                 match k.get_ref().as_ref() {
-                    "policies" => {
+                    POLICIES => {
                         if let Some(t) = self.table(v, &sub) {
                             profile.policies = self.named(t, &sub, "policy overlay", layer, false);
                         }
                     }
-                    "budgets" => {
+                    BUDGETS => {
                         if let Some(t) = self.table(v, &sub) {
                             profile.budgets = self.named(t, &sub, "budget overlay", layer, false);
                         }
                     }
-                    _ => self.unknown_key(k, &path, &format!("profile `{name}`"), PROFILE_SECTIONS),
+                    _ => {
+                        self.unknown_key(k, &path, &format!("profile `{name}`"), &PROFILE_SECTIONS)
+                    }
                 }
             }
             out.push(profile);
@@ -196,7 +199,7 @@ impl Walker<'_> {
         layer: Layer,
         may_extend: bool,
     ) -> Vec<Named> {
-        let budgets = path.ends_with("budgets");
+        let budgets = path.ends_with(BUDGETS);
         let mut out = Vec::new();
         for (key, value) in table.iter() {
             let name = key.get_ref().to_string();
@@ -208,10 +211,10 @@ impl Walker<'_> {
             let mut extends = None;
             let mut rest = DeTable::new();
             for (k, v) in t.iter() {
-                if k.get_ref() == "extends" && !budgets {
+                if k.get_ref() == EXTENDS && !budgets {
                     if !may_extend {
                         self.diags.push(
-                            Diagnostic::error(join(&sub, "extends"), "a profile cannot change `extends`")
+                            Diagnostic::error(join(&sub, EXTENDS), "a profile cannot change `extends`")
                                 .at(Some(self.span(k)), "not allowed here")
                                 .note("set `extends` in the base [policies] table; profiles only change values"),
                         );
@@ -220,7 +223,7 @@ impl Walker<'_> {
                     } else {
                         self.diags.push(
                             Diagnostic::error(
-                                join(&sub, "extends"),
+                                join(&sub, EXTENDS),
                                 "`extends` must be a policy name (a string)",
                             )
                             .at(Some(self.span(v)), "expected a policy name")
@@ -259,9 +262,9 @@ impl Walker<'_> {
             let Some(key) = Key::find(keys, k.get_ref()) else {
                 let mut valid: Vec<&str> = keys.iter().map(|k| k.name()).collect();
                 if !budget && path.starts_with("policies.") {
-                    valid.push("extends");
+                    valid.push(EXTENDS);
                 }
-                if !budget && path == "defaults" && k.get_ref() == "extends" {
+                if !budget && path == DEFAULTS && k.get_ref() == EXTENDS {
                     self.diags.push(
                         Diagnostic::error("defaults.extends", "[defaults] cannot extend a policy")
                             .at(Some(self.span(k)), "not allowed here")

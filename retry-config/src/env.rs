@@ -5,10 +5,11 @@
 
 mod unread;
 
-use crate::diagnostic::{Diagnostic, Diagnostics, Source, did_you_mean};
+use crate::diagnostic::{Diagnostic, Diagnostics, Source};
 use crate::document::{Document, Named};
 use crate::layers::{Fields, Layer, Set};
 use crate::schema::{self, BUDGET_KEYS, Cx, Key, POLICY_KEYS};
+use retry_schema::suggest::did_you_mean;
 use std::collections::HashMap;
 use std::sync::Arc;
 use toml::de::DeValue;

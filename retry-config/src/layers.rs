@@ -4,6 +4,8 @@
 //! `[defaults]`, then its `extends` chain (the farthest ancestor first, the
 //! policy's own table last), then the selected profile's overlays of that
 //! chain, then environment variables for that chain. A later layer wins.
+//! The order is retry-schema's ([`retry_schema::layering::ORDER`]), which
+//! `#[retry]`'s build-time check follows too.
 
 use crate::diagnostic::Span;
 use crate::schema::{Key, Value};

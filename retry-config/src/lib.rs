@@ -74,8 +74,8 @@ pub use env::Env;
 pub use layers::Layer;
 pub use number::show_number;
 pub use read::{FileOrigin, MAX_FILE_BYTES, read_file};
+pub use retry_schema::duration::{parse_duration, show_duration};
 pub use runtime::{DEFAULT_FILE, Setup, Watcher, init, reload};
-pub use schema::show_duration;
 
 /// Plumbing for the code `#[retry]` generates. Not public API.
 #[doc(hidden)]

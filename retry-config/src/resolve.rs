@@ -2,13 +2,16 @@
 //! selection, `extends` chains, overlays in their documented order, and
 //! retry-core's own validation mapped back to the text that set each value.
 
-use crate::diagnostic::{Diagnostic, Diagnostics, Span, did_you_mean};
+use crate::diagnostic::{Diagnostic, Diagnostics, Span};
 use crate::document::{Document, Named};
 use crate::env::{EnvOverlays, collisions, env_name};
 use crate::layers::{Fields, Layer};
-use crate::schema::{Key, Shape, Value};
+use crate::schema::engine::{build_budget, build_policy, report};
+use crate::schema::{Key, Value};
 use chain::{Broken, Chains, Lineage};
-use retry_core::{Backoff, Policy, PolicyError, RetryBudget};
+use retry_core::{Policy, RetryBudget};
+use retry_schema::layering;
+use retry_schema::suggest::did_you_mean;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -188,15 +191,24 @@ pub(crate) fn resolve<'d>(
             continue; // its chain is broken, and reported
         };
         let parent = chains.parent(i).and_then(|j| inherited[j].as_ref());
-        // The documented order: [defaults], the chain farthest first with
-        // the policy's own table last, then the profile, then the environment.
-        let mut fields = doc.defaults.clone();
-        if let Some(parent) = parent {
-            fields.overlay(&parent.tables, None);
+        // The schema's order: [defaults], the chain farthest first with the
+        // policy's own table last, then the profile, then the environment.
+        let mut fields = Fields::default();
+        for layer in layering::ORDER {
+            match layer {
+                // retry-core's builder starts from them.
+                layering::Layer::BuiltIn => {}
+                layering::Layer::Defaults => fields.overlay(&doc.defaults, None),
+                layering::Layer::Chain => {
+                    if let Some(parent) = parent {
+                        fields.overlay(&parent.tables, None);
+                    }
+                    fields.overlay(&p.fields, None);
+                }
+                layering::Layer::Profile => fields.overlay(&this.profile, None),
+                layering::Layer::Environment => fields.overlay(&this.env, None),
+            }
         }
-        fields.overlay(&p.fields, None);
-        fields.overlay(&this.profile, None);
-        fields.overlay(&this.env, None);
         let extends = parent.map(|a| a.lineage.clone()).unwrap_or_default();
         let budget = match fields.get(Key::Budget).map(|s| (&s.value, s.span.clone())) {
             Some((Value::MaybeName(Some(name)), span)) => {
@@ -342,119 +354,5 @@ fn chain_error(broken: Broken<'_>, policies: &[Named]) -> Diagnostic {
             )
             .note("a policy cannot inherit from itself; remove `extends` from one of them")
         }
-    }
-}
-
-fn build_policy(
-    name: &str,
-    fields: &Fields,
-    budget: Option<Arc<RetryBudget>>,
-) -> Result<Policy, PolicyError> {
-    let mut b = Policy::builder().name(name).budget(budget);
-    let factor = match fields.get(Key::Factor).map(|s| &s.value) {
-        Some(Value::Number(f)) => *f,
-        _ => 2.0,
-    };
-    if let Some(Value::Shape(shape)) = fields.get(Key::Backoff).map(|s| &s.value) {
-        b = b.backoff(match shape {
-            Shape::Constant => Backoff::Constant,
-            Shape::Linear => Backoff::Linear,
-            Shape::Exponential => Backoff::Exponential { factor },
-        });
-    } else {
-        b = b.backoff(Backoff::Exponential { factor });
-    }
-    for key in crate::schema::POLICY_KEYS {
-        let Some(set) = fields.get(*key) else {
-            continue;
-        };
-        b = match (key, &set.value) {
-            (Key::Base, Value::Duration(d)) => b.base(*d),
-            (Key::Cap, Value::Duration(d)) => b.cap(*d),
-            (Key::MinDelay, Value::Duration(d)) => b.min_delay(*d),
-            (Key::Jitter, Value::Jitter(j)) => b.jitter(*j),
-            (Key::MaxAttempts, Value::Count(n)) => b.max_attempts(*n),
-            (Key::Deadline, Value::MaybeDuration(d)) => b.deadline(*d),
-            (Key::AttemptTimeout, Value::MaybeDuration(d)) => b.attempt_timeout(*d),
-            (Key::MaxRetryAfter, Value::MaybeDuration(d)) => b.max_retry_after(*d),
-            (Key::RetryOn, Value::Classes(c)) => b.retry_on(c.iter().map(String::as_str)),
-            _ => b,
-        };
-    }
-    b.build()
-}
-
-fn build_budget(fields: &Fields) -> Result<RetryBudget, PolicyError> {
-    let mut b = RetryBudget::builder();
-    for key in crate::schema::BUDGET_KEYS {
-        b = match (key, fields.get(*key).map(|s| &s.value)) {
-            (Key::Ratio, Some(Value::Number(n))) => b.ratio(*n),
-            (Key::MinPerSec, Some(Value::Number(n))) => b.min_per_sec(*n),
-            (Key::Window, Some(Value::Duration(d))) => b.window(*d),
-            _ => b,
-        };
-    }
-    b.build()
-}
-
-/// Maps retry-core's problems to diagnostics at the text that set the field.
-fn report(
-    error: &PolicyError,
-    subject: &str,
-    path: &str,
-    name_span: &Span,
-    fields: &Fields,
-    diags: &mut Diagnostics,
-) {
-    for problem in error.problems() {
-        let key = Key::from_field(problem.field);
-        // `factor` rules also apply to the default factor of an exponential backoff.
-        let set = key.and_then(|k| fields.get(k)).or_else(|| {
-            (problem.field == "factor")
-                .then(|| fields.get(Key::Backoff))
-                .flatten()
-        });
-        let mut d = Diagnostic::error(
-            format!("{path}.{}", problem.field),
-            format!("{subject}: `{}` {}", problem.field, problem.rule),
-        );
-        d = match set {
-            Some(set) => {
-                let d = d.at(
-                    set.span.clone(),
-                    format!("{} = {}", problem.field, set.value),
-                );
-                if set.layer == Layer::File {
-                    d
-                } else {
-                    d.note(format!("this value comes from {}", set.layer))
-                }
-            }
-            None => d.at(
-                Some(name_span.clone()),
-                format!("the built-in `{}` applies here", problem.field),
-            ),
-        };
-        d = d.note(format!("fix: {}", problem.fix));
-        if let Some(related) = related(problem.field).and_then(|k| fields.get(k).map(|s| (k, s))) {
-            let (k, s) = related;
-            let at = s
-                .span
-                .as_ref()
-                .map(|s| format!(" at {s}"))
-                .unwrap_or_default();
-            d = d.note(format!("`{}` is {} ({}{at})", k.name(), s.value, s.layer));
-        }
-        diags.push(d);
-    }
-}
-
-/// The other field a rule compares against.
-fn related(field: &str) -> Option<Key> {
-    match field {
-        "cap" => Some(Key::Base),
-        "min_delay" => Some(Key::Cap),
-        "max_attempts" => Some(Key::Deadline),
-        _ => None,
     }
 }

@@ -3,12 +3,13 @@
 //! the registry runs on its first lookup when `init` was never called.
 
 use crate::config::{Config, Options};
-use crate::diagnostic::{Diagnostic, Diagnostics, did_you_mean};
+use crate::diagnostic::{Diagnostic, Diagnostics};
 use crate::env::Env;
 use crate::read::{FileOrigin, read_file};
 use retry_core::Registry;
 use retry_core::registry::{self, LazyLoader};
 use retry_schema::discover::{Discovery, Found, How};
+use retry_schema::suggest::did_you_mean;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex, PoisonError};

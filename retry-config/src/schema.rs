@@ -1,11 +1,14 @@
-//! The keys a file may use and how each value is read: the user-facing
-//! contract of the format, in one place.
+//! Reading a value of the file (or of an environment variable) as its key
+//! says: the keys, the kinds of value and the defaults are retry-schema's
+//! ([`retry_schema::keys`]); this is how each kind is read from TOML, with
+//! a diagnostic at the text for anything else.
 
 // A rejected value is the cold path: boxing its diagnostic would only add noise.
 #![allow(clippy::result_large_err)]
 
-use crate::diagnostic::{Diagnostic, Diagnostics, Source, Span, did_you_mean};
+use crate::diagnostic::{Diagnostic, Diagnostics, Source, Span};
 use retry_core::Jitter;
+use retry_schema::suggest::did_you_mean;
 use std::fmt;
 use std::ops::Range;
 use std::sync::Arc;
@@ -14,118 +17,17 @@ use toml::de::{DeTable, DeValue};
 
 mod classes;
 mod duration;
+pub(crate) mod engine;
 
-pub use duration::show_duration;
-
-/// A key of a policy or budget table.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub(crate) enum Key {
-    Backoff,
-    Factor,
-    Base,
-    Cap,
-    MinDelay,
-    Jitter,
-    MaxAttempts,
-    Deadline,
-    AttemptTimeout,
-    RetryOn,
-    MaxRetryAfter,
-    Budget,
-    Ratio,
-    MinPerSec,
-    Window,
-}
-
-/// Every policy key, in the order `explain` lists them.
-pub(crate) const POLICY_KEYS: &[Key] = &[
-    Key::Backoff,
-    Key::Base,
-    Key::Factor,
-    Key::Cap,
-    Key::MinDelay,
-    Key::Jitter,
-    Key::MaxAttempts,
-    Key::Deadline,
-    Key::AttemptTimeout,
-    Key::RetryOn,
-    Key::MaxRetryAfter,
-    Key::Budget,
-];
-
-/// Every budget key.
-pub(crate) const BUDGET_KEYS: &[Key] = &[Key::Ratio, Key::MinPerSec, Key::Window];
-
-/// The backoff shapes, as written in files.
-pub(crate) const SHAPES: &[&str] = &["constant", "linear", "exponential"];
-/// The jitter modes written as plain strings.
-pub(crate) const JITTER_MODES: &[&str] = &["none", "full", "equal", "decorrelated"];
-
-impl Key {
-    pub(crate) const fn name(self) -> &'static str {
-        match self {
-            Key::Backoff => "backoff",
-            Key::Factor => "factor",
-            Key::Base => "base",
-            Key::Cap => "cap",
-            Key::MinDelay => "min_delay",
-            Key::Jitter => "jitter",
-            Key::MaxAttempts => "max_attempts",
-            Key::Deadline => "deadline",
-            Key::AttemptTimeout => "attempt_timeout",
-            Key::RetryOn => "retry_on",
-            Key::MaxRetryAfter => "max_retry_after",
-            Key::Budget => "budget",
-            Key::Ratio => "ratio",
-            Key::MinPerSec => "min_per_sec",
-            Key::Window => "window",
-        }
-    }
-
-    /// The key a name in `keys` refers to.
-    pub(crate) fn find(keys: &[Key], name: &str) -> Option<Key> {
-        keys.iter().copied().find(|k| k.name() == name)
-    }
-
-    /// The key from a `PolicyError` problem's field name.
-    pub(crate) fn from_field(field: &str) -> Option<Key> {
-        Key::find(POLICY_KEYS, field).or_else(|| Key::find(BUDGET_KEYS, field))
-    }
-
-    /// An example of a valid value, for fixes.
-    fn example(self) -> &'static str {
-        match self {
-            Key::Backoff => "\"exponential\"",
-            Key::Factor => "2.0",
-            Key::Base => "\"100ms\"",
-            Key::Cap => "\"30s\"",
-            Key::MinDelay => "\"0ms\"",
-            Key::Jitter => "\"full\"",
-            Key::MaxAttempts => "5",
-            Key::Deadline => "\"2m\"",
-            Key::AttemptTimeout => "\"5s\"",
-            Key::RetryOn => "[\"transient\", \"throttled\"]",
-            Key::MaxRetryAfter => "\"60s\"",
-            Key::Budget => "\"broker\"",
-            Key::Ratio => "0.1",
-            Key::MinPerSec => "10",
-            Key::Window => "\"10s\"",
-        }
-    }
-}
-
-/// The backoff shape before its factor is known.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Shape {
-    Constant,
-    Linear,
-    Exponential,
-}
+use retry_schema::duration::show_duration;
+pub(crate) use retry_schema::keys::{BUDGET_KEYS, Key, Kind, POLICY_KEYS};
+use retry_schema::keys::{JITTER_MODES, NONE, PROPORTIONAL, SHAPES};
 
 /// A parsed value of some key.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Value {
-    Shape(Shape),
+    /// A backoff shape (one of [`SHAPES`]), before its factor is known.
+    Shape(&'static str),
     Number(f64),
     Duration(Duration),
     /// A duration that may be switched off with `"none"`.
@@ -140,16 +42,12 @@ pub(crate) enum Value {
 impl fmt::Display for Value {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Value::Shape(s) => f.write_str(match s {
-                Shape::Constant => "constant",
-                Shape::Linear => "linear",
-                Shape::Exponential => "exponential",
-            }),
+            Value::Shape(s) => f.write_str(s),
             Value::Number(n) => f.write_str(&crate::show_number(*n)),
             Value::Duration(d) | Value::MaybeDuration(Some(d)) => f.write_str(&show_duration(*d)),
-            Value::MaybeDuration(None) | Value::MaybeName(None) => f.write_str("none"),
+            Value::MaybeDuration(None) | Value::MaybeName(None) => f.write_str(NONE),
             Value::Jitter(Jitter::Proportional(r)) => {
-                write!(f, "{{ proportional = {} }}", crate::show_number(*r))
+                write!(f, "{{ {PROPORTIONAL} = {} }}", crate::show_number(*r))
             }
             Value::Jitter(j) => f.write_str(j.name()),
             Value::Count(0) => f.write_str("0 (unlimited)"),
@@ -204,7 +102,7 @@ pub(crate) fn read(
 ) -> Option<Value> {
     match parse_value(key, value, cx) {
         Ok(parsed) => {
-            if key == Key::RetryOn {
+            if key.kind() == Kind::Classes {
                 classes::check(value, cx, diags);
             }
             Some(parsed)
@@ -235,40 +133,37 @@ fn parse_value(
         )
         .note(format!("write it as: {}", cx.fix(key, key.example())))
     };
-    match key {
-        Key::Backoff => {
+    let name = key.name();
+    match key.kind() {
+        Kind::Shape => {
             let s = value
                 .get_ref()
                 .as_str()
                 .ok_or_else(|| wrong_type("a string"))?;
-            match s {
-                "constant" => Ok(Value::Shape(Shape::Constant)),
-                "linear" => Ok(Value::Shape(Shape::Linear)),
-                "exponential" => Ok(Value::Shape(Shape::Exponential)),
-                _ => Err(cx
+            match SHAPES.iter().find(|shape| **shape == s) {
+                Some(shape) => Ok(Value::Shape(shape)),
+                None => Err(cx
                     .error(
                         range,
                         format!("unknown backoff shape `{s}`"),
                         "unknown shape",
                     )
                     .suggest(did_you_mean(s, SHAPES.iter().copied()))
-                    .note("expected one of: constant, linear, exponential")),
+                    .note(format!("expected one of: {}", SHAPES.join(", ")))),
             }
         }
-        Key::Factor | Key::Ratio | Key::MinPerSec => number(value.get_ref())
+        Kind::Number => number(value.get_ref())
             .map(Value::Number)
             .ok_or_else(|| wrong_type("a number")),
-        Key::Base | Key::Cap | Key::MinDelay | Key::Window => {
-            duration::read(key, value, cx).map(Value::Duration)
-        }
-        Key::Deadline | Key::AttemptTimeout | Key::MaxRetryAfter => {
-            if value.get_ref().as_str() == Some("none") {
+        Kind::Duration => duration::read(key, value, cx).map(Value::Duration),
+        Kind::DurationOrNone => {
+            if value.get_ref().as_str() == Some(NONE) {
                 return Ok(Value::MaybeDuration(None));
             }
             duration::read(key, value, cx).map(|d| Value::MaybeDuration(Some(d)))
         }
-        Key::Jitter => jitter(value, cx).map(Value::Jitter),
-        Key::MaxAttempts => {
+        Kind::Jitter => jitter(value, cx).map(Value::Jitter),
+        Kind::Count => {
             let Some(int) = value.get_ref().as_integer() else {
                 return Err(wrong_type("a whole number (0 = unlimited)"));
             };
@@ -278,7 +173,7 @@ fn parse_value(
                 None => Err(cx
                     .error(
                         range,
-                        format!("`max_attempts` must be from 0 to {}, found {int}", u32::MAX),
+                        format!("`{name}` must be from 0 to {}, found {int}", u32::MAX),
                         "out of range",
                     )
                     .note(
@@ -286,13 +181,13 @@ fn parse_value(
                     )),
             }
         }
-        Key::RetryOn => classes(value, cx).map(Value::Classes),
-        Key::Budget => {
+        Kind::Classes => classes(value, cx).map(Value::Classes),
+        Kind::NameOrNone => {
             let s = value
                 .get_ref()
                 .as_str()
                 .ok_or_else(|| wrong_type("a budget name"))?;
-            Ok(Value::MaybeName((s != "none").then(|| s.to_owned())))
+            Ok(Value::MaybeName((s != NONE).then(|| s.to_owned())))
         }
     }
 }
@@ -334,34 +229,29 @@ fn jitter(value: &toml::Spanned<DeValue<'_>>, cx: &Cx<'_>) -> Result<Jitter, Dia
     let range = value.span();
     let fix = "jitter = \"full\" (or none, equal, decorrelated, { proportional = 0.25 })";
     match value.get_ref() {
-        DeValue::String(s) => match s.as_ref() {
-            "none" => Ok(Jitter::None),
-            "full" => Ok(Jitter::Full),
-            "equal" => Ok(Jitter::Equal),
-            "decorrelated" => Ok(Jitter::Decorrelated),
-            "proportional" => Err(cx
-                .error(
-                    range,
-                    "proportional jitter needs a ratio".into(),
-                    "no ratio",
-                )
-                .note(format!(
-                    "write it as: {}",
-                    cx.fix(Key::Jitter, "{ proportional = 0.25 }")
-                ))),
-            other => {
-                let mut all: Vec<&str> = JITTER_MODES.to_vec();
-                all.push("proportional");
-                Err(cx
+        DeValue::String(s) => {
+            if let Some(mode) = engine::jitter_mode(s) {
+                return Ok(mode);
+            }
+            if s == PROPORTIONAL {
+                return Err(cx
                     .error(
                         range,
-                        format!("unknown jitter mode `{other}`"),
-                        "unknown mode",
+                        "proportional jitter needs a ratio".into(),
+                        "no ratio",
                     )
-                    .suggest(did_you_mean(other, all))
-                    .note(format!("expected one of: {fix}")))
+                    .note(format!(
+                        "write it as: {}",
+                        cx.fix(Key::Jitter, "{ proportional = 0.25 }")
+                    )));
             }
-        },
+            let mut all: Vec<&str> = JITTER_MODES.to_vec();
+            all.push(PROPORTIONAL);
+            Err(cx
+                .error(range, format!("unknown jitter mode `{s}`"), "unknown mode")
+                .suggest(did_you_mean(s, all))
+                .note(format!("expected one of: {fix}")))
+        }
         DeValue::Table(t) => proportional(t, range, cx),
         other => Err(cx
             .error(
@@ -383,7 +273,7 @@ fn proportional(
 ) -> Result<Jitter, Diagnostic> {
     let mut ratio = None;
     for (k, v) in table.iter() {
-        if k.get_ref() == "proportional" {
+        if k.get_ref() == PROPORTIONAL {
             ratio = Some(number(v.get_ref()).ok_or_else(|| {
                 cx.error(
                     v.span(),
@@ -402,7 +292,7 @@ fn proportional(
                     format!("unknown key `{}` in jitter", k.get_ref()),
                     "unknown key",
                 )
-                .suggest(did_you_mean(k.get_ref(), ["proportional"]))
+                .suggest(did_you_mean(k.get_ref(), [PROPORTIONAL]))
                 .note("the only table form is: jitter = { proportional = 0.25 }"));
         }
     }

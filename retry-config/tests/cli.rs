@@ -307,6 +307,26 @@ fn simulate_names_flags_it_has_in_its_errors() {
 }
 
 #[test]
+fn simulate_reads_its_durations_in_the_files_grammar() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "retry.toml", VALID);
+    let path = file.to_str().unwrap();
+    let base = ["simulate", "outbox", "-c", path, "--clients", "10"];
+    // A fraction and a spaced sum read as they do in retry.toml.
+    let out = run(&[&base[..], &["--tick", "0.5ms", "--outage", "1s 500ms"]].concat());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // `M` is refused as in the file (minutes or milliseconds?), never read as months.
+    let out = run(&[&base[..], &["--outage", "1M"]].concat());
+    assert_eq!(out.status.code(), Some(2));
+    let text = stderr(&out);
+    assert!(text.contains("--outage"), "{text}");
+    assert!(
+        text.contains("`m` (minutes) or `ms` (milliseconds)"),
+        "{text}"
+    );
+}
+
+#[test]
 fn simulate_says_which_limit_cut_a_run_short() {
     // Unlimited attempts for an hour against a server down for a day: without
     // a limit, ten thousand clients would make some 3.6 billion calls.
@@ -599,6 +619,13 @@ fn an_unknown_policy_is_a_usage_error_with_a_suggestion() {
     );
     let out = run(&["explain", "nope", "-c", file.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
+    // The one did-you-mean ignores case, like every other suggestion.
+    let out = run(&["show", "OUTBOX", "-c", file.to_str().unwrap()]);
+    assert!(
+        stderr(&out).contains("did you mean `outbox`?"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]

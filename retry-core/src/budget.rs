@@ -7,6 +7,7 @@
 //! rollover may lose a count or two, which a budget can afford.
 
 use crate::problem::Problems;
+use retry_schema::keys::Key;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -237,19 +238,19 @@ impl RetryBudgetBuilder {
         let mut problems = Problems::default();
         problems.require(
             self.ratio.is_finite() && (0.0..=1000.0).contains(&self.ratio),
-            "ratio",
+            Key::Ratio.name(),
             "must be a finite number from 0 to 1000",
             format!("use a fraction such as 0.1 (got {:?})", self.ratio),
         );
         problems.require(
             self.min_per_sec.is_finite() && (0.0..=1e9).contains(&self.min_per_sec),
-            "min_per_sec",
+            Key::MinPerSec.name(),
             "must be a finite number from 0 to 1e9",
             format!("use a rate such as 10 (got {:?})", self.min_per_sec),
         );
         problems.require(
             self.window >= Duration::from_millis(1) && self.window <= Duration::from_secs(86_400),
-            "window",
+            Key::Window.name(),
             "must be from 1ms to 1 day",
             format!("use a window such as \"10s\" (got {:?})", self.window),
         );
@@ -274,6 +275,20 @@ impl RetryBudgetBuilder {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_problem_names_a_key_of_the_file() {
+        let err = RetryBudget::builder()
+            .ratio(-1.0)
+            .min_per_sec(f64::NAN)
+            .window(Duration::ZERO)
+            .build()
+            .unwrap_err();
+        assert_eq!(err.problems().len(), 3, "{err}");
+        for problem in err.problems() {
+            assert!(Key::named(problem.field).is_some(), "{}", problem.field);
+        }
+    }
 
     #[test]
     fn old_slots_fall_out_of_the_window() {

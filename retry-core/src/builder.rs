@@ -7,6 +7,7 @@ use crate::jitter::Jitter;
 use crate::policy::Policy;
 use crate::problem::{PolicyError, Problems};
 use crate::request_rules::RequestRules;
+use retry_schema::keys::Key;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -224,25 +225,25 @@ impl PolicyBuilder {
         let p = &self.draft;
         let mut problems = Problems::default();
         problems.durations([
-            ("base", Some(p.base)),
-            ("cap", Some(p.cap)),
-            ("min_delay", Some(p.min_delay)),
-            ("deadline", p.deadline),
-            ("attempt_timeout", p.attempt_timeout),
-            ("max_retry_after", p.max_retry_after),
+            (Key::Base.name(), Some(p.base)),
+            (Key::Cap.name(), Some(p.cap)),
+            (Key::MinDelay.name(), Some(p.min_delay)),
+            (Key::Deadline.name(), p.deadline),
+            (Key::AttemptTimeout.name(), p.attempt_timeout),
+            (Key::MaxRetryAfter.name(), p.max_retry_after),
         ]);
         let mut check = |ok, field, rule, fix| problems.require(ok, field, rule, fix);
         if let Backoff::Exponential { factor } = p.backoff {
             check(
                 factor.is_finite() && (1.0..=Policy::MAX_FACTOR).contains(&factor),
-                "factor",
+                Key::Factor.name(),
                 "must be a finite number from 1 to 1e6",
                 format!("set factor to a value such as 2.0 (got {factor:?})"),
             );
         }
         check(
             p.cap >= p.base,
-            "cap",
+            Key::Cap.name(),
             "must not be less than base",
             format!(
                 "raise cap to at least {:?} or lower base (cap is {:?})",
@@ -251,7 +252,7 @@ impl PolicyBuilder {
         );
         check(
             p.min_delay <= p.cap,
-            "min_delay",
+            Key::MinDelay.name(),
             "must not be greater than cap",
             format!(
                 "lower min_delay to at most {:?} (got {:?})",
@@ -261,20 +262,20 @@ impl PolicyBuilder {
         if let Jitter::Proportional(r) = p.jitter {
             check(
                 (0.0..=1.0).contains(&r),
-                "jitter",
+                Key::Jitter.name(),
                 "proportional ratio must be between 0 and 1",
                 format!("use a ratio such as 0.25 (got {r:?})"),
             );
         }
         check(
             p.max_attempts != 0 || p.deadline.is_some(),
-            "max_attempts",
+            Key::MaxAttempts.name(),
             "0 (unlimited) is allowed only with a deadline",
             "set a deadline, or a finite max_attempts such as 5".to_string(),
         );
         for (field, value) in [
-            ("deadline", p.deadline),
-            ("attempt_timeout", p.attempt_timeout),
+            (Key::Deadline.name(), p.deadline),
+            (Key::AttemptTimeout.name(), p.attempt_timeout),
         ] {
             check(
                 value != Some(Duration::ZERO),
@@ -286,7 +287,7 @@ impl PolicyBuilder {
         if let Some(classes) = &p.retry_on {
             check(
                 classes.iter().all(|c| !c.trim().is_empty()),
-                "retry_on",
+                Key::RetryOn.name(),
                 "class names must not be empty",
                 "remove the empty name from retry_on".to_string(),
             );

@@ -22,11 +22,11 @@ pub enum Class {
 
 impl Class {
     /// A failure that may go away by itself: a dropped connection, a 503.
-    pub const TRANSIENT: Class = Class::Retryable("transient");
+    pub const TRANSIENT: Class = Class::Retryable(retry_schema::classes::TRANSIENT);
     /// The server asked the client to slow down: a 429.
-    pub const THROTTLED: Class = Class::Retryable("throttled");
+    pub const THROTTLED: Class = Class::Retryable(retry_schema::classes::THROTTLED);
     /// An attempt that ran past the policy's `attempt_timeout`.
-    pub const TIMEOUT: Class = Class::Retryable("timeout");
+    pub const TIMEOUT: Class = Class::Retryable(retry_schema::classes::TIMEOUT);
 
     /// The class name; `"permanent"` for [`Class::Permanent`].
     ///
@@ -35,7 +35,7 @@ impl Class {
     /// ```
     pub const fn name(&self) -> &'static str {
         match self {
-            Class::Permanent => "permanent",
+            Class::Permanent => retry_schema::classes::PERMANENT,
             Class::Retryable(name) => name,
         }
     }

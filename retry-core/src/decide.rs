@@ -50,15 +50,45 @@ pub struct Failure {
     pub allowed: bool,
 }
 
-/// What the kernel carries from one failure to the next.
+/// What the kernel carries from one failure to the next. Durations are
+/// kept as nanoseconds (every duration the engine makes is under 100 years,
+/// well inside `u64`): 8 bytes each instead of 16, in every call's state.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct Tally {
     /// Attempts begun, the failed one included.
     pub(crate) attempts: u32,
     /// The last computed wait (before any hint), which decorrelated jitter grows from.
-    pub(crate) last_delay: Duration,
+    last_delay_ns: u64,
     /// The waits chosen so far.
-    pub(crate) waited: Duration,
+    waited_ns: u64,
+}
+
+impl Tally {
+    pub(crate) const fn new(attempts: u32, last_delay: Duration, waited: Duration) -> Self {
+        Tally {
+            attempts,
+            last_delay_ns: nanos(last_delay),
+            waited_ns: nanos(waited),
+        }
+    }
+
+    pub(crate) const fn last_delay(&self) -> Duration {
+        Duration::from_nanos(self.last_delay_ns)
+    }
+
+    pub(crate) const fn waited(&self) -> Duration {
+        Duration::from_nanos(self.waited_ns)
+    }
+}
+
+/// `d` in nanoseconds, saturating.
+const fn nanos(d: Duration) -> u64 {
+    let n = d.as_nanos();
+    if n > u64::MAX as u128 {
+        u64::MAX
+    } else {
+        n as u64
+    }
 }
 
 /// How the failure is reported against the time the last wait was due
@@ -100,7 +130,7 @@ pub(crate) fn decide(
         return Step::GiveUp(Ending::Exhausted);
     }
     let retry = tally.attempts.saturating_sub(1);
-    let computed = policy.delay(retry, tally.last_delay, rng.unit(retry));
+    let computed = policy.delay(retry, tally.last_delay(), rng.unit(retry));
     let scheduled = match owed {
         Owed::Nothing => computed,
         Owed::Early(by) => computed.saturating_add(by),
@@ -132,8 +162,8 @@ pub(crate) fn decide(
             return Step::GiveUp(Ending::BudgetEmpty);
         }
     }
-    tally.last_delay = computed;
-    tally.waited = tally.waited.saturating_add(wait);
+    tally.last_delay_ns = nanos(computed);
+    tally.waited_ns = tally.waited_ns.saturating_add(nanos(wait));
     Step::Retry { wait, hinted }
 }
 
@@ -183,11 +213,7 @@ impl Decider {
     /// A fresh decision state drawing jitter from `rng`.
     pub(crate) const fn with_rng(rng: JitterRng) -> Self {
         Decider {
-            tally: Tally {
-                attempts: 0,
-                last_delay: Duration::ZERO,
-                waited: Duration::ZERO,
-            },
+            tally: Tally::new(0, Duration::ZERO, Duration::ZERO),
             rng,
             started: None,
         }
@@ -300,7 +326,7 @@ impl Decider {
         Report {
             ending,
             attempts: self.tally.attempts,
-            waited: self.tally.waited,
+            waited: self.tally.waited(),
             elapsed: self.elapsed(now),
         }
     }

@@ -71,6 +71,7 @@ mod request_rules;
 pub mod reqwest;
 mod retry;
 mod rng;
+mod round;
 mod schedule;
 pub mod simulate;
 mod site;
@@ -96,6 +97,8 @@ pub use report::{Ending, Report};
 #[doc(hidden)]
 pub use retry::Run;
 pub use retry::{DefaultSleeper, Retry};
+#[doc(hidden)]
+pub use round::Round;
 pub use schedule::Schedule;
 
 /// `#[retry(policy = "...")]`: see [`retry_macros::retry`].

@@ -235,11 +235,11 @@ impl<'p> Oracle<'p> {
             self.attempt(now);
         }
         self.open = false;
-        let mut tally = Tally {
-            attempts: self.state.failures.saturating_add(1),
-            last_delay: self.state.last_delay,
-            waited: self.state.waited,
-        };
+        let mut tally = Tally::new(
+            self.state.failures.saturating_add(1),
+            self.state.last_delay,
+            self.state.waited,
+        );
         let owed = match (self.consider_actual_delay, self.state.due) {
             (true, Some(due)) => match due.duration_since(now) {
                 Ok(early) => Owed::Early(early),
@@ -261,8 +261,8 @@ impl<'p> Oracle<'p> {
             Step::Retry { wait, .. } => {
                 self.state = OracleState {
                     failures: tally.attempts,
-                    last_delay: tally.last_delay,
-                    waited: tally.waited,
+                    last_delay: tally.last_delay(),
+                    waited: tally.waited(),
                     first_failure: Some(started),
                     due: Some(add(now, wait)),
                 };

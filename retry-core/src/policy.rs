@@ -54,7 +54,7 @@ impl Policy {
     /// The longest duration any field accepts: 100 years. Keeping every
     /// duration far below `u64::MAX` nanoseconds is what lets the engine add
     /// them without overflow.
-    pub const MAX_DURATION: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
+    pub const MAX_DURATION: Duration = retry_schema::duration::MAX;
 
     /// The largest growth factor accepted.
     pub const MAX_FACTOR: f64 = 1e6;

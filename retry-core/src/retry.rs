@@ -4,14 +4,14 @@
 //! same decision (the kernel in `decide`), the same hooks, span, events,
 //! end reason and report, whichever the caller.
 
-use crate::classify::{AttemptTimeout, Classify};
+use crate::classify::Classify;
 use crate::clock::{BlockingSleeper, Clock, DefaultClock, Sleeper, SystemClock, ThreadSleeper};
 use crate::decide::{Decider, Failure, Step, in_policy};
 use crate::hooks::{GiveUpEvent, HookSet, Hooks, RetryEvent};
 use crate::policy::Policy;
 use crate::report::{Ending, Report};
-use std::future::{Future, poll_fn};
-use std::ops::ControlFlow;
+use crate::round::{Call, Round};
+use std::future::Future;
 use std::pin::{Pin, pin};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -374,19 +374,16 @@ pub struct Run<'p, C, S, H> {
     span: tracing::Span,
 }
 
-impl<C: Clock, S, H> Run<'_, C, S, H> {
-    /// Runs the loop (repeated [`round`](Self::round)s), then `finish` makes
-    /// the output from the result and the run (for its report).
-    ///
-    /// It owns the run, so the caller's future is this one: a wrapper around
-    /// it would hold a second copy of the per-call state and move it on the
-    /// first poll, which was most of the success path's cost (see
-    /// examples/benches).
-    async fn run_to_end<F, Fut, T, E, R>(
-        mut self,
-        mut op: F,
+impl<'p, C: Clock, S, H> Run<'p, C, S, H> {
+    /// Runs the loop (round after round), then `finish` makes the output
+    /// from the result and the run (for its report). The returned future is
+    /// the loop itself (a `round::Call`), owning the run: no wrapper around
+    /// it holds a second copy of the per-call state.
+    fn run_to_end<F, Fut, T, E, R>(
+        self,
+        op: F,
         finish: impl FnOnce(Result<T, E>, &Self) -> R,
-    ) -> R
+    ) -> impl Future<Output = R>
     where
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, E>>,
@@ -394,25 +391,16 @@ impl<C: Clock, S, H> Run<'_, C, S, H> {
         S: Sleeper,
         H: HookSet<E>,
     {
-        let result = loop {
-            if let ControlFlow::Break(result) = self.round(&mut op).await {
-                break result;
-            }
-        };
-        finish(result, &self)
+        Call::new(self, op, finish)
     }
 
-    /// One round of the one retry loop, whoever drives it: an attempt (made
-    /// by `make`, so the caller's future holds the attempt's future once, and
-    /// a `#[retry]` attempt may borrow the function's arguments); on failure
-    /// the decision with its hooks, event and end reason; then the wait.
-    /// `Break` carries the call's result. The decision comes before the
-    /// sleep and the error is dropped in between, so a `!Send` error leaves
-    /// the future `Send`. Runs inside the call's `retry` span.
-    pub fn round<M, Fut, T, E>(
-        &mut self,
-        make: M,
-    ) -> impl Future<Output = ControlFlow<Result<T, E>>>
+    /// One round of the one retry loop, for `#[retry]`: an attempt made by
+    /// `make` (in place, so it may borrow the function's arguments, and the
+    /// caller's future holds it once); on failure the decision with its
+    /// hooks, event and end reason; then the wait. `Break` carries the
+    /// call's result. The same round as every other entry point's
+    /// (`round::poll_round`), inside the call's `retry` span.
+    pub fn round<'r, M, Fut, T, E>(&'r mut self, make: M) -> Round<'r, 'p, C, S, H, Fut>
     where
         M: FnOnce() -> Fut,
         Fut: Future<Output = Result<T, E>>,
@@ -420,75 +408,38 @@ impl<C: Clock, S, H> Run<'_, C, S, H> {
         S: Sleeper,
         H: HookSet<E>,
     {
-        #[cfg(feature = "tracing")]
-        let span = self.span.clone();
-        let round = async move {
-            let wait = match self.attempt(make).await {
-                Ok(value) => {
-                    #[cfg(feature = "metrics")]
-                    crate::metrics::ended(self.policy, Ending::Success, self.decider.attempts());
-                    return ControlFlow::Break(Ok(value));
-                }
-                Err(error) => match self.decide(error) {
-                    Ok(wait) => wait,
-                    Err(error) => return ControlFlow::Break(Err(error)),
-                },
-            };
-            self.sleeper.sleep(wait).await;
-            ControlFlow::Continue(())
-        };
-        #[cfg(feature = "tracing")]
-        let round = tracing::Instrument::instrument(round, span);
-        round
+        Round::new(self, make)
     }
 
-    fn begin_attempt(&mut self) {
+    /// The policy this call runs under.
+    pub(crate) fn policy(&self) -> &'p Policy {
+        self.policy
+    }
+
+    /// The call's sleeper.
+    pub(crate) fn sleeper(&self) -> &S {
+        &self.sleeper
+    }
+
+    /// Attempts begun so far.
+    pub(crate) fn attempts(&self) -> u32 {
+        self.decider.attempts()
+    }
+
+    /// The call's `retry` span.
+    #[cfg(feature = "tracing")]
+    pub(crate) fn span(&self) -> &tracing::Span {
+        &self.span
+    }
+
+    pub(crate) fn begin_attempt(&mut self) {
         let clock = &self.clock;
         self.decider
             .begin_attempt_lazily(self.policy, self.timed, || clock.now());
     }
 
-    /// Runs one attempt, made by `make` (so the loop's future holds the
-    /// attempt's future once), cancelling it when it outlives the policy's
-    /// `attempt_timeout` (if the error type can say so: see
-    /// [`Classify::from_timeout`]).
-    async fn attempt<M, Fut, T, E>(&mut self, make: M) -> Result<T, E>
-    where
-        M: FnOnce() -> Fut,
-        Fut: Future<Output = Result<T, E>>,
-        E: Classify,
-        S: Sleeper,
-    {
-        self.begin_attempt();
-        let Some(limit) = self.policy.attempt_timeout() else {
-            return make().await;
-        };
-        let info = AttemptTimeout {
-            attempt: self.decider.attempts(),
-            timeout: limit,
-        };
-        let mut fut = pin!(make());
-        let mut timer = pin!(self.sleeper.sleep(limit));
-        let mut armed = true;
-        // `move`: the closure owns the pinned references and the flag, so
-        // the future does not also keep them as locals.
-        poll_fn(move |cx| {
-            if let Poll::Ready(result) = fut.as_mut().poll(cx) {
-                return Poll::Ready(result);
-            }
-            if armed && timer.as_mut().poll(cx).is_ready() {
-                armed = false;
-                if let Some(err) = E::from_timeout(info) {
-                    return Poll::Ready(Err(err));
-                }
-            }
-            Poll::Pending
-        })
-        .await
-    }
-
     /// The decision and its hooks, without the sleep.
-    fn decide<E>(&mut self, error: E) -> Result<Duration, E>
+    pub(crate) fn decide<E>(&mut self, error: E) -> Result<Duration, E>
     where
         E: Classify,
         H: HookSet<E>,
@@ -555,6 +506,14 @@ impl<C: Clock, S, H> Run<'_, C, S, H> {
                 Err(error)
             }
         }
+    }
+
+    /// The call ended in success. With `decide`'s giving up, the one place
+    /// that records how calls end (for metrics), whichever entry point.
+    #[inline]
+    pub(crate) fn succeeded(&self) {
+        #[cfg(feature = "metrics")]
+        crate::metrics::ended(self.policy, Ending::Success, self.decider.attempts());
     }
 
     /// How the call has gone so far; `Success` unless it gave up.

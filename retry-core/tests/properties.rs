@@ -170,6 +170,12 @@ fn every_problem_is_reported_at_once_with_field_rule_and_fix() {
     );
     for p in err.problems() {
         assert!(!p.rule.is_empty() && !p.fix.is_empty());
+        // Named as the file names it, so the loader maps it back to its key.
+        assert!(
+            retry_schema::keys::Key::named(p.field).is_some(),
+            "{}",
+            p.field
+        );
     }
 }
 

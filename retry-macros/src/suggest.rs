@@ -1,19 +1,11 @@
-//! "Did you mean" hints for misspelled names.
+//! "Did you mean" hints for misspelled names, in the words of a compile
+//! error; the similarity rule is retry-schema's, shared with the run time.
 
-/// The candidate closest to `typo`, if it is close enough to be a likely
-/// misspelling rather than a different word.
-pub fn closest<'a>(typo: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
-    candidates
-        .into_iter()
-        .map(|c| (strsim::jaro_winkler(typo, c), c))
-        .filter(|(score, _)| *score >= 0.8)
-        .max_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|(_, c)| c)
-}
+use retry_schema::suggest::did_you_mean;
 
 /// `; did you mean `x`?` or nothing.
 pub fn hint<'a>(typo: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
-    match closest(typo, candidates) {
+    match did_you_mean(typo, candidates) {
         Some(best) => format!("; did you mean `{best}`?"),
         None => String::new(),
     }
@@ -36,9 +28,10 @@ mod tests {
     #[test]
     fn suggests_only_close_names() {
         let keys = ["policy", "retry_if", "on_retry", "crate"];
-        assert_eq!(closest("polcy", keys), Some("policy"));
-        assert_eq!(closest("retry_iff", keys), Some("retry_if"));
-        assert_eq!(closest("zzz", keys), None);
+        assert_eq!(hint("polcy", keys), "; did you mean `policy`?");
+        assert_eq!(hint("retry_iff", keys), "; did you mean `retry_if`?");
         assert_eq!(hint("zzz", keys), "");
+        // Case is ignored, as everywhere else a name is suggested.
+        assert_eq!(hint("POLICY", keys), "; did you mean `policy`?");
     }
 }

@@ -84,10 +84,10 @@ struct BrokerArgs {
     #[arg(long, default_value_t = 0.01, value_parser = parse_rate)]
     reject_rate: f64,
     /// How long the broker is down ("0s" for no outage).
-    #[arg(long, default_value = "1500ms", value_parser = humantime::parse_duration)]
+    #[arg(long, default_value = "1500ms", value_parser = retry_config::parse_duration)]
     outage: Duration,
     /// When the outage starts, after the relay starts.
-    #[arg(long, default_value = "300ms", value_parser = humantime::parse_duration)]
+    #[arg(long, default_value = "300ms", value_parser = retry_config::parse_duration)]
     outage_at: Duration,
     /// The retry profile [default: $RETRY_PROFILE, else demo].
     #[arg(long)]

@@ -253,12 +253,8 @@ pub fn find_policy<'c>(
 ) -> Result<&'c std::sync::Arc<retry_core::Policy>, CliError> {
     config.policy(name).ok_or_else(|| {
         let names: Vec<&str> = config.policy_names().collect();
-        let close = names
-            .iter()
-            .map(|n| (strsim::jaro_winkler(n, name), *n))
-            .filter(|(s, _)| *s >= 0.8)
-            .max_by(|a, b| a.0.total_cmp(&b.0))
-            .map(|(_, n)| format!(" (did you mean `{n}`?)"))
+        let close = retry_schema::suggest::did_you_mean(name, names.iter().copied())
+            .map(|n| format!(" (did you mean `{n}`?)"))
             .unwrap_or_default();
         CliError::usage(format!(
             "no policy `{name}` in {}{close}; defined: {}",
@@ -270,6 +266,11 @@ pub fn find_policy<'c>(
             }
         ))
     })
+}
+
+/// Milliseconds, to the microsecond: how every JSON output gives a duration.
+pub fn ms(d: std::time::Duration) -> f64 {
+    (d.as_secs_f64() * 1e6).round() / 1e3
 }
 
 /// A sampled duration for tables: three significant digits (`81.2ms`, `1.49s`),
@@ -312,8 +313,14 @@ pub fn short(d: std::time::Duration) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::short;
+    use super::{ms, short};
     use std::time::Duration;
+
+    #[test]
+    fn json_milliseconds_keep_the_microseconds() {
+        assert_eq!(ms(Duration::from_nanos(1_234_567)), 1.235);
+        assert_eq!(ms(Duration::from_secs(2)), 2000.0);
+    }
 
     #[test]
     fn short_durations_keep_three_significant_digits() {

@@ -2,7 +2,7 @@
 //! attempt by attempt, computed by retry-core's own decision logic with
 //! instant failures (so the times are waits only).
 
-use super::{CliError, Context, short};
+use super::{CliError, Context, ms, short};
 use retry_config::show_duration;
 use retry_core::__private::{Decider, Failure, Step};
 use retry_core::{Class, Ending, Policy};
@@ -193,11 +193,6 @@ fn table(
         out.push_str("under load its retry budget may end the call sooner (not shown)\n");
     }
     out
-}
-
-/// Milliseconds, to the microsecond.
-fn ms(d: Duration) -> f64 {
-    (d.as_secs_f64() * 1e6).round() / 1e3
 }
 
 fn json(

@@ -96,10 +96,9 @@ enum Format {
     Json,
 }
 
-/// `"250ms"`, `"1.5s"`, `"2m"`: a duration with its unit.
-fn parse_duration(s: &str) -> Result<Duration, String> {
-    humantime::parse_duration(s.trim())
-        .map_err(|e| format!("{e}; write a number with a unit, such as 500ms, 2s or 1m"))
+/// `"250ms"`, `"1.5s"`, `"1h 30m"`: retry.toml's duration grammar.
+fn parse_duration(s: &str) -> Result<Duration, retry_schema::duration::Invalid> {
+    retry_schema::duration::parse_duration(s)
 }
 
 /// One named policy as simulated.
@@ -298,10 +297,7 @@ fn each_jitter(policies: &[(String, Policy)]) -> Vec<(String, Policy)> {
         .collect()
 }
 
-/// Milliseconds, to the microsecond, for JSON.
-pub(crate) fn ms(d: Duration) -> f64 {
-    (d.as_secs_f64() * 1e6).round() / 1e3
-}
+pub(crate) use super::ms;
 
 #[cfg(test)]
 pub(crate) mod fixtures {
@@ -551,7 +547,7 @@ jitter = "none"
             .unwrap();
         let message = err.to_string();
         assert!(message.contains("--outage"), "{message}");
-        assert!(message.contains("such as 500ms"), "{message}");
+        assert!(message.contains("write it as 5ms or 5s"), "{message}");
         assert!(Cmd::try_parse_from(["simulate", "x", "--capacity", "0"]).is_err());
         assert!(Cmd::try_parse_from(["simulate", "x", "--clients", "0"]).is_err());
     }

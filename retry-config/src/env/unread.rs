@@ -4,9 +4,10 @@
 //! would work.
 
 use super::{BUDGET_PREFIX, POLICY_PREFIX, RETRY_PREFIX, SETTINGS, env_name};
-use crate::diagnostic::{Diagnostic, Diagnostics, Source, Span, did_you_mean};
+use crate::diagnostic::{Diagnostic, Diagnostics, Source, Span};
 use crate::document::Document;
 use crate::schema::{BUDGET_KEYS, Key, POLICY_KEYS};
+use retry_schema::suggest::did_you_mean;
 use std::sync::Arc;
 
 /// One warning per unread variable.

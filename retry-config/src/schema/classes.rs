@@ -1,68 +1,59 @@
 //! `retry_on` class names, checked where they are written (once per place,
-//! however many policies inherit them). Classes match exactly, case
-//! included, so a name that can never match is an error:
-//! - a near miss (another case, or one typo) of a built-in class or of a class
-//!   the program declares (`#[derive(Classify)]`), with a did-you-mean;
-//! - `permanent`: permanent errors end the call whatever `retry_on` says.
+//! however many policies inherit them), by retry-schema's rule
+//! ([`retry_schema::classes`]): a name that can never match (a near miss of
+//! a known class, or `permanent`) is an error with a did-you-mean.
 //!
 //! A name near nothing keeps its warning: when the program's classes are
 //! known, nothing produces it; when they are not (`retry-policy check`), the
 //! program may declare it, so only a likely typo of a built-in class warns.
 
 use super::Cx;
-use crate::diagnostic::{Diagnostic, Diagnostics, did_you_mean, near_miss};
-use retry_core::Class;
+use crate::diagnostic::{Diagnostic, Diagnostics};
+use retry_schema::classes::{BUILT_IN, Verdict, judge};
 use std::ops::Range;
 use toml::Spanned;
 use toml::de::DeValue;
 
-/// The classes retry-core itself produces.
-pub(crate) const BUILTIN: [&str; 3] = [
-    Class::TRANSIENT.name(),
-    Class::THROTTLED.name(),
-    Class::TIMEOUT.name(),
-];
-
 /// Checks every class a `retry_on` value names (already read as a list).
 pub(crate) fn check(value: &Spanned<DeValue<'_>>, cx: &Cx<'_>, diags: &mut Diagnostics) {
-    let mut candidates: Vec<&str> = BUILTIN.to_vec();
+    let mut candidates: Vec<&str> = BUILT_IN.to_vec();
     if let Some(known) = cx.known_classes {
         candidates.extend(known.iter().map(String::as_str));
     }
     for (class, range) in written(value) {
-        if class.trim().is_empty() || candidates.contains(&class) {
-            // An empty name is retry-core's rule, reported with the policy.
+        // An empty name is retry-core's rule, reported with the policy.
+        if class.trim().is_empty() {
             continue;
         }
-        let known_list = format!("known classes: {}", candidates.join(", "));
-        let diagnostic = if class.eq_ignore_ascii_case(Class::Permanent.name()) {
-            cx.error(
+        let known_list = || format!("known classes: {}", candidates.join(", "));
+        let diagnostic = match judge(class, &candidates) {
+            Verdict::Known => continue,
+            Verdict::NeverRetried => cx.error(
                 range,
                 format!("`retry_on` names `{class}`, but permanent errors are never retried"),
                 "never retried",
             )
             .note("an error classified as permanent ends the call whatever retry_on says")
-            .note("remove it; to retry such an error, classify it as a retryable class (e.g. #[classify(transient)])")
-        } else if let Some(meant) = near_miss(class, candidates.iter().copied()) {
-            cx.error(
+            .note("remove it; to retry such an error, classify it as a retryable class (e.g. #[classify(transient)])"),
+            Verdict::NearMiss(meant) => cx.error(
                 range,
                 format!("`retry_on` names `{class}`, which can never match: classes match exactly, case included"),
                 "no such class",
             )
             .suggest(Some(meant.to_owned()))
-            .note(known_list)
-        } else {
-            let suggestion = did_you_mean(class, candidates.iter().copied());
-            if cx.known_classes.is_none() && suggestion.is_none() {
-                continue;
+            .note(known_list()),
+            Verdict::Unknown(suggestion) => {
+                if cx.known_classes.is_none() && suggestion.is_none() {
+                    continue;
+                }
+                Diagnostic::warning(
+                    cx.key_path,
+                    format!("`retry_on` names class `{class}`, which no code declares"),
+                )
+                .at(Some(cx.span(range)), "unknown class")
+                .suggest(suggestion)
+                .note(known_list())
             }
-            Diagnostic::warning(
-                cx.key_path,
-                format!("`retry_on` names class `{class}`, which no code declares"),
-            )
-            .at(Some(cx.span(range)), "unknown class")
-            .suggest(suggestion)
-            .note(known_list)
         };
         diags.push(diagnostic);
     }

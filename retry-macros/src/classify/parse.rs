@@ -4,6 +4,7 @@
 
 use crate::suggest::hint;
 use proc_macro2::Span;
+use retry_schema::classes;
 use syn::spanned::Spanned;
 use syn::{Attribute, Expr, ExprLit, Lit, LitStr, Path};
 
@@ -86,7 +87,7 @@ pub fn read(attrs: &[Attribute], keys: &[&str], level: &str, errors: &mut Vec<sy
                     let spec = if key == "permanent" {
                         ClassSpec::Permanent
                     } else {
-                        ClassSpec::Retryable("transient".into())
+                        ClassSpec::Retryable(classes::TRANSIENT.into())
                     };
                     choose(&mut said.class, Chosen { spec, span, shown: format!("`{key}`") }, errors);
                 }
@@ -219,7 +220,7 @@ fn string_value(
 fn class_name(key: &str, lit: &LitStr, errors: &mut Vec<syn::Error>) -> Option<Chosen> {
     let name = lit.value();
     let shown = format!("`{key} = \"{name}\"`");
-    if name == "permanent" {
+    if name == classes::PERMANENT {
         if key == "class" {
             errors.push(syn::Error::new(
                 lit.span(),

@@ -4,6 +4,7 @@
 use super::parse::{Chosen, ClassSpec, FIELD_KEYS, Said, read};
 use crate::suggest::hint;
 use proc_macro2::Span;
+use retry_schema::classes::TIMEOUT;
 use syn::spanned::Spanned;
 use syn::{Expr, ExprLit, Fields, Ident, Lit, Member, Path, Type};
 
@@ -123,7 +124,7 @@ pub fn plan(
             ));
             if class.is_none() {
                 class = Some(Chosen {
-                    spec: ClassSpec::Retryable("timeout".into()),
+                    spec: ClassSpec::Retryable(TIMEOUT.into()),
                     span,
                     shown: "`timeout`".into(),
                 });
@@ -134,7 +135,7 @@ pub fn plan(
     };
     if timeout.is_some() && class.is_none() {
         class = Some(Chosen {
-            spec: ClassSpec::Retryable("timeout".into()),
+            spec: ClassSpec::Retryable(TIMEOUT.into()),
             span: name_span,
             shown: "`timeout`".into(),
         });

@@ -8,7 +8,11 @@
 //! run-time checks still are. A file that appears later is not noticed until
 //! something else triggers a rebuild (a compiler can only track files that exist).
 
+mod read;
+
 use crate::suggest::hint;
+use read::{Policies, read};
+use retry_schema::classes::TRANSIENT;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -19,22 +23,6 @@ use syn::LitStr;
 pub struct ConfigFile {
     pub path: PathBuf,
     policies: Result<Policies, String>,
-}
-
-/// What the checks need from the file: the policy names, and for each the
-/// `retry_on` lists it may end up with (its own, or inherited through
-/// `extends` or `[defaults]`, in the base file or any profile).
-#[derive(Clone, Default)]
-struct Policies {
-    names: Vec<String>,
-    extends: HashMap<String, String>,
-    own_retry_on: HashMap<String, Vec<Vec<String>>>,
-    default_retry_on: Vec<Vec<String>>,
-    /// Where each policy's own table sets `attempt_timeout` (not `"none"`),
-    /// in the base file or a profile: `policies.NAME` or `profiles.P.policies.NAME`.
-    own_timeout: HashMap<String, String>,
-    /// Where `[defaults]` sets `attempt_timeout`, in the base file or a profile.
-    default_timeout: Option<String>,
 }
 
 /// The file for the crate being compiled, if there is one (see the module doc).
@@ -90,48 +78,28 @@ impl ConfigFile {
 }
 
 impl ConfigFile {
-    /// A `retry_on` list the policy may use that leaves out `transient`: an
-    /// error type without `Classify` (every error transient) would then never
-    /// be retried.
+    /// A `retry_on` list the policy may end up with (under any profile)
+    /// that leaves out `transient`: an error type without `Classify` (every
+    /// error transient) would then never be retried.
     pub fn retry_on_without_transient(&self, name: &str) -> Option<Vec<String>> {
         let policies = self.policies.as_ref().ok()?;
-        let mut current = name.to_owned();
-        let mut seen = Vec::new();
-        let lists = loop {
-            if let Some(lists) = policies.own_retry_on.get(&current) {
-                break lists;
-            }
-            seen.push(current.clone());
-            match policies.extends.get(&current) {
-                Some(parent) if !seen.contains(parent) => current = parent.clone(),
-                _ => break &policies.default_retry_on,
-            }
-        };
-        lists
-            .iter()
-            .find(|list| !list.iter().any(|class| class == "transient"))
+        policies
+            .effective(name, |s| s.retry_on.as_ref())
+            .into_iter()
+            .map(|(_, list)| list)
+            .find(|list| !list.iter().any(|class| class == TRANSIENT))
             .cloned()
     }
-}
 
-impl ConfigFile {
-    /// Where the policy gets an `attempt_timeout` in any layer (`[defaults]`,
-    /// its `extends` chain, any profile), for the check that its error type
-    /// can carry one.
+    /// Where the policy gets an `attempt_timeout` under any profile (the
+    /// table that sets it), for the check that its error type can carry one.
     pub fn attempt_timeout_set_at(&self, name: &str) -> Option<String> {
         let policies = self.policies.as_ref().ok()?;
-        let mut current = name.to_owned();
-        let mut seen = Vec::new();
-        loop {
-            if let Some(at) = policies.own_timeout.get(&current) {
-                return Some(at.clone());
-            }
-            seen.push(current.clone());
-            match policies.extends.get(&current) {
-                Some(parent) if !seen.contains(parent) => current = parent.clone(),
-                _ => return policies.default_timeout.clone(),
-            }
-        }
+        policies
+            .effective(name, |s| s.attempt_timeout)
+            .into_iter()
+            .find(|(_, set)| *set)
+            .map(|(table, _)| table)
     }
 }
 
@@ -176,111 +144,6 @@ fn read_cached(path: &Path) -> Result<Policies, String> {
     let policies = read(path);
     cache.insert(path.to_owned(), (modified, policies.clone()));
     policies
-}
-
-fn read(path: &Path) -> Result<Policies, String> {
-    use toml::de::{DeTable, DeValue};
-    fn get<'a, 'i>(table: &'a DeTable<'i>, key: &str) -> Option<&'a DeValue<'i>> {
-        table
-            .iter()
-            .find(|(k, _)| k.get_ref() == key)
-            .map(|(_, v)| v.get_ref())
-    }
-    fn table<'a, 'i>(value: Option<&'a DeValue<'i>>) -> Option<&'a DeTable<'i>> {
-        match value {
-            Some(DeValue::Table(t)) => Some(t),
-            _ => None,
-        }
-    }
-    fn strings(value: Option<&DeValue<'_>>) -> Option<Vec<String>> {
-        match value {
-            Some(DeValue::Array(items)) => Some(
-                items
-                    .iter()
-                    .filter_map(|item| match item.get_ref() {
-                        DeValue::String(s) => Some(s.to_string()),
-                        _ => None,
-                    })
-                    .collect(),
-            ),
-            _ => None,
-        }
-    }
-
-    let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
-    let root = DeTable::parse(&text).map_err(|e| e.message().to_owned())?;
-    let root = root.get_ref();
-    let mut out = Policies::default();
-    fn sets_timeout(table: &DeTable<'_>) -> bool {
-        match get(table, "attempt_timeout") {
-            Some(DeValue::String(s)) => s.as_ref() != "none",
-            Some(_) => true,
-            None => false,
-        }
-    }
-    // The base file first, then each profile's overlay of it.
-    let mut layers = vec![(root, String::new())];
-    if let Some(profiles) = table(get(root, "profiles")) {
-        layers.extend(profiles.iter().filter_map(|(name, p)| match p.get_ref() {
-            DeValue::Table(t) => Some((t, format!("profiles.{}.", name.get_ref()))),
-            _ => None,
-        }));
-    }
-    for (layer, prefix) in layers {
-        let base = prefix.is_empty();
-        let defaults = table(get(layer, "defaults"));
-        out.default_retry_on
-            .extend(strings(defaults.and_then(|d| get(d, "retry_on"))));
-        if defaults.is_some_and(sets_timeout) && out.default_timeout.is_none() {
-            out.default_timeout = Some(format!("[{prefix}defaults]"));
-        }
-        let Some(policies) = table(get(layer, "policies")) else {
-            continue;
-        };
-        for (name, policy) in policies.iter() {
-            let name = name.get_ref().to_string();
-            let DeValue::Table(policy) = policy.get_ref() else {
-                continue;
-            };
-            if base {
-                out.names.push(name.clone());
-            }
-            if let Some(DeValue::String(parent)) = get(policy, "extends") {
-                out.extends.insert(name.clone(), parent.to_string());
-            }
-            if sets_timeout(policy) {
-                out.own_timeout
-                    .entry(name.clone())
-                    .or_insert_with(|| format!("[{prefix}policies.{name}]"));
-            }
-            if let Some(list) = strings(get(policy, "retry_on")) {
-                out.own_retry_on.entry(name).or_default().push(list);
-            }
-        }
-    }
-    out.names.sort();
-    Ok(out)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn reads_policy_names_and_ignores_profiles() {
-        let dir = std::env::temp_dir().join(format!("retry-macros-config-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let file = dir.join("retry.toml");
-        std::fs::write(
-            &file,
-            "[defaults]\nmax_attempts = 3\n[policies.outbox]\nbase = \"1ms\"\n[policies.db]\n[profiles.test.policies.outbox]\ncap = \"2ms\"\n",
-        )
-        .unwrap();
-        assert_eq!(read(&file).unwrap().names, ["db", "outbox"]);
-        std::fs::write(&file, "[policies\n").unwrap();
-        assert!(read(&file).is_err());
-        std::fs::remove_dir_all(&dir).unwrap();
-    }
 }
 
 #[cfg(test)]
@@ -358,11 +221,43 @@ mod retry_on_tests {
             Some("[profiles.prod.policies.e]"),
             "a profile"
         );
-        let defaults = file("[profiles.test.defaults]\nattempt_timeout = \"5s\"\n[policies.x]\n");
+        let defaults = file("[defaults]\nattempt_timeout = \"5s\"\n[policies.x]\n");
         assert_eq!(
             defaults.attempt_timeout_set_at("x").as_deref(),
-            Some("[profiles.test.defaults]")
+            Some("[defaults]")
         );
+        // A profile has no [defaults] (the loader refuses one): not a layer.
+        let profile = file("[profiles.test.defaults]\nattempt_timeout = \"5s\"\n[policies.x]\n");
+        assert_eq!(profile.attempt_timeout_set_at("x"), None);
+    }
+
+    #[test]
+    fn a_profiles_overlay_of_an_ancestor_beats_the_policys_own_table() {
+        // Under `prod`, `b` is [defaults], a, b, then prod's a: `throttled` only.
+        let config = file(
+            "[policies.a]\nretry_on = [\"transient\"]\nattempt_timeout = \"none\"\n\
+             [policies.b]\nextends = \"a\"\nretry_on = [\"transient\", \"timeout\"]\n\
+             [profiles.prod.policies.a]\nretry_on = [\"throttled\"]\nattempt_timeout = \"2s\"\n",
+        );
+        assert_eq!(
+            config.retry_on_without_transient("b"),
+            Some(vec!["throttled".to_owned()])
+        );
+        assert_eq!(
+            config.attempt_timeout_set_at("b").as_deref(),
+            Some("[profiles.prod.policies.a]")
+        );
+    }
+
+    #[test]
+    fn a_policy_that_switches_the_timeout_off_has_none() {
+        let config = file(
+            "[defaults]\nattempt_timeout = \"5s\"\n\
+             [policies.quick]\nattempt_timeout = \"none\"\n\
+             [policies.child]\nextends = \"quick\"\n",
+        );
+        assert_eq!(config.attempt_timeout_set_at("quick"), None);
+        assert_eq!(config.attempt_timeout_set_at("child"), None, "inherited");
     }
 
     #[test]

@@ -4,29 +4,12 @@
 use super::parse::{RawArg, RawFn};
 use crate::suggest::{combine, hint};
 use proc_macro2::Span;
+use retry_schema::keys::{Key, POLICY_KEYS};
 use syn::spanned::Spanned;
 use syn::{Block, Expr, ExprLit, FnArg, Lit, LitStr, Path, ReturnType, Signature, Type};
 
 /// The options a call site may give; nothing else is accepted.
 const OPTIONS: [&str; 4] = ["policy", "retry_if", "on_retry", "crate"];
-
-/// Keys of a policy in retry.toml, which people try to put in the attribute.
-const POLICY_SETTINGS: [&str; 14] = [
-    "backoff",
-    "base",
-    "factor",
-    "cap",
-    "min_delay",
-    "jitter",
-    "max_attempts",
-    "attempts",
-    "deadline",
-    "attempt_timeout",
-    "timeout",
-    "retry_on",
-    "max_retry_after",
-    "budget",
-];
 
 /// `#[retry(...)]`'s arguments, checked.
 pub struct RetryArgs {
@@ -50,7 +33,8 @@ pub fn args(raw: Vec<RawArg>) -> Result<RetryArgs, syn::Error> {
     for arg in raw {
         let key = arg.key.to_string();
         if !OPTIONS.contains(&key.as_str()) {
-            let why = if POLICY_SETTINGS.contains(&key.as_str()) {
+            // People try to put the policy's keys in the attribute.
+            let why = if Key::find(POLICY_KEYS, &key).is_some() {
                 format!(
                     "; `{key}` is a policy setting: put it in retry.toml under `[policies.<name>]`"
                 )
@@ -374,4 +358,34 @@ fn lifetimes(ty: &Type) -> (bool, Vec<String>) {
     let mut finder = Finder(false, Vec::new());
     syn::visit::Visit::visit_type(&mut finder, ty);
     (finder.0, finder.1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn error_for(attr: &str) -> String {
+        let raw = super::super::parse::args(attr.parse().unwrap()).unwrap();
+        match args(raw) {
+            Ok(_) => panic!("`{attr}` was accepted"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn a_policy_setting_is_sent_to_retry_toml_by_its_real_name() {
+        for key in retry_schema::keys::POLICY_KEYS {
+            let message = error_for(&format!("policy = \"a\", {} = 1", key.name()));
+            assert!(message.contains("is a policy setting"), "{message}");
+        }
+        // Not keys of the file: no claim that they belong in it.
+        for word in ["attempts", "timeout"] {
+            let message = error_for(&format!("policy = \"a\", {word} = 1"));
+            assert!(
+                message.contains(&format!("unknown option `{word}`")),
+                "{message}"
+            );
+            assert!(!message.contains("is a policy setting"), "{message}");
+        }
+    }
 }

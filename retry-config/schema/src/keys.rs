@@ -1,0 +1,326 @@
+//! The keys of a policy or budget table: each key's name, the kind of value
+//! it accepts, an example for fixes, and its built-in default, one row per
+//! key in the table at the end of this file. retry-config reads a value by
+//! its key's [`Kind`], `#[retry]` names the keys in its errors, and
+//! retry-core's validation names the fields it checks with [`Key::name`], so
+//! a problem it finds maps back to the key that set it.
+//!
+//! ```
+//! use retry_schema::keys::{BuiltIn, Key, Kind, POLICY_KEYS};
+//! let key = Key::find(POLICY_KEYS, "max_attempts").unwrap();
+//! assert_eq!(key.kind(), Kind::Count);
+//! assert_eq!(key.built_in(), BuiltIn::Count(3));
+//! ```
+
+use crate::duration::show_duration;
+use std::time::Duration;
+
+/// The backoff shapes, as written in files.
+///
+/// ```
+/// assert!(retry_schema::keys::SHAPES.contains(&"exponential"));
+/// ```
+pub const SHAPES: &[&str] = &["constant", "linear", "exponential"];
+
+/// The jitter modes written as plain words; the table form is
+/// `{ proportional = <ratio> }` ([`PROPORTIONAL`]).
+///
+/// ```
+/// assert!(retry_schema::keys::JITTER_MODES.contains(&"decorrelated"));
+/// ```
+pub const JITTER_MODES: &[&str] = &["none", "full", "equal", "decorrelated"];
+
+/// The key of jitter's table form, `{ proportional = 0.25 }`.
+///
+/// ```
+/// assert_eq!(retry_schema::keys::PROPORTIONAL, "proportional");
+/// ```
+pub const PROPORTIONAL: &str = "proportional";
+
+/// The word that switches off a duration that may be absent (a deadline,
+/// an attempt timeout, a hint ceiling) or a policy's budget.
+///
+/// ```
+/// assert_eq!(retry_schema::keys::NONE, "none");
+/// ```
+pub const NONE: &str = "none";
+
+/// What values a key accepts.
+///
+/// ```
+/// use retry_schema::keys::{Key, Kind};
+/// assert_eq!(Key::Deadline.kind(), Kind::DurationOrNone);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// One of [`SHAPES`].
+    Shape,
+    /// One of [`JITTER_MODES`], or `{ proportional = <ratio> }`.
+    Jitter,
+    /// A number, integer or float.
+    Number,
+    /// A duration string ([`crate::duration`]).
+    Duration,
+    /// A duration string, or [`NONE`].
+    DurationOrNone,
+    /// A whole number from 0 to `u32::MAX`.
+    Count,
+    /// An array of class names ([`crate::classes`]).
+    Classes,
+    /// The name of a `[budgets.NAME]` table, or [`NONE`].
+    NameOrNone,
+}
+
+/// A key's built-in default: what a policy has when no layer sets the key.
+///
+/// ```
+/// use retry_schema::keys::{BuiltIn, Key};
+/// assert_eq!(Key::Base.built_in().as_toml().as_deref(), Some("\"100ms\""));
+/// assert_eq!(Key::RetryOn.built_in(), BuiltIn::Unset);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum BuiltIn {
+    /// A word: a backoff shape, a jitter mode.
+    Word(&'static str),
+    /// A number.
+    Number(f64),
+    /// A whole number.
+    Count(u32),
+    /// A duration.
+    Duration(Duration),
+    /// Switched off: [`NONE`].
+    None,
+    /// Not set at all, which has its own meaning: `retry_on` unset retries
+    /// every class but permanent.
+    Unset,
+}
+
+impl BuiltIn {
+    /// The number, for a [`BuiltIn::Number`].
+    ///
+    /// ```
+    /// assert_eq!(retry_schema::keys::Key::Factor.built_in().number(), Some(2.0));
+    /// ```
+    pub const fn number(self) -> Option<f64> {
+        match self {
+            BuiltIn::Number(n) => Some(n),
+            _ => None,
+        }
+    }
+
+    /// The word, for a [`BuiltIn::Word`].
+    ///
+    /// ```
+    /// assert_eq!(retry_schema::keys::Key::Backoff.built_in().word(), Some("exponential"));
+    /// ```
+    pub const fn word(self) -> Option<&'static str> {
+        match self {
+            BuiltIn::Word(w) => Some(w),
+            _ => None,
+        }
+    }
+
+    /// The default as a file writes it (`None` for [`BuiltIn::Unset`], which
+    /// no value can write).
+    ///
+    /// ```
+    /// use retry_schema::keys::Key;
+    /// assert_eq!(Key::Jitter.built_in().as_toml().as_deref(), Some("\"full\""));
+    /// assert_eq!(Key::Factor.built_in().as_toml().as_deref(), Some("2"));
+    /// assert_eq!(Key::Deadline.built_in().as_toml().as_deref(), Some("\"none\""));
+    /// ```
+    pub fn as_toml(self) -> Option<String> {
+        match self {
+            BuiltIn::Word(word) => Some(format!("\"{word}\"")),
+            BuiltIn::Number(n) => Some(n.to_string()),
+            BuiltIn::Count(n) => Some(n.to_string()),
+            BuiltIn::Duration(d) => Some(format!("\"{}\"", show_duration(d))),
+            BuiltIn::None => Some(format!("\"{NONE}\"")),
+            BuiltIn::Unset => None,
+        }
+    }
+}
+
+/// Everything the schema says about one key.
+struct Spec {
+    name: &'static str,
+    kind: Kind,
+    example: &'static str,
+    built_in: BuiltIn,
+}
+
+impl Key {
+    /// The key as written in files (and, upper-cased, in environment variables).
+    ///
+    /// ```
+    /// assert_eq!(retry_schema::keys::Key::MinDelay.name(), "min_delay");
+    /// ```
+    pub const fn name(self) -> &'static str {
+        self.spec().name
+    }
+
+    /// The kind of value the key accepts.
+    ///
+    /// ```
+    /// use retry_schema::keys::{Key, Kind};
+    /// assert_eq!(Key::Window.kind(), Kind::Duration);
+    /// ```
+    pub const fn kind(self) -> Kind {
+        self.spec().kind
+    }
+
+    /// A valid value, as a file writes it: what a fix suggests.
+    ///
+    /// ```
+    /// assert_eq!(retry_schema::keys::Key::Cap.example(), "\"30s\"");
+    /// ```
+    pub const fn example(self) -> &'static str {
+        self.spec().example
+    }
+
+    /// The built-in default (retry-core's; a test in retry-config holds
+    /// the two together).
+    ///
+    /// ```
+    /// use retry_schema::keys::{BuiltIn, Key};
+    /// assert_eq!(Key::MaxAttempts.built_in(), BuiltIn::Count(3));
+    /// ```
+    pub const fn built_in(self) -> BuiltIn {
+        self.spec().built_in
+    }
+
+    /// The key of `keys` called `name` (exactly: keys are lower case).
+    ///
+    /// ```
+    /// use retry_schema::keys::{BUDGET_KEYS, Key, POLICY_KEYS};
+    /// assert_eq!(Key::find(POLICY_KEYS, "cap"), Some(Key::Cap));
+    /// assert_eq!(Key::find(BUDGET_KEYS, "cap"), None);
+    /// ```
+    pub fn find(keys: &[Key], name: &str) -> Option<Key> {
+        keys.iter().copied().find(|k| k.name() == name)
+    }
+
+    /// The policy or budget key called `name`: how a field named by
+    /// retry-core's validation (which names fields with [`Key::name`]) maps
+    /// back to its key.
+    ///
+    /// ```
+    /// use retry_schema::keys::Key;
+    /// assert_eq!(Key::named("window"), Some(Key::Window));
+    /// assert_eq!(Key::named("attempts"), None);
+    /// ```
+    pub fn named(name: &str) -> Option<Key> {
+        Key::find(POLICY_KEYS, name).or_else(|| Key::find(BUDGET_KEYS, name))
+    }
+}
+
+/// Declares the keys, one row each: the only place a key is added.
+macro_rules! keys {
+    (
+        policy { $( $(#[$pdoc:meta])* $pkey:ident = $pname:literal, $pkind:ident, $pexample:literal, $pbuilt_in:expr; )* }
+        budget { $( $(#[$bdoc:meta])* $bkey:ident = $bname:literal, $bkind:ident, $bexample:literal, $bbuilt_in:expr; )* }
+    ) => {
+        /// A key of a policy or budget table.
+        ///
+        /// ```
+        /// assert_eq!(retry_schema::keys::Key::AttemptTimeout.name(), "attempt_timeout");
+        /// ```
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum Key {
+            $( $(#[$pdoc])* $pkey, )*
+            $( $(#[$bdoc])* $bkey, )*
+        }
+
+        /// Every policy key, in the order the tools list them.
+        ///
+        /// ```
+        /// assert_eq!(retry_schema::keys::POLICY_KEYS[0].name(), "backoff");
+        /// ```
+        pub const POLICY_KEYS: &[Key] = &[ $( Key::$pkey, )* ];
+
+        /// Every budget key.
+        ///
+        /// ```
+        /// assert_eq!(retry_schema::keys::BUDGET_KEYS.len(), 3);
+        /// ```
+        pub const BUDGET_KEYS: &[Key] = &[ $( Key::$bkey, )* ];
+
+        impl Key {
+            const fn spec(self) -> Spec {
+                match self {
+                    $( Key::$pkey => Spec { name: $pname, kind: Kind::$pkind, example: $pexample, built_in: $pbuilt_in }, )*
+                    $( Key::$bkey => Spec { name: $bname, kind: Kind::$bkind, example: $bexample, built_in: $bbuilt_in }, )*
+                }
+            }
+        }
+    };
+}
+
+keys! {
+    policy {
+        /// The shape of the waits.
+        Backoff = "backoff", Shape, "\"exponential\"", BuiltIn::Word("exponential");
+        /// The first wait's envelope.
+        Base = "base", Duration, "\"100ms\"", BuiltIn::Duration(Duration::from_millis(100));
+        /// The growth factor of an exponential backoff.
+        Factor = "factor", Number, "2.0", BuiltIn::Number(2.0);
+        /// The longest computed wait.
+        Cap = "cap", Duration, "\"30s\"", BuiltIn::Duration(Duration::from_secs(10));
+        /// The shortest computed wait, applied after jitter.
+        MinDelay = "min_delay", Duration, "\"0ms\"", BuiltIn::Duration(Duration::ZERO);
+        /// How waits are randomised.
+        Jitter = "jitter", Jitter, "\"full\"", BuiltIn::Word("full");
+        /// Calls allowed, the first included; 0 = unlimited (with a deadline).
+        MaxAttempts = "max_attempts", Count, "5", BuiltIn::Count(3);
+        /// The whole call's time limit, attempts included.
+        Deadline = "deadline", DurationOrNone, "\"2m\"", BuiltIn::None;
+        /// Each attempt's time limit.
+        AttemptTimeout = "attempt_timeout", DurationOrNone, "\"5s\"", BuiltIn::None;
+        /// The error classes retried.
+        RetryOn = "retry_on", Classes, "[\"transient\", \"throttled\"]", BuiltIn::Unset;
+        /// The ceiling on a server's Retry-After hint.
+        MaxRetryAfter = "max_retry_after", DurationOrNone, "\"60s\"", BuiltIn::Duration(Duration::from_secs(60));
+        /// The shared retry budget.
+        Budget = "budget", NameOrNone, "\"broker\"", BuiltIn::None;
+    }
+    budget {
+        /// The fraction of calls that may be retried.
+        Ratio = "ratio", Number, "0.1", BuiltIn::Number(0.1);
+        /// Retries per second allowed whatever the call volume.
+        MinPerSec = "min_per_sec", Number, "10", BuiltIn::Number(10.0);
+        /// The sliding window the ratio is measured over.
+        Window = "window", Duration, "\"10s\"", BuiltIn::Duration(Duration::from_secs(10));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_lower_case() {
+        let all: Vec<Key> = POLICY_KEYS.iter().chain(BUDGET_KEYS).copied().collect();
+        for key in &all {
+            assert_eq!(Key::named(key.name()), Some(*key));
+            assert_eq!(key.name(), key.name().to_lowercase());
+        }
+        let mut names: Vec<&str> = all.iter().map(|k| k.name()).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), all.len());
+    }
+
+    #[test]
+    fn a_word_default_is_one_of_the_words_its_kind_accepts() {
+        for key in POLICY_KEYS {
+            if let BuiltIn::Word(word) = key.built_in() {
+                let words = match key.kind() {
+                    Kind::Shape => SHAPES,
+                    Kind::Jitter => JITTER_MODES,
+                    other => panic!("{key:?}: a word default for a {other:?} key"),
+                };
+                assert!(words.contains(&word), "{key:?}: {word}");
+            }
+        }
+    }
+}

@@ -1,0 +1,323 @@
+//! The keys bound to retry-core, one row per key in [`binding`]: the
+//! builder setter a key's value goes to, and how its effective value is read
+//! back from what was built. retry-core names the field of each problem it
+//! finds with the schema's key name, so [`report`] maps a problem back to
+//! the text that set it without a table of its own.
+
+// A rejected value is the cold path: boxing its diagnostic would only add noise.
+#![allow(clippy::result_large_err)]
+
+use super::{BUDGET_KEYS, Key, POLICY_KEYS, Value};
+use crate::diagnostic::{Diagnostic, Diagnostics, Span};
+use crate::layers::{Fields, Layer};
+use retry_core::{
+    Backoff, Jitter, Policy, PolicyBuilder, PolicyError, RetryBudget, RetryBudgetBuilder,
+};
+use retry_schema::keys::{JITTER_MODES, NONE};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Where a key's value goes in retry-core and how it is read back.
+enum Binding {
+    Policy {
+        set: fn(PolicyBuilder, &Value) -> PolicyBuilder,
+        get: fn(&Policy) -> String,
+    },
+    Budget {
+        set: fn(RetryBudgetBuilder, &Value) -> RetryBudgetBuilder,
+        get: fn(&RetryBudget) -> String,
+    },
+}
+
+/// Every key's binding: adding a key to the schema asks for its row here.
+fn binding(key: Key) -> Binding {
+    use Binding::{Budget, Policy};
+    match key {
+        // The factor is part of retry-core's `Backoff`: both go in together,
+        // by `backoff` below.
+        Key::Backoff => Policy {
+            set: |b, _| b,
+            get: |p| p.backoff().name().to_owned(),
+        },
+        Key::Factor => Policy {
+            set: |b, _| b,
+            get: |p| match p.backoff() {
+                Backoff::Exponential { factor } => crate::show_number(factor),
+                other => format!("- (unused by {} backoff)", other.name()),
+            },
+        },
+        Key::Base => Policy {
+            set: |b, v| apply(b, duration(v), PolicyBuilder::base),
+            get: |p| Value::Duration(p.base()).to_string(),
+        },
+        Key::Cap => Policy {
+            set: |b, v| apply(b, duration(v), PolicyBuilder::cap),
+            get: |p| Value::Duration(p.cap()).to_string(),
+        },
+        Key::MinDelay => Policy {
+            set: |b, v| apply(b, duration(v), PolicyBuilder::min_delay),
+            get: |p| Value::Duration(p.min_delay()).to_string(),
+        },
+        Key::Jitter => Policy {
+            set: |b, v| match v {
+                Value::Jitter(j) => b.jitter(*j),
+                _ => b,
+            },
+            get: |p| Value::Jitter(p.jitter()).to_string(),
+        },
+        Key::MaxAttempts => Policy {
+            set: |b, v| match v {
+                Value::Count(n) => b.max_attempts(*n),
+                _ => b,
+            },
+            get: |p| Value::Count(p.max_attempts().unwrap_or(0)).to_string(),
+        },
+        Key::Deadline => Policy {
+            set: |b, v| apply(b, maybe_duration(v), PolicyBuilder::deadline),
+            get: |p| Value::MaybeDuration(p.deadline()).to_string(),
+        },
+        Key::AttemptTimeout => Policy {
+            set: |b, v| apply(b, maybe_duration(v), PolicyBuilder::attempt_timeout),
+            get: |p| Value::MaybeDuration(p.attempt_timeout()).to_string(),
+        },
+        Key::RetryOn => Policy {
+            set: |b, v| match v {
+                Value::Classes(c) => b.retry_on(c.iter().map(String::as_str)),
+                _ => b,
+            },
+            get: |p| match p.retry_on() {
+                Some(c) => Value::Classes(c.iter().map(|c| c.to_string()).collect()).to_string(),
+                None => "(every non-permanent error)".to_owned(),
+            },
+        },
+        Key::MaxRetryAfter => Policy {
+            set: |b, v| apply(b, maybe_duration(v), PolicyBuilder::max_retry_after),
+            get: |p| Value::MaybeDuration(p.max_retry_after()).to_string(),
+        },
+        // A name, looked up among the file's budgets when the policy is
+        // resolved; a built policy holds the budget, not its name.
+        Key::Budget => Policy {
+            set: |b, _| b,
+            get: |p| match p.budget() {
+                Some(_) => "(a shared budget)".to_owned(),
+                None => NONE.to_owned(),
+            },
+        },
+        Key::Ratio => Budget {
+            set: |b, v| apply(b, number(v), RetryBudgetBuilder::ratio),
+            get: |b| crate::show_number(b.ratio()),
+        },
+        Key::MinPerSec => Budget {
+            set: |b, v| apply(b, number(v), RetryBudgetBuilder::min_per_sec),
+            get: |b| crate::show_number(b.min_per_sec()),
+        },
+        Key::Window => Budget {
+            set: |b, v| apply(b, duration(v), RetryBudgetBuilder::window),
+            get: |b| Value::Duration(b.window()).to_string(),
+        },
+    }
+}
+
+/// `setter(builder, value)`, when the value is of the key's kind (which
+/// reading it made sure of).
+fn apply<B, T>(builder: B, value: Option<T>, setter: fn(B, T) -> B) -> B {
+    match value {
+        Some(v) => setter(builder, v),
+        None => builder,
+    }
+}
+
+fn duration(v: &Value) -> Option<Duration> {
+    match v {
+        Value::Duration(d) => Some(*d),
+        _ => None,
+    }
+}
+
+fn maybe_duration(v: &Value) -> Option<Option<Duration>> {
+    match v {
+        Value::MaybeDuration(d) => Some(*d),
+        _ => None,
+    }
+}
+
+fn number(v: &Value) -> Option<f64> {
+    match v {
+        Value::Number(n) => Some(*n),
+        _ => None,
+    }
+}
+
+/// The policy `fields` describe, checked by retry-core.
+pub(crate) fn build_policy(
+    name: &str,
+    fields: &Fields,
+    budget: Option<Arc<RetryBudget>>,
+) -> Result<Policy, PolicyError> {
+    let mut b = Policy::builder().name(name).budget(budget);
+    // Always `Some` (the schema's words and defaults are retry-core's, tested).
+    if let Some(backoff) = backoff(fields) {
+        b = b.backoff(backoff);
+    }
+    for &key in POLICY_KEYS {
+        if let (Some(set), Binding::Policy { set: apply, .. }) = (fields.get(key), binding(key)) {
+            b = apply(b, &set.value);
+        }
+    }
+    b.build()
+}
+
+/// The budget `fields` describe, checked by retry-core.
+pub(crate) fn build_budget(fields: &Fields) -> Result<RetryBudget, PolicyError> {
+    let mut b = RetryBudget::builder();
+    for &key in BUDGET_KEYS {
+        if let (Some(set), Binding::Budget { set: apply, .. }) = (fields.get(key), binding(key)) {
+            b = apply(b, &set.value);
+        }
+    }
+    b.build()
+}
+
+/// The effective value of a policy key in a built policy, as a file writes it.
+pub(crate) fn effective(policy: &Policy, key: Key) -> String {
+    match binding(key) {
+        Binding::Policy { get, .. } => get(policy),
+        Binding::Budget { .. } => String::new(),
+    }
+}
+
+/// The effective value of a budget key in a built budget.
+pub(crate) fn effective_budget(budget: &RetryBudget, key: Key) -> String {
+    match binding(key) {
+        Binding::Budget { get, .. } => get(budget),
+        Binding::Policy { .. } => String::new(),
+    }
+}
+
+/// The backoff shape with its factor, from `fields` or the built-in defaults.
+fn backoff(fields: &Fields) -> Option<Backoff> {
+    let factor = match fields.get(Key::Factor).map(|s| &s.value) {
+        Some(Value::Number(f)) => Some(*f),
+        _ => Key::Factor.built_in().number(),
+    }?;
+    let shape = match fields.get(Key::Backoff).map(|s| &s.value) {
+        Some(Value::Shape(shape)) => Some(*shape),
+        _ => Key::Backoff.built_in().word(),
+    }?;
+    backoff_shape(shape, factor)
+}
+
+/// retry-core's backoff called `shape` (a word of the schema's [`SHAPES`](retry_schema::keys::SHAPES)).
+fn backoff_shape(shape: &str, factor: f64) -> Option<Backoff> {
+    [
+        Backoff::Constant,
+        Backoff::Linear,
+        Backoff::Exponential { factor },
+    ]
+    .into_iter()
+    .find(|b| b.name() == shape)
+}
+
+/// retry-core's jitter called `mode` (a word of the schema's [`JITTER_MODES`]).
+pub(crate) fn jitter_mode(mode: &str) -> Option<Jitter> {
+    [
+        Jitter::None,
+        Jitter::Full,
+        Jitter::Equal,
+        Jitter::Decorrelated,
+    ]
+    .into_iter()
+    .find(|j| JITTER_MODES.contains(&mode) && j.name() == mode)
+}
+
+/// Maps retry-core's problems to diagnostics at the text that set the field.
+pub(crate) fn report(
+    error: &PolicyError,
+    subject: &str,
+    path: &str,
+    name_span: &Span,
+    fields: &Fields,
+    diags: &mut Diagnostics,
+) {
+    for problem in error.problems() {
+        let key = Key::named(problem.field);
+        // `factor` rules also apply to the default factor of an exponential backoff.
+        let set = key.and_then(|k| fields.get(k)).or_else(|| {
+            (key == Some(Key::Factor))
+                .then(|| fields.get(Key::Backoff))
+                .flatten()
+        });
+        let mut d = Diagnostic::error(
+            format!("{path}.{}", problem.field),
+            format!("{subject}: `{}` {}", problem.field, problem.rule),
+        );
+        d = match set {
+            Some(set) => {
+                let d = d.at(
+                    set.span.clone(),
+                    format!("{} = {}", problem.field, set.value),
+                );
+                if set.layer == Layer::File {
+                    d
+                } else {
+                    d.note(format!("this value comes from {}", set.layer))
+                }
+            }
+            None => d.at(
+                Some(name_span.clone()),
+                format!("the built-in `{}` applies here", problem.field),
+            ),
+        };
+        d = d.note(format!("fix: {}", problem.fix));
+        if let Some((k, s)) = key
+            .and_then(related)
+            .and_then(|k| fields.get(k).map(|s| (k, s)))
+        {
+            let at = s
+                .span
+                .as_ref()
+                .map(|s| format!(" at {s}"))
+                .unwrap_or_default();
+            d = d.note(format!("`{}` is {} ({}{at})", k.name(), s.value, s.layer));
+        }
+        diags.push(d);
+    }
+}
+
+/// The other key a rule of retry-core's compares against.
+fn related(key: Key) -> Option<Key> {
+    match key {
+        Key::Cap => Some(Key::Base),
+        Key::MinDelay => Some(Key::Cap),
+        Key::MaxAttempts => Some(Key::Deadline),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use retry_schema::keys::SHAPES;
+
+    #[test]
+    fn every_word_of_the_schema_names_an_engine_value() {
+        for shape in SHAPES {
+            let backoff = backoff_shape(shape, 2.0);
+            assert_eq!(backoff.map(|b| b.name()), Some(*shape));
+        }
+        for mode in JITTER_MODES {
+            assert_eq!(jitter_mode(mode).map(|j| j.name()), Some(*mode));
+        }
+        assert_eq!(jitter_mode("proportional"), None, "needs its ratio");
+    }
+
+    #[test]
+    fn every_key_is_bound_to_its_own_table() {
+        for &key in POLICY_KEYS {
+            assert!(matches!(binding(key), Binding::Policy { .. }), "{key:?}");
+        }
+        for &key in BUDGET_KEYS {
+            assert!(matches!(binding(key), Binding::Budget { .. }), "{key:?}");
+        }
+    }
+}

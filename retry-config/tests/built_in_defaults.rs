@@ -1,0 +1,83 @@
+//! The schema's built-in defaults (what `explain` and the build-time check
+//! take for a key no layer sets) are retry-core's: a policy that writes every
+//! default out is the policy that writes nothing, and `Policy::default()`.
+
+use retry_config::{Config, Layer, Options};
+use retry_core::{Policy, RetryBudget};
+use retry_schema::keys::{BUDGET_KEYS, Key};
+use std::fmt::Write;
+
+/// A file with `[policies.written]` and `[budgets.written]` setting every
+/// key to its schema default, and an empty `built-in` of each.
+fn defaults_file() -> String {
+    let mut text = String::new();
+    for (table, keys) in [
+        ("policies", retry_schema::keys::POLICY_KEYS),
+        ("budgets", BUDGET_KEYS),
+    ] {
+        writeln!(text, "[{table}.written]").unwrap();
+        for key in keys {
+            if let Some(value) = key.built_in().as_toml() {
+                writeln!(text, "{} = {value}", key.name()).unwrap();
+            }
+        }
+        writeln!(text, "[{table}.built-in]").unwrap();
+    }
+    text
+}
+
+#[test]
+fn built_in_defaults_are_retry_cores() {
+    let text = defaults_file();
+    let config = Config::load_str(&text, "defaults.toml", &Options::new())
+        .unwrap_or_else(|d| panic!("{}\n{text}", d.render()));
+    let explained = [
+        (config.explain("written"), config.explain("built-in")),
+        (
+            config.explain_budget("written"),
+            config.explain_budget("built-in"),
+        ),
+    ];
+    for (written, built_in) in explained {
+        let (written, built_in) = (written.unwrap(), built_in.unwrap());
+        assert_eq!(written.len(), built_in.len());
+        for (w, b) in written.iter().zip(&built_in) {
+            assert_eq!(w.key, b.key);
+            assert_eq!(
+                w.value, b.value,
+                "`{}`: the schema's default is not retry-core's",
+                w.key
+            );
+            assert_eq!(b.layer, Layer::Builtin, "`{}`", b.key);
+        }
+    }
+    // And field by field, against retry-core's own defaults.
+    let written = config.policy("written").unwrap();
+    let core = Policy::default();
+    assert_eq!(written.backoff(), core.backoff());
+    assert_eq!(written.base(), core.base());
+    assert_eq!(written.cap(), core.cap());
+    assert_eq!(written.min_delay(), core.min_delay());
+    assert_eq!(written.jitter(), core.jitter());
+    assert_eq!(written.max_attempts(), core.max_attempts());
+    assert_eq!(written.deadline(), core.deadline());
+    assert_eq!(written.attempt_timeout(), core.attempt_timeout());
+    assert_eq!(written.retry_on(), core.retry_on());
+    assert_eq!(written.max_retry_after(), core.max_retry_after());
+    assert!(written.budget().is_none() && core.budget().is_none());
+    let budget = config.explain_budget("written").unwrap();
+    let core_budget = RetryBudget::builder().build().unwrap();
+    let value = |key: Key| &budget.iter().find(|f| f.key == key.name()).unwrap().value;
+    assert_eq!(
+        value(Key::Ratio),
+        &retry_config::show_number(core_budget.ratio())
+    );
+    assert_eq!(
+        value(Key::MinPerSec),
+        &retry_config::show_number(core_budget.min_per_sec())
+    );
+    assert_eq!(
+        value(Key::Window),
+        &retry_config::show_duration(core_budget.window())
+    );
+}

@@ -1,0 +1,219 @@
+//! One round of the retry loop as a hand-written future: the attempt (raced
+//! against the policy's `attempt_timeout`), then, on failure, the decision
+//! and the wait. [`poll_round`] is the whole round's logic, written once;
+//! [`Round`] (what `#[retry]` awaits, one per round, while its attempts
+//! borrow the function's arguments) and [`Call`] (what `Retry::call` and
+//! the blocking calls return, owning the loop) only drive it.
+//!
+//! Hand-written rather than `async`: the stages share one enum, so the loop
+//! holds the attempt's future and the wait's timer in the same bytes, with
+//! no nested future states or captured pointers around them. The error is a
+//! local of one `poll`, never stored, so a `!Send` error cannot make the
+//! future `!Send`.
+
+use crate::classify::{AttemptTimeout, Classify};
+use crate::clock::{Clock, Sleeper};
+use crate::hooks::HookSet;
+use crate::retry::Run;
+use pin_project_lite::pin_project;
+use std::future::Future;
+use std::ops::ControlFlow;
+use std::pin::Pin;
+use std::task::{Context, Poll, ready};
+
+pin_project! {
+    /// Where a round stands.
+    #[project = StageProj]
+    pub(crate) enum Stage<Fut, Sl> {
+        /// Waiting to make the next attempt.
+        Idle,
+        /// An attempt in flight, and its timeout's timer when the policy has
+        /// one (held in place: a timeout costs no allocation).
+        Attempt { #[pin] fut: Fut, #[pin] timer: Option<Sl> },
+        /// The wait before the next attempt.
+        Wait { #[pin] sleep: Sl },
+    }
+}
+
+impl<Fut, Sl> Stage<Fut, Sl> {
+    /// A stage that makes no attempt yet.
+    pub(crate) const fn idle() -> Self {
+        Stage::Idle
+    }
+}
+
+/// Begins an attempt: counts it, arms the timeout, makes the future.
+pub(crate) fn attempt<C, S, H, Fut>(
+    run: &mut Run<'_, C, S, H>,
+    make: impl FnOnce() -> Fut,
+) -> Stage<Fut, S::Sleep>
+where
+    C: Clock,
+    S: Sleeper,
+{
+    run.begin_attempt();
+    let timer = run
+        .policy()
+        .attempt_timeout()
+        .map(|limit| run.sleeper().sleep(limit));
+    Stage::Attempt { fut: make(), timer }
+}
+
+/// Drives the round in `stage` for `run`. `Break` carries the call's
+/// result; `Continue` means the wait is over and `stage` is idle, ready for
+/// the next attempt.
+pub(crate) fn poll_round<C, S, H, Fut, T, E>(
+    run: &mut Run<'_, C, S, H>,
+    mut stage: Pin<&mut Stage<Fut, S::Sleep>>,
+    cx: &mut Context<'_>,
+) -> Poll<ControlFlow<Result<T, E>>>
+where
+    C: Clock,
+    S: Sleeper,
+    H: HookSet<E>,
+    Fut: Future<Output = Result<T, E>>,
+    E: Classify,
+{
+    #[cfg(feature = "tracing")]
+    let _span = run.span().clone().entered();
+    loop {
+        match stage.as_mut().project() {
+            StageProj::Attempt { fut, mut timer } => {
+                let result = match fut.poll(cx) {
+                    Poll::Ready(result) => result,
+                    Poll::Pending => {
+                        let Some(armed) = timer.as_mut().as_pin_mut() else {
+                            return Poll::Pending;
+                        };
+                        ready!(armed.poll(cx));
+                        timer.set(None);
+                        let info = AttemptTimeout {
+                            attempt: run.attempts(),
+                            timeout: run.policy().attempt_timeout().unwrap_or_default(),
+                        };
+                        match E::from_timeout(info) {
+                            Some(timed_out) => Err(timed_out),
+                            // The error type cannot say "timed out": the
+                            // attempt runs on (init() refuses such a policy).
+                            None => return Poll::Pending,
+                        }
+                    }
+                };
+                match result {
+                    Ok(value) => {
+                        stage.set(Stage::Idle);
+                        run.succeeded();
+                        return Poll::Ready(ControlFlow::Break(Ok(value)));
+                    }
+                    // Decide first, sleep after: the error is dropped here.
+                    Err(error) => match run.decide(error) {
+                        Ok(wait) => stage.set(Stage::Wait {
+                            sleep: run.sleeper().sleep(wait),
+                        }),
+                        Err(error) => {
+                            stage.set(Stage::Idle);
+                            return Poll::Ready(ControlFlow::Break(Err(error)));
+                        }
+                    },
+                }
+            }
+            StageProj::Wait { sleep } => {
+                ready!(sleep.poll(cx));
+                stage.set(Stage::Idle);
+                return Poll::Ready(ControlFlow::Continue(()));
+            }
+            StageProj::Idle => return Poll::Ready(ControlFlow::Continue(())),
+        }
+    }
+}
+
+pin_project! {
+    /// One round that `#[retry]` awaits: it borrows the call's state, so
+    /// the attempt it holds may borrow the function's arguments.
+    #[must_use = "a round does nothing until awaited"]
+    pub struct Round<'r, 'p, C, S: Sleeper, H, Fut> {
+        run: &'r mut Run<'p, C, S, H>,
+        #[pin]
+        stage: Stage<Fut, S::Sleep>,
+    }
+}
+
+impl<'r, 'p, C: Clock, S: Sleeper, H, Fut> Round<'r, 'p, C, S, H, Fut> {
+    /// Begins the round's attempt, made by `make`.
+    pub(crate) fn new(run: &'r mut Run<'p, C, S, H>, make: impl FnOnce() -> Fut) -> Self {
+        let stage = attempt(run, make);
+        Round { run, stage }
+    }
+}
+
+impl<C, S, H, Fut, T, E> Future for Round<'_, '_, C, S, H, Fut>
+where
+    C: Clock,
+    S: Sleeper,
+    H: HookSet<E>,
+    Fut: Future<Output = Result<T, E>>,
+    E: Classify,
+{
+    type Output = ControlFlow<Result<T, E>>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        poll_round(this.run, this.stage, cx)
+    }
+}
+
+pin_project! {
+    /// A whole call that owns its loop: attempts made by `op`, round after
+    /// round, then `finish` makes the output from the result and the run.
+    #[must_use = "a call does nothing until awaited"]
+    pub(crate) struct Call<'p, C, S: Sleeper, H, F, Fut, Fin> {
+        run: Run<'p, C, S, H>,
+        op: F,
+        finish: Option<Fin>,
+        #[pin]
+        stage: Stage<Fut, S::Sleep>,
+    }
+}
+
+impl<'p, C, S: Sleeper, H, F, Fut, Fin> Call<'p, C, S, H, F, Fut, Fin> {
+    pub(crate) fn new(run: Run<'p, C, S, H>, op: F, finish: Fin) -> Self {
+        Call {
+            run,
+            op,
+            finish: Some(finish),
+            stage: Stage::idle(),
+        }
+    }
+}
+
+impl<'p, C, S, H, F, Fut, Fin, T, E, R> Future for Call<'p, C, S, H, F, Fut, Fin>
+where
+    C: Clock,
+    S: Sleeper,
+    H: HookSet<E>,
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, E>>,
+    E: Classify,
+    Fin: FnOnce(Result<T, E>, &Run<'p, C, S, H>) -> R,
+{
+    type Output = R;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<R> {
+        let mut this = self.project();
+        loop {
+            if matches!(*this.stage, Stage::Idle) {
+                let next = attempt(this.run, &mut *this.op);
+                this.stage.set(next);
+            }
+            if let ControlFlow::Break(result) =
+                ready!(poll_round(this.run, this.stage.as_mut(), cx))
+            {
+                let finish = this
+                    .finish
+                    .take()
+                    .expect("a finished call is not polled again");
+                return Poll::Ready(finish(result, this.run));
+            }
+        }
+    }
+}
