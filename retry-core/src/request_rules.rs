@@ -7,6 +7,7 @@
 use crate::builder::PolicyBuilder;
 use crate::policy::Policy;
 use crate::problem::Problems;
+use retry_schema::keys::Key;
 use std::sync::Arc;
 
 /// The request settings of one policy.
@@ -39,11 +40,11 @@ impl RequestRules {
             .collect();
         problems.require(
             bad.is_empty(),
-            "retry_on_status",
+            Key::RetryOnStatus.name(),
             "must list HTTP error statuses, from 400 to 599",
             format!(
-                "remove {} (success and redirect statuses are never retried; \
-                 write an error status such as 409)",
+                "remove {} (the list adds error statuses to retry, such as 409; \
+                 a success or redirect is never retried)",
                 bad.join(", ")
             ),
         );
@@ -51,7 +52,7 @@ impl RequestRules {
         for method in methods {
             problems.require(
                 is_method_token(method),
-                "retry_methods",
+                Key::RetryMethods.name(),
                 "must list HTTP method names, in upper case (methods are case-sensitive)",
                 format!(
                     "write `{}` instead of `{}`",
@@ -62,7 +63,7 @@ impl RequestRules {
         }
         problems.require(
             self.max_replay_body <= Policy::MAX_REPLAY_BODY,
-            "max_replay_body",
+            Key::MaxReplayBody.name(),
             "must be at most 64 MiB (67108864 bytes): the body is held in memory for each request in flight",
             format!(
                 "lower max_replay_body to at most 67108864 (got {}), or send such bodies \
