@@ -18,6 +18,7 @@ use toml::de::{DeTable, DeValue};
 mod classes;
 mod duration;
 pub(crate) mod engine;
+mod http;
 
 use retry_schema::duration::show_duration;
 pub(crate) use retry_schema::keys::{BUDGET_KEYS, Key, Kind, POLICY_KEYS};
@@ -37,6 +38,11 @@ pub(crate) enum Value {
     Classes(Vec<String>),
     /// A budget name, or `"none"`.
     MaybeName(Option<String>),
+    /// HTTP status codes (the engine checks which it accepts).
+    Statuses(Vec<u16>),
+    /// HTTP method names (the engine checks their form).
+    Methods(Vec<String>),
+    Bytes(u64),
 }
 
 impl fmt::Display for Value {
@@ -54,6 +60,15 @@ impl fmt::Display for Value {
             Value::Count(n) => write!(f, "{n}"),
             Value::Classes(c) => write!(f, "[{}]", c.join(", ")),
             Value::MaybeName(Some(n)) => f.write_str(n),
+            Value::Statuses(codes) => {
+                let codes: Vec<String> = codes.iter().map(u16::to_string).collect();
+                write!(f, "[{}]", codes.join(", "))
+            }
+            Value::Methods(m) => {
+                let quoted: Vec<String> = m.iter().map(|m| format!("{m:?}")).collect();
+                write!(f, "[{}]", quoted.join(", "))
+            }
+            Value::Bytes(n) => write!(f, "{n}"),
         }
     }
 }
@@ -86,7 +101,15 @@ impl Cx<'_> {
     /// How to write `key = <example>` in this context.
     fn fix(&self, key: Key, example: &str) -> String {
         match self.env_var {
-            Some(var) => format!("{var}={}", example.trim_matches('"')),
+            // A variable writes a list as comma-separated words.
+            Some(var) => {
+                let words = example.trim_start_matches('[').trim_end_matches(']');
+                let words: Vec<&str> = words
+                    .split(',')
+                    .map(|w| w.trim().trim_matches('"'))
+                    .collect();
+                format!("{var}={}", words.join(","))
+            }
             None => format!("{} = {example}", key.name()),
         }
     }
@@ -182,6 +205,24 @@ fn parse_value(
             }
         }
         Kind::Classes => classes(value, cx).map(Value::Classes),
+        Kind::Statuses => http::statuses(key, value, cx).map(Value::Statuses),
+        Kind::Methods => http::methods(key, value, cx).map(Value::Methods),
+        Kind::Bytes => {
+            let Some(int) = value.get_ref().as_integer() else {
+                return Err(wrong_type("a whole number of bytes"));
+            };
+            let parsed = i128::from_str_radix(int.as_str(), int.radix()).ok();
+            match parsed.and_then(|n| u64::try_from(n).ok()) {
+                Some(n) => Ok(Value::Bytes(n)),
+                None => Err(cx
+                    .error(
+                        range,
+                        format!("`{name}` must be a whole number of bytes from 0, found {int}"),
+                        "out of range",
+                    )
+                    .note(format!("write it as: {}", cx.fix(key, key.example())))),
+            }
+        }
         Kind::NameOrNone => {
             let s = value
                 .get_ref()
@@ -192,7 +233,7 @@ fn parse_value(
     }
 }
 
-fn type_name(value: &DeValue<'_>) -> &'static str {
+pub(crate) fn type_name(value: &DeValue<'_>) -> &'static str {
     match value {
         DeValue::String(_) => "a string",
         DeValue::Integer(_) => "an integer",

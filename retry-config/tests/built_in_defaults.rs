@@ -64,6 +64,9 @@ fn built_in_defaults_are_retry_cores() {
     assert_eq!(written.attempt_timeout(), core.attempt_timeout());
     assert_eq!(written.retry_on(), core.retry_on());
     assert_eq!(written.max_retry_after(), core.max_retry_after());
+    assert_eq!(written.retry_on_status(), core.retry_on_status());
+    assert_eq!(written.retry_methods(), core.retry_methods());
+    assert_eq!(written.max_replay_body(), core.max_replay_body());
     assert!(written.budget().is_none() && core.budget().is_none());
     let budget = config.explain_budget("written").unwrap();
     let core_budget = RetryBudget::builder().build().unwrap();

@@ -387,3 +387,53 @@ fn durations_accept_the_documented_units() {
         assert_eq!(c.policy("a").unwrap().min_delay(), expected, "{text}");
     }
 }
+
+/// The HTTP keys layer like every other key: `[defaults]`, the extends
+/// chain, the profile, then the environment (a comma-separated list there).
+#[test]
+fn http_keys_follow_the_layer_order() {
+    let file = r#"
+[defaults]
+retry_on_status = [409]
+
+[policies.api]
+retry_methods = ["POST"]
+
+[policies.api-bulk]
+extends = "api"
+max_replay_body = 1048576
+
+[profiles.test.policies.api]
+retry_on_status = [425, 409]
+"#;
+    let env = Env::new().with("RETRY_POLICY__API_BULK__RETRY_METHODS", "PATCH, POST");
+    let options = Options::new().profile("test").env(env);
+    let config =
+        Config::load_str(file, "retry.toml", &options).unwrap_or_else(|d| panic!("{}", d.render()));
+    let bulk = config.policy("api-bulk").unwrap();
+    assert_eq!(
+        bulk.retry_on_status(),
+        &[425, 409],
+        "the profile's overlay of its ancestor"
+    );
+    let methods: Vec<&str> = bulk.retry_methods().iter().map(|m| &**m).collect();
+    assert_eq!(methods, ["PATCH", "POST"], "the environment, last");
+    assert_eq!(bulk.max_replay_body(), 1_048_576);
+    let api = config.policy("api").unwrap();
+    assert_eq!(api.max_replay_body(), 65_536, "the built-in default");
+    assert_eq!(
+        layer_of(&config, "api-bulk", "retry_methods"),
+        (
+            "[\"PATCH\", \"POST\"]".to_owned(),
+            Layer::Env("RETRY_POLICY__API_BULK__RETRY_METHODS".into())
+        )
+    );
+    assert_eq!(
+        layer_of(&config, "api-bulk", "retry_on_status").0,
+        "[425, 409]"
+    );
+    assert_eq!(
+        layer_of(&config, "api", "max_replay_body").1,
+        Layer::Builtin
+    );
+}

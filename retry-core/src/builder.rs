@@ -6,6 +6,7 @@ use crate::budget::RetryBudget;
 use crate::jitter::Jitter;
 use crate::policy::Policy;
 use crate::problem::{PolicyError, Problems};
+use crate::request_rules::RequestRules;
 use retry_schema::keys::Key;
 use std::sync::Arc;
 use std::time::Duration;
@@ -26,7 +27,7 @@ use std::time::Duration;
 #[must_use = "a builder does nothing until `.build()`"]
 pub struct PolicyBuilder {
     /// The settings so far; a `Policy` only once `build` has checked them.
-    draft: Policy,
+    pub(crate) draft: Policy,
 }
 
 impl PolicyBuilder {
@@ -71,6 +72,7 @@ impl PolicyBuilder {
                 retry_on: None,
                 max_retry_after: Some(Duration::from_secs(60)),
                 budget: None,
+                requests: RequestRules::DEFAULT,
             },
         }
     }
@@ -290,6 +292,7 @@ impl PolicyBuilder {
                 "remove the empty name from retry_on".to_string(),
             );
         }
+        p.requests.check(&mut problems);
         let problems = problems.into_vec();
         if !problems.is_empty() {
             return Err(PolicyError::policy(p.name.as_deref(), problems));

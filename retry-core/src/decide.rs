@@ -117,13 +117,10 @@ pub(crate) fn decide(
     owed: Owed,
     clock: impl FnOnce() -> (Duration, Instant),
 ) -> Step {
-    let class = match failure.class {
-        Class::Permanent => return Step::GiveUp(Ending::Permanent),
-        Class::Retryable(name) => name,
-    };
-    // A timed-out attempt is always retryable; other classes must be in `retry_on`.
-    let in_policy = failure.class == Class::TIMEOUT || policy.retries_class(class);
-    if !in_policy || !failure.allowed {
+    if failure.class == Class::Permanent {
+        return Step::GiveUp(Ending::Permanent);
+    }
+    if !in_policy(policy, failure.class) || !failure.allowed {
         return Step::GiveUp(Ending::NotRetryable);
     }
     if policy
@@ -168,6 +165,16 @@ pub(crate) fn decide(
     tally.last_delay_ns = nanos(computed);
     tally.waited_ns = tally.waited_ns.saturating_add(nanos(wait));
     Step::Retry { wait, hinted }
+}
+
+/// Whether the policy retries errors of `class`: a timed-out attempt always,
+/// a permanent error never, other classes when `retry_on` lists them.
+pub(crate) fn in_policy(policy: &Policy, class: Class) -> bool {
+    match class {
+        Class::Permanent => false,
+        Class::TIMEOUT => true,
+        Class::Retryable(name) => policy.retries_class(name),
+    }
 }
 
 /// The in-process form of the kernel's state: one per call, never shared,

@@ -63,6 +63,17 @@ pub trait HookSet<E> {
         let _ = error;
         true
     }
+    /// Why the call's request cannot be sent again, asked after a failure
+    /// the policy would retry; `None` (the default) when it can. The HTTP
+    /// integrations answer for a body they could not keep and a method that
+    /// is not idempotent, and the call then ends with that reason
+    /// ([`Ending::BodyNotReplayable`](crate::Ending::BodyNotReplayable),
+    /// [`Ending::NotIdempotent`](crate::Ending::NotIdempotent)) instead of
+    /// a silent single attempt. (A hook, not part of the error: a timed-out
+    /// attempt's error is made by the engine and knows nothing of the request.)
+    fn unrepeatable(&self) -> Option<Unrepeatable> {
+        None
+    }
     /// Called before each wait.
     fn on_retry(&self, event: &RetryEvent<'_, E>) {
         let _ = event;
@@ -77,6 +88,37 @@ pub trait HookSet<E> {
     /// success path reads no clock. `true` by default.
     fn wants_give_up(&self) -> bool {
         true
+    }
+}
+
+/// Why a request cannot be sent again (see [`HookSet::unrepeatable`]).
+///
+/// ```
+/// use retry_core::{Ending, __private::hooks::Unrepeatable};
+/// assert_eq!(Unrepeatable::BodyNotReplayable.ending(), Ending::BodyNotReplayable);
+/// assert_eq!(Unrepeatable::NotIdempotent.ending().as_str(), "not_idempotent");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Unrepeatable {
+    /// Its body was larger than the policy's `max_replay_body`, or a stream
+    /// that cannot be replayed.
+    BodyNotReplayable,
+    /// Its method is not idempotent and the policy does not opt it in.
+    NotIdempotent,
+}
+
+impl Unrepeatable {
+    /// The end reason a call gets when this stops it.
+    ///
+    /// ```
+    /// use retry_core::__private::hooks::Unrepeatable;
+    /// assert_eq!(Unrepeatable::NotIdempotent.ending(), retry_core::Ending::NotIdempotent);
+    /// ```
+    pub const fn ending(self) -> crate::Ending {
+        match self {
+            Unrepeatable::BodyNotReplayable => crate::Ending::BodyNotReplayable,
+            Unrepeatable::NotIdempotent => crate::Ending::NotIdempotent,
+        }
     }
 }
 

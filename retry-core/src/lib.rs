@@ -56,17 +56,28 @@ mod classify;
 pub mod clock;
 mod decide;
 mod hooks;
+#[cfg(feature = "http")]
+pub mod http;
 mod jitter;
+#[cfg(feature = "metrics")]
+pub mod metrics;
 mod oracle;
 mod policy;
+#[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
+mod policy_source;
 mod problem;
 pub mod registry;
 mod report;
+mod request_rules;
+#[cfg(feature = "reqwest-middleware")]
+pub mod reqwest;
 mod retry;
 mod rng;
 mod round;
 mod schedule;
 mod site;
+#[cfg(feature = "tower")]
+pub mod tower;
 
 // The public API is what a user names, and nothing else (pinned by
 // tests/public_api.rs). The decision kernel, the loop's per-call state, the

@@ -6,6 +6,7 @@ use crate::backoff::{Backoff, clamp_nanos, nanos_f64};
 use crate::budget::RetryBudget;
 use crate::builder::PolicyBuilder;
 use crate::jitter::Jitter;
+use crate::request_rules::RequestRules;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -38,6 +39,8 @@ pub struct Policy {
     pub(crate) retry_on: Option<Arc<[Box<str>]>>,
     pub(crate) max_retry_after: Option<Duration>,
     pub(crate) budget: Option<Arc<RetryBudget>>,
+    /// What the policy says about HTTP requests (see `request_rules`).
+    pub(crate) requests: RequestRules,
 }
 
 impl Default for Policy {

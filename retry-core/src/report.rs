@@ -23,6 +23,15 @@ pub enum Ending {
     NotRetryable,
     /// The shared retry budget refused the retry.
     BudgetEmpty,
+    /// The failure was retryable, but the request's body could not be sent
+    /// again: larger than the policy's `max_replay_body`, or a stream that
+    /// cannot be replayed.
+    BodyNotReplayable,
+    /// The failure was retryable, but the request's method is not
+    /// idempotent (and neither carries an `Idempotency-Key` nor is opted in
+    /// by the policy's `retry_methods`), so sending it again could repeat
+    /// its effect.
+    NotIdempotent,
 }
 
 impl Ending {
@@ -39,6 +48,8 @@ impl Ending {
             Ending::Permanent => "permanent",
             Ending::NotRetryable => "not_retryable",
             Ending::BudgetEmpty => "budget_empty",
+            Ending::BodyNotReplayable => "body_not_replayable",
+            Ending::NotIdempotent => "not_idempotent",
         }
     }
 }

@@ -8,7 +8,7 @@ use crate::classify::Classify;
 use crate::clock::{
     BlockingSleeper, Clock, DefaultClock, DefaultSleeper, Sleeper, SystemClock, ThreadSleeper,
 };
-use crate::decide::{Decider, Failure, Step};
+use crate::decide::{Decider, Failure, Step, in_policy};
 use crate::hooks::{GiveUpEvent, HookSet, Hooks, RetryEvent};
 use crate::policy::Policy;
 use crate::report::{Ending, Report};
@@ -448,10 +448,12 @@ impl<'p, C: Clock, S, H> Run<'p, C, S, H> {
         E: Classify,
         H: HookSet<E>,
     {
+        let allowed = self.hooks.retry_if(&error);
+        let unrepeatable = HookSet::<E>::unrepeatable(&self.hooks);
         let failure = Failure {
             class: error.class(),
             hint: error.retry_after(),
-            allowed: self.hooks.retry_if(&error),
+            allowed: allowed && unrepeatable.is_none(),
         };
         // The clock is read only if the verdict or the report needs it.
         let clock = &self.clock;
@@ -477,10 +479,20 @@ impl<'p, C: Clock, S, H> Run<'p, C, S, H> {
                     "retrying"
                 );
                 self.hooks.on_retry(&event);
+                #[cfg(feature = "metrics")]
+                crate::metrics::retried(self.policy, wait, failure.hint, hinted);
                 Ok(wait)
             }
             Step::GiveUp(ending) => {
+                // The kernel refuses a request that cannot be sent again as
+                // it refuses any disallowed retry; the call says which it was.
+                let ending = match unrepeatable {
+                    Some(why) if allowed && in_policy(self.policy, failure.class) => why.ending(),
+                    _ => ending,
+                };
                 self.ending = Some(ending);
+                #[cfg(feature = "metrics")]
+                crate::metrics::ended(self.policy, ending, self.decider.attempts());
                 let now = read.unwrap_or_else(|| self.clock.now());
                 let report = self.decider.report(ending, now);
                 #[cfg(feature = "tracing")]
@@ -500,8 +512,16 @@ impl<'p, C: Clock, S, H> Run<'p, C, S, H> {
         }
     }
 
+    /// The call ended in success. With `decide`'s giving up, the one place
+    /// that records how calls end (for metrics), whichever entry point.
+    #[inline]
+    pub(crate) fn succeeded(&self) {
+        #[cfg(feature = "metrics")]
+        crate::metrics::ended(self.policy, Ending::Success, self.decider.attempts());
+    }
+
     /// How the call has gone so far; `Success` unless it gave up.
-    fn report(&self) -> Report {
+    pub fn report(&self) -> Report {
         self.decider
             .report(self.ending.unwrap_or(Ending::Success), self.clock.now())
     }

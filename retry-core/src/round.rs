@@ -104,6 +104,7 @@ where
                 match result {
                     Ok(value) => {
                         stage.set(Stage::Idle);
+                        run.succeeded();
                         return Poll::Ready(ControlFlow::Break(Ok(value)));
                     }
                     // Decide first, sleep after: the error is dropped here.

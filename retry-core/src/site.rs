@@ -89,8 +89,9 @@ impl SiteCache {
     }
 }
 
-/// The site's policy, after the first-use checks.
-fn checked(call: &'static CallSite) -> Arc<Policy> {
+/// The site's policy, after the first-use checks. Also the lookup of a
+/// tower `RetryLayer::policy(name)`, whose call site is where it was built.
+pub(crate) fn checked(call: &CallSite) -> Arc<Policy> {
     match registry::policy(call.policy) {
         Some(policy) => {
             if policy.attempt_timeout().is_some() && call.cannot_time_out() {
@@ -117,10 +118,13 @@ enum Problem {
     TimeoutNotCarried,
 }
 
-/// Says `message` unless this site already said this problem.
-fn once(call: &'static CallSite, problem: Problem, message: impl FnOnce() -> String) {
-    static SAID: Mutex<Option<HashSet<(usize, Problem)>>> = Mutex::new(None);
-    let key = (std::ptr::from_ref(call) as usize, problem);
+/// Says `message` unless this site already said this problem. A site is
+/// known by where it is and the policy it names (not by its address), so
+/// sites made at run time, like a tower layer's, are said once too.
+fn once(call: &CallSite, problem: Problem, message: impl FnOnce() -> String) {
+    type Key = (&'static str, &'static str, u32, &'static str, Problem);
+    static SAID: Mutex<Option<HashSet<Key>>> = Mutex::new(None);
+    let key = (call.policy, call.file, call.line, call.function, problem);
     let first = SAID
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
@@ -137,6 +141,15 @@ fn once(call: &'static CallSite, problem: Problem, message: impl FnOnce() -> Str
             "{message}"
         );
     }
+}
+
+/// Says, once per site, that `policy`'s `attempt_timeout` cannot be
+/// enforced there (for sites whose error type is known only at the call).
+#[cfg(feature = "tower")]
+pub(crate) fn warn_timeout_not_carried(call: &CallSite, policy: &Policy) {
+    once(call, Problem::TimeoutNotCarried, || {
+        timeout_not_carried(call, policy)
+    });
 }
 
 fn site(call: &CallSite) -> String {

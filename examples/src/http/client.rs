@@ -1,11 +1,11 @@
 //! One HTTP GET over a fresh connection, with its failure classified.
 
-use super::retry_after::parse_retry_after;
 use http_body_util::{BodyExt, Empty};
 use hyper::body::Bytes;
 use hyper::client::conn::http1;
 use hyper::{Request, StatusCode};
 use hyper_util::rt::TokioIo;
+use retry_core::http::parse_retry_after;
 use retry_core::{Classify, retry};
 use std::fmt;
 use std::net::SocketAddr;

@@ -9,9 +9,9 @@
 //! reply was sent, instead of leaving an unexplained 1.12 s.
 
 use super::client::fetch;
-use super::retry_after::RetryAfterValue;
 use super::server::{Exchange, Reply, RetryAfter, ScriptedServer};
 use retry_config::show_duration;
+use retry_core::http::RetryAfterValue;
 use std::io::Write;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 

@@ -3,16 +3,15 @@
 //! forms RFC 9110 §10.2.3 allows, then succeeds.
 //!
 //! The client's error type classifies 5xx as transient, 429 as throttled and
-//! other 4xx as permanent, and carries the parsed `Retry-After` as a server
+//! other 4xx as permanent, and carries the `Retry-After` (parsed by
+//! `retry_core::http::parse_retry_after`) as a server
 //! hint, which the engine obeys (clamped by `max_retry_after`, and ending the
 //! call at once when it does not fit the deadline).
 
 mod client;
 mod demo;
-mod retry_after;
 mod server;
 
 pub use client::{HttpError, fetch, fetch_once};
 pub use demo::{demo_script, run_demo};
-pub use retry_after::{RetryAfterValue, parse_retry_after};
 pub use server::{Exchange, Reply, RetryAfter, ScriptedServer};

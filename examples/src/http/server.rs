@@ -80,6 +80,8 @@ pub struct Reply {
     pub status: u16,
     /// The `Retry-After` header, if any.
     pub retry_after: Option<RetryAfter>,
+    /// How long the server takes before it answers (on tokio's clock).
+    pub delay: Duration,
 }
 
 impl Reply {
@@ -92,6 +94,21 @@ impl Reply {
         Reply {
             status,
             retry_after: None,
+            delay: Duration::ZERO,
+        }
+    }
+
+    /// A reply sent after `delay`: a server slowing down.
+    ///
+    /// ```
+    /// let r = examples::http::Reply::slow(200, std::time::Duration::from_secs(30));
+    /// assert_eq!(r.delay.as_secs(), 30);
+    /// ```
+    pub const fn slow(status: u16, delay: Duration) -> Self {
+        Reply {
+            status,
+            retry_after: None,
+            delay,
         }
     }
 
@@ -106,6 +123,7 @@ impl Reply {
         Reply {
             status,
             retry_after: Some(retry_after),
+            delay: Duration::ZERO,
         }
     }
 }
@@ -144,7 +162,8 @@ struct State {
 }
 
 impl State {
-    fn respond(&self) -> Response<Full<Bytes>> {
+    /// The next reply, and how long to wait before sending it.
+    fn respond(&self) -> (Response<Full<Bytes>>, Duration) {
         self.requests.fetch_add(1, Ordering::SeqCst);
         let arrived = tokio::time::Instant::now();
         let next = self.script.lock().ok().and_then(|mut s| s.pop_front());
@@ -170,9 +189,10 @@ impl State {
         if let Some(value) = retry_after {
             response = response.header("retry-after", value);
         }
-        response
+        let response = response
             .body(Full::new(Bytes::from_static(body.as_bytes())))
-            .unwrap_or_else(|_| Response::new(Full::new(Bytes::new())))
+            .unwrap_or_else(|_| Response::new(Full::new(Bytes::new())));
+        (response, reply.delay)
     }
 }
 
@@ -214,8 +234,11 @@ impl ScriptedServer {
                 let state = shared.clone();
                 tokio::spawn(async move {
                     let service = service_fn(move |_req: Request<Incoming>| {
-                        let response = state.respond();
-                        async move { Ok::<_, Infallible>(response) }
+                        let (response, delay) = state.respond();
+                        async move {
+                            tokio::time::sleep(delay).await;
+                            Ok::<_, Infallible>(response)
+                        }
                     });
                     let _ = http1::Builder::new()
                         .serve_connection(TokioIo::new(stream), service)

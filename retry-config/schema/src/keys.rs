@@ -69,6 +69,12 @@ pub enum Kind {
     Classes,
     /// The name of a `[budgets.NAME]` table, or [`NONE`].
     NameOrNone,
+    /// An array of HTTP status codes (whole numbers).
+    Statuses,
+    /// An array of HTTP method names (strings, upper case).
+    Methods,
+    /// A whole number of bytes, from 0 up.
+    Bytes,
 }
 
 /// A key's built-in default: what a policy has when no layer sets the key.
@@ -93,6 +99,8 @@ pub enum BuiltIn {
     /// Not set at all, which has its own meaning: `retry_on` unset retries
     /// every class but permanent.
     Unset,
+    /// An empty list: nothing besides what the engine always does.
+    Empty,
 }
 
 impl BuiltIn {
@@ -137,6 +145,7 @@ impl BuiltIn {
             BuiltIn::Duration(d) => Some(format!("\"{}\"", show_duration(d))),
             BuiltIn::None => Some(format!("\"{NONE}\"")),
             BuiltIn::Unset => None,
+            BuiltIn::Empty => Some("[]".to_owned()),
         }
     }
 }
@@ -282,6 +291,12 @@ keys! {
         MaxRetryAfter = "max_retry_after", DurationOrNone, "\"60s\"", BuiltIn::Duration(Duration::from_secs(60));
         /// The shared retry budget.
         Budget = "budget", NameOrNone, "\"broker\"", BuiltIn::None;
+        /// HTTP statuses retried besides 408, 429, 500, 502, 503 and 504.
+        RetryOnStatus = "retry_on_status", Statuses, "[409]", BuiltIn::Empty;
+        /// HTTP methods sent again besides the idempotent ones.
+        RetryMethods = "retry_methods", Methods, "[\"POST\"]", BuiltIn::Empty;
+        /// The most request-body bytes kept to send a request again.
+        MaxReplayBody = "max_replay_body", Bytes, "65536", BuiltIn::Count(65536);
     }
     budget {
         /// The fraction of calls that may be retried.

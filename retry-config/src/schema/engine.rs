@@ -103,6 +103,30 @@ fn binding(key: Key) -> Binding {
                 None => NONE.to_owned(),
             },
         },
+        Key::RetryOnStatus => Policy {
+            set: |b, v| match v {
+                Value::Statuses(codes) => b.retry_on_status(codes.iter().copied()),
+                _ => b,
+            },
+            get: |p| Value::Statuses(p.retry_on_status().to_vec()).to_string(),
+        },
+        Key::RetryMethods => Policy {
+            set: |b, v| match v {
+                Value::Methods(m) => b.retry_methods(m.iter().map(String::as_str)),
+                _ => b,
+            },
+            get: |p| {
+                let methods = p.retry_methods().iter().map(|m| m.to_string()).collect();
+                Value::Methods(methods).to_string()
+            },
+        },
+        Key::MaxReplayBody => Policy {
+            set: |b, v| match v {
+                Value::Bytes(n) => b.max_replay_body(*n),
+                _ => b,
+            },
+            get: |p| Value::Bytes(p.max_replay_body()).to_string(),
+        },
         Key::Ratio => Budget {
             set: |b, v| apply(b, number(v), RetryBudgetBuilder::ratio),
             get: |b| crate::show_number(b.ratio()),

@@ -13,7 +13,7 @@
 use super::classify::{IsResult, Tagged};
 use crate::hooks::RetryEvent;
 
-pub use crate::hooks::{Callback, HookSet, Hooks, RetryIfSlot, Unset};
+pub use crate::hooks::{Callback, HookSet, Hooks, RetryIfSlot, Unrepeatable, Unset};
 
 /// A `retry_if = path` predicate, applied to the user's error. A plain `fn`
 /// pointer: a wrong signature is one type error at the path, nothing more.

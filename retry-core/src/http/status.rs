@@ -1,0 +1,56 @@
+//! Which HTTP statuses are worth another attempt.
+
+use crate::classify::Class;
+use crate::policy::Policy;
+use http::StatusCode;
+
+/// The class of a response with `status` under `policy`, or `None` when the
+/// status is not a failure (1xx, 2xx, 3xx).
+///
+/// - 429 Too Many Requests: `throttled`.
+/// - 408 Request Timeout, 500, 502, 503, 504: `transient`.
+/// - a status listed in the policy's `retry_on_status`: `transient`.
+/// - any other 4xx or 5xx: permanent (retrying will not change the answer).
+///
+/// ```
+/// use http::StatusCode;
+/// use retry_core::{Class, Policy, http::status_class};
+/// let policy = Policy::default();
+/// assert_eq!(status_class(StatusCode::TOO_MANY_REQUESTS, &policy), Some(Class::THROTTLED));
+/// assert_eq!(status_class(StatusCode::CONFLICT, &policy), Some(Class::Permanent));
+/// assert_eq!(status_class(StatusCode::OK, &policy), None);
+/// let lenient = Policy::builder().retry_on_status([409]).build().unwrap();
+/// assert_eq!(status_class(StatusCode::CONFLICT, &lenient), Some(Class::TRANSIENT));
+/// ```
+pub fn status_class(status: StatusCode, policy: &Policy) -> Option<Class> {
+    let code = status.as_u16();
+    if code < 400 {
+        return None;
+    }
+    Some(match code {
+        429 => Class::THROTTLED,
+        408 | 500 | 502 | 503 | 504 => Class::TRANSIENT,
+        _ if policy.retry_on_status().contains(&code) => Class::TRANSIENT,
+        _ => Class::Permanent,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_status_has_the_class_the_issue_gives_it() {
+        let policy = Policy::default();
+        for code in 100..=599u16 {
+            let status = StatusCode::from_u16(code).unwrap();
+            let expected = match code {
+                100..=399 => None,
+                429 => Some(Class::THROTTLED),
+                408 | 500 | 502 | 503 | 504 => Some(Class::TRANSIENT),
+                _ => Some(Class::Permanent),
+            };
+            assert_eq!(status_class(status, &policy), expected, "{code}");
+        }
+    }
+}

@@ -1,0 +1,117 @@
+//! Metrics through the [`metrics`](https://docs.rs/metrics) facade (feature
+//! `metrics`), recorded by the one retry loop, so `#[retry]`, [`Retry`](crate::Retry),
+//! the tower layer and the reqwest middleware all count alike. Every metric
+//! carries the label `retry.policy` (the policy's name, `<unnamed>` for a
+//! policy built in code without one). Names follow OpenTelemetry's style
+//! (dotted, durations in seconds).
+//!
+//! | name | kind | labels | what |
+//! |---|---|---|---|
+//! | `retry.calls` | counter | `retry.ending`, `retry.retried` | calls, by end reason ([`Ending::as_str`](crate::Ending::as_str)) and whether any retry happened |
+//! | `retry.call.attempts` | histogram | | attempts per call, the first included |
+//! | `retry.retries` | counter | | retries (waits begun) |
+//! | `retry.wait.duration` | histogram (s) | | each wait before a retry |
+//! | `retry.budget.refusals` | counter | | retries the shared budget refused |
+//! | `retry.hints` | counter | `retry.hint` = `honoured` / `clamped` | waits taken from a server hint, as given or cut to `max_retry_after` |
+//!
+//! Recording allocates the labels of each metric (a few small vectors per
+//! call; the policy name itself is shared), so with this feature on the
+//! success path is no longer allocation-free.
+//!
+//! The classic four kinds come from `retry.calls`: succeeded without retry
+//! (`retry.ending="success"`, `retry.retried="false"`), succeeded with retry
+//! (`"success"`, `"true"`), failed without retry (any other ending,
+//! `"false"`), failed with retry (any other ending, `"true"`).
+//!
+//! ```
+//! retry_core::metrics::describe(); // registers units and descriptions with the recorder
+//! assert_eq!(retry_core::metrics::CALLS, "retry.calls");
+//! ```
+
+use crate::policy::Policy;
+use crate::report::Ending;
+use metrics::{SharedString, Unit, counter, describe_counter, describe_histogram, histogram};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Calls, by `retry.ending` and `retry.retried`.
+pub const CALLS: &str = "retry.calls";
+/// Attempts per call.
+pub const ATTEMPTS: &str = "retry.call.attempts";
+/// Retries.
+pub const RETRIES: &str = "retry.retries";
+/// Each wait before a retry, in seconds.
+pub const WAIT: &str = "retry.wait.duration";
+/// Retries the budget refused.
+pub const BUDGET_REFUSALS: &str = "retry.budget.refusals";
+/// Waits taken from a server hint, by `retry.hint` (`honoured`, `clamped`).
+pub const HINTS: &str = "retry.hints";
+
+/// Describes each metric (unit and meaning) to the installed recorder.
+///
+/// ```
+/// retry_core::metrics::describe();
+/// ```
+pub fn describe() {
+    describe_counter!(
+        CALLS,
+        Unit::Count,
+        "retried calls, by end reason and whether they retried"
+    );
+    describe_histogram!(
+        ATTEMPTS,
+        Unit::Count,
+        "attempts per call, the first included"
+    );
+    describe_counter!(RETRIES, Unit::Count, "retries (waits begun)");
+    describe_histogram!(WAIT, Unit::Seconds, "each wait before a retry");
+    describe_counter!(
+        BUDGET_REFUSALS,
+        Unit::Count,
+        "retries the shared retry budget refused"
+    );
+    describe_counter!(
+        HINTS,
+        Unit::Count,
+        "waits taken from a server hint: honoured, or clamped to max_retry_after"
+    );
+}
+
+/// The `retry.policy` label: the policy's own name, shared, not copied.
+fn name(policy: &Policy) -> SharedString {
+    match &policy.name {
+        Some(name) => SharedString::from_shared(Arc::clone(name)),
+        None => SharedString::const_str("<unnamed>"),
+    }
+}
+
+/// A retry was decided: its wait, and whether a hint set it.
+pub(crate) fn retried(policy: &Policy, wait: Duration, hint: Option<Duration>, hinted: bool) {
+    let policy_name = name(policy);
+    counter!(RETRIES, "retry.policy" => policy_name.clone()).increment(1);
+    histogram!(WAIT, "retry.policy" => policy_name.clone()).record(wait.as_secs_f64());
+    if hinted {
+        let clamped = hint
+            .zip(policy.max_retry_after())
+            .is_some_and(|(h, max)| h > max);
+        let kind = if clamped { "clamped" } else { "honoured" };
+        counter!(HINTS, "retry.policy" => policy_name, "retry.hint" => kind).increment(1);
+    }
+}
+
+/// A call ended after `attempts` attempts.
+pub(crate) fn ended(policy: &Policy, ending: Ending, attempts: u32) {
+    let policy_name = name(policy);
+    let retried = if attempts > 1 { "true" } else { "false" };
+    counter!(
+        CALLS,
+        "retry.policy" => policy_name.clone(),
+        "retry.ending" => ending.as_str(),
+        "retry.retried" => retried
+    )
+    .increment(1);
+    histogram!(ATTEMPTS, "retry.policy" => policy_name.clone()).record(f64::from(attempts));
+    if ending == Ending::BudgetEmpty {
+        counter!(BUDGET_REFUSALS, "retry.policy" => policy_name).increment(1);
+    }
+}

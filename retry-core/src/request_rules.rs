@@ -1,0 +1,212 @@
+//! What a policy says about HTTP requests: which statuses beyond the
+//! standard ones are retried, which methods beyond the idempotent ones may
+//! be sent again, and how much of a request body is kept to replay it.
+//! The settings live in every [`Policy`] (so a policy file means the same
+//! whichever features are built); the `http` feature's module applies them.
+
+use crate::builder::PolicyBuilder;
+use crate::policy::Policy;
+use crate::problem::Problems;
+use retry_schema::keys::Key;
+use std::sync::Arc;
+
+/// The request settings of one policy.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct RequestRules {
+    /// Statuses retried (as transient) besides 408, 429, 500, 502, 503, 504.
+    pub(crate) retry_on_status: Option<Arc<[u16]>>,
+    /// Methods that may be sent again besides the idempotent ones.
+    pub(crate) retry_methods: Option<Arc<[Box<str>]>>,
+    /// The most body bytes kept to replay a request.
+    pub(crate) max_replay_body: u64,
+}
+
+impl RequestRules {
+    /// No extra statuses or methods; bodies up to 64 KiB are replayed
+    /// (Linkerd's limit: enough for API calls, bounded per request in flight).
+    pub(crate) const DEFAULT: RequestRules = RequestRules {
+        retry_on_status: None,
+        retry_methods: None,
+        max_replay_body: 64 * 1024,
+    };
+
+    /// Adds every broken rule to `problems`.
+    pub(crate) fn check(&self, problems: &mut Problems) {
+        let statuses = self.retry_on_status.as_deref().unwrap_or_default();
+        let bad: Vec<String> = statuses
+            .iter()
+            .filter(|s| !(400..=599).contains(*s))
+            .map(u16::to_string)
+            .collect();
+        problems.require(
+            bad.is_empty(),
+            Key::RetryOnStatus.name(),
+            "must list HTTP error statuses, from 400 to 599",
+            format!(
+                "remove {} (the list adds error statuses to retry, such as 409; \
+                 a success or redirect is never retried)",
+                bad.join(", ")
+            ),
+        );
+        let methods = self.retry_methods.as_deref().unwrap_or_default();
+        for method in methods {
+            problems.require(
+                is_method_token(method),
+                Key::RetryMethods.name(),
+                "must list HTTP method names, in upper case (methods are case-sensitive)",
+                format!(
+                    "write `{}` instead of `{}`",
+                    method.trim().to_ascii_uppercase(),
+                    method.escape_debug()
+                ),
+            );
+        }
+        problems.require(
+            self.max_replay_body <= Policy::MAX_REPLAY_BODY,
+            Key::MaxReplayBody.name(),
+            "must be at most 64 MiB (67108864 bytes): the body is held in memory for each request in flight",
+            format!(
+                "lower max_replay_body to at most 67108864 (got {}), or send such bodies \
+                 without retry",
+                self.max_replay_body
+            ),
+        );
+    }
+}
+
+/// An HTTP method as RFC 9110 §9.1 writes it (a token), in upper case: the
+/// standard methods are upper case and matching is case-sensitive, so
+/// `"post"` would never match a POST.
+fn is_method_token(method: &str) -> bool {
+    !method.is_empty()
+        && method.bytes().all(|b| {
+            b.is_ascii_uppercase() || b.is_ascii_digit() || b"!#$%&'*+-.^_`|~".contains(&b)
+        })
+}
+
+impl Policy {
+    /// The largest [`max_replay_body`](Self::max_replay_body) accepted: 64 MiB.
+    pub const MAX_REPLAY_BODY: u64 = 64 * 1024 * 1024;
+
+    /// HTTP statuses retried (as transient errors) besides the standard
+    /// ones (408, 429, 500, 502, 503, 504); empty by default.
+    ///
+    /// ```
+    /// let p = retry_core::Policy::builder().retry_on_status([409]).build().unwrap();
+    /// assert_eq!(p.retry_on_status(), &[409]);
+    /// assert!(retry_core::Policy::default().retry_on_status().is_empty());
+    /// ```
+    pub fn retry_on_status(&self) -> &[u16] {
+        self.requests.retry_on_status.as_deref().unwrap_or_default()
+    }
+
+    /// HTTP methods that may be sent again besides the idempotent ones
+    /// (GET, HEAD, OPTIONS, PUT, DELETE, TRACE); empty by default.
+    ///
+    /// ```
+    /// let p = retry_core::Policy::builder().retry_methods(["POST"]).build().unwrap();
+    /// assert_eq!(&*p.retry_methods()[0], "POST");
+    /// ```
+    pub fn retry_methods(&self) -> &[Box<str>] {
+        self.requests.retry_methods.as_deref().unwrap_or_default()
+    }
+
+    /// The most request-body bytes kept to send a request again (64 KiB by
+    /// default); a larger body is sent once and the call ends "body not
+    /// replayable" instead of being retried.
+    ///
+    /// ```
+    /// assert_eq!(retry_core::Policy::default().max_replay_body(), 65536);
+    /// ```
+    pub const fn max_replay_body(&self) -> u64 {
+        self.requests.max_replay_body
+    }
+}
+
+impl PolicyBuilder {
+    /// Retries these HTTP statuses too (from 400 to 599), as transient errors.
+    ///
+    /// ```
+    /// let err = retry_core::Policy::builder().retry_on_status([409, 700]).build().unwrap_err();
+    /// assert_eq!(err.problems()[0].field, "retry_on_status");
+    /// assert!(err.problems()[0].fix.contains("700"));
+    /// ```
+    pub fn retry_on_status(mut self, statuses: impl IntoIterator<Item = u16>) -> Self {
+        let statuses: Arc<[u16]> = statuses.into_iter().collect();
+        self.draft.requests.retry_on_status = Some(statuses).filter(|s| !s.is_empty());
+        self
+    }
+
+    /// Lets requests with these methods be sent again too (upper case, as
+    /// HTTP writes them), for APIs that make them safe to repeat.
+    ///
+    /// ```
+    /// let err = retry_core::Policy::builder().retry_methods(["post"]).build().unwrap_err();
+    /// assert!(err.to_string().contains("write `POST` instead of `post`"), "{err}");
+    /// ```
+    pub fn retry_methods<I, S>(mut self, methods: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<Box<str>>,
+    {
+        let methods: Arc<[Box<str>]> = methods.into_iter().map(Into::into).collect();
+        self.draft.requests.retry_methods = Some(methods).filter(|m| !m.is_empty());
+        self
+    }
+
+    /// Sets how many request-body bytes are kept to replay a request (at
+    /// most [`Policy::MAX_REPLAY_BODY`]; 0 replays only empty bodies).
+    ///
+    /// ```
+    /// let p = retry_core::Policy::builder().max_replay_body(1024).build().unwrap();
+    /// assert_eq!(p.max_replay_body(), 1024);
+    /// assert!(retry_core::Policy::builder().max_replay_body(u64::MAX).build().is_err());
+    /// ```
+    pub fn max_replay_body(mut self, bytes: u64) -> Self {
+        self.draft.requests.max_replay_body = bytes;
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_bad_setting_names_its_field_rule_and_fix() {
+        let err = Policy::builder()
+            .retry_on_status([99, 409, 700, 200])
+            .retry_methods(["POST", "post", ""])
+            .max_replay_body(Policy::MAX_REPLAY_BODY + 1)
+            .build()
+            .unwrap_err();
+        let fields: Vec<&str> = err.problems().iter().map(|p| p.field).collect();
+        assert_eq!(
+            fields,
+            [
+                "retry_on_status",
+                "retry_methods",
+                "retry_methods",
+                "max_replay_body"
+            ]
+        );
+        let text = err.to_string();
+        assert!(text.contains("remove 99, 700, 200"), "{text}");
+        assert!(text.contains("write `POST` instead of `post`"), "{text}");
+        assert!(text.contains("got 67108865"), "{text}");
+    }
+
+    #[test]
+    fn valid_settings_build_and_empty_lists_mean_none() {
+        let p = Policy::builder()
+            .retry_on_status([409, 599, 400])
+            .retry_methods(["POST", "PATCH", "M-SEARCH"])
+            .max_replay_body(Policy::MAX_REPLAY_BODY)
+            .build()
+            .unwrap();
+        assert_eq!(p.retry_on_status(), &[409, 599, 400]);
+        assert_eq!(p.retry_methods().len(), 3);
+        let cleared = p.to_builder().retry_on_status([]).build().unwrap();
+        assert!(cleared.retry_on_status().is_empty());
+    }
+}

@@ -1,0 +1,200 @@
+//! A `reqwest_middleware::Middleware` over the one retry loop (feature
+//! `reqwest-middleware`; reqwest 0.13, which reqwest-middleware 0.5
+//! supports). It sees each response, so the HTTP semantics of
+//! [`crate::http`] apply: status classes, `Retry-After` and gRPC pushback
+//! hints (clamped by `max_retry_after`), idempotency, and the body limit.
+//!
+//! reqwest keeps a request body in memory as one buffer, so a retry sends a
+//! clone of it; a body larger than the policy's `max_replay_body`, or a
+//! stream (which cannot be cloned), is sent once, and the call ends "body
+//! not replayable" when it would have been retried. A failed call returns
+//! the last response (a 503 is still a response) with its
+//! [`Report`](crate::Report) in the response's extensions.
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), reqwest_middleware::Error> {
+//! use retry_core::reqwest::RetryMiddleware;
+//! let client = reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
+//!     .with(RetryMiddleware::policy("http"))
+//!     .build();
+//! let response = client.get("http://127.0.0.1:8080/orders/17").send().await?;
+//! let report = response.extensions().get::<retry_core::Report>().unwrap();
+//! assert!(report.attempts >= 1);
+//! # Ok(()) }
+//! ```
+
+use crate::classify::{AttemptTimeout, Class, Classify};
+use crate::hooks::{HookSet, Unrepeatable};
+use crate::http::{HttpFailure, may_resend};
+use crate::policy::Policy;
+use crate::policy_source::PolicySource;
+use crate::retry::Retry;
+use http::Extensions;
+use reqwest::{Request, Response};
+use reqwest_middleware::{Middleware, Next, Result};
+use std::ops::ControlFlow;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Retries requests through a reqwest-middleware client with a named
+/// policy or a [`Policy`] value.
+///
+/// ```
+/// let _ = retry_core::reqwest::RetryMiddleware::new(retry_core::Policy::default());
+/// ```
+#[derive(Debug, Clone)]
+pub struct RetryMiddleware {
+    source: PolicySource,
+}
+
+impl RetryMiddleware {
+    /// Retries with the registry's policy `name`, looked up on each request
+    /// (a name the registry lacks warns once and runs one attempt).
+    ///
+    /// ```
+    /// let _ = retry_core::reqwest::RetryMiddleware::policy("http");
+    /// ```
+    #[track_caller]
+    pub fn policy(name: &'static str) -> Self {
+        let at = std::panic::Location::caller();
+        RetryMiddleware {
+            source: PolicySource::named(name, at, FUNCTION),
+        }
+    }
+
+    /// Retries with `policy`.
+    ///
+    /// ```
+    /// let p = retry_core::Policy::builder().max_attempts(2).build().unwrap();
+    /// let _ = retry_core::reqwest::RetryMiddleware::new(p);
+    /// ```
+    #[track_caller]
+    pub fn new(policy: impl Into<Arc<Policy>>) -> Self {
+        let at = std::panic::Location::caller();
+        RetryMiddleware {
+            source: PolicySource::fixed(policy.into(), at, FUNCTION),
+        }
+    }
+}
+
+/// What warnings call the middleware's site.
+const FUNCTION: &str = "reqwest RetryMiddleware";
+
+/// One failed attempt.
+enum Failed {
+    Status(Response, HttpFailure),
+    Error(reqwest_middleware::Error),
+    TimedOut(AttemptTimeout),
+}
+
+impl Classify for Failed {
+    fn class(&self) -> Class {
+        match self {
+            Failed::Status(_, failure) => failure.class,
+            // A request reqwest could not even build, or a redirect loop,
+            // fails the same way every time; another middleware's error is
+            // its own business.
+            Failed::Error(reqwest_middleware::Error::Reqwest(e))
+                if !(e.is_builder() || e.is_redirect()) =>
+            {
+                Class::TRANSIENT
+            }
+            Failed::Error(_) => Class::Permanent,
+            Failed::TimedOut(_) => Class::TIMEOUT,
+        }
+    }
+    fn retry_after(&self) -> Option<Duration> {
+        match self {
+            Failed::Status(_, failure) => failure.retry_after,
+            _ => None,
+        }
+    }
+    fn from_timeout(timeout: AttemptTimeout) -> Option<Self> {
+        Some(Failed::TimedOut(timeout))
+    }
+}
+
+/// What the request says about being sent again.
+struct RequestHooks {
+    resendable: bool,
+    replayable: bool,
+}
+
+impl<E> HookSet<E> for RequestHooks {
+    fn unrepeatable(&self) -> Option<Unrepeatable> {
+        if !self.resendable {
+            Some(Unrepeatable::NotIdempotent)
+        } else if !self.replayable {
+            Some(Unrepeatable::BodyNotReplayable)
+        } else {
+            None
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl Middleware for RetryMiddleware {
+    async fn handle(
+        &self,
+        request: Request,
+        extensions: &mut Extensions,
+        next: Next<'_>,
+    ) -> Result<Response> {
+        let policy = self.source.current();
+        let resendable = may_resend(request.method(), request.headers(), &policy);
+        // A buffered body within the limit can be cloned; a stream cannot.
+        let replayable = match request.body() {
+            None => true,
+            Some(body) => body
+                .as_bytes()
+                .is_some_and(|bytes| bytes.len() as u64 <= policy.max_replay_body()),
+        };
+        let hooks = RequestHooks {
+            resendable,
+            replayable,
+        };
+        let mut run = Retry::new(&policy).hooks(hooks).start();
+        // Each attempt sends a clone while the original can be sent again,
+        // else the original itself (the hooks then stop any retry).
+        let mut original = Some(request);
+        let result = loop {
+            let request = match &original {
+                Some(r) if resendable && replayable => r.try_clone(),
+                _ => None,
+            }
+            .or_else(|| original.take());
+            let extensions = &mut *extensions;
+            let next = next.clone();
+            let policy = &policy;
+            let attempt = || async move {
+                let Some(request) = request else {
+                    // Not reached: the hooks refuse a retry once the original is sent.
+                    let gone = std::io::Error::other("request body not replayable");
+                    return Err(Failed::Error(reqwest_middleware::Error::middleware(gone)));
+                };
+                match next.run(request, extensions).await {
+                    Ok(response) => {
+                        match HttpFailure::classify(response.status(), response.headers(), policy) {
+                            None => Ok(response),
+                            Some(failure) => Err(Failed::Status(response, failure)),
+                        }
+                    }
+                    Err(error) => Err(Failed::Error(error)),
+                }
+            };
+            if let ControlFlow::Break(result) = run.round(attempt).await {
+                break result;
+            }
+        };
+        let mut response = match result {
+            Ok(response) => response,
+            Err(Failed::Status(response, _)) => response,
+            Err(Failed::Error(error)) => return Err(error),
+            Err(Failed::TimedOut(timeout)) => {
+                return Err(reqwest_middleware::Error::middleware(timeout));
+            }
+        };
+        response.extensions_mut().insert(run.report());
+        Ok(response)
+    }
+}

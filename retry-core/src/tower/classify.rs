@@ -1,0 +1,50 @@
+//! The layer over any service whose request is `Clone` and whose error
+//! classifies itself.
+
+use super::{ByClassify, ResponseFuture, RetryService, SharedHooks};
+use crate::classify::Classify;
+use crate::hooks::HookSet;
+use crate::retry::Retry;
+use std::future::poll_fn;
+use std::ops::ControlFlow;
+use std::task::{Context, Poll};
+use tower::Service;
+
+impl<S, Req, H> Service<Req> for RetryService<S, ByClassify, H>
+where
+    S: Service<Req> + Clone + Send + 'static,
+    S::Future: Send,
+    S::Response: Send + 'static,
+    S::Error: Classify + Send + 'static,
+    Req: Clone + Send + 'static,
+    H: HookSet<S::Error> + Send + Sync + 'static,
+{
+    type Response = S::Response;
+    type Error = S::Error;
+    type Future = ResponseFuture<S::Response, S::Error>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Req) -> Self::Future {
+        let policy = self.source.current();
+        self.source.check_timeout::<S::Error>(&policy);
+        let mut service = self.take_ready();
+        let hooks = SharedHooks(self.hooks.clone());
+        Box::pin(async move {
+            let mut run = Retry::new(&policy).hooks(hooks).start();
+            loop {
+                // Owned by the attempt: a shared `&Req` would need `Req: Sync`.
+                let next = request.clone();
+                let attempt = || async {
+                    poll_fn(|cx| service.poll_ready(cx)).await?;
+                    service.call(next).await
+                };
+                if let ControlFlow::Break(result) = run.round(attempt).await {
+                    return result;
+                }
+            }
+        })
+    }
+}

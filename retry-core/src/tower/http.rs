@@ -1,0 +1,225 @@
+//! The layer over `http::Request<B>` services, with the HTTP semantics of
+//! [`crate::http`]: status classes and server hints decide, bodies are kept
+//! for replay up to the policy's limit, and only requests that may be sent
+//! again are.
+
+use super::{Http, ResponseFuture, RetryService, SharedHooks};
+use crate::classify::{AttemptTimeout, Class, Classify};
+use crate::hooks::{GiveUpEvent, HookSet, RetryEvent, Unrepeatable};
+use crate::http::{BoxError, HttpFailure, ReplayBody, may_resend};
+use crate::retry::Retry;
+use http::{Extensions, HeaderMap, Method, Request, Response, Uri, Version};
+use http_body::Body;
+use std::fmt;
+use std::future::poll_fn;
+use std::ops::ControlFlow;
+use std::task::{Context, Poll};
+use std::time::Duration;
+use tower::Service;
+
+/// One failed attempt of an HTTP call, as the loop and its hooks see it.
+///
+/// ```
+/// use retry_core::{Class, Classify, tower::FailedAttempt};
+/// let e: FailedAttempt<()> = FailedAttempt::Transport("connection reset".into());
+/// assert_eq!(e.class(), Class::TRANSIENT);
+/// ```
+pub enum FailedAttempt<R> {
+    /// The server answered with a failure status.
+    Status {
+        /// The response, returned to the caller if this is the last attempt.
+        response: Response<R>,
+        /// Its class and server hint.
+        failure: HttpFailure,
+    },
+    /// The request did not get a response (connection refused or reset, the
+    /// inner service failed): transient, as an idempotent request may be
+    /// sent again whatever happened to the last one.
+    Transport(BoxError),
+    /// The attempt ran past the policy's `attempt_timeout`.
+    TimedOut(AttemptTimeout),
+}
+
+impl<R> Classify for FailedAttempt<R> {
+    fn class(&self) -> Class {
+        match self {
+            FailedAttempt::Status { failure, .. } => failure.class,
+            FailedAttempt::Transport(_) => Class::TRANSIENT,
+            FailedAttempt::TimedOut(_) => Class::TIMEOUT,
+        }
+    }
+    fn retry_after(&self) -> Option<Duration> {
+        match self {
+            FailedAttempt::Status { failure, .. } => failure.retry_after,
+            _ => None,
+        }
+    }
+    fn from_timeout(timeout: AttemptTimeout) -> Option<Self> {
+        Some(FailedAttempt::TimedOut(timeout))
+    }
+}
+
+impl<R> fmt::Debug for FailedAttempt<R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FailedAttempt::Status { failure, .. } => write!(f, "Status({failure})"),
+            FailedAttempt::Transport(e) => write!(f, "Transport({e})"),
+            FailedAttempt::TimedOut(t) => write!(f, "TimedOut({t})"),
+        }
+    }
+}
+
+impl<R> FailedAttempt<R> {
+    /// What the caller gets when this was the last attempt: the response
+    /// itself, or the error.
+    fn into_result(self) -> Result<Response<R>, BoxError> {
+        match self {
+            FailedAttempt::Status { response, .. } => Ok(response),
+            FailedAttempt::Transport(error) => Err(error),
+            FailedAttempt::TimedOut(timeout) => Err(Box::new(timeout)),
+        }
+    }
+}
+
+/// A request's head, kept to build each attempt's request.
+struct Head {
+    method: Method,
+    uri: Uri,
+    version: Version,
+    headers: HeaderMap,
+    extensions: Extensions,
+}
+
+impl Head {
+    fn request<B>(&self, body: B) -> Request<B> {
+        let mut request = Request::new(body);
+        *request.method_mut() = self.method.clone();
+        *request.uri_mut() = self.uri.clone();
+        *request.version_mut() = self.version;
+        *request.headers_mut() = self.headers.clone();
+        *request.extensions_mut() = self.extensions.clone();
+        request
+    }
+}
+
+/// The layer's hooks plus what only the request knows: whether it may be
+/// sent again (its method) and can be (its body).
+struct RequestHooks<H, B> {
+    hooks: SharedHooks<H>,
+    resendable: bool,
+    body: ReplayBody<B>,
+}
+
+impl<E, H: HookSet<E>, B> HookSet<E> for RequestHooks<H, B> {
+    fn retry_if(&self, error: &E) -> bool {
+        self.hooks.retry_if(error)
+    }
+    fn unrepeatable(&self) -> Option<Unrepeatable> {
+        if !self.resendable {
+            Some(Unrepeatable::NotIdempotent)
+        } else if !self.body.is_replayable() {
+            Some(Unrepeatable::BodyNotReplayable)
+        } else {
+            HookSet::<E>::unrepeatable(&self.hooks)
+        }
+    }
+    fn on_retry(&self, event: &RetryEvent<'_, E>) {
+        self.hooks.on_retry(event);
+    }
+    fn on_give_up(&self, event: &GiveUpEvent<'_, E>) {
+        self.hooks.on_give_up(event);
+    }
+}
+
+impl<S, B, R, H> Service<Request<B>> for RetryService<S, Http, H>
+where
+    S: Service<Request<ReplayBody<B>>, Response = Response<R>> + Clone + Send + 'static,
+    S::Future: Send,
+    S::Error: Into<BoxError> + Send,
+    B: Body + Send + 'static,
+    B::Error: Into<BoxError>,
+    R: Send + 'static,
+    H: HookSet<FailedAttempt<R>> + Send + Sync + 'static,
+{
+    type Response = Response<R>;
+    type Error = BoxError;
+    type Future = ResponseFuture<Response<R>, BoxError>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        self.inner.poll_ready(cx).map_err(Into::into)
+    }
+
+    fn call(&mut self, request: Request<B>) -> Self::Future {
+        let policy = self.source.current();
+        let mut service = self.take_ready();
+        let resendable = may_resend(request.method(), request.headers(), &policy);
+        let (parts, body) = request.into_parts();
+        let body = ReplayBody::new(body, policy.max_replay_body());
+        let head = Head {
+            method: parts.method,
+            uri: parts.uri,
+            version: parts.version,
+            headers: parts.headers,
+            extensions: parts.extensions,
+        };
+        let hooks = RequestHooks {
+            hooks: SharedHooks(self.hooks.clone()),
+            resendable,
+            body: body.clone(),
+        };
+        Box::pin(async move {
+            let mut run = Retry::new(&policy).hooks(hooks).start();
+            #[cfg(feature = "tracing")]
+            let mut resends = 0u32;
+            let result = loop {
+                let request = head.request(body.clone());
+                let attempt = || {
+                    let attempt = async {
+                        let sent = match poll_fn(|cx| service.poll_ready(cx)).await {
+                            Ok(()) => service.call(request).await.map_err(Into::into),
+                            Err(e) => Err(e.into()),
+                        };
+                        match sent {
+                            Ok(response) => match HttpFailure::classify(
+                                response.status(),
+                                response.headers(),
+                                &policy,
+                            ) {
+                                None => Ok(response),
+                                Some(failure) => Err(FailedAttempt::Status { response, failure }),
+                            },
+                            Err(error) => Err(FailedAttempt::Transport(error)),
+                        }
+                    };
+                    #[cfg(feature = "tracing")]
+                    let attempt = tracing::Instrument::instrument(attempt, resend_span(resends));
+                    attempt
+                };
+                if let ControlFlow::Break(result) = run.round(attempt).await {
+                    break result;
+                }
+                #[cfg(feature = "tracing")]
+                {
+                    resends += 1;
+                }
+            };
+            let mut response = result.or_else(FailedAttempt::into_result)?;
+            response.extensions_mut().insert(run.report());
+            Ok(response)
+        })
+    }
+}
+
+/// The span of one attempt, with OpenTelemetry's `http.request.resend_count`
+/// on every resend (the first send leaves it unset, as the convention says).
+#[cfg(feature = "tracing")]
+fn resend_span(resends: u32) -> tracing::Span {
+    let span = tracing::debug_span!(
+        "http.attempt",
+        "http.request.resend_count" = tracing::field::Empty
+    );
+    if resends > 0 {
+        span.record("http.request.resend_count", resends);
+    }
+    span
+}

@@ -1,0 +1,220 @@
+//! A `tower::Layer` that retries with a policy (feature `tower`): the same
+//! loop as `#[retry]` and [`Retry`](crate::Retry) (kernel, hooks, span,
+//! report, budget, deadline), driven one round per attempt, with the inner
+//! service's `poll_ready` before each attempt.
+//!
+//! - [`RetryLayer::policy`] looks a named policy up in the registry on each
+//!   call (a reload is picked up; a name the registry lacks warns once,
+//!   naming where the layer was built, and runs one attempt, as `#[retry]`).
+//! - [`RetryLayer::new`] takes a [`Policy`] value.
+//! - By default the request must be `Clone` and the service's error must
+//!   [`Classify`](crate::Classify) itself; every response is a success.
+//! - [`RetryLayer::http`] applies the [`http`](crate::http) semantics to
+//!   `http::Request<B>` services instead (see [`Http`]).
+//!
+//! Dropping the response future stops the retrying: the attempt, the wait
+//! and the call all live in it.
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+//! use retry_core::tower::RetryLayer;
+//! use retry_core::Policy;
+//! use std::sync::atomic::{AtomicU32, Ordering};
+//! use tower::{Layer, ServiceExt};
+//!
+//! static CALLS: AtomicU32 = AtomicU32::new(0);
+//! let flaky = tower::service_fn(|n: u32| async move {
+//!     match CALLS.fetch_add(1, Ordering::SeqCst) {
+//!         0 => Err(std::io::Error::from(std::io::ErrorKind::ConnectionReset)),
+//!         _ => Ok(n * 2),
+//!     }
+//! });
+//! let policy = Policy::builder().max_attempts(3).build().unwrap();
+//! let service = RetryLayer::new(policy).layer(flaky);
+//! assert_eq!(service.oneshot(21).await.unwrap(), 42);
+//! assert_eq!(CALLS.load(Ordering::SeqCst), 2);
+//! # }
+//! ```
+
+mod classify;
+mod http;
+
+pub use http::FailedAttempt;
+
+use crate::hooks::{GiveUpEvent, HookSet, Hooks, RetryEvent, Unrepeatable};
+use crate::policy::Policy;
+use crate::policy_source::PolicySource;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+/// What warnings call the layer's site.
+const FUNCTION: &str = "tower RetryLayer";
+
+/// The response future of a [`RetryService`]: the whole retried call.
+pub type ResponseFuture<T, E> = Pin<Box<dyn Future<Output = Result<T, E>> + Send + 'static>>;
+
+/// Errors classify themselves ([`Classify`](crate::Classify)); any
+/// response is a success. The default judgement of a [`RetryLayer`].
+///
+/// ```
+/// let _ = retry_core::tower::RetryLayer::new(retry_core::Policy::default()); // RetryLayer<ByClassify>
+/// let _ = retry_core::tower::ByClassify;
+/// ```
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ByClassify;
+
+/// HTTP semantics for `http::Request<B>` services: the response's status
+/// and server hints decide (see [`crate::http`]); the body is kept for
+/// replay up to the policy's `max_replay_body`; only requests that
+/// [`may_resend`](crate::http::may_resend) are sent again; a failed call
+/// returns the last response (a 503 is still a response), or the last
+/// transport error as a [`BoxError`](crate::http::BoxError). The final
+/// response carries the call's [`Report`](crate::Report) in its extensions.
+///
+/// ```
+/// let _ = retry_core::tower::RetryLayer::new(retry_core::Policy::default()).http();
+/// ```
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Http;
+
+/// Retries the services it wraps with one policy; see the [module docs](self).
+///
+/// ```
+/// use retry_core::tower::RetryLayer;
+/// let by_name = RetryLayer::policy("http").http();
+/// let by_value = RetryLayer::new(retry_core::Policy::default());
+/// # let _ = (by_name, by_value);
+/// ```
+#[derive(Debug, Clone)]
+pub struct RetryLayer<K = ByClassify, H = Hooks> {
+    source: PolicySource,
+    judge: K,
+    hooks: Arc<H>,
+}
+
+impl RetryLayer {
+    /// Retries with the registry's policy `name`, looked up on each call.
+    /// A name the registry lacks warns once (naming this line) and each
+    /// call makes one attempt; `RETRY_STRICT=1` makes that fatal.
+    ///
+    /// ```
+    /// use retry_core::{registry, Policy, Registry};
+    /// registry::install(Registry::builder().policy("doc-layer", Policy::default()).build());
+    /// let _ = retry_core::tower::RetryLayer::policy("doc-layer");
+    /// ```
+    #[track_caller]
+    pub fn policy(name: &'static str) -> Self {
+        let at = std::panic::Location::caller();
+        Self::from_source(PolicySource::named(name, at, FUNCTION))
+    }
+
+    /// Retries with `policy`.
+    ///
+    /// ```
+    /// let policy = retry_core::Policy::builder().max_attempts(2).build().unwrap();
+    /// let _ = retry_core::tower::RetryLayer::new(policy);
+    /// ```
+    #[track_caller]
+    pub fn new(policy: impl Into<Arc<Policy>>) -> Self {
+        let at = std::panic::Location::caller();
+        Self::from_source(PolicySource::fixed(policy.into(), at, FUNCTION))
+    }
+
+    fn from_source(source: PolicySource) -> Self {
+        RetryLayer {
+            source,
+            judge: ByClassify,
+            hooks: Arc::new(Hooks::new()),
+        }
+    }
+}
+
+impl<K, H> RetryLayer<K, H> {
+    /// Judges with the HTTP semantics (see [`Http`]).
+    ///
+    /// ```
+    /// let _ = retry_core::tower::RetryLayer::policy("http").http();
+    /// ```
+    pub fn http(self) -> RetryLayer<Http, H> {
+        RetryLayer {
+            source: self.source,
+            judge: Http,
+            hooks: self.hooks,
+        }
+    }
+
+    /// Uses these hooks (a [`Hooks`] or your own [`HookSet`]) on every call.
+    /// Under [`Http`], they see each failed attempt as a [`FailedAttempt`].
+    ///
+    /// ```
+    /// use retry_core::{Hooks, RetryEvent};
+    /// let _ = retry_core::tower::RetryLayer::new(retry_core::Policy::default())
+    ///     .hooks(Hooks::new().on_retry(|e: &RetryEvent<'_, std::io::Error>| eprintln!("retry {}", e.attempt)));
+    /// ```
+    pub fn hooks<H2>(self, hooks: H2) -> RetryLayer<K, H2> {
+        RetryLayer {
+            source: self.source,
+            judge: self.judge,
+            hooks: Arc::new(hooks),
+        }
+    }
+}
+
+impl<S, K: Clone, H> tower::Layer<S> for RetryLayer<K, H> {
+    type Service = RetryService<S, K, H>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        RetryService {
+            inner,
+            source: self.source.clone(),
+            _judge: self.judge.clone(),
+            hooks: Arc::clone(&self.hooks),
+        }
+    }
+}
+
+/// A service whose calls are retried; made by [`RetryLayer`].
+///
+/// ```
+/// use tower::Layer;
+/// let svc = retry_core::tower::RetryLayer::new(retry_core::Policy::default())
+///     .layer(tower::service_fn(|x: u8| async move { Ok::<_, std::io::Error>(x) }));
+/// # let _ = svc;
+/// ```
+#[derive(Debug, Clone)]
+pub struct RetryService<S, K = ByClassify, H = Hooks> {
+    inner: S,
+    source: PolicySource,
+    /// Which semantics judge the results: a marker, chosen by type.
+    _judge: K,
+    hooks: Arc<H>,
+}
+
+impl<S: Clone, K, H> RetryService<S, K, H> {
+    /// The inner service that `poll_ready` made ready, for the call's
+    /// future; a clone stays behind for the next `poll_ready` (tower's rule
+    /// for services that move into their futures).
+    fn take_ready(&mut self) -> S {
+        let fresh = self.inner.clone();
+        std::mem::replace(&mut self.inner, fresh)
+    }
+}
+
+/// A layer's shared hooks, seen as hooks by the loop.
+struct SharedHooks<H>(Arc<H>);
+
+impl<E, H: HookSet<E>> HookSet<E> for SharedHooks<H> {
+    fn retry_if(&self, error: &E) -> bool {
+        self.0.retry_if(error)
+    }
+    fn unrepeatable(&self) -> Option<Unrepeatable> {
+        HookSet::<E>::unrepeatable(&*self.0)
+    }
+    fn on_retry(&self, event: &RetryEvent<'_, E>) {
+        self.0.on_retry(event);
+    }
+    fn on_give_up(&self, event: &GiveUpEvent<'_, E>) {
+        self.0.on_give_up(event);
+    }
+}
