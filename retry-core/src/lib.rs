@@ -41,6 +41,7 @@
 //! - `tokio` (default): the async loop on tokio's timer and (pausable) clock.
 //! - `tracing`: a span per call and an event per retry.
 //! - `serde`: serialisable [`OracleState`].
+//! - `redis`: fleet-wide retry budgets kept in Redis ([`RetryBudget::with_fleet`]).
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -53,6 +54,8 @@ mod builder;
 mod classify;
 mod clock;
 mod decide;
+#[cfg(feature = "redis")]
+mod fleet;
 mod hooks;
 mod jitter;
 mod oracle;
@@ -74,6 +77,8 @@ pub use classify::{AttemptTimeout, CarriesTimeout, Class, Classify};
 pub use clock::{BlockingSleeper, Clock, DefaultClock, Sleeper, SystemClock, ThreadSleeper};
 #[cfg(feature = "tokio")]
 pub use clock::{TokioClock, TokioSleeper};
+#[cfg(feature = "redis")]
+pub use fleet::{FleetOptions, FleetState, FleetStatus};
 pub use hooks::{Callback, GiveUpEvent, HookSet, Hooks, RetryEvent, RetryIfSlot, Unset};
 pub use jitter::Jitter;
 pub use oracle::{Oracle, OracleState, Verdict};

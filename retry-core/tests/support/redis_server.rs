@@ -82,6 +82,25 @@ impl RedisServer {
         }
     }
 
+    /// Sends one inline command (words separated by spaces) and returns the
+    /// first line of the reply, e.g. `":1"` for an integer.
+    pub fn command(&self, line: &str) -> String {
+        let mut stream =
+            TcpStream::connect(("127.0.0.1", self.port)).expect("connect to redis-server");
+        stream
+            .set_read_timeout(Some(Duration::from_secs(2)))
+            .expect("a read timeout");
+        stream
+            .write_all(format!("{line}\r\n").as_bytes())
+            .expect("send");
+        let mut reply = Vec::new();
+        let mut byte = [0u8; 1];
+        while stream.read_exact(&mut byte).is_ok() && byte[0] != b'\n' {
+            reply.push(byte[0]);
+        }
+        String::from_utf8_lossy(&reply).trim_end().to_owned()
+    }
+
     /// Whether the server answers PING with PONG.
     pub fn answers_ping(&self) -> bool {
         let Ok(mut stream) = TcpStream::connect(("127.0.0.1", self.port)) else {
