@@ -170,6 +170,16 @@ impl RetryBudget {
         Ok(self)
     }
 
+    /// The fleet budget's options; `None` for a local budget.
+    ///
+    /// ```
+    /// assert!(retry_core::RetryBudget::builder().build().unwrap().fleet_options().is_none());
+    /// ```
+    #[cfg(feature = "redis")]
+    pub fn fleet_options(&self) -> Option<&crate::FleetOptions> {
+        self.fleet.as_ref().map(crate::fleet::FleetLink::options)
+    }
+
     /// The fleet link's state and counters; `None` for a local budget.
     ///
     /// ```

@@ -153,6 +153,20 @@ impl FleetOptions {
     /// Every problem with these options, each naming its field, rule and fix.
     pub(crate) fn problems(&self) -> Vec<Problem> {
         let mut problems = Problems::default();
+        if self.store.is_empty() {
+            problems.require(
+                false,
+                Key::Store.name(),
+                "is required when scope is \"fleet\"",
+                format!(
+                    "add store = \"redis://host:6379/\" to [budgets.{}], or set \
+                     RETRY_BUDGET__{}__STORE",
+                    self.name,
+                    self.name.to_uppercase()
+                ),
+            );
+            return problems.into_vec();
+        }
         problems.require(
             self.store.starts_with("redis://") && redis::Client::open(self.store.as_str()).is_ok(),
             Key::Store.name(),
