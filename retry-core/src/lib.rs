@@ -48,6 +48,7 @@
 #[doc(hidden)]
 #[path = "private.rs"]
 pub mod __private;
+mod adaptive;
 mod backoff;
 mod budget;
 mod builder;
@@ -70,6 +71,7 @@ mod schedule;
 pub mod simulate;
 mod site;
 
+pub use adaptive::AdaptiveLimiter;
 pub use backoff::Backoff;
 pub use budget::{RetryBudget, RetryBudgetBuilder};
 pub use builder::PolicyBuilder;
