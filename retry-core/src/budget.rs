@@ -170,6 +170,20 @@ impl RetryBudget {
         Ok(self)
     }
 
+    /// Whether this is a fleet budget whose store does not answer, so the
+    /// local window decides (always `false` for a local budget).
+    ///
+    /// ```
+    /// assert!(!retry_core::RetryBudget::builder().build().unwrap().failing_open());
+    /// ```
+    pub fn failing_open(&self) -> bool {
+        #[cfg(feature = "redis")]
+        if let Some(status) = self.fleet_status() {
+            return status.state == crate::FleetState::FailingOpen;
+        }
+        false
+    }
+
     /// The fleet budget's options; `None` for a local budget.
     ///
     /// ```

@@ -478,7 +478,7 @@ impl<'p, C: Clock, S, H> Run<'p, C, S, H> {
             Step::GiveUp(ending) => {
                 self.ending = Some(ending);
                 let now = read.unwrap_or_else(|| self.clock.now());
-                let report = self.decider.report(ending, now);
+                let report = self.decider.report(ending, now).budget_state(self.policy);
                 #[cfg(feature = "tracing")]
                 tracing::debug!(
                     ending = ending.as_str(),
@@ -500,5 +500,6 @@ impl<'p, C: Clock, S, H> Run<'p, C, S, H> {
     fn report(&self) -> Report {
         self.decider
             .report(self.ending.unwrap_or(Ending::Success), self.clock.now())
+            .budget_state(self.policy)
     }
 }

@@ -143,3 +143,34 @@ fn a_store_that_is_not_a_redis_url_is_refused_naming_the_field() {
     assert_eq!(problem.field, "store");
     assert!(problem.fix.contains("redis://"), "{}", problem.fix);
 }
+
+#[test]
+fn a_calls_report_says_when_its_fleet_budget_failed_open() {
+    let mut server = RedisServer::start();
+    let url = server.url();
+    server.kill();
+    let budget = std::sync::Arc::new(fleet_budget("report", &url, 0.5, 4));
+    wait_until(Duration::from_secs(5), "the link fails open", || {
+        state(&budget) == FleetState::FailingOpen
+    });
+    let policy = retry_core::Policy::builder()
+        .base(Duration::from_millis(1))
+        .cap(Duration::from_millis(1))
+        .max_attempts(2)
+        .budget(Some(budget))
+        .build()
+        .unwrap();
+    let (result, report) = retry_core::Retry::blocking(&policy).call_blocking_with_report(|| {
+        Err::<(), _>(std::io::Error::from(std::io::ErrorKind::ConnectionRefused))
+    });
+    assert!(result.is_err());
+    assert!(report.budget_failing_open, "{report:?}");
+
+    let local = retry_core::Policy::builder()
+        .max_attempts(1)
+        .build()
+        .unwrap();
+    let (_, report) = retry_core::Retry::blocking(&local)
+        .call_blocking_with_report(|| Ok::<_, std::io::Error>(()));
+    assert!(!report.budget_failing_open);
+}
