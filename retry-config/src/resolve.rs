@@ -6,7 +6,7 @@ use crate::diagnostic::{Diagnostic, Diagnostics, Span};
 use crate::document::{Document, Named};
 use crate::env::{EnvOverlays, collisions, env_name};
 use crate::layers::{Fields, Layer};
-use crate::schema::engine::{build_budget, build_policy, report};
+use crate::schema::engine::{budget_scope, budget_store, build_budget, build_policy, report};
 use crate::schema::{Key, Value};
 use chain::{Broken, Chains, Lineage};
 use retry_core::{Policy, RetryBudget};
@@ -159,7 +159,10 @@ pub(crate) fn resolve<'d>(
             if let Some(o) = env.budgets.get(&b.name) {
                 fields.overlay(o, None);
             }
-            match build_budget(&fields) {
+            if let Some(d) = unused_store(&b.name, &b.span, &fields) {
+                diags.push(d);
+            }
+            match build_budget(&b.name, &fields) {
                 Ok(budget) => Some(ResolvedBudget {
                     name: b.name.clone(),
                     span: b.span.clone(),
@@ -355,4 +358,29 @@ fn chain_error(broken: Broken<'_>, policies: &[Named]) -> Diagnostic {
             .note("a policy cannot inherit from itself; remove `extends` from one of them")
         }
     }
+}
+
+/// A warning when a budget has a store but keeps its count locally: the
+/// store would be silently unused.
+fn unused_store(name: &str, span: &Span, fields: &Fields) -> Option<Diagnostic> {
+    let set = fields.get(Key::Store)?;
+    if budget_scope(fields) == "fleet" || budget_store(fields).is_none() {
+        return None;
+    }
+    let d = Diagnostic::warning(
+        format!("budgets.{name}.store"),
+        format!("budget `{name}`: `store` is unused: the budget's scope is local"),
+    )
+    .at(
+        set.span.clone().or_else(|| Some(span.clone())),
+        format!("store = {}", set.value),
+    );
+    let d = if set.layer == Layer::File {
+        d
+    } else {
+        d.note(format!("this value comes from {}", set.layer))
+    };
+    Some(d.note(
+        "fix: add scope = \"fleet\" to share the budget through the store, or remove the store",
+    ))
 }

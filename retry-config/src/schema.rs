@@ -22,7 +22,7 @@ mod http;
 
 use retry_schema::duration::show_duration;
 pub(crate) use retry_schema::keys::{BUDGET_KEYS, Key, Kind, POLICY_KEYS};
-use retry_schema::keys::{JITTER_MODES, NONE, PROPORTIONAL, SHAPES};
+use retry_schema::keys::{JITTER_MODES, NONE, PROPORTIONAL, SCOPES, SHAPES};
 
 /// A parsed value of some key.
 #[derive(Debug, Clone, PartialEq)]
@@ -43,6 +43,10 @@ pub(crate) enum Value {
     /// HTTP method names (the engine checks their form).
     Methods(Vec<String>),
     Bytes(u64),
+    /// Where a budget is kept (one of [`SCOPES`]).
+    Scope(&'static str),
+    /// A budget's store URL, or `"none"`.
+    MaybeStore(Option<String>),
 }
 
 impl fmt::Display for Value {
@@ -51,7 +55,14 @@ impl fmt::Display for Value {
             Value::Shape(s) => f.write_str(s),
             Value::Number(n) => f.write_str(&crate::show_number(*n)),
             Value::Duration(d) | Value::MaybeDuration(Some(d)) => f.write_str(&show_duration(*d)),
-            Value::MaybeDuration(None) | Value::MaybeName(None) => f.write_str(NONE),
+            Value::MaybeDuration(None) | Value::MaybeName(None) | Value::MaybeStore(None) => {
+                f.write_str(NONE)
+            }
+            Value::Scope(s) => f.write_str(s),
+            // A URL may carry a password: show it without.
+            Value::MaybeStore(Some(url)) => {
+                f.write_str(&retry_core::fleet::FleetOptions::new("", url.as_str()).store_shown())
+            }
             Value::Jitter(Jitter::Proportional(r)) => {
                 write!(f, "{{ {PROPORTIONAL} = {} }}", crate::show_number(*r))
             }
@@ -229,6 +240,30 @@ fn parse_value(
                 .as_str()
                 .ok_or_else(|| wrong_type("a budget name"))?;
             Ok(Value::MaybeName((s != NONE).then(|| s.to_owned())))
+        }
+        Kind::Scope => {
+            let s = value
+                .get_ref()
+                .as_str()
+                .ok_or_else(|| wrong_type("a string"))?;
+            match SCOPES.iter().find(|scope| **scope == s) {
+                Some(scope) => Ok(Value::Scope(scope)),
+                None => Err(cx
+                    .error(
+                        range,
+                        format!("unknown budget scope `{s}`"),
+                        "unknown scope",
+                    )
+                    .suggest(did_you_mean(s, SCOPES.iter().copied()))
+                    .note(format!("expected one of: {}", SCOPES.join(", ")))),
+            }
+        }
+        Kind::StoreOrNone => {
+            let s = value
+                .get_ref()
+                .as_str()
+                .ok_or_else(|| wrong_type("a URL string"))?;
+            Ok(Value::MaybeStore((s != NONE).then(|| s.to_owned())))
         }
     }
 }

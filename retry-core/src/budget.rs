@@ -33,6 +33,10 @@ pub struct RetryBudget {
     slot_nanos: u64,
     origin: Instant,
     slots: [Slot; SLOTS],
+    /// The fleet this budget is shared with, when its scope is the fleet:
+    /// it decides while Redis answers, this budget's own window otherwise.
+    #[cfg(feature = "redis")]
+    fleet: Option<crate::fleet::FleetLink>,
 }
 
 #[derive(Default)]
@@ -48,6 +52,7 @@ impl fmt::Debug for RetryBudget {
             .field("ratio", &self.ratio)
             .field("min_per_sec", &self.min_per_sec)
             .field("window", &self.window)
+            .field("scope", &self.scope())
             .finish_non_exhaustive()
     }
 }
@@ -107,6 +112,99 @@ impl RetryBudget {
         self.ratio == other.ratio
             && self.min_per_sec == other.min_per_sec
             && self.window == other.window
+            && self.same_fleet(other)
+    }
+
+    /// Where the budget is kept: `"local"` (this process) or `"fleet"` (Redis).
+    ///
+    /// ```
+    /// assert_eq!(retry_core::RetryBudget::builder().build().unwrap().scope(), "local");
+    /// ```
+    pub fn scope(&self) -> &'static str {
+        #[cfg(feature = "redis")]
+        if self.fleet.is_some() {
+            return "fleet";
+        }
+        "local"
+    }
+
+    #[cfg(feature = "redis")]
+    fn same_fleet(&self, other: &RetryBudget) -> bool {
+        let options = |b: &RetryBudget| b.fleet.as_ref().map(|f| f.options().clone());
+        options(self) == options(other)
+    }
+
+    #[cfg(not(feature = "redis"))]
+    fn same_fleet(&self, _other: &RetryBudget) -> bool {
+        true
+    }
+
+    /// Shares this budget with every host using the same name and store
+    /// (feature `redis`; see [`crate::fleet::FleetOptions`] and the module doc of
+    /// fleet budgets for the overshoot bound). It starts a background thread
+    /// that keeps this host's lease of retries; the budget's own window keeps
+    /// counting, and decides whenever Redis does not answer.
+    ///
+    /// ```
+    /// use retry_core::{RetryBudget, fleet::FleetOptions};
+    /// let err = RetryBudget::builder().build().unwrap()
+    ///     .with_fleet(FleetOptions::new("b", "http://cache:6379/")).unwrap_err();
+    /// assert_eq!(err.problems()[0].field, "store");
+    /// ```
+    #[cfg(feature = "redis")]
+    pub fn with_fleet(
+        mut self,
+        options: crate::fleet::FleetOptions,
+    ) -> Result<Self, crate::PolicyError> {
+        let problems = options.problems();
+        if !problems.is_empty() {
+            return Err(crate::PolicyError::budget(problems));
+        }
+        let link =
+            crate::fleet::FleetLink::start(options, self.ratio, self.min_per_sec, self.window)
+                .map_err(|e| {
+                    crate::PolicyError::budget(vec![crate::Problem {
+                        field: Key::Store.name(),
+                        rule: "needs a background thread to reach the store",
+                        fix: format!("the thread could not start ({e}): free some resources"),
+                    }])
+                })?;
+        self.fleet = Some(link);
+        Ok(self)
+    }
+
+    /// Whether this is a fleet budget whose store does not answer, so the
+    /// local window decides (always `false` for a local budget).
+    ///
+    /// ```
+    /// assert!(!retry_core::RetryBudget::builder().build().unwrap().failing_open());
+    /// ```
+    pub fn failing_open(&self) -> bool {
+        #[cfg(feature = "redis")]
+        if let Some(status) = self.fleet_status() {
+            return status.state == crate::fleet::FleetState::FailingOpen;
+        }
+        false
+    }
+
+    /// The fleet budget's options; `None` for a local budget.
+    ///
+    /// ```
+    /// assert!(retry_core::RetryBudget::builder().build().unwrap().fleet_options().is_none());
+    /// ```
+    #[cfg(feature = "redis")]
+    pub fn fleet_options(&self) -> Option<&crate::fleet::FleetOptions> {
+        self.fleet.as_ref().map(crate::fleet::FleetLink::options)
+    }
+
+    /// The fleet link's state and counters; `None` for a local budget.
+    ///
+    /// ```
+    /// assert!(retry_core::RetryBudget::builder().build().unwrap().fleet_status().is_none());
+    /// ```
+    #[cfg(feature = "redis")]
+    pub fn fleet_status(&self) -> Option<crate::fleet::FleetStatus> {
+        self.fleet.as_ref().map(crate::fleet::FleetLink::status)
     }
 
     /// Records one call (a first attempt) at `now`.
@@ -117,6 +215,10 @@ impl RetryBudget {
     /// ```
     pub fn deposit(&self, now: Instant) {
         self.slot(now).calls.fetch_add(1, Ordering::Relaxed);
+        #[cfg(feature = "redis")]
+        if let Some(fleet) = &self.fleet {
+            fleet.record_call();
+        }
     }
 
     /// Takes one retry from the budget at `now`; `false` when it is empty.
@@ -129,6 +231,19 @@ impl RetryBudget {
     /// assert!(!b.try_withdraw(now));
     /// ```
     pub fn try_withdraw(&self, now: Instant) -> bool {
+        #[cfg(feature = "redis")]
+        if let Some(granted) = self
+            .fleet
+            .as_ref()
+            .and_then(crate::fleet::FleetLink::try_take)
+        {
+            // The local window counts the fleet's retries too, so it is
+            // ready to decide the moment Redis stops answering.
+            if granted {
+                self.slot(now).retries.fetch_add(1, Ordering::Relaxed);
+            }
+            return granted;
+        }
         let (calls, retries) = self.totals(now);
         let allowed = self.ratio * calls as f64 + self.min_per_sec * self.window.as_secs_f64();
         if (retries as f64) + 1.0 > allowed {
@@ -268,6 +383,8 @@ impl RetryBudgetBuilder {
             slot_nanos,
             origin: Instant::now(),
             slots: Default::default(),
+            #[cfg(feature = "redis")]
+            fleet: None,
         })
     }
 }

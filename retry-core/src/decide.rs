@@ -328,6 +328,9 @@ impl Decider {
             attempts: self.tally.attempts,
             waited: self.tally.waited(),
             elapsed: self.elapsed(now),
+            // Known to the policy's budget, not to the decision state: the
+            // loop fills it in.
+            budget_failing_open: false,
         }
     }
 }

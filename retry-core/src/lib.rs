@@ -43,18 +43,22 @@
 //! - `tokio` (default): the async loop on tokio's timer and (pausable) clock.
 //! - `tracing`: a span per call and an event per retry.
 //! - `serde`: serialisable [`OracleState`].
+//! - `redis`: fleet-wide retry budgets kept in Redis ([`RetryBudget::with_fleet`]).
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 #[doc(hidden)]
 #[path = "private/mod.rs"]
 pub mod __private;
+mod adaptive;
 mod backoff;
 mod budget;
 mod builder;
 mod classify;
 pub mod clock;
 mod decide;
+#[cfg(feature = "redis")]
+pub mod fleet;
 mod hooks;
 #[cfg(feature = "http")]
 pub mod http;

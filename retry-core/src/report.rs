@@ -64,7 +64,7 @@ impl fmt::Display for Ending {
 ///
 /// ```
 /// use retry_core::{Ending, Report};
-/// let r = Report { ending: Ending::Success, attempts: 1, waited: Default::default(), elapsed: Default::default() };
+/// let r = Report { ending: Ending::Success, attempts: 1, waited: Default::default(), elapsed: Default::default(), budget_failing_open: false };
 /// assert!(r.succeeded());
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,6 +80,10 @@ pub struct Report {
     /// `*_with_report` calls, an `on_give_up` hook) reads the clock as the
     /// first attempt starts; one that will not skips that read.
     pub elapsed: Duration,
+    /// Whether the policy's fleet budget could not reach its store when the
+    /// call ended, so this host's local budget was deciding its retries
+    /// instead (always `false` for a local budget).
+    pub budget_failing_open: bool,
 }
 
 impl Report {
@@ -87,10 +91,16 @@ impl Report {
     ///
     /// ```
     /// # use retry_core::{Ending, Report};
-    /// let r = Report { ending: Ending::Permanent, attempts: 1, waited: Default::default(), elapsed: Default::default() };
+    /// let r = Report { ending: Ending::Permanent, attempts: 1, waited: Default::default(), elapsed: Default::default(), budget_failing_open: false };
     /// assert!(!r.succeeded());
     /// ```
     pub const fn succeeded(&self) -> bool {
         matches!(self.ending, Ending::Success)
+    }
+
+    /// The report with `budget_failing_open` read from `policy`'s budget.
+    pub(crate) fn budget_state(mut self, policy: &crate::Policy) -> Report {
+        self.budget_failing_open = policy.budget().is_some_and(|b| b.failing_open());
+        self
     }
 }

@@ -494,7 +494,7 @@ impl<'p, C: Clock, S, H> Run<'p, C, S, H> {
                 #[cfg(feature = "metrics")]
                 crate::metrics::ended(self.policy, ending, self.decider.attempts());
                 let now = read.unwrap_or_else(|| self.clock.now());
-                let report = self.decider.report(ending, now);
+                let report = self.decider.report(ending, now).budget_state(self.policy);
                 #[cfg(feature = "tracing")]
                 tracing::debug!(
                     ending = ending.as_str(),
@@ -524,5 +524,6 @@ impl<'p, C: Clock, S, H> Run<'p, C, S, H> {
     pub fn report(&self) -> Report {
         self.decider
             .report(self.ending.unwrap_or(Ending::Success), self.clock.now())
+            .budget_state(self.policy)
     }
 }

@@ -152,7 +152,7 @@ fn read(file: &str) -> String {
 
 /// The integrations, each a module behind its own cargo feature, so the
 /// engine's root stays the list above.
-const INTEGRATIONS: [&str; 4] = ["http", "metrics", "reqwest", "tower"];
+const INTEGRATIONS: [&str; 5] = ["fleet", "http", "metrics", "reqwest", "tower"];
 
 #[test]
 fn the_root_exports_what_a_user_names_and_nothing_else() {

@@ -75,7 +75,19 @@ pub enum Kind {
     Methods,
     /// A whole number of bytes, from 0 up.
     Bytes,
+    /// One of [`SCOPES`]: where a budget is kept.
+    Scope,
+    /// A store's URL (`redis://...`), or [`NONE`].
+    StoreOrNone,
 }
+
+/// Where a budget may be kept, as written in files: `local` (each process
+/// its own) or `fleet` (shared through the budget's `store`).
+///
+/// ```
+/// assert_eq!(retry_schema::keys::SCOPES, &["local", "fleet"]);
+/// ```
+pub const SCOPES: &[&str] = &["local", "fleet"];
 
 /// A key's built-in default: what a policy has when no layer sets the key.
 ///
@@ -250,7 +262,7 @@ macro_rules! keys {
         /// Every budget key.
         ///
         /// ```
-        /// assert_eq!(retry_schema::keys::BUDGET_KEYS.len(), 3);
+        /// assert_eq!(retry_schema::keys::BUDGET_KEYS.len(), 5);
         /// ```
         pub const BUDGET_KEYS: &[Key] = &[ $( Key::$bkey, )* ];
 
@@ -305,6 +317,10 @@ keys! {
         MinPerSec = "min_per_sec", Number, "10", BuiltIn::Number(10.0);
         /// The sliding window the ratio is measured over.
         Window = "window", Duration, "\"10s\"", BuiltIn::Duration(Duration::from_secs(10));
+        /// Where the budget is kept: each process (`local`) or a shared store (`fleet`).
+        Scope = "scope", Scope, "\"fleet\"", BuiltIn::Word("local");
+        /// The fleet budget's store, a Redis URL.
+        Store = "store", StoreOrNone, "\"redis://127.0.0.1:6379/\"", BuiltIn::None;
     }
 }
 

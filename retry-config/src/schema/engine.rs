@@ -12,6 +12,7 @@ use crate::diagnostic::{Diagnostic, Diagnostics, Span};
 use crate::layers::{Fields, Layer};
 use retry_core::{
     Backoff, Jitter, Policy, PolicyBuilder, PolicyError, RetryBudget, RetryBudgetBuilder,
+    fleet::FleetOptions,
 };
 use retry_schema::keys::{JITTER_MODES, NONE};
 use std::sync::Arc;
@@ -139,6 +140,20 @@ fn binding(key: Key) -> Binding {
             set: |b, v| apply(b, duration(v), RetryBudgetBuilder::window),
             get: |b| Value::Duration(b.window()).to_string(),
         },
+        // Scope and store go in together, after the local budget is built
+        // (a fleet budget is a local one shared through its store): by
+        // `build_budget` below.
+        Key::Scope => Budget {
+            set: |b, _| b,
+            get: |b| b.scope().to_owned(),
+        },
+        Key::Store => Budget {
+            set: |b, _| b,
+            get: |b| match b.fleet_options() {
+                Some(options) => options.store_shown(),
+                None => NONE.to_owned(),
+            },
+        },
     }
 }
 
@@ -191,15 +206,38 @@ pub(crate) fn build_policy(
     b.build()
 }
 
-/// The budget `fields` describe, checked by retry-core.
-pub(crate) fn build_budget(fields: &Fields) -> Result<RetryBudget, PolicyError> {
+/// The budget called `name` that `fields` describe, checked by retry-core;
+/// with `scope = "fleet"`, shared through its store.
+pub(crate) fn build_budget(name: &str, fields: &Fields) -> Result<RetryBudget, PolicyError> {
     let mut b = RetryBudget::builder();
     for &key in BUDGET_KEYS {
         if let (Some(set), Binding::Budget { set: apply, .. }) = (fields.get(key), binding(key)) {
             b = apply(b, &set.value);
         }
     }
-    b.build()
+    let budget = b.build()?;
+    if budget_scope(fields) != "fleet" {
+        return Ok(budget);
+    }
+    // An absent store is refused by retry-core, with the fix.
+    let store = budget_store(fields).unwrap_or_default();
+    budget.with_fleet(FleetOptions::new(name, store))
+}
+
+/// The budget's scope, from `fields` or the built-in default.
+pub(crate) fn budget_scope(fields: &Fields) -> &'static str {
+    match fields.get(Key::Scope).map(|s| &s.value) {
+        Some(Value::Scope(scope)) => scope,
+        _ => Key::Scope.built_in().word().unwrap_or("local"),
+    }
+}
+
+/// The budget's store URL, when one is set.
+pub(crate) fn budget_store(fields: &Fields) -> Option<String> {
+    match fields.get(Key::Store).map(|s| &s.value) {
+        Some(Value::MaybeStore(store)) => store.clone(),
+        _ => None,
+    }
 }
 
 /// The effective value of a policy key in a built policy, as a file writes it.

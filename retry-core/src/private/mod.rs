@@ -21,6 +21,10 @@
 //! assert_eq!(SiteCache::lookup(&SITE, &CALL).max_attempts(), Some(1));
 //! ```
 
+/// The adaptive rate limiter (not yet a budget mode).
+pub mod adaptive {
+    pub use crate::adaptive::AdaptiveLimiter;
+}
 pub mod classify;
 pub mod derive;
 pub mod hooks;
@@ -31,3 +35,7 @@ pub mod site;
 /// Registers call sites, declared classes and loaders at link time; the one
 /// re-export, for generated code and retry-config.
 pub use inventory;
+
+/// Whether this build records metrics (whose labels allocate on every call):
+/// tests that pin "the success path allocates nothing" skip themselves then.
+pub const RECORDS_METRICS: bool = cfg!(feature = "metrics");

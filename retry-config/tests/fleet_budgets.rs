@@ -1,0 +1,43 @@
+//! `scope = "fleet"` budgets from the file: the store may come from the
+//! file or the environment (which wins), and a local budget stays local.
+//! (The invalid cases are in the corpus: a fleet without a store, a store
+//! that is not a redis:// URL, an unknown scope, a store left unused.)
+
+use retry_config::{Config, Env, Options};
+
+const FILE: &str = r#"
+[policies.p]
+budget = "broker"
+
+[budgets.broker]
+ratio = 0.2
+scope = "fleet"
+store = "redis://127.0.0.1:1/"
+
+[budgets.plain]
+ratio = 0.1
+"#;
+
+fn load(env: Env) -> Config {
+    Config::load_str(FILE, "retry.toml", &Options::new().env(env)).expect("a valid file")
+}
+
+#[test]
+fn a_fleet_budget_is_shared_through_its_store() {
+    let config = load(Env::new());
+    let broker = config.budget("broker").unwrap();
+    assert_eq!(broker.scope(), "fleet");
+    assert_eq!(broker.ratio(), 0.2);
+    let options = broker.fleet_options().unwrap();
+    assert_eq!(options.store(), "redis://127.0.0.1:1/");
+    assert_eq!(options.key(), "{retry-budget:broker}");
+    assert_eq!(config.budget("plain").unwrap().scope(), "local");
+}
+
+#[test]
+fn the_environment_names_the_store() {
+    let env = Env::new().with("RETRY_BUDGET__BROKER__STORE", "redis://127.0.0.1:2/");
+    let config = load(env);
+    let options = config.budget("broker").unwrap().fleet_options().unwrap();
+    assert_eq!(options.store(), "redis://127.0.0.1:2/");
+}

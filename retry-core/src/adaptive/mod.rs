@@ -1,0 +1,291 @@
+//! Adaptive client-side rate limiting, the AWS SDKs' "adaptive" retry mode: a
+//! token bucket whose fill rate follows the [CUBIC curve](cubic) driven by
+//! throttling errors. Until the first throttle it lets everything through;
+//! after one, each attempt takes tokens (a first attempt 1, a retry 5) and
+//! an empty bucket says how long to wait for them.
+//!
+//! The sending rate it measures is smoothed over half-second buckets
+//! (weight 0.8 on the newest); the fill rate never drops below 0.5 per
+//! second and never exceeds twice the measured rate.
+//!
+//! ```
+//! use retry_core::__private::adaptive::AdaptiveLimiter;
+//! use std::time::{Duration, Instant};
+//! let limiter = AdaptiveLimiter::new();
+//! let t0 = Instant::now();
+//! assert!(limiter.try_acquire(t0, true).is_ok()); // no throttle yet: no limit
+//! limiter.record(t0, true);                        // throttled
+//! let wait = limiter.try_acquire(t0 + Duration::from_millis(10), true).unwrap_err();
+//! assert!(wait > Duration::ZERO);
+//! ```
+
+mod cubic;
+
+use std::fmt;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// The smoothing weight of the newest measured sending rate.
+const SMOOTHING: f64 = 0.8;
+/// The slowest fill rate, in tokens per second.
+const MIN_FILL_RATE: f64 = 0.5;
+/// The smallest bucket.
+const MIN_CAPACITY: f64 = 1.0;
+/// Tokens a first attempt takes.
+const FIRST_ATTEMPT_COST: f64 = 1.0;
+/// Tokens a retry takes.
+const RETRY_COST: f64 = 5.0;
+
+/// A CUBIC token bucket shared by the calls of one client.
+pub struct AdaptiveLimiter {
+    origin: Instant,
+    state: Mutex<Bucket>,
+}
+
+impl fmt::Debug for AdaptiveLimiter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let b = self.bucket();
+        f.debug_struct("AdaptiveLimiter")
+            .field("enabled", &b.enabled)
+            .field("fill_rate", &b.fill_rate)
+            .field("measured_rate", &b.measured_rate)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for AdaptiveLimiter {
+    fn default() -> Self {
+        AdaptiveLimiter::new()
+    }
+}
+
+impl AdaptiveLimiter {
+    /// A limiter that has seen no throttle (and so limits nothing yet).
+    ///
+    /// ```
+    /// assert!(!retry_core::__private::adaptive::AdaptiveLimiter::new().is_limiting());
+    /// ```
+    pub fn new() -> AdaptiveLimiter {
+        AdaptiveLimiter {
+            origin: Instant::now(),
+            state: Mutex::new(Bucket::new()),
+        }
+    }
+
+    /// Whether a throttle has switched the bucket on.
+    ///
+    /// ```
+    /// let l = retry_core::__private::adaptive::AdaptiveLimiter::new();
+    /// l.record(std::time::Instant::now(), true);
+    /// assert!(l.is_limiting());
+    /// ```
+    pub fn is_limiting(&self) -> bool {
+        self.bucket().enabled
+    }
+
+    /// The bucket's fill rate, in tokens per second.
+    ///
+    /// ```
+    /// assert_eq!(retry_core::__private::adaptive::AdaptiveLimiter::new().fill_rate(), 0.5);
+    /// ```
+    pub fn fill_rate(&self) -> f64 {
+        self.bucket().fill_rate
+    }
+
+    /// Takes the tokens for one attempt at `now` (`retry`: a retry, else a
+    /// first attempt). `Err(wait)` when the bucket lacks them: the tokens are
+    /// taken anyway (a debt), and the attempt should wait `wait` first.
+    ///
+    /// ```
+    /// let l = retry_core::__private::adaptive::AdaptiveLimiter::new();
+    /// assert!(l.try_acquire(std::time::Instant::now(), false).is_ok());
+    /// ```
+    pub fn try_acquire(&self, now: Instant, retry: bool) -> Result<(), Duration> {
+        let cost = if retry {
+            RETRY_COST
+        } else {
+            FIRST_ATTEMPT_COST
+        };
+        let t = self.seconds(now);
+        self.bucket().acquire(t, cost)
+    }
+
+    /// Records an attempt's outcome at `now`: `throttled` when the service
+    /// said to slow down.
+    ///
+    /// ```
+    /// let l = retry_core::__private::adaptive::AdaptiveLimiter::new();
+    /// l.record(std::time::Instant::now(), false);
+    /// assert!(!l.is_limiting());
+    /// ```
+    pub fn record(&self, now: Instant, throttled: bool) {
+        let t = self.seconds(now);
+        self.bucket().record(t, throttled);
+    }
+
+    fn seconds(&self, now: Instant) -> f64 {
+        now.saturating_duration_since(self.origin).as_secs_f64()
+    }
+
+    fn bucket(&self) -> std::sync::MutexGuard<'_, Bucket> {
+        // The state is a handful of floats, each update complete or not
+        // begun: a panic elsewhere cannot leave it half-written.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// The bucket and the rate measurement; times are seconds since the origin.
+#[derive(Debug, Clone)]
+struct Bucket {
+    enabled: bool,
+    fill_rate: f64,
+    capacity: f64,
+    max_capacity: f64,
+    last_refill: Option<f64>,
+    measured_rate: f64,
+    rate_bucket: f64,
+    requests_in_bucket: u64,
+    last_max_rate: f64,
+    last_throttle: f64,
+}
+
+impl Bucket {
+    fn new() -> Bucket {
+        Bucket {
+            enabled: false,
+            fill_rate: MIN_FILL_RATE,
+            capacity: 0.0,
+            max_capacity: MIN_CAPACITY,
+            last_refill: None,
+            measured_rate: 0.0,
+            rate_bucket: 0.0,
+            requests_in_bucket: 0,
+            last_max_rate: 0.0,
+            last_throttle: 0.0,
+        }
+    }
+
+    fn acquire(&mut self, t: f64, cost: f64) -> Result<(), Duration> {
+        if !self.enabled {
+            return Ok(());
+        }
+        self.refill(t);
+        let short = cost - self.capacity;
+        self.capacity -= cost;
+        if short > 0.0 {
+            // Bounded: the fill rate is at least MIN_FILL_RATE.
+            return Err(
+                Duration::try_from_secs_f64(short / self.fill_rate).unwrap_or(Duration::MAX)
+            );
+        }
+        Ok(())
+    }
+
+    fn record(&mut self, t: f64, throttled: bool) {
+        self.measure(t);
+        let rate = if throttled {
+            let before = if self.enabled {
+                self.measured_rate.min(self.fill_rate)
+            } else {
+                self.measured_rate
+            };
+            self.last_max_rate = before;
+            self.last_throttle = t;
+            self.enabled = true;
+            cubic::after_throttle(before)
+        } else {
+            cubic::after_success(self.last_max_rate, t - self.last_throttle)
+        };
+        self.set_fill_rate(t, rate.min(2.0 * self.measured_rate));
+    }
+
+    fn refill(&mut self, t: f64) {
+        if let Some(last) = self.last_refill {
+            let added = (t - last).max(0.0) * self.fill_rate;
+            self.capacity = (self.capacity + added).min(self.max_capacity);
+        }
+        self.last_refill = Some(t);
+    }
+
+    fn set_fill_rate(&mut self, t: f64, rate: f64) {
+        self.refill(t);
+        self.fill_rate = rate.max(MIN_FILL_RATE);
+        self.max_capacity = rate.max(MIN_CAPACITY);
+        self.capacity = self.capacity.min(self.max_capacity);
+    }
+
+    /// The smoothed sending rate, over half-second buckets.
+    fn measure(&mut self, t: f64) {
+        self.requests_in_bucket += 1;
+        let bucket = (t * 2.0).floor() / 2.0;
+        if bucket > self.rate_bucket {
+            let rate = self.requests_in_bucket as f64 / (bucket - self.rate_bucket);
+            self.measured_rate = SMOOTHING * rate + (1.0 - SMOOTHING) * self.measured_rate;
+            self.requests_in_bucket = 0;
+            self.rate_bucket = bucket;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0)
+    }
+
+    /// smithy-rs's `test_client_sending_rates`: one attempt every 200 ms from
+    /// t = 0.2 s, throttled at 2.0 and 3.2 s; after each, the measured
+    /// sending rate and the fill rate.
+    #[test]
+    fn sending_rates_follow_smithy_rs_vectors() {
+        let mut b = Bucket::new();
+        let steps: [(bool, f64, f64); 17] = [
+            (false, 0.0, 0.5),
+            (false, 0.0, 0.5),
+            (false, 4.800000000000001, 0.5),
+            (false, 4.800000000000001, 0.5),
+            (false, 4.16, 0.5),
+            (false, 4.16, 0.6912),
+            (false, 4.16, 1.0975999999999997),
+            (false, 5.632000000000001, 1.6384000000000005),
+            (false, 5.632000000000001, 2.3328),
+            (true, 4.3264, 3.0284799999999996),
+            (false, 4.3264, 3.48663917347026),
+            (false, 4.3264, 3.821874416040255),
+            (false, 5.66528, 4.053385727709987),
+            (false, 5.66528, 4.200373108479454),
+            (false, 4.333056, 4.282036558348658),
+            (true, 4.333056, 2.99742559084406),
+            (false, 4.333056, 3.4522263943863463),
+        ];
+        for (i, (throttled, measured, fill)) in steps.into_iter().enumerate() {
+            let t = 0.2 * (i + 1) as f64;
+            b.record(t, throttled);
+            assert!(
+                close(b.measured_rate, measured),
+                "t = {t}: measured {}",
+                b.measured_rate
+            );
+            assert!(close(b.fill_rate, fill), "t = {t}: fill {}", b.fill_rate);
+        }
+    }
+
+    #[test]
+    fn an_empty_bucket_says_how_long_to_wait() {
+        let mut b = Bucket::new();
+        b.record(0.0, true); // fill rate 0.5/s, nothing in the bucket
+        assert_eq!(b.acquire(0.0, RETRY_COST), Err(Duration::from_secs(10)));
+    }
+
+    #[test]
+    fn no_time_or_rate_makes_it_panic_or_wait_forever() {
+        let mut b = Bucket::new();
+        for t in [0.0, -1.0, f64::MAX, 1e300, 0.5] {
+            b.record(t, true);
+            let _ = b.acquire(t, RETRY_COST);
+            assert!(b.fill_rate >= MIN_FILL_RATE);
+        }
+    }
+}

@@ -1,0 +1,201 @@
+//! What a fleet budget needs besides the local budget's settings.
+
+use crate::problem::{Problem, Problems};
+use retry_schema::keys::Key;
+use std::time::Duration;
+
+/// Where a fleet budget is kept and how its host talks to it.
+///
+/// ```
+/// use retry_core::fleet::FleetOptions;
+/// use std::time::Duration;
+/// let options = FleetOptions::new("broker", "redis://127.0.0.1:6379/");
+/// assert_eq!(options.timeout(), Duration::from_millis(5));
+/// assert_eq!(options.key(), "{retry-budget:broker}");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FleetOptions {
+    name: String,
+    store: String,
+    timeout: Duration,
+    refresh: Duration,
+    max_lease: u32,
+}
+
+impl FleetOptions {
+    /// A fleet budget called `name` (the key in Redis) kept at `store`
+    /// (`redis://[user:password@]host[:port][/db]`), with the defaults:
+    /// a 5 ms timeout, a 20 ms refresh and leases of at most 32 retries.
+    ///
+    /// ```
+    /// let o = retry_core::fleet::FleetOptions::new("b", "redis://127.0.0.1/");
+    /// assert_eq!(o.max_lease(), 32);
+    /// ```
+    pub fn new(name: impl Into<String>, store: impl Into<String>) -> FleetOptions {
+        FleetOptions {
+            name: name.into(),
+            store: store.into(),
+            timeout: Duration::from_millis(5),
+            refresh: Duration::from_millis(20),
+            max_lease: 32,
+        }
+    }
+
+    /// The longest a round trip to Redis may take before the host fails
+    /// open to its local budget (1 ms to 10 s). Calls never wait for it.
+    ///
+    /// ```
+    /// let o = retry_core::fleet::FleetOptions::new("b", "redis://127.0.0.1/").with_timeout(std::time::Duration::from_millis(50));
+    /// assert_eq!(o.timeout().as_millis(), 50);
+    /// ```
+    #[must_use]
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// How often the lease is topped up and calls are sent (1 ms to 10 s).
+    ///
+    /// ```
+    /// let o = retry_core::fleet::FleetOptions::new("b", "redis://127.0.0.1/").with_refresh(std::time::Duration::from_millis(5));
+    /// assert_eq!(o.refresh().as_millis(), 5);
+    /// ```
+    #[must_use]
+    pub fn with_refresh(mut self, refresh: Duration) -> Self {
+        self.refresh = refresh;
+        self
+    }
+
+    /// The most retries a host may hold unspent (1 to 1,000,000): each host
+    /// adds at most this much to the fleet's overshoot.
+    ///
+    /// ```
+    /// let o = retry_core::fleet::FleetOptions::new("b", "redis://127.0.0.1/").with_max_lease(4);
+    /// assert_eq!(o.max_lease(), 4);
+    /// ```
+    #[must_use]
+    pub fn with_max_lease(mut self, max_lease: u32) -> Self {
+        self.max_lease = max_lease;
+        self
+    }
+
+    /// The budget's name.
+    ///
+    /// ```
+    /// assert_eq!(retry_core::fleet::FleetOptions::new("b", "redis://h/").name(), "b");
+    /// ```
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The store's URL as given (it may hold a password: print
+    /// [`FleetOptions::store_shown`] instead).
+    ///
+    /// ```
+    /// assert_eq!(retry_core::fleet::FleetOptions::new("b", "redis://h/").store(), "redis://h/");
+    /// ```
+    pub fn store(&self) -> &str {
+        &self.store
+    }
+
+    /// The store's URL without its user and password, for messages.
+    ///
+    /// ```
+    /// let o = retry_core::fleet::FleetOptions::new("b", "redis://me:secret@cache:6379/0");
+    /// assert_eq!(o.store_shown(), "redis://cache:6379/0");
+    /// ```
+    pub fn store_shown(&self) -> String {
+        match self.store.split_once("://") {
+            Some((scheme, rest)) => {
+                let host = rest.rsplit_once('@').map_or(rest, |(_, host)| host);
+                format!("{scheme}://{host}")
+            }
+            None => self.store.clone(),
+        }
+    }
+
+    /// The Redis key: a hash tag around the name, so the key is cluster-safe.
+    ///
+    /// ```
+    /// assert_eq!(retry_core::fleet::FleetOptions::new("b", "redis://h/").key(), "{retry-budget:b}");
+    /// ```
+    pub fn key(&self) -> String {
+        format!("{{retry-budget:{}}}", self.name)
+    }
+
+    /// The round-trip timeout.
+    ///
+    /// ```
+    /// assert_eq!(retry_core::fleet::FleetOptions::new("b", "redis://h/").timeout().as_millis(), 5);
+    /// ```
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// The refresh period.
+    ///
+    /// ```
+    /// assert_eq!(retry_core::fleet::FleetOptions::new("b", "redis://h/").refresh().as_millis(), 20);
+    /// ```
+    pub fn refresh(&self) -> Duration {
+        self.refresh
+    }
+
+    /// The lease's upper bound.
+    ///
+    /// ```
+    /// assert_eq!(retry_core::fleet::FleetOptions::new("b", "redis://h/").max_lease(), 32);
+    /// ```
+    pub fn max_lease(&self) -> u32 {
+        self.max_lease
+    }
+
+    /// Every problem with these options, each naming its field, rule and fix.
+    pub(crate) fn problems(&self) -> Vec<Problem> {
+        let mut problems = Problems::default();
+        if self.store.is_empty() {
+            problems.require(
+                false,
+                Key::Store.name(),
+                "is required when scope is \"fleet\"",
+                format!(
+                    "add store = \"redis://host:6379/\" to [budgets.{}], or set \
+                     RETRY_BUDGET__{}__STORE",
+                    self.name,
+                    self.name.to_uppercase()
+                ),
+            );
+            return problems.into_vec();
+        }
+        problems.require(
+            self.store.starts_with("redis://") && redis::Client::open(self.store.as_str()).is_ok(),
+            Key::Store.name(),
+            "must be a redis:// URL",
+            format!(
+                "write the store as \"redis://host:6379/\" (got {:?})",
+                self.store_shown()
+            ),
+        );
+        problems.require(
+            !self.name.is_empty() && self.name.len() <= 200,
+            "name",
+            "must be 1 to 200 bytes long",
+            "name the budget as its [budgets.NAME] table does".to_owned(),
+        );
+        for (field, value) in [("timeout", self.timeout), ("refresh", self.refresh)] {
+            problems.require(
+                (Duration::from_millis(1)..=Duration::from_secs(10)).contains(&value),
+                field,
+                "must be from 1ms to 10s",
+                format!("use a few milliseconds (got {value:?})"),
+            );
+        }
+        problems.require(
+            (1..=1_000_000).contains(&self.max_lease),
+            "max_lease",
+            "must be from 1 to 1000000",
+            format!("use a small number such as 32 (got {})", self.max_lease),
+        );
+        problems.into_vec()
+    }
+}
