@@ -10,7 +10,7 @@ mod common;
 
 use common::{Flaky, poll_once};
 use criterion::{BenchmarkGroup, Criterion, measurement::WallTime};
-use retry_core::{Jitter, Policy, registry};
+use retry_core::{Jitter, Policy, PolicyBuilder, RetryBudget, registry};
 use std::cell::Cell;
 use std::hint::black_box;
 use std::path::PathBuf;
@@ -42,6 +42,25 @@ fn success(c: &mut Criterion, core_policy: &Policy) {
     g.bench_function("tryhard", |b| {
         b.iter(|| poll_once(common::tryhard(black_box(n))))
     });
+    // What each feature costs on the success path, against `retry-core`.
+    let with = |f: fn(PolicyBuilder) -> PolicyBuilder| f(core_policy.to_builder()).build().unwrap();
+    let timeout = with(|b| b.attempt_timeout(Some(Duration::from_secs(5))));
+    let deadline = with(|b| b.deadline(Some(Duration::from_secs(30))));
+    let budget = RetryBudget::builder().build().unwrap();
+    let budgeted = core_policy
+        .to_builder()
+        .budget(Some(Arc::new(budget)))
+        .build()
+        .unwrap();
+    for (name, policy) in [
+        ("retry-core-attempt-timeout", &timeout),
+        ("retry-core-deadline", &deadline),
+        ("retry-core-budget", &budgeted),
+    ] {
+        g.bench_function(name, |b| {
+            b.iter(|| poll_once(common::core(policy, black_box(n))))
+        });
+    }
     g.finish();
 }
 
@@ -228,6 +247,9 @@ mod summary {
                 "backon",
                 "tokio-retry2",
                 "tryhard",
+                "retry-core-attempt-timeout",
+                "retry-core-deadline",
+                "retry-core-budget",
             ],
         ),
         (

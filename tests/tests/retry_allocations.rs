@@ -47,7 +47,9 @@ fn first_attempt_success_allocates_nothing() {
     let _ = poll_once(unclassified(1));
     let _ = read(1);
     if retry_core::__private::RECORDS_METRICS {
-        eprintln!("skipped: with retry-core's `metrics` feature, each call's metric labels allocate");
+        eprintln!(
+            "skipped: with retry-core's `metrics` feature, each call's metric labels allocate"
+        );
         return;
     }
     let info = allocation_counter::measure(|| {
