@@ -259,6 +259,28 @@ mod spans {
 
     #[test]
     fn each_resend_carries_http_request_resend_count() {
+        // Tracing caches each callsite's interest process-wide, and the other
+        // tests of this binary run in parallel with no subscriber: alone in a
+        // child process, the recorder sees every span.
+        const CHILD: &str = "RETRY_TOWER_SPANS_CHILD";
+        if std::env::var_os(CHILD).is_none() {
+            let out = std::process::Command::new(std::env::current_exe().unwrap())
+                .args([
+                    "--exact",
+                    "spans::each_resend_carries_http_request_resend_count",
+                ])
+                .env(CHILD, "1")
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            assert!(String::from_utf8_lossy(&out.stdout).contains("1 passed"));
+            return;
+        }
         let seen = Arc::new(Attempts::default());
         tracing::subscriber::with_default(Recorder(seen.clone()), || {
             let runtime = tokio::runtime::Builder::new_current_thread()
