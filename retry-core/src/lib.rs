@@ -44,6 +44,12 @@
 //! - `tracing`: a span per call and an event per retry.
 //! - `serde`: serialisable [`OracleState`].
 //! - `redis`: fleet-wide retry budgets kept in Redis ([`RetryBudget::with_fleet`]).
+//! - `http`: HTTP semantics (status classes, `Retry-After` and gRPC pushback
+//!   hints, idempotency, body replay).
+//! - `tower`: a `tower::Layer` over the same loop; `reqwest-middleware`: a
+//!   `reqwest_middleware::Middleware` over it.
+//! - `metrics`: per-policy calls, attempts, retries, waits, budget refusals
+//!   and hints through the `metrics` facade.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
