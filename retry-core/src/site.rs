@@ -20,7 +20,7 @@ static SINGLE_ATTEMPT: LazyLock<Arc<Policy>> = LazyLock::new(|| {
 });
 
 /// One call site's cached lookup, kept per thread: while the registry's
-/// [`generation`](crate::registry::generation) is unchanged, the policy it
+/// install generation is unchanged, the policy it
 /// holds is current, so a call costs one atomic load and one reference-count
 /// increment instead of a hash lookup. Each expansion declares one in a
 /// `thread_local!`.
