@@ -54,3 +54,20 @@ pub fn add_policy(name: &str, policy: Policy) {
     }
     retry_core::registry::install(builder.policy(name, policy).build());
 }
+
+/// The target directory that tests building scratch crates with cargo
+/// share (`target/tests/retry-rebuild`, next to trybuild's), so retry-core is
+/// compiled once for all of them. Found from the running test binary
+/// (`target/debug/deps/<test>-<hash>`).
+///
+/// ```
+/// assert!(tests::scratch_target_dir().ends_with("tests/retry-rebuild"));
+/// ```
+pub fn scratch_target_dir() -> std::path::PathBuf {
+    let exe = std::env::current_exe().unwrap_or_default();
+    let target = exe
+        .ancestors()
+        .nth(3)
+        .unwrap_or(std::path::Path::new("target"));
+    target.join("tests").join("retry-rebuild")
+}

@@ -20,13 +20,7 @@ fn main() {
 "#;
 
 fn target_dir() -> PathBuf {
-    // .../target/debug/deps/config_rebuild-<hash>
-    let exe = std::env::current_exe().unwrap();
-    exe.ancestors()
-        .nth(3)
-        .unwrap()
-        .join("tests")
-        .join("retry-rebuild")
+    tests::scratch_target_dir()
 }
 
 fn build(dir: &Path, target: &Path) -> Output {

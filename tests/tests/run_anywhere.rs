@@ -32,13 +32,7 @@ fn main() {
 "#;
 
 fn target_dir() -> PathBuf {
-    // .../target/debug/deps/run_anywhere-<hash>
-    let exe = std::env::current_exe().unwrap();
-    exe.ancestors()
-        .nth(3)
-        .unwrap()
-        .join("tests")
-        .join("retry-rebuild")
+    tests::scratch_target_dir()
 }
 
 fn run(exe: &Path, cwd: &Path) -> Output {
