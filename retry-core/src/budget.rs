@@ -5,7 +5,18 @@
 //! The window is a ring of slots, each stamped with the epoch it counts for.
 //! Everything is an atomic; no lock is taken. Two threads racing on a slot
 //! rollover may lose a count or two, which a budget can afford.
+//!
+//! A budget has a mode: `"window"` (the retry budget above) or `"adaptive"`
+//! (an [`AdaptiveLimiter`] pacing every attempt, see [`RetryBudget::adaptive`]).
+//! A policy may use several (`set`); the adaptive ones pace (`adaptive`).
 
+mod adaptive;
+mod set;
+
+pub(crate) use adaptive::{Pacing, retry_cost};
+pub(crate) use set::Budgets;
+
+use crate::adaptive::AdaptiveLimiter;
 use crate::problem::Problems;
 use retry_schema::keys::Key;
 use std::fmt;
@@ -37,6 +48,9 @@ pub struct RetryBudget {
     /// it decides while Redis answers, this budget's own window otherwise.
     #[cfg(feature = "redis")]
     fleet: Option<crate::fleet::FleetLink>,
+    /// The limiter, when the mode is `"adaptive"`: it paces attempts and
+    /// the window above never refuses a retry.
+    limiter: Option<AdaptiveLimiter>,
 }
 
 #[derive(Default)]
@@ -49,6 +63,7 @@ struct Slot {
 impl fmt::Debug for RetryBudget {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RetryBudget")
+            .field("mode", &self.mode())
             .field("ratio", &self.ratio)
             .field("min_per_sec", &self.min_per_sec)
             .field("window", &self.window)
@@ -72,7 +87,52 @@ impl RetryBudget {
         }
     }
 
-    /// The fraction of calls that may be retried.
+    /// An adaptive budget (`mode = "adaptive"`): a CUBIC token bucket, the
+    /// AWS SDKs' adaptive retry mode, that paces every attempt of the calls
+    /// sharing it, first attempts included, once the service has throttled
+    /// (an error of class `throttled`). It never refuses a retry; it makes
+    /// attempts wait, and a wait that would reach a call's deadline ends the
+    /// call ([`Ending::RateLimited`](crate::Ending::RateLimited)). A policy
+    /// may combine it with window budgets ([`PolicyBuilder::budgets`](crate::PolicyBuilder::budgets)).
+    ///
+    /// ```
+    /// let b = retry_core::RetryBudget::adaptive();
+    /// assert_eq!(b.mode(), "adaptive");
+    /// assert!(b.limiter().is_some_and(|l| !l.is_limiting()));
+    /// assert!(b.try_withdraw(std::time::Instant::now())); // pacing, not refusing
+    /// ```
+    pub fn adaptive() -> RetryBudget {
+        let mut budget = Self::builder()
+            .build()
+            .expect("the builder's defaults are valid");
+        budget.limiter = Some(AdaptiveLimiter::new());
+        budget
+    }
+
+    /// The budget's mode: `"window"` (a share of calls over a sliding
+    /// window) or `"adaptive"` (see [`adaptive`](Self::adaptive)).
+    ///
+    /// ```
+    /// assert_eq!(retry_core::RetryBudget::builder().build().unwrap().mode(), "window");
+    /// ```
+    pub fn mode(&self) -> &'static str {
+        if self.limiter.is_some() {
+            "adaptive"
+        } else {
+            "window"
+        }
+    }
+
+    /// The adaptive budget's limiter; `None` for a window budget.
+    ///
+    /// ```
+    /// assert!(retry_core::RetryBudget::builder().build().unwrap().limiter().is_none());
+    /// ```
+    pub fn limiter(&self) -> Option<&AdaptiveLimiter> {
+        self.limiter.as_ref()
+    }
+
+    /// The fraction of calls that may be retried (a window budget's setting).
     ///
     /// ```
     /// assert_eq!(retry_core::RetryBudget::builder().ratio(0.2).build().unwrap().ratio(), 0.2);
@@ -109,7 +169,8 @@ impl RetryBudget {
     /// assert!(a.same_settings(&b));
     /// ```
     pub fn same_settings(&self, other: &RetryBudget) -> bool {
-        self.ratio == other.ratio
+        self.mode() == other.mode()
+            && self.ratio == other.ratio
             && self.min_per_sec == other.min_per_sec
             && self.window == other.window
             && self.same_fleet(other)
@@ -156,7 +217,16 @@ impl RetryBudget {
         mut self,
         options: crate::fleet::FleetOptions,
     ) -> Result<Self, crate::PolicyError> {
-        let problems = options.problems();
+        let mut problems = options.problems();
+        if self.limiter.is_some() {
+            problems.push(crate::Problem {
+                field: Key::Scope.name(),
+                rule: "\"fleet\" applies to window budgets only",
+                fix: "remove scope = \"fleet\" (an adaptive budget paces this process's \
+                      calls), or use mode = \"window\""
+                    .to_string(),
+            });
+        }
         if !problems.is_empty() {
             return Err(crate::PolicyError::budget(problems));
         }
@@ -222,6 +292,7 @@ impl RetryBudget {
     }
 
     /// Takes one retry from the budget at `now`; `false` when it is empty.
+    /// An adaptive budget always allows one (it paces instead).
     ///
     /// ```
     /// let b = retry_core::RetryBudget::builder().min_per_sec(1.0).ratio(0.0)
@@ -231,6 +302,9 @@ impl RetryBudget {
     /// assert!(!b.try_withdraw(now));
     /// ```
     pub fn try_withdraw(&self, now: Instant) -> bool {
+        if self.limiter.is_some() {
+            return true;
+        }
         #[cfg(feature = "redis")]
         if let Some(granted) = self
             .fleet
@@ -385,6 +459,7 @@ impl RetryBudgetBuilder {
             slots: Default::default(),
             #[cfg(feature = "redis")]
             fleet: None,
+            limiter: None,
         })
     }
 }

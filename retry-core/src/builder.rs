@@ -2,7 +2,7 @@
 //! every rule at once and reports each broken one with its field and fix.
 
 use crate::backoff::Backoff;
-use crate::budget::RetryBudget;
+use crate::budget::{Budgets, RetryBudget};
 use crate::jitter::Jitter;
 use crate::policy::Policy;
 use crate::problem::{PolicyError, Problems};
@@ -71,7 +71,7 @@ impl PolicyBuilder {
                 attempt_timeout: None,
                 retry_on: None,
                 max_retry_after: Some(Duration::from_secs(60)),
-                budget: None,
+                budgets: Budgets::NONE,
                 requests: RequestRules::DEFAULT,
             },
         }
@@ -211,7 +211,23 @@ impl PolicyBuilder {
     /// let _ = retry_core::Policy::builder().budget(Some(budget));
     /// ```
     pub fn budget(mut self, budget: Option<Arc<RetryBudget>>) -> Self {
-        self.draft.budget = budget;
+        self.draft.budgets = Budgets::new(budget.into_iter().collect());
+        self
+    }
+
+    /// Uses every budget in `budgets` (replacing any set before): each
+    /// window budget must allow a retry, each adaptive budget paces every
+    /// attempt. Listing one budget twice is an error.
+    ///
+    /// ```
+    /// use retry_core::{Policy, RetryBudget};
+    /// use std::sync::Arc;
+    /// let adaptive = Arc::new(RetryBudget::adaptive());
+    /// let err = Policy::builder().budgets([adaptive.clone(), adaptive]).build().unwrap_err();
+    /// assert_eq!(err.problems()[0].field, "budget");
+    /// ```
+    pub fn budgets(mut self, budgets: impl IntoIterator<Item = Arc<RetryBudget>>) -> Self {
+        self.draft.budgets = Budgets::new(budgets.into_iter().collect());
         self
     }
 
@@ -292,6 +308,17 @@ impl PolicyBuilder {
                 "remove the empty name from retry_on".to_string(),
             );
         }
+        let budgets = p.budgets.as_slice();
+        let repeated = budgets
+            .iter()
+            .enumerate()
+            .any(|(i, b)| budgets[..i].iter().any(|a| Arc::ptr_eq(a, b)));
+        problems.require(
+            !repeated,
+            Key::Budget.name(),
+            "lists each budget once",
+            "remove the repeated budget (it would take two retries per retry)".to_string(),
+        );
         p.requests.check(&mut problems);
         let problems = problems.into_vec();
         if !problems.is_empty() {

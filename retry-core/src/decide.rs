@@ -8,6 +8,7 @@
 //! `SystemTime`. Jitter samples depend only on the seed and the retry number
 //! (see `rng`), so a schedule that is saved and resumed continues exactly.
 
+use crate::budget::{Pacing, retry_cost};
 use crate::classify::Class;
 use crate::policy::Policy;
 use crate::report::{Ending, Report};
@@ -105,10 +106,13 @@ pub(crate) enum Owed {
 /// retryable at all, is an attempt left, how long to wait (the schedule,
 /// then a server hint, which is never shortened but clamped to
 /// `max_retry_after`), does the wait fit the deadline (a wait that would
-/// reach it is not started), and does the budget allow it. `clock` gives the
-/// time since the first attempt began and the budget's `now`; it is called
-/// only when a deadline or a budget needs it. A `Retry` is committed to
-/// `tally`; a `GiveUp` leaves it as it was.
+/// reach it is not started), does every window budget allow it, and how
+/// long do the adaptive budgets make it wait (a pacing wait that would reach
+/// the deadline ends the call: `RateLimited`). Adaptive budgets hear of
+/// every failure first, throttled or not. `clock` gives the time since the
+/// first attempt began and the budgets' `now`; it is called only when a
+/// deadline or a budget needs it. A `Retry` is committed to `tally`; a
+/// `GiveUp` leaves it as it was (tokens an adaptive budget gave stay taken).
 pub(crate) fn decide(
     policy: &Policy,
     tally: &mut Tally,
@@ -117,6 +121,15 @@ pub(crate) fn decide(
     owed: Owed,
     clock: impl FnOnce() -> (Duration, Instant),
 ) -> Step {
+    let budgets = &policy.budgets;
+    // Read before any verdict: the adaptive budgets hear of every failure,
+    // and a verdict that gives up has the report read the clock anyway.
+    let time = (policy.deadline().is_some() || !budgets.is_empty()).then(clock);
+    if budgets.paces()
+        && let Some((_, now)) = time
+    {
+        budgets.record(now, failure.class == Class::THROTTLED);
+    }
     if failure.class == Class::Permanent {
         return Step::GiveUp(Ending::Permanent);
     }
@@ -136,7 +149,7 @@ pub(crate) fn decide(
         Owed::Early(by) => computed.saturating_add(by),
         Owed::Late(by) => computed.saturating_sub(by),
     };
-    let (wait, hinted) = match failure.hint {
+    let (mut wait, mut hinted) = match failure.hint {
         Some(hint) => {
             let hint = policy.max_retry_after().map_or(hint, |max| hint.min(max));
             // A server's instruction is never shortened, only clamped by
@@ -149,17 +162,22 @@ pub(crate) fn decide(
         }
         None => (scheduled, false),
     };
-    if policy.deadline().is_some() || policy.budget().is_some() {
-        let (elapsed, now) = clock();
+    if let Some((elapsed, now)) = time {
         if let Some(deadline) = policy.deadline()
             && elapsed.saturating_add(wait) >= deadline
         {
             return Step::GiveUp(Ending::Deadline);
         }
-        if let Some(budget) = policy.budget()
-            && !budget.try_withdraw(now)
-        {
+        if !budgets.try_withdraw(now) {
             return Step::GiveUp(Ending::BudgetEmpty);
+        }
+        if budgets.paces() {
+            let left = policy.deadline().map(|d| d.saturating_sub(elapsed));
+            match budgets.pace(now, retry_cost(failure.class), left) {
+                Pacing::After(paced) if paced > wait => (wait, hinted) = (paced, false),
+                Pacing::After(_) => {}
+                Pacing::PastLimit(_) => return Step::GiveUp(Ending::RateLimited),
+            }
         }
     }
     tally.last_delay_ns = nanos(computed);
@@ -251,16 +269,38 @@ impl Decider {
         now: impl FnOnce() -> Instant,
     ) {
         if self.tally.attempts == 0 && self.started.is_none() {
-            let needs_start = timed || policy.deadline().is_some() || policy.budget().is_some();
+            let needs_start = timed || policy.deadline().is_some() || !policy.budgets.is_empty();
             if needs_start {
-                let now = now();
-                self.started = Some(now);
-                if let Some(budget) = policy.budget() {
-                    budget.deposit(now);
-                }
+                self.start(policy, now());
             }
         }
         self.tally.attempts = self.tally.attempts.saturating_add(1);
+    }
+
+    /// The call starts at `now`: the deadline's clock starts, and the call
+    /// counts in the window budgets.
+    fn start(&mut self, policy: &Policy, now: Instant) {
+        self.started = Some(now);
+        policy.budgets.deposit(now);
+    }
+
+    /// How long the policy's adaptive budgets make the call's first attempt
+    /// wait, asked at `now` before it begins (which starts the call); `None`
+    /// when it may go at once, or once the call has started. A wait that
+    /// would reach the deadline is not taken: there is no error yet to end
+    /// the call with, so the attempt goes at once (its tokens stay taken, so
+    /// the calls that follow wait for them) and the budget says so, once.
+    pub(crate) fn pace_first_attempt(&mut self, policy: &Policy, now: Instant) -> Option<Duration> {
+        if self.tally.attempts > 0 || self.started.is_some() {
+            return None;
+        }
+        self.start(policy, now);
+        let wait = policy.budgets.pace_first(now);
+        if policy.deadline().is_some_and(|deadline| wait >= deadline) {
+            policy.budgets.unpaced_first_attempt(policy.name(), wait);
+            return None;
+        }
+        (!wait.is_zero()).then_some(wait)
     }
 
     /// Decides what follows a failed attempt observed at `now` (the kernel).

@@ -3,7 +3,8 @@
 //! The engine behind `#[retry(policy = "...")]`: validated [`Policy`] values,
 //! [`Backoff`] shapes, [`Jitter`] modes, error classification ([`Classify`]),
 //! server hints, the async and blocking loops ([`Retry`]), hooks and tracing,
-//! shared [`RetryBudget`]s, the process-wide [`registry`] of named policies,
+//! shared [`RetryBudget`]s (windows, and [`AdaptiveLimiter`]s pacing
+//! attempts), the process-wide [`registry`] of named policies,
 //! and the stateful [`Oracle`] for callers that schedule retries themselves.
 //! The [`clock`] module holds the clock and sleepers, for callers that inject
 //! their own.
@@ -93,6 +94,7 @@ pub mod tower;
 // tests/public_api.rs). The decision kernel, the loop's per-call state, the
 // hook traits, call-site and loader plumbing live in `__private`, for our
 // own crates; the fleet simulator is its own crate (retry-sim).
+pub use adaptive::AdaptiveLimiter;
 pub use backoff::Backoff;
 pub use budget::{RetryBudget, RetryBudgetBuilder};
 pub use builder::PolicyBuilder;

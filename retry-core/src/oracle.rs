@@ -193,9 +193,7 @@ impl<'p> Oracle<'p> {
     pub fn attempt(&mut self, now: SystemTime) {
         if self.state.first_failure.is_none() {
             self.state.first_failure = Some(now);
-            if let Some(budget) = self.policy.budget() {
-                budget.deposit(Instant::now());
-            }
+            self.policy.budgets.deposit(Instant::now());
         }
         self.open = true;
     }

@@ -3,7 +3,7 @@
 //! the program is one that cannot misbehave.
 
 use crate::backoff::{Backoff, clamp_nanos, nanos_f64};
-use crate::budget::RetryBudget;
+use crate::budget::{Budgets, RetryBudget};
 use crate::builder::PolicyBuilder;
 use crate::jitter::Jitter;
 use crate::request_rules::RequestRules;
@@ -38,7 +38,7 @@ pub struct Policy {
     pub(crate) attempt_timeout: Option<Duration>,
     pub(crate) retry_on: Option<Arc<[Box<str>]>>,
     pub(crate) max_retry_after: Option<Duration>,
-    pub(crate) budget: Option<Arc<RetryBudget>>,
+    pub(crate) budgets: Budgets,
     /// What the policy says about HTTP requests (see `request_rules`).
     pub(crate) requests: RequestRules,
 }
@@ -194,13 +194,27 @@ impl Policy {
         self.max_retry_after
     }
 
-    /// The shared retry budget, if any.
+    /// The shared retry budget, if any: the first of [`budgets`](Self::budgets).
     ///
     /// ```
     /// assert!(retry_core::Policy::default().budget().is_none());
     /// ```
     pub fn budget(&self) -> Option<&Arc<RetryBudget>> {
-        self.budget.as_ref()
+        self.budgets.as_slice().first()
+    }
+
+    /// Every budget the policy uses, in the order given: each window budget
+    /// must allow a retry, each adaptive budget paces every attempt.
+    ///
+    /// ```
+    /// use retry_core::{Policy, RetryBudget};
+    /// use std::sync::Arc;
+    /// let window = Arc::new(RetryBudget::builder().build().unwrap());
+    /// let p = Policy::builder().budgets([window, Arc::new(RetryBudget::adaptive())]).build().unwrap();
+    /// assert_eq!(p.budgets().len(), 2);
+    /// ```
+    pub fn budgets(&self) -> &[Arc<RetryBudget>] {
+        self.budgets.as_slice()
     }
 
     /// The upper end of the wait before retry `n` (0-based): `min(cap, base·factor^n)`

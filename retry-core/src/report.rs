@@ -23,6 +23,9 @@ pub enum Ending {
     NotRetryable,
     /// The shared retry budget refused the retry.
     BudgetEmpty,
+    /// The policy's adaptive budget (client-side rate limiting) would have
+    /// made the next attempt wait past the deadline.
+    RateLimited,
     /// The failure was retryable, but the request's body could not be sent
     /// again: larger than the policy's `max_replay_body`, or a stream that
     /// cannot be replayed.
@@ -48,6 +51,7 @@ impl Ending {
             Ending::Permanent => "permanent",
             Ending::NotRetryable => "not_retryable",
             Ending::BudgetEmpty => "budget_empty",
+            Ending::RateLimited => "rate_limited",
             Ending::BodyNotReplayable => "body_not_replayable",
             Ending::NotIdempotent => "not_idempotent",
         }
@@ -80,7 +84,7 @@ pub struct Report {
     /// `*_with_report` calls, an `on_give_up` hook) reads the clock as the
     /// first attempt starts; one that will not skips that read.
     pub elapsed: Duration,
-    /// Whether the policy's fleet budget could not reach its store when the
+    /// Whether a fleet budget of the policy could not reach its store when the
     /// call ended, so this host's local budget was deciding its retries
     /// instead (always `false` for a local budget).
     pub budget_failing_open: bool,
@@ -98,9 +102,9 @@ impl Report {
         matches!(self.ending, Ending::Success)
     }
 
-    /// The report with `budget_failing_open` read from `policy`'s budget.
+    /// The report with `budget_failing_open` read from `policy`'s budgets.
     pub(crate) fn budget_state(mut self, policy: &crate::Policy) -> Report {
-        self.budget_failing_open = policy.budget().is_some_and(|b| b.failing_open());
+        self.budget_failing_open = policy.budgets.failing_open();
         self
     }
 }

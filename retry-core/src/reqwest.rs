@@ -155,31 +155,40 @@ impl Middleware for RetryMiddleware {
         };
         let mut run = Retry::new(&policy).hooks(hooks).start();
         // Each attempt sends a clone while the original can be sent again,
-        // else the original itself (the hooks then stop any retry).
+        // else the original itself (the hooks then stop any retry). Taken
+        // when the round makes its attempt: a round that only waits (an
+        // adaptive budget pacing the first attempt) leaves it in place.
         let mut original = Some(request);
         let result = loop {
-            let request = match &original {
-                Some(r) if resendable && replayable => r.try_clone(),
-                _ => None,
-            }
-            .or_else(|| original.take());
+            let original = &mut original;
             let extensions = &mut *extensions;
             let next = next.clone();
             let policy = &policy;
-            let attempt = || async move {
-                let Some(request) = request else {
-                    // Not reached: the hooks refuse a retry once the original is sent.
-                    let gone = std::io::Error::other("request body not replayable");
-                    return Err(Failed::Error(reqwest_middleware::Error::middleware(gone)));
-                };
-                match next.run(request, extensions).await {
-                    Ok(response) => {
-                        match HttpFailure::classify(response.status(), response.headers(), policy) {
-                            None => Ok(response),
-                            Some(failure) => Err(Failed::Status(response, failure)),
+            let attempt = || {
+                let request = match &*original {
+                    Some(r) if resendable && replayable => r.try_clone(),
+                    _ => None,
+                }
+                .or_else(|| original.take());
+                async move {
+                    let Some(request) = request else {
+                        // Not reached: the hooks refuse a retry once the original is sent.
+                        let gone = std::io::Error::other("request body not replayable");
+                        return Err(Failed::Error(reqwest_middleware::Error::middleware(gone)));
+                    };
+                    match next.run(request, extensions).await {
+                        Ok(response) => {
+                            match HttpFailure::classify(
+                                response.status(),
+                                response.headers(),
+                                policy,
+                            ) {
+                                None => Ok(response),
+                                Some(failure) => Err(Failed::Status(response, failure)),
+                            }
                         }
+                        Err(error) => Err(Failed::Error(error)),
                     }
-                    Err(error) => Err(Failed::Error(error)),
                 }
             };
             if let ControlFlow::Break(result) = run.round(attempt).await {

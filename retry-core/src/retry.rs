@@ -442,6 +442,17 @@ impl<'p, C: Clock, S, H> Run<'p, C, S, H> {
             .begin_attempt_lazily(self.policy, timed, || clock.now());
     }
 
+    /// How long an adaptive budget makes the call's first attempt wait (see
+    /// `Decider::pace_first_attempt`); one branch for a policy without one.
+    #[inline]
+    pub(crate) fn pace_first_attempt(&mut self) -> Option<Duration> {
+        if !self.policy.budgets.paces() {
+            return None;
+        }
+        let now = self.clock.now();
+        self.decider.pace_first_attempt(self.policy, now)
+    }
+
     /// The decision and its hooks, without the sleep.
     pub(crate) fn decide<E>(&mut self, error: E) -> Result<Duration, E>
     where
@@ -516,6 +527,9 @@ impl<'p, C: Clock, S, H> Run<'p, C, S, H> {
     /// that records how calls end (for metrics), whichever entry point.
     #[inline]
     pub(crate) fn succeeded(&self) {
+        if self.policy.budgets.paces() {
+            self.policy.budgets.record(self.clock.now(), false);
+        }
         #[cfg(feature = "metrics")]
         crate::metrics::ended(self.policy, Ending::Success, self.decider.attempts());
     }

@@ -53,6 +53,13 @@ where
     H: HookSet<E>,
     Fut: Future<Output = Result<T, E>>,
 {
+    if let Some(wait) = run.pace_first_attempt() {
+        // An adaptive budget paces the first attempt: this round is the
+        // wait (`make` is not called, so nothing is sent); the next makes it.
+        return Stage::Wait {
+            sleep: run.sleeper().sleep(wait),
+        };
+    }
     run.begin_attempt::<E>();
     let timer = run
         .policy()

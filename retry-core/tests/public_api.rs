@@ -35,13 +35,14 @@ use retry_core::clock::{TokioClock, TokioSleeper};
 use retry_core::registry::{RegistryBuilder, current, install, policy};
 #[allow(unused_imports)] // the import itself is the check: each path resolves
 use retry_core::{
-    AttemptTimeout, Backoff, CarriesTimeout, Class, Classify, Ending, GiveUpEvent, Hooks, Jitter,
-    Oracle, OracleState, Policy, PolicyBuilder, PolicyError, Problem, Registry, Report, Retry,
-    RetryBudget, RetryBudgetBuilder, RetryEvent, Verdict, clock, registry,
+    AdaptiveLimiter, AttemptTimeout, Backoff, CarriesTimeout, Class, Classify, Ending, GiveUpEvent,
+    Hooks, Jitter, Oracle, OracleState, Policy, PolicyBuilder, PolicyError, Problem, Registry,
+    Report, Retry, RetryBudget, RetryBudgetBuilder, RetryEvent, Verdict, clock, registry,
 };
 
 /// Every name `lib.rs` exports at the root, apart from `#[doc(hidden)]` ones.
-const ROOT: [&str; 25] = [
+const ROOT: [&str; 26] = [
+    "AdaptiveLimiter",
     "AttemptTimeout",
     "Backoff",
     "CarriesTimeout",

@@ -1,15 +1,22 @@
 //! Adaptive client-side rate limiting, the AWS SDKs' "adaptive" retry mode: a
-//! token bucket whose fill rate follows the [CUBIC curve](cubic) driven by
+//! token bucket whose fill rate follows the CUBIC curve (`cubic`) driven by
 //! throttling errors. Until the first throttle it lets everything through;
-//! after one, each attempt takes tokens (a first attempt 1, a retry 5) and
-//! an empty bucket says how long to wait for them.
+//! after one, each attempt takes tokens (as smithy-rs charges them: a first
+//! attempt 1, a retry 5, a retry after a throttle 10) and an empty bucket
+//! says how long to wait for them.
 //!
 //! The sending rate it measures is smoothed over half-second buckets
 //! (weight 0.8 on the newest); the fill rate never drops below 0.5 per
-//! second and never exceeds twice the measured rate.
+//! second and never exceeds twice the measured rate. Times are measured
+//! from the first time the limiter is used, so a limiter made before a
+//! (paused) clock starts reads that clock alike.
+//!
+//! A policy uses one through an adaptive [`RetryBudget`](crate::RetryBudget)
+//! (`RetryBudget::adaptive()`, or `mode = "adaptive"` in the policy file),
+//! which paces every attempt of every call that shares it.
 //!
 //! ```
-//! use retry_core::__private::adaptive::AdaptiveLimiter;
+//! use retry_core::AdaptiveLimiter;
 //! use std::time::{Duration, Instant};
 //! let limiter = AdaptiveLimiter::new();
 //! let t0 = Instant::now();
@@ -23,6 +30,7 @@ mod cubic;
 
 use std::fmt;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// The smoothing weight of the newest measured sending rate.
@@ -32,19 +40,48 @@ const MIN_FILL_RATE: f64 = 0.5;
 /// The smallest bucket.
 const MIN_CAPACITY: f64 = 1.0;
 /// Tokens a first attempt takes.
-const FIRST_ATTEMPT_COST: f64 = 1.0;
+pub(crate) const FIRST_ATTEMPT_COST: f64 = 1.0;
 /// Tokens a retry takes.
-const RETRY_COST: f64 = 5.0;
+pub(crate) const RETRY_COST: f64 = 5.0;
+/// Tokens a retry after a throttle takes (smithy-rs charges its "retry
+/// timeout" cost there: a throttled service is the one to spare most).
+pub(crate) const RETRY_AFTER_THROTTLE_COST: f64 = 2.0 * RETRY_COST;
 
 /// A CUBIC token bucket shared by the calls of one client.
+///
+/// ```
+/// use retry_core::AdaptiveLimiter;
+/// use std::time::{Duration, Instant};
+/// let limiter = AdaptiveLimiter::new();
+/// let t0 = Instant::now();
+/// limiter.record(t0, true); // throttled: the bucket starts limiting
+/// assert!(limiter.is_limiting());
+/// assert!(limiter.try_acquire(t0 + Duration::from_secs(1), false).is_err());
+/// ```
 pub struct AdaptiveLimiter {
-    origin: Instant,
-    state: Mutex<Bucket>,
+    state: Mutex<Clocked>,
+    /// Whether a warning about this limiter has been given (once is enough).
+    warned: AtomicBool,
+}
+
+/// The bucket and the instant its times count from (the first use).
+#[derive(Debug)]
+struct Clocked {
+    origin: Option<Instant>,
+    bucket: Bucket,
+}
+
+impl Clocked {
+    fn seconds(&mut self, now: Instant) -> f64 {
+        let origin = *self.origin.get_or_insert(now);
+        now.saturating_duration_since(origin).as_secs_f64()
+    }
 }
 
 impl fmt::Debug for AdaptiveLimiter {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let b = self.bucket();
+        let state = self.state();
+        let b = &state.bucket;
         f.debug_struct("AdaptiveLimiter")
             .field("enabled", &b.enabled)
             .field("fill_rate", &b.fill_rate)
@@ -63,33 +100,36 @@ impl AdaptiveLimiter {
     /// A limiter that has seen no throttle (and so limits nothing yet).
     ///
     /// ```
-    /// assert!(!retry_core::__private::adaptive::AdaptiveLimiter::new().is_limiting());
+    /// assert!(!retry_core::AdaptiveLimiter::new().is_limiting());
     /// ```
     pub fn new() -> AdaptiveLimiter {
         AdaptiveLimiter {
-            origin: Instant::now(),
-            state: Mutex::new(Bucket::new()),
+            state: Mutex::new(Clocked {
+                origin: None,
+                bucket: Bucket::new(),
+            }),
+            warned: AtomicBool::new(false),
         }
     }
 
     /// Whether a throttle has switched the bucket on.
     ///
     /// ```
-    /// let l = retry_core::__private::adaptive::AdaptiveLimiter::new();
+    /// let l = retry_core::AdaptiveLimiter::new();
     /// l.record(std::time::Instant::now(), true);
     /// assert!(l.is_limiting());
     /// ```
     pub fn is_limiting(&self) -> bool {
-        self.bucket().enabled
+        self.state().bucket.enabled
     }
 
     /// The bucket's fill rate, in tokens per second.
     ///
     /// ```
-    /// assert_eq!(retry_core::__private::adaptive::AdaptiveLimiter::new().fill_rate(), 0.5);
+    /// assert_eq!(retry_core::AdaptiveLimiter::new().fill_rate(), 0.5);
     /// ```
     pub fn fill_rate(&self) -> f64 {
-        self.bucket().fill_rate
+        self.state().bucket.fill_rate
     }
 
     /// Takes the tokens for one attempt at `now` (`retry`: a retry, else a
@@ -97,7 +137,7 @@ impl AdaptiveLimiter {
     /// taken anyway (a debt), and the attempt should wait `wait` first.
     ///
     /// ```
-    /// let l = retry_core::__private::adaptive::AdaptiveLimiter::new();
+    /// let l = retry_core::AdaptiveLimiter::new();
     /// assert!(l.try_acquire(std::time::Instant::now(), false).is_ok());
     /// ```
     pub fn try_acquire(&self, now: Instant, retry: bool) -> Result<(), Duration> {
@@ -106,28 +146,46 @@ impl AdaptiveLimiter {
         } else {
             FIRST_ATTEMPT_COST
         };
-        let t = self.seconds(now);
-        self.bucket().acquire(t, cost)
+        match self.acquire_within(now, cost, None) {
+            Ok(Duration::ZERO) => Ok(()),
+            Ok(wait) | Err(wait) => Err(wait),
+        }
+    }
+
+    /// Takes `cost` tokens at `now` unless the wait for them would reach
+    /// `limit`: `Ok(wait)` (zero when the bucket has them) with the tokens
+    /// taken, `Err(wait)` with nothing taken.
+    pub(crate) fn acquire_within(
+        &self,
+        now: Instant,
+        cost: f64,
+        limit: Option<Duration>,
+    ) -> Result<Duration, Duration> {
+        let mut state = self.state();
+        let t = state.seconds(now);
+        state.bucket.acquire(t, cost, limit)
     }
 
     /// Records an attempt's outcome at `now`: `throttled` when the service
     /// said to slow down.
     ///
     /// ```
-    /// let l = retry_core::__private::adaptive::AdaptiveLimiter::new();
+    /// let l = retry_core::AdaptiveLimiter::new();
     /// l.record(std::time::Instant::now(), false);
     /// assert!(!l.is_limiting());
     /// ```
     pub fn record(&self, now: Instant, throttled: bool) {
-        let t = self.seconds(now);
-        self.bucket().record(t, throttled);
+        let mut state = self.state();
+        let t = state.seconds(now);
+        state.bucket.record(t, throttled);
     }
 
-    fn seconds(&self, now: Instant) -> f64 {
-        now.saturating_duration_since(self.origin).as_secs_f64()
+    /// `true` the first time only: whether to give a warning now.
+    pub(crate) fn first_warning(&self) -> bool {
+        !self.warned.swap(true, Ordering::Relaxed)
     }
 
-    fn bucket(&self) -> std::sync::MutexGuard<'_, Bucket> {
+    fn state(&self) -> std::sync::MutexGuard<'_, Clocked> {
         // The state is a handful of floats, each update complete or not
         // begun: a panic elsewhere cannot leave it half-written.
         self.state.lock().unwrap_or_else(|e| e.into_inner())
@@ -165,20 +223,32 @@ impl Bucket {
         }
     }
 
-    fn acquire(&mut self, t: f64, cost: f64) -> Result<(), Duration> {
+    /// Takes `cost` tokens at `t` and says how long to wait for them,
+    /// unless that wait would reach `limit` (then nothing is taken). A
+    /// shortfall is taken as a debt, as smithy-rs does: the next callers
+    /// wait for it too.
+    fn acquire(
+        &mut self,
+        t: f64,
+        cost: f64,
+        limit: Option<Duration>,
+    ) -> Result<Duration, Duration> {
         if !self.enabled {
-            return Ok(());
+            return Ok(Duration::ZERO);
         }
         self.refill(t);
         let short = cost - self.capacity;
-        self.capacity -= cost;
-        if short > 0.0 {
-            // Bounded: the fill rate is at least MIN_FILL_RATE.
-            return Err(
-                Duration::try_from_secs_f64(short / self.fill_rate).unwrap_or(Duration::MAX)
-            );
+        let wait = if short > 0.0 {
+            // Finite: the fill rate is at least MIN_FILL_RATE.
+            Duration::try_from_secs_f64(short / self.fill_rate).unwrap_or(Duration::MAX)
+        } else {
+            Duration::ZERO
+        };
+        if limit.is_some_and(|limit| wait > Duration::ZERO && wait >= limit) {
+            return Err(wait);
         }
-        Ok(())
+        self.capacity -= cost;
+        Ok(wait)
     }
 
     fn record(&mut self, t: f64, throttled: bool) {
@@ -276,7 +346,31 @@ mod tests {
     fn an_empty_bucket_says_how_long_to_wait() {
         let mut b = Bucket::new();
         b.record(0.0, true); // fill rate 0.5/s, nothing in the bucket
-        assert_eq!(b.acquire(0.0, RETRY_COST), Err(Duration::from_secs(10)));
+        assert_eq!(
+            b.acquire(0.0, RETRY_COST, None),
+            Ok(Duration::from_secs(10))
+        );
+        // The debt stays: the next attempt waits for it too.
+        assert_eq!(
+            b.acquire(0.0, FIRST_ATTEMPT_COST, None),
+            Ok(Duration::from_secs(12))
+        );
+    }
+
+    #[test]
+    fn a_wait_that_would_reach_the_limit_takes_nothing() {
+        let mut b = Bucket::new();
+        b.record(0.0, true);
+        let limit = Some(Duration::from_secs(10));
+        assert_eq!(
+            b.acquire(0.0, RETRY_COST, limit),
+            Err(Duration::from_secs(10))
+        );
+        assert_eq!(b.capacity, 0.0);
+        assert_eq!(
+            b.acquire(0.0, FIRST_ATTEMPT_COST, limit),
+            Ok(Duration::from_secs(2))
+        );
     }
 
     #[test]
@@ -284,7 +378,7 @@ mod tests {
         let mut b = Bucket::new();
         for t in [0.0, -1.0, f64::MAX, 1e300, 0.5] {
             b.record(t, true);
-            let _ = b.acquire(t, RETRY_COST);
+            let _ = b.acquire(t, RETRY_COST, None);
             assert!(b.fill_rate >= MIN_FILL_RATE);
         }
     }

@@ -21,10 +21,6 @@
 //! assert_eq!(SiteCache::lookup(&SITE, &CALL).max_attempts(), Some(1));
 //! ```
 
-/// The adaptive rate limiter (not yet a budget mode).
-pub mod adaptive {
-    pub use crate::adaptive::AdaptiveLimiter;
-}
 pub mod classify;
 pub mod derive;
 pub mod hooks;
