@@ -265,11 +265,13 @@ impl Config {
         )
     }
 
-    /// Every setting of budget `name`, like [`explain`](Self::explain).
+    /// Every setting of budget `name`, like [`explain`](Self::explain)
+    /// (a key its mode does not use says so).
     ///
     /// ```
     /// let cfg = retry_config::Config::load_str("[budgets.b]\nratio = 0.2\n", "f", &Default::default()).unwrap();
-    /// assert_eq!(cfg.explain_budget("b").unwrap()[0].value, "0.2");
+    /// let explained = cfg.explain_budget("b").unwrap();
+    /// assert_eq!(explained.iter().find(|e| e.key == "ratio").unwrap().value, "0.2");
     /// ```
     pub fn explain_budget(&self, name: &str) -> Option<Vec<Explained>> {
         let b = self.budgets.iter().find(|b| b.name == name)?;
@@ -278,7 +280,11 @@ impl Config {
                 .iter()
                 .map(|&key| {
                     let set = b.fields.get(key);
-                    let value = engine::effective_budget(&b.budget, key);
+                    let value = if key.applies_to_mode(b.budget.mode()) {
+                        engine::effective_budget(&b.budget, key)
+                    } else {
+                        format!("- (unused by {} budgets)", b.budget.mode())
+                    };
                     Explained {
                         key: key.name(),
                         value,
@@ -358,18 +364,30 @@ impl Config {
             builder = builder.shared_budget(&b.name, shared);
         }
         for p in &self.policies {
-            let policy = match p
+            // Each of the policy's budgets, as the registry keeps it.
+            let shared: Vec<Arc<RetryBudget>> = p
                 .policy
-                .budget()
-                .and_then(|own| kept.iter().find(|(new, _)| Arc::ptr_eq(new, own)))
-            {
-                Some((_, shared)) if !Arc::ptr_eq(shared, p.policy.budget().unwrap_or(shared)) => p
-                    .policy
+                .budgets()
+                .iter()
+                .map(
+                    |own| match kept.iter().find(|(new, _)| Arc::ptr_eq(new, own)) {
+                        Some((_, shared)) => shared.clone(),
+                        None => own.clone(),
+                    },
+                )
+                .collect();
+            let unchanged = shared
+                .iter()
+                .zip(p.policy.budgets())
+                .all(|(a, b)| Arc::ptr_eq(a, b));
+            let policy = if unchanged {
+                (*p.policy).clone()
+            } else {
+                p.policy
                     .to_builder()
-                    .budget(Some(shared.clone()))
+                    .budgets(shared)
                     .build()
-                    .unwrap_or_else(|_| (*p.policy).clone()),
-                _ => (*p.policy).clone(),
+                    .unwrap_or_else(|_| (*p.policy).clone())
             };
             builder = builder.policy(&p.name, policy);
         }

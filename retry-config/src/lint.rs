@@ -227,8 +227,9 @@ pub(crate) fn lint_budgets(
     for b in budgets {
         let used = policies.iter().any(|p| {
             p.policy
-                .budget()
-                .is_some_and(|pb| std::sync::Arc::ptr_eq(pb, &b.budget))
+                .budgets()
+                .iter()
+                .any(|pb| std::sync::Arc::ptr_eq(pb, &b.budget))
         });
         if !used {
             diags.push(

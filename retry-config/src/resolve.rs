@@ -6,7 +6,7 @@ use crate::diagnostic::{Diagnostic, Diagnostics, Span};
 use crate::document::{Document, Named};
 use crate::env::{EnvOverlays, collisions, env_name};
 use crate::layers::{Fields, Layer};
-use crate::schema::engine::{budget_scope, budget_store, build_budget, build_policy, report};
+use crate::schema::engine::{build_budget, build_policy, report};
 use crate::schema::{Key, Value};
 use chain::{Broken, Chains, Lineage};
 use retry_core::{Policy, RetryBudget};
@@ -15,6 +15,7 @@ use retry_schema::suggest::did_you_mean;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
+mod budget_checks;
 mod chain;
 
 /// A policy that passed validation, with the settings it came from.
@@ -124,6 +125,22 @@ fn names(named: &[Named]) -> Vec<&str> {
     named.iter().map(|n| n.name.as_str()).collect()
 }
 
+/// The error for policy `policy` naming `name`, a budget the file lacks.
+fn undefined_budget(policy: &str, name: &str, span: Option<Span>, doc: &Document) -> Diagnostic {
+    Diagnostic::error(
+        format!("policies.{policy}.budget"),
+        format!("policy `{policy}` uses budget `{name}`, which is not defined"),
+    )
+    .at(span, "no such budget")
+    .suggest(did_you_mean(
+        name,
+        doc.budgets.iter().map(|b| b.name.as_str()),
+    ))
+    .note(format!(
+        "define it in a [budgets.{name}] table, or remove it from `budget`"
+    ))
+}
+
 /// Resolves every policy and budget for `profile` (already checked to exist).
 pub(crate) fn resolve<'d>(
     doc: &'d Document,
@@ -159,8 +176,13 @@ pub(crate) fn resolve<'d>(
             if let Some(o) = env.budgets.get(&b.name) {
                 fields.overlay(o, None);
             }
-            if let Some(d) = unused_store(&b.name, &b.span, &fields) {
+            if let Some(d) = budget_checks::unused_store(&b.name, &b.span, &fields) {
                 diags.push(d);
+            }
+            let refused = budget_checks::refused_keys(&b.name, &b.span, &fields);
+            if !refused.is_empty() {
+                refused.into_iter().for_each(|d| diags.push(d));
+                return None;
             }
             match build_budget(&b.name, &fields) {
                 Ok(budget) => Some(ResolvedBudget {
@@ -213,41 +235,46 @@ pub(crate) fn resolve<'d>(
             }
         }
         let extends = parent.map(|a| a.lineage.clone()).unwrap_or_default();
-        let budget = match fields.get(Key::Budget).map(|s| (&s.value, s.span.clone())) {
-            Some((Value::MaybeName(Some(name)), span)) => {
-                match budget_index
-                    .get(name.as_str())
-                    .and_then(|&b| built[b].as_ref())
-                {
-                    Some(b) => Some(b.budget.clone()),
-                    None => {
-                        if !budget_index.contains_key(name.as_str()) {
-                            diags.push(
-                                Diagnostic::error(
-                                    format!("policies.{}.budget", p.name),
-                                    format!(
-                                        "policy `{}` uses budget `{name}`, which is not defined",
-                                        p.name
-                                    ),
-                                )
-                                .at(span, "no such budget")
-                                .suggest(did_you_mean(
-                                    name,
-                                    doc.budgets.iter().map(|b| b.name.as_str()),
-                                ))
-                                .note(format!(
-                                    "define it in a [budgets.{name}] table, or remove `budget`"
-                                )),
-                            );
-                        }
-                        // An invalid budget was reported where it is defined.
-                        continue;
-                    }
-                }
-            }
+        let names = match fields.get(Key::Budget).map(|s| (&s.value, s.span.clone())) {
+            Some((Value::Names(names), span)) => Some((names, span)),
             _ => None,
         };
-        match build_policy(&p.name, &fields, budget) {
+        let mut budgets = Vec::new();
+        let mut usable = true;
+        let listed = names.iter().flat_map(|(names, _)| names.iter());
+        for (i, name) in listed.clone().enumerate() {
+            if listed.clone().take(i).any(|earlier| earlier == name) {
+                usable = false;
+                let span = names.as_ref().and_then(|(_, span)| span.clone());
+                diags.push(
+                    Diagnostic::error(
+                        format!("policies.{}.budget", p.name),
+                        format!("policy `{}` lists budget `{name}` twice", p.name),
+                    )
+                    .at(span, "listed twice")
+                    .note("fix: list each budget once (twice, it would count each retry twice)"),
+                );
+                continue;
+            }
+            match budget_index
+                .get(name.as_str())
+                .and_then(|&b| built[b].as_ref())
+            {
+                Some(b) => budgets.push(b.budget.clone()),
+                None => {
+                    usable = false;
+                    if !budget_index.contains_key(name.as_str()) {
+                        let span = names.as_ref().and_then(|(_, span)| span.clone());
+                        diags.push(undefined_budget(&p.name, name, span, doc));
+                    }
+                    // An invalid budget was reported where it is defined.
+                }
+            }
+        }
+        if !usable {
+            continue;
+        }
+        match build_policy(&p.name, &fields, budgets) {
             Ok(policy) => policies.push(ResolvedPolicy {
                 name: p.name.clone(),
                 span: p.span.clone(),
@@ -358,29 +385,4 @@ fn chain_error(broken: Broken<'_>, policies: &[Named]) -> Diagnostic {
             .note("a policy cannot inherit from itself; remove `extends` from one of them")
         }
     }
-}
-
-/// A warning when a budget has a store but keeps its count locally: the
-/// store would be silently unused.
-fn unused_store(name: &str, span: &Span, fields: &Fields) -> Option<Diagnostic> {
-    let set = fields.get(Key::Store)?;
-    if budget_scope(fields) == "fleet" || budget_store(fields).is_none() {
-        return None;
-    }
-    let d = Diagnostic::warning(
-        format!("budgets.{name}.store"),
-        format!("budget `{name}`: `store` is unused: the budget's scope is local"),
-    )
-    .at(
-        set.span.clone().or_else(|| Some(span.clone())),
-        format!("store = {}", set.value),
-    );
-    let d = if set.layer == Layer::File {
-        d
-    } else {
-        d.note(format!("this value comes from {}", set.layer))
-    };
-    Some(d.note(
-        "fix: add scope = \"fleet\" to share the budget through the store, or remove the store",
-    ))
 }

@@ -22,7 +22,7 @@ mod http;
 
 use retry_schema::duration::show_duration;
 pub(crate) use retry_schema::keys::{BUDGET_KEYS, Key, Kind, POLICY_KEYS};
-use retry_schema::keys::{JITTER_MODES, NONE, PROPORTIONAL, SCOPES, SHAPES};
+use retry_schema::keys::{BUDGET_MODES, JITTER_MODES, NONE, PROPORTIONAL, SCOPES, SHAPES};
 
 /// A parsed value of some key.
 #[derive(Debug, Clone, PartialEq)]
@@ -36,13 +36,15 @@ pub(crate) enum Value {
     Jitter(Jitter),
     Count(u32),
     Classes(Vec<String>),
-    /// A budget name, or `"none"`.
-    MaybeName(Option<String>),
+    /// Budget names; none for `"none"`.
+    Names(Vec<String>),
     /// HTTP status codes (the engine checks which it accepts).
     Statuses(Vec<u16>),
     /// HTTP method names (the engine checks their form).
     Methods(Vec<String>),
     Bytes(u64),
+    /// How a budget limits retries (one of [`BUDGET_MODES`]).
+    Mode(&'static str),
     /// Where a budget is kept (one of [`SCOPES`]).
     Scope(&'static str),
     /// A budget's store URL, or `"none"`.
@@ -55,14 +57,18 @@ impl fmt::Display for Value {
             Value::Shape(s) => f.write_str(s),
             Value::Number(n) => f.write_str(&crate::show_number(*n)),
             Value::Duration(d) | Value::MaybeDuration(Some(d)) => f.write_str(&show_duration(*d)),
-            Value::MaybeDuration(None) | Value::MaybeName(None) | Value::MaybeStore(None) => {
-                f.write_str(NONE)
-            }
-            Value::Scope(s) => f.write_str(s),
+            Value::MaybeDuration(None) | Value::MaybeStore(None) => f.write_str(NONE),
+            Value::Names(names) => match names.as_slice() {
+                [] => f.write_str(NONE),
+                [one] => f.write_str(one),
+                many => {
+                    let quoted: Vec<String> = many.iter().map(|n| format!("{n:?}")).collect();
+                    write!(f, "[{}]", quoted.join(", "))
+                }
+            },
+            Value::Mode(s) | Value::Scope(s) => f.write_str(s),
             // A URL may carry a password: show it without.
-            Value::MaybeStore(Some(url)) => {
-                f.write_str(&retry_core::fleet::FleetOptions::new("", url.as_str()).store_shown())
-            }
+            Value::MaybeStore(Some(url)) => f.write_str(&retry_schema::keys::store_shown(url)),
             Value::Jitter(Jitter::Proportional(r)) => {
                 write!(f, "{{ {PROPORTIONAL} = {} }}", crate::show_number(*r))
             }
@@ -70,7 +76,6 @@ impl fmt::Display for Value {
             Value::Count(0) => f.write_str("0 (unlimited)"),
             Value::Count(n) => write!(f, "{n}"),
             Value::Classes(c) => write!(f, "[{}]", c.join(", ")),
-            Value::MaybeName(Some(n)) => f.write_str(n),
             Value::Statuses(codes) => {
                 let codes: Vec<String> = codes.iter().map(u16::to_string).collect();
                 write!(f, "[{}]", codes.join(", "))
@@ -234,12 +239,19 @@ fn parse_value(
                     .note(format!("write it as: {}", cx.fix(key, key.example())))),
             }
         }
-        Kind::NameOrNone => {
+        Kind::NamesOrNone => budget_names(value, cx).map(Value::Names),
+        Kind::BudgetMode => {
             let s = value
                 .get_ref()
                 .as_str()
-                .ok_or_else(|| wrong_type("a budget name"))?;
-            Ok(Value::MaybeName((s != NONE).then(|| s.to_owned())))
+                .ok_or_else(|| wrong_type("a string"))?;
+            match BUDGET_MODES.iter().find(|mode| **mode == s) {
+                Some(mode) => Ok(Value::Mode(mode)),
+                None => Err(cx
+                    .error(range, format!("unknown budget mode `{s}`"), "unknown mode")
+                    .suggest(did_you_mean(s, BUDGET_MODES.iter().copied()))
+                    .note(format!("expected one of: {}", BUDGET_MODES.join(", ")))),
+            }
         }
         Kind::Scope => {
             let s = value
@@ -380,6 +392,70 @@ fn proportional(
         )
         .note("write it as: jitter = { proportional = 0.25 }")
     })
+}
+
+/// A policy's budgets: one name, an array of names (every one applies),
+/// or `"none"`; from the environment, names separated by commas.
+fn budget_names(
+    value: &toml::Spanned<DeValue<'_>>,
+    cx: &Cx<'_>,
+) -> Result<Vec<String>, Diagnostic> {
+    let fix = || {
+        format!(
+            "write it as: {}",
+            cx.fix(Key::Budget, "[\"broker\", \"aws\"]")
+        )
+    };
+    let names: Vec<(String, Range<usize>)> = match value.get_ref() {
+        DeValue::String(s) if cx.env_var.is_some() => s
+            .split(',')
+            .map(str::trim)
+            .filter(|n| !n.is_empty())
+            .map(|n| (n.to_owned(), value.span()))
+            .collect(),
+        DeValue::String(s) => vec![(s.to_string(), value.span())],
+        DeValue::Array(items) => items
+            .iter()
+            .map(|item| match item.get_ref().as_str() {
+                Some(name) => Ok((name.to_owned(), item.span())),
+                None => Err(cx
+                    .error(
+                        item.span(),
+                        format!(
+                            "`budget` lists budget names (strings), found {}",
+                            type_name(item.get_ref())
+                        ),
+                        "not a budget name",
+                    )
+                    .note(fix())),
+            })
+            .collect::<Result<_, _>>()?,
+        other => {
+            return Err(cx
+                .error(
+                    value.span(),
+                    format!(
+                        "`budget` must be a budget name or an array of them, found {}",
+                        type_name(other)
+                    ),
+                    "wrong type",
+                )
+                .note(fix()));
+        }
+    };
+    match names.as_slice() {
+        [(only, _)] if only == NONE => Ok(Vec::new()),
+        _ => match names.iter().find(|(n, _)| n == NONE) {
+            Some((_, at)) => Err(cx
+                .error(
+                    at.clone(),
+                    "`none` cannot be listed with budgets".into(),
+                    "not a budget",
+                )
+                .note("write budget = \"none\" for no budget, or list only budget names")),
+            None => Ok(names.into_iter().map(|(n, _)| n).collect()),
+        },
+    }
 }
 
 fn classes(value: &toml::Spanned<DeValue<'_>>, cx: &Cx<'_>) -> Result<Vec<String>, Diagnostic> {

@@ -2,6 +2,8 @@
 //! file or the environment (which wins), and a local budget stays local.
 //! (The invalid cases are in the corpus: a fleet without a store, a store
 //! that is not a redis:// URL, an unknown scope, a store left unused.)
+//! Without retry-config's `redis` feature, a fleet scope is an error that
+//! names the feature (`cargo test -p retry-config --no-default-features`).
 
 use retry_config::{Config, Env, Options};
 
@@ -22,6 +24,7 @@ fn load(env: Env) -> Config {
     Config::load_str(FILE, "retry.toml", &Options::new().env(env)).expect("a valid file")
 }
 
+#[cfg(feature = "redis")]
 #[test]
 fn a_fleet_budget_is_shared_through_its_store() {
     let config = load(Env::new());
@@ -34,10 +37,26 @@ fn a_fleet_budget_is_shared_through_its_store() {
     assert_eq!(config.budget("plain").unwrap().scope(), "local");
 }
 
+#[cfg(feature = "redis")]
 #[test]
 fn the_environment_names_the_store() {
     let env = Env::new().with("RETRY_BUDGET__BROKER__STORE", "redis://127.0.0.1:2/");
     let config = load(env);
     let options = config.budget("broker").unwrap().fleet_options().unwrap();
     assert_eq!(options.store(), "redis://127.0.0.1:2/");
+}
+
+#[cfg(not(feature = "redis"))]
+#[test]
+fn without_the_redis_feature_a_fleet_scope_names_the_feature_to_enable() {
+    let problems = Config::load_str(FILE, "retry.toml", &Options::new()).unwrap_err();
+    let shown = problems.to_string();
+    assert!(problems.has_errors(), "{shown}");
+    assert!(
+        shown.contains("scope \"fleet\" needs retry-config's `redis` feature"),
+        "{shown}"
+    );
+    assert!(shown.contains("[budgets.broker.scope]"), "{shown}");
+    let rendered = problems.render();
+    assert!(rendered.contains("features = [\"redis\"]"), "{rendered}");
 }

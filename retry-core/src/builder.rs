@@ -317,7 +317,7 @@ impl PolicyBuilder {
             !repeated,
             Key::Budget.name(),
             "lists each budget once",
-            "remove the repeated budget (it would take two retries per retry)".to_string(),
+            "list each budget once (twice, it would count each retry twice)".to_string(),
         );
         p.requests.check(&mut problems);
         let problems = problems.into_vec();

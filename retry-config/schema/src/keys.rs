@@ -38,7 +38,7 @@ pub const JITTER_MODES: &[&str] = &["none", "full", "equal", "decorrelated"];
 pub const PROPORTIONAL: &str = "proportional";
 
 /// The word that switches off a duration that may be absent (a deadline,
-/// an attempt timeout, a hint ceiling) or a policy's budget.
+/// an attempt timeout, a hint ceiling) or a policy's budgets.
 ///
 /// ```
 /// assert_eq!(retry_schema::keys::NONE, "none");
@@ -67,14 +67,16 @@ pub enum Kind {
     Count,
     /// An array of class names ([`crate::classes`]).
     Classes,
-    /// The name of a `[budgets.NAME]` table, or [`NONE`].
-    NameOrNone,
+    /// The name of a `[budgets.NAME]` table, an array of such names, or [`NONE`].
+    NamesOrNone,
     /// An array of HTTP status codes (whole numbers).
     Statuses,
     /// An array of HTTP method names (strings, upper case).
     Methods,
     /// A whole number of bytes, from 0 up.
     Bytes,
+    /// One of [`BUDGET_MODES`]: how a budget limits retries.
+    BudgetMode,
     /// One of [`SCOPES`]: where a budget is kept.
     Scope,
     /// A store's URL (`redis://...`), or [`NONE`].
@@ -88,6 +90,33 @@ pub enum Kind {
 /// assert_eq!(retry_schema::keys::SCOPES, &["local", "fleet"]);
 /// ```
 pub const SCOPES: &[&str] = &["local", "fleet"];
+
+/// A store URL as messages show it: without the password (and user) of
+/// `redis://user:password@host`, so no message prints a credential.
+///
+/// ```
+/// use retry_schema::keys::store_shown;
+/// assert_eq!(store_shown("redis://me:secret@cache:6379/0"), "redis://cache:6379/0");
+/// assert_eq!(store_shown("cache:6379"), "cache:6379");
+/// ```
+pub fn store_shown(url: &str) -> String {
+    match url.split_once("://") {
+        Some((scheme, rest)) => {
+            let host = rest.rsplit_once('@').map_or(rest, |(_, host)| host);
+            format!("{scheme}://{host}")
+        }
+        None => url.to_owned(),
+    }
+}
+
+/// How a budget limits retries, as written in files: `window` (a share of
+/// calls over a sliding window, the default) or `adaptive` (client-side
+/// rate limiting, the AWS SDKs' adaptive mode, which paces every attempt).
+///
+/// ```
+/// assert_eq!(retry_schema::keys::BUDGET_MODES, &["window", "adaptive"]);
+/// ```
+pub const BUDGET_MODES: &[&str] = &["window", "adaptive"];
 
 /// A key's built-in default: what a policy has when no layer sets the key.
 ///
@@ -113,6 +142,21 @@ pub enum BuiltIn {
     Unset,
     /// An empty list: nothing besides what the engine always does.
     Empty,
+}
+
+impl Key {
+    /// Whether the budget key means something to a budget of `mode` (one of
+    /// [`BUDGET_MODES`]): an adaptive budget has no setting but its mode.
+    ///
+    /// ```
+    /// use retry_schema::keys::Key;
+    /// assert!(Key::Ratio.applies_to_mode("window"));
+    /// assert!(!Key::Ratio.applies_to_mode("adaptive"));
+    /// assert!(Key::Mode.applies_to_mode("adaptive"));
+    /// ```
+    pub fn applies_to_mode(self, mode: &str) -> bool {
+        self == Key::Mode || mode != "adaptive"
+    }
 }
 
 impl BuiltIn {
@@ -262,7 +306,7 @@ macro_rules! keys {
         /// Every budget key.
         ///
         /// ```
-        /// assert_eq!(retry_schema::keys::BUDGET_KEYS.len(), 5);
+        /// assert_eq!(retry_schema::keys::BUDGET_KEYS.len(), 6);
         /// ```
         pub const BUDGET_KEYS: &[Key] = &[ $( Key::$bkey, )* ];
 
@@ -301,8 +345,8 @@ keys! {
         RetryOn = "retry_on", Classes, "[\"transient\", \"throttled\"]", BuiltIn::Unset;
         /// The ceiling on a server's Retry-After hint.
         MaxRetryAfter = "max_retry_after", DurationOrNone, "\"60s\"", BuiltIn::Duration(Duration::from_secs(60));
-        /// The shared retry budget.
-        Budget = "budget", NameOrNone, "\"broker\"", BuiltIn::None;
+        /// The shared budgets: one name, or a list of them.
+        Budget = "budget", NamesOrNone, "\"broker\"", BuiltIn::None;
         /// HTTP statuses retried besides 408, 429, 500, 502, 503 and 504.
         RetryOnStatus = "retry_on_status", Statuses, "[409]", BuiltIn::Empty;
         /// HTTP methods sent again besides the idempotent ones.
@@ -311,6 +355,8 @@ keys! {
         MaxReplayBody = "max_replay_body", Bytes, "65536", BuiltIn::Count(65536);
     }
     budget {
+        /// How the budget limits retries: `window` or `adaptive`.
+        Mode = "mode", BudgetMode, "\"adaptive\"", BuiltIn::Word("window");
         /// The fraction of calls that may be retried.
         Ratio = "ratio", Number, "0.1", BuiltIn::Number(0.1);
         /// Retries per second allowed whatever the call volume.
@@ -343,11 +389,13 @@ mod tests {
 
     #[test]
     fn a_word_default_is_one_of_the_words_its_kind_accepts() {
-        for key in POLICY_KEYS {
+        for key in POLICY_KEYS.iter().chain(BUDGET_KEYS) {
             if let BuiltIn::Word(word) = key.built_in() {
                 let words = match key.kind() {
                     Kind::Shape => SHAPES,
                     Kind::Jitter => JITTER_MODES,
+                    Kind::BudgetMode => BUDGET_MODES,
+                    Kind::Scope => SCOPES,
                     other => panic!("{key:?}: a word default for a {other:?} key"),
                 };
                 assert!(words.contains(&word), "{key:?}: {word}");

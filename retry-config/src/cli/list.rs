@@ -33,8 +33,7 @@ fn render(config: &Config) -> String {
                 .filter(|p| {
                     config
                         .policy(p)
-                        .and_then(|p| p.budget())
-                        .is_some_and(|pb| std::sync::Arc::ptr_eq(pb, b))
+                        .is_some_and(|p| p.budgets().iter().any(|pb| std::sync::Arc::ptr_eq(pb, b)))
                 })
                 .collect();
             let used = if users.is_empty() {
@@ -42,15 +41,16 @@ fn render(config: &Config) -> String {
             } else {
                 format!("used by {}", users.join(", "))
             };
-            Some([
-                name.to_owned(),
-                format!(
-                    "ratio {}, at least {}/s, window {}; {used}",
+            let limits = match b.limiter() {
+                Some(_) => "adaptive (paces attempts after throttling)".to_owned(),
+                None => format!(
+                    "ratio {}, at least {}/s, window {}",
                     show_number(b.ratio()),
                     show_number(b.min_per_sec()),
                     show_duration(b.window())
                 ),
-            ])
+            };
+            Some([name.to_owned(), format!("{limits}; {used}")])
         })
         .collect();
     out.push_str(&format!("budgets ({}):\n", budgets.len()));

@@ -190,7 +190,9 @@ fn table(
         "times assume each attempt fails instantly; WAIT is sampled, ENVELOPE is its upper end\n",
     );
     if policy.budget().is_some() {
-        out.push_str("under load its retry budget may end the call sooner (not shown)\n");
+        out.push_str(
+            "under load its budgets may end the call sooner or make it wait longer (not shown)\n",
+        );
     }
     out
 }

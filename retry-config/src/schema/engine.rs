@@ -12,7 +12,6 @@ use crate::diagnostic::{Diagnostic, Diagnostics, Span};
 use crate::layers::{Fields, Layer};
 use retry_core::{
     Backoff, Jitter, Policy, PolicyBuilder, PolicyError, RetryBudget, RetryBudgetBuilder,
-    fleet::FleetOptions,
 };
 use retry_schema::keys::{JITTER_MODES, NONE};
 use std::sync::Arc;
@@ -95,13 +94,14 @@ fn binding(key: Key) -> Binding {
             set: |b, v| apply(b, maybe_duration(v), PolicyBuilder::max_retry_after),
             get: |p| Value::MaybeDuration(p.max_retry_after()).to_string(),
         },
-        // A name, looked up among the file's budgets when the policy is
-        // resolved; a built policy holds the budget, not its name.
+        // Names, looked up among the file's budgets when the policy is
+        // resolved; a built policy holds the budgets, not their names.
         Key::Budget => Policy {
             set: |b, _| b,
-            get: |p| match p.budget() {
-                Some(_) => "(a shared budget)".to_owned(),
-                None => NONE.to_owned(),
+            get: |p| match p.budgets().len() {
+                0 => NONE.to_owned(),
+                1 => "(a shared budget)".to_owned(),
+                n => format!("({n} shared budgets)"),
             },
         },
         Key::RetryOnStatus => Policy {
@@ -128,6 +128,11 @@ fn binding(key: Key) -> Binding {
             },
             get: |p| Value::Bytes(p.max_replay_body()).to_string(),
         },
+        // The mode decides which budget is built: by `build_budget` below.
+        Key::Mode => Budget {
+            set: |b, _| b,
+            get: |b| b.mode().to_owned(),
+        },
         Key::Ratio => Budget {
             set: |b, v| apply(b, number(v), RetryBudgetBuilder::ratio),
             get: |b| crate::show_number(b.ratio()),
@@ -149,10 +154,7 @@ fn binding(key: Key) -> Binding {
         },
         Key::Store => Budget {
             set: |b, _| b,
-            get: |b| match b.fleet_options() {
-                Some(options) => options.store_shown(),
-                None => NONE.to_owned(),
-            },
+            get: |b| store_shown(b).unwrap_or_else(|| NONE.to_owned()),
         },
     }
 }
@@ -191,9 +193,9 @@ fn number(v: &Value) -> Option<f64> {
 pub(crate) fn build_policy(
     name: &str,
     fields: &Fields,
-    budget: Option<Arc<RetryBudget>>,
+    budgets: Vec<Arc<RetryBudget>>,
 ) -> Result<Policy, PolicyError> {
-    let mut b = Policy::builder().name(name).budget(budget);
+    let mut b = Policy::builder().name(name).budgets(budgets);
     // Always `Some` (the schema's words and defaults are retry-core's, tested).
     if let Some(backoff) = backoff(fields) {
         b = b.backoff(backoff);
@@ -207,8 +209,12 @@ pub(crate) fn build_policy(
 }
 
 /// The budget called `name` that `fields` describe, checked by retry-core;
-/// with `scope = "fleet"`, shared through its store.
+/// with `scope = "fleet"`, shared through its store. The keys that do not
+/// apply to its mode were refused before (`resolve`).
 pub(crate) fn build_budget(name: &str, fields: &Fields) -> Result<RetryBudget, PolicyError> {
+    if budget_mode(fields) == "adaptive" {
+        return Ok(RetryBudget::adaptive());
+    }
     let mut b = RetryBudget::builder();
     for &key in BUDGET_KEYS {
         if let (Some(set), Binding::Budget { set: apply, .. }) = (fields.get(key), binding(key)) {
@@ -219,9 +225,29 @@ pub(crate) fn build_budget(name: &str, fields: &Fields) -> Result<RetryBudget, P
     if budget_scope(fields) != "fleet" {
         return Ok(budget);
     }
-    // An absent store is refused by retry-core, with the fix.
+    fleet(budget, name, fields)
+}
+
+/// `budget` shared through its store (an absent store is refused by
+/// retry-core, with the fix).
+#[cfg(feature = "redis")]
+fn fleet(budget: RetryBudget, name: &str, fields: &Fields) -> Result<RetryBudget, PolicyError> {
     let store = budget_store(fields).unwrap_or_default();
-    budget.with_fleet(FleetOptions::new(name, store))
+    budget.with_fleet(retry_core::fleet::FleetOptions::new(name, store))
+}
+
+/// Without the `redis` feature, a fleet scope was refused before (`resolve`).
+#[cfg(not(feature = "redis"))]
+fn fleet(budget: RetryBudget, _: &str, _: &Fields) -> Result<RetryBudget, PolicyError> {
+    Ok(budget)
+}
+
+/// The budget's mode, from `fields` or the built-in default.
+pub(crate) fn budget_mode(fields: &Fields) -> &'static str {
+    match fields.get(Key::Mode).map(|s| &s.value) {
+        Some(Value::Mode(mode)) => mode,
+        _ => Key::Mode.built_in().word().unwrap_or("window"),
+    }
 }
 
 /// The budget's scope, from `fields` or the built-in default.
@@ -238,6 +264,17 @@ pub(crate) fn budget_store(fields: &Fields) -> Option<String> {
         Some(Value::MaybeStore(store)) => store.clone(),
         _ => None,
     }
+}
+
+/// The fleet budget's store, without its password.
+#[cfg(feature = "redis")]
+fn store_shown(budget: &RetryBudget) -> Option<String> {
+    budget.fleet_options().map(|o| o.store_shown())
+}
+
+#[cfg(not(feature = "redis"))]
+fn store_shown(_: &RetryBudget) -> Option<String> {
+    None
 }
 
 /// The effective value of a policy key in a built policy, as a file writes it.

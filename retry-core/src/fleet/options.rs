@@ -105,13 +105,7 @@ impl FleetOptions {
     /// assert_eq!(o.store_shown(), "redis://cache:6379/0");
     /// ```
     pub fn store_shown(&self) -> String {
-        match self.store.split_once("://") {
-            Some((scheme, rest)) => {
-                let host = rest.rsplit_once('@').map_or(rest, |(_, host)| host);
-                format!("{scheme}://{host}")
-            }
-            None => self.store.clone(),
-        }
+        retry_schema::keys::store_shown(&self.store)
     }
 
     /// The Redis key: a hash tag around the name, so the key is cluster-safe.
