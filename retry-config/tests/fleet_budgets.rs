@@ -5,7 +5,9 @@
 //! Without retry-config's `redis` feature, a fleet scope is an error that
 //! names the feature (`cargo test -p retry-config --no-default-features`).
 
-use retry_config::{Config, Env, Options};
+#[cfg(feature = "redis")]
+use retry_config::Env;
+use retry_config::{Config, Options};
 
 const FILE: &str = r#"
 [policies.p]
@@ -20,6 +22,7 @@ store = "redis://127.0.0.1:1/"
 ratio = 0.1
 "#;
 
+#[cfg(feature = "redis")]
 fn load(env: Env) -> Config {
     Config::load_str(FILE, "retry.toml", &Options::new().env(env)).expect("a valid file")
 }
