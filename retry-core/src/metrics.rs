@@ -13,6 +13,8 @@
 //! | `retry.wait.duration` | histogram (s) | | each wait before a retry |
 //! | `retry.budget.refusals` | counter | | retries the shared budget refused |
 //! | `retry.hints` | counter | `retry.hint` = `honoured` / `clamped` | waits taken from a server hint, as given or cut to `max_retry_after` |
+//! | `retry.budget.fail_open` | counter | `retry.budget` (no `retry.policy`) | times a fleet budget's store failed or was too slow, so the host fell back to its local budget |
+//! | `retry.budget.failing_open` | gauge | `retry.budget` (no `retry.policy`) | 1 while a fleet budget is falling back to its local budget, 0 once its store answers |
 //!
 //! Recording allocates the labels of each metric (a few small vectors per
 //! call; the policy name itself is shared), so with this feature on the
@@ -30,7 +32,10 @@
 
 use crate::policy::Policy;
 use crate::report::Ending;
-use metrics::{SharedString, Unit, counter, describe_counter, describe_histogram, histogram};
+use metrics::{
+    SharedString, Unit, counter, describe_counter, describe_gauge, describe_histogram, gauge,
+    histogram,
+};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -46,6 +51,10 @@ pub const WAIT: &str = "retry.wait.duration";
 pub const BUDGET_REFUSALS: &str = "retry.budget.refusals";
 /// Waits taken from a server hint, by `retry.hint` (`honoured`, `clamped`).
 pub const HINTS: &str = "retry.hints";
+/// Fall-backs of a fleet budget to its local budget, by `retry.budget`.
+pub const BUDGET_FAIL_OPEN: &str = "retry.budget.fail_open";
+/// 1 while a fleet budget falls back to its local budget, else 0, by `retry.budget`.
+pub const BUDGET_FAILING_OPEN: &str = "retry.budget.failing_open";
 
 /// Describes each metric (unit and meaning) to the installed recorder.
 ///
@@ -69,6 +78,16 @@ pub fn describe() {
         BUDGET_REFUSALS,
         Unit::Count,
         "retries the shared retry budget refused"
+    );
+    describe_counter!(
+        BUDGET_FAIL_OPEN,
+        Unit::Count,
+        "times a fleet budget's store failed, so the host fell back to its local budget"
+    );
+    describe_gauge!(
+        BUDGET_FAILING_OPEN,
+        Unit::Count,
+        "1 while a fleet budget falls back to its local budget, else 0"
     );
     describe_counter!(
         HINTS,
@@ -114,4 +133,15 @@ pub(crate) fn ended(policy: &Policy, ending: Ending, attempts: u32) {
     if ending == Ending::BudgetEmpty {
         counter!(BUDGET_REFUSALS, "retry.policy" => policy_name).increment(1);
     }
+}
+
+/// Fleet budget `budget` began (`true`) or stopped (`false`) falling back
+/// to its local budget.
+#[cfg(feature = "redis")]
+pub(crate) fn fleet_failing_open(budget: &str, failing_open: bool) {
+    let label = SharedString::from(budget.to_owned());
+    if failing_open {
+        counter!(BUDGET_FAIL_OPEN, "retry.budget" => label.clone()).increment(1);
+    }
+    gauge!(BUDGET_FAILING_OPEN, "retry.budget" => label).set(if failing_open { 1.0 } else { 0.0 });
 }

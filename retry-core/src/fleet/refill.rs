@@ -84,6 +84,8 @@ async fn run(weak: Weak<Shared>) {
                 shared.calls_sent.fetch_add(calls, Ordering::Relaxed);
                 if shared.set_state(FleetState::Fleet) == FleetState::FailingOpen {
                     shared.recoveries.fetch_add(1, Ordering::Relaxed);
+                    #[cfg(feature = "metrics")]
+                    crate::metrics::fleet_failing_open(shared.options.name(), false);
                     say(&shared, "answers again: the fleet budget resumes");
                 }
             }
@@ -93,6 +95,8 @@ async fn run(weak: Weak<Shared>) {
                 shared.pending_calls.fetch_add(calls, Ordering::AcqRel);
                 if shared.set_state(FleetState::FailingOpen) != FleetState::FailingOpen {
                     shared.fallbacks.fetch_add(1, Ordering::Relaxed);
+                    #[cfg(feature = "metrics")]
+                    crate::metrics::fleet_failing_open(shared.options.name(), true);
                     say(
                         &shared,
                         &format!(
