@@ -237,27 +237,10 @@ impl Decider {
     /// assert_eq!(d.attempts(), 1);
     /// ```
     pub fn begin_attempt(&mut self, policy: &Policy, now: Instant) {
-        self.begin_attempt_lazily(policy, true, || now);
-    }
-
-    /// [`begin_attempt`](Self::begin_attempt), reading the clock only when
-    /// something needs the start time: a deadline, a budget, or a caller
-    /// that wants the elapsed time reported (`timed`). This keeps the clock
-    /// off the success path of the common policy.
-    pub(crate) fn begin_attempt_lazily(
-        &mut self,
-        policy: &Policy,
-        timed: bool,
-        now: impl FnOnce() -> Instant,
-    ) {
         if self.tally.attempts == 0 && self.started.is_none() {
-            let needs_start = timed || policy.deadline().is_some() || policy.budget().is_some();
-            if needs_start {
-                let now = now();
-                self.started = Some(now);
-                if let Some(budget) = policy.budget() {
-                    budget.deposit(now);
-                }
+            self.started = Some(now);
+            if let Some(budget) = policy.budget() {
+                budget.deposit(now);
             }
         }
         self.tally.attempts = self.tally.attempts.saturating_add(1);
@@ -275,31 +258,14 @@ impl Decider {
     /// assert_eq!(d.after_failure(&p, f, now), Step::GiveUp(Ending::Permanent));
     /// ```
     pub fn after_failure(&mut self, policy: &Policy, failure: Failure, now: Instant) -> Step {
-        self.after_failure_lazily(policy, failure, || now)
-    }
-
-    /// [`after_failure`](Self::after_failure), reading the clock only when
-    /// the verdict depends on the time (a deadline or a budget): the loop's
-    /// failure path then skips the clock for the common policy (reading
-    /// tokio's paused clock takes a lock).
-    pub(crate) fn after_failure_lazily(
-        &mut self,
-        policy: &Policy,
-        failure: Failure,
-        now: impl FnOnce() -> Instant,
-    ) -> Step {
-        let started = self.started;
+        let elapsed = self.elapsed(now);
         decide(
             policy,
             &mut self.tally,
             self.rng,
             failure,
             Owed::Nothing,
-            || {
-                let now = now();
-                let elapsed = started.map_or(Duration::ZERO, |s| now.saturating_duration_since(s));
-                (elapsed, now)
-            },
+            || (elapsed, now),
         )
     }
 
