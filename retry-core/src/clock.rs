@@ -68,6 +68,15 @@ pub trait Sleeper {
     type Sleep: Future<Output = ()>;
     /// Starts a wait of `d`.
     fn sleep(&self, d: Duration) -> Self::Sleep;
+    /// Whether an attempt can be cut short by this sleeper's timer (an
+    /// `attempt_timeout`). `false` for a sleeper that blocks the thread,
+    /// whose attempts cannot be cancelled: the loop then arms no timer.
+    ///
+    /// ```
+    /// use retry_core::clock::{Sleeper, TokioSleeper};
+    /// assert!(TokioSleeper::TIMES_ATTEMPTS);
+    /// ```
+    const TIMES_ATTEMPTS: bool = true;
 }
 
 /// Waits by blocking the calling thread.

@@ -255,24 +255,8 @@ impl Decider {
     /// assert_eq!(d.attempts(), 1);
     /// ```
     pub fn begin_attempt(&mut self, policy: &Policy, now: Instant) {
-        self.begin_attempt_lazily(policy, true, || now);
-    }
-
-    /// [`begin_attempt`](Self::begin_attempt), reading the clock only when
-    /// something needs the start time: a deadline, a budget, or a caller
-    /// that wants the elapsed time reported (`timed`). This keeps the clock
-    /// off the success path of the common policy.
-    pub(crate) fn begin_attempt_lazily(
-        &mut self,
-        policy: &Policy,
-        timed: bool,
-        now: impl FnOnce() -> Instant,
-    ) {
         if self.tally.attempts == 0 && self.started.is_none() {
-            let needs_start = timed || policy.deadline().is_some() || !policy.budgets.is_empty();
-            if needs_start {
-                self.start(policy, now());
-            }
+            self.start(policy, now);
         }
         self.tally.attempts = self.tally.attempts.saturating_add(1);
     }
@@ -282,25 +266,6 @@ impl Decider {
     fn start(&mut self, policy: &Policy, now: Instant) {
         self.started = Some(now);
         policy.budgets.deposit(now);
-    }
-
-    /// How long the policy's adaptive budgets make the call's first attempt
-    /// wait, asked at `now` before it begins (which starts the call); `None`
-    /// when it may go at once, or once the call has started. A wait that
-    /// would reach the deadline is not taken: there is no error yet to end
-    /// the call with, so the attempt goes at once (its tokens stay taken, so
-    /// the calls that follow wait for them) and the budget says so, once.
-    pub(crate) fn pace_first_attempt(&mut self, policy: &Policy, now: Instant) -> Option<Duration> {
-        if self.tally.attempts > 0 || self.started.is_some() {
-            return None;
-        }
-        self.start(policy, now);
-        let wait = policy.budgets.pace_first(now);
-        if policy.deadline().is_some_and(|deadline| wait >= deadline) {
-            policy.budgets.unpaced_first_attempt(policy.name(), wait);
-            return None;
-        }
-        (!wait.is_zero()).then_some(wait)
     }
 
     /// Decides what follows a failed attempt observed at `now` (the kernel).
@@ -315,31 +280,14 @@ impl Decider {
     /// assert_eq!(d.after_failure(&p, f, now), Step::GiveUp(Ending::Permanent));
     /// ```
     pub fn after_failure(&mut self, policy: &Policy, failure: Failure, now: Instant) -> Step {
-        self.after_failure_lazily(policy, failure, || now)
-    }
-
-    /// [`after_failure`](Self::after_failure), reading the clock only when
-    /// the verdict depends on the time (a deadline or a budget): the loop's
-    /// failure path then skips the clock for the common policy (reading
-    /// tokio's paused clock takes a lock).
-    pub(crate) fn after_failure_lazily(
-        &mut self,
-        policy: &Policy,
-        failure: Failure,
-        now: impl FnOnce() -> Instant,
-    ) -> Step {
-        let started = self.started;
+        let elapsed = self.elapsed(now);
         decide(
             policy,
             &mut self.tally,
             self.rng,
             failure,
             Owed::Nothing,
-            || {
-                let now = now();
-                let elapsed = started.map_or(Duration::ZERO, |s| now.saturating_duration_since(s));
-                (elapsed, now)
-            },
+            || (elapsed, now),
         )
     }
 

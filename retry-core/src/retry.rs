@@ -8,15 +8,17 @@ use crate::classify::Classify;
 use crate::clock::{
     BlockingSleeper, Clock, DefaultClock, DefaultSleeper, Sleeper, SystemClock, ThreadSleeper,
 };
-use crate::decide::{Decider, Failure, Step, in_policy};
+use crate::decide::{Failure, Owed, Step, Tally, decide, in_policy};
 use crate::hooks::{GiveUpEvent, HookSet, Hooks, RetryEvent};
 use crate::policy::Policy;
 use crate::report::{Ending, Report};
+use crate::rng::JitterRng;
 use crate::round::{Call, Round};
+use std::fmt;
 use std::future::Future;
 use std::pin::{Pin, pin};
 use std::task::{Context, Poll};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// One retried call: a policy plus the clock, sleeper, seed and hooks to use.
 ///
@@ -154,22 +156,32 @@ impl<'p, C, S, H> Retry<'p, C, S, H> {
     /// The per-call state, for code that drives [`Run::round`] itself
     /// (`#[retry]`, whose attempts borrow the function's arguments).
     #[doc(hidden)]
-    pub fn start(self) -> Run<'p, C, S, H> {
+    pub fn start(self) -> Run<'p, C, S, H>
+    where
+        S: Sleeper,
+    {
         self.start_run(false)
     }
 
     /// The per-call state; `timed` reads the clock at the first attempt even
     /// when neither a deadline nor a budget needs it, so the caller's report
     /// has `elapsed` (a give-up hook asks for the same in [`Run::round`]).
-    fn start_run(self, timed: bool) -> Run<'p, C, S, H> {
+    fn start_run(self, timed: bool) -> Run<'p, C, S, H>
+    where
+        S: Sleeper,
+    {
         Run {
             policy: self.policy,
             clock: self.clock,
             sleeper: self.sleeper,
             hooks: self.hooks,
-            decider: Decider::new(self.seed),
-            ending: None,
+            started: None,
+            seed: self.seed.unwrap_or(0),
+            seeded: self.seed.is_some(),
+            began: false,
             timed,
+            ending: None,
+            retrying: None,
             #[cfg(feature = "tracing")]
             span: tracing::debug_span!("retry", policy = run_name(self.policy)),
         }
@@ -301,13 +313,14 @@ impl<'p, C, S, H> Retry<'p, C, S, H> {
 }
 
 /// A blocking sleeper seen as an async one whose sleep happens when first
-/// polled (never when made: the attempt-timeout timer is made, not polled,
-/// for an attempt that is always ready at once).
+/// polled, not when made.
 #[derive(Debug)]
 pub(crate) struct Blocked<'s, S>(&'s S);
 
 impl<'s, S: BlockingSleeper> Sleeper for Blocked<'s, S> {
     type Sleep = ThreadSleep<'s, S>;
+    // A blocking attempt cannot be cancelled: no timer is armed for it.
+    const TIMES_ATTEMPTS: bool = false;
     fn sleep(&self, d: Duration) -> ThreadSleep<'s, S> {
         ThreadSleep {
             sleeper: self.0,
@@ -354,22 +367,59 @@ fn run_name(policy: &Policy) -> &str {
 
 /// The state of one call in progress. Not public API: `#[retry]` drives it
 /// through [`Run::round`].
-#[derive(Debug)]
+///
+/// Until it needs a timer it holds only what the first attempt needs (the
+/// start time, when something needs it). The kernel's state and the call's
+/// one timer (an attempt's timeout, or the wait: never both at once) live on
+/// the heap (`Retrying`), made by the first attempt that has a timeout or
+/// the first retry. So the future of a call that succeeds at once is small
+/// and builds no decision state, and a call that needs a timer pays one
+/// allocation, however many attempts and waits follow.
 #[doc(hidden)]
-pub struct Run<'p, C, S, H> {
+pub struct Run<'p, C, S: Sleeper, H> {
     policy: &'p Policy,
     clock: C,
     sleeper: S,
     hooks: H,
-    decider: Decider,
-    ending: Option<Ending>,
+    /// When the first attempt began, if something needed it read.
+    started: Option<Instant>,
+    /// Jitter's seed, when `seeded` (two fields, not an `Option`, so that
+    /// the flags below share the seed's padding).
+    seed: u64,
+    seeded: bool,
+    /// Whether the first attempt began (the attempt count until a retry).
+    began: bool,
     timed: bool,
+    ending: Option<Ending>,
+    /// From the first timer on: the kernel's state and the timer.
+    retrying: Option<Pin<Box<Retrying<S::Sleep>>>>,
     /// The call's `retry` span: every round runs inside it.
     #[cfg(feature = "tracing")]
     span: tracing::Span,
 }
 
-impl<'p, C: Clock, S, H> Run<'p, C, S, H> {
+pin_project_lite::pin_project! {
+    /// What a call needs once it has a timer: the kernel's state and the
+    /// timer, an attempt's timeout or the wait after a failure.
+    struct Retrying<Sl> {
+        tally: Tally,
+        #[pin]
+        timer: Option<Sl>,
+    }
+}
+
+impl<C: fmt::Debug, S: Sleeper + fmt::Debug, H: fmt::Debug> fmt::Debug for Run<'_, C, S, H> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Run")
+            .field("policy", &self.policy.name())
+            .field("began", &self.began)
+            .field("retrying", &self.retrying.as_ref().map(|r| &r.tally))
+            .field("ending", &self.ending)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'p, C: Clock, S: Sleeper, H> Run<'p, C, S, H> {
     /// Runs the loop (round after round), then `finish` makes the output
     /// from the result and the run (for its report). The returned future is
     /// the loop itself (a `round::Call`), owning the run: no wrapper around
@@ -383,7 +433,6 @@ impl<'p, C: Clock, S, H> Run<'p, C, S, H> {
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, E>>,
         E: Classify,
-        S: Sleeper,
         H: HookSet<E>,
     {
         Call::new(self, op, finish)
@@ -400,7 +449,6 @@ impl<'p, C: Clock, S, H> Run<'p, C, S, H> {
         M: FnOnce() -> Fut,
         Fut: Future<Output = Result<T, E>>,
         E: Classify,
-        S: Sleeper,
         H: HookSet<E>,
     {
         let stage = crate::round::attempt::<_, _, _, _, T, E>(self, make);
@@ -412,14 +460,12 @@ impl<'p, C: Clock, S, H> Run<'p, C, S, H> {
         self.policy
     }
 
-    /// The call's sleeper.
-    pub(crate) fn sleeper(&self) -> &S {
-        &self.sleeper
-    }
-
     /// Attempts begun so far.
     pub(crate) fn attempts(&self) -> u32 {
-        self.decider.attempts()
+        match &self.retrying {
+            Some(retrying) => retrying.tally.attempts,
+            None => u32::from(self.began),
+        }
     }
 
     /// The call's `retry` span.
@@ -436,25 +482,76 @@ impl<'p, C: Clock, S, H> Run<'p, C, S, H> {
     where
         H: HookSet<E>,
     {
-        let timed = self.timed || self.hooks.wants_give_up();
-        let clock = &self.clock;
-        self.decider
-            .begin_attempt_lazily(self.policy, timed, || clock.now());
+        let timeout = match self.policy.attempt_timeout() {
+            Some(limit) if S::TIMES_ATTEMPTS => Some(self.sleeper.sleep(limit)),
+            _ => None,
+        };
+        if let Some(retrying) = &mut self.retrying {
+            let mut retrying = retrying.as_mut().project();
+            retrying.tally.attempts = retrying.tally.attempts.saturating_add(1);
+            retrying.timer.set(timeout);
+            return;
+        }
+        if !self.began {
+            self.began = true;
+            let policy = self.policy;
+            let timed = self.timed || self.hooks.wants_give_up();
+            let needs_start = timed || policy.deadline().is_some() || !policy.budgets.is_empty();
+            if needs_start && self.started.is_none() {
+                let now = self.clock.now();
+                self.started = Some(now);
+                policy.budgets.deposit(now);
+            }
+        }
+        if timeout.is_some() {
+            self.retrying = Some(Box::pin(Retrying {
+                tally: Tally::new(1, Duration::ZERO, Duration::ZERO),
+                timer: timeout,
+            }));
+        }
     }
 
-    /// How long an adaptive budget makes the call's first attempt wait (see
-    /// `Decider::pace_first_attempt`); one branch for a policy without one.
+    /// How long an adaptive budget makes the call's first attempt wait,
+    /// asked before it begins (which starts the call); `None` when it may go
+    /// at once, or once the call has started; one branch for a policy
+    /// without an adaptive budget. A wait that would reach the deadline is
+    /// not taken: there is no error yet to end the call with, so the attempt
+    /// goes at once (its tokens stay taken, so the calls that follow wait for
+    /// them) and the budget says so, once.
     #[inline]
     pub(crate) fn pace_first_attempt(&mut self) -> Option<Duration> {
-        if !self.policy.budgets.paces() {
+        let policy = self.policy;
+        if !policy.budgets.paces() || self.began || self.started.is_some() {
             return None;
         }
         let now = self.clock.now();
-        self.decider.pace_first_attempt(self.policy, now)
+        self.started = Some(now);
+        policy.budgets.deposit(now);
+        let wait = policy.budgets.pace_first(now);
+        if policy.deadline().is_some_and(|deadline| wait >= deadline) {
+            policy.budgets.unpaced_first_attempt(policy.name(), wait);
+            return None;
+        }
+        (!wait.is_zero()).then_some(wait)
     }
 
-    /// The decision and its hooks, without the sleep.
-    pub(crate) fn decide<E>(&mut self, error: E) -> Result<Duration, E>
+    /// Arms the call's timer for a wait before its first attempt.
+    pub(crate) fn wait_before_first_attempt(&mut self, wait: Duration) {
+        let timer = Some(self.sleeper.sleep(wait));
+        match &mut self.retrying {
+            Some(retrying) => retrying.as_mut().project().timer.set(timer),
+            None => {
+                self.retrying = Some(Box::pin(Retrying {
+                    tally: Tally::default(),
+                    timer,
+                }))
+            }
+        }
+    }
+
+    /// The decision and its hooks. On a retry the wait is armed (see
+    /// [`poll_timer`](Self::poll_timer)); on giving up the error comes back.
+    pub(crate) fn decide<E>(&mut self, error: E) -> Result<(), E>
     where
         E: Classify,
         H: HookSet<E>,
@@ -467,16 +564,28 @@ impl<'p, C: Clock, S, H> Run<'p, C, S, H> {
             allowed: allowed && unrepeatable.is_none(),
         };
         // The clock is read only if the verdict or the report needs it.
-        let clock = &self.clock;
+        let (clock, started) = (&self.clock, self.started);
         let mut read = None;
-        let step = self
-            .decider
-            .after_failure_lazily(self.policy, failure, || *read.insert(clock.now()));
+        let now = || {
+            let now = *read.insert(clock.now());
+            (elapsed(started, now), now)
+        };
+        // Before the first retry the kernel's state is made on the stack; it
+        // moves to the heap only if the call retries.
+        let mut fresh = Tally::new(u32::from(self.began), Duration::ZERO, Duration::ZERO);
+        let rng = self.rng();
+        let tally = match &mut self.retrying {
+            Some(retrying) => retrying.as_mut().project().tally,
+            None => &mut fresh,
+        };
+        let step = decide(self.policy, tally, rng, failure, Owed::Nothing, now);
+        let tally = *tally;
+        let attempts = tally.attempts;
         match step {
             Step::Retry { wait, hinted } => {
                 let event = RetryEvent {
                     policy: self.policy.name(),
-                    attempt: self.decider.attempts(),
+                    attempt: attempts,
                     error: &error,
                     wait,
                     hinted,
@@ -492,7 +601,17 @@ impl<'p, C: Clock, S, H> Run<'p, C, S, H> {
                 self.hooks.on_retry(&event);
                 #[cfg(feature = "metrics")]
                 crate::metrics::retried(self.policy, wait, failure.hint, hinted);
-                Ok(wait)
+                let sleep = self.sleeper.sleep(wait);
+                match &mut self.retrying {
+                    Some(retrying) => retrying.as_mut().project().timer.set(Some(sleep)),
+                    None => {
+                        self.retrying = Some(Box::pin(Retrying {
+                            tally,
+                            timer: Some(sleep),
+                        }))
+                    }
+                }
+                Ok(())
             }
             Step::GiveUp(ending) => {
                 // The kernel refuses a request that cannot be sent again as
@@ -503,9 +622,9 @@ impl<'p, C: Clock, S, H> Run<'p, C, S, H> {
                 };
                 self.ending = Some(ending);
                 #[cfg(feature = "metrics")]
-                crate::metrics::ended(self.policy, ending, self.decider.attempts());
+                crate::metrics::ended(self.policy, ending, attempts);
                 let now = read.unwrap_or_else(|| self.clock.now());
-                let report = self.decider.report(ending, now).budget_state(self.policy);
+                let report = self.report_of(&tally, ending, now);
                 #[cfg(feature = "tracing")]
                 tracing::debug!(
                     ending = ending.as_str(),
@@ -523,6 +642,17 @@ impl<'p, C: Clock, S, H> Run<'p, C, S, H> {
         }
     }
 
+    /// Polls the call's timer (the attempt's timeout, or the wait `decide`
+    /// armed); `None` when none is armed. A timer that fired is disarmed.
+    pub(crate) fn poll_timer(&mut self, cx: &mut Context<'_>) -> Option<Poll<()>> {
+        let mut timer = self.retrying.as_mut()?.as_mut().project().timer;
+        let fired = timer.as_mut().as_pin_mut()?.poll(cx);
+        if fired.is_ready() {
+            timer.set(None);
+        }
+        Some(fired)
+    }
+
     /// The call ended in success. With `decide`'s giving up, the one place
     /// that records how calls end (for metrics), whichever entry point.
     #[inline]
@@ -531,13 +661,36 @@ impl<'p, C: Clock, S, H> Run<'p, C, S, H> {
             self.policy.budgets.record(self.clock.now(), false);
         }
         #[cfg(feature = "metrics")]
-        crate::metrics::ended(self.policy, Ending::Success, self.decider.attempts());
+        crate::metrics::ended(self.policy, Ending::Success, self.attempts());
+    }
+
+    /// The jitter's source for this call.
+    fn rng(&self) -> JitterRng {
+        JitterRng::from_seed(self.seeded.then_some(self.seed))
+    }
+
+    /// The report of a call whose kernel state is `tally`, ending at `now`.
+    fn report_of(&self, tally: &Tally, ending: Ending, now: Instant) -> Report {
+        Report {
+            ending,
+            attempts: tally.attempts,
+            waited: tally.waited(),
+            elapsed: elapsed(self.started, now),
+            budget_failing_open: false,
+        }
+        .budget_state(self.policy)
     }
 
     /// How the call has gone so far; `Success` unless it gave up.
     pub fn report(&self) -> Report {
-        self.decider
-            .report(self.ending.unwrap_or(Ending::Success), self.clock.now())
-            .budget_state(self.policy)
+        let ending = self.ending.unwrap_or(Ending::Success);
+        let first = Tally::new(u32::from(self.began), Duration::ZERO, Duration::ZERO);
+        let tally = self.retrying.as_ref().map_or(&first, |r| &r.tally);
+        self.report_of(tally, ending, self.clock.now())
     }
+}
+
+/// Time since `started` (zero when the start was not read).
+fn elapsed(started: Option<Instant>, now: Instant) -> Duration {
+    started.map_or(Duration::ZERO, |s| now.saturating_duration_since(s))
 }

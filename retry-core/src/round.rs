@@ -5,11 +5,12 @@
 //! borrow the function's arguments) and [`Call`] (what `Retry::call` and
 //! the blocking calls return, owning the loop) only drive it.
 //!
-//! Hand-written rather than `async`: the stages share one enum, so the loop
-//! holds the attempt's future and the wait's timer in the same bytes, with
-//! no nested future states or captured pointers around them. The error is a
-//! local of one `poll`, never stored, so a `!Send` error cannot make the
-//! future `!Send`.
+//! Hand-written rather than `async`: the stages share one enum, with no
+//! nested future states or captured pointers around them. The call's one
+//! timer (an attempt's timeout, then the wait after it: never both at once)
+//! is the run's, out of line, so a call's future is its attempt plus a few
+//! words. The error is a local of one `poll`, never stored, so a `!Send`
+//! error cannot make the future `!Send`.
 
 use crate::classify::{AttemptTimeout, Classify};
 use crate::clock::{Clock, Sleeper};
@@ -24,29 +25,29 @@ use std::task::{Context, Poll, ready};
 pin_project! {
     /// Where a round stands.
     #[project = StageProj]
-    pub(crate) enum Stage<Fut, Sl> {
+    pub(crate) enum Stage<Fut> {
         /// Waiting to make the next attempt.
         Idle,
-        /// An attempt in flight, and its timeout's timer when the policy has
-        /// one (held in place: a timeout costs no allocation).
-        Attempt { #[pin] fut: Fut, #[pin] timer: Option<Sl> },
-        /// The wait before the next attempt.
-        Wait { #[pin] sleep: Sl },
+        /// An attempt in flight (raced against the run's timer when the
+        /// policy has an attempt timeout).
+        Attempt { #[pin] fut: Fut },
+        /// The wait before the next attempt, on the run's timer.
+        Wait,
     }
 }
 
-impl<Fut, Sl> Stage<Fut, Sl> {
+impl<Fut> Stage<Fut> {
     /// A stage that makes no attempt yet.
     pub(crate) const fn idle() -> Self {
         Stage::Idle
     }
 }
 
-/// Begins an attempt: counts it, arms the timeout, makes the future.
+/// Begins an attempt: counts it, arms its timeout, makes the future.
 pub(crate) fn attempt<C, S, H, Fut, T, E>(
     run: &mut Run<'_, C, S, H>,
     make: impl FnOnce() -> Fut,
-) -> Stage<Fut, S::Sleep>
+) -> Stage<Fut>
 where
     C: Clock,
     S: Sleeper,
@@ -56,16 +57,11 @@ where
     if let Some(wait) = run.pace_first_attempt() {
         // An adaptive budget paces the first attempt: this round is the
         // wait (`make` is not called, so nothing is sent); the next makes it.
-        return Stage::Wait {
-            sleep: run.sleeper().sleep(wait),
-        };
+        run.wait_before_first_attempt(wait);
+        return Stage::Wait;
     }
     run.begin_attempt::<E>();
-    let timer = run
-        .policy()
-        .attempt_timeout()
-        .map(|limit| run.sleeper().sleep(limit));
-    Stage::Attempt { fut: make(), timer }
+    Stage::Attempt { fut: make() }
 }
 
 /// Drives the round in `stage` for `run`. `Break` carries the call's
@@ -73,7 +69,7 @@ where
 /// the next attempt.
 pub(crate) fn poll_round<C, S, H, Fut, T, E>(
     run: &mut Run<'_, C, S, H>,
-    mut stage: Pin<&mut Stage<Fut, S::Sleep>>,
+    mut stage: Pin<&mut Stage<Fut>>,
     cx: &mut Context<'_>,
 ) -> Poll<ControlFlow<Result<T, E>>>
 where
@@ -87,15 +83,12 @@ where
     let _span = run.span().clone().entered();
     loop {
         match stage.as_mut().project() {
-            StageProj::Attempt { fut, mut timer } => {
+            StageProj::Attempt { fut } => {
                 let result = match fut.poll(cx) {
                     Poll::Ready(result) => result,
                     Poll::Pending => {
-                        let Some(armed) = timer.as_mut().as_pin_mut() else {
-                            return Poll::Pending;
-                        };
-                        ready!(armed.poll(cx));
-                        timer.set(None);
+                        // No timer: the policy has no attempt timeout.
+                        ready!(run.poll_timer(cx).unwrap_or(Poll::Pending));
                         let info = AttemptTimeout {
                             attempt: run.attempts(),
                             timeout: run.policy().attempt_timeout().unwrap_or_default(),
@@ -116,9 +109,7 @@ where
                     }
                     // Decide first, sleep after: the error is dropped here.
                     Err(error) => match run.decide(error) {
-                        Ok(wait) => stage.set(Stage::Wait {
-                            sleep: run.sleeper().sleep(wait),
-                        }),
+                        Ok(()) => stage.set(Stage::Wait),
                         Err(error) => {
                             stage.set(Stage::Idle);
                             return Poll::Ready(ControlFlow::Break(Err(error)));
@@ -126,8 +117,8 @@ where
                     },
                 }
             }
-            StageProj::Wait { sleep } => {
-                ready!(sleep.poll(cx));
+            StageProj::Wait => {
+                ready!(run.poll_timer(cx).unwrap_or(Poll::Ready(())));
                 stage.set(Stage::Idle);
                 return Poll::Ready(ControlFlow::Continue(()));
             }
@@ -143,13 +134,13 @@ pin_project! {
     pub struct Round<'r, 'p, C, S: Sleeper, H, Fut> {
         run: &'r mut Run<'p, C, S, H>,
         #[pin]
-        stage: Stage<Fut, S::Sleep>,
+        stage: Stage<Fut>,
     }
 }
 
 impl<'r, 'p, C, S: Sleeper, H, Fut> Round<'r, 'p, C, S, H, Fut> {
     /// The round whose attempt `stage` holds (see [`attempt`]).
-    pub(crate) fn new(run: &'r mut Run<'p, C, S, H>, stage: Stage<Fut, S::Sleep>) -> Self {
+    pub(crate) fn new(run: &'r mut Run<'p, C, S, H>, stage: Stage<Fut>) -> Self {
         Round { run, stage }
     }
 }
@@ -179,7 +170,7 @@ pin_project! {
         op: F,
         finish: Option<Fin>,
         #[pin]
-        stage: Stage<Fut, S::Sleep>,
+        stage: Stage<Fut>,
     }
 }
 

@@ -25,11 +25,29 @@ fn poll_once<F: Future>(fut: F) -> Poll<F::Output> {
     pin!(fut).poll(&mut cx)
 }
 
+fn current_thread() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .unwrap()
+}
+
+/// A call whose first `failures` attempts fail, through `policy`, on a paused runtime.
+fn failing_first(rt: &tokio::runtime::Runtime, policy: &Policy, failures: u32) -> u32 {
+    let mut calls = 0;
+    let r = rt.block_on(Retry::new(policy).seed(1).call(|| {
+        calls += 1;
+        let n = calls;
+        async move { if n <= failures { Err(Flaky) } else { Ok(n) } }
+    }));
+    r.unwrap()
+}
+
 #[test]
 fn a_first_attempt_success_allocates_nothing() {
     let policy = Policy::builder()
         .deadline(Some(Duration::from_secs(5)))
-        .attempt_timeout(Some(Duration::from_secs(1)))
         .build()
         .unwrap();
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -44,6 +62,43 @@ fn a_first_attempt_success_allocates_nothing() {
         assert!(matches!(r, Poll::Ready(Ok(1))));
     });
     assert_eq!(info.count_total, 0, "{info:?}");
+}
+
+/// The call's state for retrying (the kernel's state and its one timer) is
+/// made once, at the first retry, however many retries follow; a policy
+/// with an attempt timeout makes it at the first attempt instead.
+#[test]
+fn a_call_that_needs_a_timer_allocates_once_however_many_attempts() {
+    let rt = current_thread();
+    let policy = Policy::builder()
+        .base(Duration::from_millis(1))
+        .max_attempts(6)
+        .build()
+        .unwrap();
+    let timed = policy
+        .to_builder()
+        .attempt_timeout(Some(Duration::from_secs(1)))
+        .build()
+        .unwrap();
+    // Warm up tokio's timer wheel and the thread-locals.
+    failing_first(&rt, &timed, 5);
+    for (policy, failures, allocations) in [
+        (&policy, 0, 0),
+        (&policy, 1, 1),
+        (&policy, 5, 1),
+        (&timed, 0, 1),
+        (&timed, 5, 1),
+    ] {
+        let info = allocation_counter::measure(|| {
+            assert_eq!(failing_first(&rt, policy, failures), failures + 1);
+        });
+        assert_eq!(
+            info.count_total,
+            allocations,
+            "{failures} failures, timeout {:?}: {info:?}",
+            policy.attempt_timeout()
+        );
+    }
 }
 
 #[test]
