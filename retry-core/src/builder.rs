@@ -7,6 +7,7 @@ use crate::jitter::Jitter;
 use crate::policy::Policy;
 use crate::problem::{PolicyError, Problems};
 use crate::request_rules::RequestRules;
+use crate::waits::Waits;
 use retry_schema::keys::Key;
 use std::sync::Arc;
 use std::time::Duration;
@@ -34,7 +35,7 @@ impl PolicyBuilder {
     /// The builder's defaults as a policy: they pass every rule (a unit test
     /// below holds them to it), so no validation or unwrap is needed.
     pub(crate) fn defaults(self) -> Policy {
-        self.draft
+        self.draft.computed()
     }
 }
 
@@ -73,6 +74,7 @@ impl PolicyBuilder {
                 max_retry_after: Some(Duration::from_secs(60)),
                 budgets: Budgets::NONE,
                 requests: RequestRules::DEFAULT,
+                waits: Waits::UNSET,
             },
         }
     }
@@ -324,7 +326,7 @@ impl PolicyBuilder {
         if !problems.is_empty() {
             return Err(PolicyError::policy(p.name.as_deref(), problems));
         }
-        Ok(self.draft)
+        Ok(self.draft.computed())
     }
 }
 

@@ -8,6 +8,7 @@
 //! `SystemTime`. Jitter samples depend only on the seed and the retry number
 //! (see `rng`), so a schedule that is saved and resumed continues exactly.
 
+use crate::backoff::nanos;
 use crate::budget::{Pacing, retry_cost};
 use crate::classify::Class;
 use crate::policy::Policy;
@@ -82,16 +83,6 @@ impl Tally {
     }
 }
 
-/// `d` in nanoseconds, saturating.
-const fn nanos(d: Duration) -> u64 {
-    let n = d.as_nanos();
-    if n > u64::MAX as u128 {
-        u64::MAX
-    } else {
-        n as u64
-    }
-}
-
 /// How the failure is reported against the time the last wait was due
 /// (the oracle's `consider_actual_delay`): a caller that comes back early
 /// owes the rest of the previous wait, one that comes back late is credited.
@@ -143,7 +134,8 @@ pub(crate) fn decide(
         return Step::GiveUp(Ending::Exhausted);
     }
     let retry = tally.attempts.saturating_sub(1);
-    let computed = policy.delay(retry, tally.last_delay(), rng.unit(retry));
+    let computed =
+        Duration::from_nanos(policy.delay_ns(retry, tally.last_delay_ns, || rng.unit(retry)));
     let scheduled = match owed {
         Owed::Nothing => computed,
         Owed::Early(by) => computed.saturating_add(by),

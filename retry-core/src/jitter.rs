@@ -61,15 +61,21 @@ impl Jitter {
     /// assert_eq!(Jitter::Proportional(0.5).apply_to_envelope(d, 0.0), Duration::from_millis(500));
     /// ```
     pub fn apply_to_envelope(&self, d: Duration, u: f64) -> Duration {
-        let u = u.clamp(0.0, 1.0);
-        let dn = nanos_f64(d);
-        let nanos = match *self {
-            Jitter::None | Jitter::Decorrelated => return d,
+        match self {
+            Jitter::None | Jitter::Decorrelated => d,
+            mode => from_nanos_saturating(mode.spread(nanos_f64(d), u.clamp(0.0, 1.0))),
+        }
+    }
+
+    /// The envelope modes' formula, in nanoseconds: where sample `u` puts
+    /// a wait whose envelope is `dn` (`None` and `Decorrelated` keep `dn`).
+    pub(crate) fn spread(&self, dn: f64, u: f64) -> f64 {
+        match *self {
+            Jitter::None | Jitter::Decorrelated => dn,
             Jitter::Full => dn * u,
             Jitter::Equal => dn / 2.0 + dn / 2.0 * u,
             Jitter::Proportional(r) => dn * (1.0 - r) + 2.0 * r * dn * u,
-        };
-        from_nanos_saturating(nanos)
+        }
     }
 
     /// Decorrelated jitter: `U[base, min(cap, 3·prev)]`.
@@ -86,16 +92,20 @@ impl Jitter {
     /// assert_eq!(Jitter::decorrelated(base, cap, cap, 0.5), Duration::from_millis(55));
     /// ```
     pub fn decorrelated(base: Duration, cap: Duration, prev: Duration, u: f64) -> Duration {
-        let u = u.clamp(0.0, 1.0);
-        let lo = nanos_f64(base);
-        let hi = (nanos_f64(prev) * 3.0).min(nanos_f64(cap)).max(lo);
-        from_nanos_saturating(lo + (hi - lo) * u)
+        let (lo, cap, prev) = (nanos_f64(base), nanos_f64(cap), nanos_f64(prev));
+        from_nanos_saturating(Self::decorrelated_ns(lo, cap, prev, u.clamp(0.0, 1.0)))
+    }
+
+    /// [`decorrelated`](Self::decorrelated) in nanoseconds.
+    pub(crate) fn decorrelated_ns(lo: f64, cap: f64, prev: f64, u: f64) -> f64 {
+        let hi = (prev * 3.0).min(cap).max(lo);
+        lo + (hi - lo) * u
     }
 }
 
 fn from_nanos_saturating(nanos: f64) -> Duration {
-    // `as` saturates (and maps NaN to 0); callers clamp into [min_delay, cap].
-    Duration::from_nanos(nanos.max(0.0).round() as u64)
+    // Saturating (NaN to 0); callers clamp into [min_delay, cap].
+    Duration::from_nanos(crate::backoff::round_nanos(nanos))
 }
 
 #[cfg(test)]

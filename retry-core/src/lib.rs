@@ -89,6 +89,7 @@ mod schedule;
 mod site;
 #[cfg(feature = "tower")]
 pub mod tower;
+mod waits;
 
 // The public API is what a user names, and nothing else (pinned by
 // tests/public_api.rs). The decision kernel, the loop's per-call state, the

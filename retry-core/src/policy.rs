@@ -2,11 +2,12 @@
 //! [`PolicyBuilder::build`], which checks every rule, so every `Policy` in
 //! the program is one that cannot misbehave.
 
-use crate::backoff::{Backoff, clamp_nanos, nanos_f64};
+use crate::backoff::{Backoff, clamp_to_nanos, nanos, round_nanos};
 use crate::budget::{Budgets, RetryBudget};
 use crate::builder::PolicyBuilder;
 use crate::jitter::Jitter;
 use crate::request_rules::RequestRules;
+use crate::waits::Waits;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -41,6 +42,9 @@ pub struct Policy {
     pub(crate) budgets: Budgets,
     /// What the policy says about HTTP requests (see `request_rules`).
     pub(crate) requests: RequestRules,
+    /// The schedule's hot-path form, computed by `build` from the fields
+    /// above (see `waits`).
+    pub(crate) waits: Waits,
 }
 
 impl Default for Policy {
@@ -226,8 +230,12 @@ impl Policy {
     /// assert_eq!(p.envelope(u32::MAX), p.cap());
     /// ```
     pub fn envelope(&self, n: u32) -> Duration {
-        let raw = self.backoff.raw_nanos_at(nanos_f64(self.base), n);
-        clamp_nanos(raw, self.cap).max(self.min_delay)
+        Duration::from_nanos(self.envelope_ns(n))
+    }
+
+    /// [`envelope`](Self::envelope) in nanoseconds.
+    fn envelope_ns(&self, n: u32) -> u64 {
+        self.waits.envelope(self.backoff, n)
     }
 
     /// The envelope for a real `n`, for tabulating and plotting a schedule.
@@ -240,8 +248,8 @@ impl Policy {
     /// ```
     pub fn envelope_at(&self, n: f64) -> Duration {
         let n = if n.is_nan() { 0.0 } else { n.max(0.0) };
-        let raw = self.backoff.raw_nanos(nanos_f64(self.base), n);
-        clamp_nanos(raw, self.cap).max(self.min_delay)
+        let raw = self.backoff.raw_nanos(nanos(self.base) as f64, n);
+        Duration::from_nanos(clamp_to_nanos(raw, nanos(self.cap))).max(self.min_delay)
     }
 
     /// The jittered wait before retry `n` (0 after the first failure), given
@@ -256,20 +264,42 @@ impl Policy {
     /// assert!(d >= p.min_delay() && d <= p.cap());
     /// ```
     pub fn delay(&self, n: u32, prev: Duration, unit: f64) -> Duration {
+        Duration::from_nanos(self.delay_ns(n, nanos(prev), || unit))
+    }
+
+    /// [`delay`](Self::delay) as the kernel computes it: in nanoseconds,
+    /// drawing the sample only for a jitter mode that uses one.
+    pub(crate) fn delay_ns(&self, n: u32, prev_ns: u64, unit: impl FnOnce() -> f64) -> u64 {
         // NaN and out-of-range samples land in range rather than past the cap.
-        let unit = if unit.is_nan() {
-            0.0
-        } else {
-            unit.clamp(0.0, 1.0 - f64::EPSILON)
-        };
-        let jittered = match self.jitter {
-            Jitter::None => self.envelope(n),
-            Jitter::Decorrelated => {
-                Jitter::decorrelated(self.base, self.cap, prev.max(self.base), unit)
+        let sample = || {
+            let unit = unit();
+            if unit.is_nan() {
+                0.0
+            } else {
+                unit.clamp(0.0, 1.0 - f64::EPSILON)
             }
-            mode => mode.apply_to_envelope(self.envelope(n), unit),
         };
-        jittered.clamp(self.min_delay, self.cap)
+        let waits = &self.waits;
+        // Every wait here is under 100 years (`MAX_DURATION`), far inside
+        // `i64` nanoseconds: the signed conversions are single instructions.
+        let float = |ns: u64| ns as i64 as f64;
+        let jittered = match self.jitter {
+            Jitter::None => return self.envelope_ns(n),
+            Jitter::Decorrelated => {
+                let prev = float(prev_ns.max(waits.base_ns));
+                let (base, cap) = (float(waits.base_ns), float(waits.cap_ns));
+                Jitter::decorrelated_ns(base, cap, prev, sample())
+            }
+            mode => mode.spread(float(self.envelope_ns(n)), sample()),
+        };
+        round_nanos(jittered).clamp(waits.min_ns, waits.cap_ns)
+    }
+
+    /// This policy with its schedule's hot-path form computed from its
+    /// settings (the builder's last step).
+    pub(crate) fn computed(mut self) -> Self {
+        self.waits = Waits::new(self.backoff, self.base, self.cap, self.min_delay);
+        self
     }
 
     /// A builder holding this policy's settings, to derive a variant.

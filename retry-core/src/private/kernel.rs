@@ -36,5 +36,6 @@ pub use crate::schedule::Schedule;
 /// assert!(d <= p.cap());
 /// ```
 pub fn next_delay(policy: &Policy, retry: u32, prev: Duration) -> Duration {
-    policy.delay(retry, prev, crate::rng::JitterRng::Thread.unit(retry))
+    let prev = crate::backoff::nanos(prev);
+    Duration::from_nanos(policy.delay_ns(retry, prev, || crate::rng::JitterRng::Thread.unit(retry)))
 }
