@@ -18,6 +18,8 @@ pub struct ChildPlan {
     pub server: SocketAddr,
     /// Its clients' indices in the fleet.
     pub clients: std::ops::Range<u32>,
+    /// Connections its clients share.
+    pub connections: u32,
     /// The policy every client follows.
     pub policy: Arc<retry_core::Policy>,
     /// The fleet's seed.
@@ -62,8 +64,7 @@ pub fn run(plan: ChildPlan) -> std::io::Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    let count = plan.clients.end - plan.clients.start;
-    let connections = runtime.block_on(connect_all(plan.server, count))?;
+    let lanes = runtime.block_on(connect_all(plan.server, plan.connections))?;
     let mut stdout = std::io::stdout().lock();
     writeln!(stdout, "ready {}", wall_ns(epoch))?;
     stdout.flush()?;
@@ -79,13 +80,13 @@ pub fn run(plan: ChildPlan) -> std::io::Result<()> {
         let tasks: Vec<_> = plan
             .clients
             .clone()
-            .zip(connections)
-            .map(|(index, connection)| {
+            .map(|index| {
+                let lane = lanes[index as usize % lanes.len()].clone();
                 tokio::spawn(run_client(
                     plan.policy.clone(),
                     plan.seed,
                     index,
-                    connection,
+                    lane,
                     start,
                     plan.horizon,
                 ))

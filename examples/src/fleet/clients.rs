@@ -3,17 +3,17 @@
 //! policy, seeded as the simulator seeds the same client, so that the real
 //! client and its simulated twin draw the same jitter.
 //!
-//! A client process connects all its clients first (one keep-alive
-//! connection each), says it is ready, and then every client makes its first
-//! call at the common start instant the coordinator sends.
+//! A client process opens its connections first (each shared by several
+//! clients: see [`Lane`]), says it is ready, and then every client makes its
+//! first call at the common start instant the coordinator sends.
 
-use super::wire::Connection;
+use super::wire::Lane;
 use crate::http::HttpError;
 use retry_core::{Ending, Hooks, Policy, Retry, RetryEvent};
 use retry_sim::client_seed;
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::Semaphore;
 
@@ -99,15 +99,15 @@ impl ClientOutcome {
     }
 }
 
-/// Connects `count` clients to `addr`, at most [`CONNECTING_AT_ONCE`] at a time.
-pub async fn connect_all(addr: SocketAddr, count: u32) -> std::io::Result<Vec<Connection>> {
+/// Opens `count` lanes to `addr`, at most [`CONNECTING_AT_ONCE`] at a time.
+pub async fn connect_all(addr: SocketAddr, count: u32) -> std::io::Result<Vec<Lane>> {
     let gate = Arc::new(Semaphore::new(CONNECTING_AT_ONCE));
     let mut pending = Vec::with_capacity(count as usize);
     for _ in 0..count {
         let gate = gate.clone();
         pending.push(tokio::spawn(async move {
             let _permit = gate.acquire_owned().await;
-            Connection::open(addr).await
+            Lane::open(addr).await
         }));
     }
     let mut connections = Vec::with_capacity(count as usize);
@@ -140,7 +140,7 @@ pub async fn run_client(
     policy: Arc<Policy>,
     seed: u64,
     index: u32,
-    connection: Connection,
+    lane: Lane,
     origin: Instant,
     limit: Duration,
 ) -> ClientOutcome {
@@ -150,25 +150,14 @@ pub async fn run_client(
         due_us: AtomicU64::new(0),
     };
     let attempts = AtomicU32::new(0);
-    // One attempt at a time: the attempt takes the connection and puts it back.
-    let slot = Mutex::new(Some(connection));
     let call = Retry::new(&policy)
         .seed(client_seed(seed, u64::from(index)))
         .hooks(Hooks::new().on_retry(|e: &RetryEvent<'_, HttpError>| due.on_retry(e)))
         .call_with_report(|| {
             let attempt = attempts.fetch_add(1, Ordering::Relaxed) + 1;
             let due_us = due.due_us.load(Ordering::Relaxed);
-            let taken = slot.lock().ok().and_then(|mut s| s.take());
-            let slot = &slot;
-            async move {
-                let mut connection =
-                    taken.ok_or_else(|| HttpError::Transport("connection lost".into()))?;
-                let result = connection.call(attempt, due_us).await;
-                if let Ok(mut s) = slot.lock() {
-                    *s = Some(connection);
-                }
-                result
-            }
+            let lane = &lane;
+            async move { lane.call(attempt, due_us).await }
         });
     let finish = match tokio::time::timeout_at((origin + limit).into(), call).await {
         Ok((_, report)) if report.ending == Ending::Success => Finish::Succeeded,

@@ -3,8 +3,8 @@
 
 use super::child::{instant_of, wall_ns};
 use super::clients::ClientOutcome;
-use super::options::FleetArgs;
-use super::server::{FleetServer, Service, ServerCounts};
+use super::options::{FleetArgs, Plan};
+use super::server::{FleetServer, ServerCounts, Service};
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{Receiver, channel};
@@ -52,10 +52,13 @@ impl Drop for Children {
 /// Runs the fleet of `args` in `processes` client processes of `exe`.
 pub fn measure(
     args: &FleetArgs,
-    processes: u32,
+    plan: Plan,
     exe: &std::path::Path,
 ) -> Result<Measurement, Box<dyn std::error::Error>> {
+    // One worker: the server is the measuring instrument, and one thread
+    // takes the least CPU from the clients and wakes no other thread.
     let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
         .enable_all()
         .build()?;
     let service = Service {
@@ -67,10 +70,11 @@ pub fn measure(
     let server = runtime.block_on(FleetServer::bind(service, args.timer_resolution))?;
     let (tx, rx) = channel::<(usize, Said)>();
     let mut children = Children(Vec::new());
-    let n = u64::from(args.clients);
-    for p in 0..u64::from(processes) {
+    let processes = plan.processes;
+    for p in 0..processes {
         // Contiguous shares, so client i is simulated client i.
-        let share = |k: u64| (n * k / u64::from(processes)) as u32;
+        let (first, end) = plan.share(p, args.clients);
+        let (c0, c1) = plan.share(p, plan.connections);
         let mut child = Command::new(exe)
             .arg("--config")
             .arg(&args.config)
@@ -79,12 +83,16 @@ pub fn measure(
             .args(["--horizon", &format!("{}ms", args.horizon.as_millis())])
             .args(["--clients", &args.clients.to_string()])
             .args(["--child-of", &server.addr().to_string()])
-            .args(["--child-clients", &format!("{}..{}", share(p), share(p + 1))])
+            .args(["--child-clients", &format!("{first}..{end}")])
+            .args(["--connections", &(c1 - c0).to_string()])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()?;
-        let stdout = child.stdout.take().ok_or("no stdout from a client process")?;
+        let stdout = child
+            .stdout
+            .take()
+            .ok_or("no stdout from a client process")?;
         let tx = tx.clone();
         let index = p as usize;
         std::thread::spawn(move || {
@@ -112,7 +120,11 @@ pub fn measure(
         writeln!(stdin, "go {start_ns}")?;
         stdin.flush()?;
     }
-    let clients = collect(&rx, processes as usize, start + args.horizon + REPORT_WITHIN)?;
+    let clients = collect(
+        &rx,
+        processes as usize,
+        start + args.horizon + REPORT_WITHIN,
+    )?;
     for (p, child) in children.0.iter_mut().enumerate() {
         let status = child.wait()?;
         if !status.success() {

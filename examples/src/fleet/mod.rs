@@ -29,15 +29,15 @@ mod wire;
 pub use child::{ChildPlan, instant_of, wall_ns};
 pub use clients::{ClientOutcome, Finish, connect_all, run_client};
 pub use coordinator::{Measurement, measure};
-pub use options::{FlagError, FleetArgs, Format, Limits};
+pub use options::{FlagError, FleetArgs, Format, Limits, Plan};
 pub use outcome::{Outcome, TickShape};
 pub use report::{Comparison, KeepingUp};
 pub use server::{FleetServer, ServerCounts, Service};
-pub use wire::{ATTEMPT_HEADER, Connection, DUE_HEADER};
+pub use wire::{ATTEMPT_HEADER, DUE_HEADER, Lane};
 
 use retry_config::{Config, Env, Options};
 use retry_core::Policy;
-use retry_sim::Herd;
+use retry_sim::{Herd, TimerModel};
 use std::error::Error;
 use std::sync::Arc;
 
@@ -58,7 +58,10 @@ const MAX_BINS: usize = 1 << 20;
 /// ```
 pub fn load_policy(args: &FleetArgs) -> Result<(Arc<Policy>, Vec<String>), Box<dyn Error>> {
     let mut options = Options::new().env(Env::from_process());
-    if let Some(p) = std::env::var("RETRY_PROFILE").ok().filter(|p| !p.is_empty()) {
+    if let Some(p) = std::env::var("RETRY_PROFILE")
+        .ok()
+        .filter(|p| !p.is_empty())
+    {
         options = options.profile(p);
     }
     let config = Config::load_file(&args.config, &options)
@@ -70,7 +73,9 @@ pub fn load_policy(args: &FleetArgs) -> Result<(Arc<Policy>, Vec<String>), Box<d
         .filter(|l| l.starts_with("warning"))
         .map(|l| l.trim_start_matches("warning: ").to_owned())
         .collect();
-    let policy = config.policy(&args.policy).ok_or_else(|| no_policy(&config, &args.policy))?;
+    let policy = config
+        .policy(&args.policy)
+        .ok_or_else(|| no_policy(&config, &args.policy))?;
     if policy.budget().is_none() {
         return Ok((policy.clone(), warnings));
     }
@@ -112,30 +117,44 @@ pub fn herd(args: &FleetArgs) -> Herd {
         tick: args.tick,
         seed: args.seed,
         horizon: args.horizon,
+        timer: timer_modelled(args).then_some(TimerModel {
+            resolution: args.timer_resolution,
+            skipped: args.timer_skipped,
+        }),
+        arrival_bins: bins(args),
         ..Herd::default()
     }
 }
 
+/// Whether the prediction models the clients' timer: only when it is no
+/// finer than the tick (retry-sim moves a tick at a time; a finer timer
+/// changes nothing a tick can show, and the report says so).
+pub fn timer_modelled(args: &FleetArgs) -> bool {
+    !args.timer_resolution.is_zero() && args.timer_resolution >= args.tick
+}
+
 fn bins(args: &FleetArgs) -> usize {
-    usize::try_from(args.ticks()).unwrap_or(MAX_BINS).min(MAX_BINS)
+    usize::try_from(args.ticks())
+        .unwrap_or(MAX_BINS)
+        .min(MAX_BINS)
 }
 
 /// Runs the whole comparison (the coordinator's side) and renders it.
 pub fn run(args: &FleetArgs) -> Result<String, Box<dyn Error>> {
-    let processes = args.check(&Limits::of_this_machine())?;
+    let plan = args.check(&Limits::of_this_machine())?;
     let (policy, mut warnings) = load_policy(args)?;
     // The prediction first, so that it does not take CPU from the fleet.
     let report = herd(args).run(&policy)?;
     let predicted = Outcome::predicted(&report);
     let exe = std::env::current_exe()?;
-    let m = measure(args, processes, &exe)?;
+    let m = measure(args, plan, &exe)?;
     let measured = Outcome::measured(&m.server, &m.clients, bins(args));
     let keeping_up = KeepingUp::of(&m.server, &m.clients);
     warnings.extend(keeping_up.warnings(args.tick));
     let comparison = Comparison {
         args,
         policy: &policy,
-        processes,
+        plan,
         predicted,
         measured,
         keeping_up,
@@ -149,13 +168,16 @@ pub fn run(args: &FleetArgs) -> Result<String, Box<dyn Error>> {
 
 /// Runs a client process (the hidden `--child-of` form).
 pub fn run_child(args: &FleetArgs) -> Result<(), Box<dyn Error>> {
-    let (Some(server), Some((first, end))) = (args.child_of, args.child_clients) else {
-        return Err("--child-of and --child-clients go together".into());
+    let (Some(server), Some((first, end)), Some(connections)) =
+        (args.child_of, args.child_clients, args.connections)
+    else {
+        return Err("--child-of, --child-clients and --connections go together".into());
     };
     let (policy, _) = load_policy(args)?;
     child::run(ChildPlan {
         server,
         clients: first..end,
+        connections,
         policy,
         seed: args.seed,
         horizon: args.horizon,

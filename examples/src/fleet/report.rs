@@ -112,8 +112,8 @@ pub struct Comparison<'a> {
     pub args: &'a super::FleetArgs,
     /// The policy, as loaded.
     pub policy: &'a Policy,
-    /// Client processes.
-    pub processes: u32,
+    /// Client processes and connections.
+    pub plan: super::Plan,
     /// The simulator's prediction.
     pub predicted: Outcome,
     /// The real fleet.
@@ -170,12 +170,13 @@ impl Comparison<'_> {
     fn header(&self) -> String {
         let a = self.args;
         format!(
-            "fleet: {} clients in {} process{} on 127.0.0.1; the server is down for {}, then serves {} calls per {} tick (seed {})\n\
+            "fleet: {} clients in {} process{}, sharing {} connections to 127.0.0.1; the server is down for {}, then serves {} calls per {} tick (seed {})\n\
              policy `{}`: {}\n\
              prediction: retry-sim, {}\n",
             a.clients,
-            self.processes,
-            if self.processes == 1 { "" } else { "es" },
+            self.plan.processes,
+            if self.plan.processes == 1 { "" } else { "es" },
+            self.plan.connections,
             show_duration(a.outage),
             a.capacity,
             show_duration(a.tick),
@@ -184,10 +185,17 @@ impl Comparison<'_> {
             describe(self.policy),
             if a.timer_resolution.is_zero() {
                 "plain tick model (--timer-resolution 0s)".to_owned()
+            } else if !super::timer_modelled(a) {
+                format!(
+                    "plain tick model: the clients' {} timer is finer than the {} tick, so it changes nothing a tick shows",
+                    show_duration(a.timer_resolution),
+                    show_duration(a.tick)
+                )
             } else {
                 format!(
-                    "modelling the clients' {} timer (--timer-resolution)",
-                    show_duration(a.timer_resolution)
+                    "modelling the clients' {} timer with {:.0}% of its steps merged into the next (--timer-resolution, --timer-skipped)",
+                    show_duration(a.timer_resolution),
+                    100.0 * a.timer_skipped
                 )
             }
         )
@@ -198,7 +206,11 @@ impl Comparison<'_> {
         let (p, m) = (&self.predicted, &self.measured);
         let tick = self.args.tick;
         let mut out = self.header();
-        let _ = writeln!(out, "\n{:<26}{:>12}{:>12}{:>9}", "", "PREDICTED", "MEASURED", "DIFF");
+        let _ = writeln!(
+            out,
+            "\n{:<26}{:>12}{:>12}{:>9}",
+            "", "PREDICTED", "MEASURED", "DIFF"
+        );
         let diff = |a: f64, b: f64| {
             if a == 0.0 {
                 String::new()
@@ -207,9 +219,17 @@ impl Comparison<'_> {
             }
         };
         let mut row = |name: &str, a: u64, b: u64| {
-            let _ = writeln!(out, "{name:<26}{a:>12}{b:>12}{:>9}", diff(a as f64, b as f64));
+            let _ = writeln!(
+                out,
+                "{name:<26}{a:>12}{b:>12}{:>9}",
+                diff(a as f64, b as f64)
+            );
         };
-        row("peak retries per tick", p.peak_retries_per_tick, m.peak_retries_per_tick);
+        row(
+            "peak retries per tick",
+            p.peak_retries_per_tick,
+            m.peak_retries_per_tick,
+        );
         row("calls", p.calls, m.calls);
         row("  first calls", p.first_calls, m.first_calls);
         row("  retries", p.retries, m.retries);
@@ -217,9 +237,21 @@ impl Comparison<'_> {
         row("gave up", p.give_ups, m.give_ups);
         row("unfinished", p.unfinished, m.unfinished);
         row("busy span (ticks)", p.shape.busy_span, m.shape.busy_span);
-        row("  ticks without a retry", p.shape.quiet_ticks, m.shape.quiet_ticks);
-        row("  p50 retries per tick", p.shape.p50_per_tick, m.shape.p50_per_tick);
-        row("  p99 retries per tick", p.shape.p99_per_tick, m.shape.p99_per_tick);
+        row(
+            "  ticks without a retry",
+            p.shape.quiet_ticks,
+            m.shape.quiet_ticks,
+        );
+        row(
+            "  p50 retries per tick",
+            p.shape.p50_per_tick,
+            m.shape.p50_per_tick,
+        );
+        row(
+            "  p99 retries per tick",
+            p.shape.p99_per_tick,
+            m.shape.p99_per_tick,
+        );
         let show = |d: Option<Duration>| d.map_or("-".to_owned(), |d| format!("{:.1}ms", ms(d)));
         let mut time_row = |name: &str, a: Option<Duration>, b: Option<Duration>| {
             let d = match (a, b) {
@@ -228,12 +260,17 @@ impl Comparison<'_> {
             };
             let _ = writeln!(out, "{name:<26}{:>12}{:>12}{d:>9}", show(a), show(b));
         };
-        let at = |o: &Outcome| Some(tick.saturating_mul(o.peak_tick.min(u64::from(u32::MAX)) as u32));
+        let at =
+            |o: &Outcome| Some(tick.saturating_mul(o.peak_tick.min(u64::from(u32::MAX)) as u32));
         time_row("peak at", at(p), at(m));
         time_row("p50 time to success", p.p50, m.p50);
         time_row("p99 time to success", p.p99, m.p99);
         let k = &self.keeping_up;
-        let us = |v: Option<u64>| v.map_or("-".to_owned(), |v| format!("≤{}", show_duration(Duration::from_micros(v))));
+        let us = |v: Option<u64>| {
+            v.map_or("-".to_owned(), |v| {
+                format!("≤{}", show_duration(Duration::from_micros(v)))
+            })
+        };
         let _ = writeln!(
             out,
             "\nkeeping up: the first calls reached the server over {} tick{}; {} of {} calls ({:.2}%) arrived in a later tick than \
@@ -245,7 +282,7 @@ impl Comparison<'_> {
             100.0 * k.late_calls as f64 / k.calls.max(1) as f64,
             us(k.lateness_p50_us),
             us(k.lateness_p99_us),
-            show_duration(Duration::from_micros(k.lateness_max_us)),
+            format!("{:.1}ms", k.lateness_max_us as f64 / 1e3),
         );
         for w in &self.warnings {
             let _ = writeln!(out, "warning: {w}");
@@ -260,7 +297,8 @@ impl Comparison<'_> {
         let value = json!({
             "fleet": {
                 "clients": a.clients,
-                "processes": self.processes,
+                "processes": self.plan.processes,
+                "connections": self.plan.connections,
                 "policy": a.policy,
                 "outage_ms": ms(a.outage),
                 "capacity_per_tick": a.capacity,
@@ -268,6 +306,7 @@ impl Comparison<'_> {
                 "horizon_ms": ms(a.horizon),
                 "seed": a.seed,
                 "timer_resolution_ms": ms(a.timer_resolution),
+                "timer_skipped": a.timer_skipped,
             },
             "predicted": outcome_json(&self.predicted, a.tick),
             "measured": outcome_json(&self.measured, a.tick),

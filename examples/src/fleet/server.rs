@@ -225,7 +225,10 @@ impl FleetServer {
     pub fn counts(&self) -> ServerCounts {
         let s = &self.state;
         let load = |f: fn(&TickCounts) -> &AtomicU32| -> Vec<u32> {
-            s.ticks.iter().map(|t| f(t).load(Ordering::Relaxed)).collect()
+            s.ticks
+                .iter()
+                .map(|t| f(t).load(Ordering::Relaxed))
+                .collect()
         };
         let mut first_calls = load(|t| &t.first_calls);
         let mut retries = load(|t| &t.retries);
@@ -264,6 +267,7 @@ async fn serve(stream: TcpStream, state: Arc<State>) {
         }
     });
     let _ = http1::Builder::new()
+        .pipeline_flush(true)
         .serve_connection(TokioIo::new(stream), service)
         .await;
 }

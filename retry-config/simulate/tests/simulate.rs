@@ -511,6 +511,13 @@ fn a_timer_model_out_of_range_is_refused_naming_the_field() {
         ),
         (
             Herd {
+                tick: Duration::from_millis(10),
+                ..on_timer(Herd::default(), 0.0)
+            },
+            "timer.resolution",
+        ),
+        (
+            Herd {
                 arrival_bins: 1,
                 ..Herd::default()
             },

@@ -208,6 +208,17 @@ impl Herd {
                 "use tokio's 1ms".into(),
             );
             c.durations([("timer.resolution", Some(timer.resolution))]);
+            // Time moves a tick at a time: a grid finer than the tick would
+            // put wake-ups inside a tick, which the simulator cannot place.
+            c.require(
+                timer.resolution >= self.tick,
+                "timer.resolution",
+                "must be at least one tick",
+                format!(
+                    "use a tick of at most {:?}, or no timer model: a finer timer changes nothing a tick can show",
+                    timer.resolution
+                ),
+            );
             c.require(
                 (0.0..=TimerModel::MAX_SKIPPED).contains(&timer.skipped),
                 "timer.skipped",
