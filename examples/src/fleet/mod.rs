@@ -64,8 +64,8 @@ pub fn load_policy(args: &FleetArgs) -> Result<(Arc<Policy>, Vec<String>), Box<d
     {
         options = options.profile(p);
     }
-    let config = Config::load_file(&args.config, &options)
-        .map_err(|d| crate::policies::PolicyProblems(d))?;
+    let config =
+        Config::load_file(&args.config, &options).map_err(crate::policies::PolicyProblems)?;
     let mut warnings: Vec<String> = config
         .warnings()
         .render()

@@ -11,7 +11,7 @@ use std::time::Duration;
 ///
 /// ```
 /// use examples::fleet::Outcome;
-/// let o = Outcome::from_series(&[10, 0, 4, 0, 0, 7], 8);
+/// let o = Outcome::from_series(&[0, 0, 4, 0, 0, 7], 8);
 /// assert_eq!((o.peak_retries_per_tick, o.peak_tick), (7, 5));
 /// assert_eq!(o.retries, 11);
 /// assert_eq!(o.shape.quiet_ticks, 2); // ticks 3 and 4, inside the busy span 2..=5
@@ -49,7 +49,7 @@ pub struct Outcome {
 ///
 /// ```
 /// let s = examples::fleet::TickShape::of([0, 3, 0, 1, 6, 0].into_iter());
-/// assert_eq!((s.busy_span, s.quiet_ticks, s.p50_per_tick, s.p99_per_tick), (4, 1, 3, 6));
+/// assert_eq!((s.busy_span, s.quiet_ticks, s.p50_per_tick, s.p99_per_tick), (4, 1, 1, 6));
 /// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct TickShape {

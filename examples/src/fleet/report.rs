@@ -274,7 +274,7 @@ impl Comparison<'_> {
         let _ = writeln!(
             out,
             "\nkeeping up: the first calls reached the server over {} tick{}; {} of {} calls ({:.2}%) arrived in a later tick than \
-             their timer allowed; lateness past due + timer resolution: p50 {}, p99 {}, max {}",
+             their timer allowed; lateness past due + timer resolution: p50 {}, p99 {}, max {:.1}ms",
             k.first_wave_ticks,
             if k.first_wave_ticks == 1 { "" } else { "s" },
             k.late_calls,
@@ -282,7 +282,7 @@ impl Comparison<'_> {
             100.0 * k.late_calls as f64 / k.calls.max(1) as f64,
             us(k.lateness_p50_us),
             us(k.lateness_p99_us),
-            format!("{:.1}ms", k.lateness_max_us as f64 / 1e3),
+            k.lateness_max_us as f64 / 1e3,
         );
         for w in &self.warnings {
             let _ = writeln!(out, "warning: {w}");

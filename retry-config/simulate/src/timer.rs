@@ -82,7 +82,7 @@ impl TimerModel {
     /// use retry_sim::TimerModel;
     /// let t = TimerModel { skipped: 0.5, ..TimerModel::TOKIO };
     /// let fired = t.fires_at(4_000_001, 3);
-    /// assert!(fired >= 5_000_000 && fired % 1_000_000 == 0);
+    /// assert!(fired >= 5_000_000 && fired.is_multiple_of(1_000_000));
     /// ```
     pub fn fires_at(&self, due_ns: u64, seed: u64) -> u64 {
         let res = self.resolution_ns();
@@ -115,7 +115,10 @@ mod tests {
         };
         for due in (0..200 * MS).step_by(333_333) {
             let fired = coarse.fires_at(due, 5);
-            assert!(fired >= due && fired % (10 * MS) == 0, "{due} -> {fired}");
+            assert!(
+                fired >= due && fired.is_multiple_of(10 * MS),
+                "{due} -> {fired}"
+            );
         }
     }
 
