@@ -1,11 +1,14 @@
 //! Runnable demos of the retry framework.
 //!
 //! - [`outbox`]: a crash-safe transactional-outbox relay over embedded SQLite.
+//! - [`fleet`]: a real fleet of clients against a local server, beside the
+//!   simulator's prediction.
 //! - [`http`]: an HTTP client that honours `Retry-After`, against a scripted
 //!   local server.
 //! - [`policies`]: how the demos find, load and report on their retry policies.
 #![warn(missing_docs)]
 
+pub mod fleet;
 pub mod http;
 pub mod outbox;
 pub mod policies;

@@ -40,9 +40,11 @@ mod histogram;
 mod occupied;
 mod queue;
 mod seed;
+mod timer;
 
 pub use contention::{Contention, ContentionReport};
 pub use error::SimulateError;
 pub use herd::{Herd, HerdReport, StoppedBy};
 pub use histogram::{ArrivalHistogram, Bin};
 pub use seed::client_seed;
+pub use timer::TimerModel;

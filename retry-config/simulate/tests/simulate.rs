@@ -2,7 +2,7 @@
 
 use retry_core::__private::kernel::Schedule;
 use retry_core::{Backoff, Jitter, Policy};
-use retry_sim::{Contention, Herd, StoppedBy, client_seed};
+use retry_sim::{Contention, Herd, StoppedBy, TimerModel, client_seed};
 use std::time::Duration;
 
 const MS: Duration = Duration::from_millis(1);
@@ -434,5 +434,98 @@ mod properties {
             }
             prop_assert_eq!(&r, &herd.run(&p).unwrap());
         }
+    }
+}
+
+/// A herd whose clients run on tokio's 1 ms timer, some steps skipped.
+fn on_timer(herd: Herd, skipped: f64) -> Herd {
+    Herd {
+        timer: Some(TimerModel {
+            skipped,
+            ..TimerModel::TOKIO
+        }),
+        ..herd
+    }
+}
+
+#[test]
+fn a_timer_at_the_ticks_resolution_that_skips_nothing_predicts_the_plain_model() {
+    let herd = Herd {
+        clients: 3000,
+        outage: Duration::from_millis(700),
+        capacity: 15,
+        ..Herd::default()
+    };
+    for jitter in ALL_JITTERS {
+        let p = policy(jitter, 7);
+        assert_eq!(
+            on_timer(herd.clone(), 0.0).run(&p).unwrap(),
+            herd.run(&p).unwrap(),
+            "{jitter:?}"
+        );
+    }
+}
+
+#[test]
+fn merged_wake_ups_leave_ticks_empty_and_crowd_the_next_without_changing_the_calls() {
+    let herd = Herd {
+        arrival_bins: 1 << 16,
+        ..hopeless(5000)
+    };
+    let p = policy(Jitter::Full, 6);
+    let plain = herd.run(&p).unwrap();
+    let merged = on_timer(herd.clone(), 0.25).run(&p).unwrap();
+    assert_eq!(merged.calls, plain.calls);
+    assert_eq!(merged.arrivals.bin_ticks(), 1, "every tick kept");
+    let empty = |r: &retry_sim::HerdReport| {
+        let bins: Vec<u64> = r.arrivals.bins().map(|b| b.calls).collect();
+        let first = bins.iter().skip(1).position(|&n| n > 0).unwrap() + 1;
+        let last = bins.iter().rposition(|&n| n > 0).unwrap();
+        bins[first..=last].iter().filter(|&&n| n == 0).count()
+    };
+    assert!(
+        empty(&merged) > empty(&plain) + 200,
+        "{} vs {}",
+        empty(&merged),
+        empty(&plain)
+    );
+    assert!(merged.peak_retries > plain.peak_retries);
+    // Deterministic for a seed.
+    assert_eq!(on_timer(herd, 0.25).run(&p).unwrap(), merged);
+}
+
+#[test]
+fn a_timer_model_out_of_range_is_refused_naming_the_field() {
+    let bad = [
+        (on_timer(Herd::default(), 0.95), "timer.skipped"),
+        (on_timer(Herd::default(), f64::NAN), "timer.skipped"),
+        (
+            Herd {
+                timer: Some(TimerModel {
+                    resolution: Duration::ZERO,
+                    skipped: 0.0,
+                }),
+                ..Herd::default()
+            },
+            "timer.resolution",
+        ),
+        (
+            Herd {
+                tick: Duration::from_millis(10),
+                ..on_timer(Herd::default(), 0.0)
+            },
+            "timer.resolution",
+        ),
+        (
+            Herd {
+                arrival_bins: 1,
+                ..Herd::default()
+            },
+            "arrival_bins",
+        ),
+    ];
+    for (herd, field) in bad {
+        let err = herd.run(&Policy::default()).unwrap_err();
+        assert_eq!(err.problems()[0].field, field, "{err}");
     }
 }

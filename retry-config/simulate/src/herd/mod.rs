@@ -22,12 +22,16 @@ mod tally;
 use super::error::SimulateError;
 use super::histogram::ArrivalHistogram;
 use super::seed::client_seed;
+use super::timer::TimerModel;
 use recovery::Recovery;
 use retry_core::__private::kernel::Decider;
 use retry_core::__private::kernel::Problems;
 use retry_core::Policy;
 use std::time::{Duration, Instant};
 use tally::Tally;
+
+/// The most bins a herd's histogram may keep (16 MiB of counters).
+const MAX_ARRIVAL_BINS: usize = 1 << 20;
 
 /// A thundering-herd scenario. Fill in the fields you care about and keep
 /// the rest from [`Herd::default`].
@@ -53,7 +57,7 @@ use tally::Tally;
 /// assert_eq!(a.peak_retries, 1000); // every client retries in the same tick
 /// assert!(b.peak_retries < a.peak_retries / 5);
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Herd {
     /// Clients that fail together at time 0.
     pub clients: u32,
@@ -70,11 +74,20 @@ pub struct Herd {
     /// Calls after which the run stops, clients still retrying left unfinished:
     /// a guard against a policy that would retry for days in 1 ns ticks.
     pub max_calls: u64,
+    /// The clients' timer, when modelled: a call is then answered the
+    /// instant it is made, and the client's next call lands where its timer
+    /// fires (see [`TimerModel`]). `None`: answered at the end of its tick,
+    /// the next call in the tick holding that instant plus the wait.
+    pub timer: Option<TimerModel>,
+    /// Bins of the arrivals histogram (2 to 2²⁰): a run longer than this
+    /// many ticks merges neighbouring ticks into one bin.
+    pub arrival_bins: usize,
 }
 
 impl Default for Herd {
     /// 1000 clients, a 1 s outage, 100 calls per 1 ms tick, seed 0, a one-day
-    /// horizon and at most a billion calls.
+    /// horizon, at most a billion calls, no timer model and
+    /// [`ArrivalHistogram::DEFAULT_MAX_BINS`] bins.
     fn default() -> Self {
         Herd {
             clients: 1000,
@@ -84,6 +97,8 @@ impl Default for Herd {
             seed: 0,
             horizon: Duration::from_secs(24 * 3600),
             max_calls: 1_000_000_000,
+            timer: None,
+            arrival_bins: ArrivalHistogram::DEFAULT_MAX_BINS,
         }
     }
 }
@@ -185,6 +200,38 @@ impl Herd {
             "to model a service that never comes back, use an outage longer than the horizon"
                 .into(),
         );
+        if let Some(timer) = self.timer {
+            c.require(
+                !timer.resolution.is_zero(),
+                "timer.resolution",
+                "must be greater than zero",
+                "use tokio's 1ms".into(),
+            );
+            c.durations([("timer.resolution", Some(timer.resolution))]);
+            // Time moves a tick at a time: a grid finer than the tick would
+            // put wake-ups inside a tick, which the simulator cannot place.
+            c.require(
+                timer.resolution >= self.tick,
+                "timer.resolution",
+                "must be at least one tick",
+                format!(
+                    "use a tick of at most {:?}, or no timer model: a finer timer changes nothing a tick can show",
+                    timer.resolution
+                ),
+            );
+            c.require(
+                (0.0..=TimerModel::MAX_SKIPPED).contains(&timer.skipped),
+                "timer.skipped",
+                "must be a share from 0 to 0.9",
+                "use the share of timer steps a run measured without wake-ups, e.g. 0.25".into(),
+            );
+        }
+        c.require(
+            (2..=MAX_ARRIVAL_BINS).contains(&self.arrival_bins),
+            "arrival_bins",
+            "must be from 2 to 2^20",
+            format!("use {}", ArrivalHistogram::DEFAULT_MAX_BINS),
+        );
         c.require(
             self.horizon >= self.tick,
             "horizon",
@@ -224,7 +271,7 @@ impl Herd {
             policy
         };
         let ctx = Ctx::new(self, policy);
-        let mut tally = Tally::new(self.clients);
+        let mut tally = Tally::new(self.clients, self.arrival_bins);
         // The longest computed wait, in ticks: the span the wheel should cover.
         let span = policy.cap().as_nanos() / self.tick.as_nanos();
         let mut recovery = Recovery::new(u64::try_from(span).unwrap_or(u64::MAX), self.clients);
@@ -258,6 +305,8 @@ pub(super) struct Ctx<'p> {
     pub(super) horizon_ticks: u64,
     pub(super) max_calls: u64,
     pub(super) capacity: u64,
+    timer: Option<TimerModel>,
+    seed: u64,
     origin: Instant,
 }
 
@@ -273,6 +322,8 @@ impl<'p> Ctx<'p> {
             horizon_ticks: to_u64(herd.horizon.as_nanos() / tick),
             max_calls: herd.max_calls,
             capacity: herd.capacity,
+            timer: herd.timer,
+            seed: herd.seed,
             origin: Instant::now(),
         }
     }
@@ -290,16 +341,33 @@ impl<'p> Ctx<'p> {
         self.at(tick.saturating_mul(self.tick_ns))
     }
 
-    /// When a call in `tick` is answered: the end of the tick.
+    /// When a call in `tick` is answered: the end of the tick, or with a
+    /// timer model just after it is made (the nanosecond keeps a wait of
+    /// whole grid steps from firing on the call's own step).
     pub(super) fn end(&self, tick: u64) -> Instant {
-        self.at(tick.saturating_add(1).saturating_mul(self.tick_ns))
+        self.at(self.answered_ns(tick))
     }
 
-    /// The tick of the next call after a call in `tick` and a `wait`.
+    fn answered_ns(&self, tick: u64) -> u64 {
+        match self.timer {
+            None => tick.saturating_add(1).saturating_mul(self.tick_ns),
+            Some(_) => tick.saturating_mul(self.tick_ns).saturating_add(1),
+        }
+    }
+
+    /// The tick of the next call after a call in `tick` and a `wait`: the
+    /// tick holding the answer plus the wait, or where the timer fires, and
+    /// never the call's own tick (time moves a tick at a time, so a retry
+    /// there would see the same instant again and again).
     pub(super) fn next_tick(&self, tick: u64, wait: Duration) -> u64 {
-        let answered = tick.saturating_add(1).saturating_mul(self.tick_ns);
         let wait = u64::try_from(wait.as_nanos()).unwrap_or(u64::MAX);
-        answered.saturating_add(wait) / self.tick_ns
+        let due = self.answered_ns(tick).saturating_add(wait);
+        match &self.timer {
+            None => due / self.tick_ns,
+            Some(timer) => {
+                (timer.fires_at(due, self.seed) / self.tick_ns).max(tick.saturating_add(1))
+            }
+        }
     }
 }
 

@@ -21,9 +21,9 @@ pub(super) struct Tally {
 }
 
 impl Tally {
-    pub(super) fn new(clients: u32) -> Self {
+    pub(super) fn new(clients: u32, bins: usize) -> Self {
         Tally {
-            arrivals: ArrivalHistogram::new(ArrivalHistogram::DEFAULT_MAX_BINS),
+            arrivals: ArrivalHistogram::new(bins),
             first_wave: 0,
             peak: (0, 0),
             calls: 0,

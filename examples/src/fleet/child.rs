@@ -1,0 +1,107 @@
+//! A client process: connects its share of the fleet, reports ready, waits
+//! for the common start and runs its clients, then prints one line per client.
+//!
+//! The protocol with the coordinator, one line each way at a time:
+//! `ready EPOCH_NS` (stdout; the wall-clock time this process's tokio timer
+//! counts its milliseconds from), `go START_NS` (stdin; the common start, in
+//! wall-clock nanoseconds), then a `client ...` line per client and `done`.
+
+use super::clients::{connect_all, run_client};
+use std::io::{BufRead, Write};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// What a client process needs to know.
+pub struct ChildPlan {
+    /// The server.
+    pub server: SocketAddr,
+    /// Its clients' indices in the fleet.
+    pub clients: std::ops::Range<u32>,
+    /// Connections its clients share.
+    pub connections: u32,
+    /// The policy every client follows.
+    pub policy: Arc<retry_core::Policy>,
+    /// The fleet's seed.
+    pub seed: u64,
+    /// How long after the start clients are stopped.
+    pub horizon: Duration,
+}
+
+/// Wall-clock nanoseconds since the Unix epoch of `at`, an instant near now.
+pub fn wall_ns(at: Instant) -> u64 {
+    let now = Instant::now();
+    let wall = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    let wall = if at <= now {
+        wall.saturating_sub(now - at)
+    } else {
+        wall + (at - now)
+    };
+    u64::try_from(wall.as_nanos()).unwrap_or(u64::MAX)
+}
+
+/// The instant of wall-clock nanoseconds `ns`, assuming it is near now.
+pub fn instant_of(ns: u64) -> Instant {
+    let now = Instant::now();
+    let wall = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    let target = Duration::from_nanos(ns);
+    if target >= wall {
+        now + (target - wall)
+    } else {
+        now.checked_sub(wall - target).unwrap_or(now)
+    }
+}
+
+/// Runs a client process to the end; errors go to stderr and the exit code.
+pub fn run(plan: ChildPlan) -> std::io::Result<()> {
+    // The timer counts its milliseconds from when the runtime is built: the
+    // coordinator lines the server's ticks up with them.
+    let epoch = Instant::now();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let lanes = runtime.block_on(connect_all(plan.server, plan.connections))?;
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "ready {}", wall_ns(epoch))?;
+    stdout.flush()?;
+    let mut line = String::new();
+    std::io::stdin().lock().read_line(&mut line)?;
+    let start = line
+        .trim()
+        .strip_prefix("go ")
+        .and_then(|n| n.parse().ok())
+        .map(instant_of)
+        .ok_or_else(|| std::io::Error::other(format!("expected `go START_NS`, got {line:?}")))?;
+    let outcomes = runtime.block_on(async {
+        let tasks: Vec<_> = plan
+            .clients
+            .clone()
+            .map(|index| {
+                let lane = lanes[index as usize % lanes.len()].clone();
+                tokio::spawn(run_client(
+                    plan.policy.clone(),
+                    plan.seed,
+                    index,
+                    lane,
+                    start,
+                    plan.horizon,
+                ))
+            })
+            .collect();
+        let mut outcomes = Vec::with_capacity(tasks.len());
+        for task in tasks {
+            outcomes.push(task.await.map_err(std::io::Error::other)?);
+        }
+        Ok::<_, std::io::Error>(outcomes)
+    })?;
+    let mut out = std::io::BufWriter::new(stdout);
+    for outcome in outcomes {
+        writeln!(out, "{}", outcome.to_line())?;
+    }
+    writeln!(out, "done")?;
+    out.flush()
+}

@@ -1,0 +1,174 @@
+//! The fleet's clients: each one a tokio task that calls the server through
+//! the engine's own loop ([`Retry::call_with_report`]) under the named
+//! policy, seeded as the simulator seeds the same client, so that the real
+//! client and its simulated twin draw the same jitter.
+//!
+//! A client process opens its connections first (each shared by several
+//! clients: see [`Lane`]), says it is ready, and then every client makes its
+//! first call at the common start instant the coordinator sends.
+
+use super::wire::Lane;
+use crate::http::HttpError;
+use retry_core::{Ending, Hooks, Policy, Retry, RetryEvent};
+use retry_sim::client_seed;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+use tokio::sync::Semaphore;
+
+/// Connections opened at once while the fleet gets ready: well under the
+/// server's accept backlog.
+const CONNECTING_AT_ONCE: usize = 256;
+
+/// How one client's call ended.
+///
+/// ```
+/// use examples::fleet::{ClientOutcome, Finish};
+/// let o = ClientOutcome { index: 3, finish: Finish::Succeeded, after_us: 1500, attempts: 2 };
+/// assert_eq!(ClientOutcome::parse(&o.to_line()), Some(o));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClientOutcome {
+    /// The client's index in the fleet (its jitter seed's index).
+    pub index: u32,
+    /// How its call ended.
+    pub finish: Finish,
+    /// When, in µs after the common start.
+    pub after_us: u64,
+    /// Calls it made, the first included.
+    pub attempts: u32,
+}
+
+/// How a client's call ended.
+///
+/// ```
+/// assert_eq!(examples::fleet::Finish::GaveUp.as_str(), "gave_up");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Finish {
+    /// A call got 200.
+    Succeeded,
+    /// The policy gave up.
+    GaveUp,
+    /// The run's time limit cut it short.
+    Unfinished,
+}
+
+impl Finish {
+    /// Its name on the wire between processes.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Finish::Succeeded => "succeeded",
+            Finish::GaveUp => "gave_up",
+            Finish::Unfinished => "unfinished",
+        }
+    }
+}
+
+impl ClientOutcome {
+    /// The line a client process prints for it.
+    pub fn to_line(&self) -> String {
+        format!(
+            "client {} {} {} {}",
+            self.index,
+            self.finish.as_str(),
+            self.after_us,
+            self.attempts
+        )
+    }
+
+    /// Reads a line printed by [`to_line`](Self::to_line).
+    pub fn parse(line: &str) -> Option<Self> {
+        let mut words = line.strip_prefix("client ")?.split(' ');
+        let index = words.next()?.parse().ok()?;
+        let finish = match words.next()? {
+            "succeeded" => Finish::Succeeded,
+            "gave_up" => Finish::GaveUp,
+            "unfinished" => Finish::Unfinished,
+            _ => return None,
+        };
+        let after_us = words.next()?.parse().ok()?;
+        let attempts = words.next()?.parse().ok()?;
+        words.next().is_none().then_some(ClientOutcome {
+            index,
+            finish,
+            after_us,
+            attempts,
+        })
+    }
+}
+
+/// Opens `count` lanes to `addr`, at most [`CONNECTING_AT_ONCE`] at a time.
+pub async fn connect_all(addr: SocketAddr, count: u32) -> std::io::Result<Vec<Lane>> {
+    let gate = Arc::new(Semaphore::new(CONNECTING_AT_ONCE));
+    let mut pending = Vec::with_capacity(count as usize);
+    for _ in 0..count {
+        let gate = gate.clone();
+        pending.push(tokio::spawn(async move {
+            let _permit = gate.acquire_owned().await;
+            Lane::open(addr).await
+        }));
+    }
+    let mut connections = Vec::with_capacity(count as usize);
+    for task in pending {
+        connections.push(task.await.map_err(std::io::Error::other)??);
+    }
+    Ok(connections)
+}
+
+/// When one client's next call is due: the loop's `on_retry` hook turns
+/// each retry's wait into this instant, which the next call carries so the
+/// server can tell a late timer.
+struct DueInstant {
+    origin: Instant,
+    due_us: AtomicU64,
+}
+
+impl DueInstant {
+    fn on_retry(&self, event: &RetryEvent<'_, HttpError>) {
+        let due = Instant::now() + event.wait;
+        let us = due.saturating_duration_since(self.origin).as_micros();
+        self.due_us
+            .store(u64::try_from(us).unwrap_or(u64::MAX), Ordering::Relaxed);
+    }
+}
+
+/// One client's whole call: waits for the start, then calls until the
+/// policy says stop or `limit` after the start passes.
+pub async fn run_client(
+    policy: Arc<Policy>,
+    seed: u64,
+    index: u32,
+    lane: Lane,
+    origin: Instant,
+    limit: Duration,
+) -> ClientOutcome {
+    tokio::time::sleep_until(origin.into()).await;
+    let due = DueInstant {
+        origin,
+        due_us: AtomicU64::new(0),
+    };
+    let attempts = AtomicU32::new(0);
+    let call = Retry::new(&policy)
+        .seed(client_seed(seed, u64::from(index)))
+        .hooks(Hooks::new().on_retry(|e: &RetryEvent<'_, HttpError>| due.on_retry(e)))
+        .call_with_report(|| {
+            let attempt = attempts.fetch_add(1, Ordering::Relaxed) + 1;
+            let due_us = due.due_us.load(Ordering::Relaxed);
+            let lane = &lane;
+            async move { lane.call(attempt, due_us).await }
+        });
+    let finish = match tokio::time::timeout_at((origin + limit).into(), call).await {
+        Ok((_, report)) if report.ending == Ending::Success => Finish::Succeeded,
+        Ok(_) => Finish::GaveUp,
+        Err(_) => Finish::Unfinished,
+    };
+    let after = Instant::now().saturating_duration_since(origin).as_micros();
+    ClientOutcome {
+        index,
+        finish,
+        after_us: u64::try_from(after).unwrap_or(u64::MAX),
+        attempts: attempts.load(Ordering::Relaxed),
+    }
+}

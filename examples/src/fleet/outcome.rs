@@ -1,0 +1,169 @@
+//! What a fleet did to the service, in one shape for the simulator's
+//! prediction and for the real fleet's measurement, so that the two are
+//! compared key by key.
+
+use super::clients::{ClientOutcome, Finish};
+use super::server::ServerCounts;
+use retry_sim::{ArrivalHistogram, HerdReport};
+use std::time::Duration;
+
+/// One fleet's results: predicted or measured.
+///
+/// ```
+/// use examples::fleet::Outcome;
+/// let o = Outcome::from_series(&[0, 0, 4, 0, 0, 7], 8);
+/// assert_eq!((o.peak_retries_per_tick, o.peak_tick), (7, 5));
+/// assert_eq!(o.retries, 11);
+/// assert_eq!(o.shape.quiet_ticks, 2); // ticks 3 and 4, inside the busy span 2..=5
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    /// Retry arrivals in the busiest tick.
+    pub peak_retries_per_tick: u64,
+    /// That tick.
+    pub peak_tick: u64,
+    /// Every call, first calls included.
+    pub calls: u64,
+    /// First calls.
+    pub first_calls: u64,
+    /// Calls after the first.
+    pub retries: u64,
+    /// Clients whose call succeeded.
+    pub successes: u64,
+    /// Clients whose policy gave up.
+    pub give_ups: u64,
+    /// Clients still retrying at the horizon.
+    pub unfinished: u64,
+    /// Median time from the start to success.
+    pub p50: Option<Duration>,
+    /// 99th-percentile time from the start to success.
+    pub p99: Option<Duration>,
+    /// How retries spread over the ticks, tick by tick.
+    pub shape: TickShape,
+    /// Retry arrivals per tick.
+    pub arrivals: ArrivalHistogram,
+}
+
+/// How the retries of a run spread over its ticks: what a timer that merges
+/// wake-ups changes while leaving totals alone.
+///
+/// ```
+/// let s = examples::fleet::TickShape::of([0, 3, 0, 1, 6, 0].into_iter());
+/// assert_eq!((s.busy_span, s.quiet_ticks, s.p50_per_tick, s.p99_per_tick), (4, 1, 1, 6));
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TickShape {
+    /// Ticks from the first with a retry to the last, both included.
+    pub busy_span: u64,
+    /// Ticks in that span without a retry.
+    pub quiet_ticks: u64,
+    /// Median retries per tick over the span.
+    pub p50_per_tick: u64,
+    /// 99th-percentile retries per tick over the span.
+    pub p99_per_tick: u64,
+}
+
+impl TickShape {
+    /// The shape of retries per tick, in tick order.
+    pub fn of(per_tick: impl Iterator<Item = u64>) -> Self {
+        let series: Vec<u64> = per_tick.collect();
+        let Some(first) = series.iter().position(|&n| n > 0) else {
+            return TickShape::default();
+        };
+        let last = series.iter().rposition(|&n| n > 0).unwrap_or(first);
+        let mut span = series[first..=last].to_vec();
+        let quiet = span.iter().filter(|&&n| n == 0).count() as u64;
+        span.sort_unstable();
+        let rank = |q: f64| ((q * span.len() as f64).ceil() as usize).clamp(1, span.len()) - 1;
+        TickShape {
+            busy_span: span.len() as u64,
+            quiet_ticks: quiet,
+            p50_per_tick: span[rank(0.5)],
+            p99_per_tick: span[rank(0.99)],
+        }
+    }
+}
+
+/// The nearest-rank `q`-quantile (as the simulator computes its percentiles).
+fn quantile(sorted: &[u64], q: f64) -> Option<u64> {
+    let last = sorted.len().checked_sub(1)?;
+    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, last + 1) - 1;
+    Some(sorted[rank])
+}
+
+impl Outcome {
+    /// The outcome of a retry series alone (tick 0 first): calls and
+    /// clients are left to the caller.
+    pub fn from_series(retries: &[u64], bins: usize) -> Self {
+        let mut arrivals = ArrivalHistogram::new(bins);
+        let mut peak = (0, 0);
+        for (t, &n) in retries.iter().enumerate() {
+            arrivals.record(t as u64, n);
+            if n > peak.0 {
+                peak = (n, t as u64);
+            }
+        }
+        Outcome {
+            peak_retries_per_tick: peak.0,
+            peak_tick: peak.1,
+            calls: 0,
+            first_calls: 0,
+            retries: retries.iter().sum(),
+            successes: 0,
+            give_ups: 0,
+            unfinished: 0,
+            p50: None,
+            p99: None,
+            shape: TickShape::of(retries.iter().copied()),
+            arrivals,
+        }
+    }
+
+    /// The simulator's prediction.
+    pub fn predicted(report: &HerdReport) -> Self {
+        let per_tick = |b: retry_sim::Bin| b.calls;
+        let exact = report.arrivals.bin_ticks() == 1;
+        Outcome {
+            peak_retries_per_tick: report.peak_retries,
+            peak_tick: report.peak_tick,
+            calls: report.calls,
+            first_calls: report.first_wave,
+            retries: report.calls - report.first_wave,
+            successes: report.successes,
+            give_ups: report.give_ups,
+            unfinished: report.unfinished,
+            p50: report.p50,
+            p99: report.p99,
+            // Tick by tick when the histogram kept every tick (the fleet
+            // asks for enough bins), else the bins' own shape.
+            shape: if exact {
+                TickShape::of(report.arrivals.bins().map(per_tick))
+            } else {
+                TickShape::of(report.arrivals.bins().map(|b| b.peak))
+            },
+            arrivals: report.arrivals.clone(),
+        }
+    }
+
+    /// The real fleet's measurement: calls as the server counted them,
+    /// endings and completion times as the clients saw them.
+    pub fn measured(server: &ServerCounts, clients: &[ClientOutcome], bins: usize) -> Self {
+        let retries: Vec<u64> = server.retries.iter().map(|&n| u64::from(n)).collect();
+        let mut o = Outcome::from_series(&retries, bins);
+        o.first_calls = server.first_calls.iter().map(|&n| u64::from(n)).sum();
+        o.calls = o.first_calls + o.retries;
+        let count = |f: Finish| clients.iter().filter(|c| c.finish == f).count() as u64;
+        o.successes = count(Finish::Succeeded);
+        o.give_ups = count(Finish::GaveUp);
+        o.unfinished = count(Finish::Unfinished);
+        let mut done: Vec<u64> = clients
+            .iter()
+            .filter(|c| c.finish == Finish::Succeeded)
+            .map(|c| c.after_us)
+            .collect();
+        done.sort_unstable();
+        o.p50 = quantile(&done, 0.5).map(Duration::from_micros);
+        o.p99 = quantile(&done, 0.99).map(Duration::from_micros);
+        o
+    }
+}

@@ -1,0 +1,332 @@
+//! The service the fleet calls: a hyper server on 127.0.0.1 that plays the
+//! simulator's herd scenario on the wall clock and counts what arrives.
+//!
+//! Ticks are counted from the fleet's common start instant. A call in a tick
+//! before the outage ends gets 503; after it, the first `capacity` calls of
+//! each tick get 200 and the rest 429, with no `Retry-After` (the simulator's
+//! rule, so that both see the same service). Each call says which attempt it
+//! is (`x-attempt`) and when its client's timer was due (`x-due-us`), so the
+//! server counts first calls apart from retries and sees how late each
+//! retry arrived.
+
+use super::wire::{ATTEMPT_HEADER, DUE_HEADER};
+use http_body_util::Empty;
+use hyper::body::{Bytes, Incoming};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+use tokio::net::{TcpSocket, TcpStream};
+
+/// Connections waiting to be accepted: the fleet connects thousands of
+/// clients before the start, in bounded batches (see `child`).
+const BACKLOG: u32 = 4096;
+
+/// What the service does, tick by tick.
+///
+/// ```
+/// use examples::fleet::Service;
+/// use std::time::Duration;
+/// let s = Service { tick: Duration::from_millis(10), outage: Duration::from_millis(25), capacity: 2, ticks: 100 };
+/// assert_eq!(s.outage_ticks(), 3); // ticks 0, 1 and 2 start before the outage ends
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Service {
+    /// The tick.
+    pub tick: Duration,
+    /// How long the service is down from the start.
+    pub outage: Duration,
+    /// Calls per tick it serves once it is back.
+    pub capacity: u64,
+    /// Ticks it counts; calls after them get 503 and are counted apart.
+    pub ticks: u64,
+}
+
+impl Service {
+    /// The first tick that starts after the outage (the simulator's rule).
+    ///
+    /// ```
+    /// use examples::fleet::Service;
+    /// let s = Service { tick: std::time::Duration::from_millis(1), outage: std::time::Duration::ZERO, capacity: 1, ticks: 1 };
+    /// assert_eq!(s.outage_ticks(), 0);
+    /// ```
+    pub fn outage_ticks(&self) -> u64 {
+        let ticks = self.outage.as_nanos().div_ceil(self.tick.as_nanos().max(1));
+        u64::try_from(ticks).unwrap_or(u64::MAX)
+    }
+}
+
+/// Counts of one tick, updated by every connection's task.
+#[derive(Default)]
+struct TickCounts {
+    first_calls: AtomicU32,
+    retries: AtomicU32,
+    /// Calls that arrived in a later tick than their timer allowed.
+    late: AtomicU32,
+    /// Calls admitted to the capacity count, in order of arrival.
+    arrived_after_outage: AtomicU64,
+}
+
+/// Lateness buckets: bucket `i` holds lateness below `2^i` µs.
+const LATENESS_BUCKETS: usize = 40;
+
+/// Everything the server counted; [`FleetServer::counts`] snapshots it.
+struct State {
+    service: Service,
+    /// The timer resolution the clients' wake-ups are rounded up to: a call
+    /// is late when it arrives after the tick holding `due + resolution`.
+    resolution: Duration,
+    origin: OnceLock<Instant>,
+    ticks: Vec<TickCounts>,
+    /// Calls after the counted ticks, or before the start.
+    outside: AtomicU64,
+    /// Calls without a readable `x-attempt` header.
+    malformed: AtomicU64,
+    /// How late calls arrived after their due instant plus the resolution.
+    lateness: [AtomicU64; LATENESS_BUCKETS],
+    max_lateness_us: AtomicU64,
+}
+
+/// The server, listening until dropped.
+pub struct FleetServer {
+    addr: SocketAddr,
+    state: Arc<State>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for FleetServer {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// What the server counted, per tick and in total.
+///
+/// ```
+/// let c = examples::fleet::ServerCounts::default();
+/// assert_eq!(c.calls(), 0);
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ServerCounts {
+    /// First calls per tick.
+    pub first_calls: Vec<u32>,
+    /// Retries per tick.
+    pub retries: Vec<u32>,
+    /// Calls per tick that arrived after the tick their timer allowed.
+    pub late: Vec<u32>,
+    /// Calls outside the counted ticks (or before the start).
+    pub outside: u64,
+    /// Calls without a readable attempt number.
+    pub malformed: u64,
+    /// Lateness beyond the timer's resolution, as a log₂ histogram in µs.
+    pub lateness_buckets: Vec<u64>,
+    /// The largest lateness seen, in µs.
+    pub max_lateness_us: u64,
+}
+
+impl ServerCounts {
+    /// Every call counted in a tick.
+    ///
+    /// ```
+    /// let c = examples::fleet::ServerCounts { first_calls: vec![3], retries: vec![0, 2], ..Default::default() };
+    /// assert_eq!(c.calls(), 5);
+    /// ```
+    pub fn calls(&self) -> u64 {
+        let sum = |v: &[u32]| v.iter().map(|&n| u64::from(n)).sum::<u64>();
+        sum(&self.first_calls) + sum(&self.retries)
+    }
+
+    /// The `q`-quantile of lateness (upper bound of its power-of-two bucket), in µs.
+    ///
+    /// ```
+    /// let c = examples::fleet::ServerCounts { lateness_buckets: vec![0, 0, 9, 1], ..Default::default() };
+    /// assert_eq!(c.lateness_quantile_us(0.5), Some(4));
+    /// assert_eq!(c.lateness_quantile_us(1.0), Some(8));
+    /// ```
+    pub fn lateness_quantile_us(&self, q: f64) -> Option<u64> {
+        let total: u64 = self.lateness_buckets.iter().sum();
+        if total == 0 {
+            return None;
+        }
+        let rank = ((q * total as f64).ceil() as u64).clamp(1, total);
+        let mut seen = 0;
+        for (i, &n) in self.lateness_buckets.iter().enumerate() {
+            seen += n;
+            if seen >= rank {
+                return Some(1u64 << i.min(63));
+            }
+        }
+        None
+    }
+}
+
+impl FleetServer {
+    /// Binds 127.0.0.1 on a free port and serves `service`; calls are
+    /// refused (503, counted outside) until [`start`](Self::start) fixes tick 0.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// use examples::fleet::{FleetServer, Service};
+    /// use std::time::Duration;
+    /// let service = Service { tick: Duration::from_millis(10), outage: Duration::ZERO, capacity: 5, ticks: 10 };
+    /// let server = FleetServer::bind(service, Duration::from_millis(1)).await.unwrap();
+    /// assert!(server.addr().ip().is_loopback());
+    /// assert_eq!(server.counts().calls(), 0);
+    /// # }
+    /// ```
+    pub async fn bind(service: Service, resolution: Duration) -> std::io::Result<Self> {
+        let socket = TcpSocket::new_v4()?;
+        socket.bind(SocketAddr::from(([127, 0, 0, 1], 0)))?;
+        let listener = socket.listen(BACKLOG)?;
+        let addr = listener.local_addr()?;
+        let ticks = usize::try_from(service.ticks).unwrap_or(usize::MAX);
+        let state = Arc::new(State {
+            service,
+            resolution,
+            origin: OnceLock::new(),
+            ticks: (0..ticks).map(|_| TickCounts::default()).collect(),
+            outside: AtomicU64::new(0),
+            malformed: AtomicU64::new(0),
+            lateness: std::array::from_fn(|_| AtomicU64::new(0)),
+            max_lateness_us: AtomicU64::new(0),
+        });
+        let shared = state.clone();
+        let task = tokio::spawn(async move {
+            loop {
+                match listener.accept().await {
+                    Ok((stream, _)) => {
+                        tokio::spawn(serve(stream, shared.clone()));
+                    }
+                    // Out of file descriptors or similar: the clients that
+                    // could not connect say so themselves; keep serving the rest.
+                    Err(_) => tokio::time::sleep(Duration::from_millis(1)).await,
+                }
+            }
+        });
+        Ok(FleetServer { addr, state, task })
+    }
+
+    /// Where it listens.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Fixes tick 0 at `origin`, the fleet's common start. Only the first call counts.
+    pub fn start(&self, origin: Instant) {
+        let _ = self.state.origin.set(origin);
+    }
+
+    /// A snapshot of the counts, trailing ticks without calls left out.
+    pub fn counts(&self) -> ServerCounts {
+        let s = &self.state;
+        let load = |f: fn(&TickCounts) -> &AtomicU32| -> Vec<u32> {
+            s.ticks
+                .iter()
+                .map(|t| f(t).load(Ordering::Relaxed))
+                .collect()
+        };
+        let mut first_calls = load(|t| &t.first_calls);
+        let mut retries = load(|t| &t.retries);
+        let mut late = load(|t| &t.late);
+        let used = (0..s.ticks.len())
+            .rev()
+            .find(|&i| first_calls[i] + retries[i] > 0)
+            .map_or(0, |i| i + 1);
+        for v in [&mut first_calls, &mut retries, &mut late] {
+            v.truncate(used);
+        }
+        ServerCounts {
+            first_calls,
+            retries,
+            late,
+            outside: s.outside.load(Ordering::Relaxed),
+            malformed: s.malformed.load(Ordering::Relaxed),
+            lateness_buckets: s
+                .lateness
+                .iter()
+                .map(|b| b.load(Ordering::Relaxed))
+                .collect(),
+            max_lateness_us: s.max_lateness_us.load(Ordering::Relaxed),
+        }
+    }
+}
+
+async fn serve(stream: TcpStream, state: Arc<State>) {
+    let _ = stream.set_nodelay(true);
+    let service = service_fn(move |request: Request<Incoming>| {
+        let status = state.answer(&request, Instant::now());
+        async move {
+            let mut response = Response::new(Empty::<Bytes>::new());
+            *response.status_mut() = status;
+            Ok::<_, Infallible>(response)
+        }
+    });
+    let _ = http1::Builder::new()
+        .pipeline_flush(true)
+        .serve_connection(TokioIo::new(stream), service)
+        .await;
+}
+
+impl State {
+    /// Counts one call arriving at `now` and decides its status.
+    fn answer(&self, request: &Request<Incoming>, now: Instant) -> StatusCode {
+        let header = |name: &str| -> Option<u64> {
+            request.headers().get(name)?.to_str().ok()?.parse().ok()
+        };
+        let Some(attempt) = header(ATTEMPT_HEADER).filter(|&a| a >= 1) else {
+            self.malformed.fetch_add(1, Ordering::Relaxed);
+            return StatusCode::BAD_REQUEST;
+        };
+        let since = self
+            .origin
+            .get()
+            .and_then(|origin| now.checked_duration_since(*origin));
+        let tick_ns = self.service.tick.as_nanos().max(1);
+        let tick = since.map(|s| s.as_nanos() / tick_ns);
+        let Some(counts) = tick
+            .and_then(|t| usize::try_from(t).ok())
+            .and_then(|t| self.ticks.get(t))
+        else {
+            self.outside.fetch_add(1, Ordering::Relaxed);
+            return StatusCode::SERVICE_UNAVAILABLE;
+        };
+        let (since, tick) = (since.unwrap_or_default(), tick.unwrap_or_default());
+        let kind = if attempt == 1 {
+            &counts.first_calls
+        } else {
+            &counts.retries
+        };
+        kind.fetch_add(1, Ordering::Relaxed);
+        // The earliest tick this call could have reached: its timer was due
+        // at `due`, and fires up to one resolution later.
+        let due = Duration::from_micros(header(DUE_HEADER).unwrap_or(0));
+        let allowed = due.saturating_add(self.resolution);
+        if since > allowed {
+            let late_us = u64::try_from((since - allowed).as_micros()).unwrap_or(u64::MAX);
+            let bucket = (64 - late_us.leading_zeros() as usize).min(LATENESS_BUCKETS - 1);
+            self.lateness[bucket].fetch_add(1, Ordering::Relaxed);
+            self.max_lateness_us.fetch_max(late_us, Ordering::Relaxed);
+            if tick > allowed.as_nanos() / tick_ns {
+                counts.late.fetch_add(1, Ordering::Relaxed);
+            }
+        } else {
+            self.lateness[0].fetch_add(1, Ordering::Relaxed);
+        }
+        let tick = u64::try_from(tick).unwrap_or(u64::MAX);
+        if tick < self.service.outage_ticks() {
+            return StatusCode::SERVICE_UNAVAILABLE;
+        }
+        // Admission is per tick, first come first served, as in the simulator.
+        let place = counts.arrived_after_outage.fetch_add(1, Ordering::Relaxed);
+        if place < self.service.capacity {
+            StatusCode::OK
+        } else {
+            StatusCode::TOO_MANY_REQUESTS
+        }
+    }
+}

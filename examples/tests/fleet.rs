@@ -1,0 +1,118 @@
+//! The fleet binary, small: 500 real clients on loopback beside the
+//! simulator's prediction. Real time by design (it measures a real fleet),
+//! a few seconds of it.
+
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::process::Command;
+
+fn fleet(args: &[&str]) -> std::process::Output {
+    let config = concat!(env!("CARGO_MANIFEST_DIR"), "/retry.toml");
+    Command::new(env!("CARGO_BIN_EXE_fleet"))
+        .args(["--config", config])
+        .args(args)
+        .env_remove("RETRY_PROFILE")
+        .output()
+        .expect("run the fleet binary")
+}
+
+fn keys(v: &Value) -> BTreeSet<String> {
+    v.as_object().expect("an object").keys().cloned().collect()
+}
+
+#[test]
+fn a_small_fleet_measures_what_the_simulator_predicts() {
+    let out = fleet(&[
+        "--policy",
+        "outbox",
+        "--clients",
+        "500",
+        "--outage",
+        "300ms",
+        "--capacity",
+        "10",
+        "--tick",
+        "10ms",
+        "--seed",
+        "3",
+        "--format",
+        "json",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let v: Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    let (p, m) = (&v["predicted"], &v["measured"]);
+    assert_eq!(
+        keys(p),
+        keys(m),
+        "predicted and measured have the same keys"
+    );
+    for key in [
+        "peak_retries_per_tick",
+        "calls",
+        "give_ups",
+        "p50_ms",
+        "p99_ms",
+        "first_calls",
+        "retries",
+        "successes",
+        "quiet_ticks",
+    ] {
+        assert!(p.get(key).is_some(), "no `{key}`");
+    }
+    let n = |o: &Value, k: &str| o[k].as_f64().unwrap_or_else(|| panic!("{k}: {o}"));
+    assert_eq!(n(p, "first_calls"), 500.0);
+    assert_eq!(
+        n(m, "first_calls"),
+        500.0,
+        "every client called once at the start"
+    );
+    for o in [p, m] {
+        let ended = n(o, "successes") + n(o, "give_ups") + n(o, "unfinished");
+        assert_eq!(ended, 500.0, "every client accounted for: {o}");
+        assert_eq!(n(o, "calls"), n(o, "first_calls") + n(o, "retries"));
+    }
+    let within = |k: &str, tolerance: f64| {
+        let (a, b) = (n(p, k), n(m, k));
+        assert!(
+            (b - a).abs() <= tolerance * a,
+            "{k}: predicted {a}, measured {b} (tolerance {tolerance}); {v}"
+        );
+    };
+    within("calls", 0.1);
+    within("p50_ms", 0.2);
+    within("peak_retries_per_tick", 0.5);
+    assert_eq!(v["fleet"]["clients"], 500);
+    assert!(v["keeping_up"]["kept_up"].is_boolean());
+    assert!(v["keeping_up"]["late_calls"].as_u64().is_some());
+}
+
+#[test]
+fn bad_flags_are_refused_naming_the_flag_and_the_fix() {
+    let cases: [(&[&str], &[&str]); 4] = [
+        (
+            &["--policy", "outbox", "--tick", "500us"],
+            &["--tick", "at least 1ms"],
+        ),
+        (
+            &["--policy", "outbx"],
+            &["--policy outbx", "did you mean `outbox`"],
+        ),
+        (
+            &["--policy", "outbox", "--clients", "5", "--connections", "6"],
+            &["--connections 6", "at most 5"],
+        ),
+        (
+            &["--policy", "outbox", "--outage", "2m", "--horizon", "1m"],
+            &["--outage 2m", "--horizon"],
+        ),
+    ];
+    for (args, expected) in cases {
+        let out = fleet(args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?} was accepted");
+        for e in expected {
+            assert!(stderr.contains(e), "{args:?}: no `{e}` in {stderr}");
+        }
+    }
+}
