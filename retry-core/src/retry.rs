@@ -444,6 +444,7 @@ impl<'p, C: Clock, S: Sleeper, H> Run<'p, C, S, H> {
     /// hooks, event and end reason; then the wait. `Break` carries the
     /// call's result. The same round as every other entry point's
     /// (`round::poll_round`), inside the call's `retry` span.
+    #[inline]
     pub fn round<'r, M, Fut, T, E>(&'r mut self, make: M) -> Round<'r, 'p, C, S, H, Fut>
     where
         M: FnOnce() -> Fut,
@@ -478,6 +479,7 @@ impl<'p, C: Clock, S: Sleeper, H> Run<'p, C, S, H> {
     /// `elapsed` needs the start time: only then (or when the caller asked
     /// for the report, or the policy needs the time) is the clock read as the
     /// call starts.
+    #[inline]
     pub(crate) fn begin_attempt<E>(&mut self)
     where
         H: HookSet<E>,

@@ -44,6 +44,7 @@ impl<Fut> Stage<Fut> {
 }
 
 /// Begins an attempt: counts it, arms its timeout, makes the future.
+#[inline]
 pub(crate) fn attempt<C, S, H, Fut, T, E>(
     run: &mut Run<'_, C, S, H>,
     make: impl FnOnce() -> Fut,
@@ -67,6 +68,7 @@ where
 /// Drives the round in `stage` for `run`. `Break` carries the call's
 /// result; `Continue` means the wait is over and `stage` is idle, ready for
 /// the next attempt.
+#[inline]
 pub(crate) fn poll_round<C, S, H, Fut, T, E>(
     run: &mut Run<'_, C, S, H>,
     mut stage: Pin<&mut Stage<Fut>>,
@@ -155,6 +157,7 @@ where
 {
     type Output = ControlFlow<Result<T, E>>;
 
+    #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
         poll_round(this.run, this.stage, cx)
