@@ -366,6 +366,37 @@ fn simulate_says_which_limit_cut_a_run_short() {
 }
 
 #[test]
+fn simulate_json_shows_the_timer_model_when_one_is_set() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "retry.toml", VALID);
+    let path = file.to_str().unwrap();
+    let base = [
+        "simulate",
+        "outbox",
+        "-c",
+        path,
+        "--clients",
+        "10",
+        "--format",
+        "json",
+    ];
+    let json = |extra: &[&str]| -> serde_json::Value {
+        let out = run(&[&base[..], extra].concat());
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        serde_json::from_str(&stdout(&out)).unwrap()
+    };
+    let modelled = json(&["--timer-resolution", "2ms", "--timer-skipped", "0.25"]);
+    assert_eq!(modelled["timer_resolution_ms"], 2.0, "{modelled}");
+    assert_eq!(modelled["timer_skipped"], 0.25, "{modelled}");
+    // Without --timer-resolution the plain tick model runs: the keys are
+    // there, null, so that a script can tell the two apart.
+    let plain = json(&[]);
+    assert!(plain["timer_resolution_ms"].is_null(), "{plain}");
+    assert!(plain["timer_skipped"].is_null(), "{plain}");
+    assert!(plain.get("timer_skipped").is_some(), "{plain}");
+}
+
+#[test]
 fn huge_numbers_print_in_scientific_notation() {
     let dir = tempfile::tempdir().unwrap();
     let file = write(

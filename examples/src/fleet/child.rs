@@ -13,23 +13,23 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// What a client process needs to know.
-pub struct ChildPlan {
+pub(crate) struct ChildPlan {
     /// The server.
-    pub server: SocketAddr,
+    pub(crate) server: SocketAddr,
     /// Its clients' indices in the fleet.
-    pub clients: std::ops::Range<u32>,
+    pub(crate) clients: std::ops::Range<u32>,
     /// Connections its clients share.
-    pub connections: u32,
+    pub(crate) connections: u32,
     /// The policy every client follows.
-    pub policy: Arc<retry_core::Policy>,
+    pub(crate) policy: Arc<retry_core::Policy>,
     /// The fleet's seed.
-    pub seed: u64,
+    pub(crate) seed: u64,
     /// How long after the start clients are stopped.
-    pub horizon: Duration,
+    pub(crate) horizon: Duration,
 }
 
 /// Wall-clock nanoseconds since the Unix epoch of `at`, an instant near now.
-pub fn wall_ns(at: Instant) -> u64 {
+pub(crate) fn wall_ns(at: Instant) -> u64 {
     let now = Instant::now();
     let wall = SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -43,7 +43,7 @@ pub fn wall_ns(at: Instant) -> u64 {
 }
 
 /// The instant of wall-clock nanoseconds `ns`, assuming it is near now.
-pub fn instant_of(ns: u64) -> Instant {
+pub(crate) fn instant_of(ns: u64) -> Instant {
     let now = Instant::now();
     let wall = SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -57,7 +57,7 @@ pub fn instant_of(ns: u64) -> Instant {
 }
 
 /// Runs a client process to the end; errors go to stderr and the exit code.
-pub fn run(plan: ChildPlan) -> std::io::Result<()> {
+pub(crate) fn run(plan: ChildPlan) -> std::io::Result<()> {
     // The timer counts its milliseconds from when the runtime is built: the
     // coordinator lines the server's ticks up with them.
     let epoch = Instant::now();
@@ -104,4 +104,35 @@ pub fn run(plan: ChildPlan) -> std::io::Result<()> {
     }
     writeln!(out, "done")?;
     out.flush()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two readings of the clocks are a few µs apart; allow a millisecond.
+    const SLACK_NS: u64 = 1_000_000;
+
+    #[test]
+    fn wall_clock_nanoseconds_and_instants_convert_both_ways() {
+        let now = Instant::now();
+        for at in [
+            now,
+            now + Duration::from_millis(300),
+            now - Duration::from_millis(300),
+        ] {
+            let back = instant_of(wall_ns(at));
+            let apart = if back > at { back - at } else { at - back };
+            assert!(apart.as_nanos() < u128::from(SLACK_NS), "{apart:?}");
+        }
+        let later = wall_ns(now + Duration::from_secs(1)) - wall_ns(now);
+        assert!(later.abs_diff(1_000_000_000) < SLACK_NS, "{later}");
+    }
+
+    #[test]
+    fn a_wall_time_long_past_or_far_ahead_does_not_panic() {
+        // The Unix epoch is decades ago: some instant before now, never a panic.
+        assert!(instant_of(0) <= Instant::now());
+        assert!(instant_of(u64::MAX) > Instant::now());
+    }
 }

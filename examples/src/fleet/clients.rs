@@ -22,31 +22,21 @@ use tokio::sync::Semaphore;
 const CONNECTING_AT_ONCE: usize = 256;
 
 /// How one client's call ended.
-///
-/// ```
-/// use examples::fleet::{ClientOutcome, Finish};
-/// let o = ClientOutcome { index: 3, finish: Finish::Succeeded, after_us: 1500, attempts: 2 };
-/// assert_eq!(ClientOutcome::parse(&o.to_line()), Some(o));
-/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ClientOutcome {
+pub(crate) struct ClientOutcome {
     /// The client's index in the fleet (its jitter seed's index).
-    pub index: u32,
+    pub(crate) index: u32,
     /// How its call ended.
-    pub finish: Finish,
+    pub(crate) finish: Finish,
     /// When, in µs after the common start.
-    pub after_us: u64,
+    pub(crate) after_us: u64,
     /// Calls it made, the first included.
-    pub attempts: u32,
+    pub(crate) attempts: u32,
 }
 
 /// How a client's call ended.
-///
-/// ```
-/// assert_eq!(examples::fleet::Finish::GaveUp.as_str(), "gave_up");
-/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Finish {
+pub(crate) enum Finish {
     /// A call got 200.
     Succeeded,
     /// The policy gave up.
@@ -57,7 +47,7 @@ pub enum Finish {
 
 impl Finish {
     /// Its name on the wire between processes.
-    pub const fn as_str(self) -> &'static str {
+    pub(crate) const fn as_str(self) -> &'static str {
         match self {
             Finish::Succeeded => "succeeded",
             Finish::GaveUp => "gave_up",
@@ -68,7 +58,7 @@ impl Finish {
 
 impl ClientOutcome {
     /// The line a client process prints for it.
-    pub fn to_line(&self) -> String {
+    pub(crate) fn to_line(self) -> String {
         format!(
             "client {} {} {} {}",
             self.index,
@@ -79,7 +69,7 @@ impl ClientOutcome {
     }
 
     /// Reads a line printed by [`to_line`](Self::to_line).
-    pub fn parse(line: &str) -> Option<Self> {
+    pub(crate) fn parse(line: &str) -> Option<Self> {
         let mut words = line.strip_prefix("client ")?.split(' ');
         let index = words.next()?.parse().ok()?;
         let finish = match words.next()? {
@@ -100,7 +90,7 @@ impl ClientOutcome {
 }
 
 /// Opens `count` lanes to `addr`, at most [`CONNECTING_AT_ONCE`] at a time.
-pub async fn connect_all(addr: SocketAddr, count: u32) -> std::io::Result<Vec<Lane>> {
+pub(crate) async fn connect_all(addr: SocketAddr, count: u32) -> std::io::Result<Vec<Lane>> {
     let gate = Arc::new(Semaphore::new(CONNECTING_AT_ONCE));
     let mut pending = Vec::with_capacity(count as usize);
     for _ in 0..count {
@@ -136,7 +126,7 @@ impl DueInstant {
 
 /// One client's whole call: waits for the start, then calls until the
 /// policy says stop or `limit` after the start passes.
-pub async fn run_client(
+pub(crate) async fn run_client(
     policy: Arc<Policy>,
     seed: u64,
     index: u32,
@@ -170,5 +160,108 @@ pub async fn run_client(
         finish,
         after_us: u64::try_from(after).unwrap_or(u64::MAX),
         attempts: attempts.load(Ordering::Relaxed),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fleet::server::{FleetServer, Service};
+
+    #[test]
+    fn an_outcome_survives_its_line_and_a_bad_line_is_refused() {
+        for finish in [Finish::Succeeded, Finish::GaveUp, Finish::Unfinished] {
+            let o = ClientOutcome {
+                index: 3,
+                finish,
+                after_us: 1500,
+                attempts: 2,
+            };
+            assert_eq!(ClientOutcome::parse(&o.to_line()), Some(o));
+        }
+        assert_eq!(Finish::GaveUp.as_str(), "gave_up");
+        for bad in [
+            "client 3 gave_up 1500",
+            "client 3 gave_up 1500 2 9",
+            "client 3 lost 1500 2",
+            "client -3 gave_up 1500 2",
+            "done",
+        ] {
+            assert_eq!(ClientOutcome::parse(bad), None, "{bad}");
+        }
+    }
+
+    /// A policy that retries at once, a millisecond apart, three calls in all.
+    fn three_quick_calls() -> Arc<Policy> {
+        let policy = Policy::builder()
+            .backoff(retry_core::Backoff::Constant)
+            .base(Duration::from_millis(1))
+            .cap(Duration::from_millis(1))
+            .jitter(retry_core::Jitter::None)
+            .max_attempts(3)
+            .build()
+            .unwrap();
+        Arc::new(policy)
+    }
+
+    #[tokio::test]
+    async fn clients_retry_through_shared_lanes_until_the_policy_gives_up() {
+        // One call per one-minute tick: the first client through gets it,
+        // the other is throttled on every call and gives up after three.
+        let service = Service {
+            tick: Duration::from_secs(60),
+            outage: Duration::ZERO,
+            capacity: 1,
+            ticks: 1,
+        };
+        let server = FleetServer::bind(service, Duration::from_millis(1))
+            .await
+            .unwrap();
+        let lanes = connect_all(server.addr(), 2).await.unwrap();
+        assert_eq!(lanes.len(), 2);
+        let origin = Instant::now();
+        server.start(origin);
+        let policy = three_quick_calls();
+        let limit = Duration::from_secs(10);
+        let first = run_client(policy.clone(), 0, 0, lanes[0].clone(), origin, limit).await;
+        let second = run_client(policy, 0, 1, lanes[1].clone(), origin, limit).await;
+        assert_eq!(
+            (first.index, first.finish, first.attempts),
+            (0, Finish::Succeeded, 1)
+        );
+        assert_eq!(
+            (second.index, second.finish, second.attempts),
+            (1, Finish::GaveUp, 3)
+        );
+        assert!(second.after_us >= 2_000, "two 1 ms waits: {second:?}");
+        let counts = server.counts();
+        assert_eq!((counts.first_calls, counts.retries), (vec![2], vec![2]));
+    }
+
+    #[tokio::test]
+    async fn a_client_still_retrying_at_the_limit_is_unfinished() {
+        let service = Service {
+            tick: Duration::from_secs(60),
+            outage: Duration::from_secs(60),
+            capacity: 1,
+            ticks: 1,
+        };
+        let server = FleetServer::bind(service, Duration::from_millis(1))
+            .await
+            .unwrap();
+        let lanes = connect_all(server.addr(), 1).await.unwrap();
+        let origin = Instant::now();
+        server.start(origin);
+        let endless = Policy::builder()
+            .base(Duration::from_millis(1))
+            .cap(Duration::from_millis(1))
+            .max_attempts(0)
+            .deadline(Some(Duration::from_secs(60)))
+            .build()
+            .unwrap();
+        let limit = Duration::from_millis(5);
+        let o = run_client(Arc::new(endless), 0, 0, lanes[0].clone(), origin, limit).await;
+        assert_eq!(o.finish, Finish::Unfinished, "{o:?}");
+        assert!(o.attempts >= 1 && o.after_us >= 5_000, "{o:?}");
     }
 }

@@ -20,13 +20,11 @@ const REPORT_WITHIN: Duration = Duration::from_secs(30);
 
 /// What a real fleet did.
 #[derive(Debug, Clone)]
-pub struct Measurement {
+pub(crate) struct Measurement {
     /// What the server counted.
-    pub server: ServerCounts,
+    pub(crate) server: ServerCounts,
     /// Every client's ending, by index.
-    pub clients: Vec<ClientOutcome>,
-    /// Client processes used.
-    pub processes: u32,
+    pub(crate) clients: Vec<ClientOutcome>,
 }
 
 /// A line from a client process, or its end.
@@ -50,7 +48,7 @@ impl Drop for Children {
 }
 
 /// Runs the fleet of `args` in `processes` client processes of `exe`.
-pub fn measure(
+pub(crate) fn measure(
     args: &FleetArgs,
     plan: Plan,
     exe: &std::path::Path,
@@ -134,7 +132,6 @@ pub fn measure(
     Ok(Measurement {
         server: server.counts(),
         clients,
-        processes,
     })
 }
 

@@ -7,14 +7,18 @@
 //! runs the simulator on the same parameters and seed. Then it prints both
 //! side by side, and says whether the machine kept up.
 //!
-//! - [`server`]: the service, counting first calls and retries per tick and
+//! The `fleet` binary is all this module's public face: [`FleetArgs`]
+//! parsed, then [`run`] (the coordinator) or [`run_child`] (a client
+//! process). The parts below are the crate's own.
+//!
+//! - `server`: the service, counting first calls and retries per tick and
 //!   how late each call came after its client's timer was due.
-//! - [`wire`]: the clients' hand-written HTTP/1.1 (and why not hyper's client).
-//! - [`clients`]: one client's call through [`retry_core::Retry`], seeded as
+//! - `wire`: the clients' hand-written HTTP/1.1 (and why not hyper's client).
+//! - `clients`: one client's call through [`retry_core::Retry`], seeded as
 //!   its simulated twin.
-//! - [`child`]: a client process; [`coordinator`]: the parent that starts
+//! - `child`: a client process; `coordinator`: the parent that starts
 //!   them at one common instant and collects their results.
-//! - [`outcome`] and [`report`]: one shape for predicted and measured, and
+//! - `outcome` and `report`: one shape for predicted and measured, and
 //!   the table and JSON.
 
 mod child;
@@ -26,14 +30,13 @@ mod report;
 mod server;
 mod wire;
 
-pub use child::{ChildPlan, instant_of, wall_ns};
-pub use clients::{ClientOutcome, Finish, connect_all, run_client};
-pub use coordinator::{Measurement, measure};
-pub use options::{FlagError, FleetArgs, Format, Limits, Plan};
-pub use outcome::{Outcome, TickShape};
-pub use report::{Comparison, KeepingUp};
-pub use server::{FleetServer, ServerCounts, Service};
-pub use wire::{ATTEMPT_HEADER, DUE_HEADER, Lane};
+pub use options::{FleetArgs, Format};
+
+use child::ChildPlan;
+use coordinator::measure;
+use options::{Limits, Plan};
+use outcome::Outcome;
+use report::{Comparison, KeepingUp};
 
 use retry_config::{Config, Env, Options};
 use retry_core::Policy;
@@ -48,15 +51,7 @@ const MAX_BINS: usize = 1 << 20;
 /// The policy `name` from the file `args.config`, with `RETRY_PROFILE` and
 /// `RETRY_POLICY__*` overrides, as a program would load it; warnings about
 /// the file and about what the fleet changes are returned with it.
-///
-/// ```
-/// use clap::Parser;
-/// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/retry.toml");
-/// let args = examples::fleet::FleetArgs::try_parse_from(["fleet", "--config", path, "--policy", "outbx"]).unwrap();
-/// let err = examples::fleet::load_policy(&args).unwrap_err().to_string();
-/// assert!(err.contains("did you mean `outbox`"), "{err}");
-/// ```
-pub fn load_policy(args: &FleetArgs) -> Result<(Arc<Policy>, Vec<String>), Box<dyn Error>> {
+pub(crate) fn load_policy(args: &FleetArgs) -> Result<(Arc<Policy>, Vec<String>), Box<dyn Error>> {
     let mut options = Options::new().env(Env::from_process());
     if let Some(p) = std::env::var("RETRY_PROFILE")
         .ok()
@@ -103,13 +98,7 @@ fn no_policy(config: &Config, name: &str) -> Box<dyn Error> {
 }
 
 /// The simulator's scenario for the same fleet.
-///
-/// ```
-/// use clap::Parser;
-/// let args = examples::fleet::FleetArgs::try_parse_from(["fleet", "--config", "f", "--policy", "p", "--clients", "7"]).unwrap();
-/// assert_eq!(examples::fleet::herd(&args).clients, 7);
-/// ```
-pub fn herd(args: &FleetArgs) -> Herd {
+pub(crate) fn herd(args: &FleetArgs) -> Herd {
     Herd {
         clients: args.clients,
         outage: args.outage,
@@ -129,7 +118,7 @@ pub fn herd(args: &FleetArgs) -> Herd {
 /// Whether the prediction models the clients' timer: only when it is no
 /// finer than the tick (retry-sim moves a tick at a time; a finer timer
 /// changes nothing a tick can show, and the report says so).
-pub fn timer_modelled(args: &FleetArgs) -> bool {
+pub(crate) fn timer_modelled(args: &FleetArgs) -> bool {
     !args.timer_resolution.is_zero() && args.timer_resolution >= args.tick
 }
 
@@ -139,7 +128,38 @@ fn bins(args: &FleetArgs) -> usize {
         .min(MAX_BINS)
 }
 
-/// Runs the whole comparison (the coordinator's side) and renders it.
+/// Runs the whole comparison (the coordinator's side) and renders it as
+/// `--format` says. Bad flags and a policy the file lacks are refused
+/// before anything starts:
+///
+/// ```
+/// use clap::Parser;
+/// use examples::fleet::{FleetArgs, run};
+/// let file = concat!(env!("CARGO_MANIFEST_DIR"), "/retry.toml");
+/// let args = FleetArgs::try_parse_from(["fleet", "--config", file, "--policy", "outbx"]).unwrap();
+/// let err = run(&args).unwrap_err().to_string();
+/// assert!(err.contains("--policy outbx: no such policy"), "{err}");
+/// assert!(err.contains("did you mean `outbox`"), "{err}");
+/// let args = FleetArgs::try_parse_from(["fleet", "--config", file, "--policy", "outbox", "--clients", "2", "--connections", "3"]).unwrap();
+/// let err = run(&args).unwrap_err().to_string();
+/// assert!(err.contains("--connections 3 is more than --clients 2"), "{err}");
+/// ```
+///
+/// A run, as the `fleet` binary makes it:
+///
+/// ```no_run
+/// // no_run: `run` starts its client processes from the running executable
+/// // with the hidden `--child-of` flags, which only the `fleet` binary
+/// // understands, not a doc test; examples/tests/fleet.rs runs it through
+/// // the binary.
+/// use clap::Parser;
+/// let file = concat!(env!("CARGO_MANIFEST_DIR"), "/retry.toml");
+/// let args = examples::fleet::FleetArgs::try_parse_from(
+///     ["fleet", "--config", file, "--policy", "outbox", "--clients", "100", "--outage", "300ms"]).unwrap();
+/// let table = examples::fleet::run(&args).unwrap();
+/// assert!(table.starts_with("fleet: 100 clients"), "{table}");
+/// assert!(table.contains("PREDICTED"), "{table}");
+/// ```
 pub fn run(args: &FleetArgs) -> Result<String, Box<dyn Error>> {
     let plan = args.check(&Limits::of_this_machine())?;
     let (policy, mut warnings) = load_policy(args)?;
@@ -166,7 +186,19 @@ pub fn run(args: &FleetArgs) -> Result<String, Box<dyn Error>> {
     })
 }
 
-/// Runs a client process (the hidden `--child-of` form).
+/// Runs a client process (the hidden `--child-of` form the coordinator
+/// starts): connects to the server, says `ready` on stdout, waits for `go`
+/// on stdin, and prints each client's outcome. Without the coordinator's
+/// flags it is refused before connecting:
+///
+/// ```
+/// use clap::Parser;
+/// use examples::fleet::{FleetArgs, run_child};
+/// let args = FleetArgs::try_parse_from(
+///     ["fleet", "--config", "f", "--policy", "p", "--child-of", "127.0.0.1:9", "--child-clients", "0..10"]).unwrap();
+/// let err = run_child(&args).unwrap_err().to_string();
+/// assert_eq!(err, "--child-of, --child-clients and --connections go together");
+/// ```
 pub fn run_child(args: &FleetArgs) -> Result<(), Box<dyn Error>> {
     let (Some(server), Some((first, end)), Some(connections)) =
         (args.child_of, args.child_clients, args.connections)
@@ -183,4 +215,69 @@ pub fn run_child(args: &FleetArgs) -> Result<(), Box<dyn Error>> {
         horizon: args.horizon,
     })?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+    use std::time::Duration;
+
+    fn args(flags: &[&str]) -> FleetArgs {
+        FleetArgs::try_parse_from(["fleet"].iter().chain(flags)).unwrap()
+    }
+
+    const FILE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/retry.toml");
+
+    #[test]
+    fn a_misspelled_policy_is_refused_with_a_did_you_mean() {
+        let err = load_policy(&args(&["--config", FILE, "--policy", "outbx"]))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("did you mean `outbox`"), "{err}");
+        assert!(err.contains("defined: "), "{err}");
+    }
+
+    #[test]
+    fn the_prediction_runs_the_fleet_s_scenario() {
+        let herd = herd(&args(&[
+            "--config",
+            "f",
+            "--policy",
+            "p",
+            "--clients",
+            "7",
+            "--tick",
+            "10ms",
+        ]));
+        assert_eq!((herd.clients, herd.tick), (7, Duration::from_millis(10)));
+        // A 1 ms timer is finer than a 10 ms tick: the plain model, as the header says.
+        assert_eq!(herd.timer, None);
+        let herd = super::herd(&args(&[
+            "--config",
+            "f",
+            "--policy",
+            "p",
+            "--timer-skipped",
+            "0.5",
+        ]));
+        let timer = herd.timer.expect("a 1 ms timer at 1 ms ticks is modelled");
+        assert_eq!(
+            (timer.resolution, timer.skipped),
+            (Duration::from_millis(1), 0.5)
+        );
+    }
+
+    #[test]
+    fn the_timer_is_modelled_only_when_no_finer_than_the_tick() {
+        let modelled = |flags: &[&str]| {
+            timer_modelled(&args(
+                &[&["--config", "f", "--policy", "p"], flags].concat(),
+            ))
+        };
+        assert!(modelled(&[]));
+        assert!(modelled(&["--tick", "2ms", "--timer-resolution", "2ms"]));
+        assert!(!modelled(&["--tick", "10ms"]));
+        assert!(!modelled(&["--timer-resolution", "0s"]));
+    }
 }

@@ -7,19 +7,28 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 /// The shortest tick: tokio's timer cannot aim a call at anything finer.
-pub const MIN_TICK: Duration = Duration::from_millis(1);
+pub(crate) const MIN_TICK: Duration = Duration::from_millis(1);
 /// The longest run (the horizon), which bounds the server's per-tick counts.
-pub const MAX_HORIZON: Duration = Duration::from_secs(600);
+pub(crate) const MAX_HORIZON: Duration = Duration::from_secs(600);
 /// The most client processes.
-pub const MAX_PROCESSES: u32 = 64;
+pub(crate) const MAX_PROCESSES: u32 = 64;
 /// File descriptors a process keeps for itself besides the clients' sockets.
-pub const SPARE_FDS: u64 = 64;
+pub(crate) const SPARE_FDS: u64 = 64;
 /// The most clients: each is a tokio task holding its retry loop.
-pub const MAX_CLIENTS: u32 = 200_000;
+pub(crate) const MAX_CLIENTS: u32 = 200_000;
 /// Connections when `--connections` is not given (see `wire` for why they are shared).
-pub const DEFAULT_CONNECTIONS: u32 = 16;
+pub(crate) const DEFAULT_CONNECTIONS: u32 = 16;
 
 /// Output format.
+///
+/// ```
+/// use clap::Parser;
+/// use examples::fleet::{FleetArgs, Format};
+/// let args = FleetArgs::try_parse_from(["fleet", "--config", "f", "--policy", "p", "--format", "json"]).unwrap();
+/// assert_eq!(args.format, Format::Json);
+/// let args = FleetArgs::try_parse_from(["fleet", "--config", "f", "--policy", "p"]).unwrap();
+/// assert_eq!(args.format, Format::Table);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
     /// Predicted and measured side by side.
@@ -152,22 +161,17 @@ fn parse_range(text: &str) -> Result<(u32, u32), String> {
 }
 
 /// How the fleet is laid out, once the flags are checked.
-///
-/// ```
-/// let plan = examples::fleet::Plan { processes: 1, connections: 64 };
-/// assert_eq!(plan.share(0, 1000), (0, 1000));
-/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Plan {
+pub(crate) struct Plan {
     /// Client processes.
-    pub processes: u32,
+    pub(crate) processes: u32,
     /// Connections, over all processes.
-    pub connections: u32,
+    pub(crate) connections: u32,
 }
 
 impl Plan {
     /// Process `p`'s contiguous share of `total` things, as (first, end).
-    pub fn share(&self, p: u32, total: u32) -> (u32, u32) {
+    pub(crate) fn share(&self, p: u32, total: u32) -> (u32, u32) {
         let cut =
             |k: u32| (u64::from(total) * u64::from(k) / u64::from(self.processes.max(1))) as u32;
         (cut(p), cut(p + 1))
@@ -175,13 +179,8 @@ impl Plan {
 }
 
 /// A refusal of the flags taken together, after each parsed on its own.
-///
-/// ```
-/// let e = examples::fleet::FlagError("--x 1 is bad; use 2".into());
-/// assert_eq!(e.to_string(), "--x 1 is bad; use 2");
-/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FlagError(pub String);
+pub(crate) struct FlagError(pub(crate) String);
 
 impl std::fmt::Display for FlagError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -192,22 +191,17 @@ impl std::fmt::Display for FlagError {
 impl std::error::Error for FlagError {}
 
 /// What this machine allows one process and the loopback interface.
-///
-/// ```
-/// let limits = examples::fleet::Limits { open_files: Some(1024), ephemeral_ports: Some(28232) };
-/// assert_eq!(limits.clients_per_process(), Some(1024 - 64));
-/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Limits {
+pub(crate) struct Limits {
     /// The soft limit on open files (`ulimit -n`), when readable.
-    pub open_files: Option<u64>,
+    pub(crate) open_files: Option<u64>,
     /// How many ephemeral ports the kernel hands out, when readable.
-    pub ephemeral_ports: Option<u64>,
+    pub(crate) ephemeral_ports: Option<u64>,
 }
 
 impl Limits {
     /// Reads the limits of this process from /proc (Linux); unknown elsewhere.
-    pub fn of_this_machine() -> Self {
+    pub(crate) fn of_this_machine() -> Self {
         let open_files = std::fs::read_to_string("/proc/self/limits")
             .ok()
             .and_then(|text| {
@@ -228,7 +222,7 @@ impl Limits {
     }
 
     /// Clients one process can hold a socket for.
-    pub fn clients_per_process(&self) -> Option<u64> {
+    pub(crate) fn clients_per_process(&self) -> Option<u64> {
         self.open_files.map(|n| n.saturating_sub(SPARE_FDS))
     }
 }
@@ -236,16 +230,7 @@ impl Limits {
 impl FleetArgs {
     /// Checks the flags against each other and against `limits`; returns how
     /// many client processes and connections to run.
-    ///
-    /// ```
-    /// use clap::Parser;
-    /// use examples::fleet::{FleetArgs, Limits};
-    /// let args = FleetArgs::try_parse_from(["fleet", "--config", "f", "--policy", "p", "--connections", "5000"]).unwrap();
-    /// let small = Limits { open_files: Some(1024), ephemeral_ports: None };
-    /// let e = args.check(&small).unwrap_err();
-    /// assert!(e.0.contains("ulimit -n"), "{e}");
-    /// ```
-    pub fn check(&self, limits: &Limits) -> Result<Plan, FlagError> {
+    pub(crate) fn check(&self, limits: &Limits) -> Result<Plan, FlagError> {
         let n = u64::from(self.clients);
         if self.outage >= self.horizon {
             return Err(FlagError(format!(
@@ -309,11 +294,84 @@ impl FleetArgs {
     }
 
     /// The server's per-tick counters: one per tick up to the horizon.
-    pub fn ticks(&self) -> u64 {
+    pub(crate) fn ticks(&self) -> u64 {
         let ticks = self
             .horizon
             .as_nanos()
             .div_ceil(self.tick.as_nanos().max(1));
         u64::try_from(ticks).unwrap_or(u64::MAX)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    fn args(flags: &[&str]) -> FleetArgs {
+        let base = ["fleet", "--config", "f", "--policy", "p"];
+        FleetArgs::try_parse_from(base.iter().chain(flags)).unwrap()
+    }
+
+    #[test]
+    fn a_plan_cuts_the_fleet_into_contiguous_shares() {
+        let one = Plan {
+            processes: 1,
+            connections: 64,
+        };
+        assert_eq!(one.share(0, 1000), (0, 1000));
+        let three = Plan {
+            processes: 3,
+            connections: 64,
+        };
+        let shares: Vec<_> = (0..3).map(|p| three.share(p, 10)).collect();
+        assert_eq!(shares, [(0, 3), (3, 6), (6, 10)]);
+    }
+
+    #[test]
+    fn a_flag_error_displays_its_message() {
+        let e = FlagError("--x 1 is bad; use 2".into());
+        assert_eq!(e.to_string(), "--x 1 is bad; use 2");
+    }
+
+    #[test]
+    fn limits_keep_file_descriptors_spare() {
+        let limits = Limits {
+            open_files: Some(1024),
+            ephemeral_ports: Some(28232),
+        };
+        assert_eq!(limits.clients_per_process(), Some(1024 - SPARE_FDS));
+        let unknown = Limits {
+            open_files: None,
+            ephemeral_ports: None,
+        };
+        assert_eq!(unknown.clients_per_process(), None);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn this_machine_s_limits_are_read_from_proc() {
+        let limits = Limits::of_this_machine();
+        assert!(limits.open_files.is_some_and(|n| n > 0), "{limits:?}");
+        assert!(limits.ephemeral_ports.is_some_and(|n| n > 0), "{limits:?}");
+    }
+
+    #[test]
+    fn connections_over_the_open_file_limit_are_refused_with_the_fix() {
+        let small = Limits {
+            open_files: Some(1024),
+            ephemeral_ports: None,
+        };
+        let e = args(&["--connections", "5000"]).check(&small).unwrap_err();
+        assert!(e.0.contains("--connections 5000"), "{e}");
+        assert!(e.0.contains("ulimit -n 5064"), "{e}");
+        let plan = args(&["--connections", "900"]).check(&small).unwrap();
+        assert_eq!(
+            plan,
+            Plan {
+                processes: 1,
+                connections: 900
+            }
+        );
     }
 }

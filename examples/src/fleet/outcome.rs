@@ -8,64 +8,51 @@ use retry_sim::{ArrivalHistogram, HerdReport};
 use std::time::Duration;
 
 /// One fleet's results: predicted or measured.
-///
-/// ```
-/// use examples::fleet::Outcome;
-/// let o = Outcome::from_series(&[0, 0, 4, 0, 0, 7], 8);
-/// assert_eq!((o.peak_retries_per_tick, o.peak_tick), (7, 5));
-/// assert_eq!(o.retries, 11);
-/// assert_eq!(o.shape.quiet_ticks, 2); // ticks 3 and 4, inside the busy span 2..=5
-/// ```
 #[derive(Debug, Clone, PartialEq)]
-pub struct Outcome {
+pub(crate) struct Outcome {
     /// Retry arrivals in the busiest tick.
-    pub peak_retries_per_tick: u64,
+    pub(crate) peak_retries_per_tick: u64,
     /// That tick.
-    pub peak_tick: u64,
+    pub(crate) peak_tick: u64,
     /// Every call, first calls included.
-    pub calls: u64,
+    pub(crate) calls: u64,
     /// First calls.
-    pub first_calls: u64,
+    pub(crate) first_calls: u64,
     /// Calls after the first.
-    pub retries: u64,
+    pub(crate) retries: u64,
     /// Clients whose call succeeded.
-    pub successes: u64,
+    pub(crate) successes: u64,
     /// Clients whose policy gave up.
-    pub give_ups: u64,
+    pub(crate) give_ups: u64,
     /// Clients still retrying at the horizon.
-    pub unfinished: u64,
+    pub(crate) unfinished: u64,
     /// Median time from the start to success.
-    pub p50: Option<Duration>,
+    pub(crate) p50: Option<Duration>,
     /// 99th-percentile time from the start to success.
-    pub p99: Option<Duration>,
+    pub(crate) p99: Option<Duration>,
     /// How retries spread over the ticks, tick by tick.
-    pub shape: TickShape,
+    pub(crate) shape: TickShape,
     /// Retry arrivals per tick.
-    pub arrivals: ArrivalHistogram,
+    pub(crate) arrivals: ArrivalHistogram,
 }
 
 /// How the retries of a run spread over its ticks: what a timer that merges
 /// wake-ups changes while leaving totals alone.
-///
-/// ```
-/// let s = examples::fleet::TickShape::of([0, 3, 0, 1, 6, 0].into_iter());
-/// assert_eq!((s.busy_span, s.quiet_ticks, s.p50_per_tick, s.p99_per_tick), (4, 1, 1, 6));
-/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct TickShape {
+pub(crate) struct TickShape {
     /// Ticks from the first with a retry to the last, both included.
-    pub busy_span: u64,
+    pub(crate) busy_span: u64,
     /// Ticks in that span without a retry.
-    pub quiet_ticks: u64,
+    pub(crate) quiet_ticks: u64,
     /// Median retries per tick over the span.
-    pub p50_per_tick: u64,
+    pub(crate) p50_per_tick: u64,
     /// 99th-percentile retries per tick over the span.
-    pub p99_per_tick: u64,
+    pub(crate) p99_per_tick: u64,
 }
 
 impl TickShape {
     /// The shape of retries per tick, in tick order.
-    pub fn of(per_tick: impl Iterator<Item = u64>) -> Self {
+    pub(crate) fn of(per_tick: impl Iterator<Item = u64>) -> Self {
         let series: Vec<u64> = per_tick.collect();
         let Some(first) = series.iter().position(|&n| n > 0) else {
             return TickShape::default();
@@ -94,7 +81,7 @@ fn quantile(sorted: &[u64], q: f64) -> Option<u64> {
 impl Outcome {
     /// The outcome of a retry series alone (tick 0 first): calls and
     /// clients are left to the caller.
-    pub fn from_series(retries: &[u64], bins: usize) -> Self {
+    pub(crate) fn from_series(retries: &[u64], bins: usize) -> Self {
         let mut arrivals = ArrivalHistogram::new(bins);
         let mut peak = (0, 0);
         for (t, &n) in retries.iter().enumerate() {
@@ -120,7 +107,7 @@ impl Outcome {
     }
 
     /// The simulator's prediction.
-    pub fn predicted(report: &HerdReport) -> Self {
+    pub(crate) fn predicted(report: &HerdReport) -> Self {
         let per_tick = |b: retry_sim::Bin| b.calls;
         let exact = report.arrivals.bin_ticks() == 1;
         Outcome {
@@ -147,7 +134,7 @@ impl Outcome {
 
     /// The real fleet's measurement: calls as the server counted them,
     /// endings and completion times as the clients saw them.
-    pub fn measured(server: &ServerCounts, clients: &[ClientOutcome], bins: usize) -> Self {
+    pub(crate) fn measured(server: &ServerCounts, clients: &[ClientOutcome], bins: usize) -> Self {
         let retries: Vec<u64> = server.retries.iter().map(|&n| u64::from(n)).collect();
         let mut o = Outcome::from_series(&retries, bins);
         o.first_calls = server.first_calls.iter().map(|&n| u64::from(n)).sum();
@@ -165,5 +152,28 @@ impl Outcome {
         o.p50 = quantile(&done, 0.5).map(Duration::from_micros);
         o.p99 = quantile(&done, 0.99).map(Duration::from_micros);
         o
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_series_gives_its_peak_total_and_quiet_ticks() {
+        let o = Outcome::from_series(&[0, 0, 4, 0, 0, 7], 8);
+        assert_eq!((o.peak_retries_per_tick, o.peak_tick), (7, 5));
+        assert_eq!(o.retries, 11);
+        assert_eq!(o.shape.quiet_ticks, 2); // ticks 3 and 4, inside the busy span 2..=5
+    }
+
+    #[test]
+    fn the_shape_counts_only_the_busy_span() {
+        let s = TickShape::of([0, 3, 0, 1, 6, 0].into_iter());
+        assert_eq!(
+            (s.busy_span, s.quiet_ticks, s.p50_per_tick, s.p99_per_tick),
+            (4, 1, 1, 6)
+        );
+        assert_eq!(TickShape::of([0, 0].into_iter()), TickShape::default());
     }
 }

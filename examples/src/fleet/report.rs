@@ -15,38 +15,30 @@ use std::time::Duration;
 const LATE_SHARE: f64 = 0.01;
 
 /// Whether the machine delivered the calls when the clients' timers said.
-///
-/// ```
-/// use examples::fleet::{KeepingUp, ServerCounts};
-/// let server = ServerCounts { first_calls: vec![90, 10], retries: vec![0, 50], late: vec![0, 30], ..Default::default() };
-/// let k = KeepingUp::of(&server, &[]);
-/// assert_eq!((k.first_wave_ticks, k.late_calls, k.calls), (2, 30, 150));
-/// assert!(!k.kept_up());
-/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct KeepingUp {
+pub(crate) struct KeepingUp {
     /// Ticks over which the first calls, all sent at the common start, arrived.
-    pub first_wave_ticks: u64,
+    pub(crate) first_wave_ticks: u64,
     /// Calls that arrived in a later tick than their timer allowed (due
     /// instant plus the timer's resolution).
-    pub late_calls: u64,
+    pub(crate) late_calls: u64,
     /// Calls the server counted.
-    pub calls: u64,
+    pub(crate) calls: u64,
     /// Lateness past due plus resolution, µs (power-of-two upper bounds).
-    pub lateness_p50_us: Option<u64>,
+    pub(crate) lateness_p50_us: Option<u64>,
     /// The same, 99th percentile.
-    pub lateness_p99_us: Option<u64>,
+    pub(crate) lateness_p99_us: Option<u64>,
     /// The largest lateness, µs.
-    pub lateness_max_us: u64,
+    pub(crate) lateness_max_us: u64,
     /// Calls the clients made that the server never counted (broken connections).
-    pub lost_calls: u64,
+    pub(crate) lost_calls: u64,
     /// Calls after the horizon, before the start or without an attempt number.
-    pub uncounted: u64,
+    pub(crate) uncounted: u64,
 }
 
 impl KeepingUp {
     /// Measures it from the server's counts and the clients' own call counts.
-    pub fn of(server: &ServerCounts, clients: &[ClientOutcome]) -> Self {
+    pub(crate) fn of(server: &ServerCounts, clients: &[ClientOutcome]) -> Self {
         let first_wave_ticks = server
             .first_calls
             .iter()
@@ -68,12 +60,12 @@ impl KeepingUp {
 
     /// Whether calls arrived when their timers said (within 1% of calls)
     /// and the first wave landed in its tick.
-    pub fn kept_up(&self) -> bool {
+    pub(crate) fn kept_up(&self) -> bool {
         self.first_wave_ticks <= 1 && (self.late_calls as f64) <= LATE_SHARE * self.calls as f64
     }
 
     /// What did not behave as configured, one sentence each.
-    pub fn warnings(&self, tick: Duration) -> Vec<String> {
+    pub(crate) fn warnings(&self, tick: Duration) -> Vec<String> {
         let mut w = Vec::new();
         if self.first_wave_ticks > 1 {
             w.push(format!(
@@ -107,21 +99,21 @@ impl KeepingUp {
 }
 
 /// Everything the report shows.
-pub struct Comparison<'a> {
+pub(crate) struct Comparison<'a> {
     /// The flags, as run.
-    pub args: &'a super::FleetArgs,
+    pub(crate) args: &'a super::FleetArgs,
     /// The policy, as loaded.
-    pub policy: &'a Policy,
+    pub(crate) policy: &'a Policy,
     /// Client processes and connections.
-    pub plan: super::Plan,
+    pub(crate) plan: super::Plan,
     /// The simulator's prediction.
-    pub predicted: Outcome,
+    pub(crate) predicted: Outcome,
     /// The real fleet.
-    pub measured: Outcome,
+    pub(crate) measured: Outcome,
     /// Whether the machine kept up.
-    pub keeping_up: KeepingUp,
+    pub(crate) keeping_up: KeepingUp,
     /// Everything that did not behave as configured.
-    pub warnings: Vec<String>,
+    pub(crate) warnings: Vec<String>,
 }
 
 fn ms(d: Duration) -> f64 {
@@ -202,7 +194,7 @@ impl Comparison<'_> {
     }
 
     /// The side-by-side table.
-    pub fn table(&self) -> String {
+    pub(crate) fn table(&self) -> String {
         let (p, m) = (&self.predicted, &self.measured);
         let tick = self.args.tick;
         let mut out = self.header();
@@ -291,7 +283,7 @@ impl Comparison<'_> {
     }
 
     /// The JSON object.
-    pub fn json(&self) -> String {
+    pub(crate) fn json(&self) -> String {
         let a = self.args;
         let k = &self.keeping_up;
         let value = json!({
@@ -324,5 +316,118 @@ impl Comparison<'_> {
             "warnings": self.warnings,
         });
         serde_json::to_string_pretty(&value).unwrap_or_default() + "\n"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fleet::clients::Finish;
+    use crate::fleet::{FleetArgs, Plan};
+    use clap::Parser;
+
+    fn server(first_calls: Vec<u32>, retries: Vec<u32>, late: Vec<u32>) -> ServerCounts {
+        ServerCounts {
+            first_calls,
+            retries,
+            late,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_first_wave_over_two_ticks_or_late_calls_mean_the_machine_fell_behind() {
+        let k = KeepingUp::of(&server(vec![90, 10], vec![0, 50], vec![0, 30]), &[]);
+        assert_eq!((k.first_wave_ticks, k.late_calls, k.calls), (2, 30, 150));
+        assert!(!k.kept_up());
+        let warnings = k.warnings(Duration::from_millis(10)).join("\n");
+        assert!(warnings.contains("over 2 ticks (20ms)"), "{warnings}");
+        assert!(warnings.contains("30 of 150 calls (20.0%)"), "{warnings}");
+        let on_time = KeepingUp::of(&server(vec![100], vec![50], vec![1]), &[]);
+        assert!(on_time.kept_up(), "{on_time:?}");
+        assert!(on_time.warnings(Duration::from_millis(10)).is_empty());
+    }
+
+    #[test]
+    fn calls_the_clients_made_that_the_server_never_saw_are_lost() {
+        let client = |attempts| ClientOutcome {
+            index: 0,
+            finish: Finish::GaveUp,
+            after_us: 0,
+            attempts,
+        };
+        let k = KeepingUp::of(&server(vec![2], vec![3], vec![0]), &[client(4), client(3)]);
+        assert_eq!(k.lost_calls, 2);
+        let warnings = k.warnings(Duration::from_millis(1)).join("\n");
+        assert!(
+            warnings.contains("2 calls never reached the server"),
+            "{warnings}"
+        );
+    }
+
+    fn comparison_of<'a>(args: &'a FleetArgs, policy: &'a Policy) -> Comparison<'a> {
+        let mut predicted = Outcome::from_series(&[0, 4, 6], 8);
+        predicted.calls = 20;
+        predicted.first_calls = 10;
+        let mut measured = Outcome::from_series(&[0, 5, 3], 8);
+        measured.calls = 18;
+        measured.first_calls = 10;
+        let keeping_up = KeepingUp::of(&server(vec![10], vec![0, 5, 3], vec![0, 0, 0]), &[]);
+        Comparison {
+            args,
+            policy,
+            plan: Plan {
+                processes: 1,
+                connections: 4,
+            },
+            predicted,
+            measured,
+            keeping_up,
+            warnings: vec!["something did not behave as configured".into()],
+        }
+    }
+
+    fn fleet_args() -> FleetArgs {
+        FleetArgs::try_parse_from(["fleet", "--config", "f", "--policy", "p", "--clients", "10"])
+            .unwrap()
+    }
+
+    #[test]
+    fn the_table_sets_prediction_beside_measurement_with_the_difference() {
+        let (args, policy) = (fleet_args(), Policy::default());
+        let table = comparison_of(&args, &policy).table();
+        let row = |name: &str| {
+            table
+                .lines()
+                .find(|l| l.starts_with(name))
+                .unwrap_or_else(|| panic!("no `{name}` row in {table}"))
+                .split_whitespace()
+                .skip(name.split_whitespace().count())
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        assert!(table.starts_with("fleet: 10 clients in 1 process, sharing 4 connections"));
+        assert_eq!(row("peak retries per tick"), "6 5 -16.7%");
+        assert_eq!(row("calls"), "20 18 -10.0%");
+        assert_eq!(row("  retries"), "10 8 -20.0%");
+        assert!(table.contains("modelling the clients' 1ms timer with 25% of its steps merged"));
+        assert!(
+            table.ends_with("warning: something did not behave as configured\n"),
+            "{table}"
+        );
+    }
+
+    #[test]
+    fn the_json_gives_prediction_and_measurement_the_same_keys() {
+        let (args, policy) = (fleet_args(), Policy::default());
+        let v: Value = serde_json::from_str(&comparison_of(&args, &policy).json()).unwrap();
+        let keys = |o: &Value| o.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+        assert_eq!(keys(&v["predicted"]), keys(&v["measured"]));
+        assert_eq!(v["predicted"]["peak_retries_per_tick"], 6);
+        assert_eq!(v["measured"]["retries"], 8);
+        assert_eq!(v["fleet"]["clients"], 10);
+        assert_eq!(v["fleet"]["timer_skipped"], 0.25);
+        assert_eq!(v["keeping_up"]["kept_up"], true);
+        assert_eq!(v["warnings"][0], "something did not behave as configured");
     }
 }

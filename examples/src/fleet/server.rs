@@ -28,34 +28,21 @@ use tokio::net::{TcpSocket, TcpStream};
 const BACKLOG: u32 = 4096;
 
 /// What the service does, tick by tick.
-///
-/// ```
-/// use examples::fleet::Service;
-/// use std::time::Duration;
-/// let s = Service { tick: Duration::from_millis(10), outage: Duration::from_millis(25), capacity: 2, ticks: 100 };
-/// assert_eq!(s.outage_ticks(), 3); // ticks 0, 1 and 2 start before the outage ends
-/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Service {
+pub(crate) struct Service {
     /// The tick.
-    pub tick: Duration,
+    pub(crate) tick: Duration,
     /// How long the service is down from the start.
-    pub outage: Duration,
+    pub(crate) outage: Duration,
     /// Calls per tick it serves once it is back.
-    pub capacity: u64,
+    pub(crate) capacity: u64,
     /// Ticks it counts; calls after them get 503 and are counted apart.
-    pub ticks: u64,
+    pub(crate) ticks: u64,
 }
 
 impl Service {
     /// The first tick that starts after the outage (the simulator's rule).
-    ///
-    /// ```
-    /// use examples::fleet::Service;
-    /// let s = Service { tick: std::time::Duration::from_millis(1), outage: std::time::Duration::ZERO, capacity: 1, ticks: 1 };
-    /// assert_eq!(s.outage_ticks(), 0);
-    /// ```
-    pub fn outage_ticks(&self) -> u64 {
+    pub(crate) fn outage_ticks(&self) -> u64 {
         let ticks = self.outage.as_nanos().div_ceil(self.tick.as_nanos().max(1));
         u64::try_from(ticks).unwrap_or(u64::MAX)
     }
@@ -93,7 +80,7 @@ struct State {
 }
 
 /// The server, listening until dropped.
-pub struct FleetServer {
+pub(crate) struct FleetServer {
     addr: SocketAddr,
     state: Arc<State>,
     task: tokio::task::JoinHandle<()>,
@@ -106,49 +93,33 @@ impl Drop for FleetServer {
 }
 
 /// What the server counted, per tick and in total.
-///
-/// ```
-/// let c = examples::fleet::ServerCounts::default();
-/// assert_eq!(c.calls(), 0);
-/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ServerCounts {
+pub(crate) struct ServerCounts {
     /// First calls per tick.
-    pub first_calls: Vec<u32>,
+    pub(crate) first_calls: Vec<u32>,
     /// Retries per tick.
-    pub retries: Vec<u32>,
+    pub(crate) retries: Vec<u32>,
     /// Calls per tick that arrived after the tick their timer allowed.
-    pub late: Vec<u32>,
+    pub(crate) late: Vec<u32>,
     /// Calls outside the counted ticks (or before the start).
-    pub outside: u64,
+    pub(crate) outside: u64,
     /// Calls without a readable attempt number.
-    pub malformed: u64,
+    pub(crate) malformed: u64,
     /// Lateness beyond the timer's resolution, as a log₂ histogram in µs.
-    pub lateness_buckets: Vec<u64>,
+    pub(crate) lateness_buckets: Vec<u64>,
     /// The largest lateness seen, in µs.
-    pub max_lateness_us: u64,
+    pub(crate) max_lateness_us: u64,
 }
 
 impl ServerCounts {
     /// Every call counted in a tick.
-    ///
-    /// ```
-    /// let c = examples::fleet::ServerCounts { first_calls: vec![3], retries: vec![0, 2], ..Default::default() };
-    /// assert_eq!(c.calls(), 5);
-    /// ```
-    pub fn calls(&self) -> u64 {
+    pub(crate) fn calls(&self) -> u64 {
         let sum = |v: &[u32]| v.iter().map(|&n| u64::from(n)).sum::<u64>();
         sum(&self.first_calls) + sum(&self.retries)
     }
 
     /// The `q`-quantile of lateness (upper bound of its power-of-two bucket), in µs.
-    ///
-    /// ```
-    /// let c = examples::fleet::ServerCounts { lateness_buckets: vec![0, 0, 9, 1], ..Default::default() };
-    /// assert_eq!(c.lateness_quantile_us(0.5), Some(4));
-    /// assert_eq!(c.lateness_quantile_us(1.0), Some(8));
-    /// ```
-    pub fn lateness_quantile_us(&self, q: f64) -> Option<u64> {
+    pub(crate) fn lateness_quantile_us(&self, q: f64) -> Option<u64> {
         let total: u64 = self.lateness_buckets.iter().sum();
         if total == 0 {
             return None;
@@ -168,18 +139,7 @@ impl ServerCounts {
 impl FleetServer {
     /// Binds 127.0.0.1 on a free port and serves `service`; calls are
     /// refused (503, counted outside) until [`start`](Self::start) fixes tick 0.
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-    /// use examples::fleet::{FleetServer, Service};
-    /// use std::time::Duration;
-    /// let service = Service { tick: Duration::from_millis(10), outage: Duration::ZERO, capacity: 5, ticks: 10 };
-    /// let server = FleetServer::bind(service, Duration::from_millis(1)).await.unwrap();
-    /// assert!(server.addr().ip().is_loopback());
-    /// assert_eq!(server.counts().calls(), 0);
-    /// # }
-    /// ```
-    pub async fn bind(service: Service, resolution: Duration) -> std::io::Result<Self> {
+    pub(crate) async fn bind(service: Service, resolution: Duration) -> std::io::Result<Self> {
         let socket = TcpSocket::new_v4()?;
         socket.bind(SocketAddr::from(([127, 0, 0, 1], 0)))?;
         let listener = socket.listen(BACKLOG)?;
@@ -212,17 +172,17 @@ impl FleetServer {
     }
 
     /// Where it listens.
-    pub fn addr(&self) -> SocketAddr {
+    pub(crate) fn addr(&self) -> SocketAddr {
         self.addr
     }
 
     /// Fixes tick 0 at `origin`, the fleet's common start. Only the first call counts.
-    pub fn start(&self, origin: Instant) {
+    pub(crate) fn start(&self, origin: Instant) {
         let _ = self.state.origin.set(origin);
     }
 
     /// A snapshot of the counts, trailing ticks without calls left out.
-    pub fn counts(&self) -> ServerCounts {
+    pub(crate) fn counts(&self) -> ServerCounts {
         let s = &self.state;
         let load = |f: fn(&TickCounts) -> &AtomicU32| -> Vec<u32> {
             s.ticks
@@ -328,5 +288,87 @@ impl State {
         } else {
             StatusCode::TOO_MANY_REQUESTS
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fleet::wire::Lane;
+
+    fn service(tick_ms: u64, outage_ms: u64, capacity: u64, ticks: u64) -> Service {
+        Service {
+            tick: Duration::from_millis(tick_ms),
+            outage: Duration::from_millis(outage_ms),
+            capacity,
+            ticks,
+        }
+    }
+
+    #[test]
+    fn the_outage_covers_every_tick_that_starts_before_it_ends() {
+        // Ticks 0, 1 and 2 start before 25 ms.
+        assert_eq!(service(10, 25, 2, 100).outage_ticks(), 3);
+        assert_eq!(service(10, 30, 2, 100).outage_ticks(), 3);
+        assert_eq!(service(1, 0, 1, 1).outage_ticks(), 0);
+    }
+
+    #[test]
+    fn counts_add_up_and_lateness_quantiles_are_bucket_bounds() {
+        assert_eq!(ServerCounts::default().calls(), 0);
+        assert_eq!(ServerCounts::default().lateness_quantile_us(0.5), None);
+        let c = ServerCounts {
+            first_calls: vec![3],
+            retries: vec![0, 2],
+            lateness_buckets: vec![0, 0, 9, 1],
+            ..Default::default()
+        };
+        assert_eq!(c.calls(), 5);
+        assert_eq!(c.lateness_quantile_us(0.5), Some(4));
+        assert_eq!(c.lateness_quantile_us(1.0), Some(8));
+    }
+
+    #[tokio::test]
+    async fn calls_before_the_start_are_refused_and_counted_outside() {
+        // A one-minute tick: every call of this test lands in tick 0.
+        let server = FleetServer::bind(service(60_000, 0, 5, 1), Duration::from_millis(1))
+            .await
+            .unwrap();
+        assert!(server.addr().ip().is_loopback());
+        assert_eq!(
+            server.counts(),
+            ServerCounts {
+                lateness_buckets: vec![0; LATENESS_BUCKETS],
+                ..Default::default()
+            }
+        );
+        let lane = Lane::open(server.addr()).await.unwrap();
+        let refused = lane.call(1, 0).await.unwrap_err();
+        assert_eq!(refused.to_string(), "HTTP 503");
+        assert_eq!((server.counts().outside, server.counts().calls()), (1, 0));
+        server.start(Instant::now());
+        lane.call(1, 0).await.unwrap();
+        // Only the first start counts: a later one would move tick 0 away.
+        server.start(Instant::now() + Duration::from_secs(3600));
+        lane.call(2, 0).await.unwrap();
+        let counts = server.counts();
+        assert_eq!((counts.first_calls, counts.retries), (vec![1], vec![1]));
+        assert_eq!(counts.outside, 1);
+    }
+
+    #[tokio::test]
+    async fn after_the_outage_a_tick_serves_its_capacity_then_throttles() {
+        let server = FleetServer::bind(service(60_000, 0, 1, 1), Duration::from_millis(1))
+            .await
+            .unwrap();
+        server.start(Instant::now());
+        let lane = Lane::open(server.addr()).await.unwrap();
+        assert!(lane.call(1, 0).await.is_ok());
+        assert_eq!(lane.call(2, 0).await.unwrap_err().to_string(), "HTTP 429");
+        let counts = server.counts();
+        assert_eq!((counts.first_calls[0], counts.retries[0]), (1, 1));
+        // A call with no attempt number is malformed, not counted in a tick.
+        assert_eq!(lane.call(0, 0).await.unwrap_err().to_string(), "HTTP 400");
+        assert_eq!(server.counts().malformed, 1);
     }
 }

@@ -26,10 +26,10 @@ use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::sync::{mpsc, oneshot};
 
 /// The request header carrying the attempt number (1 is the first call).
-pub const ATTEMPT_HEADER: &str = "x-attempt";
+pub(crate) const ATTEMPT_HEADER: &str = "x-attempt";
 /// The request header carrying when the client's timer was due, in µs
 /// after the fleet's start (0 for a first call).
-pub const DUE_HEADER: &str = "x-due-us";
+pub(crate) const DUE_HEADER: &str = "x-due-us";
 
 /// The most bytes of one response head this client accepts: the server
 /// sends an empty body and a few headers.
@@ -47,7 +47,7 @@ struct Pending {
 /// One keep-alive connection shared by many clients, requests pipelined.
 /// Cloning it gives another handle to the same connection.
 #[derive(Clone)]
-pub struct Lane {
+pub(crate) struct Lane {
     requests: mpsc::UnboundedSender<Pending>,
 }
 
@@ -55,22 +55,9 @@ pub struct Lane {
 type Owed = Arc<Mutex<VecDeque<oneshot::Sender<Result<u16, String>>>>>;
 
 impl Lane {
-    /// Connects to `addr` and starts the lane's writer and reader tasks.
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-    /// use examples::fleet::{FleetServer, Lane, Service};
-    /// use std::time::{Duration, Instant};
-    /// let service = Service { tick: Duration::from_secs(1), outage: Duration::ZERO, capacity: 1, ticks: 10 };
-    /// let server = FleetServer::bind(service, Duration::from_millis(1)).await.unwrap();
-    /// server.start(Instant::now());
-    /// let lane = Lane::open(server.addr()).await.unwrap();
-    /// assert!(lane.call(1, 0).await.is_ok());
-    /// assert_eq!(lane.call(2, 0).await.unwrap_err().to_string(), "HTTP 429");
-    /// assert_eq!(server.counts().retries[0], 1);
-    /// # }
-    /// ```
-    pub async fn open(addr: SocketAddr) -> std::io::Result<Self> {
+    /// Connects to `addr` and starts the lane's writer and reader tasks
+    /// (served and counted in `server`'s tests).
+    pub(crate) async fn open(addr: SocketAddr) -> std::io::Result<Self> {
         let stream = TcpStream::connect(addr).await?;
         stream.set_nodelay(true)?;
         let (read, write) = stream.into_split();
@@ -83,7 +70,7 @@ impl Lane {
 
     /// Sends one call and classifies the answer: 200 is `Ok`, 503 transient,
     /// 429 throttled; a broken connection is a transport error.
-    pub async fn call(&self, attempt: u32, due_us: u64) -> Result<(), HttpError> {
+    pub(crate) async fn call(&self, attempt: u32, due_us: u64) -> Result<(), HttpError> {
         let (reply, status) = oneshot::channel();
         let lost = || HttpError::Transport("the connection closed".into());
         self.requests

@@ -39,7 +39,16 @@ pub struct TimerModel {
 }
 
 impl TimerModel {
-    /// The largest `skipped` accepted.
+    /// The largest `skipped` a [`Herd`](crate::Herd) accepts; the model
+    /// itself takes a larger share as this one, so that some steps always fire.
+    ///
+    /// ```
+    /// use retry_sim::TimerModel;
+    /// let beyond = TimerModel { skipped: 5.0, ..TimerModel::TOKIO };
+    /// let skipped = (0..10_000).filter(|&s| beyond.is_skipped(s, 1)).count();
+    /// assert!(skipped < 9_300, "{skipped} of 10000 skipped: more than MAX_SKIPPED");
+    /// assert!(TimerModel::MAX_SKIPPED < 1.0);
+    /// ```
     pub const MAX_SKIPPED: f64 = 0.9;
 
     /// tokio's timer: 1 ms, no skipped steps.

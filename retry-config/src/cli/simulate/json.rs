@@ -55,6 +55,9 @@ pub(super) fn herd(run: &HerdRun<'_>) -> String {
         "horizon_ms": ms(h.horizon),
         "max_calls": h.max_calls,
         "seed": h.seed,
+        // The keys of the fleet's JSON; null when the plain tick model ran.
+        "timer_resolution_ms": h.timer.map(|t| ms(t.resolution)),
+        "timer_skipped": h.timer.map(|t| t.skipped),
         "first_wave": run.results.first().map_or(0, |(_, r)| r.first_wave),
         "policies": policies,
     }))
