@@ -74,6 +74,9 @@ pub(crate) fn run(plan: ChildPlan) -> std::io::Result<()> {
         .trim()
         .strip_prefix("go ")
         .and_then(|n| n.parse().ok())
+        // The coordinator sends a start a few hundred ms ahead; anything
+        // beyond a minute is a broken line, not a plan to wait for.
+        .filter(|&n: &u64| n <= wall_ns(Instant::now()).saturating_add(60_000_000_000))
         .map(instant_of)
         .ok_or_else(|| std::io::Error::other(format!("expected `go START_NS`, got {line:?}")))?;
     let outcomes = runtime.block_on(async {

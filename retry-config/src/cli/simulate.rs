@@ -549,6 +549,23 @@ jitter = "none"
     }
 
     #[test]
+    fn the_table_says_which_timer_model_ran() {
+        let table = |extra: &[&str]| {
+            let mut argv = vec!["checkout", "--clients", "100"];
+            argv.extend(extra);
+            simulate(&argv, None).unwrap().text
+        };
+        assert!(!table(&[]).contains("client timers"));
+        let modelled = table(&["--timer-resolution", "1ms", "--timer-skipped", "0.25"]);
+        assert!(
+            modelled.contains(
+                "client timers: wake-ups rounded up to 1ms, 25% of timer steps merged into the next"
+            ),
+            "{modelled}"
+        );
+    }
+
+    #[test]
     fn each_jitter_runs_every_mode_of_the_policy() {
         let out = simulate(&["checkout", "--each-jitter", "--clients", "400"], None).unwrap();
         for mode in ["none", "full", "equal", "decorrelated"] {

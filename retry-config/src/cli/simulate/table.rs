@@ -51,6 +51,13 @@ pub(super) fn herd(run: &HerdRun<'_>) -> String {
         short(h.tick),
         h.seed,
     );
+    if let Some(timer) = h.timer {
+        out.push_str(&format!(
+            "client timers: wake-ups rounded up to {}, {:.0}% of timer steps merged into the next\n",
+            short(timer.resolution),
+            timer.skipped * 100.0,
+        ));
+    }
     let first = run.results.first().map_or(0, |(_, r)| r.first_wave);
     out.push_str(&format!(
         "first wave: {first} calls at 0s, the scenario's doing and the same for every policy; PEAK counts retries only\n\n"
