@@ -269,6 +269,7 @@ impl Policy {
 
     /// [`delay`](Self::delay) as the kernel computes it: in nanoseconds,
     /// drawing the sample only for a jitter mode that uses one.
+    #[inline]
     pub(crate) fn delay_ns(&self, n: u32, prev_ns: u64, unit: impl FnOnce() -> f64) -> u64 {
         // NaN and out-of-range samples land in range rather than past the cap.
         let sample = || {

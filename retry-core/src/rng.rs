@@ -22,6 +22,7 @@ thread_local! {
 }
 
 /// The next sample of this thread's stream.
+#[inline]
 fn thread_unit() -> f64 {
     THREAD_STREAM.with(|stream| {
         let mut state = stream.get();
