@@ -50,8 +50,14 @@ impl KeepingUp {
             first_wave_ticks,
             late_calls: server.late.iter().map(|&n| u64::from(n)).sum(),
             calls,
-            lateness_p50_us: server.lateness_quantile_us(0.5),
-            lateness_p99_us: server.lateness_quantile_us(0.99),
+            // The quantiles are power-of-two bucket bounds: never above the
+            // largest lateness actually seen.
+            lateness_p50_us: server
+                .lateness_quantile_us(0.5)
+                .map(|v| v.min(server.max_lateness_us)),
+            lateness_p99_us: server
+                .lateness_quantile_us(0.99)
+                .map(|v| v.min(server.max_lateness_us)),
             lateness_max_us: server.max_lateness_us,
             lost_calls: made.saturating_sub(calls + server.outside + server.malformed),
             uncounted: server.outside + server.malformed,
@@ -346,6 +352,20 @@ mod tests {
         let on_time = KeepingUp::of(&server(vec![100], vec![50], vec![1]), &[]);
         assert!(on_time.kept_up(), "{on_time:?}");
         assert!(on_time.warnings(Duration::from_millis(10)).is_empty());
+    }
+
+    #[test]
+    fn lateness_quantiles_never_exceed_the_largest_lateness_seen() {
+        let mut counts = server(vec![10], vec![0], vec![3]);
+        // Three late calls in the 2^15..2^16 µs bucket, the largest 36.3 ms.
+        counts.lateness_buckets = vec![0; 17];
+        counts.lateness_buckets[16] = 3;
+        counts.max_lateness_us = 36_300;
+        let k = KeepingUp::of(&counts, &[]);
+        assert_eq!(
+            (k.lateness_p50_us, k.lateness_p99_us),
+            (Some(36_300), Some(36_300))
+        );
     }
 
     #[test]
