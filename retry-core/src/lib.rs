@@ -61,6 +61,7 @@ mod adaptive;
 mod backoff;
 mod budget;
 mod builder;
+mod call_policy;
 mod classify;
 pub mod clock;
 mod decide;

@@ -2,8 +2,11 @@
 //!
 //! A [`Registry`] is an immutable snapshot; [`install`] swaps the current one
 //! atomically (`arc-swap`). A lookup is a lock-free load plus a hash lookup by
-//! `&str`: no lock, no allocation. A running call holds the `Arc<Policy>` it
-//! started with, so a reload is seen by the next call only.
+//! `&str`: no lock, no allocation. A running call runs under the policy it
+//! started with, so a reload is seen by the next call only: `Retry::call`
+//! borrows it, and a `#[retry]` call takes it at its first failure as of the
+//! install generation it started in (the last few replaced registries are
+//! kept for that; a call that succeeds at once takes no reference count).
 //!
 //! If nothing was installed when the first lookup happens, the registry runs
 //! the loader a linked crate registered (retry-config registers one that
@@ -29,9 +32,10 @@ use arc_swap::cache::Cache;
 use loading::ensure_loaded;
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::collections::VecDeque;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, LazyLock};
+use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
 /// An immutable set of named policies and budgets.
 ///
@@ -45,6 +49,8 @@ use std::sync::{Arc, LazyLock};
 pub struct Registry {
     policies: HashMap<Box<str>, Arc<Policy>, NameHash>,
     budgets: HashMap<Box<str>, Arc<RetryBudget>, NameHash>,
+    /// The install generation it is current for (0 until installed).
+    generation: u64,
 }
 
 /// The names' hash: FNV-1a. Every lookup of a `#[retry]` call hashes its
@@ -211,12 +217,45 @@ pub(crate) fn is_installed() -> bool {
 /// registry::install(Registry::builder().policy("doc-install", Policy::default()).build());
 /// assert!(registry::policy("doc-install").is_some());
 /// ```
-pub fn install(registry: Registry) -> Arc<Registry> {
+pub fn install(mut registry: Registry) -> Arc<Registry> {
+    // One install at a time, so that each registry knows its generation.
+    let mut retired = RETIRED.lock().unwrap_or_else(PoisonError::into_inner);
     INSTALLED.store(true, Ordering::Release);
+    registry.generation = GENERATION.load(Ordering::Acquire).wrapping_add(1);
     let previous = CURRENT.swap(Arc::new(registry));
     // After the swap: a reader that sees the new generation sees the new registry.
     GENERATION.fetch_add(1, Ordering::Release);
+    if retired.len() == KEPT_GENERATIONS {
+        retired.pop_front();
+    }
+    retired.push_back(Arc::clone(&previous));
     previous
+}
+
+/// How many replaced registries are kept for calls still in their first
+/// attempt (see [`as_of`]).
+const KEPT_GENERATIONS: usize = 8;
+
+/// The registries the last installs replaced, oldest first.
+static RETIRED: Mutex<VecDeque<Arc<Registry>>> = Mutex::new(VecDeque::new());
+
+/// The registry that was current at install generation `generation`: the
+/// current one if no install came since, one of the last few replaced ones
+/// otherwise, `None` when that one is no longer kept. A `#[retry]` call that
+/// succeeds at once never takes its policy's reference count; one that
+/// fails takes its policy then, as of the generation it started in, so a
+/// reload during its first attempt does not change it.
+pub(crate) fn as_of(generation: u64) -> Option<Arc<Registry>> {
+    ensure_loaded();
+    let current = CURRENT.load_full();
+    if current.generation == generation {
+        return Some(current);
+    }
+    let retired = RETIRED.lock().unwrap_or_else(PoisonError::into_inner);
+    retired
+        .iter()
+        .find(|registry| registry.generation == generation)
+        .map(Arc::clone)
 }
 
 /// How many times a registry has been installed: it changes with every

@@ -4,6 +4,9 @@
 //! attempt, the same decision (the kernel in `decide`), the same hooks,
 //! span, events, end reason and report, whichever the caller.
 
+use crate::call_policy::CallPolicy;
+#[cfg(feature = "tokio")]
+use crate::call_policy::SitePolicy;
 use crate::classify::Classify;
 use crate::clock::{
     BlockingSleeper, Clock, DefaultClock, DefaultSleeper, Sleeper, SystemClock, ThreadSleeper,
@@ -156,7 +159,7 @@ impl<'p, C, S, H> Retry<'p, C, S, H> {
     /// The per-call state, for code that drives [`Run::round`] itself
     /// (`#[retry]`, whose attempts borrow the function's arguments).
     #[doc(hidden)]
-    pub fn start(self) -> Run<'p, C, S, H>
+    pub fn start(self) -> Run<&'p Policy, C, S, H>
     where
         S: Sleeper,
     {
@@ -166,25 +169,13 @@ impl<'p, C, S, H> Retry<'p, C, S, H> {
     /// The per-call state; `timed` reads the clock at the first attempt even
     /// when neither a deadline nor a budget needs it, so the caller's report
     /// has `elapsed` (a give-up hook asks for the same in [`Run::round`]).
-    fn start_run(self, timed: bool) -> Run<'p, C, S, H>
+    fn start_run(self, timed: bool) -> Run<&'p Policy, C, S, H>
     where
         S: Sleeper,
     {
-        Run {
-            policy: self.policy,
-            clock: self.clock,
-            sleeper: self.sleeper,
-            hooks: self.hooks,
-            started: None,
-            seed: self.seed.unwrap_or(0),
-            seeded: self.seed.is_some(),
-            began: false,
-            timed,
-            ending: None,
-            retrying: None,
-            #[cfg(feature = "tracing")]
-            span: tracing::debug_span!("retry", policy = run_name(self.policy)),
-        }
+        let name = run_name(self.policy.name());
+        let parts = (self.clock, self.sleeper, self.hooks);
+        Run::with(self.policy, name, parts, self.seed, timed)
     }
 
     /// Runs `op` until it succeeds or the policy gives up; returns its last result.
@@ -284,7 +275,7 @@ impl<'p, C, S, H> Retry<'p, C, S, H> {
     fn blocking_run<F, T, E, R>(
         self,
         mut op: F,
-        finish: impl for<'r> FnOnce(Result<T, E>, &Run<'p, C, Blocked<'r, S>, H>) -> R,
+        finish: impl for<'r> FnOnce(Result<T, E>, &Run<&'p Policy, C, Blocked<'r, S>, H>) -> R,
     ) -> R
     where
         F: FnMut() -> Result<T, E>,
@@ -360,9 +351,9 @@ fn block_on<F: Future>(fut: F) -> F::Output {
     }
 }
 
-#[cfg(feature = "tracing")]
-fn run_name(policy: &Policy) -> &str {
-    policy.name().unwrap_or("<unnamed>")
+/// The policy's name as the call's span shows it.
+fn run_name(name: Option<&str>) -> &str {
+    name.unwrap_or("<unnamed>")
 }
 
 /// The state of one call in progress. Not public API: `#[retry]` drives it
@@ -376,8 +367,9 @@ fn run_name(policy: &Policy) -> &str {
 /// and builds no decision state, and a call that needs a timer pays one
 /// allocation, however many attempts and waits follow.
 #[doc(hidden)]
-pub struct Run<'p, C, S: Sleeper, H> {
-    policy: &'p Policy,
+pub struct Run<P, C, S: Sleeper, H> {
+    /// The call's policy (see `call_policy`).
+    policy: P,
     clock: C,
     sleeper: S,
     hooks: H,
@@ -408,10 +400,12 @@ pin_project_lite::pin_project! {
     }
 }
 
-impl<C: fmt::Debug, S: Sleeper + fmt::Debug, H: fmt::Debug> fmt::Debug for Run<'_, C, S, H> {
+impl<P: CallPolicy, C: fmt::Debug, S: Sleeper + fmt::Debug, H: fmt::Debug> fmt::Debug
+    for Run<P, C, S, H>
+{
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Run")
-            .field("policy", &self.policy.name())
+            .field("policy", &self.policy.at_hand().and_then(Policy::name))
             .field("began", &self.began)
             .field("retrying", &self.retrying.as_ref().map(|r| &r.tally))
             .field("ending", &self.ending)
@@ -419,7 +413,48 @@ impl<C: fmt::Debug, S: Sleeper + fmt::Debug, H: fmt::Debug> fmt::Debug for Run<'
     }
 }
 
-impl<'p, C: Clock, S: Sleeper, H> Run<'p, C, S, H> {
+#[cfg(feature = "tokio")]
+impl<H> Run<SitePolicy, DefaultClock, DefaultSleeper, H> {
+    /// A `#[retry]` call through its site's `policy` (see
+    /// `SiteCache::policy_for_call`), on tokio's clock and timer.
+    #[doc(hidden)]
+    pub fn for_site(policy: SitePolicy, hooks: H) -> Self {
+        let name = policy.name();
+        let parts = (DefaultClock::default(), DefaultSleeper::default(), hooks);
+        Run::with(policy, name, parts, None, false)
+    }
+}
+
+impl<P, C, S: Sleeper, H> Run<P, C, S, H> {
+    /// A call about to make its first attempt under `policy` (named `name`).
+    pub(crate) fn with(
+        policy: P,
+        name: &str,
+        (clock, sleeper, hooks): (C, S, H),
+        seed: Option<u64>,
+        timed: bool,
+    ) -> Self {
+        #[cfg(not(feature = "tracing"))]
+        let _ = name;
+        Run {
+            policy,
+            clock,
+            sleeper,
+            hooks,
+            started: None,
+            seed: seed.unwrap_or(0),
+            seeded: seed.is_some(),
+            began: false,
+            timed,
+            ending: None,
+            retrying: None,
+            #[cfg(feature = "tracing")]
+            span: tracing::debug_span!("retry", policy = name),
+        }
+    }
+}
+
+impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     /// Runs the loop (round after round), then `finish` makes the output
     /// from the result and the run (for its report). The returned future is
     /// the loop itself (a `round::Call`), owning the run: no wrapper around
@@ -445,20 +480,21 @@ impl<'p, C: Clock, S: Sleeper, H> Run<'p, C, S, H> {
     /// call's result. The same round as every other entry point's
     /// (`round::poll_round`), inside the call's `retry` span.
     #[inline]
-    pub fn round<'r, M, Fut, T, E>(&'r mut self, make: M) -> Round<'r, 'p, C, S, H, Fut>
+    pub fn round<'r, M, Fut, T, E>(&'r mut self, make: M) -> Round<'r, P, C, S, H, Fut>
     where
         M: FnOnce() -> Fut,
         Fut: Future<Output = Result<T, E>>,
         E: Classify,
         H: HookSet<E>,
     {
-        let stage = crate::round::attempt::<_, _, _, _, T, E>(self, make);
+        let stage = crate::round::attempt::<_, _, _, _, _, T, E>(self, make);
         Round::new(self, stage)
     }
 
-    /// The policy this call runs under.
-    pub(crate) fn policy(&self) -> &'p Policy {
-        self.policy
+    /// The policy this call runs under, taken now if the call has not
+    /// needed it yet.
+    pub(crate) fn policy_mut(&mut self) -> &Policy {
+        self.policy.get()
     }
 
     /// Attempts begun so far.
@@ -484,7 +520,21 @@ impl<'p, C: Clock, S: Sleeper, H> Run<'p, C, S, H> {
     where
         H: HookSet<E>,
     {
-        let timeout = match self.policy.attempt_timeout() {
+        let timed = self.timed || self.hooks.wants_give_up();
+        let Some(policy) = self.policy.at_hand() else {
+            // A call site's call that has not needed its policy: the start
+            // made sure the first attempt needs nothing of it (no timeout, no
+            // deadline, no budget), and any later attempt follows a failure,
+            // which takes it.
+            if !self.began {
+                self.began = true;
+                if timed && self.started.is_none() {
+                    self.started = Some(self.clock.now());
+                }
+            }
+            return;
+        };
+        let timeout = match policy.attempt_timeout() {
             Some(limit) if S::TIMES_ATTEMPTS => Some(self.sleeper.sleep(limit)),
             _ => None,
         };
@@ -496,8 +546,6 @@ impl<'p, C: Clock, S: Sleeper, H> Run<'p, C, S, H> {
         }
         if !self.began {
             self.began = true;
-            let policy = self.policy;
-            let timed = self.timed || self.hooks.wants_give_up();
             let needs_start = timed || policy.deadline().is_some() || !policy.budgets.is_empty();
             if needs_start && self.started.is_none() {
                 let now = self.clock.now();
@@ -522,7 +570,7 @@ impl<'p, C: Clock, S: Sleeper, H> Run<'p, C, S, H> {
     /// them) and the budget says so, once.
     #[inline]
     pub(crate) fn pace_first_attempt(&mut self) -> Option<Duration> {
-        let policy = self.policy;
+        let policy = self.policy.at_hand()?;
         if !policy.budgets.paces() || self.began || self.started.is_some() {
             return None;
         }
@@ -576,17 +624,19 @@ impl<'p, C: Clock, S: Sleeper, H> Run<'p, C, S, H> {
         // moves to the heap only if the call retries.
         let mut fresh = Tally::new(u32::from(self.began), Duration::ZERO, Duration::ZERO);
         let rng = self.rng();
+        // A failure is where a call site's call takes its policy.
+        let policy: &Policy = self.policy.get();
         let tally = match &mut self.retrying {
             Some(retrying) => retrying.as_mut().project().tally,
             None => &mut fresh,
         };
-        let step = decide(self.policy, tally, rng, failure, Owed::Nothing, now);
+        let step = decide(policy, tally, rng, failure, Owed::Nothing, now);
         let tally = *tally;
         let attempts = tally.attempts;
         match step {
             Step::Retry { wait, hinted } => {
                 let event = RetryEvent {
-                    policy: self.policy.name(),
+                    policy: policy.name(),
                     attempt: attempts,
                     error: &error,
                     wait,
@@ -602,7 +652,7 @@ impl<'p, C: Clock, S: Sleeper, H> Run<'p, C, S, H> {
                 );
                 self.hooks.on_retry(&event);
                 #[cfg(feature = "metrics")]
-                crate::metrics::retried(self.policy, wait, failure.hint, hinted);
+                crate::metrics::retried(policy, wait, failure.hint, hinted);
                 let sleep = self.sleeper.sleep(wait);
                 match &mut self.retrying {
                     Some(retrying) => retrying.as_mut().project().timer.set(Some(sleep)),
@@ -619,14 +669,14 @@ impl<'p, C: Clock, S: Sleeper, H> Run<'p, C, S, H> {
                 // The kernel refuses a request that cannot be sent again as
                 // it refuses any disallowed retry; the call says which it was.
                 let ending = match unrepeatable {
-                    Some(why) if allowed && in_policy(self.policy, failure.class) => why.ending(),
+                    Some(why) if allowed && in_policy(policy, failure.class) => why.ending(),
                     _ => ending,
                 };
                 self.ending = Some(ending);
                 #[cfg(feature = "metrics")]
-                crate::metrics::ended(self.policy, ending, attempts);
+                crate::metrics::ended(policy, ending, attempts);
                 let now = read.unwrap_or_else(|| self.clock.now());
-                let report = self.report_of(&tally, ending, now);
+                let report = report_of(Some(policy), self.started, &tally, ending, now);
                 #[cfg(feature = "tracing")]
                 tracing::debug!(
                     ending = ending.as_str(),
@@ -635,7 +685,7 @@ impl<'p, C: Clock, S: Sleeper, H> Run<'p, C, S, H> {
                     "giving up"
                 );
                 self.hooks.on_give_up(&GiveUpEvent {
-                    policy: self.policy.name(),
+                    policy: policy.name(),
                     error: &error,
                     report: &report,
                 });
@@ -659,11 +709,16 @@ impl<'p, C: Clock, S: Sleeper, H> Run<'p, C, S, H> {
     /// that records how calls end (for metrics), whichever entry point.
     #[inline]
     pub(crate) fn succeeded(&self) {
-        if self.policy.budgets.paces() {
-            self.policy.budgets.record(self.clock.now(), false);
+        // A call that has not taken its policy has neither budgets nor
+        // metrics to tell (the start made sure of it).
+        let Some(policy) = self.policy.at_hand() else {
+            return;
+        };
+        if policy.budgets.paces() {
+            policy.budgets.record(self.clock.now(), false);
         }
         #[cfg(feature = "metrics")]
-        crate::metrics::ended(self.policy, Ending::Success, self.attempts());
+        crate::metrics::ended(policy, Ending::Success, self.attempts());
     }
 
     /// The jitter's source for this call.
@@ -671,24 +726,41 @@ impl<'p, C: Clock, S: Sleeper, H> Run<'p, C, S, H> {
         JitterRng::from_seed(self.seeded.then_some(self.seed))
     }
 
-    /// The report of a call whose kernel state is `tally`, ending at `now`.
-    fn report_of(&self, tally: &Tally, ending: Ending, now: Instant) -> Report {
-        Report {
-            ending,
-            attempts: tally.attempts,
-            waited: tally.waited(),
-            elapsed: elapsed(self.started, now),
-            budget_failing_open: false,
-        }
-        .budget_state(self.policy)
-    }
-
     /// How the call has gone so far; `Success` unless it gave up.
     pub fn report(&self) -> Report {
         let ending = self.ending.unwrap_or(Ending::Success);
         let first = Tally::new(u32::from(self.began), Duration::ZERO, Duration::ZERO);
         let tally = self.retrying.as_ref().map_or(&first, |r| &r.tally);
-        self.report_of(tally, ending, self.clock.now())
+        report_of(
+            self.policy.at_hand(),
+            self.started,
+            tally,
+            ending,
+            self.clock.now(),
+        )
+    }
+}
+
+/// The report of a call started at `started` whose kernel state is `tally`,
+/// ending at `now`; `policy` says whether a budget failed open (a call that
+/// has not taken its policy has no budget).
+fn report_of(
+    policy: Option<&Policy>,
+    started: Option<Instant>,
+    tally: &Tally,
+    ending: Ending,
+    now: Instant,
+) -> Report {
+    let report = Report {
+        ending,
+        attempts: tally.attempts,
+        waited: tally.waited(),
+        elapsed: elapsed(started, now),
+        budget_failing_open: false,
+    };
+    match policy {
+        Some(policy) => report.budget_state(policy),
+        None => report,
     }
 }
 

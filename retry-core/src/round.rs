@@ -12,6 +12,7 @@
 //! words. The error is a local of one `poll`, never stored, so a `!Send`
 //! error cannot make the future `!Send`.
 
+use crate::call_policy::CallPolicy;
 use crate::classify::{AttemptTimeout, Classify};
 use crate::clock::{Clock, Sleeper};
 use crate::hooks::HookSet;
@@ -45,11 +46,12 @@ impl<Fut> Stage<Fut> {
 
 /// Begins an attempt: counts it, arms its timeout, makes the future.
 #[inline]
-pub(crate) fn attempt<C, S, H, Fut, T, E>(
-    run: &mut Run<'_, C, S, H>,
+pub(crate) fn attempt<P, C, S, H, Fut, T, E>(
+    run: &mut Run<P, C, S, H>,
     make: impl FnOnce() -> Fut,
 ) -> Stage<Fut>
 where
+    P: CallPolicy,
     C: Clock,
     S: Sleeper,
     H: HookSet<E>,
@@ -69,12 +71,13 @@ where
 /// result; `Continue` means the wait is over and `stage` is idle, ready for
 /// the next attempt.
 #[inline]
-pub(crate) fn poll_round<C, S, H, Fut, T, E>(
-    run: &mut Run<'_, C, S, H>,
+pub(crate) fn poll_round<P, C, S, H, Fut, T, E>(
+    run: &mut Run<P, C, S, H>,
     mut stage: Pin<&mut Stage<Fut>>,
     cx: &mut Context<'_>,
 ) -> Poll<ControlFlow<Result<T, E>>>
 where
+    P: CallPolicy,
     C: Clock,
     S: Sleeper,
     H: HookSet<E>,
@@ -93,7 +96,7 @@ where
                         ready!(run.poll_timer(cx).unwrap_or(Poll::Pending));
                         let info = AttemptTimeout {
                             attempt: run.attempts(),
-                            timeout: run.policy().attempt_timeout().unwrap_or_default(),
+                            timeout: run.policy_mut().attempt_timeout().unwrap_or_default(),
                         };
                         match E::from_timeout(info) {
                             Some(timed_out) => Err(timed_out),
@@ -133,22 +136,23 @@ pin_project! {
     /// One round that `#[retry]` awaits: it borrows the call's state, so
     /// the attempt it holds may borrow the function's arguments.
     #[must_use = "a round does nothing until awaited"]
-    pub struct Round<'r, 'p, C, S: Sleeper, H, Fut> {
-        run: &'r mut Run<'p, C, S, H>,
+    pub struct Round<'r, P, C, S: Sleeper, H, Fut> {
+        run: &'r mut Run<P, C, S, H>,
         #[pin]
         stage: Stage<Fut>,
     }
 }
 
-impl<'r, 'p, C, S: Sleeper, H, Fut> Round<'r, 'p, C, S, H, Fut> {
+impl<'r, P, C, S: Sleeper, H, Fut> Round<'r, P, C, S, H, Fut> {
     /// The round whose attempt `stage` holds (see [`attempt`]).
-    pub(crate) fn new(run: &'r mut Run<'p, C, S, H>, stage: Stage<Fut>) -> Self {
+    pub(crate) fn new(run: &'r mut Run<P, C, S, H>, stage: Stage<Fut>) -> Self {
         Round { run, stage }
     }
 }
 
-impl<C, S, H, Fut, T, E> Future for Round<'_, '_, C, S, H, Fut>
+impl<P, C, S, H, Fut, T, E> Future for Round<'_, P, C, S, H, Fut>
 where
+    P: CallPolicy,
     C: Clock,
     S: Sleeper,
     H: HookSet<E>,
@@ -168,8 +172,8 @@ pin_project! {
     /// A whole call that owns its loop: attempts made by `op`, round after
     /// round, then `finish` makes the output from the result and the run.
     #[must_use = "a call does nothing until awaited"]
-    pub(crate) struct Call<'p, C, S: Sleeper, H, F, Fut, Fin> {
-        run: Run<'p, C, S, H>,
+    pub(crate) struct Call<P, C, S: Sleeper, H, F, Fut, Fin> {
+        run: Run<P, C, S, H>,
         op: F,
         finish: Option<Fin>,
         #[pin]
@@ -177,8 +181,8 @@ pin_project! {
     }
 }
 
-impl<'p, C, S: Sleeper, H, F, Fut, Fin> Call<'p, C, S, H, F, Fut, Fin> {
-    pub(crate) fn new(run: Run<'p, C, S, H>, op: F, finish: Fin) -> Self {
+impl<P, C, S: Sleeper, H, F, Fut, Fin> Call<P, C, S, H, F, Fut, Fin> {
+    pub(crate) fn new(run: Run<P, C, S, H>, op: F, finish: Fin) -> Self {
         Call {
             run,
             op,
@@ -188,15 +192,16 @@ impl<'p, C, S: Sleeper, H, F, Fut, Fin> Call<'p, C, S, H, F, Fut, Fin> {
     }
 }
 
-impl<'p, C, S, H, F, Fut, Fin, T, E, R> Future for Call<'p, C, S, H, F, Fut, Fin>
+impl<P, C, S, H, F, Fut, Fin, T, E, R> Future for Call<P, C, S, H, F, Fut, Fin>
 where
+    P: CallPolicy,
     C: Clock,
     S: Sleeper,
     H: HookSet<E>,
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<T, E>>,
     E: Classify,
-    Fin: FnOnce(Result<T, E>, &Run<'p, C, S, H>) -> R,
+    Fin: FnOnce(Result<T, E>, &Run<P, C, S, H>) -> R,
 {
     type Output = R;
 

@@ -4,6 +4,7 @@
 //! error type cannot carry). Each problem is said once per call site, on
 //! stderr and as a tracing warning.
 
+use crate::call_policy::SitePolicy;
 use crate::policy::Policy;
 use crate::registry::linked::CallSite;
 use crate::registry::{self, loading};
@@ -39,6 +40,9 @@ static SINGLE_ATTEMPT: LazyLock<Arc<Policy>> = LazyLock::new(|| {
 pub struct SiteCache {
     generation: Cell<u64>,
     policy: Cell<Option<Arc<Policy>>>,
+    /// Whether a call can leave its policy until it fails (see
+    /// `policy_for_call`), worked out when the policy is cached.
+    deferrable: Cell<bool>,
 }
 
 impl SiteCache {
@@ -52,6 +56,7 @@ impl SiteCache {
         SiteCache {
             generation: Cell::new(u64::MAX),
             policy: Cell::new(None),
+            deferrable: Cell::new(false),
         }
     }
 
@@ -72,20 +77,101 @@ impl SiteCache {
     }
 
     fn get(&self, call: &'static CallSite) -> Arc<Policy> {
+        self.refresh(call);
+        let current = self.policy.take().unwrap_or_else(|| checked(call));
+        self.policy.set(Some(Arc::clone(&current)));
+        current
+    }
+}
+
+impl SiteCache {
+    /// The policy of one call at site `call`, through this thread's cache
+    /// in `site`: held at once if the call's first attempt needs it (an
+    /// attempt timeout, a deadline, a budget, metrics), otherwise left to be
+    /// taken at the call's first failure as of the registry generation the
+    /// cache was read at, so the success path takes no reference count.
+    ///
+    /// ```
+    /// use retry_core::__private::kernel::CallPolicy;
+    /// use retry_core::__private::site::{CallSite, SiteCache};
+    /// use retry_core::{registry, Policy, Registry};
+    /// use std::time::Duration;
+    /// thread_local! { static SITE: SiteCache = const { SiteCache::new() }; }
+    /// const CALL: CallSite = CallSite::new("doc-for-call", file!(), line!(), "doc");
+    /// registry::install(Registry::builder().policy("doc-for-call", Policy::default()).build());
+    /// let plain = SiteCache::policy_for_call(&SITE, &CALL);
+    /// // Left for the first failure (held at once when metrics are recorded).
+    /// assert_eq!(plain.at_hand().is_none(), !retry_core::__private::RECORDS_METRICS);
+    /// let timed = Policy::builder().deadline(Some(Duration::from_secs(5))).build().unwrap();
+    /// registry::install(Registry::builder().policy("doc-for-call", timed).build());
+    /// assert!(SiteCache::policy_for_call(&SITE, &CALL).at_hand().is_some());
+    /// ```
+    pub fn policy_for_call(
+        site: &'static LocalKey<SiteCache>,
+        call: &'static CallSite,
+    ) -> SitePolicy {
+        site.try_with(|cache| {
+            let generation = cache.refresh(call);
+            if cache.deferrable.get() {
+                return SitePolicy::deferred(call, generation);
+            }
+            let policy = cache.policy.take().unwrap_or_else(|| checked(call));
+            cache.policy.set(Some(Arc::clone(&policy)));
+            SitePolicy::held(call, policy)
+        })
+        .unwrap_or_else(|_| SitePolicy::held(call, checked(call)))
+    }
+
+    /// Makes the cache current for `call`; returns the registry generation
+    /// it was read at.
+    fn refresh(&self, call: &'static CallSite) -> u64 {
         // Read the generation before the registry: if an install lands in
         // between, the cache is stamped older than what it holds and the
         // next call simply looks again.
         let generation = registry::generation();
-        let cached = self.policy.take();
-        let current = match cached {
-            Some(p) if self.generation.get() == generation => p,
-            _ => {
-                self.generation.set(generation);
-                checked(call)
-            }
-        };
-        self.policy.set(Some(Arc::clone(&current)));
-        current
+        if self.generation.get() != generation {
+            self.generation.set(generation);
+            let policy = checked(call);
+            self.deferrable.set(!needs_policy_at_start(&policy));
+            self.policy.set(Some(policy));
+        }
+        generation
+    }
+}
+
+/// Whether a call's first attempt needs its policy in hand: to arm an
+/// attempt timeout, start a deadline, deposit in or be paced by a budget,
+/// or record metrics.
+fn needs_policy_at_start(policy: &Policy) -> bool {
+    policy.attempt_timeout().is_some()
+        || policy.deadline().is_some()
+        || !policy.budgets.is_empty()
+        || cfg!(feature = "metrics")
+}
+
+/// `call`'s policy as of install `generation`: what a call that started
+/// then and has now failed runs under. A generation the registry no longer
+/// keeps (a call whose first attempt outlived several reloads) gets the
+/// current policy, with a warning once per site.
+pub(crate) fn as_of(call: &CallSite, generation: u64) -> Arc<Policy> {
+    match registry::as_of(generation) {
+        Some(registry) => match registry.policy(call.policy) {
+            Some(policy) => Arc::clone(policy),
+            // Missing then: the start ran it as a single attempt.
+            None => checked(call),
+        },
+        None => {
+            once(call, Problem::OutlivedReloads, || {
+                format!(
+                    "warning: a call of {} outlived several reloads of the policy registry \
+                     during its first attempt; it retries under the current `{}`, not the \
+                     policy it started with",
+                    site(call),
+                    call.policy
+                )
+            });
+            checked(call)
+        }
     }
 }
 
@@ -116,6 +202,7 @@ pub(crate) fn checked(call: &CallSite) -> Arc<Policy> {
 enum Problem {
     MissingPolicy,
     TimeoutNotCarried,
+    OutlivedReloads,
 }
 
 /// Says `message` unless this site already said this problem. A site is

@@ -160,6 +160,34 @@ async fn reload_during_a_run_changes_only_the_next_call() {
     );
 }
 
+static OUTLIVING_CALLS: AtomicU32 = AtomicU32::new(0);
+
+#[retry(policy = "async-outlived")]
+async fn outlives_many_reloads() -> Result<(), ApiError> {
+    if OUTLIVING_CALLS.fetch_add(1, Ordering::SeqCst) == 0 {
+        // More reloads during the first attempt than the registry keeps
+        // replaced generations for: the call cannot have the policy it
+        // started with any more, and takes the current one (with a warning).
+        for _ in 0..12 {
+            add_policy("async-outlived", constant(10, 5));
+        }
+    }
+    Err(ApiError::Unavailable)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_call_outliving_many_reloads_in_its_first_attempt_takes_the_current_policy() {
+    add_policy("async-outlived", constant(100, 2));
+    let start = Instant::now();
+    assert!(outlives_many_reloads().await.is_err());
+    assert_eq!(
+        OUTLIVING_CALLS.load(Ordering::SeqCst),
+        5,
+        "the current policy's 5 attempts"
+    );
+    assert_eq!(start.elapsed(), Duration::from_millis(40));
+}
+
 static UNKNOWN_CALLS: AtomicU32 = AtomicU32::new(0);
 
 #[retry(policy = "async-never-installed")]

@@ -143,7 +143,10 @@ pub fn expand(
         // borrows of `&mut` arguments; the attempt's future is made inside
         // the round, so it is held once.
         quote! {
-            let mut #run = #krate::__private::kernel::Retry::new(&*#policy_var).hooks(#hooks).start();
+            let mut #run = #krate::__private::kernel::Run::for_site(
+                #krate::__private::site::SiteCache::policy_for_call(&__RETRY_SITE, &#call_site),
+                #hooks,
+            );
             loop {
                 #(#copies)*
                 if let ::core::ops::ControlFlow::Break(#result) = #run
@@ -178,6 +181,14 @@ pub fn expand(
         }
     };
 
+    // The async loop takes its policy through the site (`Run::for_site`);
+    // the blocking one holds it for the call.
+    let take_policy = match func.sig.asyncness {
+        Some(_) => TokenStream::new(),
+        None => quote! {
+            let #policy_var = #krate::__private::site::SiteCache::lookup(&__RETRY_SITE, &#call_site);
+        },
+    };
     let RetryFn {
         attrs, vis, sig, ..
     } = &func;
@@ -189,15 +200,13 @@ pub fn expand(
             #(#checks)*
             #classified
             #timeout_check
-            let #policy_var = {
-                // This call site's per-thread cache of its policy: one atomic
-                // load while the registry is unchanged, a lookup after a reload.
-                ::std::thread_local! {
-                    static __RETRY_SITE: #krate::__private::site::SiteCache =
-                        const { #krate::__private::site::SiteCache::new() };
-                }
-                #krate::__private::site::SiteCache::lookup(&__RETRY_SITE, &#call_site)
-            };
+            // This call site's per-thread cache of its policy: one atomic
+            // load while the registry is unchanged, a lookup after a reload.
+            ::std::thread_local! {
+                static __RETRY_SITE: #krate::__private::site::SiteCache =
+                    const { #krate::__private::site::SiteCache::new() };
+            }
+            #take_policy
             let #kind = {
                 #[allow(unused_imports)]
                 use #krate::__private::classify::{ViaClassify as _, ViaTransient as _};
