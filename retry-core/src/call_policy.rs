@@ -6,7 +6,7 @@
 //! beyond what its start read through the site's per-thread cache, so it
 //! takes no reference count (two locked instructions, a third of such a
 //! call's cost). One that fails takes its policy at that moment *as of the
-//! registry generation it started in* (`registry::as_of`), so a reload
+//! registry generation it started in* (`registry::policy_as_of`), so a reload
 //! during its first attempt still does not change it.
 
 use crate::policy::Policy;

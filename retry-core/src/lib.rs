@@ -44,7 +44,7 @@
 //! - `tokio` (default): the async loop on tokio's timer and (pausable) clock.
 //! - `tracing`: a span per call and an event per retry.
 //! - `serde`: serialisable [`OracleState`].
-//! - `redis`: fleet-wide retry budgets kept in Redis ([`RetryBudget::with_fleet`]).
+//! - `redis`: fleet-wide retry budgets kept in Redis (`RetryBudget::with_fleet`).
 //! - `http`: HTTP semantics (status classes, `Retry-After` and gRPC pushback
 //!   hints, idempotency, body replay).
 //! - `tower`: a `tower::Layer` over the same loop; `reqwest-middleware`: a

@@ -233,29 +233,41 @@ pub fn install(mut registry: Registry) -> Arc<Registry> {
 }
 
 /// How many replaced registries are kept for calls still in their first
-/// attempt (see [`as_of`]).
+/// attempt (see [`policy_as_of`]).
 const KEPT_GENERATIONS: usize = 8;
 
 /// The registries the last installs replaced, oldest first.
 static RETIRED: Mutex<VecDeque<Arc<Registry>>> = Mutex::new(VecDeque::new());
 
-/// The registry that was current at install generation `generation`: the
-/// current one if no install came since, one of the last few replaced ones
-/// otherwise, `None` when that one is no longer kept. A `#[retry]` call that
+/// Policy `name` of the registry that was current at install generation
+/// `generation` (`Some(None)` if that registry lacks it): the current
+/// registry if no install came since, one of the last few replaced ones
+/// otherwise; `None` when that one is no longer kept. A `#[retry]` call that
 /// succeeds at once never takes its policy's reference count; one that
 /// fails takes its policy then, as of the generation it started in, so a
 /// reload during its first attempt does not change it.
-pub(crate) fn as_of(generation: u64) -> Option<Arc<Registry>> {
+pub(crate) fn policy_as_of(name: &str, generation: u64) -> Option<Option<Arc<Policy>>> {
     ensure_loaded();
-    let current = CURRENT.load_full();
-    if current.generation == generation {
-        return Some(current);
+    // The current registry through this thread's snapshot: no reference
+    // count on the registry, one on the policy found.
+    let current = SNAPSHOT
+        .try_with(|snapshot| {
+            let mut snapshot = snapshot.borrow_mut();
+            let current = snapshot.get_or_insert_with(|| Cache::new(&*CURRENT)).load();
+            (current.generation == generation).then(|| current.policy(name).cloned())
+        })
+        .unwrap_or_else(|_| {
+            let current = CURRENT.load();
+            (current.generation == generation).then(|| current.policy(name).cloned())
+        });
+    if current.is_some() {
+        return current;
     }
     let retired = RETIRED.lock().unwrap_or_else(PoisonError::into_inner);
     retired
         .iter()
         .find(|registry| registry.generation == generation)
-        .map(Arc::clone)
+        .map(|registry| registry.policy(name).cloned())
 }
 
 /// How many times a registry has been installed: it changes with every

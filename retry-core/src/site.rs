@@ -154,12 +154,10 @@ fn needs_policy_at_start(policy: &Policy) -> bool {
 /// keeps (a call whose first attempt outlived several reloads) gets the
 /// current policy, with a warning once per site.
 pub(crate) fn as_of(call: &CallSite, generation: u64) -> Arc<Policy> {
-    match registry::as_of(generation) {
-        Some(registry) => match registry.policy(call.policy) {
-            Some(policy) => Arc::clone(policy),
-            // Missing then: the start ran it as a single attempt.
-            None => checked(call),
-        },
+    match registry::policy_as_of(call.policy, generation) {
+        Some(Some(policy)) => policy,
+        // Missing then: the start ran it as a single attempt.
+        Some(None) => checked(call),
         None => {
             once(call, Problem::OutlivedReloads, || {
                 format!(
