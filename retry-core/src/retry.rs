@@ -555,7 +555,7 @@ impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
         }
         if timeout.is_some() {
             self.retrying = Some(Box::pin(Retrying {
-                tally: Tally::new(1, Duration::ZERO, Duration::ZERO),
+                tally: self.first_tally(),
                 timer: timeout,
             }));
         }
@@ -592,7 +592,7 @@ impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
             Some(retrying) => retrying.as_mut().project().timer.set(timer),
             None => {
                 self.retrying = Some(Box::pin(Retrying {
-                    tally: Tally::default(),
+                    tally: self.first_tally(),
                     timer,
                 }))
             }
@@ -622,7 +622,7 @@ impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
         };
         // Before the first retry the kernel's state is made on the stack; it
         // moves to the heap only if the call retries.
-        let mut fresh = Tally::new(u32::from(self.began), Duration::ZERO, Duration::ZERO);
+        let mut fresh = self.first_tally();
         let rng = self.rng();
         // A failure is where a call site's call takes its policy.
         let policy: &Policy = self.policy.get();
@@ -721,6 +721,12 @@ impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
         crate::metrics::ended(policy, Ending::Success, self.attempts());
     }
 
+    /// The kernel's state before the call's first retry: the attempt begun
+    /// (if any), nothing waited.
+    fn first_tally(&self) -> Tally {
+        Tally::new(u32::from(self.began), Duration::ZERO, Duration::ZERO)
+    }
+
     /// The jitter's source for this call.
     fn rng(&self) -> JitterRng {
         JitterRng::from_seed(self.seeded.then_some(self.seed))
@@ -729,7 +735,7 @@ impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     /// How the call has gone so far; `Success` unless it gave up.
     pub fn report(&self) -> Report {
         let ending = self.ending.unwrap_or(Ending::Success);
-        let first = Tally::new(u32::from(self.began), Duration::ZERO, Duration::ZERO);
+        let first = self.first_tally();
         let tally = self.retrying.as_ref().map_or(&first, |r| &r.tally);
         report_of(
             self.policy.at_hand(),
