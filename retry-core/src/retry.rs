@@ -231,7 +231,8 @@ impl<'p, C, S, H> Retry<'p, C, S, H> {
     /// The blocking form: runs `op` until it succeeds or the policy gives up,
     /// through the same loop as [`call`](Self::call), sleeping the thread. A
     /// blocking attempt cannot be cancelled, so `attempt_timeout` is not
-    /// enforced here; the deadline is.
+    /// enforced here (a warning says so, once per place in the code); the
+    /// deadline is.
     ///
     /// ```
     /// use retry_core::{Policy, Retry};
@@ -240,6 +241,7 @@ impl<'p, C, S, H> Retry<'p, C, S, H> {
     ///     Retry::blocking(&p).call_blocking(|| Err(std::io::ErrorKind::NotFound.into()));
     /// assert!(r.is_err());
     /// ```
+    #[track_caller]
     pub fn call_blocking<F, T, E>(self, op: F) -> Result<T, E>
     where
         F: FnMut() -> Result<T, E>,
@@ -259,6 +261,7 @@ impl<'p, C, S, H> Retry<'p, C, S, H> {
     /// let (r, report) = Retry::blocking(&p).call_blocking_with_report(|| Ok::<_, std::io::Error>(5));
     /// assert_eq!((r.unwrap(), report.ending), (5, Ending::Success));
     /// ```
+    #[track_caller]
     pub fn call_blocking_with_report<F, T, E>(self, op: F) -> (Result<T, E>, Report)
     where
         F: FnMut() -> Result<T, E>,
@@ -272,6 +275,7 @@ impl<'p, C, S, H> Retry<'p, C, S, H> {
 
     /// The blocking entry: the async loop, with every attempt ready on its
     /// first poll and every wait a thread sleep, driven to its end here.
+    #[track_caller]
     fn blocking_run<F, T, E, R>(
         self,
         mut op: F,
@@ -284,6 +288,9 @@ impl<'p, C, S, H> Retry<'p, C, S, H> {
         S: BlockingSleeper,
         H: HookSet<E>,
     {
+        if self.policy.attempt_timeout().is_some() {
+            crate::site::warn_blocking_timeout(std::panic::Location::caller(), self.policy);
+        }
         let Retry {
             policy,
             clock,

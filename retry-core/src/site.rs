@@ -10,6 +10,7 @@ use crate::registry::linked::CallSite;
 use crate::registry::{self, loading};
 use std::cell::Cell;
 use std::collections::HashSet;
+use std::panic::Location;
 use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 use std::thread::LocalKey;
 
@@ -201,6 +202,7 @@ enum Problem {
     MissingPolicy,
     TimeoutNotCarried,
     OutlivedReloads,
+    BlockingTimeout,
 }
 
 /// Says `message` unless this site already said this problem. A site is
@@ -234,6 +236,26 @@ fn once(call: &CallSite, problem: Problem, message: impl FnOnce() -> String) {
 pub(crate) fn warn_timeout_not_carried(call: &CallSite, policy: &Policy) {
     once(call, Problem::TimeoutNotCarried, || {
         timeout_not_carried(call, policy)
+    });
+}
+
+/// Says, once per place in the code, that a blocking call at `at` runs
+/// under a policy whose `attempt_timeout` it cannot enforce: a blocking
+/// attempt cannot be cancelled.
+pub(crate) fn warn_blocking_timeout(at: &'static Location<'static>, policy: &Policy) {
+    let call = CallSite::new("<blocking call>", at.file(), at.line(), "call_blocking");
+    once(&call, Problem::BlockingTimeout, || {
+        let timeout = policy.attempt_timeout().unwrap_or_default();
+        format!(
+            "warning: the blocking call at {}:{} runs under retry policy `{}`, which sets \
+             attempt_timeout ({timeout:?}); a blocking call cannot enforce it, because a blocking \
+             attempt cannot be cancelled\n  \
+             fix: make the function async, bound the attempt inside it (a socket or query \
+             timeout), or set attempt_timeout = \"none\" for this policy",
+            at.file(),
+            at.line(),
+            policy.name().unwrap_or("<unnamed>"),
+        )
     });
 }
 

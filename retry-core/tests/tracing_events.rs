@@ -14,6 +14,7 @@ struct Counts {
     retry_events: AtomicUsize,
     give_up_events: AtomicUsize,
     missing_policy_warnings: AtomicUsize,
+    blocking_timeout_warnings: AtomicUsize,
 }
 
 struct Counter(Arc<Counts>);
@@ -44,6 +45,13 @@ impl Subscriber for Counter {
         {
             self.0
                 .missing_policy_warnings
+                .fetch_add(1, Ordering::SeqCst);
+        }
+        if *event.metadata().level() == tracing::Level::WARN
+            && message.contains("runs under retry policy `traced-blocking`, which sets attempt_timeout (1s); a blocking call cannot enforce it")
+        {
+            self.0
+                .blocking_timeout_warnings
                 .fetch_add(1, Ordering::SeqCst);
         }
         match message.as_str() {
@@ -100,4 +108,21 @@ fn a_missing_policy_is_one_warning_event_per_call_site() {
         }
     });
     assert_eq!(counts.missing_policy_warnings.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn a_blocking_call_whose_policy_sets_an_attempt_timeout_is_one_warning_per_place() {
+    let policy = Policy::builder()
+        .name("traced-blocking")
+        .attempt_timeout(Some(Duration::from_secs(1)))
+        .build()
+        .unwrap();
+    let counts = Arc::new(Counts::default());
+    tracing::subscriber::with_default(Counter(counts.clone()), || {
+        for _ in 0..3 {
+            let r = Retry::blocking(&policy).call_blocking(|| Ok::<_, Flaky>(1));
+            assert_eq!(r.ok(), Some(1));
+        }
+    });
+    assert_eq!(counts.blocking_timeout_warnings.load(Ordering::SeqCst), 1);
 }
