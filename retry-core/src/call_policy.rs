@@ -11,7 +11,11 @@
 
 use crate::policy::Policy;
 use crate::registry::linked::CallSite;
+use crate::site::SiteCache;
+use std::fmt;
+use std::marker::PhantomData;
 use std::sync::Arc;
+use std::thread::LocalKey;
 
 /// Where a running call finds its policy.
 ///
@@ -22,6 +26,7 @@ use std::sync::Arc;
 /// let mut borrowed = &policy;
 /// assert_eq!(borrowed.at_hand().map(|p| p.max_attempts()), Some(Some(3)));
 /// assert_eq!(borrowed.get().max_attempts(), Some(3));
+/// assert_eq!(borrowed.seed(), None);
 /// ```
 pub trait CallPolicy {
     /// The policy when reaching it costs nothing; `None` for a call site's
@@ -29,6 +34,10 @@ pub trait CallPolicy {
     fn at_hand(&self) -> Option<&Policy>;
     /// The policy, taken now if it is not at hand.
     fn get(&mut self) -> &Policy;
+    /// The jitter's seed the caller chose, if any.
+    fn seed(&self) -> Option<u64> {
+        None
+    }
 }
 
 impl CallPolicy for &Policy {
@@ -41,70 +50,138 @@ impl CallPolicy for &Policy {
     }
 }
 
+/// A policy the caller lends for the whole call (`Retry::new(&policy)`),
+/// with the seed it asked for (`Retry::seed`). The seed travels with the
+/// policy, not in the loop's state, so a `#[retry]` call (never seeded)
+/// does not carry it.
+///
+/// ```
+/// use retry_core::__private::kernel::{CallPolicy, Lent};
+/// let policy = retry_core::Policy::default();
+/// let lent = Lent::new(&policy, Some(7));
+/// assert_eq!((lent.seed(), lent.at_hand().and_then(|p| p.max_attempts())), (Some(7), Some(3)));
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct Lent<'p> {
+    policy: &'p Policy,
+    seed: Option<u64>,
+}
+
+impl<'p> Lent<'p> {
+    /// `policy`, lent with jitter `seed`.
+    pub fn new(policy: &'p Policy, seed: Option<u64>) -> Self {
+        Lent { policy, seed }
+    }
+}
+
+impl CallPolicy for Lent<'_> {
+    fn at_hand(&self) -> Option<&Policy> {
+        Some(self.policy)
+    }
+
+    fn get(&mut self) -> &Policy {
+        self.policy
+    }
+
+    fn seed(&self) -> Option<u64> {
+        self.seed
+    }
+}
+
+/// A `#[retry]` call site, as a type: each expansion declares a unit type
+/// naming its [`CallSite`] and its per-thread [`SiteCache`], so a call's
+/// state need not hold a pointer to either.
+///
+/// ```
+/// use retry_core::__private::kernel::Site;
+/// use retry_core::__private::site::{CallSite, SiteCache};
+/// thread_local! { static CACHE: SiteCache = const { SiteCache::new() }; }
+/// const CALL: CallSite = CallSite::new("doc-site-type", file!(), line!(), "doc");
+/// struct Here;
+/// impl Site for Here {
+///     const CALL: &'static CallSite = &CALL;
+///     fn cache() -> &'static std::thread::LocalKey<SiteCache> { &CACHE }
+/// }
+/// assert_eq!(Here::CALL.policy, "doc-site-type");
+/// ```
+pub trait Site: 'static {
+    /// The call site.
+    const CALL: &'static CallSite;
+    /// The site's per-thread cache of its policy.
+    fn cache() -> &'static LocalKey<SiteCache>;
+}
+
 /// A `#[retry]` call site's policy for one call: held from the start when
 /// the first attempt needs it (a deadline, a timeout, a budget, metrics),
 /// otherwise taken at the first failure, as of the registry generation the
-/// call started in.
+/// call started in. Two words, so it comes back from the site's cache in
+/// registers.
 ///
 /// ```
-/// use retry_core::__private::kernel::CallPolicy;
+/// use retry_core::__private::kernel::{CallPolicy, Site, SitePolicy};
 /// use retry_core::__private::site::{CallSite, SiteCache};
 /// use retry_core::{registry, Policy, Registry};
-/// thread_local! { static SITE: SiteCache = const { SiteCache::new() }; }
+/// thread_local! { static CACHE: SiteCache = const { SiteCache::new() }; }
 /// const CALL: CallSite = CallSite::new("doc-call-policy", file!(), line!(), "doc");
+/// struct Here;
+/// impl Site for Here {
+///     const CALL: &'static CallSite = &CALL;
+///     fn cache() -> &'static std::thread::LocalKey<SiteCache> { &CACHE }
+/// }
 /// let two = Policy::builder().max_attempts(2).build().unwrap();
 /// registry::install(Registry::builder().policy("doc-call-policy", two).build());
-/// let mut policy = SiteCache::policy_for_call(&SITE, &CALL);
+/// let mut policy = SitePolicy::<Here>::for_call();
 /// // Nothing taken yet (with the `metrics` feature, held from the start).
 /// assert_eq!(policy.at_hand().is_none(), !retry_core::__private::RECORDS_METRICS);
 /// // A reload before the call needs its policy does not change it.
 /// let three = Policy::builder().max_attempts(3).build().unwrap();
 /// registry::install(Registry::builder().policy("doc-call-policy", three).build());
 /// assert_eq!(policy.get().max_attempts(), Some(2));
+/// assert_eq!(size_of::<SitePolicy<Here>>(), 16);
 /// ```
-#[derive(Debug)]
-pub struct SitePolicy {
-    call: &'static CallSite,
+pub struct SitePolicy<K> {
     generation: u64,
     held: Option<Arc<Policy>>,
+    site: PhantomData<fn() -> K>,
 }
 
-impl SitePolicy {
-    /// `call`'s policy, held from the start.
-    pub(crate) fn held(call: &'static CallSite, policy: Arc<Policy>) -> Self {
+impl<K: Site> SitePolicy<K> {
+    /// The policy of one call at site `K`, through this thread's cache (see
+    /// `SiteCache::policy_for_call`).
+    pub fn for_call() -> Self {
+        let (generation, held) = SiteCache::policy_for_call(K::cache(), K::CALL);
         SitePolicy {
-            call,
-            generation: 0,
-            held: Some(policy),
-        }
-    }
-
-    /// `call`'s policy as of install `generation`, taken when first needed.
-    pub(crate) fn deferred(call: &'static CallSite, generation: u64) -> Self {
-        SitePolicy {
-            call,
             generation,
-            held: None,
+            held,
+            site: PhantomData,
         }
     }
-}
 
-impl SitePolicy {
     /// The name the call site uses.
     #[cfg(feature = "tokio")]
     pub(crate) fn name(&self) -> &'static str {
-        self.call.policy
+        K::CALL.policy
     }
 }
 
-impl CallPolicy for SitePolicy {
+impl<K: Site> fmt::Debug for SitePolicy<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SitePolicy")
+            .field("policy", &K::CALL.policy)
+            .field("generation", &self.generation)
+            .field("held", &self.held.is_some())
+            .finish()
+    }
+}
+
+impl<K: Site> CallPolicy for SitePolicy<K> {
     fn at_hand(&self) -> Option<&Policy> {
         self.held.as_deref()
     }
 
     fn get(&mut self) -> &Policy {
-        let (call, generation) = (self.call, self.generation);
+        let generation = self.generation;
         self.held
-            .get_or_insert_with(|| crate::site::as_of(call, generation))
+            .get_or_insert_with(|| crate::site::as_of(K::CALL, generation))
     }
 }

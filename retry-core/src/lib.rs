@@ -88,6 +88,7 @@ mod rng;
 mod round;
 mod schedule;
 mod site;
+mod start;
 #[cfg(feature = "tower")]
 pub mod tower;
 mod waits;

@@ -296,6 +296,16 @@ impl Policy {
         round_nanos(jittered).clamp(waits.min_ns, waits.cap_ns)
     }
 
+    /// Whether a first attempt under this policy, with sleeper `S`, needs
+    /// nothing of it at its start: no clock read (deadline, budget), no
+    /// timeout to arm.
+    #[inline]
+    pub(crate) fn starts_plainly<S: crate::clock::Sleeper>(&self) -> bool {
+        self.deadline.is_none()
+            && self.budgets.is_empty()
+            && (self.attempt_timeout.is_none() || !S::TIMES_ATTEMPTS)
+    }
+
     /// This policy with its schedule's hot-path form computed from its
     /// settings (the builder's last step).
     pub(crate) fn computed(mut self) -> Self {

@@ -4,9 +4,9 @@
 //! attempt, the same decision (the kernel in `decide`), the same hooks,
 //! span, events, end reason and report, whichever the caller.
 
-use crate::call_policy::CallPolicy;
+use crate::call_policy::{CallPolicy, Lent};
 #[cfg(feature = "tokio")]
-use crate::call_policy::SitePolicy;
+use crate::call_policy::{Site, SitePolicy};
 use crate::classify::Classify;
 use crate::clock::{
     BlockingSleeper, Clock, DefaultClock, DefaultSleeper, Sleeper, SystemClock, ThreadSleeper,
@@ -17,6 +17,7 @@ use crate::policy::Policy;
 use crate::report::{Ending, Report};
 use crate::rng::JitterRng;
 use crate::round::{Call, Round};
+use crate::start::Start;
 use std::fmt;
 use std::future::Future;
 use std::pin::{Pin, pin};
@@ -159,7 +160,7 @@ impl<'p, C, S, H> Retry<'p, C, S, H> {
     /// The per-call state, for code that drives [`Run::round`] itself
     /// (`#[retry]`, whose attempts borrow the function's arguments).
     #[doc(hidden)]
-    pub fn start(self) -> Run<&'p Policy, C, S, H>
+    pub fn start(self) -> Run<Lent<'p>, C, S, H>
     where
         S: Sleeper,
     {
@@ -169,13 +170,13 @@ impl<'p, C, S, H> Retry<'p, C, S, H> {
     /// The per-call state; `timed` reads the clock at the first attempt even
     /// when neither a deadline nor a budget needs it, so the caller's report
     /// has `elapsed` (a give-up hook asks for the same in [`Run::round`]).
-    fn start_run(self, timed: bool) -> Run<&'p Policy, C, S, H>
+    fn start_run(self, timed: bool) -> Run<Lent<'p>, C, S, H>
     where
         S: Sleeper,
     {
         let name = run_name(self.policy.name());
         let parts = (self.clock, self.sleeper, self.hooks);
-        Run::with(self.policy, name, parts, self.seed, timed)
+        Run::with(Lent::new(self.policy, self.seed), name, parts, timed)
     }
 
     /// Runs `op` until it succeeds or the policy gives up; returns its last result.
@@ -279,7 +280,7 @@ impl<'p, C, S, H> Retry<'p, C, S, H> {
     fn blocking_run<F, T, E, R>(
         self,
         mut op: F,
-        finish: impl for<'r> FnOnce(Result<T, E>, &Run<&'p Policy, C, Blocked<'r, S>, H>) -> R,
+        finish: impl for<'r> FnOnce(Result<T, E>, &Run<Lent<'p>, C, Blocked<'r, S>, H>) -> R,
     ) -> R
     where
         F: FnMut() -> Result<T, E>,
@@ -381,11 +382,7 @@ pub struct Run<P, C, S: Sleeper, H> {
     sleeper: S,
     hooks: H,
     /// When the first attempt began, if something needed it read.
-    started: Option<Instant>,
-    /// Jitter's seed, when `seeded` (two fields, not an `Option`, so that
-    /// the flags below share the seed's padding).
-    seed: u64,
-    seeded: bool,
+    started: Start,
     /// Whether the first attempt began (the attempt count until a retry).
     began: bool,
     timed: bool,
@@ -421,14 +418,16 @@ impl<P: CallPolicy, C: fmt::Debug, S: Sleeper + fmt::Debug, H: fmt::Debug> fmt::
 }
 
 #[cfg(feature = "tokio")]
-impl<H> Run<SitePolicy, DefaultClock, DefaultSleeper, H> {
-    /// A `#[retry]` call through its site's `policy` (see
-    /// `SiteCache::policy_for_call`), on tokio's clock and timer.
+impl<K: Site, H> Run<SitePolicy<K>, DefaultClock, DefaultSleeper, H> {
+    /// A `#[retry]` call at site `K`, through the site's per-thread cache
+    /// (see `SitePolicy::for_call`), on tokio's clock and timer.
     #[doc(hidden)]
-    pub fn for_site(policy: SitePolicy, hooks: H) -> Self {
+    #[inline]
+    pub fn for_site(hooks: H) -> Self {
+        let policy = SitePolicy::<K>::for_call();
         let name = policy.name();
         let parts = (DefaultClock::default(), DefaultSleeper::default(), hooks);
-        Run::with(policy, name, parts, None, false)
+        Run::with(policy, name, parts, false)
     }
 }
 
@@ -438,7 +437,6 @@ impl<P, C, S: Sleeper, H> Run<P, C, S, H> {
         policy: P,
         name: &str,
         (clock, sleeper, hooks): (C, S, H),
-        seed: Option<u64>,
         timed: bool,
     ) -> Self {
         #[cfg(not(feature = "tracing"))]
@@ -448,9 +446,7 @@ impl<P, C, S: Sleeper, H> Run<P, C, S, H> {
             clock,
             sleeper,
             hooks,
-            started: None,
-            seed: seed.unwrap_or(0),
-            seeded: seed.is_some(),
+            started: Start::UNREAD,
             began: false,
             timed,
             ending: None,
@@ -527,6 +523,33 @@ impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     where
         H: HookSet<E>,
     {
+        // The common first attempt: nothing to time, arm or deposit. Kept
+        // small so the whole success path inlines into the caller's poll.
+        // (`retrying` is not read: before the first attempt it is only made by
+        // an adaptive budget's pacing, and a budget takes the slow path.)
+        if !self.began
+            && !self.timed
+            && !self.hooks.wants_give_up()
+            && self
+                .policy
+                .at_hand()
+                .is_none_or(Policy::starts_plainly::<S>)
+        {
+            self.began = true;
+            return;
+        }
+        self.begin_attempt_slowly::<E>();
+    }
+
+    /// [`begin_attempt`](Self::begin_attempt) for every other attempt: a
+    /// retry, or a first attempt that reads the clock, arms a timeout or
+    /// deposits in a budget.
+    #[cold]
+    #[inline(never)]
+    fn begin_attempt_slowly<E>(&mut self)
+    where
+        H: HookSet<E>,
+    {
         let timed = self.timed || self.hooks.wants_give_up();
         let Some(policy) = self.policy.at_hand() else {
             // A call site's call that has not needed its policy: the start
@@ -535,8 +558,8 @@ impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
             // which takes it.
             if !self.began {
                 self.began = true;
-                if timed && self.started.is_none() {
-                    self.started = Some(self.clock.now());
+                if timed && !self.started.is_read() {
+                    self.started = Start::at(self.clock.now());
                 }
             }
             return;
@@ -554,9 +577,9 @@ impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
         if !self.began {
             self.began = true;
             let needs_start = timed || policy.deadline().is_some() || !policy.budgets.is_empty();
-            if needs_start && self.started.is_none() {
+            if needs_start && !self.started.is_read() {
                 let now = self.clock.now();
-                self.started = Some(now);
+                self.started = Start::at(now);
                 policy.budgets.deposit(now);
             }
         }
@@ -578,11 +601,11 @@ impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     #[inline]
     pub(crate) fn pace_first_attempt(&mut self) -> Option<Duration> {
         let policy = self.policy.at_hand()?;
-        if !policy.budgets.paces() || self.began || self.started.is_some() {
+        if !policy.budgets.paces() || self.began || self.started.is_read() {
             return None;
         }
         let now = self.clock.now();
-        self.started = Some(now);
+        self.started = Start::at(now);
         policy.budgets.deposit(now);
         let wait = policy.budgets.pace_first(now);
         if policy.deadline().is_some_and(|deadline| wait >= deadline) {
@@ -608,6 +631,8 @@ impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
 
     /// The decision and its hooks. On a retry the wait is armed (see
     /// [`poll_timer`](Self::poll_timer)); on giving up the error comes back.
+    /// Out of line: the success path stays small enough to inline.
+    #[inline(never)]
     pub(crate) fn decide<E>(&mut self, error: E) -> Result<(), E>
     where
         E: Classify,
@@ -621,7 +646,7 @@ impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
             allowed: allowed && unrepeatable.is_none(),
         };
         // The clock is read only if the verdict or the report needs it.
-        let (clock, started) = (&self.clock, self.started);
+        let (clock, started) = (&self.clock, self.started.get());
         let mut read = None;
         let now = || {
             let now = *read.insert(clock.now());
@@ -683,7 +708,7 @@ impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
                 #[cfg(feature = "metrics")]
                 crate::metrics::ended(policy, ending, attempts);
                 let now = read.unwrap_or_else(|| self.clock.now());
-                let report = report_of(Some(policy), self.started, &tally, ending, now);
+                let report = report_of(Some(policy), started, &tally, ending, now);
                 #[cfg(feature = "tracing")]
                 tracing::debug!(
                     ending = ending.as_str(),
@@ -736,7 +761,7 @@ impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
 
     /// The jitter's source for this call.
     fn rng(&self) -> JitterRng {
-        JitterRng::from_seed(self.seeded.then_some(self.seed))
+        JitterRng::from_seed(self.policy.seed())
     }
 
     /// How the call has gone so far; `Success` unless it gave up.
@@ -746,7 +771,7 @@ impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
         let tally = self.retrying.as_ref().map_or(&first, |r| &r.tally);
         report_of(
             self.policy.at_hand(),
-            self.started,
+            self.started.get(),
             tally,
             ending,
             self.clock.now(),

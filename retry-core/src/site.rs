@@ -4,7 +4,6 @@
 //! error type cannot carry). Each problem is said once per call site, on
 //! stderr and as a tracing warning.
 
-use crate::call_policy::SitePolicy;
 use crate::policy::Policy;
 use crate::registry::linked::CallSite;
 use crate::registry::{self, loading};
@@ -87,40 +86,40 @@ impl SiteCache {
 
 impl SiteCache {
     /// The policy of one call at site `call`, through this thread's cache
-    /// in `site`: held at once if the call's first attempt needs it (an
-    /// attempt timeout, a deadline, a budget, metrics), otherwise left to be
-    /// taken at the call's first failure as of the registry generation the
-    /// cache was read at, so the success path takes no reference count.
+    /// in `site`: the registry generation the cache was read at, and the
+    /// policy held at once if the call's first attempt needs it (an attempt
+    /// timeout, a deadline, a budget, metrics); otherwise `None`, and the
+    /// call takes it at its first failure as of that generation, so the
+    /// success path takes no reference count.
     ///
     /// ```
-    /// use retry_core::__private::kernel::CallPolicy;
     /// use retry_core::__private::site::{CallSite, SiteCache};
     /// use retry_core::{registry, Policy, Registry};
     /// use std::time::Duration;
     /// thread_local! { static SITE: SiteCache = const { SiteCache::new() }; }
     /// const CALL: CallSite = CallSite::new("doc-for-call", file!(), line!(), "doc");
     /// registry::install(Registry::builder().policy("doc-for-call", Policy::default()).build());
-    /// let plain = SiteCache::policy_for_call(&SITE, &CALL);
+    /// let (_, held) = SiteCache::policy_for_call(&SITE, &CALL);
     /// // Left for the first failure (held at once when metrics are recorded).
-    /// assert_eq!(plain.at_hand().is_none(), !retry_core::__private::RECORDS_METRICS);
+    /// assert_eq!(held.is_none(), !retry_core::__private::RECORDS_METRICS);
     /// let timed = Policy::builder().deadline(Some(Duration::from_secs(5))).build().unwrap();
     /// registry::install(Registry::builder().policy("doc-for-call", timed).build());
-    /// assert!(SiteCache::policy_for_call(&SITE, &CALL).at_hand().is_some());
+    /// assert!(SiteCache::policy_for_call(&SITE, &CALL).1.is_some());
     /// ```
     pub fn policy_for_call(
         site: &'static LocalKey<SiteCache>,
         call: &'static CallSite,
-    ) -> SitePolicy {
+    ) -> (u64, Option<Arc<Policy>>) {
         site.try_with(|cache| {
             let generation = cache.refresh(call);
             if cache.deferrable.get() {
-                return SitePolicy::deferred(call, generation);
+                return (generation, None);
             }
             let policy = cache.policy.take().unwrap_or_else(|| checked(call));
             cache.policy.set(Some(Arc::clone(&policy)));
-            SitePolicy::held(call, policy)
+            (generation, Some(policy))
         })
-        .unwrap_or_else(|_| SitePolicy::held(call, checked(call)))
+        .unwrap_or_else(|_| (0, Some(checked(call))))
     }
 
     /// Makes the cache current for `call`; returns the registry generation

@@ -52,7 +52,7 @@
 //!         let a_copy = a.clone();                   // by-value arguments, per attempt
 //!         // one round: the attempt, the decision and its hooks, the wait
 //!         if let ControlFlow::Break(result) = run
-//!             .round(|| tag_future_with(kind, || async { let a = a_copy; /* the original body */ }))
+//!             .round(|| tag_future(kind, async { let a = a_copy; /* the original body */ }))
 //!             .await
 //!         {
 //!             break result.map_err(Tagged::into_inner);

@@ -20,6 +20,8 @@
 
 use std::future::Future;
 use std::marker::PhantomData;
+use std::pin::Pin;
+use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
 pub use crate::classify::{AttemptTimeout, CarriesTimeout, Class, Classify};
@@ -229,22 +231,55 @@ pub fn run_once<R>(attempt: impl FnOnce() -> R) -> R {
     attempt()
 }
 
-/// Tags the result of an async attempt that `make` creates; no allocation,
-/// `Send` when the attempt is. Making the future inside (rather than taking
-/// it as an argument) means it is held once; with `Run::round` an expansion
-/// holds the body's future once.
+/// Tags the result of an async attempt as it completes; no allocation, no
+/// state of its own (an `async fn` would add its own discriminant and hold
+/// its arguments beside the attempt), `Send` when the attempt is.
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-/// use retry_core::__private::classify::{tag_future_with, AllTransient};
-/// let r = tag_future_with(AllTransient, || async { Ok::<u8, &str>(1) }).await;
+/// use retry_core::__private::classify::{tag_future, AllTransient};
+/// let attempt = async { Ok::<u8, &str>(1) };
+/// let r = tag_future(AllTransient, attempt).await;
 /// assert_eq!(r.unwrap(), 1);
+/// assert_eq!(size_of_val(&tag_future(AllTransient, async { Ok::<u8, &str>(1) })),
+///            size_of_val(&async { Ok::<u8, &str>(1) }));
 /// # }
 /// ```
-pub async fn tag_future_with<M, F, T, E, K>(kind: K, make: M) -> Result<T, Tagged<E, K>>
+pub fn tag_future<F, K>(_: K, attempt: F) -> TaggedFuture<F, K> {
+    TaggedFuture {
+        attempt,
+        kind: PhantomData,
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// An attempt whose error comes out [`Tagged`] (see [`tag_future`]).
+    ///
+    /// ```
+    /// use retry_core::__private::classify::{tag_future, AllTransient, TaggedFuture};
+    /// let f: TaggedFuture<_, AllTransient> = tag_future(AllTransient, async { Ok::<(), u8>(()) });
+    /// # drop(f);
+    /// ```
+    #[must_use = "an attempt does nothing until awaited"]
+    pub struct TaggedFuture<F, K> {
+        #[pin]
+        attempt: F,
+        kind: PhantomData<fn() -> K>,
+    }
+}
+
+impl<F, K, T, E> Future for TaggedFuture<F, K>
 where
-    M: FnOnce() -> F,
     F: Future<Output = Result<T, E>>,
 {
-    tag(kind, make().await)
+    type Output = Result<T, Tagged<E, K>>;
+
+    #[inline]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let result = ready!(self.project().attempt.poll(cx));
+        Poll::Ready(result.map_err(|error| Tagged {
+            error,
+            kind: PhantomData,
+        }))
+    }
 }

@@ -19,7 +19,7 @@
 use crate::policy::Policy;
 use std::time::Duration;
 
-pub use crate::call_policy::{CallPolicy, SitePolicy};
+pub use crate::call_policy::{CallPolicy, Lent, Site, SitePolicy};
 pub use crate::decide::{Decider, Failure, Step};
 pub use crate::problem::Problems;
 pub use crate::retry::{Retry, Run};

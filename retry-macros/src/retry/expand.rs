@@ -142,21 +142,31 @@ pub fn expand(
         // closure written in place, so it is `FnOnce` and may hand out
         // borrows of `&mut` arguments; the attempt's future is made inside
         // the round, so it is held once.
+        let site_type = Ident::new("__RetrySite", site);
         quote! {
-            let mut #run = #krate::__private::kernel::Run::for_site(
-                #krate::__private::site::SiteCache::policy_for_call(&__RETRY_SITE, &#call_site),
-                #hooks,
-            );
+            // The call site as a type, so the call's state holds neither it
+            // nor its cache (see `SitePolicy`).
+            struct #site_type;
+            impl #krate::__private::kernel::Site for #site_type {
+                const CALL: &'static #krate::__private::site::CallSite = &#call_site;
+                fn cache() -> &'static ::std::thread::LocalKey<#krate::__private::site::SiteCache> {
+                    &__RETRY_SITE
+                }
+            }
+            let mut #run = #krate::__private::kernel::Run::<
+                #krate::__private::kernel::SitePolicy<#site_type>, _, _, _,
+            >::for_site(#hooks);
             loop {
                 #(#copies)*
                 if let ::core::ops::ControlFlow::Break(#result) = #run
-                    .round(|| #krate::__private::classify::tag_future_with(#kind, || {
+                    .round(|| #krate::__private::classify::tag_future(
+                        #kind,
                         #krate::__private::classify::typed::<#ret, _>(async {
                             #(#whole)*
                             #(#unpack)*
                             #(#body)*
-                        })
-                    }))
+                        }),
+                    ))
                     .await
                 {
                     break #result.map_err(#krate::__private::classify::Tagged::into_inner);
