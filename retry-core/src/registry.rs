@@ -273,6 +273,7 @@ pub(crate) fn policy_as_of(name: &str, generation: u64) -> Option<Option<Arc<Pol
 /// How many times a registry has been installed: it changes with every
 /// [`install`], so a cached lookup made under one generation is current
 /// exactly while the generation is unchanged.
+#[inline]
 pub(crate) fn generation() -> u64 {
     GENERATION.load(Ordering::Acquire)
 }

@@ -604,6 +604,15 @@ impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
         if !policy.budgets.paces() || self.began || self.started.is_read() {
             return None;
         }
+        self.pace_first_attempt_slowly()
+    }
+
+    /// [`pace_first_attempt`](Self::pace_first_attempt) under an adaptive
+    /// budget: out of line, so a policy without one inlines only the check.
+    #[cold]
+    #[inline(never)]
+    fn pace_first_attempt_slowly(&mut self) -> Option<Duration> {
+        let policy = self.policy.at_hand()?;
         let now = self.clock.now();
         self.started = Start::at(now);
         policy.budgets.deposit(now);
@@ -747,7 +756,7 @@ impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
             return;
         };
         if policy.budgets.paces() {
-            policy.budgets.record(self.clock.now(), false);
+            record_success(policy, &self.clock);
         }
         #[cfg(feature = "metrics")]
         crate::metrics::ended(policy, Ending::Success, self.attempts());
@@ -777,6 +786,14 @@ impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
             self.clock.now(),
         )
     }
+}
+
+/// Tells `policy`'s adaptive budgets that a call succeeded; out of line, so
+/// a policy without one inlines only the check.
+#[cold]
+#[inline(never)]
+fn record_success(policy: &Policy, clock: &impl Clock) {
+    policy.budgets.record(clock.now(), false);
 }
 
 /// The report of a call started at `started` whose kernel state is `tally`,

@@ -106,6 +106,7 @@ impl SiteCache {
     /// registry::install(Registry::builder().policy("doc-for-call", timed).build());
     /// assert!(SiteCache::policy_for_call(&SITE, &CALL).1.is_some());
     /// ```
+    #[inline]
     pub fn policy_for_call(
         site: &'static LocalKey<SiteCache>,
         call: &'static CallSite,
@@ -124,18 +125,27 @@ impl SiteCache {
 
     /// Makes the cache current for `call`; returns the registry generation
     /// it was read at.
+    #[inline]
     fn refresh(&self, call: &'static CallSite) -> u64 {
         // Read the generation before the registry: if an install lands in
         // between, the cache is stamped older than what it holds and the
         // next call simply looks again.
         let generation = registry::generation();
         if self.generation.get() != generation {
-            self.generation.set(generation);
-            let policy = checked(call);
-            self.deferrable.set(!needs_policy_at_start(&policy));
-            self.policy.set(Some(policy));
+            self.fill(call, generation);
         }
         generation
+    }
+
+    /// Caches `call`'s policy as of `generation`: the first call on this
+    /// thread, or the first after a reload.
+    #[cold]
+    #[inline(never)]
+    fn fill(&self, call: &'static CallSite, generation: u64) {
+        self.generation.set(generation);
+        let policy = checked(call);
+        self.deferrable.set(!needs_policy_at_start(&policy));
+        self.policy.set(Some(policy));
     }
 }
 

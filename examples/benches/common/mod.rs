@@ -241,11 +241,16 @@ pub async fn by_hand_flaky(failures: &Cell<u32>, n: u64) -> Result<u64, Flaky> {
 
 /// Drives `fut` with one poll and a no-op waker. On the success path every
 /// contender finishes in one poll, and polling them all the same way keeps
-/// the comparison fair (no runtime machinery in the figure).
+/// the comparison fair (no runtime machinery in the figure). Always inlined,
+/// so every contender's future is polled where it was built: left to the
+/// inliner, the small futures were polled in place and the larger ones were
+/// first copied to this function's frame, a cost of the harness that fell on
+/// some contenders and not others.
 ///
 /// # Panics
 /// When `fut` is not ready after one poll: that contender would need a
 /// runtime to drive it and the comparison would no longer be like for like.
+#[inline(always)]
 pub fn poll_once<F: Future>(fut: F) -> F::Output {
     let mut cx = Context::from_waker(Waker::noop());
     match pin!(fut).poll(&mut cx) {
