@@ -45,9 +45,12 @@
 //! async fn name(&mut self, a: A, r: &R) -> Result<T, E> {   // signature, docs, attributes kept
 //!     // a `__private::site::CallSite` for the start-up check (inventory)
 //!     // when a retry.toml was found at build time: include_bytes!(it), so edits rebuild
-//!     let policy = SiteCache::lookup(..);          // per-thread cache; unknown name: one attempt
+//!     thread_local! { static SITE: SiteCache }     // per-thread cache of the policy
+//!     struct Site; impl kernel::Site for Site { .. } // the call site and its cache, as a type
 //!     let kind = /* Classify if E implements it, else every error transient */;
-//!     let mut run = Retry::new(&policy).hooks(/* retry_if, on_retry */).start();
+//!     // the policy through the cache: held if the first attempt needs it, else
+//!     // taken at the first failure; unknown name: one attempt, with a warning
+//!     let mut run = Run::<SitePolicy<Site>, _, _, _>::for_site(/* retry_if, on_retry */);
 //!     loop {
 //!         let a_copy = a.clone();                   // by-value arguments, per attempt
 //!         // one round: the attempt, the decision and its hooks, the wait
