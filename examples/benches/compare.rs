@@ -162,10 +162,11 @@ fn delays(c: &mut Criterion) {
 }
 
 /// Resolving a policy name, alone and while another thread keeps swapping
-/// in a fresh registry.
+/// in a fresh registry: `lookup` returns the policy's `Arc` (a reference
+/// count taken and dropped), `with-policy` borrows it.
 fn lookups(c: &mut Criterion, scale: &Policy) {
     let mut g = c.benchmark_group("registry");
-    lookup(&mut g, "lookup");
+    lookup(&mut g, "");
     let stop = Arc::new(AtomicBool::new(false));
     let reloader = {
         let stop = Arc::clone(&stop);
@@ -179,16 +180,20 @@ fn lookups(c: &mut Criterion, scale: &Policy) {
             reloads
         })
     };
-    lookup(&mut g, "lookup-while-reloading");
+    lookup(&mut g, "-while-reloading");
     stop.store(true, Ordering::Relaxed);
     let reloads = reloader.join().expect("the reloading thread");
     println!("registry: {reloads} reloads ran alongside the lookups");
     g.finish();
 }
 
-fn lookup(g: &mut BenchmarkGroup<'_, WallTime>, name: &str) {
-    g.bench_function(name, |b| {
+/// Both lookups, their row names ending in `suffix`.
+fn lookup(g: &mut BenchmarkGroup<'_, WallTime>, suffix: &str) {
+    g.bench_function(format!("lookup{suffix}"), |b| {
         b.iter(|| registry::policy(black_box(common::LOOP_POLICY)).is_some())
+    });
+    g.bench_function(format!("with-policy{suffix}"), |b| {
+        b.iter(|| registry::with_policy(black_box(common::LOOP_POLICY), |p| p.is_some()))
     });
 }
 
@@ -275,7 +280,16 @@ mod summary {
             "none",
             &["none", "full", "equal", "decorrelated", "proportional"],
         ),
-        ("registry", "lookup", &["lookup", "lookup-while-reloading"]),
+        (
+            "registry",
+            "lookup",
+            &[
+                "lookup",
+                "lookup-while-reloading",
+                "with-policy",
+                "with-policy-while-reloading",
+            ],
+        ),
     ];
 
     pub fn print(home: &Path, started: SystemTime) {

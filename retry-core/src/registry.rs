@@ -2,7 +2,8 @@
 //!
 //! A [`Registry`] is an immutable snapshot; [`install`] swaps the current one
 //! atomically (`arc-swap`). A lookup is a lock-free load plus a hash lookup by
-//! `&str`: no lock, no allocation. A running call runs under the policy it
+//! `&str`: no lock, no allocation; [`with_policy`] also takes no reference
+//! count. A running call runs under the policy it
 //! started with, so a reload is seen by the next call only: `Retry::call`
 //! borrows it, and a `#[retry]` call takes it at its first failure as of the
 //! install generation it started in (the last few replaced registries are
@@ -24,16 +25,16 @@
 // `__private`, not part of this module's public face.
 pub(crate) mod linked;
 pub(crate) mod loading;
+mod names;
+mod snapshot;
 
 use crate::budget::RetryBudget;
 use crate::policy::Policy;
 use arc_swap::ArcSwap;
-use arc_swap::cache::Cache;
 use loading::ensure_loaded;
-use std::cell::RefCell;
-use std::collections::HashMap;
+use names::{ByName, Name, StoredName};
+use snapshot::with_current;
 use std::collections::VecDeque;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
@@ -47,38 +48,10 @@ use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 /// ```
 #[derive(Debug, Default, Clone)]
 pub struct Registry {
-    policies: HashMap<Box<str>, Arc<Policy>, NameHash>,
-    budgets: HashMap<Box<str>, Arc<RetryBudget>, NameHash>,
+    policies: ByName<Arc<Policy>>,
+    budgets: ByName<Arc<RetryBudget>>,
     /// The install generation it is current for (0 until installed).
     generation: u64,
-}
-
-/// The names' hash: FNV-1a. Every lookup of a `#[retry]` call hashes its
-/// policy name, and SipHash (the default) was a third of a lookup. The keys
-/// are the program's own policy names, never an attacker's, so a keyed
-/// DoS-resistant hash buys nothing here.
-type NameHash = BuildHasherDefault<Fnv1a>;
-
-/// The FNV-1a hasher (64-bit).
-#[derive(Debug)]
-struct Fnv1a(u64);
-
-impl Default for Fnv1a {
-    fn default() -> Self {
-        Fnv1a(0xcbf2_9ce4_8422_2325)
-    }
-}
-
-impl Hasher for Fnv1a {
-    fn write(&mut self, bytes: &[u8]) {
-        for &byte in bytes {
-            self.0 = (self.0 ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
-        }
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
 }
 
 impl Registry {
@@ -97,8 +70,9 @@ impl Registry {
     /// ```
     /// assert!(retry_core::Registry::default().policy("nope").is_none());
     /// ```
+    #[inline]
     pub fn policy(&self, name: &str) -> Option<&Arc<Policy>> {
-        self.policies.get(name)
+        self.policies.get(&Name(name))
     }
 
     /// The budget named `name`.
@@ -107,7 +81,7 @@ impl Registry {
     /// assert!(retry_core::Registry::default().budget("nope").is_none());
     /// ```
     pub fn budget(&self, name: &str) -> Option<&Arc<RetryBudget>> {
-        self.budgets.get(name)
+        self.budgets.get(&Name(name))
     }
 
     /// Every policy name, sorted.
@@ -118,7 +92,7 @@ impl Registry {
     /// assert_eq!(reg.policy_names().collect::<Vec<_>>(), ["a", "b"]);
     /// ```
     pub fn policy_names(&self) -> impl Iterator<Item = &str> {
-        let mut names: Vec<&str> = self.policies.keys().map(|k| &**k).collect();
+        let mut names: Vec<&str> = self.policies.keys().map(|k| &*k.0).collect();
         names.sort_unstable();
         names.into_iter()
     }
@@ -129,7 +103,7 @@ impl Registry {
     /// assert_eq!(retry_core::Registry::default().budget_names().count(), 0);
     /// ```
     pub fn budget_names(&self) -> impl Iterator<Item = &str> {
-        let mut names: Vec<&str> = self.budgets.keys().map(|k| &**k).collect();
+        let mut names: Vec<&str> = self.budgets.keys().map(|k| &*k.0).collect();
         names.sort_unstable();
         names.into_iter()
     }
@@ -161,7 +135,9 @@ impl RegistryBuilder {
             // Renaming cannot fail validation: only the name changes.
             policy.to_builder().name(name).build().unwrap_or(policy)
         };
-        self.inner.policies.insert(name.into(), Arc::new(named));
+        self.inner
+            .policies
+            .insert(StoredName(name.into()), Arc::new(named));
         self
     }
 
@@ -184,7 +160,7 @@ impl RegistryBuilder {
     /// let _ = retry_core::Registry::builder().shared_budget("api", b);
     /// ```
     pub fn shared_budget(mut self, name: &str, budget: Arc<RetryBudget>) -> Self {
-        self.inner.budgets.insert(name.into(), budget);
+        self.inner.budgets.insert(StoredName(name.into()), budget);
         self
     }
 
@@ -247,19 +223,11 @@ static RETIRED: Mutex<VecDeque<Arc<Registry>>> = Mutex::new(VecDeque::new());
 /// fails takes its policy then, as of the generation it started in, so a
 /// reload during its first attempt does not change it.
 pub(crate) fn policy_as_of(name: &str, generation: u64) -> Option<Option<Arc<Policy>>> {
-    ensure_loaded();
-    // The current registry through this thread's snapshot: no reference
-    // count on the registry, one on the policy found.
-    let current = SNAPSHOT
-        .try_with(|snapshot| {
-            let mut snapshot = snapshot.borrow_mut();
-            let current = snapshot.get_or_insert_with(|| Cache::new(&*CURRENT)).load();
-            (current.generation == generation).then(|| current.policy(name).cloned())
-        })
-        .unwrap_or_else(|_| {
-            let current = CURRENT.load();
-            (current.generation == generation).then(|| current.policy(name).cloned())
-        });
+    // The current registry through this thread's view: no reference count
+    // on the registry, one on the policy found.
+    let current = with_current(|current| {
+        (current.generation == generation).then(|| current.policy(name).cloned())
+    });
     if current.is_some() {
         return current;
     }
@@ -289,44 +257,57 @@ pub fn current() -> Arc<Registry> {
     CURRENT.load_full()
 }
 
-/// Looks up a policy by name: one atomic load (is this thread's snapshot
-/// still current?), a hash lookup, and one reference-count increment.
+/// Looks up a policy by name: one relaxed atomic load (is this thread's
+/// view of the registry still current?), a hash lookup, and one
+/// reference-count increment (and a decrement when the `Arc` is dropped).
+/// [`with_policy`] does the same without the reference count.
 ///
 /// ```
 /// assert!(retry_core::registry::policy("no-such-policy").is_none());
 /// ```
 pub fn policy(name: &str) -> Option<Arc<Policy>> {
-    ensure_loaded();
-    SNAPSHOT
-        .try_with(|snapshot| {
-            let mut snapshot = snapshot.borrow_mut();
-            let current = snapshot.get_or_insert_with(|| Cache::new(&*CURRENT));
-            current.load().policy(name).cloned()
-        })
-        // During thread teardown the thread-local is gone: load directly.
-        .unwrap_or_else(|_| CURRENT.load().policy(name).cloned())
+    with_current(|current| current.policy(name).cloned())
 }
 
-thread_local! {
-    /// This thread's view of the current registry. Checking that it is still
-    /// current is one relaxed load of `CURRENT`'s pointer; a plain
-    /// `ArcSwap::load` costs two read-modify-writes on its debt list, which
-    /// was most of a lookup (see examples/benches). The snapshot keeps the
-    /// registry it last saw alive until this thread's next lookup.
-    static SNAPSHOT: RefCell<Option<Cache<&'static ArcSwap<Registry>, Arc<Registry>>>> =
-        const { RefCell::new(None) };
+/// Runs `read` on the policy named `name` (`None` if the current registry
+/// has none), borrowed from this thread's view of the registry: the lookup
+/// of [`policy`] without the reference count, for code that only reads the
+/// policy (its two atomic read-modify-writes were most of a lookup).
+///
+/// The registry `read` sees stays alive until it returns, whatever is
+/// installed meanwhile. A lookup made inside `read` works, through the
+/// shared registry (slower).
+///
+/// ```
+/// use retry_core::{registry, Policy, Registry};
+/// let three = Policy::builder().max_attempts(3).build().unwrap();
+/// registry::install(Registry::builder().policy("doc-with-policy", three).build());
+/// let attempts = registry::with_policy("doc-with-policy", |p| p.and_then(|p| p.max_attempts()));
+/// assert_eq!(attempts, Some(3));
+/// assert!(registry::with_policy("no-such-policy", |p| p.is_none()));
+/// ```
+pub fn with_policy<R>(name: &str, read: impl FnOnce(Option<&Policy>) -> R) -> R {
+    with_current(|current| read(current.policy(name).map(|policy| &**policy)))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// The tests here install into the one process-wide registry: one at a time.
+    static SERIAL: Mutex<()> = Mutex::new(());
+
     fn attempts(n: u32) -> Policy {
         Policy::builder().max_attempts(n).build().unwrap()
     }
 
+    fn borrowed_attempts(name: &str) -> Option<u32> {
+        with_policy(name, |policy| policy.and_then(Policy::max_attempts))
+    }
+
     #[test]
     fn a_thread_sees_another_threads_install_on_its_next_lookup() {
+        let _serial = SERIAL.lock().unwrap_or_else(PoisonError::into_inner);
         let name = "registry-snapshot-test";
         install(Registry::builder().policy(name, attempts(2)).build());
         // This thread's snapshot now holds the first registry.
@@ -337,5 +318,40 @@ mod tests {
         .join()
         .unwrap();
         assert_eq!(policy(name).unwrap().max_attempts(), Some(3));
+    }
+
+    #[test]
+    fn the_borrowing_lookup_sees_another_threads_install_on_its_next_lookup() {
+        let _serial = SERIAL.lock().unwrap_or_else(PoisonError::into_inner);
+        let name = "registry-borrow-test";
+        install(Registry::builder().policy(name, attempts(4)).build());
+        assert_eq!(borrowed_attempts(name), Some(4));
+        assert_eq!(borrowed_attempts("registry-borrow-missing"), None);
+        std::thread::spawn(move || {
+            install(Registry::builder().policy(name, attempts(5)).build());
+        })
+        .join()
+        .unwrap();
+        assert_eq!(borrowed_attempts(name), Some(5));
+    }
+
+    #[test]
+    fn a_lookup_inside_the_borrowing_one_reads_the_registry_installed_meanwhile() {
+        let _serial = SERIAL.lock().unwrap_or_else(PoisonError::into_inner);
+        let name = "registry-nested-test";
+        install(Registry::builder().policy(name, attempts(6)).build());
+        let (outer, inner, inner_borrowed) = with_policy(name, |outer| {
+            install(Registry::builder().policy(name, attempts(7)).build());
+            // The view is borrowed here: these go to the shared registry.
+            let inner = policy(name).and_then(|p| p.max_attempts());
+            (
+                outer.and_then(Policy::max_attempts),
+                inner,
+                borrowed_attempts(name),
+            )
+        });
+        assert_eq!(outer, Some(6), "the borrowed policy outlives the install");
+        assert_eq!((inner, inner_borrowed), (Some(7), Some(7)));
+        assert_eq!(borrowed_attempts(name), Some(7), "and the view catches up");
     }
 }

@@ -71,12 +71,13 @@ const ROOT: [&str; 26] = [
 ];
 
 /// Every public item the `registry` module defines.
-const REGISTRY: [&str; 5] = [
+const REGISTRY: [&str; 6] = [
     "Registry",
     "RegistryBuilder",
     "current",
     "install",
     "policy",
+    "with_policy",
 ];
 
 /// Every public item the `clock` module defines.
