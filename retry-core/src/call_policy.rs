@@ -11,7 +11,7 @@
 
 use crate::policy::Policy;
 use crate::registry::linked::CallSite;
-use crate::site::SiteCache;
+use crate::site::{SiteCache, SiteState};
 use std::fmt;
 use std::marker::PhantomData;
 use std::sync::Arc;
@@ -94,13 +94,15 @@ impl CallPolicy for Lent<'_> {
 ///
 /// ```
 /// use retry_core::__private::kernel::Site;
-/// use retry_core::__private::site::{CallSite, SiteCache};
+/// use retry_core::__private::site::{CallSite, SiteCache, SiteState};
 /// thread_local! { static CACHE: SiteCache = const { SiteCache::new() }; }
+/// static STATE: SiteState = SiteState::new();
 /// const CALL: CallSite = CallSite::new("doc-site-type", file!(), line!(), "doc");
 /// struct Here;
 /// impl Site for Here {
 ///     const CALL: &'static CallSite = &CALL;
 ///     fn cache() -> &'static std::thread::LocalKey<SiteCache> { &CACHE }
+///     fn state() -> &'static SiteState { &STATE }
 /// }
 /// assert_eq!(Here::CALL.policy, "doc-site-type");
 /// ```
@@ -109,24 +111,27 @@ pub trait Site: 'static {
     const CALL: &'static CallSite;
     /// The site's per-thread cache of its policy.
     fn cache() -> &'static LocalKey<SiteCache>;
+    /// What the site's calls on every thread share.
+    fn state() -> &'static SiteState;
 }
 
 /// A `#[retry]` call site's policy for one call: held from the start when
 /// the first attempt needs it (a deadline, a timeout, a budget, metrics),
 /// otherwise taken at the first failure, as of the registry generation the
-/// call started in. Two words, so it comes back from the site's cache in
-/// registers.
+/// call started in. Two words, so it comes back in registers.
 ///
 /// ```
 /// use retry_core::__private::kernel::{CallPolicy, Site, SitePolicy};
-/// use retry_core::__private::site::{CallSite, SiteCache};
+/// use retry_core::__private::site::{CallSite, SiteCache, SiteState};
 /// use retry_core::{registry, Policy, Registry};
 /// thread_local! { static CACHE: SiteCache = const { SiteCache::new() }; }
+/// static STATE: SiteState = SiteState::new();
 /// const CALL: CallSite = CallSite::new("doc-call-policy", file!(), line!(), "doc");
 /// struct Here;
 /// impl Site for Here {
 ///     const CALL: &'static CallSite = &CALL;
 ///     fn cache() -> &'static std::thread::LocalKey<SiteCache> { &CACHE }
+///     fn state() -> &'static SiteState { &STATE }
 /// }
 /// let two = Policy::builder().max_attempts(2).build().unwrap();
 /// registry::install(Registry::builder().policy("doc-call-policy", two).build());
@@ -148,8 +153,27 @@ pub struct SitePolicy<K> {
 impl<K: Site> SitePolicy<K> {
     /// The policy of one call at site `K`, through this thread's cache (see
     /// `SiteCache::policy_for_call`).
+    #[inline]
     pub fn for_call() -> Self {
+        let generation = crate::registry::generation();
+        if K::state().defers_at(generation) {
+            return SitePolicy {
+                generation,
+                held: None,
+                site: PhantomData,
+            };
+        }
+        Self::for_call_slowly()
+    }
+
+    /// [`for_call`](Self::for_call) when the site's shared state is not
+    /// current, or the policy is held from the start: through the thread's
+    /// cache, which also makes the first-use checks.
+    #[cold]
+    #[inline(never)]
+    fn for_call_slowly() -> Self {
         let (generation, held) = SiteCache::policy_for_call(K::cache(), K::CALL);
+        K::state().record(generation, held.is_none());
         SitePolicy {
             generation,
             held,

@@ -388,7 +388,7 @@ pub struct Run<P, C, S: Sleeper, H> {
     timed: bool,
     ending: Option<Ending>,
     /// From the first timer on: the kernel's state and the timer.
-    retrying: Option<Pin<Box<Retrying<S::Sleep>>>>,
+    retrying: RetryingSlot<S::Sleep>,
     /// The call's `retry` span: every round runs inside it.
     #[cfg(feature = "tracing")]
     span: tracing::Span,
@@ -401,6 +401,38 @@ pin_project_lite::pin_project! {
         tally: Tally,
         #[pin]
         timer: Option<Sl>,
+    }
+}
+
+/// Where a call keeps its `Retrying` block once it has one. Its own type
+/// for its drop: dropping a call that never made one is an inline null
+/// check, and the block's drop (tokio's timer entry) stays out of line.
+struct RetryingSlot<Sl>(Option<Pin<Box<Retrying<Sl>>>>);
+
+impl<Sl> Drop for RetryingSlot<Sl> {
+    #[inline]
+    fn drop(&mut self) {
+        if let Some(retrying) = self.0.take() {
+            drop_retrying(retrying);
+        }
+    }
+}
+
+#[inline(never)]
+fn drop_retrying<Sl>(retrying: Pin<Box<Retrying<Sl>>>) {
+    drop(retrying);
+}
+
+impl<Sl> std::ops::Deref for RetryingSlot<Sl> {
+    type Target = Option<Pin<Box<Retrying<Sl>>>>;
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
+
+impl<Sl> std::ops::DerefMut for RetryingSlot<Sl> {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.0
     }
 }
 
@@ -450,7 +482,7 @@ impl<P, C, S: Sleeper, H> Run<P, C, S, H> {
             began: false,
             timed,
             ending: None,
-            retrying: None,
+            retrying: RetryingSlot(None),
             #[cfg(feature = "tracing")]
             span: tracing::debug_span!("retry", policy = name),
         }
@@ -502,7 +534,7 @@ impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
 
     /// Attempts begun so far.
     pub(crate) fn attempts(&self) -> u32 {
-        match &self.retrying {
+        match &*self.retrying {
             Some(retrying) => retrying.tally.attempts,
             None => u32::from(self.began),
         }
@@ -568,7 +600,7 @@ impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
             Some(limit) if S::TIMES_ATTEMPTS => Some(self.sleeper.sleep(limit)),
             _ => None,
         };
-        if let Some(retrying) = &mut self.retrying {
+        if let Some(retrying) = &mut *self.retrying {
             let mut retrying = retrying.as_mut().project();
             retrying.tally.attempts = retrying.tally.attempts.saturating_add(1);
             retrying.timer.set(timeout);
@@ -584,7 +616,7 @@ impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
             }
         }
         if timeout.is_some() {
-            self.retrying = Some(Box::pin(Retrying {
+            *self.retrying = Some(Box::pin(Retrying {
                 tally: self.first_tally(),
                 timer: timeout,
             }));
@@ -627,10 +659,10 @@ impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     /// Arms the call's timer for a wait before its first attempt.
     pub(crate) fn wait_before_first_attempt(&mut self, wait: Duration) {
         let timer = Some(self.sleeper.sleep(wait));
-        match &mut self.retrying {
+        match &mut *self.retrying {
             Some(retrying) => retrying.as_mut().project().timer.set(timer),
             None => {
-                self.retrying = Some(Box::pin(Retrying {
+                *self.retrying = Some(Box::pin(Retrying {
                     tally: self.first_tally(),
                     timer,
                 }))
@@ -667,7 +699,7 @@ impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
         let rng = self.rng();
         // A failure is where a call site's call takes its policy.
         let policy: &Policy = self.policy.get();
-        let tally = match &mut self.retrying {
+        let tally = match &mut *self.retrying {
             Some(retrying) => retrying.as_mut().project().tally,
             None => &mut fresh,
         };
@@ -695,10 +727,10 @@ impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
                 #[cfg(feature = "metrics")]
                 crate::metrics::retried(policy, wait, failure.hint, hinted);
                 let sleep = self.sleeper.sleep(wait);
-                match &mut self.retrying {
+                match &mut *self.retrying {
                     Some(retrying) => retrying.as_mut().project().timer.set(Some(sleep)),
                     None => {
-                        self.retrying = Some(Box::pin(Retrying {
+                        *self.retrying = Some(Box::pin(Retrying {
                             tally,
                             timer: Some(sleep),
                         }))

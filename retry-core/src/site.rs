@@ -10,6 +10,7 @@ use crate::registry::{self, loading};
 use std::cell::Cell;
 use std::collections::HashSet;
 use std::panic::Location;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 use std::thread::LocalKey;
 
@@ -43,6 +44,57 @@ pub struct SiteCache {
     /// Whether a call can leave its policy until it fails (see
     /// `policy_for_call`), worked out when the policy is cached.
     deferrable: Cell<bool>,
+}
+
+/// What every thread's calls at one `#[retry]` site share: whether the
+/// site's policy, as of one registry generation, needs nothing at a call's
+/// start (no timeout, deadline, budget or metrics), so a call can leave it
+/// until it fails. One word, read with one relaxed load: a call that finds
+/// it current touches neither the registry nor a thread-local (whose
+/// destructor check was a third of the annotated success path).
+///
+/// ```
+/// use retry_core::__private::site::SiteState;
+/// static STATE: SiteState = SiteState::new();
+/// assert!(!STATE.defers_at(4));
+/// STATE.record(4, true);
+/// assert!(STATE.defers_at(4) && !STATE.defers_at(5));
+/// STATE.record(5, false);
+/// assert!(!STATE.defers_at(5));
+/// ```
+#[derive(Debug)]
+pub struct SiteState(AtomicU64);
+
+impl SiteState {
+    /// Nothing known yet: the first call looks.
+    ///
+    /// ```
+    /// assert!(!retry_core::__private::site::SiteState::new().defers_at(0));
+    /// ```
+    #[allow(clippy::new_without_default)] // const, for a `static`
+    pub const fn new() -> Self {
+        SiteState(AtomicU64::new(0))
+    }
+
+    /// Whether calls may defer the policy at registry `generation`.
+    #[inline]
+    pub fn defers_at(&self, generation: u64) -> bool {
+        self.0.load(Ordering::Relaxed) == Self::packed(generation, true)
+    }
+
+    /// Records whether calls may defer the policy at `generation`. Threads
+    /// racing here each write what they read; a value for a generation
+    /// other than the current one is simply not believed.
+    pub fn record(&self, generation: u64, defers: bool) {
+        self.0
+            .store(Self::packed(generation, defers), Ordering::Relaxed);
+    }
+
+    /// The generation and the flag in one word (the generation would need
+    /// 2^63 installs to wrap onto another).
+    const fn packed(generation: u64, defers: bool) -> u64 {
+        generation.wrapping_mul(2) | defers as u64
+    }
 }
 
 impl SiteCache {

@@ -419,3 +419,37 @@ async fn retry_if_cannot_widen_what_the_policy_allows() {
     assert_eq!(refused_by_policy().await, Err(ApiError::Unavailable));
     assert_eq!(NARROW_CALLS.load(Ordering::SeqCst), 1);
 }
+
+static GAINS_DEADLINE_CALLS: AtomicU32 = AtomicU32::new(0);
+
+#[retry(policy = "async-gains-a-deadline")]
+async fn fails_slowly() -> Result<(), ApiError> {
+    GAINS_DEADLINE_CALLS.fetch_add(1, Ordering::SeqCst);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    Err(ApiError::Unavailable)
+}
+
+/// A call site learns, once per registry generation, that its calls can
+/// leave the policy until they fail; a reload to a policy with a deadline
+/// must reach the next call's start (the clock read as it begins), or the
+/// deadline would count from nothing and never bind.
+#[tokio::test(start_paused = true)]
+async fn a_reload_that_adds_a_deadline_reaches_the_next_calls_start() {
+    add_policy("async-gains-a-deadline", constant(100, 10));
+    for _ in 0..2 {
+        assert!(fails_slowly().await.is_err());
+    }
+    assert_eq!(GAINS_DEADLINE_CALLS.swap(0, Ordering::SeqCst), 20);
+    let deadline = constant(100, 10)
+        .to_builder()
+        .deadline(Some(Duration::from_millis(450)))
+        .build()
+        .unwrap();
+    add_policy("async-gains-a-deadline", deadline);
+    let start = Instant::now();
+    assert!(fails_slowly().await.is_err());
+    // Attempts at 0, 200 and 400 ms (each 100 ms, then a 100 ms wait); after
+    // the third, 500 ms have passed: no wait fits before 450 ms.
+    assert_eq!(GAINS_DEADLINE_CALLS.load(Ordering::SeqCst), 3);
+    assert_eq!(start.elapsed(), Duration::from_millis(500));
+}

@@ -10,4 +10,4 @@
 //! ```
 
 pub use crate::registry::linked::CallSite;
-pub use crate::site::SiteCache;
+pub use crate::site::{SiteCache, SiteState};

@@ -152,6 +152,11 @@ pub fn expand(
                 fn cache() -> &'static ::std::thread::LocalKey<#krate::__private::site::SiteCache> {
                     &__RETRY_SITE
                 }
+                fn state() -> &'static #krate::__private::site::SiteState {
+                    static STATE: #krate::__private::site::SiteState =
+                        #krate::__private::site::SiteState::new();
+                    &STATE
+                }
             }
             let mut #run = #krate::__private::kernel::Run::<
                 #krate::__private::kernel::SitePolicy<#site_type>, _, _, _,
