@@ -206,6 +206,6 @@ impl<K: Site> CallPolicy for SitePolicy<K> {
     fn get(&mut self) -> &Policy {
         let generation = self.generation;
         self.held
-            .get_or_insert_with(|| crate::site::as_of(K::CALL, generation))
+            .get_or_insert_with(|| SiteCache::policy_as_of(K::cache(), K::CALL, generation))
     }
 }

@@ -175,6 +175,29 @@ impl SiteCache {
         .unwrap_or_else(|_| (0, Some(checked(call))))
     }
 
+    /// The policy a call at site `call` that started at registry
+    /// `generation` runs under, now that it needs it (see `as_of`): from
+    /// this thread's cache when the generation is still current (a
+    /// reference count, no lookup by name), else as of that generation.
+    pub(crate) fn policy_as_of(
+        site: &'static LocalKey<SiteCache>,
+        call: &'static CallSite,
+        generation: u64,
+    ) -> Arc<Policy> {
+        let cached = site.try_with(|cache| {
+            if cache.refresh(call) != generation {
+                return None;
+            }
+            let policy = cache.policy.take()?;
+            cache.policy.set(Some(Arc::clone(&policy)));
+            Some(policy)
+        });
+        cached
+            .ok()
+            .flatten()
+            .unwrap_or_else(|| as_of(call, generation))
+    }
+
     /// Makes the cache current for `call`; returns the registry generation
     /// it was read at.
     #[inline]
