@@ -69,6 +69,12 @@ pub struct Lent<'p> {
 
 impl<'p> Lent<'p> {
     /// `policy`, lent with jitter `seed`.
+    ///
+    /// ```
+    /// use retry_core::__private::kernel::{CallPolicy, Lent};
+    /// let policy = retry_core::Policy::default();
+    /// assert_eq!(Lent::new(&policy, None).seed(), None);
+    /// ```
     pub fn new(policy: &'p Policy, seed: Option<u64>) -> Self {
         Lent { policy, seed }
     }
@@ -151,8 +157,30 @@ pub struct SitePolicy<K> {
 }
 
 impl<K: Site> SitePolicy<K> {
-    /// The policy of one call at site `K`, through this thread's cache (see
-    /// `SiteCache::policy_for_call`).
+    /// The policy of one call at site `K`: when the site's shared state
+    /// says its policy needs nothing at a call's start as of the current
+    /// registry generation, just that generation; otherwise through this
+    /// thread's cache (see `SiteCache::policy_for_call`).
+    ///
+    /// ```
+    /// use retry_core::__private::kernel::{CallPolicy, Site, SitePolicy};
+    /// use retry_core::__private::site::{CallSite, SiteCache, SiteState};
+    /// use retry_core::{registry, Policy, Registry};
+    /// use std::time::Duration;
+    /// thread_local! { static CACHE: SiteCache = const { SiteCache::new() }; }
+    /// static STATE: SiteState = SiteState::new();
+    /// const CALL: CallSite = CallSite::new("doc-for-call-site", file!(), line!(), "doc");
+    /// struct Here;
+    /// impl Site for Here {
+    ///     const CALL: &'static CallSite = &CALL;
+    ///     fn cache() -> &'static std::thread::LocalKey<SiteCache> { &CACHE }
+    ///     fn state() -> &'static SiteState { &STATE }
+    /// }
+    /// let timed = Policy::builder().deadline(Some(Duration::from_secs(5))).build().unwrap();
+    /// registry::install(Registry::builder().policy("doc-for-call-site", timed).build());
+    /// // A deadline starts with the call: the policy is held from the start.
+    /// assert!(SitePolicy::<Here>::for_call().at_hand().is_some());
+    /// ```
     #[inline]
     pub fn for_call() -> Self {
         let generation = crate::registry::generation();

@@ -77,6 +77,13 @@ impl SiteState {
     }
 
     /// Whether calls may defer the policy at registry `generation`.
+    ///
+    /// ```
+    /// use retry_core::__private::site::SiteState;
+    /// let state = SiteState::new();
+    /// state.record(7, true);
+    /// assert!(state.defers_at(7) && !state.defers_at(8));
+    /// ```
     #[inline]
     pub fn defers_at(&self, generation: u64) -> bool {
         self.0.load(Ordering::Relaxed) == Self::packed(generation, true)
@@ -85,6 +92,13 @@ impl SiteState {
     /// Records whether calls may defer the policy at `generation`. Threads
     /// racing here each write what they read; a value for a generation
     /// other than the current one is simply not believed.
+    ///
+    /// ```
+    /// use retry_core::__private::site::SiteState;
+    /// let state = SiteState::new();
+    /// state.record(3, false);
+    /// assert!(!state.defers_at(3));
+    /// ```
     pub fn record(&self, generation: u64, defers: bool) {
         self.0
             .store(Self::packed(generation, defers), Ordering::Relaxed);
