@@ -136,6 +136,18 @@ fn in_process(policy: &Policy, seed: u64, steps: &[Step]) -> (Vec<Duration>, End
     (waits.into_inner(), ending)
 }
 
+/// How long a wait of `wait` lasts on tokio's paused clock, which the loop
+/// runs on: its timer fires on whole milliseconds (a deadline is rounded up
+/// to the end of its millisecond), and every instant of these runs is a
+/// whole number of milliseconds from the start (attempts take whole
+/// milliseconds). Without this, a run whose jittered waits add up to within
+/// a millisecond of the deadline made the loop give up where the oracle,
+/// told the exact waits, did not.
+fn on_tokio_timer(wait: Duration) -> Duration {
+    let millis = wait.as_nanos().div_ceil(1_000_000);
+    Duration::from_millis(u64::try_from(millis).expect("test waits are far below u64 ms"))
+}
+
 /// The oracle, told the same story in wall-clock time, its state saved and
 /// restored through serde after every step.
 fn oracle(policy: &Policy, seed: u64, steps: &[Step]) -> (Vec<Duration>, Ending) {
@@ -152,7 +164,7 @@ fn oracle(policy: &Policy, seed: u64, steps: &[Step]) -> (Vec<Duration>, Ending)
         match verdict {
             Verdict::Wait(wait) => {
                 waits.push(wait);
-                now += wait;
+                now += on_tokio_timer(wait);
             }
             Verdict::GiveUp(ending) => return (waits, ending),
         }
