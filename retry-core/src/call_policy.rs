@@ -3,11 +3,13 @@
 //! call takes only when it fails.
 //!
 //! A `#[retry]` call that succeeds at once needs nothing from its policy
-//! beyond what its start read through the site's per-thread cache, so it
-//! takes no reference count (two locked instructions, a third of such a
-//! call's cost). One that fails takes its policy at that moment *as of the
-//! registry generation it started in* (`registry::policy_as_of`), so a reload
-//! during its first attempt still does not change it.
+//! beyond the registry generation it started in and its site's shared word
+//! saying the policy needs nothing at a start (`SiteState`), so it takes no
+//! reference count (two locked instructions, a third of such a call's cost)
+//! and reads no thread-local. One that fails takes its policy at that moment
+//! *as of the registry generation it started in* (from the site's cache
+//! while that generation is current, else `registry::policy_as_of`), so a
+//! reload during its first attempt still does not change it.
 
 use crate::policy::Policy;
 use crate::registry::linked::CallSite;
