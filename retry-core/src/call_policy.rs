@@ -23,12 +23,12 @@ use std::thread::LocalKey;
 ///
 /// ```
 /// use retry_core::Policy;
-/// use retry_core::__private::kernel::CallPolicy;
+/// use retry_core::__private::kernel::{CallPolicy, Lent};
 /// let policy = Policy::default();
-/// let mut borrowed = &policy;
-/// assert_eq!(borrowed.at_hand().map(|p| p.max_attempts()), Some(Some(3)));
-/// assert_eq!(borrowed.get().max_attempts(), Some(3));
-/// assert_eq!(borrowed.seed(), None);
+/// let mut lent = Lent::new(&policy, None);
+/// assert_eq!(lent.at_hand().map(|p| p.max_attempts()), Some(Some(3)));
+/// assert_eq!(lent.get().max_attempts(), Some(3));
+/// assert_eq!(lent.seed(), None);
 /// ```
 pub trait CallPolicy {
     /// The policy when reaching it costs nothing; `None` for a call site's
@@ -39,16 +39,6 @@ pub trait CallPolicy {
     /// The jitter's seed the caller chose, if any.
     fn seed(&self) -> Option<u64> {
         None
-    }
-}
-
-impl CallPolicy for &Policy {
-    fn at_hand(&self) -> Option<&Policy> {
-        Some(self)
-    }
-
-    fn get(&mut self) -> &Policy {
-        self
     }
 }
 

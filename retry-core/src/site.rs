@@ -144,6 +144,12 @@ impl SiteCache {
 
     fn get(&self, call: &'static CallSite) -> Arc<Policy> {
         self.refresh(call);
+        self.cached(call)
+    }
+
+    /// A reference to the policy the cache holds (`refresh` made sure there
+    /// is one; the checked lookup stands in if not).
+    fn cached(&self, call: &'static CallSite) -> Arc<Policy> {
         let current = self.policy.take().unwrap_or_else(|| checked(call));
         self.policy.set(Some(Arc::clone(&current)));
         current
@@ -182,9 +188,7 @@ impl SiteCache {
             if cache.deferrable.get() {
                 return (generation, None);
             }
-            let policy = cache.policy.take().unwrap_or_else(|| checked(call));
-            cache.policy.set(Some(Arc::clone(&policy)));
-            (generation, Some(policy))
+            (generation, Some(cache.cached(call)))
         })
         .unwrap_or_else(|_| (0, Some(checked(call))))
     }
@@ -198,15 +202,7 @@ impl SiteCache {
         call: &'static CallSite,
         generation: u64,
     ) -> Arc<Policy> {
-        let cached = site.try_with(|cache| {
-            if cache.refresh(call) != generation {
-                return None;
-            }
-            let policy = cache.policy.take()?;
-            cache.policy.set(Some(Arc::clone(&policy)));
-            Some(policy)
-        });
-        cached
+        site.try_with(|cache| (cache.refresh(call) == generation).then(|| cache.cached(call)))
             .ok()
             .flatten()
             .unwrap_or_else(|| as_of(call, generation))

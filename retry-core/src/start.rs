@@ -27,9 +27,9 @@ impl Start {
         let origin = *ORIGIN;
         let nanos = match instant.checked_duration_since(origin) {
             Some(after) => i64::try_from(after.as_nanos()).unwrap_or(i64::MAX),
+            // `-i64::MAX` at the furthest, so never `UNREAD`'s `i64::MIN`.
             None => i64::try_from(origin.duration_since(instant).as_nanos())
-                .map_or(i64::MIN + 1, |before| -before)
-                .max(i64::MIN + 1),
+                .map_or(-i64::MAX, |before| -before),
         };
         Start(nanos)
     }
