@@ -135,7 +135,7 @@ pub(crate) fn decide(
     }
     let retry = tally.attempts.saturating_sub(1);
     let computed =
-        Duration::from_nanos(policy.delay_ns(retry, tally.last_delay_ns, || rng.unit(retry)));
+        Duration::from_nanos(policy.delay_ns(retry, tally.last_delay_ns, || rng.sample(retry)));
     let scheduled = match owed {
         Owed::Nothing => computed,
         Owed::Early(by) => computed.saturating_add(by),

@@ -7,6 +7,7 @@ use crate::budget::{Budgets, RetryBudget};
 use crate::builder::PolicyBuilder;
 use crate::jitter::Jitter;
 use crate::request_rules::RequestRules;
+use crate::rng::Sample;
 use crate::waits::Waits;
 use std::sync::Arc;
 use std::time::Duration;
@@ -264,34 +265,28 @@ impl Policy {
     /// assert!(d >= p.min_delay() && d <= p.cap());
     /// ```
     pub fn delay(&self, n: u32, prev: Duration, unit: f64) -> Duration {
-        Duration::from_nanos(self.delay_ns(n, nanos(prev), || unit))
+        Duration::from_nanos(self.delay_ns(n, nanos(prev), || Sample::from_unit(unit)))
     }
 
     /// [`delay`](Self::delay) as the kernel computes it: in nanoseconds,
     /// drawing the sample only for a jitter mode that uses one.
     #[inline]
-    pub(crate) fn delay_ns(&self, n: u32, prev_ns: u64, unit: impl FnOnce() -> f64) -> u64 {
-        // NaN and out-of-range samples land in range rather than past the cap.
-        let sample = || {
-            let unit = unit();
-            if unit.is_nan() {
-                0.0
-            } else {
-                unit.clamp(0.0, 1.0 - f64::EPSILON)
-            }
-        };
+    pub(crate) fn delay_ns(&self, n: u32, prev_ns: u64, sample: impl FnOnce() -> Sample) -> u64 {
         let waits = &self.waits;
         // Every wait here is under 100 years (`MAX_DURATION`), far inside
         // `i64` nanoseconds: the signed conversions are single instructions.
         let float = |ns: u64| ns as i64 as f64;
         let jittered = match self.jitter {
             Jitter::None => return self.envelope_ns(n),
+            // The default mode, in integers: the envelope is within
+            // [min, cap], and a share of it is at most it.
+            Jitter::Full => return sample().of_ns(self.envelope_ns(n)).max(waits.min_ns),
             Jitter::Decorrelated => {
                 let prev = float(prev_ns.max(waits.base_ns));
                 let (base, cap) = (float(waits.base_ns), float(waits.cap_ns));
-                Jitter::decorrelated_ns(base, cap, prev, sample())
+                Jitter::decorrelated_ns(base, cap, prev, sample().as_f64())
             }
-            mode => mode.spread(float(self.envelope_ns(n)), sample()),
+            mode => mode.spread(float(self.envelope_ns(n)), sample().as_f64()),
         };
         round_nanos(jittered).clamp(waits.min_ns, waits.cap_ns)
     }

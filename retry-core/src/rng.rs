@@ -23,14 +23,14 @@ thread_local! {
 
 /// The next sample of this thread's stream.
 #[inline]
-fn thread_unit() -> f64 {
+fn thread_sample() -> Sample {
     THREAD_STREAM.with(|stream| {
         let mut state = stream.get();
         if state == 0 {
             state = os_seed() | 1;
         }
         stream.set(state.wrapping_add(GOLDEN_GAMMA));
-        to_unit(split_mix(state, 0))
+        Sample::from_bits(split_mix(state, 0))
     })
 }
 
@@ -49,6 +49,51 @@ fn os_seed() -> u64 {
 
 /// SplitMix64's increment.
 const GOLDEN_GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
+
+/// A uniform sample in `[0, 1)`: the fraction `k / 2^53` for a whole
+/// `k < 2^53`, as a generator's top 53 bits give it. Kept whole, so full
+/// jitter scales a wait by it in integers (one multiplication, no float
+/// conversions); the other modes read it as an `f64`, exactly.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Sample(u64);
+
+impl Sample {
+    /// The sample's resolution: `k / 2^FRACTION_BITS`.
+    const FRACTION_BITS: u32 = 53;
+
+    /// The sample a generator's output gives: its top 53 bits.
+    #[inline]
+    const fn from_bits(bits: u64) -> Self {
+        Sample(bits >> (64 - Self::FRACTION_BITS))
+    }
+
+    /// The sample nearest below `unit`; NaN and values out of range land
+    /// in range (NaN at 0), never past its end.
+    pub(crate) fn from_unit(unit: f64) -> Self {
+        let unit = if unit.is_nan() {
+            0.0
+        } else {
+            unit.clamp(0.0, 1.0 - f64::EPSILON)
+        };
+        // Exact: scaling by a power of two, and the result is below 2^53.
+        Sample((unit * (1u64 << Self::FRACTION_BITS) as f64) as u64)
+    }
+
+    /// The sample as a float in `[0, 1)`, exactly.
+    #[inline]
+    pub(crate) fn as_f64(self) -> f64 {
+        self.0 as f64 * (1.0 / (1u64 << Self::FRACTION_BITS) as f64)
+    }
+
+    /// `ns` scaled by the sample, rounded to the nearest nanosecond (halves
+    /// up): at most `ns`, and without overflow for any `ns`.
+    #[inline]
+    pub(crate) fn of_ns(self, ns: u64) -> u64 {
+        let half = 1u128 << (Self::FRACTION_BITS - 1);
+        // ns·k < 2^117 and the rounded quotient is at most ns: no overflow.
+        ((u128::from(ns) * u128::from(self.0) + half) >> Self::FRACTION_BITS) as u64
+    }
+}
 
 /// A source of uniform samples in `[0, 1)` for jitter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,10 +114,11 @@ impl JitterRng {
     }
 
     /// The sample for retry `retry` (0 for the wait after the first failure).
-    pub(crate) fn unit(&self, retry: u32) -> f64 {
+    #[inline]
+    pub(crate) fn sample(&self, retry: u32) -> Sample {
         match self {
-            JitterRng::Thread => thread_unit(),
-            JitterRng::Seeded(seed) => to_unit(split_mix(*seed, u64::from(retry))),
+            JitterRng::Thread => thread_sample(),
+            JitterRng::Seeded(seed) => Sample::from_bits(split_mix(*seed, u64::from(retry))),
         }
     }
 }
@@ -95,11 +141,6 @@ pub const fn split_mix(seed: u64, index: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// The top 53 bits as a float in `[0, 1)`.
-fn to_unit(bits: u64) -> f64 {
-    (bits >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -108,7 +149,7 @@ mod tests {
     fn a_threads_samples_are_uniform_distinct_and_its_own() {
         let draw = || {
             (0..10_000)
-                .map(|_| JitterRng::Thread.unit(0))
+                .map(|_| JitterRng::Thread.sample(0).as_f64())
                 .collect::<Vec<f64>>()
         };
         let here = draw();
@@ -126,12 +167,31 @@ mod tests {
     #[test]
     fn a_seeded_sample_depends_only_on_the_seed_and_the_retry() {
         let a = JitterRng::Seeded(7);
-        assert_eq!(a.unit(3), JitterRng::Seeded(7).unit(3));
-        assert_ne!(a.unit(3), a.unit(4));
-        assert_ne!(a.unit(3), JitterRng::Seeded(8).unit(3));
+        assert_eq!(a.sample(3), JitterRng::Seeded(7).sample(3));
+        assert_ne!(a.sample(3), a.sample(4));
+        assert_ne!(a.sample(3), JitterRng::Seeded(8).sample(3));
         for retry in [0, 1, u32::MAX] {
-            assert!((0.0..1.0).contains(&a.unit(retry)));
-            assert!((0.0..1.0).contains(&JitterRng::Thread.unit(retry)));
+            assert!((0.0..1.0).contains(&a.sample(retry).as_f64()));
+            assert!((0.0..1.0).contains(&JitterRng::Thread.sample(retry).as_f64()));
         }
+    }
+
+    #[test]
+    fn a_sample_scales_as_its_float_does() {
+        let samples = (0..2000).map(|i| JitterRng::Seeded(11).sample(i));
+        for (i, sample) in samples.enumerate() {
+            let ns = [0, 1, 999, 1_000_000_007, 100 * 365 * 86_400 * 1_000_000_000][i % 5];
+            let float = (ns as f64 * sample.as_f64()).round() as u64;
+            assert!(sample.of_ns(ns) <= ns);
+            // Within a nanosecond, or the float's own resolution above 2^53.
+            let tolerance = 1 + (ns >> 52);
+            assert!(sample.of_ns(ns).abs_diff(float) <= tolerance, "{ns} × {sample:?}");
+        }
+        let top = Sample::from_unit(1.0);
+        assert!(top.of_ns(u64::MAX) <= u64::MAX && top.as_f64() < 1.0);
+        assert_eq!(Sample::from_unit(f64::NAN), Sample::from_unit(0.0));
+        assert_eq!(Sample::from_unit(-3.0).of_ns(u64::MAX), 0);
+        assert_eq!(Sample::from_unit(0.5).of_ns(100), 50);
+        assert_eq!(Sample::from_unit(0.25).as_f64(), 0.25);
     }
 }

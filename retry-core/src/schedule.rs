@@ -24,7 +24,9 @@ impl ScheduleState {
 
     /// The next computed (jittered, clamped) wait; advances the schedule.
     pub(crate) fn next_delay(&mut self, policy: &Policy) -> Duration {
-        let d = policy.delay(self.retries, self.prev, self.rng.unit(self.retries));
+        let prev = crate::backoff::nanos(self.prev);
+        let retries = self.retries;
+        let d = Duration::from_nanos(policy.delay_ns(retries, prev, || self.rng.sample(retries)));
         self.retries = self.retries.saturating_add(1);
         self.prev = d;
         d

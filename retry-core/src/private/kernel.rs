@@ -38,5 +38,7 @@ pub use crate::schedule::Schedule;
 /// ```
 pub fn next_delay(policy: &Policy, retry: u32, prev: Duration) -> Duration {
     let prev = crate::backoff::nanos(prev);
-    Duration::from_nanos(policy.delay_ns(retry, prev, || crate::rng::JitterRng::Thread.unit(retry)))
+    Duration::from_nanos(
+        policy.delay_ns(retry, prev, || crate::rng::JitterRng::Thread.sample(retry)),
+    )
 }
