@@ -185,7 +185,10 @@ mod tests {
             assert!(sample.of_ns(ns) <= ns);
             // Within a nanosecond, or the float's own resolution above 2^53.
             let tolerance = 1 + (ns >> 52);
-            assert!(sample.of_ns(ns).abs_diff(float) <= tolerance, "{ns} × {sample:?}");
+            assert!(
+                sample.of_ns(ns).abs_diff(float) <= tolerance,
+                "{ns} × {sample:?}"
+            );
         }
         let top = Sample::from_unit(1.0);
         assert!(top.of_ns(u64::MAX) < u64::MAX && top.as_f64() < 1.0);
