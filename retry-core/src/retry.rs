@@ -733,7 +733,7 @@ impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
                     Some(retrying) => retrying.as_mut().project().timer.set(Some(sleep)),
                     None => {
                         *self.retrying = Some(Box::pin(Retrying {
-                            tally: fresh,
+                            tally: fresh.fresh_copy(),
                             timer: Some(sleep),
                         }))
                     }
