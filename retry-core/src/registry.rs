@@ -32,7 +32,7 @@ use crate::budget::RetryBudget;
 use crate::policy::Policy;
 use arc_swap::ArcSwap;
 use loading::ensure_loaded;
-use names::{ByName, Name, StoredName};
+use names::ByName;
 use snapshot::with_current;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -72,7 +72,7 @@ impl Registry {
     /// ```
     #[inline]
     pub fn policy(&self, name: &str) -> Option<&Arc<Policy>> {
-        self.policies.get(&Name(name))
+        self.policies.get(name)
     }
 
     /// The budget named `name`.
@@ -81,7 +81,7 @@ impl Registry {
     /// assert!(retry_core::Registry::default().budget("nope").is_none());
     /// ```
     pub fn budget(&self, name: &str) -> Option<&Arc<RetryBudget>> {
-        self.budgets.get(&Name(name))
+        self.budgets.get(name)
     }
 
     /// Every policy name, sorted.
@@ -92,7 +92,7 @@ impl Registry {
     /// assert_eq!(reg.policy_names().collect::<Vec<_>>(), ["a", "b"]);
     /// ```
     pub fn policy_names(&self) -> impl Iterator<Item = &str> {
-        let mut names: Vec<&str> = self.policies.keys().map(|k| &*k.0).collect();
+        let mut names: Vec<&str> = self.policies.names().collect();
         names.sort_unstable();
         names.into_iter()
     }
@@ -103,7 +103,7 @@ impl Registry {
     /// assert_eq!(retry_core::Registry::default().budget_names().count(), 0);
     /// ```
     pub fn budget_names(&self) -> impl Iterator<Item = &str> {
-        let mut names: Vec<&str> = self.budgets.keys().map(|k| &*k.0).collect();
+        let mut names: Vec<&str> = self.budgets.names().collect();
         names.sort_unstable();
         names.into_iter()
     }
@@ -135,9 +135,7 @@ impl RegistryBuilder {
             // Renaming cannot fail validation: only the name changes.
             policy.to_builder().name(name).build().unwrap_or(policy)
         };
-        self.inner
-            .policies
-            .insert(StoredName(name.into()), Arc::new(named));
+        self.inner.policies.insert(name, Arc::new(named));
         self
     }
 
@@ -160,7 +158,7 @@ impl RegistryBuilder {
     /// let _ = retry_core::Registry::builder().shared_budget("api", b);
     /// ```
     pub fn shared_budget(mut self, name: &str, budget: Arc<RetryBudget>) -> Self {
-        self.inner.budgets.insert(StoredName(name.into()), budget);
+        self.inner.budgets.insert(name, budget);
         self
     }
 
