@@ -42,3 +42,35 @@ pub fn next_delay(policy: &Policy, retry: u32, prev: Duration) -> Duration {
         policy.delay_ns(retry, prev, || crate::rng::JitterRng::Thread.sample(retry)),
     )
 }
+
+/// A by-value argument's copy for one attempt of a `#[retry]` function. It
+/// is not `Copy`, and the attempt's `async` block takes the value out with
+/// [`into_inner`](Self::into_inner), a move: so the block captures the copy
+/// itself. A `Copy` value read plainly would be captured by reference, and
+/// the function's own state would hold the copy a second time.
+///
+/// ```
+/// use retry_core::__private::kernel::Owned;
+/// // The block outlives `copy`'s scope: it holds the copy, not a reference.
+/// let attempt = {
+///     let copy = Owned(7u64);
+///     async { copy.into_inner() + 1 }
+/// };
+/// let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+/// let out = std::future::Future::poll(std::pin::pin!(attempt), &mut cx);
+/// assert_eq!(out, std::task::Poll::Ready(8));
+/// ```
+#[derive(Debug)]
+pub struct Owned<T>(pub T);
+
+impl<T> Owned<T> {
+    /// The value, moved out.
+    ///
+    /// ```
+    /// assert_eq!(retry_core::__private::kernel::Owned("a").into_inner(), "a");
+    /// ```
+    #[inline]
+    pub fn into_inner(self) -> T {
+        self.0
+    }
+}

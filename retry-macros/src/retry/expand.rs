@@ -116,14 +116,16 @@ pub fn expand(
         .iter()
         .map(|r| {
             let (check, outer, copy) = (&r.check, &r.outer, &r.copy);
-            quote_spanned! {r.span=> let #copy = #check::__retry_resupply(&#outer); }
+            quote_spanned! {r.span=>
+                let #copy = #krate::__private::kernel::Owned(#check::__retry_resupply(&#outer));
+            }
         })
         .collect();
     let unpack: Vec<TokenStream> = resupplied
         .iter()
         .map(|r| {
             let (inner, copy) = (&r.inner, &r.copy);
-            quote! { let #inner = #copy; }
+            quote! { let #inner = #copy.into_inner(); }
         })
         .collect();
 
