@@ -16,7 +16,7 @@ use std::hint::black_box;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 use tokio::runtime::Runtime;
 
 /// Every contender, first attempt succeeds. Each is one poll with a no-op
@@ -100,6 +100,28 @@ fn one_failure(c: &mut Criterion, runtime: &Runtime) {
     });
     g.finish();
 
+    // The same calls inside one `block_on` per batch: the runtime is entered
+    // once, not per call, so the figure is the call and tokio's timer.
+    let failures: &'static Cell<u32> = Box::leak(Box::new(Cell::new(0)));
+    let policy: &'static Policy = Box::leak(Box::new(policy.clone()));
+    let mut g = c.benchmark_group("one_failure_in_runtime");
+    in_runtime(&mut g, runtime, failures, "by-hand", || {
+        common::by_hand_flaky(failures, black_box(n))
+    });
+    in_runtime(&mut g, runtime, failures, "annotated", || {
+        common::annotated_flaky(failures, black_box(n))
+    });
+    in_runtime(&mut g, runtime, failures, "retry-core", || {
+        common::core_flaky(policy, failures, black_box(n))
+    });
+    in_runtime(&mut g, runtime, failures, "backon", || {
+        common::backon_flaky(failures, black_box(n))
+    });
+    in_runtime(&mut g, runtime, failures, "tokio-retry2", || {
+        common::tokio_retry2_flaky(failures, black_box(n))
+    });
+    g.finish();
+
     // The loop alone: sleepers that return at once, for the contenders that
     // accept one, each call one poll with a no-op waker.
     let mut g = c.benchmark_group("one_failure_no_timer");
@@ -116,6 +138,31 @@ fn one_failure(c: &mut Criterion, runtime: &Runtime) {
         poll_once(common::backon_flaky_no_timer(f, black_box(n)))
     });
     g.finish();
+}
+
+/// One benchmark of a call scripted to fail once, then succeed, each batch
+/// of calls made one after another inside one `block_on`.
+fn in_runtime<Fut: Future<Output = Result<u64, Flaky>>>(
+    g: &mut BenchmarkGroup<'_, WallTime>,
+    runtime: &Runtime,
+    failures: &Cell<u32>,
+    name: &str,
+    call: impl Fn() -> Fut,
+) {
+    g.bench_function(name, |b| {
+        b.iter_custom(|iters| {
+            runtime.block_on(async {
+                let start = Instant::now();
+                for _ in 0..iters {
+                    failures.set(1);
+                    let out = call().await;
+                    assert_eq!(out, Ok(42), "{name}: the second attempt succeeds");
+                    black_box(&out);
+                }
+                start.elapsed()
+            })
+        })
+    });
 }
 
 /// One benchmark of a call scripted to fail once, then succeed.
