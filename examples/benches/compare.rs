@@ -318,6 +318,17 @@ mod summary {
             ],
         ),
         (
+            "one_failure_in_runtime",
+            "by-hand",
+            &[
+                "by-hand",
+                "annotated",
+                "retry-core",
+                "backon",
+                "tokio-retry2",
+            ],
+        ),
+        (
             "one_failure_no_timer",
             "by-hand",
             &["by-hand", "retry-core", "backon"],
