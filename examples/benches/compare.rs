@@ -102,23 +102,25 @@ fn one_failure(c: &mut Criterion, runtime: &Runtime) {
 
     // The same calls inside one `block_on` per batch: the runtime is entered
     // once, not per call, so the figure is the call and tokio's timer.
-    let failures: &'static Cell<u32> = Box::leak(Box::new(Cell::new(0)));
-    let policy: &'static Policy = Box::leak(Box::new(policy.clone()));
+    // Leaked (once per run) so each contender's future may borrow them
+    // from a plain closure, whatever its lifetime.
+    let counts: &'static Cell<u32> = Box::leak(Box::new(Cell::new(0)));
+    let held: &'static Policy = Box::leak(Box::new(policy.clone()));
     let mut g = c.benchmark_group("one_failure_in_runtime");
-    in_runtime(&mut g, runtime, failures, "by-hand", || {
-        common::by_hand_flaky(failures, black_box(n))
+    in_runtime(&mut g, runtime, counts, "by-hand", || {
+        common::by_hand_flaky(counts, black_box(n))
     });
-    in_runtime(&mut g, runtime, failures, "annotated", || {
-        common::annotated_flaky(failures, black_box(n))
+    in_runtime(&mut g, runtime, counts, "annotated", || {
+        common::annotated_flaky(counts, black_box(n))
     });
-    in_runtime(&mut g, runtime, failures, "retry-core", || {
-        common::core_flaky(policy, failures, black_box(n))
+    in_runtime(&mut g, runtime, counts, "retry-core", || {
+        common::core_flaky(held, counts, black_box(n))
     });
-    in_runtime(&mut g, runtime, failures, "backon", || {
-        common::backon_flaky(failures, black_box(n))
+    in_runtime(&mut g, runtime, counts, "backon", || {
+        common::backon_flaky(counts, black_box(n))
     });
-    in_runtime(&mut g, runtime, failures, "tokio-retry2", || {
-        common::tokio_retry2_flaky(failures, black_box(n))
+    in_runtime(&mut g, runtime, counts, "tokio-retry2", || {
+        common::tokio_retry2_flaky(counts, black_box(n))
     });
     g.finish();
 
