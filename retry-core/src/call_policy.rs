@@ -142,7 +142,7 @@ pub trait Site: 'static {
 /// assert_eq!(policy.get().max_attempts(), Some(2));
 /// assert_eq!(size_of::<SitePolicy<Here>>(), 16);
 /// ```
-pub struct SitePolicy<K> {
+pub struct SitePolicy<K: Site> {
     generation: u64,
     held: Option<Arc<Policy>>,
     site: PhantomData<fn() -> K>,
@@ -215,6 +215,18 @@ impl<K: Site> fmt::Debug for SitePolicy<K> {
             .field("generation", &self.generation)
             .field("held", &self.held.is_some())
             .finish()
+    }
+}
+
+/// A held policy goes back to the thread's site cache as its spare, so the
+/// next call that holds it takes no reference count (see
+/// `SiteCache::give_back`); a call that never held it has nothing to do.
+impl<K: Site> Drop for SitePolicy<K> {
+    #[inline]
+    fn drop(&mut self) {
+        if let Some(policy) = self.held.take() {
+            SiteCache::give_back(K::cache(), self.generation, policy);
+        }
     }
 }
 

@@ -41,6 +41,11 @@ static SINGLE_ATTEMPT: LazyLock<Arc<Policy>> = LazyLock::new(|| {
 pub struct SiteCache {
     generation: Cell<u64>,
     policy: Cell<Option<Arc<Policy>>>,
+    /// A second reference to the same policy, lent whole to one call that
+    /// holds its policy (a failing one, or one that needs it from the
+    /// start) and given back when that call ends: one call after another
+    /// takes and returns it without touching the reference count.
+    spare: Cell<Option<Arc<Policy>>>,
     /// Whether a call can leave its policy until it fails (see
     /// `policy_for_call`), worked out when the policy is cached.
     deferrable: Cell<bool>,
@@ -122,6 +127,7 @@ impl SiteCache {
         SiteCache {
             generation: Cell::new(u64::MAX),
             policy: Cell::new(None),
+            spare: Cell::new(None),
             deferrable: Cell::new(false),
         }
     }
@@ -153,6 +159,30 @@ impl SiteCache {
         let current = self.policy.take().unwrap_or_else(|| checked(call));
         self.policy.set(Some(Arc::clone(&current)));
         current
+    }
+
+    /// The policy for a call that holds it until it ends: the spare
+    /// reference if it is in (no count taken), else a counted one.
+    fn lend(&self, call: &'static CallSite) -> Arc<Policy> {
+        self.spare.take().unwrap_or_else(|| self.cached(call))
+    }
+
+    /// Takes back a policy a call held as of registry `generation`, now
+    /// that the call is over: as the spare while that generation is this
+    /// thread's current one and no spare is in; dropped otherwise (a reload
+    /// came, the call ended on another thread, or another call's came back
+    /// first). Out of line: only a call that held its policy gets here.
+    /// (Tested in `tests/site_policy_spare.rs`.)
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn give_back(site: &'static LocalKey<SiteCache>, generation: u64, policy: Arc<Policy>) {
+        let _ = site.try_with(move |cache| {
+            if cache.generation.get() == generation {
+                // Whichever is not kept is dropped here.
+                let kept = cache.spare.take();
+                cache.spare.set(Some(kept.unwrap_or(policy)));
+            }
+        });
     }
 }
 
@@ -188,7 +218,7 @@ impl SiteCache {
             if cache.deferrable.get() {
                 return (generation, None);
             }
-            (generation, Some(cache.cached(call)))
+            (generation, Some(cache.lend(call)))
         })
         .unwrap_or_else(|_| (0, Some(checked(call))))
     }
@@ -202,7 +232,7 @@ impl SiteCache {
         call: &'static CallSite,
         generation: u64,
     ) -> Arc<Policy> {
-        site.try_with(|cache| (cache.refresh(call) == generation).then(|| cache.cached(call)))
+        site.try_with(|cache| (cache.refresh(call) == generation).then(|| cache.lend(call)))
             .ok()
             .flatten()
             .unwrap_or_else(|| as_of(call, generation))
@@ -228,6 +258,8 @@ impl SiteCache {
     #[inline(never)]
     fn fill(&self, call: &'static CallSite, generation: u64) {
         self.generation.set(generation);
+        // The spare is the last generation's policy.
+        drop(self.spare.take());
         let policy = checked(call);
         self.deferrable.set(!needs_policy_at_start(&policy));
         self.policy.set(Some(policy));
