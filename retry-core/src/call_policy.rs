@@ -9,7 +9,11 @@
 //! and reads no thread-local. One that fails takes its policy at that moment
 //! *as of the registry generation it started in* (from the site's cache
 //! while that generation is current, else `registry::policy_as_of`), so a
-//! reload during its first attempt still does not change it.
+//! reload during its first attempt still does not change it, and holds it
+//! to its end. What it holds from the site's cache is the cache's spare
+//! reference, lent whole and given back when the call ends, so calls one
+//! after another on a thread move no reference count either; only calls
+//! that overlap take counted ones.
 
 use crate::policy::Policy;
 use crate::registry::linked::CallSite;

@@ -175,7 +175,11 @@ impl SiteCache {
     /// (Tested in `tests/site_policy_spare.rs`.)
     #[cold]
     #[inline(never)]
-    pub(crate) fn give_back(site: &'static LocalKey<SiteCache>, generation: u64, policy: Arc<Policy>) {
+    pub(crate) fn give_back(
+        site: &'static LocalKey<SiteCache>,
+        generation: u64,
+        policy: Arc<Policy>,
+    ) {
         let _ = site.try_with(move |cache| {
             if cache.generation.get() == generation {
                 // Whichever is not kept is dropped here.
@@ -225,8 +229,9 @@ impl SiteCache {
 
     /// The policy a call at site `call` that started at registry
     /// `generation` runs under, now that it needs it (see `as_of`): from
-    /// this thread's cache when the generation is still current (a
-    /// reference count, no lookup by name), else as of that generation.
+    /// this thread's cache when the generation is still current (its spare
+    /// reference, or a counted one; no lookup by name), else as of that
+    /// generation.
     pub(crate) fn policy_as_of(
         site: &'static LocalKey<SiteCache>,
         call: &'static CallSite,
