@@ -75,6 +75,7 @@ pub(crate) fn poll_round<P, C, S, H, Fut, T, E>(
     run: &mut Run<P, C, S, H>,
     mut stage: Pin<&mut Stage<Fut>>,
     cx: &mut Context<'_>,
+    mut polled_pending: bool,
 ) -> Poll<ControlFlow<Result<T, E>>>
 where
     P: CallPolicy,
@@ -89,7 +90,13 @@ where
     loop {
         match stage.as_mut().project() {
             StageProj::Attempt { fut } => {
-                let result = match fut.poll(cx) {
+                // An attempt the caller just polled is not polled again.
+                let polled = if std::mem::take(&mut polled_pending) {
+                    Poll::Pending
+                } else {
+                    fut.poll(cx)
+                };
+                let result = match polled {
                     Poll::Ready(result) => result,
                     Poll::Pending => {
                         // No timer: the policy has no attempt timeout.
@@ -106,20 +113,8 @@ where
                         }
                     }
                 };
-                match result {
-                    Ok(value) => {
-                        stage.set(Stage::Idle);
-                        run.succeeded();
-                        return Poll::Ready(ControlFlow::Break(Ok(value)));
-                    }
-                    // Decide first, sleep after: the error is dropped here.
-                    Err(error) => match run.decide(error) {
-                        Ok(()) => stage.set(Stage::Wait),
-                        Err(error) => {
-                            stage.set(Stage::Idle);
-                            return Poll::Ready(ControlFlow::Break(Err(error)));
-                        }
-                    },
+                if let Some(end) = settle(run, stage.as_mut(), result) {
+                    return Poll::Ready(ControlFlow::Break(end));
                 }
             }
             StageProj::Wait => {
@@ -129,6 +124,41 @@ where
             }
             StageProj::Idle => return Poll::Ready(ControlFlow::Continue(())),
         }
+    }
+}
+
+/// What an attempt's result makes of the call: its end (`Some`), or the
+/// wait before the next attempt (`None`, with `stage` set to it).
+#[inline]
+fn settle<P, C, S, H, Fut, T, E>(
+    run: &mut Run<P, C, S, H>,
+    mut stage: Pin<&mut Stage<Fut>>,
+    result: Result<T, E>,
+) -> Option<Result<T, E>>
+where
+    P: CallPolicy,
+    C: Clock,
+    S: Sleeper,
+    H: HookSet<E>,
+    E: Classify,
+{
+    match result {
+        Ok(value) => {
+            stage.set(Stage::Idle);
+            run.succeeded();
+            Some(Ok(value))
+        }
+        // Decide first, sleep after: the error is dropped here.
+        Err(error) => match run.decide(error) {
+            Ok(()) => {
+                stage.set(Stage::Wait);
+                None
+            }
+            Err(error) => {
+                stage.set(Stage::Idle);
+                Some(Err(error))
+            }
+        },
     }
 }
 
@@ -164,7 +194,7 @@ where
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
-        poll_round(this.run, this.stage, cx)
+        poll_round(this.run, this.stage, cx, false)
     }
 }
 
@@ -172,6 +202,7 @@ pin_project! {
     /// A whole call that owns its loop: attempts made by `op`, round after
     /// round, then `finish` makes the output from the result and the run.
     #[must_use = "a call does nothing until awaited"]
+    #[project = CallProj]
     pub(crate) struct Call<P, C, S: Sleeper, H, F, Fut, Fin> {
         run: Run<P, C, S, H>,
         op: F,
@@ -205,22 +236,81 @@ where
 {
     type Output = R;
 
+    /// A new attempt's first poll is made here, inline, and most calls end
+    /// in it; everything else (a pending attempt, a failure, a wait) goes
+    /// on out of line. Always inlined: left to the inliner, this small
+    /// function stayed a call of its own where the future is polled.
+    #[inline(always)]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<R> {
         let mut this = self.project();
-        loop {
-            if matches!(*this.stage, Stage::Idle) {
-                let next = attempt(this.run, &mut *this.op);
-                this.stage.set(next);
-            }
-            if let ControlFlow::Break(result) =
-                ready!(poll_round(this.run, this.stage.as_mut(), cx))
-            {
-                let finish = this
-                    .finish
-                    .take()
-                    .expect("a finished call is not polled again");
-                return Poll::Ready(finish(result, this.run));
+        let mut polled_pending = false;
+        if matches!(*this.stage, Stage::Idle) {
+            let next = attempt(this.run, &mut *this.op);
+            this.stage.set(next);
+            if let StageProj::Attempt { fut } = this.stage.as_mut().project() {
+                // In the call's span, as every round is (see `poll_round`).
+                #[cfg(feature = "tracing")]
+                let _span = this.run.span().clone().entered();
+                match fut.poll(cx) {
+                    Poll::Ready(result) => {
+                        if let Some(end) = settle(this.run, this.stage.as_mut(), result) {
+                            return Poll::Ready(finish(this, end));
+                        }
+                    }
+                    Poll::Pending => polled_pending = true,
+                }
             }
         }
+        poll_call_on(this, cx, polled_pending)
     }
+}
+
+/// The rest of [`Call::poll`]: round after round until the call ends.
+#[inline(never)]
+fn poll_call_on<P, C, S, H, F, Fut, Fin, T, E, R>(
+    mut this: CallProj<'_, P, C, S, H, F, Fut, Fin>,
+    cx: &mut Context<'_>,
+    mut polled_pending: bool,
+) -> Poll<R>
+where
+    P: CallPolicy,
+    C: Clock,
+    S: Sleeper,
+    H: HookSet<E>,
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, E>>,
+    E: Classify,
+    Fin: FnOnce(Result<T, E>, &Run<P, C, S, H>) -> R,
+{
+    loop {
+        if matches!(*this.stage, Stage::Idle) {
+            let next = attempt(this.run, &mut *this.op);
+            this.stage.set(next);
+        }
+        let round = poll_round(
+            this.run,
+            this.stage.as_mut(),
+            cx,
+            std::mem::take(&mut polled_pending),
+        );
+        if let ControlFlow::Break(result) = ready!(round) {
+            return Poll::Ready(finish(this, result));
+        }
+    }
+}
+
+/// The call's output from its result.
+#[inline]
+fn finish<P, C, S: Sleeper, H, F, Fut, Fin, T, E, R>(
+    this: CallProj<'_, P, C, S, H, F, Fut, Fin>,
+    result: Result<T, E>,
+) -> R
+where
+    Fin: FnOnce(Result<T, E>, &Run<P, C, S, H>) -> R,
+{
+    let finish = this
+        .finish
+        .take()
+        .expect("a finished call is not polled again");
+    finish(result, this.run)
 }
