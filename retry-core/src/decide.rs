@@ -201,18 +201,14 @@ pub(crate) fn in_policy(policy: &Policy, class: Class) -> bool {
     match class {
         Class::Permanent => false,
         Class::Retryable(_) if policy.retry_on.is_none() => true,
-        class => listed(policy, class),
+        Class::Retryable(name) => listed(policy, name),
     }
 }
 
-/// [`in_policy`] for a policy with a `retry_on` list.
+/// [`in_policy`] for a retryable class and a policy with a `retry_on` list.
 #[inline(never)]
-fn listed(policy: &Policy, class: Class) -> bool {
-    match class {
-        Class::Permanent => false,
-        Class::TIMEOUT => true,
-        Class::Retryable(name) => policy.retries_class(name),
-    }
+fn listed(policy: &Policy, class: &'static str) -> bool {
+    Class::Retryable(class) == Class::TIMEOUT || policy.retries_class(class)
 }
 
 /// The in-process form of the kernel's state: one per call, never shared,

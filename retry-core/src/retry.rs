@@ -418,6 +418,23 @@ impl<Sl> Drop for RetryingSlot<Sl> {
     }
 }
 
+impl<Sl> RetryingSlot<Sl> {
+    /// Sets the call's one timer; a call without a block yet gets one, its
+    /// kernel state from `first`.
+    #[inline]
+    fn set_timer(&mut self, timer: Option<Sl>, first: impl FnOnce() -> Tally) {
+        match &mut self.0 {
+            Some(retrying) => retrying.as_mut().project().timer.set(timer),
+            None => {
+                self.0 = Some(Box::pin(Retrying {
+                    tally: first(),
+                    timer,
+                }))
+            }
+        }
+    }
+}
+
 #[inline(never)]
 fn drop_retrying<Sl>(retrying: Pin<Box<Retrying<Sl>>>) {
     drop(retrying);
@@ -616,10 +633,8 @@ impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
             }
         }
         if timeout.is_some() {
-            *self.retrying = Some(Box::pin(Retrying {
-                tally: self.first_tally(),
-                timer: timeout,
-            }));
+            let first = self.first_tally();
+            self.retrying.set_timer(timeout, || first);
         }
     }
 
@@ -659,15 +674,8 @@ impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     /// Arms the call's timer for a wait before its first attempt.
     pub(crate) fn wait_before_first_attempt(&mut self, wait: Duration) {
         let timer = Some(self.sleeper.sleep(wait));
-        match &mut *self.retrying {
-            Some(retrying) => retrying.as_mut().project().timer.set(timer),
-            None => {
-                *self.retrying = Some(Box::pin(Retrying {
-                    tally: self.first_tally(),
-                    timer,
-                }))
-            }
-        }
+        let first = self.first_tally();
+        self.retrying.set_timer(timer, || first);
     }
 
     /// The decision and its hooks. On a retry the wait is armed (see
@@ -729,15 +737,7 @@ impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
                 #[cfg(feature = "metrics")]
                 crate::metrics::retried(policy, wait, failure.hint, hinted);
                 let sleep = self.sleeper.sleep(wait);
-                match &mut *self.retrying {
-                    Some(retrying) => retrying.as_mut().project().timer.set(Some(sleep)),
-                    None => {
-                        *self.retrying = Some(Box::pin(Retrying {
-                            tally: fresh.fresh_copy(),
-                            timer: Some(sleep),
-                        }))
-                    }
-                }
+                self.retrying.set_timer(Some(sleep), || fresh.fresh_copy());
                 Ok(())
             }
             Step::GiveUp(ending) => {

@@ -62,7 +62,7 @@ impl<V> ByName<V> {
     fn get_long(&self, name: &str) -> Option<&V> {
         let words = Words::of(name.as_bytes());
         self.find(hash_long(name), |slot| {
-            slot.words == words && *slot.name == *name
+            slot.words == words && slot.named(name)
         })
     }
 
