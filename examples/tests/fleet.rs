@@ -20,8 +20,8 @@ fn keys(v: &Value) -> BTreeSet<String> {
     v.as_object().expect("an object").keys().cloned().collect()
 }
 
-#[test]
-fn a_small_fleet_measures_what_the_simulator_predicts() {
+/// One run of the small fleet, as JSON.
+fn small_fleet() -> Value {
     let out = fleet(&[
         "--policy",
         "outbox",
@@ -40,7 +40,22 @@ fn a_small_fleet_measures_what_the_simulator_predicts() {
     ]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
-    let v: Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    serde_json::from_slice(&out.stdout).expect("JSON on stdout")
+}
+
+#[test]
+fn a_small_fleet_measures_what_the_simulator_predicts() {
+    // A run the machine could not keep up with (it says so: calls reached
+    // the server ticks after their timers, as on a loaded CI host) measured
+    // the machine, not the fleet: it is run again, up to three times, and
+    // the last run is checked whatever it says.
+    let mut v = small_fleet();
+    for _ in 0..2 {
+        if v["keeping_up"]["kept_up"] != Value::Bool(false) {
+            break;
+        }
+        v = small_fleet();
+    }
     let (p, m) = (&v["predicted"], &v["measured"]);
     assert_eq!(
         keys(p),
