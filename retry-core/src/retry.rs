@@ -714,11 +714,13 @@ impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
             allowed: allowed && unrepeatable.is_none(),
         };
         // The clock is read only if the verdict or the report needs it.
-        let (clock, started) = (&self.clock, self.started.get());
+        // The start too: turning it back into an `Instant` is a call (it
+        // reads the process's origin), made only with the clock.
+        let (clock, started) = (&self.clock, self.started);
         let mut read = None;
         let now = || {
             let now = *read.insert(clock.now());
-            (elapsed(started, now), now)
+            (elapsed(started.get(), now), now)
         };
         // Before the first retry the kernel's state is made on the stack; it
         // moves to the heap only if the call retries.
@@ -770,7 +772,7 @@ impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
                 #[cfg(feature = "metrics")]
                 crate::metrics::ended(policy, ending, attempts);
                 let now = read.unwrap_or_else(|| self.clock.now());
-                let report = report_of(Some(policy), started, tally, ending, now);
+                let report = report_of(Some(policy), started.get(), tally, ending, now);
                 #[cfg(feature = "tracing")]
                 tracing::debug!(
                     ending = ending.as_str(),
