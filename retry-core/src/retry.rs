@@ -388,7 +388,7 @@ pub struct Run<P, C, S: Sleeper, H> {
     timed: bool,
     ending: Option<Ending>,
     /// From the first timer on: the kernel's state and the timer.
-    retrying: RetryingSlot<S::Sleep>,
+    retrying: RetryingSlot<S>,
     /// The call's `retry` span: every round runs inside it.
     #[cfg(feature = "tracing")]
     span: tracing::Span,
@@ -397,42 +397,78 @@ pub struct Run<P, C, S: Sleeper, H> {
 pin_project_lite::pin_project! {
     /// What a call needs once it has a timer: the kernel's state and the
     /// timer, an attempt's timeout or the wait after a failure.
-    struct Retrying<Sl> {
+    pub(crate) struct Retrying<Sl> {
         tally: Tally,
         #[pin]
         timer: Option<Sl>,
     }
 }
 
+/// A call's `Retrying` block, handed to its sleeper when the call ends so the
+/// thread's next call that retries can reuse it (see
+/// `Sleeper::keep_block`). Only the sleeper keeps it; nothing else can
+/// open it.
+///
+/// ```
+/// use retry_core::__private::kernel::Block;
+/// // One pointer: handing a block over moves no more than that.
+/// assert_eq!(size_of::<Block<std::future::Ready<()>>>(), size_of::<usize>());
+/// ```
+pub struct Block<Sl>(Pin<Box<Retrying<Sl>>>);
+
+impl<Sl> Block<Sl> {
+    /// The block with its timer dropped: a kept block holds no timer (and so
+    /// nothing of the runtime that made it).
+    pub(crate) fn disarmed(mut self) -> Self {
+        self.0.as_mut().project().timer.set(None);
+        self
+    }
+}
+
+impl<Sl> fmt::Debug for Block<Sl> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Block")
+            .field("armed", &self.0.timer.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
 /// Where a call keeps its `Retrying` block once it has one. Its own type
 /// for its drop: dropping a call that never made one is an inline null
-/// check, and the block's drop (tokio's timer entry) stays out of line.
-struct RetryingSlot<Sl>(Option<Pin<Box<Retrying<Sl>>>>);
+/// check, and the block's return to its sleeper stays out of line.
+struct RetryingSlot<S: Sleeper>(Option<Pin<Box<Retrying<S::Sleep>>>>);
 
-impl<Sl> Drop for RetryingSlot<Sl> {
+impl<S: Sleeper> Drop for RetryingSlot<S> {
     #[inline]
     fn drop(&mut self) {
         if let Some(retrying) = self.0.take() {
-            drop_retrying(retrying);
+            keep_retrying::<S>(retrying);
         }
     }
 }
 
-impl<Sl> RetryingSlot<Sl> {
+impl<S: Sleeper> RetryingSlot<S> {
     /// Arms the call's one timer with `sleep`; a call without a block yet
-    /// gets one, its kernel state from `first`. The block is allocated
-    /// before the timer moves in: built whole on the stack first, its copy
-    /// of the timer came straight after the timer's maker (tokio's `sleep`,
-    /// out of line, returning through memory) and waited for its stores to
-    /// retire (half of `decide`'s time in the profile).
+    /// gets one (the one its sleeper kept from an earlier call on this
+    /// thread, or a new one), its kernel state from `first`. The block is
+    /// found before the timer moves in: built whole on the stack first, its
+    /// copy of the timer came straight after the timer's maker (tokio's
+    /// `sleep`, out of line, returning through memory) and waited for its
+    /// stores to retire (half of `decide`'s time in the profile).
     #[inline]
-    fn arm(&mut self, sleep: Sl, first: impl FnOnce() -> Tally) {
+    fn arm(&mut self, sleep: S::Sleep, first: impl FnOnce() -> Tally) {
         let retrying = match &mut self.0 {
             Some(retrying) => retrying,
-            None => self.0.insert(Box::pin(Retrying {
-                tally: first(),
-                timer: None,
-            })),
+            None => self.0.insert(match S::reuse_block() {
+                Some(Block(mut kept)) => {
+                    *kept.as_mut().project().tally = first();
+                    kept
+                }
+                None => Box::pin(Retrying {
+                    tally: first(),
+                    timer: None,
+                }),
+            }),
         };
         retrying.as_mut().project().timer.set(Some(sleep));
     }
@@ -446,19 +482,20 @@ impl<Sl> RetryingSlot<Sl> {
     }
 }
 
+/// Hands an ended call's block to its sleeper; out of line.
 #[inline(never)]
-fn drop_retrying<Sl>(retrying: Pin<Box<Retrying<Sl>>>) {
-    drop(retrying);
+fn keep_retrying<S: Sleeper>(retrying: Pin<Box<Retrying<S::Sleep>>>) {
+    S::keep_block(Block(retrying));
 }
 
-impl<Sl> std::ops::Deref for RetryingSlot<Sl> {
-    type Target = Option<Pin<Box<Retrying<Sl>>>>;
+impl<S: Sleeper> std::ops::Deref for RetryingSlot<S> {
+    type Target = Option<Pin<Box<Retrying<S::Sleep>>>>;
     fn deref(&self) -> &Self::Target {
         &self.0
     }
 }
 
-impl<Sl> std::ops::DerefMut for RetryingSlot<Sl> {
+impl<S: Sleeper> std::ops::DerefMut for RetryingSlot<S> {
     fn deref_mut(&mut self) -> &mut Self::Target {
         &mut self.0
     }

@@ -22,7 +22,7 @@ use std::time::Duration;
 pub use crate::call_policy::{CallPolicy, Lent, Site, SitePolicy};
 pub use crate::decide::{Decider, Failure, Step};
 pub use crate::problem::Problems;
-pub use crate::retry::{Retry, Run};
+pub use crate::retry::{Block, Retry, Run};
 pub use crate::rng::split_mix;
 pub use crate::round::Round;
 pub use crate::schedule::Schedule;
