@@ -372,8 +372,9 @@ fn run_name(name: Option<&str>) -> &str {
 /// one timer (an attempt's timeout, or the wait: never both at once) live on
 /// the heap (`Retrying`), made by the first attempt that has a timeout or
 /// the first retry. So the future of a call that succeeds at once is small
-/// and builds no decision state, and a call that needs a timer pays one
-/// allocation, however many attempts and waits follow.
+/// and builds no decision state, and a call that needs a timer pays at most
+/// one allocation, however many attempts and waits follow (none when its
+/// sleeper kept the block of an earlier call on the thread).
 #[doc(hidden)]
 pub struct Run<P, C, S: Sleeper, H> {
     /// The call's policy (see `call_policy`).
