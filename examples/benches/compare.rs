@@ -202,9 +202,7 @@ fn delays(c: &mut Criterion) {
             .expect("a valid policy");
         let prev = Duration::from_millis(400);
         g.bench_function(jitter.name(), |b| {
-            b.iter(|| {
-                retry_core::__private::kernel::next_delay(&policy, black_box(3), black_box(prev))
-            })
+            b.iter(|| retry_core::kernel::next_delay(&policy, black_box(3), black_box(prev)))
         });
     }
     g.finish();

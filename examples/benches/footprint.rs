@@ -270,7 +270,7 @@ async fn scaled(id: u32) -> Result<u32, ScaleError> {
 /// The limit: the same schedule written by hand on tokio's timer.
 async fn by_hand(id: u32, policy: &'static Policy) -> Result<u32, ScaleError> {
     if let Err(e) = attempt(id) {
-        let wait = retry_core::__private::kernel::next_delay(policy, 0, Duration::ZERO);
+        let wait = retry_core::kernel::next_delay(policy, 0, Duration::ZERO);
         record_schedule(&RetryEvent {
             policy: None,
             attempt: 1,

@@ -2,9 +2,9 @@
 //! against the file, and installs nothing when one names a missing policy.
 
 use retry_config::Setup;
-use retry_core::__private::derive::DeclaredClass;
 use retry_core::__private::site::CallSite;
 use retry_core::registry;
+use retry_core::registry::DeclaredClass;
 
 retry_core::__private::inventory::submit! {
     CallSite::new("orders", "src/orders.rs", 42, "place_order")

@@ -13,9 +13,8 @@ const LAZZY: retry_core::__private::site::CallSite =
     retry_core::__private::site::CallSite::new("lazzy", "src/jobs.rs", 7, "run_job");
 retry_core::__private::inventory::submit! { LAZZY }
 
-thread_local! {
-    static SITE: retry_core::__private::site::SiteCache = const { retry_core::__private::site::SiteCache::new() };
-}
+static SITE: retry_core::__private::site::PolicyCache =
+    retry_core::__private::site::PolicyCache::new(LAZZY);
 
 #[test]
 fn the_first_lookup_loads_retry_toml_with_the_profile_and_environment() {
@@ -27,7 +26,7 @@ fn the_first_lookup_loads_retry_toml_with_the_profile_and_environment() {
         assert_eq!(policy.base(), std::time::Duration::from_millis(1)); // profile `test`
         assert_eq!(policy.max_attempts(), Some(9)); // environment
         for _ in 0..2 {
-            let fallback = retry_core::__private::site::SiteCache::lookup(&SITE, &LAZZY);
+            let fallback = SITE.policy();
             assert_eq!(fallback.max_attempts(), Some(1));
         }
         return;

@@ -51,10 +51,10 @@ fn install_prints_the_warnings_unless_told_not_to() {
 
 #[test]
 fn strict_mode_ends_the_program_at_a_missing_policy() {
-    use retry_core::__private::site::{CallSite, SiteCache};
-    thread_local! { static SITE: SiteCache = const { SiteCache::new() }; }
+    use retry_core::__private::site::{CallSite, PolicyCache};
     // Not registered (an install would refuse it): a site the registry learns of at its first call.
     const CALL: CallSite = CallSite::new("not-in-the-file", "src/jobs.rs", 9, "jobs::run");
+    static SITE: PolicyCache = PolicyCache::new(CALL);
     if let Ok(case) = std::env::var(CHILD) {
         let path = std::env::var("RETRY_TEST_FILE").unwrap();
         Setup::new(path)
@@ -62,7 +62,7 @@ fn strict_mode_ends_the_program_at_a_missing_policy() {
             .report_warnings(false)
             .install()
             .unwrap();
-        let policy = SiteCache::lookup(&SITE, &CALL);
+        let policy = SITE.policy();
         println!("ran with max_attempts {:?}", policy.max_attempts());
         return;
     }

@@ -29,10 +29,6 @@
 //! assert!(SystemClock.now() <= SystemClock.now());
 //! ```
 
-#[cfg(feature = "tokio")]
-use crate::__private::kernel::Block;
-#[cfg(feature = "tokio")]
-use std::cell::Cell;
 use std::future::Future;
 use std::time::{Duration, Instant};
 
@@ -72,50 +68,6 @@ pub trait Sleeper {
     type Sleep: Future<Output = ()>;
     /// Starts a wait of `d`.
     fn sleep(&self, d: Duration) -> Self::Sleep;
-    /// Whether an attempt can be cut short by this sleeper's timer (an
-    /// `attempt_timeout`). `false` for a sleeper that blocks the thread,
-    /// whose attempts cannot be cancelled: the loop then arms no timer.
-    ///
-    /// ```
-    /// use retry_core::clock::{Sleeper, TokioSleeper};
-    /// assert!(TokioSleeper::TIMES_ATTEMPTS);
-    /// ```
-    const TIMES_ATTEMPTS: bool = true;
-
-    /// A call's retrying state kept by [`keep_block`](Self::keep_block)
-    /// for reuse on this thread, if any: a call that retries takes it
-    /// instead of allocating. `None` unless the sleeper keeps blocks.
-    ///
-    /// ```
-    /// use retry_core::clock::Sleeper;
-    /// # struct Never;
-    /// # impl Sleeper for Never { type Sleep = std::future::Pending<()>;
-    /// #     fn sleep(&self, _: std::time::Duration) -> Self::Sleep { std::future::pending() } }
-    /// assert!(Never::reuse_block().is_none());
-    /// ```
-    #[doc(hidden)]
-    #[inline]
-    fn reuse_block() -> Option<crate::__private::kernel::Block<Self::Sleep>> {
-        None
-    }
-
-    /// Takes an ended call's retrying state (its timer already dropped or
-    /// about to be), to keep for [`reuse_block`](Self::reuse_block) or
-    /// drop. By default it is dropped.
-    ///
-    /// ```
-    /// use retry_core::clock::Sleeper;
-    /// # struct Never;
-    /// # impl Sleeper for Never { type Sleep = std::future::Pending<()>;
-    /// #     fn sleep(&self, _: std::time::Duration) -> Self::Sleep { std::future::pending() } }
-    /// // A sleeper that keeps nothing has nothing to give back.
-    /// assert!(Never::reuse_block().is_none());
-    /// ```
-    #[doc(hidden)]
-    #[inline]
-    fn keep_block(block: crate::__private::kernel::Block<Self::Sleep>) {
-        drop(block);
-    }
 }
 
 /// Waits by blocking the calling thread.
@@ -203,27 +155,6 @@ impl Sleeper for TokioSleeper {
     fn sleep(&self, d: Duration) -> tokio::time::Sleep {
         tokio::time::sleep(d)
     }
-
-    /// The block an earlier call on this thread left, if any.
-    #[inline]
-    fn reuse_block() -> Option<Block<tokio::time::Sleep>> {
-        KEPT_BLOCK.try_with(Cell::take).ok().flatten()
-    }
-
-    /// Keeps one block per thread (the latest), without its timer; one
-    /// handed over while the thread is ending is dropped.
-    fn keep_block(block: Block<tokio::time::Sleep>) {
-        let block = block.disarmed();
-        let _ = KEPT_BLOCK.try_with(|kept| drop(kept.replace(Some(block))));
-    }
-}
-
-#[cfg(feature = "tokio")]
-thread_local! {
-    /// One call's retrying state, kept for the thread's next call that
-    /// retries: a retry then costs no allocation (malloc and free were a
-    /// third of a retry without a timer in the profile). It holds no timer.
-    static KEPT_BLOCK: Cell<Option<Block<tokio::time::Sleep>>> = const { Cell::new(None) };
 }
 
 /// The clock async retries use by default: tokio's with the `tokio` feature.

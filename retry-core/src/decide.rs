@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 /// The verdict on a failed attempt.
 ///
 /// ```
-/// use retry_core::{Ending, __private::kernel::Step};
+/// use retry_core::{Ending, kernel::Step};
 /// assert_ne!(Step::Retry { wait: Default::default(), hinted: false }, Step::GiveUp(Ending::Deadline));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,7 +38,7 @@ pub enum Step {
 /// What the engine knows of one failed attempt.
 ///
 /// ```
-/// use retry_core::{Class, __private::kernel::Failure};
+/// use retry_core::{Class, kernel::Failure};
 /// let f = Failure { class: Class::TRANSIENT, hint: None, allowed: true };
 /// assert!(f.class.is_retryable());
 /// ```
@@ -71,21 +71,6 @@ impl Tally {
             attempts,
             last_delay_ns: nanos(last_delay),
             waited_ns: nanos(waited),
-        }
-    }
-
-    /// A copy read field by field, each read the size of the store that
-    /// wrote it. Right after the kernel's stores, a whole copy (which the
-    /// compiler makes with 16-byte loads) cannot be forwarded from them and
-    /// waits until they retire: measured, that stall was a fifth of a retry
-    /// without a timer. `black_box` keeps the reads apart, at no cost.
-    #[inline]
-    pub(crate) fn fresh_copy(&self) -> Tally {
-        use std::hint::black_box;
-        Tally {
-            attempts: black_box(self.attempts),
-            last_delay_ns: black_box(self.last_delay_ns),
-            waited_ns: black_box(self.waited_ns),
         }
     }
 
@@ -215,7 +200,7 @@ fn listed(policy: &Policy, class: &'static str) -> bool {
 /// so concurrent calls cannot disturb each other's statistics.
 ///
 /// ```
-/// use retry_core::{Class, Jitter, Policy, __private::kernel::{Decider, Failure, Step}};
+/// use retry_core::{Class, Jitter, Policy, kernel::{Decider, Failure, Step}};
 /// use std::time::{Duration, Instant};
 /// let p = Policy::builder().jitter(Jitter::None).max_attempts(2).build().unwrap();
 /// let mut d = Decider::new(None);
@@ -237,7 +222,7 @@ impl Decider {
     /// A fresh decision state, seeded for reproducible jitter when `seed` is given.
     ///
     /// ```
-    /// let d = retry_core::__private::kernel::Decider::new(Some(1));
+    /// let d = retry_core::kernel::Decider::new(Some(1));
     /// assert_eq!(d.attempts(), 0);
     /// ```
     pub const fn new(seed: Option<u64>) -> Self {
@@ -256,7 +241,7 @@ impl Decider {
     /// Attempts begun so far.
     ///
     /// ```
-    /// assert_eq!(retry_core::__private::kernel::Decider::new(None).attempts(), 0);
+    /// assert_eq!(retry_core::kernel::Decider::new(None).attempts(), 0);
     /// ```
     pub const fn attempts(&self) -> u32 {
         self.tally.attempts
@@ -266,7 +251,7 @@ impl Decider {
     /// deadline's clock and counts as a call in the policy's retry budget.
     ///
     /// ```
-    /// let mut d = retry_core::__private::kernel::Decider::new(None);
+    /// let mut d = retry_core::kernel::Decider::new(None);
     /// d.begin_attempt(&retry_core::Policy::default(), std::time::Instant::now());
     /// assert_eq!(d.attempts(), 1);
     /// ```
@@ -287,7 +272,7 @@ impl Decider {
     /// Decides what follows a failed attempt observed at `now` (the kernel).
     ///
     /// ```
-    /// use retry_core::{Class, Ending, Policy, __private::kernel::{Decider, Failure, Step}};
+    /// use retry_core::{Class, Ending, Policy, kernel::{Decider, Failure, Step}};
     /// let p = Policy::default();
     /// let mut d = Decider::new(None);
     /// let now = std::time::Instant::now();
@@ -311,7 +296,7 @@ impl Decider {
     /// was not read).
     ///
     /// ```
-    /// let d = retry_core::__private::kernel::Decider::new(None);
+    /// let d = retry_core::kernel::Decider::new(None);
     /// assert_eq!(d.elapsed(std::time::Instant::now()), std::time::Duration::ZERO);
     /// ```
     pub fn elapsed(&self, now: Instant) -> Duration {
@@ -322,7 +307,7 @@ impl Decider {
     /// The report for a call that ended with `ending` at `now`.
     ///
     /// ```
-    /// use retry_core::{Ending, __private::kernel::Decider};
+    /// use retry_core::{Ending, kernel::Decider};
     /// let r = Decider::new(None).report(Ending::Success, std::time::Instant::now());
     /// assert_eq!(r.attempts, 0);
     /// ```

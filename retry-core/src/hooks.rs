@@ -1,6 +1,11 @@
 //! Hooks: a call site's say in what is retried, and callbacks on each retry
-//! and on giving up. Each part is a type parameter, so unused hooks cost
-//! nothing and the retry future stays `Send` when the hooks are.
+//! and on giving up. Most callers build [`Hooks`] from closures; each part
+//! is a type parameter, so unused hooks cost nothing and the retry future
+//! stays `Send` when the hooks are. [`HookSet`] is the trait the loop calls
+//! hooks through: implement it for a type of your own to keep state across
+//! calls or to answer [`HookSet::unrepeatable`] (the tower layer's
+//! `RetryLayer::hooks` takes either). [`Callback`] and [`RetryIfSlot`] are
+//! the slots of `Hooks` ([`Unset`] when empty).
 
 use crate::report::Report;
 use std::time::Duration;
@@ -45,12 +50,12 @@ pub struct GiveUpEvent<'a, E> {
     pub report: &'a Report,
 }
 
-/// The three hook points, as the loop calls them. Implemented by [`Hooks`],
-/// the type users build; hidden, in `__private::hooks`.
+/// The hook points, as the loop calls them. Implemented by [`Hooks`]; a
+/// type of your own may implement it too (every method has a default).
 ///
 /// ```
 /// use retry_core::RetryEvent;
-/// use retry_core::__private::hooks::HookSet;
+/// use retry_core::hooks::HookSet;
 /// struct Log;
 /// impl HookSet<std::io::Error> for Log {
 ///     fn on_retry(&self, e: &RetryEvent<'_, std::io::Error>) { eprintln!("retrying after {:?}", e.wait); }
@@ -94,7 +99,7 @@ pub trait HookSet<E> {
 /// Why a request cannot be sent again (see [`HookSet::unrepeatable`]).
 ///
 /// ```
-/// use retry_core::{Ending, __private::hooks::Unrepeatable};
+/// use retry_core::{Ending, hooks::Unrepeatable};
 /// assert_eq!(Unrepeatable::BodyNotReplayable.ending(), Ending::BodyNotReplayable);
 /// assert_eq!(Unrepeatable::NotIdempotent.ending().as_str(), "not_idempotent");
 /// ```
@@ -111,7 +116,7 @@ impl Unrepeatable {
     /// The end reason a call gets when this stops it.
     ///
     /// ```
-    /// use retry_core::__private::hooks::Unrepeatable;
+    /// use retry_core::hooks::Unrepeatable;
     /// assert_eq!(Unrepeatable::NotIdempotent.ending(), retry_core::Ending::NotIdempotent);
     /// ```
     pub const fn ending(self) -> crate::Ending {
@@ -125,7 +130,7 @@ impl Unrepeatable {
 /// A hook slot that is not set.
 ///
 /// ```
-/// use retry_core::__private::hooks::{RetryIfSlot, Unset};
+/// use retry_core::hooks::{RetryIfSlot, Unset};
 /// assert!(RetryIfSlot::<u8>::allows(&Unset, &0));
 /// ```
 #[derive(Debug, Clone, Copy, Default)]
@@ -224,7 +229,7 @@ impl<R, O, G> Hooks<R, O, G> {
 /// `Fn(&Arg)` runs.
 ///
 /// ```
-/// use retry_core::__private::hooks::{Callback, Unset};
+/// use retry_core::hooks::{Callback, Unset};
 /// let seen = std::cell::Cell::new(0);
 /// (|n: &u32| seen.set(*n)).call(&7);
 /// Unset.call(&8u32);
@@ -276,7 +281,7 @@ where
 /// decides.
 ///
 /// ```
-/// use retry_core::__private::hooks::{RetryIfSlot, Unset};
+/// use retry_core::hooks::{RetryIfSlot, Unset};
 /// assert!(RetryIfSlot::<u8>::allows(&Unset, &1));
 /// assert!(!(|e: &u8| *e > 5).allows(&1));
 /// ```

@@ -5,7 +5,8 @@
 //! server hints, the async and blocking loops ([`Retry`]), hooks and tracing,
 //! shared [`RetryBudget`]s (windows, and [`AdaptiveLimiter`]s pacing
 //! attempts), the process-wide [`registry`] of named policies,
-//! and the stateful [`Oracle`] for callers that schedule retries themselves.
+//! the stateful [`Oracle`] for callers that schedule retries themselves, and
+//! the decision [`kernel`] stepped by hand, for simulators.
 //! The [`clock`] module holds the clock and sleepers, for callers that inject
 //! their own.
 //!
@@ -61,16 +62,16 @@ mod adaptive;
 mod backoff;
 mod budget;
 mod builder;
-mod call_policy;
 mod classify;
 pub mod clock;
 mod decide;
 #[cfg(feature = "redis")]
 pub mod fleet;
-mod hooks;
+pub mod hooks;
 #[cfg(feature = "http")]
 pub mod http;
 mod jitter;
+pub mod kernel;
 #[cfg(feature = "metrics")]
 pub mod metrics;
 mod oracle;
@@ -86,27 +87,25 @@ pub mod reqwest;
 mod retry;
 mod rng;
 mod round;
+mod run;
 mod schedule;
 mod site;
-mod start;
 #[cfg(feature = "tower")]
 pub mod tower;
 mod waits;
 
 // The public API is what a user names, and nothing else (pinned by
-// tests/public_api.rs). The decision kernel, the loop's per-call state, the
-// hook traits, call-site and loader plumbing live in `__private`, for our
-// own crates; the fleet simulator is its own crate (retry-sim).
+// tests/public_api.rs); `__private` holds only what generated code names.
 pub use adaptive::AdaptiveLimiter;
 pub use backoff::Backoff;
 pub use budget::{RetryBudget, RetryBudgetBuilder};
 pub use builder::PolicyBuilder;
 pub use classify::{AttemptTimeout, CarriesTimeout, Class, Classify};
-pub use hooks::{GiveUpEvent, Hooks, RetryEvent};
+pub use hooks::{GiveUpEvent, HookSet, Hooks, RetryEvent};
 pub use jitter::Jitter;
 pub use oracle::{Oracle, OracleState, Verdict};
 pub use policy::Policy;
-pub use problem::{PolicyError, Problem};
+pub use problem::{PolicyError, Problem, Problems};
 pub use registry::Registry;
 pub use report::{Ending, Report};
 pub use retry::Retry;
@@ -144,3 +143,13 @@ pub use retry_macros::retry;
 /// ```
 #[cfg(feature = "macros")]
 pub use retry_macros::Classify;
+
+/// Whether this build records per-policy metrics (retry-core's `metrics`
+/// feature, perhaps turned on by another crate in the build): their labels
+/// allocate on every call, so a success path that allocates nothing holds
+/// only without it.
+///
+/// ```
+/// assert_eq!(retry_core::RECORDS_METRICS, cfg!(feature = "metrics"));
+/// ```
+pub const RECORDS_METRICS: bool = cfg!(feature = "metrics");

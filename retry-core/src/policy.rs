@@ -291,14 +291,11 @@ impl Policy {
         round_nanos(jittered).clamp(waits.min_ns, waits.cap_ns)
     }
 
-    /// Whether a first attempt under this policy, with sleeper `S`, needs
-    /// nothing of it at its start: no clock read (deadline, budget), no
-    /// timeout to arm.
+    /// Whether a call under this policy reads the clock as its first
+    /// attempt begins: to start its deadline, or to count in its budgets.
     #[inline]
-    pub(crate) fn starts_plainly<S: crate::clock::Sleeper>(&self) -> bool {
-        self.deadline.is_none()
-            && self.budgets.is_empty()
-            && (self.attempt_timeout.is_none() || !S::TIMES_ATTEMPTS)
+    pub(crate) fn reads_clock_at_start(&self) -> bool {
+        self.deadline.is_some() || !self.budgets.is_empty()
     }
 
     /// This policy with its schedule's hot-path form computed from its

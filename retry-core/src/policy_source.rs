@@ -4,28 +4,21 @@
 //! missing name warns once and runs one attempt; a reload is picked up).
 
 use crate::policy::Policy;
-use crate::registry::{self, linked::CallSite};
-use crate::site;
+use crate::registry::linked::CallSite;
+use crate::site::{self, PolicyCache};
 use std::panic::Location;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 /// A layer's policy and the place in the code that set it up.
 #[derive(Debug, Clone)]
 pub(crate) struct PolicySource(Arc<Source>);
 
 #[derive(Debug)]
-struct Source {
-    /// Where the layer was built, named as a call site in warnings.
-    site: CallSite,
-    policy: Held,
-}
-
-#[derive(Debug)]
-enum Held {
-    Fixed(Arc<Policy>),
-    /// The last lookup of the named policy, with the registry generation
-    /// it was read at (none before the first call).
-    Named(Mutex<Option<(u64, Arc<Policy>)>>),
+enum Source {
+    /// A policy value, and where the layer was built (named in warnings).
+    Fixed(CallSite, Arc<Policy>),
+    /// A policy name, through the same cache as a `#[retry]` call site.
+    Named(PolicyCache),
 }
 
 impl PolicySource {
@@ -35,10 +28,8 @@ impl PolicySource {
         at: &'static Location<'static>,
         function: &'static str,
     ) -> Self {
-        PolicySource(Arc::new(Source {
-            site: CallSite::new(name, at.file(), at.line(), function),
-            policy: Held::Named(Mutex::new(None)),
-        }))
+        let site = CallSite::new(name, at.file(), at.line(), function);
+        PolicySource(Arc::new(Source::Named(PolicyCache::new(site))))
     }
 
     /// `policy`, for the integration `function` built `at`.
@@ -47,28 +38,15 @@ impl PolicySource {
         at: &'static Location<'static>,
         function: &'static str,
     ) -> Self {
-        PolicySource(Arc::new(Source {
-            site: CallSite::new("<a Policy value>", at.file(), at.line(), function),
-            policy: Held::Fixed(policy),
-        }))
+        let site = CallSite::new("<a Policy value>", at.file(), at.line(), function);
+        PolicySource(Arc::new(Source::Fixed(site, policy)))
     }
 
-    /// The policy for the call starting now: one lock and one atomic load
-    /// while the registry is unchanged, the checked lookup after a reload.
+    /// The policy for the call starting now.
     pub(crate) fn current(&self) -> Arc<Policy> {
-        let cache = match &self.0.policy {
-            Held::Fixed(policy) => return Arc::clone(policy),
-            Held::Named(cache) => cache,
-        };
-        let generation = registry::generation();
-        let mut cache = cache.lock().unwrap_or_else(PoisonError::into_inner);
-        match &*cache {
-            Some((seen, policy)) if *seen == generation => Arc::clone(policy),
-            _ => {
-                let policy = site::checked(&self.0.site);
-                *cache = Some((generation, Arc::clone(&policy)));
-                policy
-            }
+        match &*self.0 {
+            Source::Fixed(_, policy) => Arc::clone(policy),
+            Source::Named(cache) => cache.policy(),
         }
     }
 
@@ -81,7 +59,11 @@ impl PolicySource {
             timeout: std::time::Duration::ZERO,
         };
         if policy.attempt_timeout().is_some() && E::from_timeout(probe).is_none() {
-            site::warn_timeout_not_carried(&self.0.site, policy);
+            let site = match &*self.0 {
+                Source::Fixed(site, _) => site,
+                Source::Named(cache) => cache.site(),
+            };
+            site::warn_timeout_not_carried(site, policy);
         }
     }
 }

@@ -82,7 +82,7 @@ impl std::error::Error for PolicyError {}
 /// reported at once; shared by policies, budgets and simulator scenarios.
 ///
 /// ```
-/// use retry_core::__private::kernel::Problems;
+/// use retry_core::Problems;
 /// use std::time::Duration;
 /// let mut found = Problems::default();
 /// found.require(false, "tick", "must be greater than zero", "use 1ms".into());

@@ -3,11 +3,8 @@
 //! A [`Registry`] is an immutable snapshot; [`install`] swaps the current one
 //! atomically (`arc-swap`). A lookup is a lock-free load plus a hash lookup by
 //! `&str`: no lock, no allocation; [`with_policy`] also takes no reference
-//! count. A running call runs under the policy it
-//! started with, so a reload is seen by the next call only: `Retry::call`
-//! borrows it, and a `#[retry]` call takes it at its first failure as of the
-//! install generation it started in (the last few replaced registries are
-//! kept for that; a call that succeeds at once takes no reference count).
+//! count. A running call holds the policy it started with, so a reload is
+//! seen by the next call only.
 //!
 //! If nothing was installed when the first lookup happens, the registry runs
 //! the loader a linked crate registered (retry-config registers one that
@@ -20,23 +17,27 @@
 //! assert!(registry::current().policy("doc-module").is_some());
 //! ```
 
-// What linked code registers (call sites, declared classes) and how a loader
-// is found and run: plumbing for our own crates, re-exported hidden from
-// `__private`, not part of this module's public face.
+// What linked code registers (call sites, declared classes), and how a
+// configuration loader registers itself and says where policies came from.
 pub(crate) mod linked;
 pub(crate) mod loading;
-mod names;
+
+pub use linked::{CallSite, DeclaredClass, call_sites, declared_classes, missing_policies};
+pub use loading::{LazyLoader, is_strict, origin, set_origin, set_strict};
 mod snapshot;
 
 use crate::budget::RetryBudget;
 use crate::policy::Policy;
 use arc_swap::ArcSwap;
+use indexmap::IndexMap;
 use loading::ensure_loaded;
-use names::ByName;
-use snapshot::with_current;
-use std::collections::VecDeque;
+pub(crate) use snapshot::with_current;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, PoisonError};
+
+/// Entries by name, in insertion order, each also at an index (see
+/// [`Registry::policy_index`]); hashed by foldhash with a fixed seed.
+type ByName<V> = IndexMap<Box<str>, V, foldhash::fast::FixedState>;
 
 /// An immutable set of named policies and budgets.
 ///
@@ -75,6 +76,24 @@ impl Registry {
         self.policies.get(name)
     }
 
+    /// Where policy `name` sits in this registry: a call site remembers it
+    /// (with the registry's generation) so its next lookup skips the hash.
+    pub(crate) fn policy_index(&self, name: &str) -> Option<usize> {
+        self.policies.get_index_of(name)
+    }
+
+    /// The policy at `index` (see [`policy_index`](Self::policy_index)).
+    #[inline]
+    pub(crate) fn policy_at(&self, index: usize) -> Option<&Arc<Policy>> {
+        self.policies.get_index(index).map(|(_, policy)| policy)
+    }
+
+    /// The install generation this registry is current for (0 until installed).
+    #[inline]
+    pub(crate) fn generation(&self) -> u64 {
+        self.generation
+    }
+
     /// The budget named `name`.
     ///
     /// ```
@@ -92,7 +111,7 @@ impl Registry {
     /// assert_eq!(reg.policy_names().collect::<Vec<_>>(), ["a", "b"]);
     /// ```
     pub fn policy_names(&self) -> impl Iterator<Item = &str> {
-        let mut names: Vec<&str> = self.policies.names().collect();
+        let mut names: Vec<&str> = self.policies.keys().map(|k| &**k).collect();
         names.sort_unstable();
         names.into_iter()
     }
@@ -103,7 +122,7 @@ impl Registry {
     /// assert_eq!(retry_core::Registry::default().budget_names().count(), 0);
     /// ```
     pub fn budget_names(&self) -> impl Iterator<Item = &str> {
-        let mut names: Vec<&str> = self.budgets.names().collect();
+        let mut names: Vec<&str> = self.budgets.keys().map(|k| &**k).collect();
         names.sort_unstable();
         names.into_iter()
     }
@@ -135,7 +154,7 @@ impl RegistryBuilder {
             // Renaming cannot fail validation: only the name changes.
             policy.to_builder().name(name).build().unwrap_or(policy)
         };
-        self.inner.policies.insert(name, Arc::new(named));
+        self.inner.policies.insert(name.into(), Arc::new(named));
         self
     }
 
@@ -158,7 +177,7 @@ impl RegistryBuilder {
     /// let _ = retry_core::Registry::builder().shared_budget("api", b);
     /// ```
     pub fn shared_budget(mut self, name: &str, budget: Arc<RetryBudget>) -> Self {
-        self.inner.budgets.insert(name, budget);
+        self.inner.budgets.insert(name.into(), budget);
         self
     }
 
@@ -193,55 +212,13 @@ pub(crate) fn is_installed() -> bool {
 /// ```
 pub fn install(mut registry: Registry) -> Arc<Registry> {
     // One install at a time, so that each registry knows its generation.
-    let mut retired = RETIRED.lock().unwrap_or_else(PoisonError::into_inner);
+    static INSTALLING: Mutex<()> = Mutex::new(());
+    let _one = INSTALLING.lock().unwrap_or_else(PoisonError::into_inner);
     INSTALLED.store(true, Ordering::Release);
     registry.generation = GENERATION.load(Ordering::Acquire).wrapping_add(1);
     let previous = CURRENT.swap(Arc::new(registry));
-    // After the swap: a reader that sees the new generation sees the new registry.
     GENERATION.fetch_add(1, Ordering::Release);
-    if retired.len() == KEPT_GENERATIONS {
-        retired.pop_front();
-    }
-    retired.push_back(Arc::clone(&previous));
     previous
-}
-
-/// How many replaced registries are kept for calls still in their first
-/// attempt (see [`policy_as_of`]).
-const KEPT_GENERATIONS: usize = 8;
-
-/// The registries the last installs replaced, oldest first.
-static RETIRED: Mutex<VecDeque<Arc<Registry>>> = Mutex::new(VecDeque::new());
-
-/// Policy `name` of the registry that was current at install generation
-/// `generation` (`Some(None)` if that registry lacks it): the current
-/// registry if no install came since, one of the last few replaced ones
-/// otherwise; `None` when that one is no longer kept. A `#[retry]` call that
-/// succeeds at once never takes its policy's reference count; one that
-/// fails takes its policy then, as of the generation it started in, so a
-/// reload during its first attempt does not change it.
-pub(crate) fn policy_as_of(name: &str, generation: u64) -> Option<Option<Arc<Policy>>> {
-    // The current registry through this thread's view: no reference count
-    // on the registry, one on the policy found.
-    let current = with_current(|current| {
-        (current.generation == generation).then(|| current.policy(name).cloned())
-    });
-    if current.is_some() {
-        return current;
-    }
-    let retired = RETIRED.lock().unwrap_or_else(PoisonError::into_inner);
-    retired
-        .iter()
-        .find(|registry| registry.generation == generation)
-        .map(|registry| registry.policy(name).cloned())
-}
-
-/// How many times a registry has been installed: it changes with every
-/// [`install`], so a cached lookup made under one generation is current
-/// exactly while the generation is unchanged.
-#[inline]
-pub(crate) fn generation() -> u64 {
-    GENERATION.load(Ordering::Acquire)
 }
 
 /// The current registry snapshot.

@@ -24,6 +24,7 @@
 //! ```
 
 use crate::classify::{AttemptTimeout, Class, Classify};
+use crate::drive;
 use crate::hooks::{HookSet, Unrepeatable};
 use crate::http::{HttpFailure, may_resend};
 use crate::policy::Policy;
@@ -32,7 +33,6 @@ use crate::retry::Retry;
 use http::Extensions;
 use reqwest::{Request, Response};
 use reqwest_middleware::{Middleware, Next, Result};
-use std::ops::ControlFlow;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -153,48 +153,38 @@ impl Middleware for RetryMiddleware {
             resendable,
             replayable,
         };
-        let mut run = Retry::new(&policy).hooks(hooks).start();
+        let mut run = Retry::new(&policy).hooks(hooks).start(false);
         // Each attempt sends a clone while the original can be sent again,
         // else the original itself (the hooks then stop any retry). Taken
         // when the round makes its attempt: a round that only waits (an
         // adaptive budget pacing the first attempt) leaves it in place.
         let mut original = Some(request);
-        let result = loop {
-            let original = &mut original;
+        let policy = &policy;
+        let result = drive!(run, || {
+            let request = match &original {
+                Some(r) if resendable && replayable => r.try_clone(),
+                _ => None,
+            }
+            .or_else(|| original.take());
             let extensions = &mut *extensions;
             let next = next.clone();
-            let policy = &policy;
-            let attempt = || {
-                let request = match &*original {
-                    Some(r) if resendable && replayable => r.try_clone(),
-                    _ => None,
-                }
-                .or_else(|| original.take());
-                async move {
-                    let Some(request) = request else {
-                        // Not reached: the hooks refuse a retry once the original is sent.
-                        let gone = std::io::Error::other("request body not replayable");
-                        return Err(Failed::Error(reqwest_middleware::Error::middleware(gone)));
-                    };
-                    match next.run(request, extensions).await {
-                        Ok(response) => {
-                            match HttpFailure::classify(
-                                response.status(),
-                                response.headers(),
-                                policy,
-                            ) {
-                                None => Ok(response),
-                                Some(failure) => Err(Failed::Status(response, failure)),
-                            }
+            async move {
+                let Some(request) = request else {
+                    // Not reached: the hooks refuse a retry once the original is sent.
+                    let gone = std::io::Error::other("request body not replayable");
+                    return Err(Failed::Error(reqwest_middleware::Error::middleware(gone)));
+                };
+                match next.run(request, extensions).await {
+                    Ok(response) => {
+                        match HttpFailure::classify(response.status(), response.headers(), policy) {
+                            None => Ok(response),
+                            Some(failure) => Err(Failed::Status(response, failure)),
                         }
-                        Err(error) => Err(Failed::Error(error)),
                     }
+                    Err(error) => Err(Failed::Error(error)),
                 }
-            };
-            if let ControlFlow::Break(result) = run.round(attempt).await {
-                break result;
             }
-        };
+        });
         let mut response = match result {
             Ok(response) => response,
             Err(Failed::Status(response, _)) => response,

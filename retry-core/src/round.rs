@@ -1,316 +1,166 @@
-//! One round of the retry loop as a hand-written future: the attempt (raced
-//! against the policy's `attempt_timeout`), then, on failure, the decision
-//! and the wait. [`poll_round`] is the whole round's logic, written once;
-//! [`Round`] (what `#[retry]` awaits, one per round, while its attempts
-//! borrow the function's arguments) and [`Call`] (what `Retry::call` and
-//! the blocking calls return, owning the loop) only drive it.
+//! One round of the retry loop, and the one outer loop over rounds.
 //!
-//! Hand-written rather than `async`: the stages share one enum, with no
-//! nested future states or captured pointers around them. The call's one
-//! timer (an attempt's timeout, then the wait after it: never both at once)
-//! is the run's, out of line, so a call's future is its attempt plus a few
-//! words. The error is a local of one `poll`, never stored, so a `!Send`
-//! error cannot make the future `!Send`.
+//! A round is the attempt (raced against the policy's `attempt_timeout`),
+//! then, on failure, the decision and the wait. [`drive!`](crate::drive)
+//! runs rounds until one ends the call; every entry point uses it:
+//! `Retry::call` and the blocking calls, `#[retry]`'s expansion, the tower
+//! layer and the reqwest middleware. It is a macro, not a function, because
+//! each round's attempt is made by an `FnOnce` written in place: so an
+//! attempt may borrow what the caller owns mutably (a `#[retry]` method's
+//! `&mut self`), and the caller's future stays `Send` exactly when its parts
+//! are (a generic driver over an attempt-making closure cannot prove that
+//! for borrowed attempts today).
+//!
+//! The error of a failed attempt is consumed by the decision before any
+//! await, so a `!Send` error cannot make the future `!Send`.
 
-use crate::call_policy::CallPolicy;
 use crate::classify::{AttemptTimeout, Classify};
 use crate::clock::{Clock, Sleeper};
 use crate::hooks::HookSet;
-use crate::retry::Run;
-use pin_project_lite::pin_project;
-use std::future::Future;
+use crate::policy::Policy;
+use crate::run::{Run, Timer};
+use std::borrow::Borrow;
+use std::future::{Future, poll_fn};
 use std::ops::ControlFlow;
 use std::pin::Pin;
-use std::task::{Context, Poll, ready};
+use std::task::{Context, Poll};
 
-pin_project! {
-    /// Where a round stands.
-    #[project = StageProj]
-    pub(crate) enum Stage<Fut> {
-        /// Waiting to make the next attempt.
-        Idle,
-        /// An attempt in flight (raced against the run's timer when the
-        /// policy has an attempt timeout).
-        Attempt { #[pin] fut: Fut },
-        /// The wait before the next attempt, on the run's timer.
-        Wait,
-    }
-}
-
-impl<Fut> Stage<Fut> {
-    /// A stage that makes no attempt yet.
-    pub(crate) const fn idle() -> Self {
-        Stage::Idle
-    }
-}
-
-/// Begins an attempt: counts it, arms its timeout, makes the future.
-#[inline]
-pub(crate) fn attempt<P, C, S, H, Fut, T, E>(
-    run: &mut Run<P, C, S, H>,
-    make: impl FnOnce() -> Fut,
-) -> Stage<Fut>
-where
-    P: CallPolicy,
-    C: Clock,
-    S: Sleeper,
-    H: HookSet<E>,
-    Fut: Future<Output = Result<T, E>>,
-{
-    if let Some(wait) = run.pace_first_attempt() {
-        // An adaptive budget paces the first attempt: this round is the
-        // wait (`make` is not called, so nothing is sent); the next makes it.
-        run.wait_before_first_attempt(wait);
-        return Stage::Wait;
-    }
-    run.begin_attempt::<E>();
-    Stage::Attempt { fut: make() }
-}
-
-/// Drives the round in `stage` for `run`. `Break` carries the call's
-/// result; `Continue` means the wait is over and `stage` is idle, ready for
-/// the next attempt.
-#[inline]
-pub(crate) fn poll_round<P, C, S, H, Fut, T, E>(
-    run: &mut Run<P, C, S, H>,
-    mut stage: Pin<&mut Stage<Fut>>,
-    cx: &mut Context<'_>,
-    mut polled_pending: bool,
-) -> Poll<ControlFlow<Result<T, E>>>
-where
-    P: CallPolicy,
-    C: Clock,
-    S: Sleeper,
-    H: HookSet<E>,
-    Fut: Future<Output = Result<T, E>>,
-    E: Classify,
-{
-    #[cfg(feature = "tracing")]
-    let _span = run.span().clone().entered();
-    loop {
-        match stage.as_mut().project() {
-            StageProj::Attempt { fut } => {
-                // An attempt the caller just polled is not polled again.
-                let polled = if std::mem::take(&mut polled_pending) {
-                    Poll::Pending
-                } else {
-                    fut.poll(cx)
-                };
-                let result = match polled {
-                    Poll::Ready(result) => result,
-                    Poll::Pending => {
-                        // No timer: the policy has no attempt timeout.
-                        ready!(run.poll_timer(cx).unwrap_or(Poll::Pending));
-                        let info = AttemptTimeout {
-                            attempt: run.attempts(),
-                            timeout: run.policy_mut().attempt_timeout().unwrap_or_default(),
-                        };
-                        match E::from_timeout(info) {
-                            Some(timed_out) => Err(timed_out),
-                            // The error type cannot say "timed out": the
-                            // attempt runs on (init() refuses such a policy).
-                            None => return Poll::Pending,
-                        }
-                    }
-                };
-                if let Some(end) = settle(run, stage.as_mut(), result) {
-                    return Poll::Ready(ControlFlow::Break(end));
-                }
+/// Runs rounds of `$run` (a `Run`), each attempt made by `$make` (an
+/// expression evaluated once per round, usually a closure), until the call
+/// ends; evaluates to the call's result. Used inside an `async` context.
+/// Statements given before it (`drive!(run, each { let a = x.clone(); } || ...)`)
+/// run at the start of each round, in the loop's scope, so an attempt may
+/// borrow or take what they make.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+/// use retry_core::{Hooks, Policy};
+/// use retry_core::__private::run::{drive, Run};
+/// let mut run = Run::for_policy(Policy::default().into(), Hooks::new());
+/// let name = String::from("a");
+/// let out: Result<usize, std::io::Error> = drive!(run, each { let copy = name.clone(); } || async { Ok(copy.len()) });
+/// assert_eq!(out.unwrap(), 1);
+/// # }
+/// ```
+#[doc(hidden)]
+#[macro_export]
+macro_rules! drive {
+    ($run:expr, each { $($each:tt)* } $make:expr) => {
+        loop {
+            $($each)*
+            if let ::core::ops::ControlFlow::Break(result) = $run.round($make).await {
+                break result;
             }
-            StageProj::Wait => {
-                ready!(run.poll_timer(cx).unwrap_or(Poll::Ready(())));
-                stage.set(Stage::Idle);
-                return Poll::Ready(ControlFlow::Continue(()));
-            }
-            StageProj::Idle => return Poll::Ready(ControlFlow::Continue(())),
         }
-    }
-}
-
-/// What an attempt's result makes of the call: its end (`Some`), or the
-/// wait before the next attempt (`None`, with `stage` set to it).
-#[inline]
-fn settle<P, C, S, H, Fut, T, E>(
-    run: &mut Run<P, C, S, H>,
-    mut stage: Pin<&mut Stage<Fut>>,
-    result: Result<T, E>,
-) -> Option<Result<T, E>>
-where
-    P: CallPolicy,
-    C: Clock,
-    S: Sleeper,
-    H: HookSet<E>,
-    E: Classify,
-{
-    match result {
-        Ok(value) => {
-            stage.set(Stage::Idle);
-            run.succeeded();
-            Some(Ok(value))
+    };
+    ($run:expr, $make:expr) => {
+        loop {
+            if let ::core::ops::ControlFlow::Break(result) = $run.round($make).await {
+                break result;
+            }
         }
-        // Decide first, sleep after: the error is dropped here.
-        Err(error) => match run.decide(error) {
-            Ok(()) => {
-                stage.set(Stage::Wait);
-                None
+    };
+}
+
+impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
+    /// One round: an attempt made by `make` (unless an adaptive budget
+    /// paces the first attempt: then the round is that wait alone, and the
+    /// next makes it), and on failure the decision and the wait. `Break`
+    /// carries the call's result; `Continue` means make the next attempt.
+    /// The round runs inside the call's `retry` span.
+    pub fn round<M, Fut, T, E>(
+        &mut self,
+        make: M,
+    ) -> impl Future<Output = ControlFlow<Result<T, E>>>
+    where
+        M: FnOnce() -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+        E: Classify,
+        H: HookSet<E>,
+    {
+        #[cfg(feature = "tracing")]
+        {
+            let span = self.span().clone();
+            tracing::Instrument::instrument(self.round_unspanned(make), span)
+        }
+        #[cfg(not(feature = "tracing"))]
+        self.round_unspanned(make)
+    }
+
+    async fn round_unspanned<M, Fut, T, E>(&mut self, make: M) -> ControlFlow<Result<T, E>>
+    where
+        M: FnOnce() -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+        E: Classify,
+        H: HookSet<E>,
+    {
+        if self.pace_first_attempt().is_some() {
+            wait(&mut self.timer).await;
+            return ControlFlow::Continue(());
+        }
+        self.begin_attempt::<E>();
+        let timeout = AttemptTimeout {
+            attempt: self.attempts(),
+            timeout: self.policy().attempt_timeout().unwrap_or_default(),
+        };
+        let attempt = Attempt {
+            fut: make(),
+            timer: &mut self.timer,
+            timeout,
+        };
+        let error = match attempt.await {
+            Ok(value) => {
+                self.succeeded();
+                return ControlFlow::Break(Ok(value));
             }
-            Err(error) => {
-                stage.set(Stage::Idle);
-                Some(Err(error))
-            }
-        },
+            Err(error) => error,
+        };
+        if let Err(error) = self.decide(error) {
+            return ControlFlow::Break(Err(error));
+        }
+        wait(&mut self.timer).await;
+        ControlFlow::Continue(())
     }
 }
 
-pin_project! {
-    /// One round that `#[retry]` awaits: it borrows the call's state, so
-    /// the attempt it holds may borrow the function's arguments.
-    #[must_use = "a round does nothing until awaited"]
-    pub struct Round<'r, P, C, S: Sleeper, H, Fut> {
-        run: &'r mut Run<P, C, S, H>,
+/// Waits for the call's timer (a no-op when nothing is armed).
+fn wait<Sl: Future<Output = ()>>(timer: &mut Timer<Sl>) -> impl Future<Output = ()> {
+    poll_fn(|cx| timer.poll(cx).unwrap_or(Poll::Ready(())))
+}
+
+pin_project_lite::pin_project! {
+    /// An attempt raced against the call's timer when it holds the
+    /// attempt's timeout. A timeout the error type cannot stand for
+    /// (`Classify::from_timeout` gives `None`) lets the attempt run on
+    /// (`init()` and the build refuse such a policy where they can).
+    struct Attempt<'t, Fut, Sl> {
         #[pin]
-        stage: Stage<Fut>,
+        fut: Fut,
+        timer: &'t mut Timer<Sl>,
+        timeout: AttemptTimeout,
     }
 }
 
-impl<'r, P, C, S: Sleeper, H, Fut> Round<'r, P, C, S, H, Fut> {
-    /// The round whose attempt `stage` holds (see [`attempt`]).
-    pub(crate) fn new(run: &'r mut Run<P, C, S, H>, stage: Stage<Fut>) -> Self {
-        Round { run, stage }
-    }
-}
-
-impl<P, C, S, H, Fut, T, E> Future for Round<'_, P, C, S, H, Fut>
+impl<Fut, Sl, T, E> Future for Attempt<'_, Fut, Sl>
 where
-    P: CallPolicy,
-    C: Clock,
-    S: Sleeper,
-    H: HookSet<E>,
     Fut: Future<Output = Result<T, E>>,
+    Sl: Future<Output = ()>,
     E: Classify,
 {
-    type Output = ControlFlow<Result<T, E>>;
+    type Output = Result<T, E>;
 
     #[inline]
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<T, E>> {
         let this = self.project();
-        poll_round(this.run, this.stage, cx, false)
-    }
-}
-
-pin_project! {
-    /// A whole call that owns its loop: attempts made by `op`, round after
-    /// round, then `finish` makes the output from the result and the run.
-    #[must_use = "a call does nothing until awaited"]
-    #[project = CallProj]
-    pub(crate) struct Call<P, C, S: Sleeper, H, F, Fut, Fin> {
-        run: Run<P, C, S, H>,
-        op: F,
-        finish: Option<Fin>,
-        #[pin]
-        stage: Stage<Fut>,
-    }
-}
-
-impl<P, C, S: Sleeper, H, F, Fut, Fin> Call<P, C, S, H, F, Fut, Fin> {
-    pub(crate) fn new(run: Run<P, C, S, H>, op: F, finish: Fin) -> Self {
-        Call {
-            run,
-            op,
-            finish: Some(finish),
-            stage: Stage::idle(),
+        if let Poll::Ready(result) = this.fut.poll(cx) {
+            return Poll::Ready(result);
+        }
+        match this.timer.poll(cx) {
+            Some(Poll::Ready(())) => match E::from_timeout(*this.timeout) {
+                Some(timed_out) => Poll::Ready(Err(timed_out)),
+                None => Poll::Pending,
+            },
+            _ => Poll::Pending,
         }
     }
-}
-
-impl<P, C, S, H, F, Fut, Fin, T, E, R> Future for Call<P, C, S, H, F, Fut, Fin>
-where
-    P: CallPolicy,
-    C: Clock,
-    S: Sleeper,
-    H: HookSet<E>,
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Result<T, E>>,
-    E: Classify,
-    Fin: FnOnce(Result<T, E>, &Run<P, C, S, H>) -> R,
-{
-    type Output = R;
-
-    /// A new attempt's first poll is made here, inline, and most calls end
-    /// in it; everything else (a pending attempt, a failure, a wait) goes
-    /// on out of line. Always inlined: left to the inliner, this small
-    /// function stayed a call of its own where the future is polled.
-    #[inline(always)]
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<R> {
-        let mut this = self.project();
-        let mut polled_pending = false;
-        if matches!(*this.stage, Stage::Idle) {
-            let next = attempt(this.run, &mut *this.op);
-            this.stage.set(next);
-            if let StageProj::Attempt { fut } = this.stage.as_mut().project() {
-                // In the call's span, as every round is (see `poll_round`).
-                #[cfg(feature = "tracing")]
-                let _span = this.run.span().clone().entered();
-                match fut.poll(cx) {
-                    Poll::Ready(result) => {
-                        if let Some(end) = settle(this.run, this.stage.as_mut(), result) {
-                            return Poll::Ready(finish(this, end));
-                        }
-                    }
-                    Poll::Pending => polled_pending = true,
-                }
-            }
-        }
-        poll_call_on(this, cx, polled_pending)
-    }
-}
-
-/// The rest of [`Call::poll`]: round after round until the call ends.
-#[inline(never)]
-fn poll_call_on<P, C, S, H, F, Fut, Fin, T, E, R>(
-    mut this: CallProj<'_, P, C, S, H, F, Fut, Fin>,
-    cx: &mut Context<'_>,
-    mut polled_pending: bool,
-) -> Poll<R>
-where
-    P: CallPolicy,
-    C: Clock,
-    S: Sleeper,
-    H: HookSet<E>,
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Result<T, E>>,
-    E: Classify,
-    Fin: FnOnce(Result<T, E>, &Run<P, C, S, H>) -> R,
-{
-    loop {
-        if matches!(*this.stage, Stage::Idle) {
-            let next = attempt(this.run, &mut *this.op);
-            this.stage.set(next);
-        }
-        let round = poll_round(
-            this.run,
-            this.stage.as_mut(),
-            cx,
-            std::mem::take(&mut polled_pending),
-        );
-        if let ControlFlow::Break(result) = ready!(round) {
-            return Poll::Ready(finish(this, result));
-        }
-    }
-}
-
-/// The call's output from its result.
-#[inline]
-fn finish<P, C, S: Sleeper, H, F, Fut, Fin, T, E, R>(
-    this: CallProj<'_, P, C, S, H, F, Fut, Fin>,
-    result: Result<T, E>,
-) -> R
-where
-    Fin: FnOnce(Result<T, E>, &Run<P, C, S, H>) -> R,
-{
-    let finish = this
-        .finish
-        .take()
-        .expect("a finished call is not polled again");
-    finish(result, this.run)
 }

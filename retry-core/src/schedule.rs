@@ -37,7 +37,7 @@ impl ScheduleState {
 /// for showing and plotting a schedule.
 ///
 /// ```
-/// use retry_core::{Jitter, Policy, __private::kernel::Schedule};
+/// use retry_core::{Jitter, Policy, kernel::Schedule};
 /// use std::time::Duration;
 /// let p = Policy::builder().jitter(Jitter::None).build().unwrap();
 /// let waits: Vec<_> = Schedule::new(&p, None).take(3).collect();
@@ -54,8 +54,8 @@ impl<'p> Schedule<'p> {
     ///
     /// ```
     /// let p = retry_core::Policy::default();
-    /// let a: Vec<_> = retry_core::__private::kernel::Schedule::new(&p, Some(9)).take(5).collect();
-    /// let b: Vec<_> = retry_core::__private::kernel::Schedule::new(&p, Some(9)).take(5).collect();
+    /// let a: Vec<_> = retry_core::kernel::Schedule::new(&p, Some(9)).take(5).collect();
+    /// let b: Vec<_> = retry_core::kernel::Schedule::new(&p, Some(9)).take(5).collect();
     /// assert_eq!(a, b);
     /// ```
     pub fn new(policy: &'p Policy, seed: Option<u64>) -> Self {

@@ -1,18 +1,17 @@
-//! A `#[retry]` call site at run time: its per-thread cache of its policy,
-//! and the first-use checks that keep a call from quietly not retrying as
-//! its policy says (a policy the registry lacks, an `attempt_timeout` the
-//! error type cannot carry). Each problem is said once per call site, on
-//! stderr and as a tracing warning.
+//! Where a named policy's users (a `#[retry]` call site, a tower layer or
+//! reqwest middleware built with a name) get it for each call: one
+//! [`PolicyCache`] each, and the first-use checks that keep a call from
+//! quietly not retrying as its policy says (a policy the registry lacks, an
+//! `attempt_timeout` the error type cannot carry). Each problem is said once
+//! per call site, on stderr and as a tracing warning.
 
 use crate::policy::Policy;
 use crate::registry::linked::CallSite;
-use crate::registry::{self, loading};
-use std::cell::Cell;
+use crate::registry::{self, Registry, loading};
 use std::collections::HashSet;
 use std::panic::Location;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, PoisonError};
-use std::thread::LocalKey;
 
 /// The fallback for a name the registry lacks at run time: one attempt, no
 /// retry (never a panic: a service keeps running), with a warning.
@@ -21,301 +20,109 @@ static SINGLE_ATTEMPT: LazyLock<Arc<Policy>> = LazyLock::new(|| {
     Arc::new(single.unwrap_or_else(|_| Policy::default()))
 });
 
-/// One call site's cached lookup, kept per thread: while the registry's
-/// install generation is unchanged, the policy it
-/// holds is current, so a call costs one atomic load and one reference-count
-/// increment instead of a hash lookup. Each expansion declares one in a
-/// `thread_local!`.
+/// A named policy's cache: the one way every entry point that names a
+/// policy gets it. It remembers where the policy sits in the registry
+/// generation it last saw, so a call while the registry is unchanged costs
+/// this thread's view of the registry (one relaxed load), one load here and
+/// a reference count: no hashing. The first call after a reload looks the
+/// name up again and makes the first-use checks. A call holds what it got
+/// until it ends, so a reload reaches the next call and never a running one.
 ///
 /// ```
-/// use retry_core::__private::site::{CallSite, SiteCache};
+/// use retry_core::__private::site::{CallSite, PolicyCache};
 /// use retry_core::{registry, Policy, Registry};
-/// thread_local! { static SITE: SiteCache = const { SiteCache::new() }; }
-/// const CALL: CallSite = CallSite::new("doc-site", file!(), line!(), "doc");
+/// static CACHE: PolicyCache = PolicyCache::new(CallSite::new("doc-site", file!(), line!(), "doc"));
 /// registry::install(Registry::builder().policy("doc-site", Policy::default()).build());
-/// assert_eq!(SiteCache::lookup(&SITE, &CALL).max_attempts(), Some(3));
+/// let held = CACHE.policy();
 /// let fewer = Policy::builder().max_attempts(2).build().unwrap();
 /// registry::install(Registry::builder().policy("doc-site", fewer).build());
-/// assert_eq!(SiteCache::lookup(&SITE, &CALL).max_attempts(), Some(2));
-/// ```
-pub struct SiteCache {
-    generation: Cell<u64>,
-    policy: Cell<Option<Arc<Policy>>>,
-    /// A second reference to the same policy, lent whole to one call that
-    /// holds its policy (a failing one, or one that needs it from the
-    /// start) and given back when that call ends: one call after another
-    /// takes and returns it without touching the reference count.
-    spare: Cell<Option<Arc<Policy>>>,
-    /// Whether a call can leave its policy until it fails (see
-    /// `policy_for_call`), worked out when the policy is cached.
-    deferrable: Cell<bool>,
-}
-
-/// What every thread's calls at one `#[retry]` site share: whether the
-/// site's policy, as of one registry generation, needs nothing at a call's
-/// start (no timeout, deadline, budget or metrics), so a call can leave it
-/// until it fails. One word, read with one relaxed load: a call that finds
-/// it current touches neither the registry nor a thread-local (whose
-/// destructor check was a third of the annotated success path).
-///
-/// ```
-/// use retry_core::__private::site::SiteState;
-/// static STATE: SiteState = SiteState::new();
-/// assert!(!STATE.defers_at(4));
-/// STATE.record(4, true);
-/// assert!(STATE.defers_at(4) && !STATE.defers_at(5));
-/// STATE.record(5, false);
-/// assert!(!STATE.defers_at(5));
+/// assert_eq!(CACHE.policy().max_attempts(), Some(2));
+/// assert_eq!(held.max_attempts(), Some(3), "a held policy is not changed by a reload");
 /// ```
 #[derive(Debug)]
-pub struct SiteState(AtomicU64);
-
-impl SiteState {
-    /// Nothing known yet: the first call looks.
-    ///
-    /// ```
-    /// assert!(!retry_core::__private::site::SiteState::new().defers_at(0));
-    /// ```
-    #[allow(clippy::new_without_default)] // const, for a `static`
-    pub const fn new() -> Self {
-        SiteState(AtomicU64::new(0))
-    }
-
-    /// Whether calls may defer the policy at registry `generation`.
-    ///
-    /// ```
-    /// use retry_core::__private::site::SiteState;
-    /// let state = SiteState::new();
-    /// state.record(7, true);
-    /// assert!(state.defers_at(7) && !state.defers_at(8));
-    /// ```
-    #[inline]
-    pub fn defers_at(&self, generation: u64) -> bool {
-        self.0.load(Ordering::Relaxed) == Self::packed(generation, true)
-    }
-
-    /// Records whether calls may defer the policy at `generation`. Threads
-    /// racing here each write what they read; a value for a generation
-    /// other than the current one is simply not believed.
-    ///
-    /// ```
-    /// use retry_core::__private::site::SiteState;
-    /// let state = SiteState::new();
-    /// state.record(3, false);
-    /// assert!(!state.defers_at(3));
-    /// ```
-    pub fn record(&self, generation: u64, defers: bool) {
-        self.0
-            .store(Self::packed(generation, defers), Ordering::Relaxed);
-    }
-
-    /// The generation and the flag in one word (the generation would need
-    /// 2^63 installs to wrap onto another).
-    const fn packed(generation: u64, defers: bool) -> u64 {
-        generation.wrapping_mul(2) | defers as u64
-    }
+pub struct PolicyCache {
+    site: CallSite,
+    /// The registry generation last seen (high bits) and the policy's index
+    /// in it plus one (low `INDEX_BITS` bits; 0 when the registry lacks the
+    /// name). `UNSEEN` until the first call.
+    seen: AtomicU64,
 }
 
-impl SiteCache {
-    /// An empty cache; the first lookup fills it.
+const INDEX_BITS: u32 = 24;
+const UNSEEN: u64 = u64::MAX;
+
+impl PolicyCache {
+    /// The cache of call site `site`, empty until its first call.
     ///
     /// ```
-    /// let _ = retry_core::__private::site::SiteCache::new();
+    /// use retry_core::__private::site::{CallSite, PolicyCache};
+    /// let cache = PolicyCache::new(CallSite::new("no-such-policy-in-doc", file!(), line!(), "doc"));
+    /// assert_eq!(cache.policy().max_attempts(), Some(1), "a missing policy runs once");
     /// ```
-    #[allow(clippy::new_without_default)] // const, for `thread_local!`
-    pub const fn new() -> Self {
-        SiteCache {
-            generation: Cell::new(u64::MAX),
-            policy: Cell::new(None),
-            spare: Cell::new(None),
-            deferrable: Cell::new(false),
+    pub const fn new(site: CallSite) -> Self {
+        PolicyCache {
+            site,
+            seen: AtomicU64::new(UNSEEN),
         }
     }
 
-    /// The policy of call site `call` through this thread's cache in `site`.
-    /// A miss (the first call, or the first after a reload) also checks the
-    /// site: a missing policy or an `attempt_timeout` its error type cannot
-    /// carry is said once per site.
-    ///
-    /// ```
-    /// use retry_core::__private::site::{CallSite, SiteCache};
-    /// thread_local! { static SITE: SiteCache = const { SiteCache::new() }; }
-    /// const CALL: CallSite = CallSite::new("no-such-site", file!(), line!(), "doc");
-    /// assert_eq!(SiteCache::lookup(&SITE, &CALL).max_attempts(), Some(1));
-    /// ```
-    pub fn lookup(site: &'static LocalKey<SiteCache>, call: &'static CallSite) -> Arc<Policy> {
-        site.try_with(|cache| cache.get(call))
-            .unwrap_or_else(|_| checked(call))
+    /// The call site it serves.
+    #[cfg(feature = "tower")]
+    pub(crate) fn site(&self) -> &CallSite {
+        &self.site
     }
 
-    fn get(&self, call: &'static CallSite) -> Arc<Policy> {
-        self.refresh(call);
-        self.cached(call)
-    }
-
-    /// A reference to the policy the cache holds (`refresh` made sure there
-    /// is one; the checked lookup stands in if not).
-    fn cached(&self, call: &'static CallSite) -> Arc<Policy> {
-        let current = self.policy.take().unwrap_or_else(|| checked(call));
-        self.policy.set(Some(Arc::clone(&current)));
-        current
-    }
-
-    /// The policy for a call that holds it until it ends: the spare
-    /// reference if it is in (no count taken), else a counted one.
-    fn lend(&self, call: &'static CallSite) -> Arc<Policy> {
-        self.spare.take().unwrap_or_else(|| self.cached(call))
-    }
-
-    /// Takes back a policy a call held as of registry `generation`, now
-    /// that the call is over: as the spare while that generation is this
-    /// thread's current one and no spare is in; dropped otherwise (a reload
-    /// came, the call ended on another thread, or another call's came back
-    /// first). Out of line: only a call that held its policy gets here.
-    /// (Tested in `tests/site_policy_spare.rs`.)
-    #[cold]
-    #[inline(never)]
-    pub(crate) fn give_back(
-        site: &'static LocalKey<SiteCache>,
-        generation: u64,
-        policy: Arc<Policy>,
-    ) {
-        let _ = site.try_with(move |cache| {
-            if cache.generation.get() == generation {
-                // Whichever is not kept is dropped here.
-                let kept = cache.spare.take();
-                cache.spare.set(Some(kept.unwrap_or(policy)));
-            }
-        });
-    }
-}
-
-impl SiteCache {
-    /// The policy of one call at site `call`, through this thread's cache
-    /// in `site`: the registry generation the cache was read at, and the
-    /// policy held at once if the call's first attempt needs it (an attempt
-    /// timeout, a deadline, a budget, metrics); otherwise `None`, and the
-    /// call takes it at its first failure as of that generation, so the
-    /// success path takes no reference count.
-    ///
-    /// ```
-    /// use retry_core::__private::site::{CallSite, SiteCache};
-    /// use retry_core::{registry, Policy, Registry};
-    /// use std::time::Duration;
-    /// thread_local! { static SITE: SiteCache = const { SiteCache::new() }; }
-    /// const CALL: CallSite = CallSite::new("doc-for-call", file!(), line!(), "doc");
-    /// registry::install(Registry::builder().policy("doc-for-call", Policy::default()).build());
-    /// let (_, held) = SiteCache::policy_for_call(&SITE, &CALL);
-    /// // Left for the first failure (held at once when metrics are recorded).
-    /// assert_eq!(held.is_none(), !retry_core::__private::RECORDS_METRICS);
-    /// let timed = Policy::builder().deadline(Some(Duration::from_secs(5))).build().unwrap();
-    /// registry::install(Registry::builder().policy("doc-for-call", timed).build());
-    /// assert!(SiteCache::policy_for_call(&SITE, &CALL).1.is_some());
-    /// ```
+    /// The policy for a call starting now.
     #[inline]
-    pub fn policy_for_call(
-        site: &'static LocalKey<SiteCache>,
-        call: &'static CallSite,
-    ) -> (u64, Option<Arc<Policy>>) {
-        site.try_with(|cache| {
-            let generation = cache.refresh(call);
-            if cache.deferrable.get() {
-                return (generation, None);
+    pub fn policy(&self) -> Arc<Policy> {
+        registry::with_current(|current| {
+            let seen = self.seen.load(Ordering::Relaxed);
+            if seen >> INDEX_BITS == current.generation() {
+                let slot = seen & ((1 << INDEX_BITS) - 1);
+                let found = match slot {
+                    0 => Some(&*SINGLE_ATTEMPT),
+                    _ => current.policy_at((slot - 1) as usize),
+                };
+                if let Some(policy) = found {
+                    return Arc::clone(policy);
+                }
             }
-            (generation, Some(cache.lend(call)))
+            self.refill(current)
         })
-        .unwrap_or_else(|_| (0, Some(checked(call))))
     }
 
-    /// The policy a call at site `call` that started at registry
-    /// `generation` runs under, now that it needs it (see `as_of`): from
-    /// this thread's cache when the generation is still current (its spare
-    /// reference, or a counted one; no lookup by name), else as of that
-    /// generation.
-    pub(crate) fn policy_as_of(
-        site: &'static LocalKey<SiteCache>,
-        call: &'static CallSite,
-        generation: u64,
-    ) -> Arc<Policy> {
-        site.try_with(|cache| (cache.refresh(call) == generation).then(|| cache.lend(call)))
-            .ok()
-            .flatten()
-            .unwrap_or_else(|| as_of(call, generation))
-    }
-
-    /// Makes the cache current for `call`; returns the registry generation
-    /// it was read at.
-    #[inline]
-    fn refresh(&self, call: &'static CallSite) -> u64 {
-        // Read the generation before the registry: if an install lands in
-        // between, the cache is stamped older than what it holds and the
-        // next call simply looks again.
-        let generation = registry::generation();
-        if self.generation.get() != generation {
-            self.fill(call, generation);
-        }
-        generation
-    }
-
-    /// Caches `call`'s policy as of `generation`: the first call on this
-    /// thread, or the first after a reload.
+    /// The first call, or the first after a reload: looks the name up in
+    /// `current`, checks the site, and remembers where the policy sits.
     #[cold]
     #[inline(never)]
-    fn fill(&self, call: &'static CallSite, generation: u64) {
-        self.generation.set(generation);
-        // The spare is the last generation's policy.
-        drop(self.spare.take());
-        let policy = checked(call);
-        self.deferrable.set(!needs_policy_at_start(&policy));
-        self.policy.set(Some(policy));
-    }
-}
-
-/// Whether a call's first attempt needs its policy in hand: to arm an
-/// attempt timeout, start a deadline, deposit in or be paced by a budget,
-/// or record metrics.
-fn needs_policy_at_start(policy: &Policy) -> bool {
-    policy.attempt_timeout().is_some()
-        || policy.deadline().is_some()
-        || !policy.budgets.is_empty()
-        || cfg!(feature = "metrics")
-}
-
-/// `call`'s policy as of install `generation`: what a call that started
-/// then and has now failed runs under. A generation the registry no longer
-/// keeps (a call whose first attempt outlived several reloads) gets the
-/// current policy, with a warning once per site.
-pub(crate) fn as_of(call: &CallSite, generation: u64) -> Arc<Policy> {
-    match registry::policy_as_of(call.policy, generation) {
-        Some(Some(policy)) => policy,
-        // Missing then: the start ran it as a single attempt.
-        Some(None) => checked(call),
-        None => {
-            once(call, Problem::OutlivedReloads, || {
-                format!(
-                    "warning: a call of {} outlived several reloads of the policy registry \
-                     during its first attempt; it retries under the current `{}`, not the \
-                     policy it started with",
-                    site(call),
-                    call.policy
-                )
-            });
-            checked(call)
+    fn refill(&self, current: &Registry) -> Arc<Policy> {
+        let index = current.policy_index(self.site.policy);
+        let policy = checked(&self.site, index.and_then(|i| current.policy_at(i)));
+        let slot = index.map_or(Some(0), |i| u64::try_from(i + 1).ok());
+        // Remembered only while generation and slot fit their bits (a
+        // trillion reloads, sixteen million policies); past that every call
+        // looks the name up, correct and slower.
+        if let Some(slot) = slot.filter(|s| *s >> INDEX_BITS == 0)
+            && current.generation() < (UNSEEN >> INDEX_BITS)
+        {
+            let seen = current.generation() << INDEX_BITS | slot;
+            self.seen.store(seen, Ordering::Relaxed);
         }
+        policy
     }
 }
 
-/// The site's policy, after the first-use checks. Also the lookup of a
-/// tower `RetryLayer::policy(name)`, whose call site is where it was built.
-pub(crate) fn checked(call: &CallSite) -> Arc<Policy> {
-    match registry::policy(call.policy) {
+/// The site's policy `found` in the registry, after the first-use checks:
+/// the single attempt, with a warning once per site, when it is missing.
+pub(crate) fn checked(call: &CallSite, found: Option<&Arc<Policy>>) -> Arc<Policy> {
+    match found {
         Some(policy) => {
             if policy.attempt_timeout().is_some() && call.cannot_time_out() {
                 once(call, Problem::TimeoutNotCarried, || {
-                    timeout_not_carried(call, &policy)
+                    timeout_not_carried(call, policy)
                 });
             }
-            policy
+            Arc::clone(policy)
         }
         None => {
             once(call, Problem::MissingPolicy, || missing_policy(call));
@@ -332,7 +139,6 @@ pub(crate) fn checked(call: &CallSite) -> Arc<Policy> {
 enum Problem {
     MissingPolicy,
     TimeoutNotCarried,
-    OutlivedReloads,
     BlockingTimeout,
 }
 

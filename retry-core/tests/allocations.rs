@@ -64,11 +64,9 @@ fn a_first_attempt_success_allocates_nothing() {
     assert_eq!(info.count_total, 0, "{info:?}");
 }
 
-/// The call's state for retrying (the kernel's state and its one timer) is
-/// made once, at the first retry, however many retries follow; a policy
-/// with an attempt timeout makes it at the first attempt instead. When the
-/// call ends the thread keeps it, so the thread's next call that retries
-/// allocates nothing.
+/// The call's one timer is made once, at the first retry, however many
+/// retries follow; a policy with an attempt timeout makes it at the first
+/// attempt instead.
 #[test]
 fn a_call_that_needs_a_timer_allocates_at_most_once_however_many_attempts() {
     let rt = current_thread();
@@ -91,72 +89,21 @@ fn a_call_that_needs_a_timer_allocates_at_most_once_however_many_attempts() {
         (&timed, 0),
         (&timed, 5),
     ] {
-        for (kept, allocations) in [(false, 1), (true, 0)] {
-            // Without a kept block: another call, waiting, holds it.
-            let taken = (!kept).then(|| take_kept_block(&rt, policy));
-            let info = allocation_counter::measure(|| {
-                assert_eq!(failing_first(&rt, policy, failures), failures + 1);
-            });
-            drop(taken);
-            let expected = if failures == 0 && policy.attempt_timeout().is_none() {
-                0
-            } else {
-                allocations
-            };
-            assert_eq!(
-                info.count_total,
-                expected,
-                "{failures} failures, timeout {:?}, block kept: {kept}: {info:?}",
-                policy.attempt_timeout()
-            );
-        }
+        let info = allocation_counter::measure(|| {
+            assert_eq!(failing_first(&rt, policy, failures), failures + 1);
+        });
+        let expected = if failures == 0 && policy.attempt_timeout().is_none() {
+            0
+        } else {
+            1
+        };
+        assert_eq!(
+            info.count_total,
+            expected,
+            "{failures} failures, timeout {:?}: {info:?}",
+            policy.attempt_timeout()
+        );
     }
-}
-
-/// Holds a call that has retried once and is waiting, so the block the
-/// thread kept is in use; dropping the call gives it back.
-fn take_kept_block<'p>(
-    rt: &tokio::runtime::Runtime,
-    policy: &'p Policy,
-) -> std::pin::Pin<Box<impl Future<Output = Result<u32, Flaky>> + 'p>> {
-    let _context = rt.enter();
-    let mut call = Box::pin(Retry::new(policy).call(|| async { Err::<u32, _>(Flaky) }));
-    assert!(
-        poll_once(call.as_mut()).is_pending(),
-        "the call waits after its first failure"
-    );
-    call
-}
-
-/// A kept block holds no timer, even from a call dropped while it waited
-/// (its timer would hold the runtime's driver), and is reused on a new
-/// runtime after the one whose timer it held is gone.
-#[test]
-fn a_kept_block_holds_no_timer_and_outlives_its_runtime() {
-    use retry_core::clock::{Sleeper, TokioSleeper};
-    let policy = Policy::builder()
-        .base(Duration::from_secs(5))
-        .max_attempts(3)
-        .build()
-        .unwrap();
-    let rt = current_thread();
-    drop(TokioSleeper::reuse_block());
-    let waiting = take_kept_block(&rt, &policy);
-    assert!(
-        TokioSleeper::reuse_block().is_none(),
-        "the waiting call holds it"
-    );
-    drop(waiting);
-    let kept = TokioSleeper::reuse_block().expect("the dropped call's block is kept");
-    assert_eq!(format!("{kept:?}"), "Block { armed: false, .. }");
-    TokioSleeper::keep_block(kept);
-    drop(rt);
-
-    let rt = current_thread();
-    let info = allocation_counter::measure(|| {
-        assert_eq!(failing_first(&rt, &policy, 2), 3);
-    });
-    assert_eq!(info.count_total, 0, "the kept block is reused: {info:?}");
 }
 
 #[test]

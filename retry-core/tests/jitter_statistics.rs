@@ -2,7 +2,7 @@
 //! jitter (Kolmogorov–Smirnov), and decorrelated jitter not sticking at the cap.
 
 use rand::{Rng, SeedableRng, rngs::SmallRng};
-use retry_core::__private::kernel::Schedule;
+use retry_core::kernel::Schedule;
 use retry_core::{Backoff, Jitter, Policy};
 use std::time::Duration;
 

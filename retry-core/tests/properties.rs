@@ -2,7 +2,7 @@
 //! for any attempt number, and invalid inputs are rejected, never panicking.
 
 use proptest::prelude::*;
-use retry_core::__private::kernel::Schedule;
+use retry_core::kernel::Schedule;
 use retry_core::{Backoff, Jitter, Oracle, Policy, RetryBudget};
 use std::time::{Duration, SystemTime};
 

@@ -2,23 +2,18 @@
 //!
 //! The root exports the policy and its builder, backoff and jitter,
 //! classification, the retry loop, hooks and their events, the report, the
-//! budget, the registry (its type at the root; install and lookup in
-//! `registry`), the oracle and its state, `clock` for callers that inject a
-//! clock or sleeper, and (with `macros`) `#[retry]`.
+//! budget, the registry (its type at the root; install and lookup, and what
+//! a configuration loader needs, in `registry`), the oracle and its state,
+//! the decision kernel stepped by hand (`kernel`, for simulators), the hook
+//! traits (`hooks`, with `HookSet` at the root), `clock` for callers that
+//! inject a clock or sleeper, and (with `macros`) `#[retry]`.
 //!
 //! Hidden or moved, and why:
 //! - the fleet simulator: its own crate, retry-sim (retry-config/simulate),
 //!   with `rand_distr`, so no user builds it;
-//! - `Decider`, `Failure`, `Step`, `Run`, `Schedule`: the decision kernel
-//!   and loop state, for `#[retry]`'s expansion, `retry-policy show`, the
-//!   simulator and benches: `__private::kernel`;
-//! - `HookSet`, `Callback`, `RetryIfSlot`, `Unset`: the traits the loop calls
-//!   hooks through; users build `Hooks` and never name them: `__private::hooks`;
-//! - `CallSite`, `DeclaredClass`, `LazyLoader`, `call_sites`,
-//!   `declared_classes`, `missing_policies`, `set_origin`, `origin`,
-//!   `set_strict`, `is_strict`: what `#[retry]`, `#[derive(Classify)]` and
-//!   retry-config register and read: `__private::{site, derive, registry}`;
-//!   `is_installed` and `generation` are crate-private;
+//! - `Run`, `PolicyCache`, `drive!`: the loop state and a call site's policy
+//!   cache, named only by `#[retry]`'s expansion: `__private`;
+//! - `is_installed` is crate-private;
 //! - `Clock`, `Sleeper`, `BlockingSleeper` and their impls: in `clock`, not
 //!   the root (a user who injects time names them; most never do);
 //! - `inventory`: re-exported once, as `__private::inventory`;
@@ -41,7 +36,7 @@ use retry_core::{
 };
 
 /// Every name `lib.rs` exports at the root, apart from `#[doc(hidden)]` ones.
-const ROOT: [&str; 26] = [
+const ROOT: [&str; 31] = [
     "AdaptiveLimiter",
     "AttemptTimeout",
     "Backoff",
@@ -50,6 +45,7 @@ const ROOT: [&str; 26] = [
     "Classify",
     "Ending",
     "GiveUpEvent",
+    "HookSet",
     "Hooks",
     "Jitter",
     "Oracle",
@@ -58,6 +54,8 @@ const ROOT: [&str; 26] = [
     "PolicyBuilder",
     "PolicyError",
     "Problem",
+    "Problems",
+    "RECORDS_METRICS",
     "Registry",
     "Report",
     "Retry",
@@ -66,17 +64,29 @@ const ROOT: [&str; 26] = [
     "RetryEvent",
     "Verdict",
     "clock",
+    "hooks",
+    "kernel",
     "registry",
     "retry",
 ];
 
 /// Every public item the `registry` module defines.
-const REGISTRY: [&str; 6] = [
+const REGISTRY: [&str; 16] = [
+    "CallSite",
+    "DeclaredClass",
+    "LazyLoader",
     "Registry",
     "RegistryBuilder",
+    "call_sites",
     "current",
+    "declared_classes",
     "install",
+    "is_strict",
+    "missing_policies",
+    "origin",
     "policy",
+    "set_origin",
+    "set_strict",
     "with_policy",
 ];
 

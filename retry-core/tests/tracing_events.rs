@@ -96,15 +96,15 @@ fn a_span_per_call_and_an_event_per_retry() {
 
 #[test]
 fn a_missing_policy_is_one_warning_event_per_call_site() {
-    use retry_core::__private::site::{CallSite, SiteCache};
-    thread_local! { static SITE: SiteCache = const { SiteCache::new() }; }
+    use retry_core::__private::site::{CallSite, PolicyCache};
     const CALL: CallSite = CallSite::new("traced-missing", "src/jobs.rs", 3, "jobs::run");
+    static SITE: PolicyCache = PolicyCache::new(CALL);
     let counts = Arc::new(Counts::default());
     tracing::subscriber::with_default(Counter(counts.clone()), || {
         for _ in 0..3 {
             // A reload in between makes every lookup a miss that re-checks the site.
             retry_core::registry::install(retry_core::Registry::default());
-            assert_eq!(SiteCache::lookup(&SITE, &CALL).max_attempts(), Some(1));
+            assert_eq!(SITE.policy().max_attempts(), Some(1));
         }
     });
     assert_eq!(counts.missing_policy_warnings.load(Ordering::SeqCst), 1);

@@ -2,7 +2,7 @@
 //! ends the call with that reason, after one attempt; the error's class
 //! still comes first.
 
-use retry_core::__private::hooks::{HookSet, Unrepeatable};
+use retry_core::hooks::{HookSet, Unrepeatable};
 use retry_core::{Class, Classify, Ending, Policy, Retry};
 use std::cell::Cell;
 

@@ -46,7 +46,7 @@ fn first_attempt_success_allocates_nothing() {
     let _ = poll_once(fetch(1, "k"));
     let _ = poll_once(unclassified(1));
     let _ = read(1);
-    if retry_core::__private::RECORDS_METRICS {
+    if retry_core::RECORDS_METRICS {
         eprintln!(
             "skipped: with retry-core's `metrics` feature, each call's metric labels allocate"
         );

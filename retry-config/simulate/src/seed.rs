@@ -16,5 +16,5 @@
 /// ```
 pub fn client_seed(seed: u64, index: u64) -> u64 {
     // The engine's own SplitMix64, which its seeded jitter also draws from.
-    retry_core::__private::kernel::split_mix(seed, index)
+    retry_core::kernel::split_mix(seed, index)
 }

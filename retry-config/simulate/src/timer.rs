@@ -13,7 +13,7 @@
 //! is drawn from the run's seed, one draw per step, so every client of a run
 //! sees the same skipped steps, as the clients of one runtime do.
 
-use retry_core::__private::kernel::split_mix;
+use retry_core::kernel::split_mix;
 use std::time::Duration;
 
 /// The longest run of skipped steps followed: with at most 90% skipped,

@@ -1,6 +1,6 @@
 //! The fleet simulator's invariants: what must hold whatever the policy.
 
-use retry_core::__private::kernel::Schedule;
+use retry_core::kernel::Schedule;
 use retry_core::{Backoff, Jitter, Policy};
 use retry_sim::{Contention, Herd, StoppedBy, TimerModel, client_seed};
 use std::time::Duration;

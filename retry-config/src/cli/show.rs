@@ -4,7 +4,7 @@
 
 use super::{CliError, Context, ms, short};
 use retry_config::show_duration;
-use retry_core::__private::kernel::{Decider, Failure, Step};
+use retry_core::kernel::{Decider, Failure, Step};
 use retry_core::{Class, Ending, Policy};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};

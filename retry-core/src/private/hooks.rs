@@ -1,10 +1,9 @@
-//! The hook plumbing: the traits the loop calls its hooks through (users
-//! name [`Hooks`] and the event types, never these), and the adapters that
-//! give a `#[retry(retry_if = ..., on_retry = ...)]` function the user's
-//! error rather than the loop's [`Tagged`] one.
+//! The adapters that give a `#[retry(retry_if = ..., on_retry = ...)]`
+//! function the user's error rather than the loop's [`Tagged`] one, and
+//! [`Hooks`], which the expansion builds them into.
 //!
 //! ```
-//! use retry_core::__private::hooks::{HookSet, Hooks};
+//! use retry_core::hooks::{HookSet, Hooks};
 //! let hooks = Hooks::new().retry_if(|e: &std::io::Error| e.kind() != std::io::ErrorKind::NotFound);
 //! let not_found = std::io::Error::from(std::io::ErrorKind::NotFound);
 //! assert!(!HookSet::retry_if(&hooks, &not_found));
@@ -13,7 +12,8 @@
 use super::classify::{IsResult, Tagged};
 use crate::hooks::RetryEvent;
 
-pub use crate::hooks::{Callback, HookSet, Hooks, RetryIfSlot, Unrepeatable, Unset};
+pub use crate::hooks::Hooks;
+use crate::hooks::{Callback, RetryIfSlot};
 
 /// A `retry_if = path` predicate, applied to the user's error. A plain `fn`
 /// pointer: a wrong signature is one type error at the path, nothing more.
@@ -35,7 +35,8 @@ impl<E> std::fmt::Debug for RetryIf<E> {
 ///
 /// ```
 /// use retry_core::__private::classify::{tag, AllTransient};
-/// use retry_core::__private::hooks::{retry_if, RetryIfSlot};
+/// use retry_core::__private::hooks::retry_if;
+/// use retry_core::hooks::RetryIfSlot;
 /// fn short(e: &String) -> bool { e.len() < 5 }
 /// let slot = retry_if::<Result<(), String>>(short);
 /// let boom = tag(AllTransient, Err::<(), _>("boom".to_owned())).unwrap_err();

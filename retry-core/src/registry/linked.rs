@@ -9,10 +9,10 @@ use super::Registry;
 /// first call can say why it will not retry.
 ///
 /// ```
-/// const SITE: retry_core::__private::site::CallSite =
-///     retry_core::__private::site::CallSite::new("outbox", file!(), line!(), "publish");
+/// const SITE: retry_core::registry::CallSite =
+///     retry_core::registry::CallSite::new("outbox", file!(), line!(), "publish");
 /// retry_core::__private::inventory::submit! { SITE }
-/// assert!(retry_core::__private::registry::call_sites().any(|c| c.policy == "outbox"));
+/// assert!(retry_core::registry::call_sites().any(|c| c.policy == "outbox"));
 /// ```
 #[derive(Debug)]
 pub struct CallSite {
@@ -42,7 +42,7 @@ impl CallSite {
     /// A call site with nothing known beyond where it is.
     ///
     /// ```
-    /// let site = retry_core::__private::site::CallSite::new("db", "src/db.rs", 3, "query");
+    /// let site = retry_core::registry::CallSite::new("db", "src/db.rs", 3, "query");
     /// assert_eq!((site.policy, site.line, site.config), ("db", 3, None));
     /// ```
     pub const fn new(
@@ -66,7 +66,7 @@ impl CallSite {
     /// timed-out attempt, so a policy's `attempt_timeout` cannot be enforced there.
     ///
     /// ```
-    /// let mut site = retry_core::__private::site::CallSite::new("db", "src/db.rs", 3, "query");
+    /// let mut site = retry_core::registry::CallSite::new("db", "src/db.rs", 3, "query");
     /// assert!(!site.cannot_time_out()); // unknown
     /// site.carries_timeout = Some(|| false);
     /// assert!(site.cannot_time_out());
@@ -86,7 +86,7 @@ inventory::collect!(CallSite);
 /// retry_core::__private::inventory::submit! {
 ///     retry_core::__private::derive::DeclaredClass { name: "conflict", by: "OrderError" }
 /// }
-/// assert!(retry_core::__private::registry::declared_classes().any(|c| c.name == "conflict"));
+/// assert!(retry_core::registry::declared_classes().any(|c| c.name == "conflict"));
 /// ```
 #[derive(Debug)]
 pub struct DeclaredClass {
@@ -101,7 +101,7 @@ inventory::collect!(DeclaredClass);
 /// Every declared error class.
 ///
 /// ```
-/// let _ = retry_core::__private::registry::declared_classes().count();
+/// let _ = retry_core::registry::declared_classes().count();
 /// ```
 pub fn declared_classes() -> impl Iterator<Item = &'static DeclaredClass> {
     inventory::iter::<DeclaredClass>.into_iter()
@@ -110,7 +110,7 @@ pub fn declared_classes() -> impl Iterator<Item = &'static DeclaredClass> {
 /// Every registered call site.
 ///
 /// ```
-/// let _ = retry_core::__private::registry::call_sites().count();
+/// let _ = retry_core::registry::call_sites().count();
 /// ```
 pub fn call_sites() -> impl Iterator<Item = &'static CallSite> {
     inventory::iter::<CallSite>.into_iter()
@@ -119,7 +119,7 @@ pub fn call_sites() -> impl Iterator<Item = &'static CallSite> {
 /// Call sites whose policy name `registry` does not define.
 ///
 /// ```
-/// let missing = retry_core::__private::registry::missing_policies(&retry_core::Registry::default());
+/// let missing = retry_core::registry::missing_policies(&retry_core::Registry::default());
 /// let _ = missing.len();
 /// ```
 pub fn missing_policies(registry: &Registry) -> Vec<&'static CallSite> {

@@ -19,8 +19,8 @@ static STRICT: AtomicBool = AtomicBool::new(false);
 /// site gives when its policy is missing quotes it.
 ///
 /// ```
-/// retry_core::__private::registry::set_origin("policies from /etc/app/retry.toml");
-/// assert_eq!(retry_core::__private::registry::origin().as_deref(), Some("policies from /etc/app/retry.toml"));
+/// retry_core::registry::set_origin("policies from /etc/app/retry.toml");
+/// assert_eq!(retry_core::registry::origin().as_deref(), Some("policies from /etc/app/retry.toml"));
 /// ```
 pub fn set_origin(text: impl Into<String>) {
     *ORIGIN.lock().unwrap_or_else(PoisonError::into_inner) = Some(text.into());
@@ -29,7 +29,7 @@ pub fn set_origin(text: impl Into<String>) {
 /// What [`set_origin`] last recorded.
 ///
 /// ```
-/// let _ = retry_core::__private::registry::origin();
+/// let _ = retry_core::registry::origin();
 /// ```
 pub fn origin() -> Option<String> {
     ORIGIN
@@ -43,8 +43,8 @@ pub fn origin() -> Option<String> {
 /// running once without retry; `RETRY_STRICT=1` turns it on too.
 ///
 /// ```
-/// retry_core::__private::registry::set_strict(false);
-/// assert!(!retry_core::__private::registry::is_strict() || std::env::var("RETRY_STRICT").is_ok());
+/// retry_core::registry::set_strict(false);
+/// assert!(!retry_core::registry::is_strict() || std::env::var("RETRY_STRICT").is_ok());
 /// ```
 pub fn set_strict(strict: bool) {
     STRICT.store(strict, Ordering::Relaxed);
@@ -54,9 +54,9 @@ pub fn set_strict(strict: bool) {
 /// `true`, `yes` or `on`.
 ///
 /// ```
-/// retry_core::__private::registry::set_strict(true);
-/// assert!(retry_core::__private::registry::is_strict());
-/// retry_core::__private::registry::set_strict(false);
+/// retry_core::registry::set_strict(true);
+/// assert!(retry_core::registry::is_strict());
+/// retry_core::registry::set_strict(false);
 /// ```
 pub fn is_strict() -> bool {
     STRICT.load(Ordering::Relaxed) || strict_from_env()
@@ -80,7 +80,7 @@ fn strict_from_env() -> bool {
 ///
 /// ```
 /// fn load() { /* read a file, then retry_core::registry::install(...) */ }
-/// retry_core::__private::inventory::submit! { retry_core::__private::registry::LazyLoader { name: "doc-example", load } }
+/// retry_core::__private::inventory::submit! { retry_core::registry::LazyLoader { name: "doc-example", load } }
 /// ```
 #[derive(Debug)]
 pub struct LazyLoader {

@@ -31,7 +31,7 @@ thread_local! {
 /// registry directly instead: slower, never wrong. So does this thread's
 /// first lookup, which also makes the view.
 #[inline]
-pub(super) fn with_current<R>(read: impl FnOnce(&Registry) -> R) -> R {
+pub(crate) fn with_current<R>(read: impl FnOnce(&Registry) -> R) -> R {
     let mut read = Some(read);
     let viewed = VIEW.try_with(|view| {
         let mut view = view.try_borrow_mut().ok()?;

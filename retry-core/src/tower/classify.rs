@@ -3,10 +3,10 @@
 
 use super::{ByClassify, ResponseFuture, RetryService, SharedHooks};
 use crate::classify::Classify;
+use crate::drive;
 use crate::hooks::HookSet;
 use crate::retry::Retry;
 use std::future::poll_fn;
-use std::ops::ControlFlow;
 use std::task::{Context, Poll};
 use tower::Service;
 
@@ -33,18 +33,12 @@ where
         let mut service = self.take_ready();
         let hooks = SharedHooks(self.hooks.clone());
         Box::pin(async move {
-            let mut run = Retry::new(&policy).hooks(hooks).start();
-            loop {
-                // Owned by the attempt: a shared `&Req` would need `Req: Sync`.
-                let next = request.clone();
-                let attempt = || async {
-                    poll_fn(|cx| service.poll_ready(cx)).await?;
-                    service.call(next).await
-                };
-                if let ControlFlow::Break(result) = run.round(attempt).await {
-                    return result;
-                }
-            }
+            let mut run = Retry::new(&policy).hooks(hooks).start(false);
+            // Owned by the attempt: a shared `&Req` would need `Req: Sync`.
+            drive!(run, each { let next = request.clone(); } || async {
+                poll_fn(|cx| service.poll_ready(cx)).await?;
+                service.call(next).await
+            })
         })
     }
 }

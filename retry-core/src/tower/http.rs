@@ -5,6 +5,7 @@
 
 use super::{Http, ResponseFuture, RetryService, SharedHooks};
 use crate::classify::{AttemptTimeout, Class, Classify};
+use crate::drive;
 use crate::hooks::{GiveUpEvent, HookSet, RetryEvent, Unrepeatable};
 use crate::http::{BoxError, HttpFailure, ReplayBody, may_resend};
 use crate::retry::Retry;
@@ -12,7 +13,6 @@ use http::{Extensions, HeaderMap, Method, Request, Response, Uri, Version};
 use http_body::Body;
 use std::fmt;
 use std::future::poll_fn;
-use std::ops::ControlFlow;
 use std::task::{Context, Poll};
 use std::time::Duration;
 use tower::Service;
@@ -168,41 +168,33 @@ where
             body: body.clone(),
         };
         Box::pin(async move {
-            let mut run = Retry::new(&policy).hooks(hooks).start();
+            let mut run = Retry::new(&policy).hooks(hooks).start(false);
             #[cfg(feature = "tracing")]
-            let mut resends = 0u32;
-            let result = loop {
-                let request = head.request(body.clone());
-                let attempt = || {
-                    let attempt = async {
-                        let sent = match poll_fn(|cx| service.poll_ready(cx)).await {
-                            Ok(()) => service.call(request).await.map_err(Into::into),
-                            Err(e) => Err(e.into()),
-                        };
-                        match sent {
-                            Ok(response) => match HttpFailure::classify(
-                                response.status(),
-                                response.headers(),
-                                &policy,
-                            ) {
+            let mut sends = 0u32;
+            let result = drive!(run, each { let request = head.request(body.clone()); } || {
+                let attempt = async {
+                    let sent = match poll_fn(|cx| service.poll_ready(cx)).await {
+                        Ok(()) => service.call(request).await.map_err(Into::into),
+                        Err(e) => Err(e.into()),
+                    };
+                    match sent {
+                        Ok(response) => {
+                            match HttpFailure::classify(response.status(), response.headers(), &policy)
+                            {
                                 None => Ok(response),
                                 Some(failure) => Err(FailedAttempt::Status { response, failure }),
-                            },
-                            Err(error) => Err(FailedAttempt::Transport(error)),
+                            }
                         }
-                    };
-                    #[cfg(feature = "tracing")]
-                    let attempt = tracing::Instrument::instrument(attempt, resend_span(resends));
-                    attempt
+                        Err(error) => Err(FailedAttempt::Transport(error)),
+                    }
                 };
-                if let ControlFlow::Break(result) = run.round(attempt).await {
-                    break result;
-                }
                 #[cfg(feature = "tracing")]
-                {
-                    resends += 1;
-                }
-            };
+                let attempt = {
+                    sends += 1;
+                    tracing::Instrument::instrument(attempt, resend_span(sends - 1))
+                };
+                attempt
+            });
             let mut response = result.or_else(FailedAttempt::into_result)?;
             response.extensions_mut().insert(run.report());
             Ok(response)

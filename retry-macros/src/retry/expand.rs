@@ -1,9 +1,9 @@
 //! Expansion: the function with its signature kept and its body turned into
-//! a retry loop over retry-core's low-level `Run` API (async) or
-//! `call_blocking` (plain `fn`), reaching retry-core only through
-//! `__private`: `site` (registration and lookup), `classify` (the error
-//! type's classification and the attempt's tagging), `hooks` (the
-//! `retry_if`/`on_retry` adapters) and `kernel` (the loop).
+//! a retry loop, reaching retry-core only through `__private`: `site` (the
+//! call site's registration and policy cache), `run` (the loop: `drive!`
+//! over a `Run` for an async fn, `Retry::call_blocking` for a plain `fn`),
+//! `classify` (the error type's classification and the attempt's tagging)
+//! and `hooks` (the `retry_if`/`on_retry` adapters).
 //!
 //! Each attempt re-runs the body. By-value arguments are re-supplied to each
 //! attempt as a clone (the first attempt included, since a consumed value
@@ -117,7 +117,7 @@ pub fn expand(
         .map(|r| {
             let (check, outer, copy) = (&r.check, &r.outer, &r.copy);
             quote_spanned! {r.span=>
-                let #copy = #krate::__private::kernel::Owned(#check::__retry_resupply(&#outer));
+                let #copy = #check::__retry_resupply(&#outer);
             }
         })
         .collect();
@@ -125,64 +125,42 @@ pub fn expand(
         .iter()
         .map(|r| {
             let (inner, copy) = (&r.inner, &r.copy);
-            quote! { let #inner = #copy.into_inner(); }
+            quote! { let #inner = #copy; }
         })
         .collect();
 
     let whole = whole_borrows(&func.sig.inputs);
     let hooks = hooks(args, ret);
     let site = Span::mixed_site();
-    let policy_var = Ident::new("__retry_policy", site);
     let kind = Ident::new("__retry_kind", site);
     let body = &func.body.stmts;
 
     let looped = if func.sig.asyncness.is_some() {
         let run = Ident::new("__retry_run", site);
-        let result = Ident::new("__retry_result", site);
-        // Repeats retry-core's one loop round (attempt, decision, hooks,
-        // wait, all in the call's span). Each round's attempt is made by a
-        // closure written in place, so it is `FnOnce` and may hand out
+        // Each round's copies are made in the loop's scope and the attempt
+        // by a closure written in place, so it is `FnOnce` and may hand out
         // borrows of `&mut` arguments; the attempt's future is made inside
         // the round, so it is held once.
-        let site_type = Ident::new("__RetrySite", site);
         quote! {
-            // The call site as a type, so the call's state holds neither it
-            // nor its cache (see `SitePolicy`).
-            struct #site_type;
-            impl #krate::__private::kernel::Site for #site_type {
-                const CALL: &'static #krate::__private::site::CallSite = &#call_site;
-                fn cache() -> &'static ::std::thread::LocalKey<#krate::__private::site::SiteCache> {
-                    &__RETRY_SITE
-                }
-                fn state() -> &'static #krate::__private::site::SiteState {
-                    static STATE: #krate::__private::site::SiteState =
-                        #krate::__private::site::SiteState::new();
-                    &STATE
-                }
-            }
-            let mut #run = #krate::__private::kernel::Run::<
-                #krate::__private::kernel::SitePolicy<#site_type>, _, _, _,
-            >::for_site(#hooks);
-            loop {
-                #(#copies)*
-                if let ::core::ops::ControlFlow::Break(#result) = #run
-                    .round(|| #krate::__private::classify::tag_future(
-                        #kind,
-                        #krate::__private::classify::typed::<#ret, _>(async {
-                            #(#whole)*
-                            #(#unpack)*
-                            #(#body)*
-                        }),
-                    ))
-                    .await
-                {
-                    break #result.map_err(#krate::__private::classify::Tagged::into_inner);
-                }
-            }
+            let mut #run = #krate::__private::run::Run::for_policy(
+                __RETRY_POLICY.policy(),
+                #hooks,
+            );
+            #krate::__private::run::drive!(#run, each { #(#copies)* } || {
+                #krate::__private::classify::tag_future(
+                    #kind,
+                    #krate::__private::classify::typed::<#ret, _>(async {
+                        #(#whole)*
+                        #(#unpack)*
+                        #(#body)*
+                    }),
+                )
+            })
+            .map_err(#krate::__private::classify::Tagged::into_inner)
         }
     } else {
         quote! {
-            #krate::__private::kernel::Retry::blocking(&*#policy_var)
+            #krate::__private::run::Retry::blocking(&*__RETRY_POLICY.policy())
                 .hooks(#hooks)
                 .call_blocking(|| {
                     #(#copies)*
@@ -198,14 +176,6 @@ pub fn expand(
         }
     };
 
-    // The async loop takes its policy through the site (`Run::for_site`);
-    // the blocking one holds it for the call.
-    let take_policy = match func.sig.asyncness {
-        Some(_) => TokenStream::new(),
-        None => quote! {
-            let #policy_var = #krate::__private::site::SiteCache::lookup(&__RETRY_SITE, &#call_site);
-        },
-    };
     let RetryFn {
         attrs, vis, sig, ..
     } = &func;
@@ -217,13 +187,10 @@ pub fn expand(
             #(#checks)*
             #classified
             #timeout_check
-            // This call site's per-thread cache of its policy: one atomic
-            // load while the registry is unchanged, a lookup after a reload.
-            ::std::thread_local! {
-                static __RETRY_SITE: #krate::__private::site::SiteCache =
-                    const { #krate::__private::site::SiteCache::new() };
-            }
-            #take_policy
+            // Where this call site's calls get their policy: no lookup by
+            // name while the registry is unchanged.
+            static __RETRY_POLICY: #krate::__private::site::PolicyCache =
+                #krate::__private::site::PolicyCache::new(#call_site);
             let #kind = {
                 #[allow(unused_imports)]
                 use #krate::__private::classify::{ViaClassify as _, ViaTransient as _};

@@ -24,9 +24,9 @@ use super::histogram::ArrivalHistogram;
 use super::seed::client_seed;
 use super::timer::TimerModel;
 use recovery::Recovery;
-use retry_core::__private::kernel::Decider;
-use retry_core::__private::kernel::Problems;
 use retry_core::Policy;
+use retry_core::Problems;
+use retry_core::kernel::Decider;
 use std::time::{Duration, Instant};
 use tally::Tally;
 

@@ -1,0 +1,408 @@
+//! One call's state (`Run`) and what it does at each step of the loop:
+//! begin an attempt, decide after a failure, record a success, report.
+//! The loop itself is `round` (one attempt, then the decision and the
+//! wait) and the `drive!` macro that runs rounds until the call ends:
+//! async calls, blocking calls, `#[retry]`, tower and reqwest all go
+//! through them.
+//!
+//! Invariants:
+//! - the policy is held for the whole call, so a reload reaches the next
+//!   call and never a running one;
+//! - the clock is read only when a deadline, a budget, a give-up hook or a
+//!   report needs it;
+//! - the call's one timer (an attempt's timeout, or the wait after a
+//!   failure: never both at once) lives in one heap block, made by the
+//!   first attempt that needs a timer; a call that succeeds at once makes
+//!   none, and a call that retries makes exactly one.
+
+use crate::classify::Classify;
+use crate::clock::{Clock, Sleeper};
+use crate::decide::{Failure, Owed, Step, Tally, decide, in_policy};
+use crate::hooks::{GiveUpEvent, HookSet, RetryEvent};
+use crate::policy::Policy;
+use crate::report::{Ending, Report};
+use crate::rng::JitterRng;
+use std::borrow::Borrow;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+/// The state of one call in progress: its policy (borrowed, or an `Arc`
+/// for the registry's), clock, sleeper and hooks, and what the kernel
+/// carries from one attempt to the next. Driven by [`Run::round`].
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+/// use retry_core::{Hooks, Policy};
+/// use retry_core::__private::run::{drive, Run};
+/// use std::sync::Arc;
+///
+/// let policy = Arc::new(Policy::builder().max_attempts(3).build().unwrap());
+/// let mut run = Run::for_policy(policy, Hooks::new());
+/// let mut failures = 1;
+/// let out: Result<u8, std::io::Error> = drive!(run, || {
+///     failures -= 1;
+///     let fail = failures >= 0;
+///     async move { if fail { Err(std::io::ErrorKind::ConnectionReset.into()) } else { Ok(7) } }
+/// });
+/// assert_eq!((out.unwrap(), run.report().attempts), (7, 2));
+/// # }
+/// ```
+pub struct Run<P, C, S: Sleeper, H> {
+    pub(crate) policy: P,
+    rng: JitterRng,
+    clock: C,
+    sleeper: S,
+    pub(crate) hooks: H,
+    /// When the first attempt began, if something needed it read.
+    started: Option<Instant>,
+    /// The kernel's state: attempts begun, the last computed wait, the
+    /// waits chosen so far.
+    tally: Tally,
+    /// Whether the clock is read as the call starts even when the policy
+    /// does not need it (the caller wants a report with `elapsed`).
+    timed: bool,
+    /// Whether an attempt can be cut short: false for blocking attempts,
+    /// which cannot be cancelled, so no timeout is armed for them.
+    cancellable: bool,
+    ending: Option<Ending>,
+    pub(crate) timer: Timer<S::Sleep>,
+    /// The call's `retry` span: every round runs inside it.
+    #[cfg(feature = "tracing")]
+    span: tracing::Span,
+}
+
+/// How a call is set up (the parts `Run::new` takes).
+pub(crate) struct Setup<C, S, H> {
+    pub(crate) clock: C,
+    pub(crate) sleeper: S,
+    pub(crate) hooks: H,
+    pub(crate) seed: Option<u64>,
+    pub(crate) timed: bool,
+    pub(crate) cancellable: bool,
+}
+
+#[cfg(feature = "tokio")]
+impl<H> Run<std::sync::Arc<Policy>, crate::clock::DefaultClock, crate::clock::DefaultSleeper, H> {
+    /// A call under a shared policy (a `#[retry]` site's, from its
+    /// [`PolicyCache`](crate::__private::site::PolicyCache)) on tokio's
+    /// clock and timer.
+    ///
+    /// ```
+    /// use retry_core::{Hooks, Policy};
+    /// let run = retry_core::__private::run::Run::for_policy(Policy::default().into(), Hooks::new());
+    /// assert_eq!(run.report().attempts, 0);
+    /// ```
+    #[inline]
+    pub fn for_policy(policy: std::sync::Arc<Policy>, hooks: H) -> Self {
+        Run::new(
+            policy,
+            Setup {
+                clock: Default::default(),
+                sleeper: Default::default(),
+                hooks,
+                seed: None,
+                timed: false,
+                cancellable: true,
+            },
+        )
+    }
+}
+
+impl<P: Borrow<Policy>, C, S: Sleeper, H> Run<P, C, S, H> {
+    /// A call about to make its first attempt under `policy`.
+    #[inline]
+    pub(crate) fn new(policy: P, setup: Setup<C, S, H>) -> Self {
+        #[cfg(feature = "tracing")]
+        let span = {
+            let name = policy.borrow().name().unwrap_or("<unnamed>");
+            tracing::debug_span!("retry", policy = name)
+        };
+        Run {
+            policy,
+            rng: JitterRng::from_seed(setup.seed),
+            clock: setup.clock,
+            sleeper: setup.sleeper,
+            hooks: setup.hooks,
+            started: None,
+            tally: Tally::default(),
+            timed: setup.timed,
+            cancellable: setup.cancellable,
+            ending: None,
+            timer: Timer::default(),
+            #[cfg(feature = "tracing")]
+            span,
+        }
+    }
+
+    /// The call's policy.
+    pub(crate) fn policy(&self) -> &Policy {
+        self.policy.borrow()
+    }
+
+    /// The call's `retry` span.
+    #[cfg(feature = "tracing")]
+    pub(crate) fn span(&self) -> &tracing::Span {
+        &self.span
+    }
+
+    /// Attempts begun so far.
+    pub(crate) fn attempts(&self) -> u32 {
+        self.tally.attempts
+    }
+
+    /// How the call has gone so far; `Success` unless it gave up.
+    ///
+    /// ```
+    /// use retry_core::{Ending, Hooks, Policy};
+    /// let run = retry_core::__private::run::Run::for_policy(Policy::default().into(), Hooks::new());
+    /// assert_eq!(run.report().ending, Ending::Success);
+    /// ```
+    pub fn report(&self) -> Report
+    where
+        C: Clock,
+    {
+        let ending = self.ending.unwrap_or(Ending::Success);
+        report_of(
+            self.policy(),
+            self.started,
+            &self.tally,
+            ending,
+            self.clock.now(),
+        )
+    }
+}
+
+impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
+    /// Begins an attempt: counts it, starts the call's clock when the
+    /// policy, a give-up hook or the caller's report needs it (depositing
+    /// in the window budgets), and arms the attempt's timeout if any.
+    #[inline]
+    pub(crate) fn begin_attempt<E>(&mut self)
+    where
+        H: HookSet<E>,
+    {
+        let first = self.tally.attempts == 0;
+        self.tally.attempts = self.tally.attempts.saturating_add(1);
+        let policy: &Policy = self.policy.borrow();
+        if first
+            && self.started.is_none()
+            && (policy.reads_clock_at_start() || self.timed || self.hooks.wants_give_up())
+        {
+            let now = self.clock.now();
+            self.started = Some(now);
+            policy.budgets.deposit(now);
+        }
+        match policy.attempt_timeout().filter(|_| self.cancellable) {
+            Some(limit) => self.timer.arm(self.sleeper.sleep(limit)),
+            None => self.timer.disarm(),
+        }
+    }
+
+    /// How long an adaptive budget makes the call's first attempt wait,
+    /// asked before it begins (which starts the call); `None` when it may
+    /// go at once, or once the call has started. A wait that would reach
+    /// the deadline is not taken: there is no error yet to end the call
+    /// with, so the attempt goes at once (its tokens stay taken, so the
+    /// calls that follow wait for them) and the budget says so, once.
+    #[inline]
+    pub(crate) fn pace_first_attempt(&mut self) -> Option<Duration> {
+        let policy: &Policy = self.policy.borrow();
+        if !policy.budgets.paces() || self.tally.attempts > 0 || self.started.is_some() {
+            return None;
+        }
+        let now = self.clock.now();
+        self.started = Some(now);
+        policy.budgets.deposit(now);
+        let wait = policy.budgets.pace_first(now);
+        if policy.deadline().is_some_and(|deadline| wait >= deadline) {
+            policy.budgets.unpaced_first_attempt(policy.name(), wait);
+            return None;
+        }
+        (!wait.is_zero()).then(|| {
+            self.timer.arm(self.sleeper.sleep(wait));
+            wait
+        })
+    }
+
+    /// The decision after a failed attempt, with its hooks, event and
+    /// metrics. On a retry the wait is armed on the call's timer; on giving
+    /// up the error comes back. Out of line: the success path stays small.
+    #[inline(never)]
+    pub(crate) fn decide<E>(&mut self, error: E) -> Result<(), E>
+    where
+        E: Classify,
+        H: HookSet<E>,
+    {
+        let allowed = self.hooks.retry_if(&error);
+        let unrepeatable = HookSet::<E>::unrepeatable(&self.hooks);
+        let failure = Failure {
+            class: error.class(),
+            hint: error.retry_after(),
+            allowed: allowed && unrepeatable.is_none(),
+        };
+        // The clock is read only if the verdict or the report needs it.
+        let (clock, started) = (&self.clock, self.started);
+        let mut read = None;
+        let now = || {
+            let now = *read.insert(clock.now());
+            (elapsed(started, now), now)
+        };
+        let policy: &Policy = self.policy.borrow();
+        let step = decide(
+            policy,
+            &mut self.tally,
+            self.rng,
+            failure,
+            Owed::Nothing,
+            now,
+        );
+        match step {
+            Step::Retry { wait, hinted } => {
+                let event = RetryEvent {
+                    policy: policy.name(),
+                    attempt: self.tally.attempts,
+                    error: &error,
+                    wait,
+                    hinted,
+                };
+                #[cfg(feature = "tracing")]
+                tracing::debug!(
+                    attempt = event.attempt,
+                    class = failure.class.name(),
+                    wait_ms = wait.as_millis() as u64,
+                    hinted,
+                    "retrying"
+                );
+                self.hooks.on_retry(&event);
+                #[cfg(feature = "metrics")]
+                crate::metrics::retried(policy, wait, failure.hint, hinted);
+                self.timer.arm(self.sleeper.sleep(wait));
+                Ok(())
+            }
+            Step::GiveUp(ending) => {
+                // The kernel refuses a request that cannot be sent again as
+                // it refuses any disallowed retry; the call says which it was.
+                let ending = match unrepeatable {
+                    Some(why) if allowed && in_policy(policy, failure.class) => why.ending(),
+                    _ => ending,
+                };
+                self.ending = Some(ending);
+                #[cfg(feature = "metrics")]
+                crate::metrics::ended(policy, ending, self.tally.attempts);
+                let now = read.unwrap_or_else(|| self.clock.now());
+                let report = report_of(policy, started, &self.tally, ending, now);
+                #[cfg(feature = "tracing")]
+                tracing::debug!(
+                    ending = ending.as_str(),
+                    attempts = report.attempts,
+                    waited_ms = report.waited.as_millis() as u64,
+                    "giving up"
+                );
+                self.hooks.on_give_up(&GiveUpEvent {
+                    policy: policy.name(),
+                    error: &error,
+                    report: &report,
+                });
+                Err(error)
+            }
+        }
+    }
+
+    /// The call ended in success: an adaptive budget hears of it, and
+    /// metrics record how the call ended (with `decide`'s giving up, the
+    /// one place that does, whichever entry point).
+    #[inline]
+    pub(crate) fn succeeded(&self) {
+        let policy: &Policy = self.policy.borrow();
+        if policy.budgets.paces() {
+            record_success(policy, &self.clock);
+        }
+        #[cfg(feature = "metrics")]
+        crate::metrics::ended(policy, Ending::Success, self.tally.attempts);
+    }
+}
+
+/// Tells `policy`'s adaptive budgets that a call succeeded; out of line, so
+/// a policy without one inlines only the check.
+#[cold]
+#[inline(never)]
+fn record_success(policy: &Policy, clock: &impl Clock) {
+    policy.budgets.record(clock.now(), false);
+}
+
+impl<P: Borrow<Policy>, C, S: Sleeper, H> fmt::Debug for Run<P, C, S, H> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Run")
+            .field("policy", &self.policy.borrow().name())
+            .field("tally", &self.tally)
+            .field("ending", &self.ending)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The report of a call started at `started` whose kernel state is `tally`,
+/// ending at `now`.
+fn report_of(
+    policy: &Policy,
+    started: Option<Instant>,
+    tally: &Tally,
+    ending: Ending,
+    now: Instant,
+) -> Report {
+    Report {
+        ending,
+        attempts: tally.attempts,
+        waited: tally.waited(),
+        elapsed: elapsed(started, now),
+        budget_failing_open: false,
+    }
+    .budget_state(policy)
+}
+
+/// Time since `started` (zero when the start was not read).
+fn elapsed(started: Option<Instant>, now: Instant) -> Duration {
+    started.map_or(Duration::ZERO, |s| now.saturating_duration_since(s))
+}
+
+/// A call's one timer: an attempt's timeout, or the wait after a failure.
+/// Its heap block is made the first time it is armed and reused after, so a
+/// call that retries allocates once however many attempts and waits follow.
+pub(crate) struct Timer<Sl>(Option<Pin<Box<Option<Sl>>>>);
+
+impl<Sl> Default for Timer<Sl> {
+    fn default() -> Self {
+        Timer(None)
+    }
+}
+
+impl<Sl: Future<Output = ()>> Timer<Sl> {
+    /// Arms the timer with `sleep`, replacing what it held.
+    pub(crate) fn arm(&mut self, sleep: Sl) {
+        match &mut self.0 {
+            Some(block) => block.set(Some(sleep)),
+            None => self.0 = Some(Box::pin(Some(sleep))),
+        }
+    }
+
+    /// Drops the armed sleep, if any (keeping the block).
+    #[inline]
+    pub(crate) fn disarm(&mut self) {
+        if let Some(block) = &mut self.0 {
+            block.set(None);
+        }
+    }
+
+    /// Polls the armed sleep; `None` when nothing is armed. A sleep that
+    /// fired is disarmed.
+    pub(crate) fn poll(&mut self, cx: &mut Context<'_>) -> Option<Poll<()>> {
+        let mut slot = self.0.as_mut()?.as_mut();
+        let fired = slot.as_mut().as_pin_mut()?.poll(cx);
+        if fired.is_ready() {
+            slot.set(None);
+        }
+        Some(fired)
+    }
+}
