@@ -170,7 +170,7 @@ fn in_runtime<Fut: Future<Output = Result<u64, Flaky>>>(
 fn delay(policy: &Policy, iters: u64) {
     let prev = Duration::from_millis(400);
     for _ in 0..iters {
-        black_box(retry_core::__private::kernel::next_delay(
+        black_box(retry_core::kernel::next_delay(
             policy,
             black_box(3),
             black_box(prev),

@@ -21,3 +21,24 @@
 pub use crate::decide::{Decider, Failure, Step};
 pub use crate::rng::split_mix;
 pub use crate::schedule::Schedule;
+
+use crate::policy::Policy;
+use std::time::Duration;
+
+/// The computed wait before retry `retry` (0 for the wait after the first
+/// failure) when the previous computed wait was `prev`: jittered, clamped,
+/// with the jitter drawn from this thread's generator as the loop draws it.
+/// No hint, deadline or budget applies (that is [`Decider`]'s part).
+///
+/// ```
+/// use retry_core::{Jitter, Policy};
+/// use std::time::Duration;
+/// let p = Policy::builder().jitter(Jitter::None).build().unwrap();
+/// assert_eq!(retry_core::kernel::next_delay(&p, 2, Duration::ZERO), Duration::from_millis(400));
+/// ```
+pub fn next_delay(policy: &Policy, retry: u32, prev: Duration) -> Duration {
+    let prev = crate::backoff::nanos(prev);
+    Duration::from_nanos(
+        policy.delay_ns(retry, prev, || crate::rng::JitterRng::Thread.sample(retry)),
+    )
+}
