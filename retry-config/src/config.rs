@@ -280,7 +280,7 @@ impl Config {
                 .iter()
                 .map(|&key| {
                     let set = b.fields.get(key);
-                    let value = if key.applies_to_mode(b.budget.mode()) {
+                    let value = if key.applies_to_mode(b.budget.mode().as_str()) {
                         engine::effective_budget(&b.budget, key)
                     } else {
                         format!("- (unused by {} budgets)", b.budget.mode())

@@ -31,7 +31,10 @@ fn a_policy_uses_every_budget_it_lists() {
         config.budget("broker").unwrap(),
         config.budget("aws").unwrap(),
     );
-    assert_eq!((broker.mode(), aws.mode()), ("window", "adaptive"));
+    assert_eq!(
+        (broker.mode().as_str(), aws.mode().as_str()),
+        ("window", "adaptive")
+    );
     assert!(aws.limiter().is_some() && broker.limiter().is_none());
     let p = config.policy("p").unwrap();
     assert_eq!(p.budgets().len(), 2);
@@ -54,7 +57,7 @@ fn the_environment_lists_budgets_separated_by_commas() {
     let env = Env::new().with("RETRY_POLICY__Q__BUDGET", "aws, broker");
     let config = load(env);
     let q = config.policy("q").unwrap();
-    let modes: Vec<&str> = q.budgets().iter().map(|b| b.mode()).collect();
+    let modes: Vec<&str> = q.budgets().iter().map(|b| b.mode().as_str()).collect();
     assert_eq!(modes, ["adaptive", "window"]);
 }
 

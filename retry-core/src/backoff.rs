@@ -44,13 +44,7 @@ impl Backoff {
 
     /// The unbounded wait in nanoseconds for (possibly fractional) retry `n`,
     /// given `base` in nanoseconds. May be infinite; callers clamp it.
-    ///
-    /// ```
-    /// use retry_core::Backoff;
-    /// let huge = Backoff::Exponential { factor: 1e6 }.raw_nanos(1.0, u32::MAX as f64);
-    /// assert!(huge.is_infinite());
-    /// ```
-    pub fn raw_nanos(&self, base_nanos: f64, n: f64) -> f64 {
+    pub(crate) fn raw_nanos(&self, base_nanos: f64, n: f64) -> f64 {
         match *self {
             Backoff::Constant => base_nanos,
             Backoff::Linear => base_nanos * (n + 1.0),
@@ -59,13 +53,7 @@ impl Backoff {
     }
 
     /// [`raw_nanos`](Self::raw_nanos) for a whole retry number, the hot path.
-    ///
-    /// ```
-    /// use retry_core::Backoff;
-    /// let exp = Backoff::Exponential { factor: 1.5 };
-    /// assert_eq!(exp.raw_nanos_at(10.0, 3), exp.raw_nanos(10.0, 3.0));
-    /// ```
-    pub fn raw_nanos_at(&self, base_nanos: f64, n: u32) -> f64 {
+    pub(crate) fn raw_nanos_at(&self, base_nanos: f64, n: u32) -> f64 {
         match *self {
             Backoff::Exponential { factor } => base_nanos * growth_whole(factor, n),
             shape => shape.raw_nanos(base_nanos, f64::from(n)),
@@ -73,7 +61,6 @@ impl Backoff {
     }
 }
 
-/// `min(cap, raw)` as a `Duration`, saturating on infinity, NaN and negatives.
 /// `factor^n` for a real `n`. The first two retries are the common ones,
 /// and `pow(f, 0) = 1` and `pow(f, 1) = f` exactly, so they skip the call.
 fn growth(factor: f64, n: f64) -> f64 {
@@ -92,21 +79,6 @@ fn growth_whole(factor: f64, n: u32) -> f64 {
     match i32::try_from(n) {
         Ok(n) => factor.powi(n),
         Err(_) => factor.powf(f64::from(n)),
-    }
-}
-
-/// `d` in nanoseconds as an `f64`: the same value as `d.as_nanos() as f64`
-/// for every duration under 584 years, computed from a `u64` (one
-/// instruction) instead of a `u128` (a library call). Every duration a
-/// policy keeps is under 100 years (`Policy::MAX_DURATION`), and this is on
-/// every computed delay. Longer durations (only reachable through the
-/// public jitter functions) are converted from seconds, within rounding.
-pub(crate) fn nanos_f64(d: Duration) -> f64 {
-    match u64::try_from(d.as_nanos()) {
-        Ok(nanos) => nanos as f64,
-        // Not `as_nanos() as f64`: the optimiser would fold both arms into
-        // that one library call.
-        Err(_) => d.as_secs_f64() * 1e9,
     }
 }
 
@@ -175,18 +147,11 @@ mod tests {
     }
 
     #[test]
-    fn nanos_f64_matches_the_u128_conversion() {
-        for d in [
-            Duration::ZERO,
-            Duration::from_nanos(1),
-            Duration::from_millis(100),
-            Duration::new(3_155_760_000, 999_999_999),
-            Duration::from_nanos(u64::MAX),
-        ] {
-            assert_eq!(nanos_f64(d), d.as_nanos() as f64, "{d:?}");
-        }
-        let max = Duration::MAX.as_nanos() as f64;
-        assert!((nanos_f64(Duration::MAX) - max).abs() / max < 1e-12);
+    fn a_huge_exponential_wait_is_infinite_for_the_caller_to_clamp() {
+        let huge = Backoff::Exponential { factor: 1e6 }.raw_nanos(1.0, u32::MAX as f64);
+        assert!(huge.is_infinite());
+        let exp = Backoff::Exponential { factor: 1.5 };
+        assert_eq!(exp.raw_nanos_at(10.0, 3), exp.raw_nanos(10.0, 3.0));
     }
 
     #[test]

@@ -60,6 +60,86 @@ struct Slot {
     retries: AtomicU64,
 }
 
+/// How a [`RetryBudget`] decides (see [`RetryBudget::mode`]); the policy
+/// file's `mode` key.
+///
+/// ```
+/// assert_eq!(retry_core::BudgetMode::Window.to_string(), "window");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BudgetMode {
+    /// Retries are a share of calls over a sliding window.
+    Window,
+    /// An adaptive limiter paces attempts (see [`RetryBudget::adaptive`]).
+    Adaptive,
+}
+
+/// Where a [`RetryBudget`] is kept (see [`RetryBudget::scope`]); the policy
+/// file's `scope` key.
+///
+/// ```
+/// assert_eq!(retry_core::BudgetScope::Fleet.as_str(), "fleet");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BudgetScope {
+    /// In this process.
+    Local,
+    /// Shared by every process of the fleet, through Redis.
+    Fleet,
+}
+
+impl BudgetMode {
+    /// The mode as the policy file writes it.
+    ///
+    /// ```
+    /// assert_eq!(retry_core::BudgetMode::Adaptive.as_str(), "adaptive");
+    /// ```
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            BudgetMode::Window => "window",
+            BudgetMode::Adaptive => "adaptive",
+        }
+    }
+}
+
+impl BudgetScope {
+    /// The scope as the policy file writes it.
+    ///
+    /// ```
+    /// assert_eq!(retry_core::BudgetScope::Local.as_str(), "local");
+    /// ```
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            BudgetScope::Local => "local",
+            BudgetScope::Fleet => "fleet",
+        }
+    }
+}
+
+impl fmt::Display for BudgetMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl fmt::Display for BudgetScope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl PartialEq<&str> for BudgetMode {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl PartialEq<&str> for BudgetScope {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
 impl fmt::Debug for RetryBudget {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RetryBudget")
@@ -109,17 +189,19 @@ impl RetryBudget {
         budget
     }
 
-    /// The budget's mode: `"window"` (a share of calls over a sliding
-    /// window) or `"adaptive"` (see [`adaptive`](Self::adaptive)).
+    /// The budget's mode: a share of calls over a sliding window, or
+    /// adaptive (see [`adaptive`](Self::adaptive)).
     ///
     /// ```
-    /// assert_eq!(retry_core::RetryBudget::builder().build().unwrap().mode(), "window");
+    /// use retry_core::{BudgetMode, RetryBudget};
+    /// assert_eq!(RetryBudget::builder().build().unwrap().mode(), BudgetMode::Window);
+    /// assert_eq!(RetryBudget::adaptive().mode().as_str(), "adaptive");
     /// ```
-    pub fn mode(&self) -> &'static str {
+    pub fn mode(&self) -> BudgetMode {
         if self.limiter.is_some() {
-            "adaptive"
+            BudgetMode::Adaptive
         } else {
-            "window"
+            BudgetMode::Window
         }
     }
 
@@ -176,17 +258,19 @@ impl RetryBudget {
             && self.same_fleet(other)
     }
 
-    /// Where the budget is kept: `"local"` (this process) or `"fleet"` (Redis).
+    /// Where the budget is kept: in this process, or shared by the fleet
+    /// through Redis.
     ///
     /// ```
-    /// assert_eq!(retry_core::RetryBudget::builder().build().unwrap().scope(), "local");
+    /// use retry_core::{BudgetScope, RetryBudget};
+    /// assert_eq!(RetryBudget::builder().build().unwrap().scope(), BudgetScope::Local);
     /// ```
-    pub fn scope(&self) -> &'static str {
+    pub fn scope(&self) -> BudgetScope {
         #[cfg(feature = "redis")]
         if self.fleet.is_some() {
-            return "fleet";
+            return BudgetScope::Fleet;
         }
-        "local"
+        BudgetScope::Local
     }
 
     #[cfg(feature = "redis")]

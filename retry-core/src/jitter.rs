@@ -5,15 +5,11 @@
 //! the result into `[min_delay, cap]` *after* jitter, so no mode can push a
 //! wait past the cap.
 
-use crate::backoff::nanos_f64;
-use std::time::Duration;
-
 /// How a computed wait `d` is randomised.
 ///
 /// ```
 /// use retry_core::Jitter;
-/// use std::time::Duration;
-/// let d = Duration::from_millis(100);
+/// /// let d = Duration::from_millis(100);
 /// assert_eq!(Jitter::None.apply_to_envelope(d, 0.7), d);
 /// assert_eq!(Jitter::Full.apply_to_envelope(d, 0.5), Duration::from_millis(50));
 /// assert_eq!(Jitter::Equal.apply_to_envelope(d, 0.0), Duration::from_millis(50));
@@ -50,23 +46,6 @@ impl Jitter {
         }
     }
 
-    /// Applies an envelope-based mode to `d` with the uniform sample `u ∈ [0, 1)`.
-    /// `Decorrelated` does not use the envelope and returns `d` unchanged here;
-    /// see [`decorrelated`](Self::decorrelated).
-    ///
-    /// ```
-    /// use retry_core::Jitter;
-    /// use std::time::Duration;
-    /// let d = Duration::from_secs(1);
-    /// assert_eq!(Jitter::Proportional(0.5).apply_to_envelope(d, 0.0), Duration::from_millis(500));
-    /// ```
-    pub fn apply_to_envelope(&self, d: Duration, u: f64) -> Duration {
-        match self {
-            Jitter::None | Jitter::Decorrelated => d,
-            mode => from_nanos_saturating(mode.spread(nanos_f64(d), u.clamp(0.0, 1.0))),
-        }
-    }
-
     /// The envelope modes' formula, in nanoseconds: where sample `u` puts
     /// a wait whose envelope is `dn` (`None` and `Decorrelated` keep `dn`).
     pub(crate) fn spread(&self, dn: f64, u: f64) -> f64 {
@@ -78,34 +57,13 @@ impl Jitter {
         }
     }
 
-    /// Decorrelated jitter: `U[base, min(cap, 3·prev)]`.
-    ///
+    /// Decorrelated jitter in nanoseconds: `U[base, min(cap, 3·prev)]`.
     /// Clamping the *range* rather than the *result* is what keeps it from
     /// sticking at the cap: once `3·prev ≥ cap` it draws from `[base, cap]`.
-    ///
-    /// ```
-    /// use retry_core::Jitter;
-    /// use std::time::Duration;
-    /// let (base, cap) = (Duration::from_millis(10), Duration::from_millis(100));
-    /// // prev already at the cap: still anywhere in [base, cap].
-    /// assert_eq!(Jitter::decorrelated(base, cap, cap, 0.0), base);
-    /// assert_eq!(Jitter::decorrelated(base, cap, cap, 0.5), Duration::from_millis(55));
-    /// ```
-    pub fn decorrelated(base: Duration, cap: Duration, prev: Duration, u: f64) -> Duration {
-        let (lo, cap, prev) = (nanos_f64(base), nanos_f64(cap), nanos_f64(prev));
-        from_nanos_saturating(Self::decorrelated_ns(lo, cap, prev, u.clamp(0.0, 1.0)))
-    }
-
-    /// [`decorrelated`](Self::decorrelated) in nanoseconds.
     pub(crate) fn decorrelated_ns(lo: f64, cap: f64, prev: f64, u: f64) -> f64 {
         let hi = (prev * 3.0).min(cap).max(lo);
         lo + (hi - lo) * u
     }
-}
-
-fn from_nanos_saturating(nanos: f64) -> Duration {
-    // Saturating (NaN to 0); callers clamp into [min_delay, cap].
-    Duration::from_nanos(crate::backoff::round_nanos(nanos))
 }
 
 #[cfg(test)]
@@ -114,25 +72,21 @@ mod tests {
 
     #[test]
     fn envelope_modes_hit_their_range_ends() {
-        let d = Duration::from_millis(200);
-        assert_eq!(Jitter::Full.apply_to_envelope(d, 0.0), Duration::ZERO);
-        assert_eq!(Jitter::Full.apply_to_envelope(d, 1.0), d);
-        assert_eq!(Jitter::Equal.apply_to_envelope(d, 1.0), d);
-        assert_eq!(
-            Jitter::Proportional(0.25).apply_to_envelope(d, 1.0),
-            Duration::from_millis(250)
-        );
-        assert_eq!(
-            Jitter::Proportional(0.0).apply_to_envelope(d, 0.9),
-            Duration::from_millis(200)
-        );
+        let d = 200e6; // 200 ms in nanoseconds
+        assert_eq!(Jitter::Full.spread(d, 0.0), 0.0);
+        assert_eq!(Jitter::Full.spread(d, 1.0), d);
+        assert_eq!(Jitter::Equal.spread(d, 1.0), d);
+        assert_eq!(Jitter::Proportional(0.25).spread(d, 1.0), 250e6);
+        assert_eq!(Jitter::Proportional(0.0).spread(d, 0.9), 200e6);
     }
 
     #[test]
-    fn decorrelated_grows_from_base_while_below_cap() {
-        let base = Duration::from_millis(10);
-        let cap = Duration::from_secs(10);
-        let d = Jitter::decorrelated(base, cap, base, 1.0);
-        assert_eq!(d, Duration::from_millis(30));
+    fn decorrelated_grows_from_base_while_below_cap_and_draws_below_it_after() {
+        let (base, cap) = (10e6, 10e9);
+        assert_eq!(Jitter::decorrelated_ns(base, cap, base, 1.0), 30e6);
+        // prev already at the cap: still anywhere in [base, cap].
+        let cap = 100e6;
+        assert_eq!(Jitter::decorrelated_ns(base, cap, cap, 0.0), base);
+        assert_eq!(Jitter::decorrelated_ns(base, cap, cap, 0.5), 55e6);
     }
 }

@@ -98,7 +98,7 @@ mod waits;
 // tests/public_api.rs); `__private` holds only what generated code names.
 pub use adaptive::AdaptiveLimiter;
 pub use backoff::Backoff;
-pub use budget::{RetryBudget, RetryBudgetBuilder};
+pub use budget::{BudgetMode, BudgetScope, RetryBudget, RetryBudgetBuilder};
 pub use builder::PolicyBuilder;
 pub use classify::{AttemptTimeout, CarriesTimeout, Class, Classify};
 pub use hooks::{GiveUpEvent, HookSet, Hooks, RetryEvent};

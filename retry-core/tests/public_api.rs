@@ -36,10 +36,12 @@ use retry_core::{
 };
 
 /// Every name `lib.rs` exports at the root, apart from `#[doc(hidden)]` ones.
-const ROOT: [&str; 31] = [
+const ROOT: [&str; 33] = [
     "AdaptiveLimiter",
     "AttemptTimeout",
     "Backoff",
+    "BudgetMode",
+    "BudgetScope",
     "CarriesTimeout",
     "Class",
     "Classify",

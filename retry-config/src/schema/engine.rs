@@ -131,7 +131,7 @@ fn binding(key: Key) -> Binding {
         // The mode decides which budget is built: by `build_budget` below.
         Key::Mode => Budget {
             set: |b, _| b,
-            get: |b| b.mode().to_owned(),
+            get: |b| b.mode().as_str().to_owned(),
         },
         Key::Ratio => Budget {
             set: |b, v| apply(b, number(v), RetryBudgetBuilder::ratio),
@@ -150,7 +150,7 @@ fn binding(key: Key) -> Binding {
         // `build_budget` below.
         Key::Scope => Budget {
             set: |b, _| b,
-            get: |b| b.scope().to_owned(),
+            get: |b| b.scope().as_str().to_owned(),
         },
         Key::Store => Budget {
             set: |b, _| b,
