@@ -54,6 +54,11 @@
 //! first lookup. [`reload`] and [`Setup::watch`] swap the policies atomically,
 //! and a bad file keeps the last good ones.
 //!
+//! ## Features
+//! `redis` (off by default): budgets with `scope = "fleet"`, shared through
+//! Redis (retry-core's `redis` feature). Without it such a budget is an error
+//! that names the feature.
+//!
 //! ## The `retry-policy` tool
 //! Checking, listing, explaining and simulating a file from the command line
 //! is the separate `retry-policy` crate (`cargo run -p retry-policy -- check
