@@ -53,6 +53,17 @@
 //! and `RETRY_PROFILE`), or let retry-core's registry load the same way on its
 //! first lookup. [`reload`] and [`Setup::watch`] swap the policies atomically,
 //! and a bad file keeps the last good ones.
+//!
+//! ## Features
+//! `redis` (off by default): budgets with `scope = "fleet"`, shared through
+//! Redis (retry-core's `redis` feature). Without it such a budget is an error
+//! that names the feature.
+//!
+//! ## The `retry-policy` tool
+//! Checking, listing, explaining and simulating a file from the command line
+//! is the separate `retry-policy` crate (`cargo run -p retry-policy -- check
+//! retry.toml`), built on this crate's public API, so a program that only
+//! loads its policies builds no command line.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 

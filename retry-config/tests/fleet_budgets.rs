@@ -2,8 +2,10 @@
 //! file or the environment (which wins), and a local budget stays local.
 //! (The invalid cases are in the corpus: a fleet without a store, a store
 //! that is not a redis:// URL, an unknown scope, a store left unused.)
-//! Without retry-config's `redis` feature, a fleet scope is an error that
-//! names the feature (`cargo test -p retry-config --no-default-features`).
+//! Without retry-config's `redis` feature (off by default), a fleet scope is
+//! an error that names the feature. Each build has its own tests: `cargo test
+//! -p retry-config --no-default-features --test fleet_budgets` and the same
+//! with `--features redis` (which `cargo test --workspace` also turns on).
 
 #[cfg(feature = "redis")]
 use retry_config::Env;

@@ -44,8 +44,9 @@ pub(super) fn refused_keys(name: &str, span: &Span, fields: &Fields) -> Vec<Diag
             ),
         );
         errors.push(at(d, set, span, Key::Scope).note(
-            "fix: enable it (retry-config = { version = \"0.1\", features = [\"redis\"] }, \
-             on by default), or remove scope = \"fleet\" to keep the budget in each process",
+            "fix: enable it (retry-config = { version = \"0.1\", features = [\"redis\"] }; \
+             it is off by default), or remove scope = \"fleet\" to keep the budget in each \
+             process",
         ));
     }
     errors

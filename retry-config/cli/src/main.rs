@@ -1,5 +1,11 @@
+//! `retry-policy`: check, show, explain, list and simulate the retry policies
+//! of a `retry.toml`. Exit codes follow cargo and ripgrep: 0 success, 1 the
+//! configuration has errors, 2 the command itself could not run.
+//!
 //! The command line: one module per subcommand, each with its clap `Args`
-//! and a `run(args, &Context)`.
+//! and a `run(args, &Context)`. The loading, checking and rendering are
+//! retry-config's public API; the simulation is retry-sim's.
+#![forbid(unsafe_code)]
 
 use clap::{Parser, Subcommand};
 use retry_config::{Config, Env, FileOrigin, Options};
@@ -226,7 +232,7 @@ impl CliError {
 }
 
 /// Parses the arguments, runs the subcommand, and maps the outcome to an exit status.
-pub fn main() -> ExitCode {
+fn main() -> ExitCode {
     let cli = Cli::parse();
     let _ = COLOR.set(cli.look.color);
     let cx = Context { global: cli.global };

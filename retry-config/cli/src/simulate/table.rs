@@ -1,7 +1,7 @@
 //! The comparison tables for the terminal.
 
 use super::{ContentionRun, HerdRun, Named};
-use crate::cli::short;
+use crate::short;
 use retry_sim::{Herd, HerdReport, StoppedBy};
 
 /// Columns padded to their widest cell; the first `left` columns are

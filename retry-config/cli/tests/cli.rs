@@ -216,6 +216,28 @@ fn check_says_when_a_file_defines_no_policies() {
     }
 }
 
+/// The tool's `redis` feature (on by default) turns on retry-config's, so it
+/// checks the files of programs that share a budget through Redis.
+#[cfg(feature = "redis")]
+#[test]
+fn check_and_list_accept_a_fleet_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(
+        dir.path(),
+        "retry.toml",
+        "[policies.p]\nbudget = \"broker\"\n\n[budgets.broker]\nratio = 0.1\nscope = \"fleet\"\nstore = \"redis://127.0.0.1:1/\"\n",
+    );
+    let out = run(&["check", file.to_str().unwrap(), "--deny-warnings"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    let out = run(&["list", "-c", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("broker  ratio 0.1"),
+        "{}",
+        stdout(&out)
+    );
+}
+
 #[test]
 fn help_opens_with_what_the_tool_does() {
     let help = stdout(&run(&["--help"]));

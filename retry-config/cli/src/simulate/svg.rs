@@ -2,7 +2,7 @@
 //! format), one panel per question, one coloured line per policy.
 
 use super::{ContentionRun, HerdRun};
-use crate::cli::short;
+use crate::short;
 use std::fmt::Write as _;
 use std::time::Duration;
 

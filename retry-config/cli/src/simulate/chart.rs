@@ -2,7 +2,7 @@
 //! shared time axis so the charts of a comparison line up.
 
 use super::HerdRun;
-use crate::cli::short;
+use crate::short;
 use retry_sim::ArrivalHistogram;
 use std::time::Duration;
 

@@ -388,7 +388,7 @@ pub(crate) mod fixtures {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::Global;
+    use crate::Global;
     use clap::Parser;
 
     #[derive(Parser)]
