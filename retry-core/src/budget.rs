@@ -11,7 +11,9 @@
 //! A policy may use several (`set`); the adaptive ones pace (`adaptive`).
 
 mod adaptive;
+mod kind;
 mod set;
+pub use kind::{BudgetMode, BudgetScope};
 
 pub(crate) use adaptive::{Pacing, retry_cost};
 pub(crate) use set::Budgets;
@@ -58,86 +60,6 @@ struct Slot {
     epoch: AtomicU64,
     calls: AtomicU64,
     retries: AtomicU64,
-}
-
-/// How a [`RetryBudget`] decides (see [`RetryBudget::mode`]); the policy
-/// file's `mode` key.
-///
-/// ```
-/// assert_eq!(retry_core::BudgetMode::Window.to_string(), "window");
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum BudgetMode {
-    /// Retries are a share of calls over a sliding window.
-    Window,
-    /// An adaptive limiter paces attempts (see [`RetryBudget::adaptive`]).
-    Adaptive,
-}
-
-/// Where a [`RetryBudget`] is kept (see [`RetryBudget::scope`]); the policy
-/// file's `scope` key.
-///
-/// ```
-/// assert_eq!(retry_core::BudgetScope::Fleet.as_str(), "fleet");
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum BudgetScope {
-    /// In this process.
-    Local,
-    /// Shared by every process of the fleet, through Redis.
-    Fleet,
-}
-
-impl BudgetMode {
-    /// The mode as the policy file writes it.
-    ///
-    /// ```
-    /// assert_eq!(retry_core::BudgetMode::Adaptive.as_str(), "adaptive");
-    /// ```
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            BudgetMode::Window => "window",
-            BudgetMode::Adaptive => "adaptive",
-        }
-    }
-}
-
-impl BudgetScope {
-    /// The scope as the policy file writes it.
-    ///
-    /// ```
-    /// assert_eq!(retry_core::BudgetScope::Local.as_str(), "local");
-    /// ```
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            BudgetScope::Local => "local",
-            BudgetScope::Fleet => "fleet",
-        }
-    }
-}
-
-impl fmt::Display for BudgetMode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl fmt::Display for BudgetScope {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl PartialEq<&str> for BudgetMode {
-    fn eq(&self, other: &&str) -> bool {
-        self.as_str() == *other
-    }
-}
-
-impl PartialEq<&str> for BudgetScope {
-    fn eq(&self, other: &&str) -> bool {
-        self.as_str() == *other
-    }
 }
 
 impl fmt::Debug for RetryBudget {
@@ -549,49 +471,4 @@ impl RetryBudgetBuilder {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_problem_names_a_key_of_the_file() {
-        let err = RetryBudget::builder()
-            .ratio(-1.0)
-            .min_per_sec(f64::NAN)
-            .window(Duration::ZERO)
-            .build()
-            .unwrap_err();
-        assert_eq!(err.problems().len(), 3, "{err}");
-        for problem in err.problems() {
-            assert!(Key::named(problem.field).is_some(), "{}", problem.field);
-        }
-    }
-
-    #[test]
-    fn old_slots_fall_out_of_the_window() {
-        let b = RetryBudget::builder()
-            .ratio(0.5)
-            .min_per_sec(0.0)
-            .window(Duration::from_secs(1))
-            .build()
-            .unwrap();
-        let t0 = b.origin;
-        for _ in 0..10 {
-            b.deposit(t0);
-        }
-        assert_eq!(b.totals(t0), (10, 0));
-        assert_eq!(b.totals(t0 + Duration::from_millis(950)), (10, 0));
-        assert_eq!(b.totals(t0 + Duration::from_secs(2)), (0, 0));
-        assert!(!b.try_withdraw(t0 + Duration::from_secs(2)));
-    }
-
-    #[test]
-    fn a_time_before_the_origin_does_not_panic() {
-        let b = RetryBudget::builder().build().unwrap();
-        let early = b
-            .origin
-            .checked_sub(Duration::from_secs(5))
-            .unwrap_or(b.origin);
-        b.deposit(early);
-        assert!(b.try_withdraw(early));
-    }
-}
+mod tests;

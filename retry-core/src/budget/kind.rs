@@ -1,0 +1,83 @@
+//! A budget's mode and scope, as the policy file names them.
+
+use std::fmt;
+
+/// How a [`RetryBudget`](crate::RetryBudget) decides (see [`RetryBudget::mode`](crate::RetryBudget::mode)); the policy
+/// file's `mode` key.
+///
+/// ```
+/// assert_eq!(retry_core::BudgetMode::Window.to_string(), "window");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BudgetMode {
+    /// Retries are a share of calls over a sliding window.
+    Window,
+    /// An adaptive limiter paces attempts (see [`RetryBudget::adaptive`](crate::RetryBudget::adaptive)).
+    Adaptive,
+}
+
+/// Where a [`RetryBudget`](crate::RetryBudget) is kept (see [`RetryBudget::scope`](crate::RetryBudget::scope)); the policy
+/// file's `scope` key.
+///
+/// ```
+/// assert_eq!(retry_core::BudgetScope::Fleet.as_str(), "fleet");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BudgetScope {
+    /// In this process.
+    Local,
+    /// Shared by every process of the fleet, through Redis.
+    Fleet,
+}
+
+impl BudgetMode {
+    /// The mode as the policy file writes it.
+    ///
+    /// ```
+    /// assert_eq!(retry_core::BudgetMode::Adaptive.as_str(), "adaptive");
+    /// ```
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            BudgetMode::Window => "window",
+            BudgetMode::Adaptive => "adaptive",
+        }
+    }
+}
+
+impl BudgetScope {
+    /// The scope as the policy file writes it.
+    ///
+    /// ```
+    /// assert_eq!(retry_core::BudgetScope::Local.as_str(), "local");
+    /// ```
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            BudgetScope::Local => "local",
+            BudgetScope::Fleet => "fleet",
+        }
+    }
+}
+
+impl fmt::Display for BudgetMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl fmt::Display for BudgetScope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl PartialEq<&str> for BudgetMode {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl PartialEq<&str> for BudgetScope {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}

@@ -1,0 +1,46 @@
+//! The window budget's arithmetic.
+
+use super::*;
+
+#[test]
+fn every_problem_names_a_key_of_the_file() {
+    let err = RetryBudget::builder()
+        .ratio(-1.0)
+        .min_per_sec(f64::NAN)
+        .window(Duration::ZERO)
+        .build()
+        .unwrap_err();
+    assert_eq!(err.problems().len(), 3, "{err}");
+    for problem in err.problems() {
+        assert!(Key::named(problem.field).is_some(), "{}", problem.field);
+    }
+}
+
+#[test]
+fn old_slots_fall_out_of_the_window() {
+    let b = RetryBudget::builder()
+        .ratio(0.5)
+        .min_per_sec(0.0)
+        .window(Duration::from_secs(1))
+        .build()
+        .unwrap();
+    let t0 = b.origin;
+    for _ in 0..10 {
+        b.deposit(t0);
+    }
+    assert_eq!(b.totals(t0), (10, 0));
+    assert_eq!(b.totals(t0 + Duration::from_millis(950)), (10, 0));
+    assert_eq!(b.totals(t0 + Duration::from_secs(2)), (0, 0));
+    assert!(!b.try_withdraw(t0 + Duration::from_secs(2)));
+}
+
+#[test]
+fn a_time_before_the_origin_does_not_panic() {
+    let b = RetryBudget::builder().build().unwrap();
+    let early = b
+        .origin
+        .checked_sub(Duration::from_secs(5))
+        .unwrap_or(b.origin);
+    b.deposit(early);
+    assert!(b.try_withdraw(early));
+}
