@@ -104,8 +104,8 @@ pub(crate) fn clamp_to_nanos(raw: f64, cap: u64) -> u64 {
 }
 
 /// `x` (finite, below `u64::MAX`) rounded half up to a whole, non-negative
-/// count. Not `f64::round`: without SSE4.1 that is a library call, and it
-/// was a fifth of a delay's cost. Below 2^52 it adds ½ and truncates (the
+/// count. Not `f64::round`: without SSE4.1 that is a library call (see the
+/// benches README). Below 2^52 it adds ½ and truncates (the
 /// same whole number but for the last bit of a tie); above it every `f64`
 /// is already whole.
 pub(crate) fn round_nanos(x: f64) -> u64 {

@@ -247,7 +247,7 @@ pub fn policy(name: &str) -> Option<Arc<Policy>> {
 /// Runs `read` on the policy named `name` (`None` if the current registry
 /// has none), borrowed from this thread's view of the registry: the lookup
 /// of [`policy`] without the reference count, for code that only reads the
-/// policy (its two atomic read-modify-writes were most of a lookup).
+/// policy.
 ///
 /// The registry `read` sees stays alive until it returns, whatever is
 /// installed meanwhile. A lookup made inside `read` works, through the

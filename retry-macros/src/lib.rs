@@ -45,25 +45,19 @@
 //! async fn name(&mut self, a: A, r: &R) -> Result<T, E> {   // signature, docs, attributes kept
 //!     // a `__private::site::CallSite` for the start-up check (inventory)
 //!     // when a retry.toml was found at build time: include_bytes!(it), so edits rebuild
-//!     thread_local! { static SITE: SiteCache }     // per-thread cache of the policy
-//!     struct Site; impl kernel::Site for Site { .. } // the call site and its cache, as a type
+//!     static POLICY: PolicyCache = PolicyCache::new(CALL_SITE); // the site's policy cache
 //!     let kind = /* Classify if E implements it, else every error transient */;
-//!     // the policy through the cache: held if the first attempt needs it, else
-//!     // taken at the first failure; unknown name: one attempt, with a warning
-//!     let mut run = Run::<SitePolicy<Site>, _, _, _>::for_site(/* retry_if, on_retry */);
-//!     loop {
+//!     // the policy, held for the whole call; unknown name: one attempt, with a warning
+//!     let mut run = Run::for_policy(POLICY.policy(), /* retry_if, on_retry */);
+//!     drive!(run, each {
 //!         let a_copy = a.clone();                   // by-value arguments, per attempt
-//!         // one round: the attempt, the decision and its hooks, the wait
-//!         if let ControlFlow::Break(result) = run
-//!             .round(|| tag_future(kind, async { let a = a_copy; /* the original body */ }))
-//!             .await
-//!         {
-//!             break result.map_err(Tagged::into_inner);
-//!         }
-//!     }
+//!     } || tag_future(kind, async { let a = a_copy; /* the original body */ }))
+//!     .map_err(Tagged::into_inner)
 //! }
 //! ```
 //!
+//! `drive!` is retry-core's one loop: round after round (the attempt, the
+//! decision and its hooks, the wait) until the call ends.
 //! A plain `fn` does the same through `Retry::blocking(..).call_blocking(..)`,
 //! with the body in a closure. `return` and `?` in the body end the attempt,
 //! typed as the function's declared return type.

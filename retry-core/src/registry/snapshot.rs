@@ -2,10 +2,9 @@
 //! reads, so that the hot path takes no reference count and no lock.
 //!
 //! Checking that the view is still current is one relaxed load of the
-//! shared pointer (`arc_swap::Cache`); a plain `ArcSwap::load` costs two
-//! read-modify-writes on its debt list, which was most of a lookup (see
-//! examples/benches). The view keeps the registry it last saw alive until
-//! this thread's next lookup.
+//! shared pointer (`arc_swap::Cache`), where `ArcSwap::load` would write to
+//! its debt list. The view keeps the registry it last saw alive until this
+//! thread's next lookup.
 
 use super::loading::ensure_loaded;
 use super::{CURRENT, Registry};
