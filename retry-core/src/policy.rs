@@ -291,11 +291,12 @@ impl Policy {
         round_nanos(jittered).clamp(waits.min_ns, waits.cap_ns)
     }
 
-    /// Whether a call under this policy reads the clock as its first
-    /// attempt begins: to start its deadline, or to count in its budgets.
+    /// Whether a call's first attempt needs nothing of this policy as it
+    /// begins or ends: no deadline to start, no budget to count in, pace or
+    /// tell, no timeout to arm. The one test the success path makes.
     #[inline]
-    pub(crate) fn reads_clock_at_start(&self) -> bool {
-        self.deadline.is_some() || !self.budgets.is_empty()
+    pub(crate) fn starts_plainly(&self) -> bool {
+        self.deadline.is_none() && self.attempt_timeout.is_none() && self.budgets.is_empty()
     }
 
     /// This policy with its schedule's hot-path form computed from its

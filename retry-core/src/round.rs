@@ -99,14 +99,11 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
             return ControlFlow::Continue(());
         }
         self.begin_attempt::<E>();
-        let timeout = AttemptTimeout {
-            attempt: self.attempts(),
-            timeout: self.policy().attempt_timeout().unwrap_or_default(),
-        };
         let attempt = Attempt {
             fut: make(),
             timer: &mut self.timer,
-            timeout,
+            attempt: self.tally.attempts,
+            policy: self.policy.borrow(),
         };
         let error = match attempt.await {
             Ok(value) => {
@@ -137,7 +134,8 @@ pin_project_lite::pin_project! {
         #[pin]
         fut: Fut,
         timer: &'t mut Timer<Sl>,
-        timeout: AttemptTimeout,
+        attempt: u32,
+        policy: &'t Policy,
     }
 }
 
@@ -156,7 +154,10 @@ where
             return Poll::Ready(result);
         }
         match this.timer.poll(cx) {
-            Some(Poll::Ready(())) => match E::from_timeout(*this.timeout) {
+            Some(Poll::Ready(())) => match E::from_timeout(AttemptTimeout {
+                attempt: *this.attempt,
+                timeout: this.policy.attempt_timeout().unwrap_or_default(),
+            }) {
                 Some(timed_out) => Poll::Ready(Err(timed_out)),
                 None => Poll::Pending,
             },

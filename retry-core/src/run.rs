@@ -60,7 +60,7 @@ pub struct Run<P, C, S: Sleeper, H> {
     started: Option<Instant>,
     /// The kernel's state: attempts begun, the last computed wait, the
     /// waits chosen so far.
-    tally: Tally,
+    pub(crate) tally: Tally,
     /// Whether the clock is read as the call starts even when the policy
     /// does not need it (the caller wants a report with `elapsed`).
     timed: bool,
@@ -148,11 +148,6 @@ impl<P: Borrow<Policy>, C, S: Sleeper, H> Run<P, C, S, H> {
         &self.span
     }
 
-    /// Attempts begun so far.
-    pub(crate) fn attempts(&self) -> u32 {
-        self.tally.attempts
-    }
-
     /// How the call has gone so far; `Success` unless it gave up.
     ///
     /// ```
@@ -184,13 +179,27 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     where
         H: HookSet<E>,
     {
-        let first = self.tally.attempts == 0;
         self.tally.attempts = self.tally.attempts.saturating_add(1);
-        let policy: &Policy = self.policy.borrow();
-        if first
-            && self.started.is_none()
-            && (policy.reads_clock_at_start() || self.timed || self.hooks.wants_give_up())
+        if self.tally.attempts == 1
+            && self.policy.borrow().starts_plainly()
+            && !self.timed
+            && !self.hooks.wants_give_up()
         {
+            return;
+        }
+        self.begin_attempt_slowly::<E>();
+    }
+
+    /// [`begin_attempt`](Self::begin_attempt) for a retry, or a first
+    /// attempt that reads the clock or arms a timeout.
+    #[cold]
+    #[inline(never)]
+    fn begin_attempt_slowly<E>(&mut self)
+    where
+        H: HookSet<E>,
+    {
+        let policy: &Policy = self.policy.borrow();
+        if self.tally.attempts == 1 && self.started.is_none() {
             let now = self.clock.now();
             self.started = Some(now);
             policy.budgets.deposit(now);
@@ -210,7 +219,18 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     #[inline]
     pub(crate) fn pace_first_attempt(&mut self) -> Option<Duration> {
         let policy: &Policy = self.policy.borrow();
-        if !policy.budgets.paces() || self.tally.attempts > 0 || self.started.is_some() {
+        if policy.starts_plainly() || !policy.budgets.paces() || self.tally.attempts > 0 {
+            return None;
+        }
+        self.pace_first_attempt_slowly()
+    }
+
+    /// [`pace_first_attempt`](Self::pace_first_attempt) under an adaptive budget.
+    #[cold]
+    #[inline(never)]
+    fn pace_first_attempt_slowly(&mut self) -> Option<Duration> {
+        let policy: &Policy = self.policy.borrow();
+        if self.started.is_some() {
             return None;
         }
         let now = self.clock.now();
@@ -317,7 +337,7 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     #[inline]
     pub(crate) fn succeeded(&self) {
         let policy: &Policy = self.policy.borrow();
-        if policy.budgets.paces() {
+        if !policy.starts_plainly() && policy.budgets.paces() {
             record_success(policy, &self.clock);
         }
         #[cfg(feature = "metrics")]
@@ -376,6 +396,22 @@ impl<Sl> Default for Timer<Sl> {
     fn default() -> Self {
         Timer(None)
     }
+}
+
+/// Dropping a call that never needed a timer is an inline null check; the
+/// block's drop stays out of line.
+impl<Sl> Drop for Timer<Sl> {
+    #[inline]
+    fn drop(&mut self) {
+        if let Some(block) = self.0.take() {
+            drop_block(block);
+        }
+    }
+}
+
+#[inline(never)]
+fn drop_block<Sl>(block: Pin<Box<Option<Sl>>>) {
+    drop(block);
 }
 
 impl<Sl: Future<Output = ()>> Timer<Sl> {
