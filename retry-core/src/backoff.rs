@@ -11,9 +11,11 @@ use std::time::Duration;
 /// `n` counts retries from 0: the wait before the first retry is `envelope(0)`.
 ///
 /// ```
-/// use retry_core::Backoff;
-/// assert_eq!(Backoff::Linear.raw_nanos(10.0, 2.0), 30.0);
-/// assert_eq!(Backoff::Exponential { factor: 2.0 }.raw_nanos(10.0, 3.0), 80.0);
+/// use retry_core::{Backoff, Policy};
+/// use std::time::Duration;
+/// let shaped = |b: Backoff| Policy::builder().backoff(b).base(Duration::from_millis(10)).build().unwrap();
+/// assert_eq!(shaped(Backoff::Linear).envelope(2), Duration::from_millis(30));
+/// assert_eq!(shaped(Backoff::Exponential { factor: 2.0 }).envelope(3), Duration::from_millis(80));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Backoff {

@@ -287,7 +287,10 @@ impl RetryBudget {
     ///
     /// ```
     /// let b = retry_core::RetryBudget::builder().build().unwrap();
-    /// b.deposit(std::time::Instant::now());
+    /// let now = std::time::Instant::now();
+    /// b.deposit(now);
+    /// b.deposit(now);
+    /// assert_eq!(b.totals(now), (2, 0));
     /// ```
     pub fn deposit(&self, now: Instant) {
         self.slot(now).calls.fetch_add(1, Ordering::Relaxed);
@@ -397,7 +400,11 @@ impl RetryBudgetBuilder {
     /// The fraction of calls that may be retried (0 to 1000).
     ///
     /// ```
-    /// let _ = retry_core::RetryBudget::builder().ratio(0.2);
+    /// let b = retry_core::RetryBudget::builder().ratio(0.5).min_per_sec(0.0).build().unwrap();
+    /// let now = std::time::Instant::now();
+    /// for _ in 0..4 { b.deposit(now); }
+    /// assert!(b.try_withdraw(now) && b.try_withdraw(now)); // half of 4 calls
+    /// assert!(!b.try_withdraw(now));
     /// ```
     pub const fn ratio(mut self, ratio: f64) -> Self {
         self.ratio = ratio;
@@ -407,7 +414,8 @@ impl RetryBudgetBuilder {
     /// The retries per second allowed whatever the call volume.
     ///
     /// ```
-    /// let _ = retry_core::RetryBudget::builder().min_per_sec(5.0);
+    /// let b = retry_core::RetryBudget::builder().min_per_sec(5.0).build().unwrap();
+    /// assert_eq!(b.min_per_sec(), 5.0);
     /// ```
     pub const fn min_per_sec(mut self, rate: f64) -> Self {
         self.min_per_sec = rate;
@@ -417,7 +425,9 @@ impl RetryBudgetBuilder {
     /// The sliding window (1 ms to 1 day).
     ///
     /// ```
-    /// let _ = retry_core::RetryBudget::builder().window(std::time::Duration::from_secs(60));
+    /// # use std::time::Duration;
+    /// let b = retry_core::RetryBudget::builder().window(Duration::from_secs(60)).build().unwrap();
+    /// assert_eq!(b.window(), Duration::from_secs(60));
     /// ```
     pub const fn window(mut self, window: Duration) -> Self {
         self.window = window;

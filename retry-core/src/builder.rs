@@ -56,7 +56,8 @@ impl PolicyBuilder {
     /// The defaults described on [`Policy::builder`].
     ///
     /// ```
-    /// let _ = retry_core::PolicyBuilder::new();
+    /// let p = retry_core::PolicyBuilder::new().build().unwrap();
+    /// assert_eq!((p.max_attempts(), p.base()), (Some(3), std::time::Duration::from_millis(100)));
     /// ```
     pub const fn new() -> Self {
         PolicyBuilder {
@@ -82,7 +83,8 @@ impl PolicyBuilder {
     /// Names the policy (used in diagnostics, hooks and tracing).
     ///
     /// ```
-    /// let _ = retry_core::Policy::builder().name("db");
+    /// let p = retry_core::Policy::builder().name("db").build().unwrap();
+    /// assert_eq!(p.name(), Some("db"));
     /// ```
     pub fn name(mut self, name: impl Into<Arc<str>>) -> Self {
         self.draft.name = Some(name.into());
@@ -92,7 +94,8 @@ impl PolicyBuilder {
     /// Sets the backoff shape.
     ///
     /// ```
-    /// let _ = retry_core::Policy::builder().backoff(retry_core::Backoff::Linear);
+    /// let p = retry_core::Policy::builder().backoff(retry_core::Backoff::Linear).build().unwrap();
+    /// assert_eq!(p.backoff(), retry_core::Backoff::Linear);
     /// ```
     pub const fn backoff(mut self, backoff: Backoff) -> Self {
         self.draft.backoff = backoff;
@@ -102,7 +105,9 @@ impl PolicyBuilder {
     /// Sets the first wait's envelope.
     ///
     /// ```
-    /// let _ = retry_core::Policy::builder().base(std::time::Duration::from_millis(5));
+    /// # use std::time::Duration;
+    /// let p = retry_core::Policy::builder().base(Duration::from_millis(5)).build().unwrap();
+    /// assert_eq!(p.base(), Duration::from_millis(5));
     /// ```
     pub const fn base(mut self, base: Duration) -> Self {
         self.draft.base = base;
@@ -112,7 +117,9 @@ impl PolicyBuilder {
     /// Sets the longest computed wait.
     ///
     /// ```
-    /// let _ = retry_core::Policy::builder().cap(std::time::Duration::from_secs(2));
+    /// # use std::time::Duration;
+    /// let p = retry_core::Policy::builder().cap(Duration::from_secs(2)).build().unwrap();
+    /// assert_eq!(p.envelope(10), Duration::from_secs(2)); // 100 ms × 2¹⁰ is capped
     /// ```
     pub const fn cap(mut self, cap: Duration) -> Self {
         self.draft.cap = cap;
@@ -122,7 +129,9 @@ impl PolicyBuilder {
     /// Sets the shortest computed wait (applied after jitter).
     ///
     /// ```
-    /// let _ = retry_core::Policy::builder().min_delay(std::time::Duration::from_millis(1));
+    /// # use std::time::Duration;
+    /// let p = retry_core::Policy::builder().min_delay(Duration::from_millis(1)).build().unwrap();
+    /// assert_eq!(p.min_delay(), Duration::from_millis(1));
     /// ```
     pub const fn min_delay(mut self, min_delay: Duration) -> Self {
         self.draft.min_delay = min_delay;
@@ -132,7 +141,8 @@ impl PolicyBuilder {
     /// Sets the jitter mode.
     ///
     /// ```
-    /// let _ = retry_core::Policy::builder().jitter(retry_core::Jitter::Equal);
+    /// let p = retry_core::Policy::builder().jitter(retry_core::Jitter::Equal).build().unwrap();
+    /// assert_eq!(p.jitter(), retry_core::Jitter::Equal);
     /// ```
     pub const fn jitter(mut self, jitter: Jitter) -> Self {
         self.draft.jitter = jitter;
@@ -143,7 +153,8 @@ impl PolicyBuilder {
     /// 0 = unlimited, which needs a deadline).
     ///
     /// ```
-    /// let _ = retry_core::Policy::builder().max_attempts(5);
+    /// let p = retry_core::Policy::builder().max_attempts(5).build().unwrap();
+    /// assert_eq!(p.max_attempts(), Some(5));
     /// ```
     pub const fn max_attempts(mut self, calls: u32) -> Self {
         self.draft.max_attempts = calls;
@@ -153,7 +164,9 @@ impl PolicyBuilder {
     /// Sets or clears the whole-call deadline.
     ///
     /// ```
-    /// let _ = retry_core::Policy::builder().deadline(Some(std::time::Duration::from_secs(30)));
+    /// # use std::time::Duration;
+    /// let p = retry_core::Policy::builder().deadline(Some(Duration::from_secs(30))).build().unwrap();
+    /// assert_eq!(p.deadline(), Some(Duration::from_secs(30)));
     /// ```
     pub const fn deadline(mut self, deadline: Option<Duration>) -> Self {
         self.draft.deadline = deadline;
@@ -163,7 +176,9 @@ impl PolicyBuilder {
     /// Sets or clears the per-attempt timeout.
     ///
     /// ```
-    /// let _ = retry_core::Policy::builder().attempt_timeout(Some(std::time::Duration::from_secs(1)));
+    /// # use std::time::Duration;
+    /// let p = retry_core::Policy::builder().attempt_timeout(Some(Duration::from_secs(1))).build().unwrap();
+    /// assert_eq!(p.attempt_timeout(), Some(Duration::from_secs(1)));
     /// ```
     pub const fn attempt_timeout(mut self, timeout: Option<Duration>) -> Self {
         self.draft.attempt_timeout = timeout;
@@ -173,7 +188,9 @@ impl PolicyBuilder {
     /// Restricts retries to these error classes.
     ///
     /// ```
-    /// let _ = retry_core::Policy::builder().retry_on(["transient", "throttled"]);
+    /// let p = retry_core::Policy::builder().retry_on(["transient", "throttled"]).build().unwrap();
+    /// assert!(p.retries_class("throttled"));
+    /// assert!(!p.retries_class("timeout"));
     /// ```
     pub fn retry_on<I, S>(mut self, classes: I) -> Self
     where
@@ -187,7 +204,8 @@ impl PolicyBuilder {
     /// Retries every non-permanent error again (undoes [`retry_on`](Self::retry_on)).
     ///
     /// ```
-    /// let _ = retry_core::Policy::builder().retry_on(["x"]).retry_any_class();
+    /// let p = retry_core::Policy::builder().retry_on(["throttled"]).retry_any_class().build().unwrap();
+    /// assert!(p.retry_on().is_none() && p.retries_class("timeout"));
     /// ```
     pub fn retry_any_class(mut self) -> Self {
         self.draft.retry_on = None;
@@ -197,7 +215,8 @@ impl PolicyBuilder {
     /// Sets or clears the ceiling on server hints.
     ///
     /// ```
-    /// let _ = retry_core::Policy::builder().max_retry_after(None);
+    /// let p = retry_core::Policy::builder().max_retry_after(None).build().unwrap();
+    /// assert_eq!(p.max_retry_after(), None);
     /// ```
     pub const fn max_retry_after(mut self, ceiling: Option<Duration>) -> Self {
         self.draft.max_retry_after = ceiling;
@@ -210,7 +229,8 @@ impl PolicyBuilder {
     /// use std::sync::Arc;
     /// use retry_core::RetryBudget;
     /// let budget = Arc::new(RetryBudget::builder().build().unwrap());
-    /// let _ = retry_core::Policy::builder().budget(Some(budget));
+    /// let p = retry_core::Policy::builder().budget(Some(budget.clone())).build().unwrap();
+    /// assert!(Arc::ptr_eq(p.budget().unwrap(), &budget));
     /// ```
     pub fn budget(mut self, budget: Option<Arc<RetryBudget>>) -> Self {
         self.draft.budgets = Budgets::new(budget.into_iter().collect());

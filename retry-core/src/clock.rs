@@ -53,7 +53,8 @@ impl<C: Clock + ?Sized> Clock for &C {
 /// Waits asynchronously.
 ///
 /// ```
-/// use retry_core::clock::Sleeper;
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+/// use retry_core::{clock::Sleeper, Policy, Retry};
 /// use std::future::{ready, Ready};
 /// use std::time::Duration;
 /// struct NoWait;
@@ -61,7 +62,11 @@ impl<C: Clock + ?Sized> Clock for &C {
 ///     type Sleep = Ready<()>;
 ///     fn sleep(&self, _: Duration) -> Ready<()> { ready(()) }
 /// }
-/// let _ = NoWait.sleep(Duration::from_secs(1));
+/// let (start, p) = (tokio::time::Instant::now(), Policy::default());
+/// let (_, report) = Retry::new(&p).sleeper(NoWait)
+///     .call_with_report(|| async { Err::<(), _>(std::io::Error::from(std::io::ErrorKind::ConnectionReset)) }).await;
+/// assert_eq!((report.attempts, start.elapsed()), (3, Duration::ZERO)); // retried, never waited
+/// # }
 /// ```
 pub trait Sleeper {
     /// The future that completes after the wait.
@@ -74,7 +79,10 @@ pub trait Sleeper {
 ///
 /// ```
 /// use retry_core::clock::{BlockingSleeper, ThreadSleeper};
-/// ThreadSleeper.sleep(std::time::Duration::from_micros(1));
+/// use std::time::{Duration, Instant};
+/// let start = Instant::now();
+/// ThreadSleeper.sleep(Duration::from_millis(2));
+/// assert!(start.elapsed() >= Duration::from_millis(2));
 /// ```
 pub trait BlockingSleeper {
     /// Blocks for `d`.

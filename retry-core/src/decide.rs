@@ -19,8 +19,12 @@ use std::time::{Duration, Instant};
 /// The verdict on a failed attempt.
 ///
 /// ```
-/// use retry_core::{Ending, kernel::Step};
-/// assert_ne!(Step::Retry { wait: Default::default(), hinted: false }, Step::GiveUp(Ending::Deadline));
+/// use retry_core::{Class, Policy, kernel::{Decider, Failure, Step}};
+/// use std::time::{Duration, Instant};
+/// let (p, mut d, t0) = (Policy::default(), Decider::new(None), Instant::now());
+/// d.begin_attempt(&p, t0);
+/// let throttled = Failure { class: Class::THROTTLED, hint: Some(Duration::from_secs(2)), allowed: true };
+/// assert_eq!(d.after_failure(&p, throttled, t0), Step::Retry { wait: Duration::from_secs(2), hinted: true });
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Step {

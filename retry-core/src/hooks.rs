@@ -54,12 +54,17 @@ pub struct GiveUpEvent<'a, E> {
 /// type of your own may implement it too (every method has a default).
 ///
 /// ```
-/// use retry_core::RetryEvent;
-/// use retry_core::hooks::HookSet;
-/// struct Log;
-/// impl HookSet<std::io::Error> for Log {
-///     fn on_retry(&self, e: &RetryEvent<'_, std::io::Error>) { eprintln!("retrying after {:?}", e.wait); }
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+/// use retry_core::{hooks::HookSet, Policy, Retry, RetryEvent};
+/// use std::{cell::Cell, io::{Error, ErrorKind}};
+/// struct Log(Cell<u32>);
+/// impl HookSet<Error> for &Log {
+///     fn on_retry(&self, _: &RetryEvent<'_, Error>) { self.0.set(self.0.get() + 1); }
 /// }
+/// let (log, p) = (Log(Cell::new(0)), Policy::default());
+/// let r: Result<(), Error> = Retry::new(&p).hooks(&log).call(|| async { Err(ErrorKind::ConnectionReset.into()) }).await;
+/// assert_eq!((r.is_err(), log.0.get()), (true, 2)); // 3 attempts, 2 retries
+/// # }
 /// ```
 pub trait HookSet<E> {
     /// Whether the call site allows retrying `error`; it can only narrow what
@@ -173,7 +178,13 @@ impl Hooks {
     /// No hooks.
     ///
     /// ```
-    /// let _ = retry_core::Hooks::new();
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// use retry_core::{Hooks, Policy, Retry};
+    /// let p = Policy::default();
+    /// let (_, report) = Retry::new(&p).hooks(Hooks::new())
+    ///     .call_with_report(|| async { Err::<(), _>(std::io::Error::from(std::io::ErrorKind::ConnectionReset)) }).await;
+    /// assert_eq!(report.attempts, 3); // the policy alone decides
+    /// # }
     /// ```
     pub const fn new() -> Self {
         Hooks {
@@ -188,7 +199,11 @@ impl<R, O, G> Hooks<R, O, G> {
     /// Sets the predicate that narrows which errors are retried.
     ///
     /// ```
-    /// let _ = retry_core::Hooks::new().retry_if(|_: &std::io::Error| true);
+    /// use retry_core::{hooks::HookSet, Hooks};
+    /// use std::io::{Error, ErrorKind};
+    /// let hooks = Hooks::new().retry_if(|e: &Error| e.kind() != ErrorKind::NotFound);
+    /// assert!(!HookSet::retry_if(&hooks, &ErrorKind::NotFound.into()));
+    /// assert!(HookSet::retry_if(&hooks, &ErrorKind::ConnectionReset.into()));
     /// ```
     pub fn retry_if<F>(self, f: F) -> Hooks<F, O, G> {
         Hooks {
@@ -201,7 +216,14 @@ impl<R, O, G> Hooks<R, O, G> {
     /// Sets the callback run before each wait.
     ///
     /// ```
-    /// let _ = retry_core::Hooks::new().on_retry(|_: &retry_core::RetryEvent<'_, std::io::Error>| {});
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// use retry_core::{Hooks, Policy, Retry, RetryEvent};
+    /// use std::{cell::Cell, io::{Error, ErrorKind}};
+    /// let (retries, p) = (Cell::new(0), Policy::default());
+    /// let hooks = Hooks::new().on_retry(|_: &RetryEvent<'_, Error>| retries.set(retries.get() + 1));
+    /// let _ = Retry::new(&p).hooks(hooks).call(|| async { Err::<(), _>(Error::from(ErrorKind::ConnectionReset)) }).await;
+    /// assert_eq!(retries.get(), 2); // before the 2nd and the 3rd attempt
+    /// # }
     /// ```
     pub fn on_retry<F>(self, f: F) -> Hooks<R, F, G> {
         Hooks {
@@ -214,7 +236,14 @@ impl<R, O, G> Hooks<R, O, G> {
     /// Sets the callback run when the loop gives up.
     ///
     /// ```
-    /// let _ = retry_core::Hooks::new().on_give_up(|_: &retry_core::GiveUpEvent<'_, std::io::Error>| {});
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// use retry_core::{Ending, GiveUpEvent, Hooks, Policy, Retry};
+    /// use std::{cell::Cell, io::{Error, ErrorKind}};
+    /// let (ending, p) = (Cell::new(None), Policy::default());
+    /// let hooks = Hooks::new().on_give_up(|e: &GiveUpEvent<'_, Error>| ending.set(Some(e.report.ending)));
+    /// let _ = Retry::new(&p).hooks(hooks).call(|| async { Err::<(), _>(Error::from(ErrorKind::ConnectionReset)) }).await;
+    /// assert_eq!(ending.get(), Some(Ending::Exhausted));
+    /// # }
     /// ```
     pub fn on_give_up<F>(self, f: F) -> Hooks<R, O, F> {
         Hooks {

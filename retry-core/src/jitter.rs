@@ -8,11 +8,13 @@
 /// How a computed wait `d` is randomised.
 ///
 /// ```
-/// use retry_core::Jitter;
-/// /// let d = Duration::from_millis(100);
-/// assert_eq!(Jitter::None.apply_to_envelope(d, 0.7), d);
-/// assert_eq!(Jitter::Full.apply_to_envelope(d, 0.5), Duration::from_millis(50));
-/// assert_eq!(Jitter::Equal.apply_to_envelope(d, 0.0), Duration::from_millis(50));
+/// use retry_core::{Jitter, Policy};
+/// use std::time::Duration;
+/// // The first wait, whose envelope is 100 ms, for a uniform sample `u`.
+/// let first = |j: Jitter, u: f64| Policy::builder().jitter(j).build().unwrap().delay(0, Duration::ZERO, u);
+/// assert_eq!(first(Jitter::None, 0.7), Duration::from_millis(100));
+/// assert_eq!(first(Jitter::Full, 0.5), Duration::from_millis(50));
+/// assert_eq!(first(Jitter::Equal, 0.0), Duration::from_millis(50));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub enum Jitter {

@@ -26,8 +26,16 @@
 //! `"false"`), failed with retry (any other ending, `"true"`).
 //!
 //! ```
-//! retry_core::metrics::describe(); // registers units and descriptions with the recorder
-//! assert_eq!(retry_core::metrics::CALLS, "retry.calls");
+//! use metrics_util::debugging::{DebugValue, DebuggingRecorder};
+//! use retry_core::{metrics::CALLS, Policy, Retry};
+//! let (recorder, p) = (DebuggingRecorder::new(), Policy::builder().name("doc").build().unwrap());
+//! let snapshotter = recorder.snapshotter();
+//! metrics::with_local_recorder(&recorder, || Retry::blocking(&p).call_blocking(|| Ok::<_, std::io::Error>(())))?;
+//! let snapshot = snapshotter.snapshot().into_vec();
+//! let (key, .., value) = snapshot.iter().find(|(k, ..)| k.key().name() == CALLS).unwrap();
+//! assert!(key.key().labels().any(|l| (l.key(), l.value()) == ("retry.ending", "success")));
+//! assert_eq!(value, &DebugValue::Counter(1));
+//! # Ok::<(), std::io::Error>(())
 //! ```
 
 use crate::policy::Policy;
@@ -59,7 +67,18 @@ pub const BUDGET_FAILING_OPEN: &str = "retry.budget.failing_open";
 /// Describes each metric (unit and meaning) to the installed recorder.
 ///
 /// ```
-/// retry_core::metrics::describe();
+/// use metrics_util::debugging::DebuggingRecorder;
+/// use retry_core::{metrics::CALLS, Policy, Retry};
+/// let (recorder, p) = (DebuggingRecorder::new(), Policy::default());
+/// let snapshotter = recorder.snapshotter();
+/// metrics::with_local_recorder(&recorder, || {
+///     retry_core::metrics::describe();
+///     Retry::blocking(&p).call_blocking(|| Ok::<_, std::io::Error>(()))
+/// })?;
+/// let snapshot = snapshotter.snapshot().into_vec();
+/// let (_, unit, description, _) = snapshot.iter().find(|(k, ..)| k.key().name() == CALLS).unwrap();
+/// assert!(*unit == Some(metrics::Unit::Count) && description.is_some());
+/// # Ok::<(), std::io::Error>(())
 /// ```
 pub fn describe() {
     describe_counter!(

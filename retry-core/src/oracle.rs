@@ -98,8 +98,11 @@ impl<'p> Oracle<'p> {
     /// A fresh oracle.
     ///
     /// ```
-    /// let p = retry_core::Policy::default();
-    /// let _ = retry_core::Oracle::new(&p);
+    /// use retry_core::{Ending, Oracle, Policy, Verdict};
+    /// let p = Policy::default(); // 3 attempts
+    /// let (mut o, now) = (Oracle::new(&p), std::time::SystemTime::UNIX_EPOCH);
+    /// assert!(o.failure(now).wait().is_some() && o.failure(now).wait().is_some());
+    /// assert_eq!(o.failure(now), Verdict::GiveUp(Ending::Exhausted));
     /// ```
     pub fn new(policy: &'p Policy) -> Self {
         Self::resume(policy, OracleState::default())
@@ -147,8 +150,13 @@ impl<'p> Oracle<'p> {
     /// the next wait (never below zero).
     ///
     /// ```
-    /// let p = retry_core::Policy::default();
-    /// let _ = retry_core::Oracle::new(&p).consider_actual_delay(true);
+    /// use retry_core::{Jitter, Oracle, Policy, Verdict};
+    /// use std::time::{Duration, SystemTime};
+    /// let p = Policy::builder().jitter(Jitter::None).build().unwrap();
+    /// let (mut o, t0) = (Oracle::new(&p).consider_actual_delay(true), SystemTime::UNIX_EPOCH);
+    /// assert_eq!(o.failure(t0), Verdict::Wait(Duration::from_millis(100)));
+    /// // Back 50 ms late: those 50 ms come off the next 200 ms wait.
+    /// assert_eq!(o.failure(t0 + Duration::from_millis(150)), Verdict::Wait(Duration::from_millis(150)));
     /// ```
     pub fn consider_actual_delay(mut self, yes: bool) -> Self {
         self.consider_actual_delay = yes;
@@ -158,8 +166,10 @@ impl<'p> Oracle<'p> {
     /// The wait [`success`](Self::success) answers (default zero).
     ///
     /// ```
+    /// use std::time::{Duration, SystemTime};
     /// let p = retry_core::Policy::default();
-    /// let _ = retry_core::Oracle::new(&p).delay_on_success(std::time::Duration::from_secs(1));
+    /// let mut o = retry_core::Oracle::new(&p).delay_on_success(Duration::from_secs(1));
+    /// assert_eq!(o.success(SystemTime::UNIX_EPOCH), Duration::from_secs(1));
     /// ```
     pub fn delay_on_success(mut self, d: Duration) -> Self {
         self.delay_on_success = d;

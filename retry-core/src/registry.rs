@@ -145,7 +145,10 @@ impl RegistryBuilder {
     /// Adds (or replaces) a policy; it is renamed to `name`.
     ///
     /// ```
-    /// let _ = retry_core::Registry::builder().policy("db", retry_core::Policy::default());
+    /// use retry_core::{Policy, Registry};
+    /// let p = Policy::builder().name("old").build().unwrap();
+    /// let reg = Registry::builder().policy("db", p).build();
+    /// assert_eq!(reg.policy("db").unwrap().name(), Some("db"));
     /// ```
     pub fn policy(mut self, name: &str, policy: Policy) -> Self {
         let named = if policy.name() == Some(name) {
@@ -161,8 +164,9 @@ impl RegistryBuilder {
     /// Adds (or replaces) a budget.
     ///
     /// ```
-    /// let b = retry_core::RetryBudget::builder().build().unwrap();
-    /// let _ = retry_core::Registry::builder().budget("api", b);
+    /// let b = retry_core::RetryBudget::builder().ratio(0.3).build().unwrap();
+    /// let reg = retry_core::Registry::builder().budget("api", b).build();
+    /// assert_eq!(reg.budget("api").unwrap().ratio(), 0.3);
     /// ```
     pub fn budget(self, name: &str, budget: RetryBudget) -> Self {
         self.shared_budget(name, Arc::new(budget))
@@ -174,7 +178,8 @@ impl RegistryBuilder {
     /// ```
     /// use std::sync::Arc;
     /// let b = Arc::new(retry_core::RetryBudget::builder().build().unwrap());
-    /// let _ = retry_core::Registry::builder().shared_budget("api", b);
+    /// let reg = retry_core::Registry::builder().shared_budget("api", b.clone()).build();
+    /// assert!(Arc::ptr_eq(reg.budget("api").unwrap(), &b)); // the same counts
     /// ```
     pub fn shared_budget(mut self, name: &str, budget: Arc<RetryBudget>) -> Self {
         self.inner.budgets.insert(name.into(), budget);
@@ -184,7 +189,9 @@ impl RegistryBuilder {
     /// The finished registry.
     ///
     /// ```
-    /// let _ = retry_core::Registry::builder().build();
+    /// use retry_core::{Policy, Registry};
+    /// let reg = Registry::builder().policy("a", Policy::default()).policy("a", Policy::default()).build();
+    /// assert_eq!(reg.policy_names().collect::<Vec<_>>(), ["a"]);
     /// ```
     pub fn build(self) -> Registry {
         self.inner
@@ -224,8 +231,10 @@ pub fn install(mut registry: Registry) -> Arc<Registry> {
 /// The current registry snapshot.
 ///
 /// ```
-/// let snapshot = retry_core::registry::current();
-/// let _ = snapshot.policy_names().count();
+/// use retry_core::{registry, Policy, Registry};
+/// registry::install(Registry::builder().policy("doc-current", Policy::default()).build());
+/// let snapshot = registry::current();
+/// assert_eq!(snapshot.policy_names().collect::<Vec<_>>(), ["doc-current"]);
 /// ```
 pub fn current() -> Arc<Registry> {
     ensure_loaded();

@@ -40,7 +40,24 @@ use std::time::Duration;
 /// policy or a [`Policy`] value.
 ///
 /// ```
-/// let _ = retry_core::reqwest::RetryMiddleware::new(retry_core::Policy::default());
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+/// use retry_core::{reqwest::RetryMiddleware, Policy};
+/// # use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
+/// # use std::{future::Future, pin::Pin};
+/// # static CALLS: AtomicU32 = AtomicU32::new(0);
+/// # type Answer<'a> = Pin<Box<dyn Future<Output = reqwest_middleware::Result<reqwest::Response>> + Send + 'a>>;
+/// # /// Stands in for the server (no network): a 503, then a 200.
+/// # fn server<'a>(_: reqwest::Request, _: &'a mut http::Extensions, _: reqwest_middleware::Next<'a>) -> Answer<'a> {
+/// #     let status = if CALLS.fetch_add(1, SeqCst) == 0 { 503 } else { 200 };
+/// #     Box::pin(async move { Ok(http::Response::builder().status(status).body("").unwrap().into()) })
+/// # }
+/// let client = reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
+///     .with(RetryMiddleware::new(Policy::default()))
+///     .with(server)
+///     .build();
+/// let response = client.get("http://orders.invalid/17").send().await.unwrap();
+/// assert_eq!((response.status().as_u16(), CALLS.load(SeqCst)), (200, 2));
+/// # }
 /// ```
 #[derive(Debug, Clone)]
 pub struct RetryMiddleware {
@@ -52,7 +69,24 @@ impl RetryMiddleware {
     /// (a name the registry lacks warns once and runs one attempt).
     ///
     /// ```
-    /// let _ = retry_core::reqwest::RetryMiddleware::policy("http");
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// use retry_core::reqwest::RetryMiddleware;
+    /// # use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
+    /// # use std::{future::Future, pin::Pin};
+    /// # static CALLS: AtomicU32 = AtomicU32::new(0);
+    /// # type Answer<'a> = Pin<Box<dyn Future<Output = reqwest_middleware::Result<reqwest::Response>> + Send + 'a>>;
+    /// # /// Stands in for the server (no network): always a 503.
+    /// # fn server<'a>(_: reqwest::Request, _: &'a mut http::Extensions, _: reqwest_middleware::Next<'a>) -> Answer<'a> {
+    /// #     let status = { CALLS.fetch_add(1, SeqCst); 503 };
+    /// #     Box::pin(async move { Ok(http::Response::builder().status(status).body("").unwrap().into()) })
+    /// # }
+    /// let client = reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
+    ///     .with(RetryMiddleware::policy("doc-no-such-policy")) // warns once, then one attempt
+    ///     .with(server)
+    ///     .build();
+    /// let response = client.get("http://orders.invalid/17").send().await.unwrap();
+    /// assert_eq!((response.status().as_u16(), CALLS.load(SeqCst)), (503, 1));
+    /// # }
     /// ```
     #[track_caller]
     pub fn policy(name: &'static str) -> Self {
@@ -65,8 +99,26 @@ impl RetryMiddleware {
     /// Retries with `policy`.
     ///
     /// ```
-    /// let p = retry_core::Policy::builder().max_attempts(2).build().unwrap();
-    /// let _ = retry_core::reqwest::RetryMiddleware::new(p);
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// use retry_core::{reqwest::RetryMiddleware, Policy, Report};
+    /// # use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
+    /// # use std::{future::Future, pin::Pin};
+    /// # static CALLS: AtomicU32 = AtomicU32::new(0);
+    /// # type Answer<'a> = Pin<Box<dyn Future<Output = reqwest_middleware::Result<reqwest::Response>> + Send + 'a>>;
+    /// # /// Stands in for the server (no network): always a 503.
+    /// # fn server<'a>(_: reqwest::Request, _: &'a mut http::Extensions, _: reqwest_middleware::Next<'a>) -> Answer<'a> {
+    /// #     let status = { CALLS.fetch_add(1, SeqCst); 503 };
+    /// #     Box::pin(async move { Ok(http::Response::builder().status(status).body("").unwrap().into()) })
+    /// # }
+    /// let p = Policy::builder().max_attempts(2).build().unwrap();
+    /// let client = reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
+    ///     .with(RetryMiddleware::new(p))
+    ///     .with(server)
+    ///     .build();
+    /// let response = client.get("http://orders.invalid/17").send().await.unwrap();
+    /// assert_eq!((response.status().as_u16(), CALLS.load(SeqCst)), (503, 2)); // the last response
+    /// assert_eq!(response.extensions().get::<Report>().unwrap().attempts, 2);
+    /// # }
     /// ```
     #[track_caller]
     pub fn new(policy: impl Into<Arc<Policy>>) -> Self {

@@ -50,8 +50,15 @@ impl<'p> Retry<'p> {
     /// An async retry of `policy` on tokio's clock and timer.
     ///
     /// ```
-    /// let policy = retry_core::Policy::default();
-    /// let _ = retry_core::Retry::new(&policy);
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// use retry_core::{Jitter, Policy, Retry};
+    /// use std::time::Duration;
+    /// let policy = Policy::builder().jitter(Jitter::None).build().unwrap();
+    /// let start = tokio::time::Instant::now();
+    /// let r = Retry::new(&policy).call(|| async { Err::<(), _>(std::io::Error::from(std::io::ErrorKind::ConnectionReset)) }).await;
+    /// assert!(r.is_err());
+    /// assert_eq!(start.elapsed(), Duration::from_millis(100 + 200)); // on tokio's (paused) clock
+    /// # }
     /// ```
     pub fn new(policy: &'p Policy) -> Self {
         Retry {
@@ -93,8 +100,18 @@ impl<'p, C, S, H> Retry<'p, C, S, H> {
     /// Uses another clock (for the deadline and the budget window).
     ///
     /// ```
-    /// let p = retry_core::Policy::default();
-    /// let _ = retry_core::Retry::new(&p).clock(retry_core::clock::SystemClock);
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// use retry_core::{clock::Clock, Ending, Policy, Retry};
+    /// use std::{cell::Cell, time::{Duration, Instant}};
+    /// struct Leaping(Cell<Instant>); // each reading is 10 s after the last
+    /// impl Clock for Leaping {
+    ///     fn now(&self) -> Instant { self.0.set(self.0.get() + Duration::from_secs(10)); self.0.get() }
+    /// }
+    /// let p = Policy::builder().deadline(Some(Duration::from_secs(5))).build().unwrap();
+    /// let (_, report) = Retry::new(&p).clock(Leaping(Cell::new(Instant::now())))
+    ///     .call_with_report(|| async { Err::<(), _>(std::io::Error::from(std::io::ErrorKind::ConnectionReset)) }).await;
+    /// assert_eq!((report.ending, report.attempts), (Ending::Deadline, 1));
+    /// # }
     /// ```
     pub fn clock<C2: Clock>(self, clock: C2) -> Retry<'p, C2, S, H> {
         Retry {
@@ -109,8 +126,18 @@ impl<'p, C, S, H> Retry<'p, C, S, H> {
     /// Uses another sleeper.
     ///
     /// ```
-    /// let p = retry_core::Policy::default();
-    /// let _ = retry_core::Retry::new(&p).sleeper(retry_core::clock::TokioSleeper);
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// use retry_core::{clock::Sleeper, Jitter, Policy, Retry};
+    /// use std::{cell::RefCell, future::{ready, Ready}, time::Duration};
+    /// struct Record(RefCell<Vec<Duration>>); // records the waits instead of sleeping
+    /// impl Sleeper for &Record {
+    ///     type Sleep = Ready<()>;
+    ///     fn sleep(&self, d: Duration) -> Ready<()> { self.0.borrow_mut().push(d); ready(()) }
+    /// }
+    /// let (waits, p) = (Record(RefCell::new(vec![])), Policy::builder().jitter(Jitter::None).build().unwrap());
+    /// let _ = Retry::new(&p).sleeper(&waits).call(|| async { Err::<(), _>(std::io::Error::from(std::io::ErrorKind::ConnectionReset)) }).await;
+    /// assert_eq!(*waits.0.borrow(), [100, 200].map(Duration::from_millis));
+    /// # }
     /// ```
     pub fn sleeper<S2>(self, sleeper: S2) -> Retry<'p, C, S2, H> {
         Retry {
@@ -125,9 +152,13 @@ impl<'p, C, S, H> Retry<'p, C, S, H> {
     /// Uses other hooks (see [`Hooks`]).
     ///
     /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
     /// use retry_core::{Hooks, Policy, Retry};
     /// let p = Policy::default();
-    /// let _ = Retry::new(&p).hooks(Hooks::new().retry_if(|_: &std::io::Error| false));
+    /// let (_, report) = Retry::new(&p).hooks(Hooks::new().retry_if(|_: &std::io::Error| false))
+    ///     .call_with_report(|| async { Err::<(), _>(std::io::Error::from(std::io::ErrorKind::ConnectionReset)) }).await;
+    /// assert_eq!(report.attempts, 1); // the hook vetoed every retry
+    /// # }
     /// ```
     pub fn hooks<H2>(self, hooks: H2) -> Retry<'p, C, S, H2> {
         Retry {
@@ -142,8 +173,12 @@ impl<'p, C, S, H> Retry<'p, C, S, H> {
     /// Seeds the jitter so the schedule repeats exactly.
     ///
     /// ```
-    /// let p = retry_core::Policy::default();
-    /// let _ = retry_core::Retry::new(&p).seed(42);
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// let p = retry_core::Policy::default(); // full jitter
+    /// let run = || retry_core::Retry::new(&p).seed(42).call_with_report(|| async { Err::<(), _>(std::io::Error::from(std::io::ErrorKind::ConnectionReset)) });
+    /// let ((_, a), (_, b)) = (run().await, run().await);
+    /// assert_eq!(a.waited, b.waited);
+    /// # }
     /// ```
     pub fn seed(mut self, seed: u64) -> Self {
         self.seed = Some(seed);

@@ -50,21 +50,11 @@ where
 
 /// Fixes the output type of an attempt's `async` block so `?` and `return`
 /// inside the original body infer as they did in the function.
-///
-/// ```
-/// let fut = retry_core::__private::classify::typed::<Result<u8, std::io::Error>, _>(async { Ok(1) });
-/// # drop(fut);
-/// ```
 pub fn typed<R, F: Future<Output = R>>(attempt: F) -> F {
     attempt
 }
 
 /// Names the error type of a function's declared `Result`.
-///
-/// ```
-/// fn err_of<R: retry_core::__private::classify::IsResult<Err = std::io::Error>>() {}
-/// err_of::<std::io::Result<u8>>();
-/// ```
 #[diagnostic::on_unimplemented(
     message = "`#[retry]` needs a function that returns `Result<T, E>`, found `{Self}`",
     label = "this is not a `Result`",
@@ -83,36 +73,19 @@ impl<T, E> IsResult for Result<T, E> {
 }
 
 /// The error type `E` of `R = Result<T, E>`, as a value-less marker.
-///
-/// ```
-/// let _ = retry_core::__private::classify::probe::<Result<(), String>>();
-/// ```
 pub fn probe<R: IsResult>() -> Probe<R::Err> {
     Probe(PhantomData)
 }
 
 /// A marker carrying an error type, for choosing how it is classified.
-///
-/// ```
-/// use retry_core::__private::classify::{probe, Probe};
-/// let _: Probe<String> = probe::<Result<(), String>>();
-/// ```
 #[derive(Debug)]
 pub struct Probe<E>(PhantomData<fn() -> E>);
 
 /// The error type implements [`Classify`]: use it.
-///
-/// ```
-/// let _ = retry_core::__private::classify::ByClassify;
-/// ```
 #[derive(Debug, Clone, Copy)]
 pub struct ByClassify;
 
 /// The error type does not implement [`Classify`]: every error is transient.
-///
-/// ```
-/// let _ = retry_core::__private::classify::AllTransient;
-/// ```
 #[derive(Debug, Clone, Copy)]
 pub struct AllTransient;
 
@@ -120,8 +93,12 @@ pub struct AllTransient;
 /// (it wins because it needs one auto-reference less).
 ///
 /// ```
-/// use retry_core::__private::classify::{probe, ByClassify, ViaClassify as _, ViaTransient as _};
-/// let _kind: ByClassify = (&&probe::<Result<(), std::io::Error>>()).__retry_kind();
+/// use retry_core::__private::classify::{probe, tag, ViaClassify as _, ViaTransient as _};
+/// use retry_core::{Class, Classify as _};
+/// use std::io::{Error, ErrorKind};
+/// let kind = (&&probe::<Result<(), Error>>()).__retry_kind(); // `io::Error` classifies itself
+/// let tagged = tag(kind, Err::<(), _>(Error::from(ErrorKind::NotFound))).unwrap_err();
+/// assert_eq!(tagged.class(), Class::Permanent);
 /// ```
 pub trait ViaClassify {
     /// The classification strategy.
@@ -135,9 +112,11 @@ impl<E: Classify> ViaClassify for &Probe<E> {}
 /// The fallback when the error type does not implement [`Classify`].
 ///
 /// ```
-/// use retry_core::__private::classify::{probe, AllTransient, ByClassify, ViaClassify as _, ViaTransient as _};
-/// let _kind: AllTransient = (&&probe::<Result<(), String>>()).__retry_kind();
-/// let _kind: ByClassify = (&&probe::<Result<(), std::io::Error>>()).__retry_kind();
+/// use retry_core::__private::classify::{probe, tag, ViaClassify as _, ViaTransient as _};
+/// use retry_core::{Class, Classify as _};
+/// let kind = (&&probe::<Result<(), String>>()).__retry_kind(); // `String` does not
+/// let tagged = tag(kind, Err::<(), _>("not found".to_owned())).unwrap_err();
+/// assert_eq!(tagged.class(), Class::TRANSIENT);
 /// ```
 pub trait ViaTransient {
     /// The classification strategy.
@@ -254,12 +233,6 @@ pub fn tag_future<F, K>(_: K, attempt: F) -> TaggedFuture<F, K> {
 
 pin_project_lite::pin_project! {
     /// An attempt whose error comes out [`Tagged`] (see [`tag_future`]).
-    ///
-    /// ```
-    /// use retry_core::__private::classify::{tag_future, AllTransient, TaggedFuture};
-    /// let f: TaggedFuture<_, AllTransient> = tag_future(AllTransient, async { Ok::<(), u8>(()) });
-    /// # drop(f);
-    /// ```
     #[must_use = "an attempt does nothing until awaited"]
     pub struct TaggedFuture<F, K> {
         #[pin]

@@ -17,12 +17,6 @@ use crate::hooks::{Callback, RetryIfSlot};
 
 /// A `retry_if = path` predicate, applied to the user's error. A plain `fn`
 /// pointer: a wrong signature is one type error at the path, nothing more.
-///
-/// ```
-/// use retry_core::__private::hooks::{retry_if, RetryIf};
-/// fn any(_: &String) -> bool { true }
-/// let _: RetryIf<String> = retry_if::<Result<(), String>>(any);
-/// ```
 pub struct RetryIf<E>(fn(&E) -> bool);
 
 impl<E> std::fmt::Debug for RetryIf<E> {
@@ -53,12 +47,6 @@ impl<E, K> RetryIfSlot<Tagged<E, K>> for RetryIf<E> {
 }
 
 /// An `on_retry = path` callback, given the event with the user's error.
-///
-/// ```
-/// use retry_core::__private::hooks::{on_retry, OnRetry};
-/// fn log(_: &retry_core::RetryEvent<'_, String>) {}
-/// let _: OnRetry<String> = on_retry::<Result<(), String>>(log);
-/// ```
 pub struct OnRetry<E>(fn(&RetryEvent<'_, E>));
 
 impl<E> std::fmt::Debug for OnRetry<E> {
@@ -70,8 +58,14 @@ impl<E> std::fmt::Debug for OnRetry<E> {
 /// Checks that `callback` is a `fn(&RetryEvent<'_, E>)` for the function's error type.
 ///
 /// ```
-/// fn log(_: &retry_core::RetryEvent<'_, String>) {}
-/// let _ = retry_core::__private::hooks::on_retry::<Result<(), String>>(log);
+/// use retry_core::__private::{classify::{tag, AllTransient}, hooks::on_retry};
+/// use retry_core::{hooks::Callback, RetryEvent};
+/// static SEEN: std::sync::Mutex<String> = std::sync::Mutex::new(String::new());
+/// fn log(e: &RetryEvent<'_, String>) { SEEN.lock().unwrap().push_str(e.error); }
+/// let boom = tag(AllTransient, Err::<(), _>("boom".to_owned())).unwrap_err();
+/// let event = RetryEvent { policy: None, attempt: 1, error: &boom, wait: Default::default(), hinted: false };
+/// on_retry::<Result<(), String>>(log).call(&event);
+/// assert_eq!(*SEEN.lock().unwrap(), "boom"); // the user's error, untagged
 /// ```
 pub fn on_retry<R: IsResult>(callback: fn(&RetryEvent<'_, R::Err>)) -> OnRetry<R::Err> {
     OnRetry(callback)

@@ -101,7 +101,10 @@ inventory::collect!(DeclaredClass);
 /// Every declared error class.
 ///
 /// ```
-/// let _ = retry_core::registry::declared_classes().count();
+/// retry_core::__private::inventory::submit! {
+///     retry_core::__private::derive::DeclaredClass { name: "stale", by: "CacheError" }
+/// }
+/// assert!(retry_core::registry::declared_classes().any(|c| (c.name, c.by) == ("stale", "CacheError")));
 /// ```
 pub fn declared_classes() -> impl Iterator<Item = &'static DeclaredClass> {
     inventory::iter::<DeclaredClass>.into_iter()
@@ -110,7 +113,10 @@ pub fn declared_classes() -> impl Iterator<Item = &'static DeclaredClass> {
 /// Every registered call site.
 ///
 /// ```
-/// let _ = retry_core::registry::call_sites().count();
+/// const SITE: retry_core::registry::CallSite =
+///     retry_core::registry::CallSite::new("cache", file!(), line!(), "refresh");
+/// retry_core::__private::inventory::submit! { SITE }
+/// assert!(retry_core::registry::call_sites().any(|c| (c.policy, c.function) == ("cache", "refresh")));
 /// ```
 pub fn call_sites() -> impl Iterator<Item = &'static CallSite> {
     inventory::iter::<CallSite>.into_iter()
@@ -119,8 +125,12 @@ pub fn call_sites() -> impl Iterator<Item = &'static CallSite> {
 /// Call sites whose policy name `registry` does not define.
 ///
 /// ```
-/// let missing = retry_core::registry::missing_policies(&retry_core::Registry::default());
-/// let _ = missing.len();
+/// use retry_core::{registry::{self, CallSite}, Policy, Registry};
+/// const SITE: CallSite = CallSite::new("doc-missing", file!(), line!(), "send");
+/// retry_core::__private::inventory::submit! { SITE }
+/// let missing = |reg: &Registry| registry::missing_policies(reg).iter().any(|s| s.policy == "doc-missing");
+/// assert!(missing(&Registry::default()));
+/// assert!(!missing(&Registry::builder().policy("doc-missing", Policy::default()).build()));
 /// ```
 pub fn missing_policies(registry: &Registry) -> Vec<&'static CallSite> {
     call_sites()

@@ -29,7 +29,8 @@ pub fn set_origin(text: impl Into<String>) {
 /// What [`set_origin`] last recorded.
 ///
 /// ```
-/// let _ = retry_core::registry::origin();
+/// retry_core::registry::set_origin("no retry.toml found");
+/// assert_eq!(retry_core::registry::origin().as_deref(), Some("no retry.toml found"));
 /// ```
 pub fn origin() -> Option<String> {
     ORIGIN
@@ -79,8 +80,10 @@ fn strict_from_env() -> bool {
 /// Crates register one with `inventory::submit!`.
 ///
 /// ```
-/// fn load() { /* read a file, then retry_core::registry::install(...) */ }
-/// retry_core::__private::inventory::submit! { retry_core::registry::LazyLoader { name: "doc-example", load } }
+/// use retry_core::{registry, Policy, Registry};
+/// fn load() { registry::install(Registry::builder().policy("doc-lazy", Policy::default()).build()); }
+/// retry_core::__private::inventory::submit! { registry::LazyLoader { name: "doc-example", load } }
+/// assert!(registry::policy("doc-lazy").is_some()); // the first lookup ran the loader
 /// ```
 #[derive(Debug)]
 pub struct LazyLoader {

@@ -58,8 +58,19 @@ pub type ResponseFuture<T, E> = Pin<Box<dyn Future<Output = Result<T, E>> + Send
 /// response is a success. The default judgement of a [`RetryLayer`].
 ///
 /// ```
-/// let _ = retry_core::tower::RetryLayer::new(retry_core::Policy::default()); // RetryLayer<ByClassify>
-/// let _ = retry_core::tower::ByClassify;
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+/// use retry_core::tower::{ByClassify, RetryLayer};
+/// use tower::{Layer, ServiceExt};
+/// # use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
+/// # static CALLS: AtomicU32 = AtomicU32::new(0);
+/// let layer: RetryLayer<ByClassify> = RetryLayer::new(retry_core::Policy::default());
+/// let missing = tower::service_fn(|_: ()| async {
+///     CALLS.fetch_add(1, SeqCst);
+///     Err::<(), _>(std::io::Error::from(std::io::ErrorKind::NotFound))
+/// });
+/// assert!(layer.layer(missing).oneshot(()).await.is_err());
+/// assert_eq!(CALLS.load(SeqCst), 1); // `NotFound` classifies itself as permanent
+/// # }
 /// ```
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ByClassify;
@@ -73,7 +84,22 @@ pub struct ByClassify;
 /// response carries the call's [`Report`](crate::Report) in its extensions.
 ///
 /// ```
-/// let _ = retry_core::tower::RetryLayer::new(retry_core::Policy::default()).http();
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+/// use retry_core::{tower::RetryLayer, Policy, Report};
+/// use tower::{Layer, ServiceExt};
+/// # use http::{Request, Response, StatusCode};
+/// # use retry_core::http::ReplayBody;
+/// # use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
+/// # static CALLS: AtomicU32 = AtomicU32::new(0);
+/// let unavailable = tower::service_fn(|_: Request<ReplayBody<String>>| async {
+///     CALLS.fetch_add(1, SeqCst);
+///     Ok::<_, std::convert::Infallible>(Response::builder().status(503).body(()).unwrap())
+/// });
+/// let svc = RetryLayer::new(Policy::builder().max_attempts(2).build().unwrap()).http().layer(unavailable);
+/// let response = svc.oneshot(Request::new(String::new())).await.unwrap(); // a 503 is still a response
+/// assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+/// assert_eq!((response.extensions().get::<Report>().unwrap().attempts, CALLS.load(SeqCst)), (2, 2));
+/// # }
 /// ```
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Http;
@@ -81,10 +107,16 @@ pub struct Http;
 /// Retries the services it wraps with one policy; see the [module docs](self).
 ///
 /// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
 /// use retry_core::tower::RetryLayer;
-/// let by_name = RetryLayer::policy("http").http();
-/// let by_value = RetryLayer::new(retry_core::Policy::default());
-/// # let _ = (by_name, by_value);
+/// use tower::{Layer, ServiceExt};
+/// # use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
+/// # static CALLS: AtomicU32 = AtomicU32::new(0);
+/// let flaky = tower::service_fn(|_: ()| async { CALLS.fetch_add(1, SeqCst); Err::<(), _>(std::io::Error::from(std::io::ErrorKind::ConnectionReset)) });
+/// // A name the registry lacks: one attempt, and a warning naming this line.
+/// assert!(RetryLayer::policy("doc-no-such-policy").layer(flaky).oneshot(()).await.is_err());
+/// assert_eq!(CALLS.load(SeqCst), 1);
+/// # }
 /// ```
 #[derive(Debug, Clone)]
 pub struct RetryLayer<K = ByClassify, H = Hooks> {
@@ -99,9 +131,20 @@ impl RetryLayer {
     /// call makes one attempt; `RETRY_STRICT=1` makes that fatal.
     ///
     /// ```
-    /// use retry_core::{registry, Policy, Registry};
-    /// registry::install(Registry::builder().policy("doc-layer", Policy::default()).build());
-    /// let _ = retry_core::tower::RetryLayer::policy("doc-layer");
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// use retry_core::{registry, tower::RetryLayer, Policy, Registry};
+    /// use tower::{Layer, ServiceExt};
+    /// # use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
+    /// # static CALLS: AtomicU32 = AtomicU32::new(0);
+    /// let svc = RetryLayer::policy("doc-layer")
+    ///     .layer(tower::service_fn(|_: ()| async { CALLS.fetch_add(1, SeqCst); Err::<(), _>(std::io::Error::from(std::io::ErrorKind::ConnectionReset)) }));
+    /// for n in [1, 2] {
+    ///     let policy = Policy::builder().max_attempts(n).build().unwrap();
+    ///     registry::install(Registry::builder().policy("doc-layer", policy).build());
+    ///     let _ = svc.clone().oneshot(()).await;
+    /// }
+    /// assert_eq!(CALLS.load(SeqCst), 1 + 2); // each call used the policy installed before it
+    /// # }
     /// ```
     #[track_caller]
     pub fn policy(name: &'static str) -> Self {
@@ -112,8 +155,16 @@ impl RetryLayer {
     /// Retries with `policy`.
     ///
     /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// use tower::{Layer, ServiceExt};
+    /// # use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
+    /// # static CALLS: AtomicU32 = AtomicU32::new(0);
     /// let policy = retry_core::Policy::builder().max_attempts(2).build().unwrap();
-    /// let _ = retry_core::tower::RetryLayer::new(policy);
+    /// let svc = retry_core::tower::RetryLayer::new(policy)
+    ///     .layer(tower::service_fn(|_: ()| async { CALLS.fetch_add(1, SeqCst); Err::<(), _>(std::io::Error::from(std::io::ErrorKind::ConnectionReset)) }));
+    /// assert!(svc.oneshot(()).await.is_err());
+    /// assert_eq!(CALLS.load(SeqCst), 2);
+    /// # }
     /// ```
     #[track_caller]
     pub fn new(policy: impl Into<Arc<Policy>>) -> Self {
@@ -134,7 +185,21 @@ impl<K, H> RetryLayer<K, H> {
     /// Judges with the HTTP semantics (see [`Http`]).
     ///
     /// ```
-    /// let _ = retry_core::tower::RetryLayer::policy("http").http();
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// use retry_core::{tower::RetryLayer, Policy};
+    /// use tower::{Layer, ServiceExt};
+    /// # use http::{Request, Response, StatusCode};
+    /// # use retry_core::http::ReplayBody;
+    /// # use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
+    /// # static CALLS: AtomicU32 = AtomicU32::new(0);
+    /// let server = tower::service_fn(|_: Request<ReplayBody<String>>| async {
+    ///     let status = if CALLS.fetch_add(1, SeqCst) == 0 { 503 } else { 200 };
+    ///     Ok::<_, std::convert::Infallible>(Response::builder().status(status).body(()).unwrap())
+    /// });
+    /// let svc = RetryLayer::new(Policy::default()).http().layer(server);
+    /// let response = svc.oneshot(Request::new(String::new())).await.unwrap();
+    /// assert_eq!((response.status(), CALLS.load(SeqCst)), (StatusCode::OK, 2)); // a 503 is retried
+    /// # }
     /// ```
     pub fn http(self) -> RetryLayer<Http, H> {
         RetryLayer {
@@ -148,9 +213,17 @@ impl<K, H> RetryLayer<K, H> {
     /// Under [`Http`], they see each failed attempt as a [`FailedAttempt`].
     ///
     /// ```
-    /// use retry_core::{Hooks, RetryEvent};
-    /// let _ = retry_core::tower::RetryLayer::new(retry_core::Policy::default())
-    ///     .hooks(Hooks::new().on_retry(|e: &RetryEvent<'_, std::io::Error>| eprintln!("retry {}", e.attempt)));
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// use retry_core::{tower::RetryLayer, Hooks, Policy, RetryEvent};
+    /// use tower::{Layer, ServiceExt};
+    /// # use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
+    /// static RETRIES: AtomicU32 = AtomicU32::new(0);
+    /// let hooks = Hooks::new().on_retry(|_: &RetryEvent<'_, std::io::Error>| { RETRIES.fetch_add(1, SeqCst); });
+    /// let svc = RetryLayer::new(Policy::default()).hooks(hooks)
+    ///     .layer(tower::service_fn(|_: ()| async { Err::<(), _>(std::io::Error::from(std::io::ErrorKind::ConnectionReset)) }));
+    /// assert!(svc.oneshot(()).await.is_err());
+    /// assert_eq!(RETRIES.load(SeqCst), 2); // 3 attempts
+    /// # }
     /// ```
     pub fn hooks<H2>(self, hooks: H2) -> RetryLayer<K, H2> {
         RetryLayer {
@@ -177,10 +250,12 @@ impl<S, K: Clone, H> tower::Layer<S> for RetryLayer<K, H> {
 /// A service whose calls are retried; made by [`RetryLayer`].
 ///
 /// ```
-/// use tower::Layer;
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+/// use tower::{Layer, ServiceExt};
 /// let svc = retry_core::tower::RetryLayer::new(retry_core::Policy::default())
-///     .layer(tower::service_fn(|x: u8| async move { Ok::<_, std::io::Error>(x) }));
-/// # let _ = svc;
+///     .layer(tower::service_fn(|x: u8| async move { Ok::<_, std::io::Error>(x + 1) }));
+/// assert_eq!(svc.oneshot(41).await.unwrap(), 42);
+/// # }
 /// ```
 #[derive(Debug, Clone)]
 pub struct RetryService<S, K = ByClassify, H = Hooks> {
