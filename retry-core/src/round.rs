@@ -1,15 +1,16 @@
-//! One round of the retry loop, and the one outer loop over rounds.
+//! The one retry loop: [`drive!`](crate::drive) runs rounds until the call
+//! ends, and every entry point uses it: `Retry::call` and the blocking
+//! calls, `#[retry]`'s expansion, the tower layer and the reqwest
+//! middleware. A round is an attempt (an [`Attempt`]: raced against the
+//! policy's `attempt_timeout`, after an adaptive budget's pacing wait if
+//! any), then `Run::settle` (the success, or the decision and its hooks),
+//! then the wait on the call's timer.
 //!
-//! A round is the attempt (raced against the policy's `attempt_timeout`),
-//! then, on failure, the decision and the wait. [`drive!`](crate::drive)
-//! runs rounds until one ends the call; every entry point uses it:
-//! `Retry::call` and the blocking calls, `#[retry]`'s expansion, the tower
-//! layer and the reqwest middleware. It is a macro, not a function, because
-//! each round's attempt is made by an `FnOnce` written in place: so an
-//! attempt may borrow what the caller owns mutably (a `#[retry]` method's
-//! `&mut self`), and the caller's future stays `Send` exactly when its parts
-//! are (a generic driver over an attempt-making closure cannot prove that
-//! for borrowed attempts today).
+//! It is a macro, not a function, because each round's attempt is made by
+//! an `FnOnce` written in place: so an attempt may borrow what the caller
+//! owns mutably (a `#[retry]` method's `&mut self`), and the caller's future
+//! stays `Send` exactly when its parts are (a generic driver over an
+//! attempt-making closure cannot prove that for borrowed attempts today).
 //!
 //! The error of a failed attempt is consumed by the decision before any
 //! await, so a `!Send` error cannot make the future `!Send`.
@@ -18,16 +19,16 @@ use crate::classify::{AttemptTimeout, Classify};
 use crate::clock::{Clock, Sleeper};
 use crate::hooks::HookSet;
 use crate::policy::Policy;
-use crate::run::{Run, Timer};
+use crate::run::Run;
 use std::borrow::Borrow;
 use std::future::{Future, poll_fn};
 use std::ops::ControlFlow;
 use std::pin::Pin;
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, ready};
 
-/// Runs rounds of `$run` (a `Run`), each attempt made by `$make` (an
-/// expression evaluated once per round, usually a closure), until the call
-/// ends; evaluates to the call's result. Used inside an `async` context.
+/// Runs rounds of `$run` (a `Run`), each attempt made by calling `$make`
+/// (an `FnOnce`, usually a closure written in place), until the call ends;
+/// evaluates to the call's result. Used inside an `async` context.
 /// Statements given before it (`drive!(run, each { let a = x.clone(); } || ...)`)
 /// run at the start of each round, in the loop's scope, so an attempt may
 /// borrow or take what they make.
@@ -48,120 +49,137 @@ macro_rules! drive {
     ($run:expr, each { $($each:tt)* } $make:expr) => {
         loop {
             $($each)*
-            if let ::core::ops::ControlFlow::Break(result) = $run.round($make).await {
+            let result = $run.attempt($make).await;
+            if let ::core::ops::ControlFlow::Break(result) = $run.settle(result) {
                 break result;
             }
+            $run.wait().await;
         }
     };
     ($run:expr, $make:expr) => {
-        loop {
-            if let ::core::ops::ControlFlow::Break(result) = $run.round($make).await {
-                break result;
-            }
-        }
+        $crate::drive!($run, each {} $make)
     };
 }
 
 impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
-    /// One round: an attempt made by `make` (unless an adaptive budget
-    /// paces the first attempt: then the round is that wait alone, and the
-    /// next makes it), and on failure the decision and the wait. `Break`
-    /// carries the call's result; `Continue` means make the next attempt.
-    /// The round runs inside the call's `retry` span.
-    pub fn round<M, Fut, T, E>(
-        &mut self,
-        make: M,
-    ) -> impl Future<Output = ControlFlow<Result<T, E>>>
+    /// This round's attempt, made by `make` (an `FnOnce`, so it may hand
+    /// out what it borrows) when the attempt begins: when first polled, or
+    /// after an adaptive budget's wait before the call's first attempt.
+    #[inline]
+    pub fn attempt<M, Fut>(&mut self, make: M) -> Attempt<'_, P, C, S, H, M, Fut>
     where
         M: FnOnce() -> Fut,
-        Fut: Future<Output = Result<T, E>>,
-        E: Classify,
-        H: HookSet<E>,
     {
-        #[cfg(feature = "tracing")]
-        {
-            let span = self.span().clone();
-            tracing::Instrument::instrument(self.round_unspanned(make), span)
+        Attempt {
+            run: self,
+            stage: Stage::Fresh { make: Some(make) },
         }
-        #[cfg(not(feature = "tracing"))]
-        self.round_unspanned(make)
     }
 
-    async fn round_unspanned<M, Fut, T, E>(&mut self, make: M) -> ControlFlow<Result<T, E>>
+    /// What an attempt's result makes of the call: its end (`Break`: the
+    /// success, or the error it gives up with), or a retry (`Continue`: the
+    /// wait is armed, see [`wait`](Self::wait)).
+    #[inline]
+    pub fn settle<T, E>(&mut self, result: Result<T, E>) -> ControlFlow<Result<T, E>>
     where
-        M: FnOnce() -> Fut,
-        Fut: Future<Output = Result<T, E>>,
         E: Classify,
         H: HookSet<E>,
     {
-        if self.pace_first_attempt().is_some() {
-            wait(&mut self.timer).await;
-            return ControlFlow::Continue(());
-        }
-        self.begin_attempt::<E>();
-        let attempt = Attempt {
-            fut: make(),
-            timer: &mut self.timer,
-            attempt: self.tally.attempts,
-            policy: self.policy.borrow(),
-        };
-        let error = match attempt.await {
+        match result {
             Ok(value) => {
                 self.succeeded();
-                return ControlFlow::Break(Ok(value));
+                ControlFlow::Break(Ok(value))
             }
-            Err(error) => error,
-        };
-        if let Err(error) = self.decide(error) {
-            return ControlFlow::Break(Err(error));
+            Err(error) => match self.decide(error) {
+                Ok(()) => ControlFlow::Continue(()),
+                Err(error) => ControlFlow::Break(Err(error)),
+            },
         }
-        wait(&mut self.timer).await;
-        ControlFlow::Continue(())
     }
-}
 
-/// Waits for the call's timer (a no-op when nothing is armed).
-fn wait<Sl: Future<Output = ()>>(timer: &mut Timer<Sl>) -> impl Future<Output = ()> {
-    poll_fn(|cx| timer.poll(cx).unwrap_or(Poll::Ready(())))
+    /// The wait `settle` armed (ready at once when nothing is armed).
+    pub fn wait(&mut self) -> impl Future<Output = ()> {
+        poll_fn(|cx| self.timer.poll(cx).unwrap_or(Poll::Ready(())))
+    }
 }
 
 pin_project_lite::pin_project! {
-    /// An attempt raced against the call's timer when it holds the
-    /// attempt's timeout. A timeout the error type cannot stand for
-    /// (`Classify::from_timeout` gives `None`) lets the attempt run on
-    /// (`init()` and the build refuse such a policy where they can).
-    struct Attempt<'t, Fut, Sl> {
-        #[pin]
-        fut: Fut,
-        timer: &'t mut Timer<Sl>,
-        attempt: u32,
-        policy: &'t Policy,
+    /// Where an [`Attempt`] stands.
+    #[project = StageProj]
+    enum Stage<M, Fut> {
+        /// Not polled yet.
+        Fresh { make: Option<M> },
+        /// An adaptive budget's wait before the call's first attempt.
+        Pacing { make: Option<M> },
+        /// Begun: the attempt, raced against its timeout.
+        Running { #[pin] fut: Fut },
     }
 }
 
-impl<Fut, Sl, T, E> Future for Attempt<'_, Fut, Sl>
+pin_project_lite::pin_project! {
+    /// One attempt of a call (see [`Run::attempt`]). It begins (counted,
+    /// its timeout armed, its future made) when first polled, after the
+    /// wait an adaptive budget imposes on a call's first attempt if any. A
+    /// timeout the error type cannot stand for (`Classify::from_timeout`
+    /// gives `None`) lets the attempt run on (`init()` and the build refuse
+    /// such a policy where they can). Polled inside the call's span.
+    #[must_use = "an attempt does nothing until awaited"]
+    pub struct Attempt<'r, P, C, S: Sleeper, H, M, Fut> {
+        run: &'r mut Run<P, C, S, H>,
+        #[pin]
+        stage: Stage<M, Fut>,
+    }
+}
+
+impl<P, C, S, H, M, Fut, T, E> Future for Attempt<'_, P, C, S, H, M, Fut>
 where
+    P: Borrow<Policy>,
+    C: Clock,
+    S: Sleeper,
+    H: HookSet<E>,
+    M: FnOnce() -> Fut,
     Fut: Future<Output = Result<T, E>>,
-    Sl: Future<Output = ()>,
     E: Classify,
 {
     type Output = Result<T, E>;
 
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<T, E>> {
-        let this = self.project();
-        if let Poll::Ready(result) = this.fut.poll(cx) {
-            return Poll::Ready(result);
-        }
-        match this.timer.poll(cx) {
-            Some(Poll::Ready(())) => match E::from_timeout(AttemptTimeout {
-                attempt: *this.attempt,
-                timeout: this.policy.attempt_timeout().unwrap_or_default(),
-            }) {
-                Some(timed_out) => Poll::Ready(Err(timed_out)),
-                None => Poll::Pending,
-            },
-            _ => Poll::Pending,
+        let mut this = self.project();
+        let run = this.run;
+        #[cfg(feature = "tracing")]
+        let _span = run.span().clone().entered();
+        loop {
+            let make = match this.stage.as_mut().project() {
+                StageProj::Running { fut } => {
+                    if let Poll::Ready(result) = fut.poll(cx) {
+                        return Poll::Ready(result);
+                    }
+                    return match run.timer.poll(cx) {
+                        Some(Poll::Ready(())) => match E::from_timeout(AttemptTimeout {
+                            attempt: run.tally.attempts,
+                            timeout: run.policy().attempt_timeout().unwrap_or_default(),
+                        }) {
+                            Some(timed_out) => Poll::Ready(Err(timed_out)),
+                            None => Poll::Pending,
+                        },
+                        _ => Poll::Pending,
+                    };
+                }
+                StageProj::Fresh { make } if run.pace_first_attempt().is_some() => {
+                    let make = make.take();
+                    this.stage.set(Stage::Pacing { make });
+                    continue;
+                }
+                StageProj::Pacing { make } => {
+                    ready!(run.timer.poll(cx).unwrap_or(Poll::Ready(())));
+                    make.take()
+                }
+                StageProj::Fresh { make } => make.take(),
+            };
+            run.begin_attempt::<E>();
+            let make = make.expect("an attempt is made once");
+            this.stage.set(Stage::Running { fut: make() });
         }
     }
 }

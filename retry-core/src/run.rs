@@ -1,9 +1,7 @@
 //! One call's state (`Run`) and what it does at each step of the loop:
 //! begin an attempt, decide after a failure, record a success, report.
-//! The loop itself is `round` (one attempt, then the decision and the
-//! wait) and the `drive!` macro that runs rounds until the call ends:
-//! async calls, blocking calls, `#[retry]`, tower and reqwest all go
-//! through them.
+//! The loop itself is `round`'s `drive!`: async calls, blocking calls,
+//! `#[retry]`, tower and reqwest all go through it.
 //!
 //! Invariants:
 //! - the policy is held for the whole call, so a reload reaches the next
@@ -31,7 +29,7 @@ use std::time::{Duration, Instant};
 
 /// The state of one call in progress: its policy (borrowed, or an `Arc`
 /// for the registry's), clock, sleeper and hooks, and what the kernel
-/// carries from one attempt to the next. Driven by [`Run::round`].
+/// carries from one attempt to the next. Driven by `drive!`.
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
@@ -64,6 +62,10 @@ pub struct Run<P, C, S: Sleeper, H> {
     /// Whether the clock is read as the call starts even when the policy
     /// does not need it (the caller wants a report with `elapsed`).
     timed: bool,
+    /// Whether the call's start and success need nothing of its policy
+    /// (`Policy::starts_plainly`) and the caller wants no report: then only
+    /// a give-up hook can make the first attempt read the clock.
+    plain: bool,
     /// Whether an attempt can be cut short: false for blocking attempts,
     /// which cannot be cancelled, so no timeout is armed for them.
     cancellable: bool,
@@ -115,6 +117,7 @@ impl<P: Borrow<Policy>, C, S: Sleeper, H> Run<P, C, S, H> {
     /// A call about to make its first attempt under `policy`.
     #[inline]
     pub(crate) fn new(policy: P, setup: Setup<C, S, H>) -> Self {
+        let plain = policy.borrow().starts_plainly() && !setup.timed;
         #[cfg(feature = "tracing")]
         let span = {
             let name = policy.borrow().name().unwrap_or("<unnamed>");
@@ -129,6 +132,7 @@ impl<P: Borrow<Policy>, C, S: Sleeper, H> Run<P, C, S, H> {
             started: None,
             tally: Tally::default(),
             timed: setup.timed,
+            plain,
             cancellable: setup.cancellable,
             ending: None,
             timer: Timer::default(),
@@ -180,11 +184,7 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
         H: HookSet<E>,
     {
         self.tally.attempts = self.tally.attempts.saturating_add(1);
-        if self.tally.attempts == 1
-            && self.policy.borrow().starts_plainly()
-            && !self.timed
-            && !self.hooks.wants_give_up()
-        {
+        if self.tally.attempts == 1 && self.plain && !self.hooks.wants_give_up() {
             return;
         }
         self.begin_attempt_slowly::<E>();
@@ -199,7 +199,11 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
         H: HookSet<E>,
     {
         let policy: &Policy = self.policy.borrow();
-        if self.tally.attempts == 1 && self.started.is_none() {
+        let needs_clock = self.timed
+            || self.hooks.wants_give_up()
+            || policy.deadline().is_some()
+            || !policy.budgets.is_empty();
+        if self.tally.attempts == 1 && self.started.is_none() && needs_clock {
             let now = self.clock.now();
             self.started = Some(now);
             policy.budgets.deposit(now);
@@ -218,8 +222,7 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     /// calls that follow wait for them) and the budget says so, once.
     #[inline]
     pub(crate) fn pace_first_attempt(&mut self) -> Option<Duration> {
-        let policy: &Policy = self.policy.borrow();
-        if policy.starts_plainly() || !policy.budgets.paces() || self.tally.attempts > 0 {
+        if self.plain || self.tally.attempts > 0 || !self.policy.borrow().budgets.paces() {
             return None;
         }
         self.pace_first_attempt_slowly()
@@ -256,6 +259,8 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
         E: Classify,
         H: HookSet<E>,
     {
+        #[cfg(feature = "tracing")]
+        let _span = self.span.clone().entered();
         let allowed = self.hooks.retry_if(&error);
         let unrepeatable = HookSet::<E>::unrepeatable(&self.hooks);
         let failure = Failure {
@@ -336,8 +341,11 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     /// one place that does, whichever entry point).
     #[inline]
     pub(crate) fn succeeded(&self) {
+        if self.plain && !cfg!(feature = "metrics") {
+            return;
+        }
         let policy: &Policy = self.policy.borrow();
-        if !policy.starts_plainly() && policy.budgets.paces() {
+        if policy.budgets.paces() {
             record_success(policy, &self.clock);
         }
         #[cfg(feature = "metrics")]
