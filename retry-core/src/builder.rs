@@ -76,6 +76,7 @@ impl PolicyBuilder {
                 budgets: Budgets::NONE,
                 requests: RequestRules::DEFAULT,
                 waits: Waits::UNSET,
+                plain: false,
             },
         }
     }

@@ -46,6 +46,8 @@ pub struct Policy {
     /// The schedule's hot-path form, computed by `build` from the fields
     /// above (see `waits`).
     pub(crate) waits: Waits,
+    /// `starts_plainly`, computed by `build`: the success path's one test.
+    pub(crate) plain: bool,
 }
 
 impl Default for Policy {
@@ -296,13 +298,15 @@ impl Policy {
     /// tell, no timeout to arm. The one test the success path makes.
     #[inline]
     pub(crate) fn starts_plainly(&self) -> bool {
-        self.deadline.is_none() && self.attempt_timeout.is_none() && self.budgets.is_empty()
+        self.plain
     }
 
     /// This policy with its schedule's hot-path form computed from its
     /// settings (the builder's last step).
     pub(crate) fn computed(mut self) -> Self {
         self.waits = Waits::new(self.backoff, self.base, self.cap, self.min_delay);
+        self.plain =
+            self.deadline.is_none() && self.attempt_timeout.is_none() && self.budgets.is_empty();
         self
     }
 
