@@ -1,0 +1,68 @@
+//! Each thread's view of the registry: another thread's install is seen at
+//! the next lookup, and a borrowed policy outlives an install made while it
+//! is borrowed.
+
+use retry_core::registry::{install, policy, with_policy};
+use retry_core::{Policy, Registry};
+use std::sync::{Mutex, PoisonError};
+
+/// The tests here install into the one process-wide registry: one at a time.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn attempts(n: u32) -> Policy {
+    Policy::builder().max_attempts(n).build().unwrap()
+}
+
+fn borrowed_attempts(name: &str) -> Option<u32> {
+    with_policy(name, |policy| policy.and_then(Policy::max_attempts))
+}
+
+#[test]
+fn a_thread_sees_another_threads_install_on_its_next_lookup() {
+    let _serial = SERIAL.lock().unwrap_or_else(PoisonError::into_inner);
+    let name = "registry-snapshot-test";
+    install(Registry::builder().policy(name, attempts(2)).build());
+    // This thread's snapshot now holds the first registry.
+    assert_eq!(policy(name).unwrap().max_attempts(), Some(2));
+    std::thread::spawn(move || {
+        install(Registry::builder().policy(name, attempts(3)).build());
+    })
+    .join()
+    .unwrap();
+    assert_eq!(policy(name).unwrap().max_attempts(), Some(3));
+}
+
+#[test]
+fn the_borrowing_lookup_sees_another_threads_install_on_its_next_lookup() {
+    let _serial = SERIAL.lock().unwrap_or_else(PoisonError::into_inner);
+    let name = "registry-borrow-test";
+    install(Registry::builder().policy(name, attempts(4)).build());
+    assert_eq!(borrowed_attempts(name), Some(4));
+    assert_eq!(borrowed_attempts("registry-borrow-missing"), None);
+    std::thread::spawn(move || {
+        install(Registry::builder().policy(name, attempts(5)).build());
+    })
+    .join()
+    .unwrap();
+    assert_eq!(borrowed_attempts(name), Some(5));
+}
+
+#[test]
+fn a_lookup_inside_the_borrowing_one_reads_the_registry_installed_meanwhile() {
+    let _serial = SERIAL.lock().unwrap_or_else(PoisonError::into_inner);
+    let name = "registry-nested-test";
+    install(Registry::builder().policy(name, attempts(6)).build());
+    let (outer, inner, inner_borrowed) = with_policy(name, |outer| {
+        install(Registry::builder().policy(name, attempts(7)).build());
+        // The view is borrowed here: these go to the shared registry.
+        let inner = policy(name).and_then(|p| p.max_attempts());
+        (
+            outer.and_then(Policy::max_attempts),
+            inner,
+            borrowed_attempts(name),
+        )
+    });
+    assert_eq!(outer, Some(6), "the borrowed policy outlives the install");
+    assert_eq!((inner, inner_borrowed), (Some(7), Some(7)));
+    assert_eq!(borrowed_attempts(name), Some(7), "and the view catches up");
+}
