@@ -63,17 +63,22 @@ macro_rules! drive {
 
 impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     /// This round's attempt, made by `make` (an `FnOnce`, so it may hand
-    /// out what it borrows) when the attempt begins: when first polled, or
-    /// after an adaptive budget's wait before the call's first attempt.
+    /// out what it borrows) as it begins: now, or, when an adaptive budget
+    /// paces the call's first attempt, once that wait is over.
     #[inline]
-    pub fn attempt<M, Fut>(&mut self, make: M) -> Attempt<'_, P, C, S, H, M, Fut>
+    pub fn attempt<M, Fut, T, E>(&mut self, make: M) -> Attempt<'_, P, C, S, H, M, Fut>
     where
         M: FnOnce() -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+        H: HookSet<E>,
     {
-        Attempt {
-            run: self,
-            stage: Stage::Fresh { make: Some(make) },
-        }
+        let stage = if self.pace_first_attempt().is_some() {
+            Stage::Pacing { make: Some(make) }
+        } else {
+            self.begin_attempt::<E>();
+            Stage::Running { fut: make() }
+        };
+        Attempt { run: self, stage }
     }
 
     /// What an attempt's result makes of the call: its end (`Break`: the
@@ -107,8 +112,6 @@ pin_project_lite::pin_project! {
     /// Where an [`Attempt`] stands.
     #[project = StageProj]
     enum Stage<M, Fut> {
-        /// Not polled yet.
-        Fresh { make: Option<M> },
         /// An adaptive budget's wait before the call's first attempt.
         Pacing { make: Option<M> },
         /// Begun: the attempt, raced against its timeout.
@@ -117,9 +120,9 @@ pin_project_lite::pin_project! {
 }
 
 pin_project_lite::pin_project! {
-    /// One attempt of a call (see [`Run::attempt`]). It begins (counted,
-    /// its timeout armed, its future made) when first polled, after the
-    /// wait an adaptive budget imposes on a call's first attempt if any. A
+    /// One attempt of a call (see [`Run::attempt`]): begun (counted, its
+    /// timeout armed, its future made) when made, or after the wait an
+    /// adaptive budget imposes on a call's first attempt. A
     /// timeout the error type cannot stand for (`Classify::from_timeout`
     /// gives `None`) lets the attempt run on (`init()` and the build refuse
     /// such a policy where they can). Polled inside the call's span.
@@ -166,16 +169,10 @@ where
                         _ => Poll::Pending,
                     };
                 }
-                StageProj::Fresh { make } if run.pace_first_attempt().is_some() => {
-                    let make = make.take();
-                    this.stage.set(Stage::Pacing { make });
-                    continue;
-                }
                 StageProj::Pacing { make } => {
                     ready!(run.timer.poll(cx).unwrap_or(Poll::Ready(())));
                     make.take()
                 }
-                StageProj::Fresh { make } => make.take(),
             };
             run.begin_attempt::<E>();
             let make = make.expect("an attempt is made once");
