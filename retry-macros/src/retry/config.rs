@@ -4,16 +4,32 @@
 //! run time): `RETRY_CONFIG` (relative to the crate, then to the workspace
 //! root), else the nearest `retry.toml` walking up from the crate's
 //! directory. Its absolute path is compiled into each call site, where the
-//! run time looks last. Without a file, nothing is checked here; the
-//! run-time checks still are. A file that appears later is not noticed until
-//! something else triggers a rebuild (a compiler can only track files that exist).
+//! run time looks last.
+//!
+//! - A file `RETRY_CONFIG` names that is missing (or a directory) is a
+//!   compile error on the policy string, as it is an error at run time.
+//! - Without a file, nothing is checked here (the run-time checks still
+//!   are), and the build says so once per crate with a warning: a file
+//!   created later is not noticed until something else triggers a rebuild.
+//!   On stable Rust a proc-macro can make the build depend only on files
+//!   that exist (`include_bytes!`) and on variables (`option_env!`);
+//!   `proc_macro::tracked_path` is unstable. So the warning names the fix
+//!   (set `RETRY_CONFIG`, which is tracked; or add the file, then `cargo
+//!   clean -p` the crate or touch a source file). A crate whose policies
+//!   come only from code turns it off with `[package.metadata.retry]
+//!   expect-config = false` in its Cargo.toml (or `#[allow(deprecated)]`
+//!   on the function).
 
 mod read;
 
 use crate::suggest::hint;
+use proc_macro2::{Ident, TokenStream};
+use quote::{quote, quote_spanned};
 use read::{Policies, read};
 use retry_schema::classes::TRANSIENT;
+use retry_schema::discover::{CONFIG_VAR, FILE_NAME};
 use std::collections::HashMap;
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::SystemTime;
@@ -25,10 +41,24 @@ pub struct ConfigFile {
     policies: Result<Policies, String>,
 }
 
-/// The file for the crate being compiled, if there is one (see the module doc).
-pub fn find() -> Option<ConfigFile> {
-    use retry_schema::discover::{CONFIG_VAR, Discovery};
-    let mut search = Discovery::new().named(std::env::var_os(CONFIG_VAR));
+/// What the search for the crate's file found.
+pub enum Search {
+    /// The file: names are checked against it.
+    File(ConfigFile),
+    /// `RETRY_CONFIG` names a file that is not there (every path tried).
+    NamedMissing {
+        value: OsString,
+        searched: Vec<PathBuf>,
+    },
+    /// No file where discovery looks: nothing is checked.
+    Nothing,
+}
+
+/// The search for the crate being compiled (see the module doc).
+pub fn find() -> Search {
+    use retry_schema::discover::Discovery;
+    let named = std::env::var_os(CONFIG_VAR).filter(|v| !v.is_empty());
+    let mut search = Discovery::new().named(named.clone());
     if let Some(dir) = std::env::var_os("CARGO_MANIFEST_DIR") {
         search = search.start(PathBuf::from(dir));
     }
@@ -36,11 +66,153 @@ pub fn find() -> Option<ConfigFile> {
     if let Ok(dir) = std::env::current_dir() {
         search = search.also_relative_to(dir);
     }
-    let path = search.run().file?;
-    let path = path.canonicalize().unwrap_or(path);
-    let policies = read_cached(&path);
-    Some(ConfigFile { path, policies })
+    let found = search.run();
+    match (found.file, named) {
+        (Some(path), _) => {
+            let path = path.canonicalize().unwrap_or(path);
+            let policies = read_cached(&path);
+            Search::File(ConfigFile { path, policies })
+        }
+        (None, Some(value)) => Search::NamedMissing {
+            value,
+            searched: found.searched,
+        },
+        (None, None) => Search::Nothing,
+    }
 }
+
+impl Search {
+    /// The file, when there is one.
+    pub fn file(&self) -> Option<&ConfigFile> {
+        match self {
+            Search::File(file) => Some(file),
+            _ => None,
+        }
+    }
+
+    /// An error on `name`: the file does not define it, is not valid TOML,
+    /// or is named by `RETRY_CONFIG` and missing (the last two once per
+    /// compiler process, not once per call site).
+    pub fn check(&self, name: &LitStr) -> Option<syn::Error> {
+        match self {
+            Search::File(file) => file.check(name),
+            Search::NamedMissing { value, searched } => {
+                let value = PathBuf::from(value);
+                first_report(&value)
+                    .then(|| syn::Error::new(name.span(), named_missing(name, &value, searched)))
+            }
+            Search::Nothing => None,
+        }
+    }
+
+    /// The warning that nothing is checked (once per compiler process,
+    /// never when a file is found or the crate says it expects none), and
+    /// what the build must depend on for the crate's opt-out.
+    pub fn unchecked_warning(&self, name: &LitStr) -> TokenStream {
+        let Search::Nothing = self else {
+            return TokenStream::new();
+        };
+        let Some(dir) = std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from) else {
+            return TokenStream::new();
+        };
+        let manifest = dir.join("Cargo.toml");
+        // Editing the opt-out rebuilds (cargo does not for `[package.metadata]` alone).
+        let tracked = manifest.is_file().then(|| {
+            let path = manifest.to_string_lossy().into_owned();
+            quote! { const _: &[u8] = ::core::include_bytes!(#path); }
+        });
+        if !expects_config(&manifest) || !first_report(&dir.join(FILE_NAME)) {
+            return quote! { #tracked };
+        }
+        let krate = std::env::var("CARGO_PKG_NAME").unwrap_or_else(|_| "<crate>".to_owned());
+        let note = format!(
+            "no {FILE_NAME} for crate `{krate}`: policy names are not checked at build time \
+             (looked in {} and every directory above it; {CONFIG_VAR} is not set).\n\
+             To check them: set {CONFIG_VAR} to the file (the build follows the variable), \
+             or put {FILE_NAME} in {} or a directory above it and then run `cargo clean -p {krate}` \
+             or touch a source file (cargo cannot notice a file that was not there at the last build).\n\
+             Policies defined only in code: add `[package.metadata.retry] expect-config = false` to {} \
+             (or `#[allow(deprecated)]` on the function) to silence this.",
+            dir.display(),
+            dir.display(),
+            manifest.display(),
+        );
+        let warning = Ident::new("retry_toml_not_found", name.span());
+        quote_spanned! {name.span()=>
+            #tracked
+            const _: () = {
+                #[deprecated(note = #note)]
+                #[allow(non_upper_case_globals)]
+                const #warning: () = ();
+                #warning
+            };
+        }
+    }
+}
+
+/// The error for a `RETRY_CONFIG` that names no file.
+fn named_missing(name: &LitStr, value: &Path, searched: &[PathBuf]) -> String {
+    let shown = value.display();
+    let cannot = format!("cannot check policy `{}`", name.value());
+    if let Some(dir) = searched.iter().find(|p| p.is_dir()) {
+        let resolved = if dir == value {
+            String::new()
+        } else {
+            format!(" ({})", dir.display())
+        };
+        return format!(
+            "{cannot}: {CONFIG_VAR} names {shown}, which is a directory{resolved}, not a file; \
+             fix: set {CONFIG_VAR} to the policy file (e.g. {}), or unset it to use the nearest {FILE_NAME}",
+            dir.join(FILE_NAME).display()
+        );
+    }
+    // The crate's directory and the workspace root are one for a lone crate.
+    let mut tried: Vec<PathBuf> = Vec::new();
+    for path in searched {
+        if !tried.contains(path) {
+            tried.push(path.clone());
+        }
+    }
+    let tried = if tried == [value] {
+        String::new()
+    } else {
+        format!(" (tried {})", retry_schema::discover::list(&tried))
+    };
+    format!(
+        "{cannot}: {CONFIG_VAR} names {shown}, which does not exist{tried}; \
+         fix: create the file, or correct {CONFIG_VAR} or unset it to use the nearest {FILE_NAME}"
+    )
+}
+
+/// Whether the crate's manifest leaves the warning on: not
+/// `[package.metadata.retry] expect-config = false`.
+fn expects_config(manifest: &Path) -> bool {
+    use toml::de::{DeTable, DeValue};
+    let Ok(text) = std::fs::read_to_string(manifest) else {
+        return true;
+    };
+    let Ok(root) = DeTable::parse(&text) else {
+        return true;
+    };
+    let mut table = root.get_ref();
+    for key in ["package", "metadata", "retry"] {
+        match table
+            .iter()
+            .find(|(k, _)| k.get_ref() == key)
+            .map(|(_, v)| v.get_ref())
+        {
+            Some(DeValue::Table(t)) => table = t,
+            _ => return true,
+        }
+    }
+    !table.iter().any(|(k, v)| {
+        k.get_ref() == EXPECT_CONFIG && matches!(v.get_ref(), DeValue::Boolean(false))
+    })
+}
+
+/// The manifest key (under `[package.metadata.retry]`) that turns the
+/// no-file warning off.
+const EXPECT_CONFIG: &str = "expect-config";
 
 impl ConfigFile {
     /// An error on `name` when the file does not define it.
@@ -103,7 +275,8 @@ impl ConfigFile {
     }
 }
 
-/// Whether this compiler process has not yet reported `path` as broken.
+/// Whether this compiler process has not yet reported `path` (as broken,
+/// missing, or, for the crate's `retry.toml`, as not found).
 fn first_report(path: &Path) -> bool {
     static REPORTED: Mutex<Vec<(PathBuf, Option<SystemTime>)>> = Mutex::new(Vec::new());
     let modified = std::fs::metadata(path).and_then(|m| m.modified()).ok();

@@ -40,6 +40,8 @@ pub struct FileChecks {
     /// Where the policy gets an `attempt_timeout`: the error type must then
     /// be able to stand for a timed-out attempt.
     pub attempt_timeout_at: Option<String>,
+    /// Without a file: the warning that names are not checked, or nothing.
+    pub unchecked: TokenStream,
 }
 
 /// The annotated function, expanded.
@@ -55,6 +57,7 @@ pub fn expand(
     let resupplied = resupply_inputs(&mut func.sig.inputs);
 
     let config_items = config_tracking(config);
+    let unchecked = &file_checks.unchecked;
     let fn_name = func.sig.ident.to_string();
     let checked_file = match config {
         Some(c) => {
@@ -183,6 +186,7 @@ pub fn expand(
         #(#attrs)*
         #vis #sig {
             #config_items
+            #unchecked
             #register
             #(#checks)*
             #classified

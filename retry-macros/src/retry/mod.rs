@@ -19,28 +19,37 @@ pub fn retry(attr: TokenStream, item: TokenStream) -> TokenStream {
     let args = parse::args(attr).and_then(validate::args);
     let unchanged = unchanged(&func);
     let func = validate::function(func);
-    let (args, func) = match (args, func) {
-        (Ok(args), Ok(func)) => (args, func),
-        (Err(mut a), Err(f)) => {
-            a.combine(f);
-            return with_errors(unchanged, a);
+    // The file's verdict on the name joins the other mistakes, reported in one pass.
+    let config = args.as_ref().ok().map(|_| config::find());
+    let file_error = match (&args, &config) {
+        (Ok(args), Some(config)) => config.check(&args.policy),
+        _ => None,
+    };
+    let (args, func) = match (args, func, file_error) {
+        (Ok(args), Ok(func), None) => (args, func),
+        (args, func, file_error) => {
+            let errors = [args.err(), file_error, func.err()]
+                .into_iter()
+                .flatten()
+                .reduce(|mut all, e| {
+                    all.combine(e);
+                    all
+                });
+            return match errors {
+                Some(errors) => with_errors(unchanged, errors),
+                None => unchanged,
+            };
         }
-        (Err(e), _) | (_, Err(e)) => return with_errors(unchanged, e),
     };
-    let config = config::find();
-    if let Some(e) = config.as_ref().and_then(|c| c.check(&args.policy)) {
-        return with_errors(unchanged, e);
-    }
+    let config = config.unwrap_or(config::Search::Nothing);
     let name = args.policy.value();
+    let file = config.file();
     let checks = expand::FileChecks {
-        narrow_retry_on: config
-            .as_ref()
-            .and_then(|c| c.retry_on_without_transient(&name)),
-        attempt_timeout_at: config
-            .as_ref()
-            .and_then(|c| c.attempt_timeout_set_at(&name)),
+        narrow_retry_on: file.and_then(|c| c.retry_on_without_transient(&name)),
+        attempt_timeout_at: file.and_then(|c| c.attempt_timeout_set_at(&name)),
+        unchecked: config.unchecked_warning(&args.policy),
     };
-    expand::expand(&args, func, config.as_ref(), &checks)
+    expand::expand(&args, func, file, &checks)
 }
 
 fn unchanged(func: &parse::RawFn) -> TokenStream {
