@@ -109,7 +109,16 @@ use proc_macro::TokenStream;
 ///   with this explanation.
 /// - When `retry.toml` sits next to the crate's `Cargo.toml` (or
 ///   `RETRY_CONFIG` names a file at build time), a name the file lacks is a
-///   compile error, and editing the file rebuilds. If the file gives the
+///   compile error, and editing the file rebuilds. A file `RETRY_CONFIG`
+///   names that does not exist (or is a directory) is a compile error on
+///   the policy string. When there is no file at all, nothing is checked
+///   and the build warns once per crate, with how to turn the check on:
+///   set `RETRY_CONFIG` (the build follows the variable), or add the file
+///   and then `cargo clean -p` the crate or touch a source file (on stable
+///   Rust a macro cannot make the build depend on a file that does not
+///   exist yet). A crate whose policies come only from code silences it
+///   with `[package.metadata.retry] expect-config = false` in its
+///   `Cargo.toml` (or `#[allow(deprecated)]` on the function). If the file gives the
 ///   policy a `retry_on` list without `transient` (in the base file, a
 ///   profile, through `extends` or `[defaults]`), the error type must
 ///   implement `Classify`: an unclassified error counts as transient and would
