@@ -737,3 +737,53 @@ fn check_prints_short_and_json_diagnostics_for_tools() {
     assert_eq!(line["suggestion"], "base");
     assert_eq!(line["key"], "policies.a.bsae");
 }
+
+/// Issue 22: a name of 65,536 characters or more once made `list` and
+/// `simulate` panic (a `{:width$}` past the formatter's limit). The name is
+/// shown clipped, with an ellipsis, and every line stays short.
+#[test]
+fn huge_names_are_clipped_and_never_panic() {
+    let huge = "p".repeat(70_000);
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(
+        dir.path(),
+        "retry.toml",
+        &format!(
+            "[policies.{huge}]\nbase = \"10ms\"\ncap = \"20ms\"\nmax_attempts = 2\nbudget = \"{huge}\"\n\
+             [policies.child]\nextends = \"{huge}\"\n\
+             [policies.short]\nbase = \"10ms\"\ncap = \"20ms\"\nmax_attempts = 2\n\
+             [budgets.{huge}]\nratio = 0.1\n"
+        ),
+    );
+    let path = file.to_str().unwrap();
+    let bounded = |out: &Output| {
+        let (text, err) = (stdout(out), stderr(out));
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            &err[..err.len().min(2000)]
+        );
+        assert!(!err.contains("panicked"), "{}", &err[..err.len().min(2000)]);
+        let longest = text.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+        assert!(longest < 1_000, "a line of {longest} characters");
+        assert!(text.contains('…'), "{text}");
+        text
+    };
+    let text = bounded(&run(&["list", "-c", path]));
+    assert!(text.contains("  short "), "{text}");
+    for scenario in ["herd", "contention"] {
+        bounded(&run(&[
+            "simulate",
+            "short",
+            "--compare",
+            &huge,
+            "-c",
+            path,
+            "--clients",
+            "10",
+            "--scenario",
+            scenario,
+        ]));
+    }
+}
