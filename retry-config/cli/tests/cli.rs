@@ -787,3 +787,28 @@ fn huge_names_are_clipped_and_never_panic() {
         ]));
     }
 }
+
+/// Issue 22: `--scenario contention` silently ignored the herd's flags.
+#[test]
+fn simulate_contention_refuses_the_herds_flags() {
+    for (flag, value) in [("--tick", "2ms"), ("--outage", "5s"), ("--capacity", "50")] {
+        let out = run(&[
+            "simulate",
+            "--scenario",
+            "contention",
+            "--clients",
+            "10",
+            flag,
+            value,
+        ]);
+        assert_eq!(out.status.code(), Some(2), "{flag}: {}", stdout(&out));
+        let text = stderr(&out);
+        assert!(text.contains(flag), "{text}");
+        assert!(text.contains("herd scenario only"), "{text}");
+        assert!(text.contains("--scenario herd"), "{text}");
+        assert!(text.contains(&format!("drop {flag}")), "{text}");
+    }
+    // Without them, contention runs.
+    let out = run(&["simulate", "--scenario", "contention", "--clients", "10"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
