@@ -812,3 +812,31 @@ fn simulate_contention_refuses_the_herds_flags() {
     let out = run(&["simulate", "--scenario", "contention", "--clients", "10"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }
+
+/// Issue 22: `--timer-resolution 0ms` was told to "use a tick of at most 0ns".
+#[test]
+fn a_zero_timer_resolution_gets_one_clear_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "retry.toml", VALID);
+    let path = file.to_str().unwrap();
+    let base = ["simulate", "outbox", "-c", path, "--clients", "10"];
+    let out = run(&[&base[..], &["--timer-resolution", "0ms"]].concat());
+    assert_eq!(out.status.code(), Some(2));
+    let text = stderr(&out);
+    assert!(!text.contains("0ns"), "{text}");
+    assert_eq!(text.matches("--timer-resolution").count(), 1, "{text}");
+    assert!(
+        text.contains("--timer-resolution must be at least one tick; use 1ms"),
+        "{text}"
+    );
+    assert!(text.contains("the tick (1ms)"), "{text}");
+    // With a coarser tick, the fix is the tick's length, not tokio's 1ms.
+    let out = run(&[&base[..], &["--tick", "10ms", "--timer-resolution", "0ms"]].concat());
+    let text = stderr(&out);
+    assert!(text.contains("at least one tick; use 10ms"), "{text}");
+    // A non-zero resolution finer than the tick: both ways out are named.
+    let out = run(&[&base[..], &["--tick", "10ms", "--timer-resolution", "2ms"]].concat());
+    let text = stderr(&out);
+    assert!(text.contains("at least 10ms"), "{text}");
+    assert!(text.contains("a tick of at most 2ms"), "{text}");
+}
