@@ -100,7 +100,7 @@ fn summary(config: &Config, name: &str, p: &Policy) -> String {
         parts.push(format!("budget {}", shown(&b.value)));
     }
     if let Some(chain) = config.extends(name).filter(|c| !c.is_empty()) {
-        parts.push(format!("extends {}", shown(&chain[0])));
+        parts.push(format!("extends {}", shown(chain[0])));
     }
     parts.join(", ")
 }
