@@ -6,11 +6,13 @@
 //! - [`http`]: an HTTP client that honours `Retry-After`, against a scripted
 //!   local server.
 //! - [`policies`]: how the demos find, load and report on their retry policies.
+//! - [`output`]: their reports on a stdout that a reader may close early.
 #![warn(missing_docs)]
 
 pub mod fleet;
 pub mod http;
 pub mod outbox;
+pub mod output;
 pub mod policies;
 
 pub use policies::{install_policies, policy_file};

@@ -131,3 +131,52 @@ fn bad_flags_are_refused_naming_the_flag_and_the_fix() {
         }
     }
 }
+
+/// Issue 22: `--processes 64 --clients 10` was told to raise `--connections`,
+/// which cannot go past the 10 clients.
+#[test]
+fn too_many_processes_get_advice_within_the_limits() {
+    let out = fleet(&["--policy", "outbox", "--clients", "10", "--processes", "64"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "accepted");
+    assert!(stderr.contains("--processes 64"), "{stderr}");
+    assert!(stderr.contains("use at most 10"), "{stderr}");
+    assert!(!stderr.contains("raise --connections"), "{stderr}");
+    // Below the client count, raising --connections is a real way out, and
+    // the advice names how far.
+    let out = fleet(&[
+        "--policy",
+        "outbox",
+        "--clients",
+        "40",
+        "--connections",
+        "4",
+        "--processes",
+        "8",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("use at most 4"), "{stderr}");
+    assert!(
+        stderr.contains("raise --connections to 8 or more"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("at most --clients 40"), "{stderr}");
+}
+
+/// Issue 22: `fleet --help` opened with the doc test of the flags' struct.
+#[test]
+fn help_opens_with_what_fleet_does() {
+    let out = Command::new(env!("CARGO_BIN_EXE_fleet"))
+        .arg("--help")
+        .output()
+        .expect("run the fleet binary");
+    assert!(out.status.success());
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        help.starts_with("Runs a real fleet of tokio clients"),
+        "{help}"
+    );
+    for leaked in ["```", "try_parse_from", "use clap", "The flags of"] {
+        assert!(!help.contains(leaked), "`{leaked}` in:\n{help}");
+    }
+}

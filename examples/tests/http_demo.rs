@@ -66,3 +66,24 @@ async fn the_report_prints_the_dates_sent_and_explains_the_wait_from_them() {
         "waited {waited:?} for a date {ahead:?} ahead"
     );
 }
+
+/// Issue 22: `http | head -2` panicked on the closed pipe. The binary stops
+/// quietly: exit 0, nothing on stderr. Its stdout is closed before it starts,
+/// so its first write already fails and it stops before any request.
+#[cfg(unix)]
+#[test]
+fn a_closed_stdout_stops_the_binary_quietly() {
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_http"))
+        .env("RETRY_PROFILE", "test")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert_eq!(err, "");
+}

@@ -342,3 +342,60 @@ fn database_and_lease_flags_refuse_what_they_cannot_use() {
         assert!(err.contains(flag) && err.contains(says), "{arg}: {err}");
     }
 }
+
+/// Issue 22: a URL of a database the demo cannot use was taken for a SQLite
+/// file name; the error now says what `--database` takes.
+#[test]
+fn a_database_url_of_another_kind_says_what_is_expected() {
+    let tmp = scratch("mysql");
+    for url in ["mysql://x/y", "sqlite://x.db"] {
+        let out = run(
+            tmp.path(),
+            &["--database", url, "--events", "1", "--profile", "test"],
+        );
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{url}: {err}");
+        assert!(err.contains("--database"), "{err}");
+        assert!(err.contains(url), "{err}");
+        assert!(err.contains("SQLite file"), "{err}");
+        assert!(err.contains("postgres://"), "{err}");
+    }
+    let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+/// Issue 22: `outbox | head -1` panicked on the closed pipe (println! on
+/// EPIPE). The demo stops quietly: exit 0, nothing on stderr, its temporary
+/// files removed. Once with stdout closed before the first line (every write
+/// fails), once after reading the first line, as `head -1` does.
+#[cfg(unix)]
+#[test]
+fn a_closed_stdout_stops_the_demo_quietly() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    for read_first in [false, true] {
+        let tmp = scratch("closed-stdout");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_outbox"))
+            .env("TMPDIR", tmp.path())
+            .args(["--events", "20", "--outage", "0s", "--profile", "test"])
+            .args(["--seed", "1"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut reader = BufReader::new(child.stdout.take().unwrap());
+        if read_first {
+            let mut first = String::new();
+            reader.read_line(&mut first).unwrap();
+            assert!(first.starts_with("placing 20 orders"), "{first}");
+        }
+        drop(reader);
+        let out = child.wait_with_output().unwrap();
+        let err = stderr(&out);
+        assert!(!err.contains("panicked"), "{err}");
+        assert_eq!(out.status.code(), Some(0), "read_first {read_first}: {err}");
+        assert_eq!(err, "");
+        let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
+        assert!(left.is_empty(), "left behind: {left:?}");
+    }
+}

@@ -4,7 +4,7 @@
 
 use clap::Parser;
 use examples::fleet::{FleetArgs, run, run_child};
-use examples::policies::error_report;
+use examples::output::{exit_with, print};
 
 fn main() {
     let args = FleetArgs::parse();
@@ -13,11 +13,8 @@ fn main() {
     } else {
         run(&args)
     };
-    match result {
-        Ok(text) => print!("{text}"),
-        Err(e) => {
-            eprint!("{}", error_report(&*e));
-            std::process::exit(1);
-        }
+    // A closed stdout (`fleet ... | head -1`) ends quietly.
+    if let Err(e) = result.and_then(|text| Ok(print(&text)?)) {
+        exit_with(&*e, 1);
     }
 }

@@ -4,18 +4,17 @@
 //! header as the server sent it and the wait that followed.
 
 use examples::http::{demo_script, run_demo};
-use examples::policies::{error_report, load_policies, profile};
+use examples::output::{Stdout, exit_with};
+use examples::policies::{load_policies, profile};
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
     let result = match load_policies(&profile(None)) {
-        Ok(_) => run_demo(demo_script(), &mut std::io::stdout())
-            .await
-            .map(drop),
+        // A closed stdout (`http | head -2`) ends the demo quietly.
+        Ok(_) => run_demo(demo_script(), &mut Stdout).await.map(drop),
         Err(problems) => Err(problems.into()),
     };
     if let Err(e) = result {
-        eprint!("{}", error_report(&*e));
-        std::process::exit(1);
+        exit_with(&*e, 1);
     }
 }

@@ -18,7 +18,7 @@ use examples::outbox::{
     BrokerSettings, FakeBroker, OutboxStore, PostgresStore, Relay, SqliteStore,
     while_database_unavailable,
 };
-use examples::policies::{error_report, load_policies};
+use examples::policies::load_policies;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -89,8 +89,9 @@ enum Database {
 }
 
 /// `postgres` (or `postgresql`): a private cluster; a `postgres://` or
-/// `postgresql://` URL: that server; anything else: a SQLite file (write
-/// `./postgres` for a file of that name).
+/// `postgresql://` URL: that server; another URL (`mysql://...`): an error
+/// saying what is expected; anything else: a SQLite file (write `./postgres`
+/// for a file of that name).
 fn parse_database(text: &str) -> Result<Database, String> {
     let text = text.trim();
     if text.is_empty() {
@@ -105,6 +106,20 @@ fn parse_database(text: &str) -> Result<Database, String> {
     }
     if text.starts_with("postgres://") || text.starts_with("postgresql://") {
         return Ok(Database::Postgres(text.to_owned()));
+    }
+    // `mysql://x/y` is a URL of a database this demo has no driver for, not
+    // a file name (write `./mysql:/x/y` for such a file).
+    if let Some((scheme, _)) = text.split_once("://")
+        && !scheme.is_empty()
+        && scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+    {
+        return Err(format!(
+            "`{text}` is a {scheme}:// URL, and the outbox runs on SQLite or PostgreSQL only; \
+             pass a SQLite file path (e.g. --database ./outbox.db), a postgres:// URL \
+             (postgres://USER@HOST:PORT/DB), or `postgres` for a private cluster"
+        ));
     }
     Ok(Database::Sqlite(PathBuf::from(text)))
 }
@@ -282,9 +297,9 @@ async fn main() {
         }
     };
     if let Err(e) = result {
-        eprint!("{}", error_report(&*e));
-        // 128 + SIGINT, as a shell reports a command stopped by Ctrl-C.
-        std::process::exit(if e.is::<demo::Interrupted>() { 130 } else { 1 });
+        // 128 + SIGINT, as a shell reports a command stopped by Ctrl-C; a
+        // closed stdout (`outbox | head -1`) ends quietly with 0.
+        examples::output::exit_with(&*e, if e.is::<demo::Interrupted>() { 130 } else { 1 });
     }
 }
 
@@ -356,10 +371,13 @@ async fn run_relay(store: impl OutboxStore, options: RelayOptions) -> Fallible<(
         eprintln!("warning: {}: {warning}", relay.name());
     }
     let name = relay.name().to_owned();
+    // A closed stdout does not stop a relay mid-run (its events would wait
+    // for their lease to end): it relays on without its log and ends quietly.
+    let mut closed = None;
     relay
         .run_until_idle(Duration::from_millis(20), |pass| {
-            if pass.claimed() > 0 {
-                println!(
+            if pass.claimed() > 0 && closed.is_none() {
+                closed = examples::output::println(&format!(
                     "{name}: published {} rescheduled {} dead {} calls {} released {} lease-lost {}",
                     pass.published,
                     pass.rescheduled,
@@ -367,11 +385,15 @@ async fn run_relay(store: impl OutboxStore, options: RelayOptions) -> Fallible<(
                     pass.calls,
                     pass.released,
                     pass.lease_lost
-                );
+                ))
+                .err();
             }
         })
         .await?;
-    Ok(())
+    match closed {
+        Some(e) => Err(e.into()),
+        None => Ok(()),
+    }
 }
 
 /// Any error, for `main` to report.

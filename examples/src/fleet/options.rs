@@ -51,6 +51,9 @@ pub enum Format {
     name = "fleet",
     about = "Runs a real fleet of tokio clients through the retry engine against a local \
              server that is down, then limited, and prints it beside the simulator's prediction",
+    // Without this, clap's --help shows the doc comment above (a doc test
+    // included) instead of `about`.
+    long_about = None,
     after_help = "The server on 127.0.0.1 answers 503 for --outage, then serves --capacity calls \
 per --tick and answers 429 to the rest. Every client makes its first call at one common instant. \
 The clients run in child processes (this binary again) so that the server's and the clients' \
@@ -273,9 +276,19 @@ impl FleetArgs {
         let processes = match self.processes {
             None => u32::try_from(needed).unwrap_or(MAX_PROCESSES),
             Some(p) if u64::from(p) > k => {
+                // Connections cannot outnumber the clients: raising them is a
+                // way out only while --processes is within --clients.
+                let fix = if u64::from(p) <= n {
+                    format!(
+                        "use at most {k}, or raise --connections to {p} or more (at most --clients {n})"
+                    )
+                } else {
+                    format!(
+                        "use at most {k}: there are no more connections than clients (--clients {n})"
+                    )
+                };
                 return Err(FlagError(format!(
-                    "--processes {p} is more than the {k} connections, so some would have none; \
-                     use at most {k} or raise --connections"
+                    "--processes {p} is more than the {k} connections, so some would have none; {fix}"
                 )));
             }
             Some(p) if u64::from(p) < needed => {

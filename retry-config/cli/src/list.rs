@@ -1,6 +1,6 @@
 //! `retry-policy list`: every policy and budget on one line each.
 
-use super::{CliError, Context};
+use super::{CliError, Context, shown};
 use retry_config::{Config, show_duration, show_number};
 use retry_core::{Backoff, Jitter, Policy};
 use std::process::ExitCode;
@@ -20,7 +20,7 @@ fn render(config: &Config) -> String {
     let mut out = String::new();
     let policies: Vec<[String; 2]> = config
         .policy_names()
-        .filter_map(|name| Some([name.to_owned(), summary(config, name, config.policy(name)?)]))
+        .filter_map(|name| Some([shown(name), summary(config, name, config.policy(name)?)]))
         .collect();
     out.push_str(&format!("policies ({}):\n", policies.len()));
     out.push_str(&indent(&columns(&[], &policies)));
@@ -39,6 +39,7 @@ fn render(config: &Config) -> String {
             let used = if users.is_empty() {
                 "unused".to_owned()
             } else {
+                let users: Vec<String> = users.into_iter().map(shown).collect();
                 format!("used by {}", users.join(", "))
             };
             let limits = match b.limiter() {
@@ -50,7 +51,7 @@ fn render(config: &Config) -> String {
                     show_duration(b.window())
                 ),
             };
-            Some([name.to_owned(), format!("{limits}; {used}")])
+            Some([shown(name), format!("{limits}; {used}")])
         })
         .collect();
     out.push_str(&format!("budgets ({}):\n", budgets.len()));
@@ -96,10 +97,10 @@ fn summary(config: &Config, name: &str, p: &Policy) -> String {
         .iter()
         .find(|f| f.key == "budget" && f.value != "none")
     {
-        parts.push(format!("budget {}", b.value));
+        parts.push(format!("budget {}", shown(&b.value)));
     }
     if let Some(chain) = config.extends(name).filter(|c| !c.is_empty()) {
-        parts.push(format!("extends {}", chain[0]));
+        parts.push(format!("extends {}", shown(chain[0])));
     }
     parts.join(", ")
 }
@@ -107,6 +108,11 @@ fn summary(config: &Config, name: &str, p: &Policy) -> String {
 fn indent(text: &str) -> String {
     text.lines().map(|l| format!("  {l}\n")).collect()
 }
+
+/// The widest a padded column gets: a longer cell is printed whole, unpadded
+/// (names are clipped before, see [`shown`]; this bounds the padding and keeps
+/// the width within what `format!` accepts).
+pub const MAX_WIDTH: usize = 80;
 
 /// Left-aligned columns separated by two spaces; an empty header prints no header row.
 pub fn columns<const N: usize>(header: &[&str], rows: &[[String; N]]) -> String {
@@ -125,7 +131,7 @@ pub fn columns<const N: usize>(header: &[&str], rows: &[[String; N]]) -> String 
             if i + 1 == cells.len() {
                 s.push_str(c);
             } else {
-                s.push_str(&format!("{c:<w$}  ", w = widths[i]));
+                s.push_str(&format!("{c:<w$}  ", w = widths[i].min(MAX_WIDTH)));
             }
         }
         s.trim_end().to_owned() + "\n"

@@ -274,6 +274,29 @@ pub fn find_policy<'c>(
     })
 }
 
+/// The most characters of a name a table or a note shows.
+pub const MAX_NAME: usize = 48;
+
+/// A name as tables and notes show it: control characters escaped, and a
+/// name longer than [`MAX_NAME`] characters cut to that length, ending in `…`
+/// (names can be as long as a TOML key; the output stays readable and bounded).
+pub fn shown(name: &str) -> String {
+    let clipped = name.chars().nth(MAX_NAME).is_some();
+    let keep = if clipped { MAX_NAME - 1 } else { MAX_NAME };
+    let mut out = String::new();
+    for c in name.chars().take(keep) {
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    if clipped {
+        out.push('…');
+    }
+    out
+}
+
 /// Milliseconds, to the microsecond: how every JSON output gives a duration.
 pub fn ms(d: std::time::Duration) -> f64 {
     (d.as_secs_f64() * 1e6).round() / 1e3
@@ -345,6 +368,17 @@ mod tests {
         }
         // The largest duration formats without overflow.
         assert!(!short(Duration::MAX).is_empty());
+    }
+
+    #[test]
+    fn long_names_are_cut_with_an_ellipsis_and_controls_escaped() {
+        use super::{MAX_NAME, shown};
+        let exact = "a".repeat(MAX_NAME);
+        assert_eq!(shown(&exact), exact);
+        let long = shown(&"a".repeat(MAX_NAME + 1));
+        assert_eq!(long.chars().count(), MAX_NAME);
+        assert!(long.ends_with("a…"), "{long}");
+        assert_eq!(shown("a\u{1b}[31mb"), "a\\u{1b}[31mb");
     }
 
     #[test]

@@ -49,15 +49,15 @@ pub struct Args {
     /// Clients in the fleet [default: 10000 for herd; 10 to 190 in steps of 10 for contention]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=10_000_000))]
     clients: Option<u32>,
-    /// How long the server stays down (herd)
-    #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = parse_duration)]
-    outage: Duration,
-    /// Calls per tick the server accepts once it is back (herd)
-    #[arg(long, value_name = "N", default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..))]
-    capacity: u64,
-    /// The simulation's time step (herd)
-    #[arg(long, value_name = "DURATION", default_value = "1ms", value_parser = parse_duration)]
-    tick: Duration,
+    /// How long the server stays down (herd only) [default: 2s]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    outage: Option<Duration>,
+    /// Calls per tick the server accepts once it is back (herd only) [default: 20]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    capacity: Option<u64>,
+    /// The simulation's time step (herd only) [default: 1ms]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    tick: Option<Duration>,
     /// Simulated time after which clients still retrying are left unfinished
     /// [default: 1 day for herd, 1 hour for contention]
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
@@ -91,6 +91,13 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     svg: Option<PathBuf>,
 }
+
+/// `--outage` by default.
+const DEFAULT_OUTAGE: Duration = Duration::from_secs(2);
+/// `--capacity` by default.
+const DEFAULT_CAPACITY: u64 = 20;
+/// `--tick` by default.
+const DEFAULT_TICK: Duration = Duration::from_millis(1);
 
 /// `--max-calls` by default: seconds of work for one policy (about 10 s for
 /// 10^8 calls on the benchmark machine), enough for the largest fleet to
@@ -154,6 +161,9 @@ struct Output {
 
 /// Loads the policies, runs the scenario and renders the results.
 fn render(args: &Args, cx: &Context) -> Result<Output, CliError> {
+    if args.scenario == ScenarioKind::Contention {
+        herd_only(args)?;
+    }
     let names: Vec<String> = args
         .policy
         .iter()
@@ -211,9 +221,9 @@ fn render(args: &Args, cx: &Context) -> Result<Output, CliError> {
 fn run_herd<'a>(args: &Args, policies: Vec<Named<'a>>) -> Result<HerdRun<'a>, CliError> {
     let herd = Herd {
         clients: args.clients.unwrap_or(10_000),
-        outage: args.outage,
-        capacity: args.capacity,
-        tick: args.tick,
+        outage: args.outage.unwrap_or(DEFAULT_OUTAGE),
+        capacity: args.capacity.unwrap_or(DEFAULT_CAPACITY),
+        tick: args.tick.unwrap_or(DEFAULT_TICK),
         horizon: args.horizon.unwrap_or(Herd::default().horizon),
         max_calls: args.max_calls,
         seed: args.seed,
@@ -257,6 +267,32 @@ fn scenario_error(e: &SimulateError) -> CliError {
         "the scenario cannot be simulated:\n  {}",
         lines.join("\n  ")
     ))
+}
+
+/// The herd's flags given to another scenario, which has no outage, no
+/// server capacity and no tick (each network hop takes its own time): an
+/// error naming each, rather than ignoring them.
+fn herd_only(args: &Args) -> Result<(), CliError> {
+    let given = [
+        ("--tick", args.tick.is_some()),
+        ("--outage", args.outage.is_some()),
+        ("--capacity", args.capacity.is_some()),
+    ];
+    let lines: Vec<String> = given
+        .iter()
+        .filter(|(_, set)| *set)
+        .map(|(flag, _)| {
+            format!(
+                "{flag} applies to the herd scenario only, not to --scenario contention; \
+                 drop {flag}, or use --scenario herd"
+            )
+        })
+        .collect();
+    if lines.is_empty() {
+        Ok(())
+    } else {
+        Err(CliError::usage(lines.join("\nerror: ")))
+    }
 }
 
 /// The largest fleet `--scenario contention` accepts.

@@ -737,3 +737,106 @@ fn check_prints_short_and_json_diagnostics_for_tools() {
     assert_eq!(line["suggestion"], "base");
     assert_eq!(line["key"], "policies.a.bsae");
 }
+
+/// Issue 22: a name of 65,536 characters or more once made `list` and
+/// `simulate` panic (a `{:width$}` past the formatter's limit). The name is
+/// shown clipped, with an ellipsis, and every line stays short.
+#[test]
+fn huge_names_are_clipped_and_never_panic() {
+    let huge = "p".repeat(70_000);
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(
+        dir.path(),
+        "retry.toml",
+        &format!(
+            "[policies.{huge}]\nbase = \"10ms\"\ncap = \"20ms\"\nmax_attempts = 2\nbudget = \"{huge}\"\n\
+             [policies.child]\nextends = \"{huge}\"\n\
+             [policies.short]\nbase = \"10ms\"\ncap = \"20ms\"\nmax_attempts = 2\n\
+             [budgets.{huge}]\nratio = 0.1\n"
+        ),
+    );
+    let path = file.to_str().unwrap();
+    let bounded = |out: &Output| {
+        let (text, err) = (stdout(out), stderr(out));
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            &err[..err.len().min(2000)]
+        );
+        assert!(!err.contains("panicked"), "{}", &err[..err.len().min(2000)]);
+        let longest = text.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+        assert!(longest < 1_000, "a line of {longest} characters");
+        assert!(text.contains('…'), "{text}");
+        text
+    };
+    let text = bounded(&run(&["list", "-c", path]));
+    assert!(text.contains("  short "), "{text}");
+    for scenario in ["herd", "contention"] {
+        bounded(&run(&[
+            "simulate",
+            "short",
+            "--compare",
+            &huge,
+            "-c",
+            path,
+            "--clients",
+            "10",
+            "--scenario",
+            scenario,
+        ]));
+    }
+}
+
+/// Issue 22: `--scenario contention` silently ignored the herd's flags.
+#[test]
+fn simulate_contention_refuses_the_herds_flags() {
+    for (flag, value) in [("--tick", "2ms"), ("--outage", "5s"), ("--capacity", "50")] {
+        let out = run(&[
+            "simulate",
+            "--scenario",
+            "contention",
+            "--clients",
+            "10",
+            flag,
+            value,
+        ]);
+        assert_eq!(out.status.code(), Some(2), "{flag}: {}", stdout(&out));
+        let text = stderr(&out);
+        assert!(text.contains(flag), "{text}");
+        assert!(text.contains("herd scenario only"), "{text}");
+        assert!(text.contains("--scenario herd"), "{text}");
+        assert!(text.contains(&format!("drop {flag}")), "{text}");
+    }
+    // Without them, contention runs.
+    let out = run(&["simulate", "--scenario", "contention", "--clients", "10"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
+/// Issue 22: `--timer-resolution 0ms` was told to "use a tick of at most 0ns".
+#[test]
+fn a_zero_timer_resolution_gets_one_clear_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "retry.toml", VALID);
+    let path = file.to_str().unwrap();
+    let base = ["simulate", "outbox", "-c", path, "--clients", "10"];
+    let out = run(&[&base[..], &["--timer-resolution", "0ms"]].concat());
+    assert_eq!(out.status.code(), Some(2));
+    let text = stderr(&out);
+    assert!(!text.contains("0ns"), "{text}");
+    assert_eq!(text.matches("--timer-resolution").count(), 1, "{text}");
+    assert!(
+        text.contains("--timer-resolution must be at least one tick; use 1ms"),
+        "{text}"
+    );
+    assert!(text.contains("the tick (1ms)"), "{text}");
+    // With a coarser tick, the fix is the tick's length, not tokio's 1ms.
+    let out = run(&[&base[..], &["--tick", "10ms", "--timer-resolution", "0ms"]].concat());
+    let text = stderr(&out);
+    assert!(text.contains("at least one tick; use 10ms"), "{text}");
+    // A non-zero resolution finer than the tick: both ways out are named.
+    let out = run(&[&base[..], &["--tick", "10ms", "--timer-resolution", "2ms"]].concat());
+    let text = stderr(&out);
+    assert!(text.contains("at least 10ms"), "{text}");
+    assert!(text.contains("a tick of at most 2ms"), "{text}");
+}

@@ -494,6 +494,29 @@ fn merged_wake_ups_leave_ticks_empty_and_crowd_the_next_without_changing_the_cal
     assert_eq!(on_timer(herd, 0.25).run(&p).unwrap(), merged);
 }
 
+/// Issue 22: a zero resolution got two problems, one telling to "use a tick
+/// of at most 0ns" (a tick must be greater than zero).
+#[test]
+fn a_zero_timer_resolution_is_one_problem_with_a_usable_fix() {
+    for (tick, fix) in [(1, "use 1ms"), (10, "use 10ms")] {
+        let herd = Herd {
+            tick: Duration::from_millis(tick),
+            timer: Some(TimerModel {
+                resolution: Duration::ZERO,
+                skipped: 0.0,
+            }),
+            ..Herd::default()
+        };
+        let err = herd.run(&Policy::default()).unwrap_err();
+        let problems = err.problems();
+        assert_eq!(problems.len(), 1, "{err}");
+        assert_eq!(problems[0].field, "timer.resolution");
+        assert_eq!(problems[0].rule, "must be at least one tick");
+        assert!(problems[0].fix.starts_with(fix), "{err}");
+        assert!(!err.to_string().contains("0ns"), "{err}");
+    }
+}
+
 #[test]
 fn a_timer_model_out_of_range_is_refused_naming_the_field() {
     let bad = [

@@ -7,9 +7,10 @@ use examples::outbox::{
     Counts, FakeBroker, OutboxStore, PostgresStore, PrivatePostgres, Relay, SqliteStore, Summary,
     now_ms,
 };
+use examples::output::{print, println};
 use examples::policies::load_policies;
 use std::cell::Cell;
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
@@ -162,10 +163,10 @@ async fn relay_all<S: OutboxStore>(
     relay_store: S,
 ) -> Fallible<()> {
     let orders = if args.events == 1 { "order" } else { "orders" };
-    println!(
+    println(&format!(
         "placing {} {orders} (order row + outbox event, one transaction each) in {}",
         args.events, outbox.shown
-    );
+    ))?;
     seed(&monitor, args.events).await?;
 
     let broker_db = scratch.join("broker.db");
@@ -174,17 +175,17 @@ async fn relay_all<S: OutboxStore>(
     if args.relays == 1 {
         in_process(args, &broker_db, &monitor, relay_store, started, live).await?;
     } else {
-        println!(
+        println(&format!(
             "running {} relay processes side by side (leases of {})",
             args.relays,
             retry_config::show_duration(args.lease.lease)
-        );
+        ))?;
         let fleet = Fleet::start(args, outbox, &broker_db)?;
         fleet.watch(&monitor, started, live).await?;
     }
     let elapsed = started.elapsed();
     if live {
-        println!();
+        println("")?;
     }
     let max_attempts = |name| config.policy(name).and_then(|p| p.max_attempts());
     let deliveries = FakeBroker::open(&broker_db, Default::default())?.deliveries()?;
@@ -195,7 +196,7 @@ async fn relay_all<S: OutboxStore>(
         outbox_max_attempts: max_attempts("outbox"),
         publish_max_attempts: max_attempts("publish"),
     };
-    print!("{summary}");
+    print(&summary.to_string())?;
     Ok(())
 }
 
@@ -222,30 +223,30 @@ async fn in_process<S: OutboxStore>(
             })
             .await;
         done.set(true);
-        result
+        result.map_err(Box::<dyn std::error::Error>::from)
     };
     let show = async {
         let mut every = tokio::time::interval(PROGRESS_EVERY);
         loop {
             every.tick().await;
             if done.get() {
-                break;
+                return Ok(());
             }
             if let Ok(c) = monitor.counts(now_ms()).await {
                 let tail = format!("publish calls {:>5}", calls.get());
-                progress(&c, &tail, started.elapsed(), live);
+                // A closed stdout ends the run, the relay with it.
+                progress(&c, &tail, started.elapsed(), live)?;
             }
         }
     };
-    let (result, ()) = tokio::join!(work, show);
-    result?;
+    let _: ((), ()) = tokio::try_join!(work, show)?;
     let c = monitor.counts(now_ms()).await?;
     progress(
         &c,
         &format!("publish calls {:>5}", calls.get()),
         started.elapsed(),
         live,
-    );
+    )?;
     Ok(())
 }
 
@@ -294,7 +295,7 @@ impl Fleet {
                 &format!("relays running {running}/{total}"),
                 started.elapsed(),
                 live,
-            );
+            )?;
             if running == 0 {
                 return Ok(());
             }
@@ -328,7 +329,8 @@ impl Drop for Fleet {
     }
 }
 
-fn progress(c: &Counts, tail: &str, elapsed: Duration, live: bool) {
+/// Prints the progress line: in place on a terminal, one line each otherwise.
+fn progress(c: &Counts, tail: &str, elapsed: Duration, live: bool) -> std::io::Result<()> {
     let line = format!(
         "[{:>5.1}s] published {:>4}/{} | due {:>4} | waiting {:>4} | dead-lettered {:>3} | {tail}",
         elapsed.as_secs_f64(),
@@ -339,9 +341,8 @@ fn progress(c: &Counts, tail: &str, elapsed: Duration, live: bool) {
         c.dead,
     );
     if live {
-        print!("\r{line}");
-        let _ = std::io::stdout().flush();
+        print(&format!("\r{line}"))
     } else {
-        println!("{line}");
+        println(&line)
     }
 }

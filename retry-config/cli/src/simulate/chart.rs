@@ -24,7 +24,7 @@ pub(super) fn herd(run: &HerdRun<'_>) -> String {
     for (named, r) in &run.results {
         out.push_str(&format!(
             "\n{}: retry arrivals per tick (each column is {}; its height is the busiest tick in it)\n",
-            named.name,
+            crate::shown(named.name),
             short(ticks(ticks_per_column, r.tick)),
         ));
         out.push_str(&chart(

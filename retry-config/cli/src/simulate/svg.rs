@@ -76,9 +76,9 @@ pub(super) fn herd(run: &HerdRun<'_>) -> String {
             }
             let jitter = named.policy.jitter().name();
             let name = if named.name == jitter || named.name.ends_with(&format!("/{jitter}")) {
-                named.name.to_owned()
+                crate::shown(named.name)
             } else {
-                format!("{} ({jitter} jitter)", named.name)
+                format!("{} ({jitter} jitter)", crate::shown(named.name))
             };
             Series { name, points }
         })
@@ -111,7 +111,7 @@ pub(super) fn contention(run: &ContentionRun<'_>) -> String {
         run.results
             .iter()
             .map(|(named, reports)| Series {
-                name: named.name.to_owned(),
+                name: crate::shown(named.name),
                 points: reports
                     .iter()
                     .map(|r| (f64::from(r.clients), value(r)))

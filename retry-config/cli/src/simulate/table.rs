@@ -1,17 +1,18 @@
 //! The comparison tables for the terminal.
 
 use super::{ContentionRun, HerdRun, Named};
-use crate::short;
+use crate::list::MAX_WIDTH;
+use crate::{short, shown};
 use retry_sim::{Herd, HerdReport, StoppedBy};
 
-/// Columns padded to their widest cell; the first `left` columns are
-/// left-aligned (names), the rest right-aligned (numbers).
+/// Columns padded to their widest cell, at most [`MAX_WIDTH`]; the first
+/// `left` columns are left-aligned (names), the rest right-aligned (numbers).
 fn grid(header: &[String], rows: &[Vec<String>], left: usize) -> String {
     let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
     for row in rows {
         for (i, cell) in row.iter().enumerate() {
             if let Some(w) = widths.get_mut(i) {
-                *w = (*w).max(cell.chars().count());
+                *w = (*w).max(cell.chars().count()).min(MAX_WIDTH);
             }
         }
     }
@@ -102,7 +103,7 @@ fn herd_row(named: &Named<'_>, r: &HerdReport, unfinished: bool) -> Vec<String> 
         short(super::ticks_to_time(r.peak_tick, r.tick))
     };
     let mut row = vec![
-        named.name.to_owned(),
+        shown(named.name),
         named.policy.jitter().name().to_owned(),
         r.peak_retries.to_string(),
         peak_at,
@@ -124,10 +125,11 @@ fn herd_row(named: &Named<'_>, r: &HerdReport, unfinished: bool) -> Vec<String> 
 fn notes(named: &Named<'_>, r: &HerdReport, herd: &Herd) -> String {
     let mut out = String::new();
     let p = named.policy;
+    let name = shown(named.name);
     if r.ignored_budget {
         out.push_str(&format!(
             "note: `{}` has a retry budget; a budget belongs to one process and every simulated client is its own, so it was ignored\n",
-            named.name
+            name
         ));
     }
     for (class, when) in [
@@ -137,7 +139,7 @@ fn notes(named: &Named<'_>, r: &HerdReport, herd: &Herd) -> String {
         if !p.retries_class(class) {
             out.push_str(&format!(
                 "note: `{}` does not retry `{class}` errors, which is what calls get {when}: those clients give up at once\n",
-                named.name
+                name
             ));
         }
     }
@@ -154,7 +156,7 @@ fn notes(named: &Named<'_>, r: &HerdReport, herd: &Herd) -> String {
         };
         out.push_str(&format!(
             "note: `{}` left {} clients still retrying when the simulation stopped at {}: {limit}\n",
-            named.name,
+            name,
             r.unfinished,
             short(r.finished_after())
         ));
@@ -174,7 +176,7 @@ pub(super) fn contention(run: &ContentionRun<'_>) -> String {
         s.seed
     );
     let mut header = vec!["CLIENTS".to_owned()];
-    header.extend(run.results.iter().map(|(n, _)| n.name.to_owned()));
+    header.extend(run.results.iter().map(|(n, _)| shown(n.name)));
     let sizes: Vec<u32> = run
         .results
         .first()

@@ -201,23 +201,29 @@ impl Herd {
                 .into(),
         );
         if let Some(timer) = self.timer {
-            c.require(
-                !timer.resolution.is_zero(),
-                "timer.resolution",
-                "must be greater than zero",
-                "use tokio's 1ms".into(),
-            );
             c.durations([("timer.resolution", Some(timer.resolution))]);
             // Time moves a tick at a time: a grid finer than the tick would
             // put wake-ups inside a tick, which the simulator cannot place.
+            // A zero grid is the extreme case, and its fix is the grid itself
+            // (a tick of at most zero is no fix: a tick must be longer).
+            let fix = if timer.resolution.is_zero() {
+                format!(
+                    "use {:?}, or any grid from the tick ({:?}) up (tokio's timer is 1ms)",
+                    self.tick.max(Duration::from_millis(1)),
+                    self.tick
+                )
+            } else {
+                format!(
+                    "use a timer grid of at least {:?}, or a tick of at most {:?}, or no timer model: \
+                     a timer finer than the tick changes nothing a tick can show",
+                    self.tick, timer.resolution
+                )
+            };
             c.require(
-                timer.resolution >= self.tick,
+                !timer.resolution.is_zero() && timer.resolution >= self.tick,
                 "timer.resolution",
                 "must be at least one tick",
-                format!(
-                    "use a tick of at most {:?}, or no timer model: a finer timer changes nothing a tick can show",
-                    timer.resolution
-                ),
+                fix,
             );
             c.require(
                 (0.0..=TimerModel::MAX_SKIPPED).contains(&timer.skipped),
