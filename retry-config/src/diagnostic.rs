@@ -5,9 +5,28 @@
 use codespan_reporting::diagnostic::{Diagnostic as Report, Label, Severity as ReportSeverity};
 use codespan_reporting::files::SimpleFile;
 use codespan_reporting::term::{self, Chars, Config as TermConfig, termcolor};
+use std::borrow::Cow;
 use std::fmt;
 use std::ops::Range;
 use std::sync::Arc;
+
+/// `text` as a message quotes it: control characters (an escape sequence,
+/// a newline) are written escaped (`\u{1b}`, `\n`), so that a name taken
+/// from a file or a variable cannot drive the terminal or break the line.
+pub(crate) fn shown(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(char::is_control) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if c.is_control() {
+            out.extend(c.escape_debug());
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
 
 /// How serious a [`Diagnostic`] is.
 ///
