@@ -77,3 +77,33 @@ fn an_extends_chain_deeper_than_the_limit_is_one_error_at_the_first_policy_past_
     assert!(e.message.contains("at most 32"), "{}", e.message);
     assert_eq!(e.span.as_ref().unwrap().text(), format!("\"p{depth}\""));
 }
+
+#[test]
+fn a_diagnostic_on_a_very_long_line_shows_a_bounded_window() {
+    // One line of 2 MB whose last item is bad.
+    let filler = "409, ".repeat(400_000);
+    let text = format!("[policies.api]\nretry_on_status = [{filler}-1, 409]\n");
+    assert!(text.len() > 2_000_000);
+    let diags = load(&text).unwrap_err();
+    let rendered = diags.render();
+    assert!(rendered.len() < 4_000, "{} bytes rendered", rendered.len());
+    assert!(rendered.contains("409, -1, 409]"), "{rendered}");
+    assert!(
+        rendered.contains(" ^^ not an error status"),
+        "the caret: {rendered}"
+    );
+    assert!(
+        rendered.contains("retry.toml:2:2000020"),
+        "the real column: {rendered}"
+    );
+    assert!(
+        rendered.contains("`retry_on_status[400000]`"),
+        "the key: {rendered}"
+    );
+    assert!(rendered.contains("400 to 599"), "the rule: {rendered}");
+    assert!(
+        rendered.contains('…'),
+        "an ellipsis marks the cut: {rendered}"
+    );
+    assert!(rendered.len() < 4_000 && diags.render_ansi().len() < 5_000);
+}
