@@ -330,13 +330,15 @@ impl Diagnostic {
             Severity::Error => ReportSeverity::Error,
             Severity::Warning => ReportSeverity::Warning,
         };
+        // Names quoted from a file or a variable may hold control characters:
+        // they are shown escaped, never sent to the terminal.
         let mut notes = Vec::new();
         if let Some(s) = &self.suggestion {
-            notes.push(format!("help: did you mean `{s}`?"));
+            notes.push(format!("help: did you mean `{}`?", shown(s)));
         }
-        notes.extend(self.notes.iter().cloned());
+        notes.extend(self.notes.iter().map(|n| shown(n).into_owned()));
         let mut report = Report::new(severity)
-            .with_message(&self.message)
+            .with_message(shown(&self.message))
             .with_notes(notes);
         let config = TermConfig {
             chars: Chars::ascii(),
@@ -496,12 +498,12 @@ impl fmt::Display for Diagnostic {
         if let Some(span) = &self.span {
             write!(f, "{span}: ")?;
         }
-        write!(f, "{}: {}", self.severity, self.message)?;
+        write!(f, "{}: {}", self.severity, shown(&self.message))?;
         if !self.key.is_empty() {
-            write!(f, " [{}]", self.key)?;
+            write!(f, " [{}]", shown(&self.key))?;
         }
         if let Some(s) = &self.suggestion {
-            write!(f, " (did you mean `{s}`?)")?;
+            write!(f, " (did you mean `{}`?)", shown(s))?;
         }
         Ok(())
     }
