@@ -36,6 +36,8 @@ const STRICT_OFF: [&str; 4] = ["0", "false", "no", "off"];
 /// Strict mode as `RETRY_STRICT` says it (`None`: unset or empty), or an
 /// error naming the variable, the values it takes and the fix: a value
 /// that is neither on nor off must not quietly mean off.
+// A rejected value is the cold path, read once at start-up.
+#[allow(clippy::result_large_err)]
 pub(crate) fn strict_setting(value: Option<&str>) -> Result<Option<bool>, Diagnostic> {
     let Some(raw) = value else {
         return Ok(None);
