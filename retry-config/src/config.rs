@@ -1,6 +1,6 @@
 //! A loaded, validated configuration and the options that shape a load.
 
-use crate::diagnostic::{Diagnostic, Diagnostics, Source, Span};
+use crate::diagnostic::{Diagnostic, Diagnostics, Source, Span, shown};
 use crate::document::{self, Document};
 use crate::env::{self, Env};
 use crate::layers::Layer;
@@ -464,6 +464,28 @@ fn load_profile(
     options: &Options,
     diags: &mut Diagnostics,
 ) -> Option<Config> {
+    if let Some(p) = &options.profile
+        && doc.profile(p).is_none()
+        && p.trim() != p
+    {
+        let trimmed = p.trim();
+        diags.push(
+            Diagnostic::error(
+                "profile",
+                format!(
+                    "the profile name `{}` has leading or trailing whitespace",
+                    shown(p)
+                ),
+            )
+            .suggest((!trimmed.is_empty()).then(|| trimmed.to_owned()))
+            .note("profile names are TOML keys, matched exactly")
+            .note(format!(
+                "select the profile without the whitespace (e.g. RETRY_PROFILE={})",
+                shown(trimmed)
+            )),
+        );
+        return None;
+    }
     if let Some(p) = &options.profile
         && doc.profile(p).is_none()
     {

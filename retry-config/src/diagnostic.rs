@@ -3,11 +3,30 @@
 //! caret, the key, what is wrong, and how to fix it.
 
 use codespan_reporting::diagnostic::{Diagnostic as Report, Label, Severity as ReportSeverity};
-use codespan_reporting::files::SimpleFile;
+use codespan_reporting::files::{self, Files, SimpleFile};
 use codespan_reporting::term::{self, Chars, Config as TermConfig, termcolor};
+use std::borrow::Cow;
 use std::fmt;
 use std::ops::Range;
 use std::sync::Arc;
+
+/// `text` as a message quotes it: control characters (an escape sequence,
+/// a newline) are written escaped (`\u{1b}`, `\n`), so that a name taken
+/// from a file or a variable cannot drive the terminal or break the line.
+pub(crate) fn shown(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(char::is_control) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if c.is_control() {
+            out.extend(c.escape_debug());
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
 
 /// How serious a [`Diagnostic`] is.
 ///
@@ -311,36 +330,165 @@ impl Diagnostic {
             Severity::Error => ReportSeverity::Error,
             Severity::Warning => ReportSeverity::Warning,
         };
+        // Names quoted from a file or a variable may hold control characters:
+        // they are shown escaped, never sent to the terminal.
         let mut notes = Vec::new();
         if let Some(s) = &self.suggestion {
-            notes.push(format!("help: did you mean `{s}`?"));
+            notes.push(format!("help: did you mean `{}`?", shown(s)));
         }
-        notes.extend(self.notes.iter().cloned());
+        notes.extend(self.notes.iter().map(|n| shown(n).into_owned()));
         let mut report = Report::new(severity)
-            .with_message(&self.message)
+            .with_message(shown(&self.message))
             .with_notes(notes);
         let config = TermConfig {
             chars: Chars::ascii(),
             ..TermConfig::default()
         };
-        let (name, text) = match &self.span {
+        let excerpt = match &self.span {
             Some(span) => {
-                report =
-                    report.with_label(Label::primary((), span.range()).with_message(&self.label));
-                (span.source.name.as_str(), span.source.text.as_str())
+                let excerpt = Excerpt::around(span);
+                report = report.with_label(
+                    Label::primary((), excerpt.range.clone()).with_message(&self.label),
+                );
+                excerpt
             }
-            None => ("", ""),
+            None => Excerpt::empty(),
         };
-        let file = SimpleFile::new(name, text);
+        let file = &excerpt;
         let rendered = if color {
             let mut buffer = termcolor::Buffer::ansi();
-            term::emit_to_write_style(&mut buffer, &config, &file, &report)
+            term::emit_to_write_style(&mut buffer, &config, file, &report)
                 .map(|()| String::from_utf8_lossy(buffer.as_slice()).into_owned())
         } else {
-            term::emit_into_string(&config, &file, &report)
+            term::emit_into_string(&config, file, &report)
         };
         // Rendering only fails for spans outside the file, which `Span::new` rules out.
         rendered.unwrap_or_else(|_| format!("{}: {}\n", self.severity, self.message))
+    }
+}
+
+/// The most characters of a source line a diagnostic shows: a longer line
+/// is cut to a window around the span, each cut marked with [`ELLIPSIS`].
+const EXCERPT_WIDTH: usize = 120;
+/// How much of a cut line is kept before the span.
+const EXCERPT_BEFORE: usize = 40;
+/// The most lines a span may cover and still be shown whole.
+const EXCERPT_LINES: usize = 20;
+/// Marks where a line was cut.
+const ELLIPSIS: &str = "…";
+
+/// The part of a source a diagnostic shows: the lines its span covers, or a
+/// window of one long line, numbered as in the source.
+struct Excerpt<'s> {
+    file: SimpleFile<&'s str, String>,
+    /// The line number of the excerpt's first line in the source (0-based).
+    first_line: usize,
+    /// Characters of the first line cut before the excerpt, less the ellipsis.
+    columns_cut: usize,
+    /// The span, in the excerpt.
+    range: Range<usize>,
+}
+
+impl<'s> Excerpt<'s> {
+    fn empty() -> Self {
+        Excerpt {
+            file: SimpleFile::new("", String::new()),
+            first_line: 0,
+            columns_cut: 0,
+            range: 0..0,
+        }
+    }
+
+    fn around(span: &'s Span) -> Self {
+        let text = span.source.text.as_str();
+        let Range { start, end } = span.range();
+        let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+        let first_line = text[..line_start].matches('\n').count();
+        let line_end_from = |at: usize| text[at..].find('\n').map_or(text.len(), |i| at + i);
+        let first_line_end = line_end_from(start);
+        // A span over a few short lines is shown whole.
+        let last_end = line_end_from(end.max(start));
+        let covered = &text[line_start..last_end];
+        if covered.lines().count() <= EXCERPT_LINES
+            && covered.lines().all(|l| l.len() <= EXCERPT_WIDTH)
+        {
+            return Excerpt {
+                file: SimpleFile::new(span.source.name.as_str(), covered.to_owned()),
+                first_line,
+                columns_cut: 0,
+                range: start - line_start..end - line_start,
+            };
+        }
+        // Otherwise a window of the span's first line, around its start.
+        let floor = |mut i: usize| {
+            while !text.is_char_boundary(i) {
+                i -= 1;
+            }
+            i
+        };
+        let from = floor(start.saturating_sub(EXCERPT_BEFORE).max(line_start));
+        let to = floor((from + EXCERPT_WIDTH).min(first_line_end));
+        let mut shown = String::with_capacity(to - from + 2 * ELLIPSIS.len());
+        let cut_before = from > line_start;
+        if cut_before {
+            shown.push_str(ELLIPSIS);
+        }
+        shown.push_str(&text[from..to]);
+        if to < first_line_end {
+            shown.push_str(ELLIPSIS);
+        }
+        let shift = if cut_before { ELLIPSIS.len() } else { 0 };
+        let span_start = start.min(to) - from + shift;
+        let span_end = end.clamp(start, to) - from + shift;
+        Excerpt {
+            file: SimpleFile::new(span.source.name.as_str(), shown),
+            first_line,
+            columns_cut: text[line_start..from]
+                .chars()
+                .count()
+                .saturating_sub(cut_before as usize),
+            range: span_start..span_end.max(span_start),
+        }
+    }
+}
+
+impl<'a> Files<'a> for Excerpt<'_> {
+    type FileId = ();
+    type Name = &'a str;
+    type Source = &'a str;
+
+    fn name(&'a self, (): ()) -> Result<&'a str, files::Error> {
+        Ok(self.file.name())
+    }
+
+    fn source(&'a self, (): ()) -> Result<&'a str, files::Error> {
+        Ok(self.file.source().as_str())
+    }
+
+    fn line_index(&'a self, (): (), byte_index: usize) -> Result<usize, files::Error> {
+        self.file.line_index((), byte_index)
+    }
+
+    fn line_number(&'a self, (): (), line_index: usize) -> Result<usize, files::Error> {
+        Ok(self.first_line + line_index + 1)
+    }
+
+    fn column_number(
+        &'a self,
+        (): (),
+        line_index: usize,
+        byte_index: usize,
+    ) -> Result<usize, files::Error> {
+        let column = self.file.column_number((), line_index, byte_index)?;
+        Ok(if line_index == 0 {
+            column + self.columns_cut
+        } else {
+            column
+        })
+    }
+
+    fn line_range(&'a self, (): (), line_index: usize) -> Result<Range<usize>, files::Error> {
+        self.file.line_range((), line_index)
     }
 }
 
@@ -350,12 +498,12 @@ impl fmt::Display for Diagnostic {
         if let Some(span) = &self.span {
             write!(f, "{span}: ")?;
         }
-        write!(f, "{}: {}", self.severity, self.message)?;
+        write!(f, "{}: {}", self.severity, shown(&self.message))?;
         if !self.key.is_empty() {
-            write!(f, " [{}]", self.key)?;
+            write!(f, " [{}]", shown(&self.key))?;
         }
         if let Some(s) = &self.suggestion {
-            write!(f, " (did you mean `{s}`?)")?;
+            write!(f, " (did you mean `{}`?)", shown(s))?;
         }
         Ok(())
     }

@@ -1,9 +1,10 @@
 //! Reading the file's structure: sections, tables and keys, each value parsed
 //! with its span. Every problem is collected; nothing stops at the first one.
 
-use crate::diagnostic::{Diagnostic, Diagnostics, Source, Span};
+use crate::diagnostic::{Diagnostic, Diagnostics, Source, Span, shown};
 use crate::env;
 use crate::layers::{Fields, Layer, Set};
+use crate::limits::{MAX_BUDGETS, MAX_POLICIES, MAX_PROFILES};
 use crate::schema::{self, BUDGET_KEYS, Cx, Key, POLICY_KEYS};
 use retry_schema::layering::{
     BUDGETS, DEFAULTS, EXTENDS, POLICIES, PROFILE_SECTIONS, PROFILES, SECTIONS,
@@ -123,6 +124,10 @@ impl Walker<'_> {
 
     fn document(mut self, root: &DeTable<'_>) -> Document {
         let mut doc = Document::default();
+        if self.beyond_limits(root) {
+            // Nothing is read: the limits bound the work a load does.
+            return doc;
+        }
         for (key, value) in root.iter() {
             match key.get_ref().as_ref() {
                 DEFAULTS => {
@@ -150,6 +155,65 @@ impl Walker<'_> {
             }
         }
         doc
+    }
+
+    /// Whether a section (or a profile's overlay of one) has more tables than
+    /// its limit ([`crate::limits`]): each such section is an error, found
+    /// by counting, before any of its tables is read.
+    fn beyond_limits(&mut self, root: &DeTable<'_>) -> bool {
+        let mut sections: Vec<(String, &Spanned<DeValue<'_>>)> = Vec::new();
+        for (key, value) in root.iter() {
+            let name = key.get_ref().as_ref();
+            sections.push((name.to_owned(), value));
+            if name == PROFILES
+                && let DeValue::Table(profiles) = value.get_ref()
+                && profiles.len() <= MAX_PROFILES
+            {
+                for (profile, overlay) in profiles.iter() {
+                    if let DeValue::Table(overlay) = overlay.get_ref() {
+                        for (k, v) in overlay.iter() {
+                            let path = format!("{PROFILES}.{}.{}", profile.get_ref(), k.get_ref());
+                            sections.push((path, v));
+                        }
+                    }
+                }
+            }
+        }
+        let mut beyond = false;
+        for (path, value) in sections {
+            let section = path.rsplit('.').next().unwrap_or_default();
+            let (limit, what, constant) = match section {
+                POLICIES => (MAX_POLICIES, "policies", "MAX_POLICIES"),
+                BUDGETS => (MAX_BUDGETS, "budgets", "MAX_BUDGETS"),
+                PROFILES if path == PROFILES => (MAX_PROFILES, "profiles", "MAX_PROFILES"),
+                _ => continue,
+            };
+            let DeValue::Table(t) = value.get_ref() else {
+                continue;
+            };
+            if t.len() <= limit {
+                continue;
+            }
+            beyond = true;
+            self.diags.push(
+                Diagnostic::error(
+                    path.clone(),
+                    format!(
+                        "`{}` defines {} {what}, but a file may define at most {limit}",
+                        shown(&path),
+                        t.len()
+                    ),
+                )
+                .at(Some(self.span(value)), format!("{} {what}", t.len()))
+                .note(format!(
+                    "the limit ({constant} in retry-config) bounds the time and memory a load takes; a policy file is a few kilobytes"
+                ))
+                .note(format!(
+                    "define at most {limit} {what}: share settings through [defaults] and `extends`, or check that this is the right file"
+                )),
+            );
+        }
+        beyond
     }
 
     fn profiles(&mut self, table: &DeTable<'_>) -> Vec<Profile> {

@@ -27,6 +27,53 @@ pub(crate) const SETTINGS: &[&str] = &[
     "RETRY_STRICT",  // warnings as errors
 ];
 
+/// The variable that turns strict mode on.
+pub(crate) const STRICT_VAR: &str = "RETRY_STRICT";
+/// The values of [`STRICT_VAR`] that turn strict mode on, and off (any case, trimmed).
+const STRICT_ON: [&str; 4] = ["1", "true", "yes", "on"];
+const STRICT_OFF: [&str; 4] = ["0", "false", "no", "off"];
+
+/// Strict mode as `RETRY_STRICT` says it (`None`: unset or empty), or an
+/// error naming the variable, the values it takes and the fix: a value
+/// that is neither on nor off must not quietly mean off.
+// A rejected value is the cold path, read once at start-up.
+#[allow(clippy::result_large_err)]
+pub(crate) fn strict_setting(value: Option<&str>) -> Result<Option<bool>, Diagnostic> {
+    let Some(raw) = value else {
+        return Ok(None);
+    };
+    let word = raw.trim().to_ascii_lowercase();
+    if word.is_empty() {
+        return Ok(None);
+    }
+    if STRICT_ON.contains(&word.as_str()) {
+        return Ok(Some(true));
+    }
+    if STRICT_OFF.contains(&word.as_str()) {
+        return Ok(Some(false));
+    }
+    let line = format!("{STRICT_VAR}={raw}");
+    let source = Arc::new(Source::new("environment", line));
+    let at = STRICT_VAR.len() + 1;
+    let span = crate::diagnostic::Span::new(source, at..at + raw.len());
+    Err(Diagnostic::error(
+        STRICT_VAR,
+        format!(
+            "{STRICT_VAR} is `{}`, which turns strict mode neither on nor off",
+            crate::diagnostic::shown(raw)
+        ),
+    )
+    .at(Some(span), "not a strict-mode setting")
+    .note(format!(
+        "{STRICT_VAR} takes {} (on) or {} (off), in any case",
+        STRICT_ON.join(", "),
+        STRICT_OFF.join(", ")
+    ))
+    .note(format!(
+        "set {STRICT_VAR}=1 for strict mode, or unset it (or set {STRICT_VAR}=0) for the default"
+    )))
+}
+
 /// The environment variables a load reads, injectable so tests never touch
 /// the process environment.
 ///

@@ -65,6 +65,25 @@ fn findings(p: &ResolvedPolicy) -> Vec<Finding> {
         ];
         out.push(f);
     }
+    // Every wait is a multiple of base, raised to min_delay (waits are
+    // clamped into [min_delay, cap] after jitter): with both zero, a failing
+    // call retries at once, as fast as the other side can fail.
+    if retries
+        && policy.base().is_zero()
+        && policy.min_delay().is_zero()
+        && set(Key::Base).is_some()
+    {
+        let mut f = finding(
+            Key::Base,
+            "base is 0, so every wait is 0: a hot retry loop".into(),
+            "no wait",
+        );
+        f.notes = vec![
+            "a failing call retries at once, as fast as the other side fails, and a fleet of them floods a service that is already down".into(),
+            "set base to at least 1ms (e.g. base = \"100ms\"), or max_attempts = 1 to not retry".into(),
+        ];
+        out.push(f);
+    }
     match policy.deadline() {
         Some(deadline) if retries => out.extend(against_deadline(p, deadline, finding)),
         Some(_) => {}

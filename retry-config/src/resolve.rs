@@ -2,10 +2,12 @@
 //! selection, `extends` chains, overlays in their documented order, and
 //! retry-core's own validation mapped back to the text that set each value.
 
+use crate::diagnostic::shown;
 use crate::diagnostic::{Diagnostic, Diagnostics, Span};
 use crate::document::{Document, Named};
 use crate::env::{EnvOverlays, collisions, env_name};
 use crate::layers::{Fields, Layer};
+use crate::limits::MAX_EXTENDS_DEPTH;
 use crate::schema::engine::{build_budget, build_policy, report};
 use crate::schema::{Key, Value};
 use chain::{Broken, Chains, Lineage};
@@ -360,6 +362,19 @@ fn chain_error(broken: Broken<'_>, policies: &[Named]) -> Diagnostic {
             policies.iter().map(|p| p.name.as_str()),
         ))
         .note("`extends` names another [policies.NAME] table in this file"),
+        Broken::TooDeep { from } => Diagnostic::error(
+            format!("policies.{}.extends", from.name),
+            format!(
+                "policy `{}` has more than {MAX_EXTENDS_DEPTH} ancestors through `extends`, but a chain may be at most {MAX_EXTENDS_DEPTH} deep",
+                shown(&from.name)
+            ),
+        )
+        .at(
+            from.extends.as_ref().map(|(_, s)| s.clone()),
+            "too deep",
+        )
+        .note("the limit (MAX_EXTENDS_DEPTH in retry-config) bounds the time and memory a load takes")
+        .note("extend a policy nearer the root, or move shared settings to [defaults]"),
         Broken::Cycle(mut members) => {
             // Start at the smallest name, so the same ring reads the same
             // whichever policy led into it.

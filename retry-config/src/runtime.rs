@@ -4,7 +4,7 @@
 
 use crate::config::{Config, Options};
 use crate::diagnostic::{Diagnostic, Diagnostics};
-use crate::env::Env;
+use crate::env::{self, Env};
 use crate::read::{FileOrigin, read_file};
 use retry_core::Registry;
 use retry_core::registry;
@@ -41,6 +41,8 @@ pub struct Setup {
     search: Option<Found>,
     /// Strict mode: see [`Setup::strict`].
     strict: bool,
+    /// A `RETRY_STRICT` value that is neither on nor off: an error at load.
+    strict_problem: Option<Diagnostic>,
     /// Whether `install` prints the configuration's warnings.
     report_warnings: bool,
 }
@@ -57,6 +59,7 @@ impl Setup {
             options: Options::default(),
             search: None,
             strict: false,
+            strict_problem: None,
             report_warnings: true,
         }
     }
@@ -67,7 +70,9 @@ impl Setup {
     /// from the working directory, else the file each `#[retry]` call site
     /// was checked against at build time. The profile is `RETRY_PROFILE`;
     /// overrides come from `RETRY_POLICY__*` / `RETRY_BUDGET__*`; strict mode
-    /// from `RETRY_STRICT=1`.
+    /// from `RETRY_STRICT` (`1`, `true`, `yes`, `on` or `0`, `false`, `no`,
+    /// `off`, any case; empty is unset; any other value makes
+    /// [`load`](Self::load) and [`install`](Self::install) fail, naming it).
     ///
     /// ```
     /// let setup = retry_config::Setup::from_env();
@@ -90,11 +95,19 @@ impl Setup {
         {
             options = options.profile(p);
         }
+        let (from_env, strict_problem) = match std::env::var_os(env::STRICT_VAR) {
+            None => (None, None),
+            Some(v) => match env::strict_setting(Some(&v.to_string_lossy())) {
+                Ok(on) => (on, None),
+                Err(d) => (None, Some(d)),
+            },
+        };
         Setup {
             path,
             options,
             search: Some(found),
-            strict: loader::is_strict(),
+            strict: from_env.unwrap_or(false) || loader::is_strict(),
+            strict_problem,
             report_warnings: true,
         }
     }
@@ -152,16 +165,35 @@ impl Setup {
     /// assert!(retry_config::Setup::new("/no/such/file.toml").load().is_err());
     /// ```
     pub fn load(&self) -> Result<Config, Diagnostics> {
+        // A bad RETRY_STRICT is reported with whatever else is wrong.
+        let with_strict = |diags: Diagnostics| -> Diagnostics {
+            self.strict_problem
+                .iter()
+                .cloned()
+                .chain(diags.into_iter_owned())
+                .collect()
+        };
+        let loaded = self.load_file();
+        match (&self.strict_problem, loaded) {
+            (None, loaded) => loaded,
+            (Some(_), Ok(_)) => Err(with_strict(Diagnostics::new())),
+            (Some(_), Err(diags)) => Err(with_strict(diags)),
+        }
+    }
+
+    /// [`load`](Self::load) without the environment's own settings.
+    fn load_file(&self) -> Result<Config, Diagnostics> {
         if let Some(search) = &self.search
             && search.file.is_none()
         {
-            return Err(std::iter::once(not_found(search)).collect());
+            return Err(not_found(search));
         }
         // A file found by the walk or the build (not named) gets the hints
         // for a default location; a named one, those for a path given.
         let origin = match self.search.as_ref().map(|s| s.how) {
             Some(How::Nearest | How::BuildTime) => FileOrigin::Default,
-            Some(How::Named) | None => FileOrigin::Given,
+            Some(How::Named) => FileOrigin::Env,
+            None => FileOrigin::Given,
         };
         let text = read_file(&self.path, origin)?;
         let mut options = self.options.clone();
@@ -383,18 +415,29 @@ pub fn reload() -> Result<Config, Diagnostics> {
     setup.install()
 }
 
-/// The diagnostic for a discovery that found no file: every path it tried.
-fn not_found(search: &Found) -> Diagnostic {
-    Diagnostic::error(
-        "",
-        format!(
-            "no policy file found (searched {})",
-            search.searched_list()
+/// Why a discovery found no file: the file `RETRY_CONFIG` names, read for
+/// the reason (missing, a directory, ...) worded as the `retry-policy` tool
+/// words it ([`read_file`] with [`FileOrigin::Env`]); else every path tried.
+fn not_found(search: &Found) -> Diagnostics {
+    if search.how == How::Named
+        && let Some(named) = search.searched.first()
+        && let Err(diags) = read_file(named, FileOrigin::Env)
+    {
+        return diags;
+    }
+    std::iter::once(
+        Diagnostic::error(
+            "",
+            format!(
+                "no policy file found (searched {})",
+                search.searched_list()
+            ),
+        )
+        .note(
+            "create retry.toml in the working directory or one above it, or set RETRY_CONFIG to the file's path",
         ),
     )
-    .note(
-        "create retry.toml in the working directory or one above it, or set RETRY_CONFIG to the file's path",
-    )
+    .collect()
 }
 
 /// Call sites the configuration cannot serve, as errors: a policy it lacks,
@@ -458,10 +501,12 @@ pub(crate) fn lazy_load() {
     let path = setup.path.display().to_string();
     let strict = setup.strict;
     if let Some(search) = setup.search.as_ref().filter(|s| s.file.is_none()) {
-        let why = format!(
-            "nothing was loaded: no policy file found (searched {})",
-            search.searched_list()
-        );
+        let problem = not_found(search)
+            .iter()
+            .next()
+            .map(|d| d.message.clone())
+            .unwrap_or_default();
+        let why = format!("nothing was loaded: {problem}");
         loader::set_origin(why.clone());
         if strict {
             eprintln!("retry-config: {why}; strict mode (RETRY_STRICT) stops the program");

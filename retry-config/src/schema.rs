@@ -139,7 +139,7 @@ pub(crate) fn read(
     cx: &Cx<'_>,
     diags: &mut Diagnostics,
 ) -> Option<Value> {
-    match parse_value(key, value, cx) {
+    match parse_value(key, value, cx, diags) {
         Ok(parsed) => {
             if key.kind() == Kind::Classes {
                 classes::check(value, cx, diags);
@@ -153,11 +153,14 @@ pub(crate) fn read(
     }
 }
 
-/// Reads `value` as `key`'s type; the error says what was expected and how to write it.
+/// Reads `value` as `key`'s type; the error says what was expected and how
+/// to write it. A list whose several items are bad adds all but the last
+/// item's problem to `diags`, and returns the last.
 fn parse_value(
     key: Key,
     value: &toml::Spanned<DeValue<'_>>,
     cx: &Cx<'_>,
+    diags: &mut Diagnostics,
 ) -> Result<Value, Diagnostic> {
     let range = value.span();
     let wrong_type = |expected: &str| {
@@ -221,8 +224,12 @@ fn parse_value(
             }
         }
         Kind::Classes => classes(value, cx).map(Value::Classes),
-        Kind::Statuses => http::statuses(key, value, cx).map(Value::Statuses),
-        Kind::Methods => http::methods(key, value, cx).map(Value::Methods),
+        Kind::Statuses => http::statuses(key, value, cx)
+            .map(Value::Statuses)
+            .map_err(|problems| all_but_last(problems, diags)),
+        Kind::Methods => http::methods(key, value, cx)
+            .map(Value::Methods)
+            .map_err(|problems| all_but_last(problems, diags)),
         Kind::Bytes => {
             let Some(int) = value.get_ref().as_integer() else {
                 return Err(wrong_type("a whole number of bytes"));
@@ -278,6 +285,13 @@ fn parse_value(
             Ok(Value::MaybeStore((s != NONE).then(|| s.to_owned())))
         }
     }
+}
+
+/// Adds every problem but the last to `diags`, and returns the last (there is at least one).
+fn all_but_last(mut problems: Vec<Diagnostic>, diags: &mut Diagnostics) -> Diagnostic {
+    let last = problems.pop();
+    problems.into_iter().for_each(|d| diags.push(d));
+    last.unwrap_or_else(|| Diagnostic::error("", "a list was rejected without a reason"))
 }
 
 pub(crate) fn type_name(value: &DeValue<'_>) -> &'static str {

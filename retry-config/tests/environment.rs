@@ -97,3 +97,35 @@ fn known_variables_and_other_prefixes_do_not_warn() {
     ]);
     assert!(w.is_empty(), "{}", w.render());
 }
+
+#[test]
+fn a_profile_name_with_surrounding_whitespace_is_refused_clearly() {
+    let text = "[policies.a]\ncap = \"1s\"\n[profiles.test]\n";
+    let diags = Config::load_str(text, "retry.toml", &Options::new().profile(" test")).unwrap_err();
+    let e = diags.errors().next().unwrap();
+    assert!(e.message.contains("whitespace"), "{}", e.message);
+    assert_eq!(e.suggestion.as_deref(), Some("test"));
+    let rendered = diags.render();
+    assert!(!rendered.contains("[profiles. test]"), "{rendered}");
+}
+
+#[test]
+fn control_characters_in_quoted_names_are_escaped() {
+    let diags = Config::load_str(
+        "[policies.a]\ncap = \"1s\"\n",
+        "retry.toml",
+        &Options::new().profile("te\u{1b}[31mst"),
+    )
+    .unwrap_err();
+    let rendered = format!("{diags}{}", diags.render());
+    assert!(!rendered.contains('\u{1b}'), "{rendered:?}");
+    assert!(rendered.contains("te\\u{1b}[31mst"), "{rendered}");
+    let text = "[policies.\"a\\u001bb\"]\ncap = \"1s\"\njitter = \"none\"\n";
+    let diags = Config::load_str(text, "retry.toml", &Options::new()).unwrap_err();
+    let rendered = format!("{diags}{}{}", diags.render(), diags.render_ansi());
+    assert!(
+        rendered.contains("invalid policy name `a\\u{1b}b`"),
+        "{rendered}"
+    );
+    assert!(!rendered.contains("a\u{1b}b"), "{rendered:?}");
+}

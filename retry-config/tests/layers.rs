@@ -171,14 +171,16 @@ fn cycles_are_reported_once_and_other_policies_still_checked() {
 }
 
 #[test]
-fn a_long_chain_resolves() {
+fn a_chain_as_deep_as_the_limit_resolves() {
+    let deepest = retry_config::MAX_EXTENDS_DEPTH;
     let mut text = String::from("[policies.p0]\ncap = \"1s\"\nmax_attempts = 2\n");
-    for i in 1..200 {
+    for i in 1..=deepest {
         text.push_str(&format!("[policies.p{i}]\nextends = \"p{}\"\n", i - 1));
     }
     let c = Config::load_str(&text, "f", &Options::new()).unwrap();
-    assert_eq!(c.policy("p199").unwrap().max_attempts(), Some(2));
-    assert_eq!(c.extends("p199").unwrap().len(), 199);
+    let last = format!("p{deepest}");
+    assert_eq!(c.policy(&last).unwrap().max_attempts(), Some(2));
+    assert_eq!(c.extends(&last).unwrap().len(), deepest);
 }
 
 #[test]

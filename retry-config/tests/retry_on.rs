@@ -114,3 +114,87 @@ fn a_misspelt_class_from_the_environment_names_the_variable() {
     assert_eq!(e.suggestion.as_deref(), Some("throttled"));
     assert_eq!(e.key, "RETRY_POLICY__A__RETRY_ON");
 }
+
+#[test]
+fn every_bad_status_is_reported_at_once_with_its_index() {
+    let text = "[policies.a]\ncap = \"1s\"\nretry_on_status = [999, 409, 200, -1]\n";
+    let diags = Config::load_str(text, "f.toml", &Options::new()).unwrap_err();
+    let errors: Vec<&Diagnostic> = diags.errors().collect();
+    assert_eq!(errors.len(), 3, "{}", diags.render());
+    for (d, index, value) in [
+        (errors[0], 0, "999"),
+        (errors[1], 2, "200"),
+        (errors[2], 3, "-1"),
+    ] {
+        assert!(
+            d.message.contains(&format!("`retry_on_status[{index}]`")),
+            "{}",
+            d.message
+        );
+        assert_eq!(d.span.as_ref().unwrap().text(), value);
+        assert!(d.message.contains("400 to 599"), "the rule: {}", d.message);
+    }
+    // From the environment, each bad item too, at its own text.
+    let env = Env::new().with("RETRY_POLICY__A__RETRY_ON_STATUS", "409, abc,700");
+    let diags = Config::load_str(
+        "[policies.a]\ncap = \"1s\"\n",
+        "f",
+        &Options::new().env(env),
+    )
+    .unwrap_err();
+    let texts: Vec<&str> = diags
+        .errors()
+        .map(|d| d.span.as_ref().unwrap().text())
+        .collect();
+    assert_eq!(texts, ["abc", "700"], "{}", diags.render());
+}
+
+#[test]
+fn every_bad_method_is_reported_and_a_fix_is_suggested_only_when_it_differs() {
+    let text =
+        "[policies.a]\ncap = \"1s\"\nretry_methods = [\"FOO BAR\", \"PATCH\", \"post\", 7]\n";
+    let diags = Config::load_str(text, "f.toml", &Options::new()).unwrap_err();
+    let errors: Vec<&Diagnostic> = diags.errors().collect();
+    assert_eq!(errors.len(), 3, "{}", diags.render());
+    let rendered = diags.render();
+    assert!(
+        !rendered.contains("instead of `FOO BAR`"),
+        "no suggestion equal to the input:\n{rendered}"
+    );
+    let foo = errors[0];
+    assert_eq!(foo.span.as_ref().unwrap().text(), "\"FOO BAR\"");
+    assert_eq!(foo.suggestion, None);
+    assert!(
+        foo.notes.join("\n").contains("upper case"),
+        "the rule is stated: {rendered}"
+    );
+    assert!(
+        foo.message.contains("`retry_methods[0]`"),
+        "{}",
+        foo.message
+    );
+    let post = errors[1];
+    assert_eq!(post.suggestion.as_deref(), Some("POST"));
+    assert!(
+        post.message.contains("`retry_methods[2]`"),
+        "{}",
+        post.message
+    );
+    assert!(
+        errors[2].message.contains("`retry_methods[3]`"),
+        "{}",
+        errors[2].message
+    );
+}
+
+#[test]
+fn known_classes_are_listed_once() {
+    let env = Env::new().with("RETRY_POLICY__A__RETRY_ON", "Transient");
+    let known = Options::new()
+        .known_classes(["transient", "conflict", "conflict"])
+        .env(env);
+    let e = first_error(&file("\"timeout\""), &known);
+    let notes = e.notes.join("\n");
+    assert_eq!(notes.matches("transient").count(), 1, "{notes}");
+    assert_eq!(notes.matches("conflict").count(), 1, "{notes}");
+}

@@ -86,3 +86,91 @@ fn strict_mode_ends_the_program_at_a_missing_policy() {
         "names the file loaded: {stderr}"
     );
 }
+
+/// `init()` in a child process with `vars` set; what it returned, rendered.
+fn init_with(test: &str, vars: &[(&str, &std::path::Path)]) -> String {
+    let mut command = Command::new(std::env::current_exe().unwrap());
+    command
+        .args(["--exact", test, "--nocapture"])
+        .env(CHILD, "init")
+        .env_remove("RETRY_STRICT")
+        .env_remove("RETRY_CONFIG")
+        .env_remove("RETRY_PROFILE");
+    for (k, v) in vars {
+        command.env(k, v);
+    }
+    let output = command.output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let start = stdout.find("<<<").expect("the child printed its outcome") + 3;
+    let end = stdout.find(">>>").unwrap();
+    stdout[start..end].to_owned()
+}
+
+/// In the child: runs `init()` and prints its outcome between markers.
+fn print_init() {
+    let outcome = match retry_config::init() {
+        Ok(_) => "ok".to_owned(),
+        Err(diags) => diags.render(),
+    };
+    println!("<<<{outcome}>>>");
+}
+
+#[test]
+fn an_unrecognised_retry_strict_is_an_error_naming_the_accepted_values() {
+    if std::env::var(CHILD).is_ok() {
+        return print_init();
+    }
+    let (_dir, path) = file();
+    let test = "an_unrecognised_retry_strict_is_an_error_naming_the_accepted_values";
+    for value in ["2", "enabled", "o n"] {
+        let rendered = init_with(
+            test,
+            &[
+                ("RETRY_CONFIG", &path),
+                ("RETRY_STRICT", std::path::Path::new(value)),
+            ],
+        );
+        assert!(rendered.contains("RETRY_STRICT"), "{value:?}: {rendered}");
+        assert!(
+            rendered.contains("1, true, yes, on") && rendered.contains("0, false, no, off"),
+            "the accepted values: {rendered}"
+        );
+        assert!(rendered.contains("unset"), "the fix: {rendered}");
+    }
+    // Empty is unset, as for RETRY_CONFIG and RETRY_PROFILE.
+    for value in [" On ", "0", "FALSE", "yes", ""] {
+        let rendered = init_with(
+            test,
+            &[
+                ("RETRY_CONFIG", &path),
+                ("RETRY_STRICT", std::path::Path::new(value)),
+            ],
+        );
+        assert_eq!(rendered, "ok", "{value:?}");
+    }
+}
+
+#[test]
+fn init_words_a_bad_retry_config_as_the_tool_does() {
+    if std::env::var(CHILD).is_ok() {
+        return print_init();
+    }
+    let test = "init_words_a_bad_retry_config_as_the_tool_does";
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing.toml");
+    let rendered = init_with(test, &[("RETRY_CONFIG", &missing)]);
+    assert!(rendered.contains("cannot read"), "{rendered}");
+    assert!(
+        rendered.contains("RETRY_CONFIG names this file"),
+        "{rendered}"
+    );
+    assert!(!rendered.contains("set RETRY_CONFIG"), "{rendered}");
+    let rendered = init_with(test, &[("RETRY_CONFIG", dir.path())]);
+    assert!(rendered.contains("it is a directory"), "{rendered}");
+    assert!(!rendered.contains("no policy file found"), "{rendered}");
+}

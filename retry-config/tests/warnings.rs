@@ -85,3 +85,40 @@ fn an_attempt_limit_that_bounds_nothing_warns_at_the_limit() {
         warnings(&bounded).render()
     );
 }
+
+#[test]
+fn a_zero_base_on_a_policy_that_retries_is_a_hot_loop() {
+    for base in ["\"0ms\"", "\"0s\"", "\"0.1ns\""] {
+        let text = format!("[policies.hot]\nbase = {base}\ncap = \"1s\"\nmax_attempts = 5\n");
+        let w = warnings(&text);
+        let d = only(&w);
+        assert_eq!(d.key, "policies.hot.base");
+        assert_eq!(d.span.as_ref().unwrap().text(), base);
+        assert!(d.message.contains("policy `hot`"), "{}", d.message);
+        assert!(d.message.contains("hot retry loop"), "{}", d.message);
+        let notes = d.notes.join("\n");
+        assert!(
+            notes.contains("at least 1ms") && notes.contains("max_attempts = 1"),
+            "{notes}"
+        );
+    }
+    // Unlimited attempts under a deadline retry too.
+    let unlimited =
+        "[policies.hot]\nbase = \"0ms\"\ncap = \"1s\"\nmax_attempts = 0\ndeadline = \"1m\"\n";
+    assert_eq!(
+        warnings(unlimited).len(),
+        1,
+        "{}",
+        warnings(unlimited).render()
+    );
+    // No retry, or a floor under every wait: not hot.
+    let once = "[policies.a]\nbase = \"0ms\"\ncap = \"1s\"\nmax_attempts = 1\n";
+    assert!(warnings(once).is_empty(), "{}", warnings(once).render());
+    let floored =
+        "[policies.a]\nbase = \"0ms\"\nmin_delay = \"1ms\"\ncap = \"1s\"\nmax_attempts = 5\n";
+    assert!(
+        warnings(floored).is_empty(),
+        "{}",
+        warnings(floored).render()
+    );
+}

@@ -9,6 +9,7 @@
 //! finished.)
 
 use crate::document::Named;
+use crate::limits::MAX_EXTENDS_DEPTH;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -20,6 +21,9 @@ pub(crate) enum Broken<'a> {
     Unknown { from: &'a Named, target: &'a str },
     /// These policies extend each other in a ring, in `extends` order.
     Cycle(Vec<&'a Named>),
+    /// `from` has more than [`MAX_EXTENDS_DEPTH`] ancestors (the first such
+    /// policy of its chain; the ones extending it are skipped quietly).
+    TooDeep { from: &'a Named },
 }
 
 /// The policies that `extends` links, by index into the file's policies.
@@ -60,16 +64,23 @@ impl Chains {
             .collect();
         let mut marks = vec![Mark::Unvisited; policies.len()];
         let mut parents = vec![None; policies.len()];
+        // How many ancestors each policy with a valid chain has.
+        let mut depths = vec![0usize; policies.len()];
         let mut order = Vec::with_capacity(policies.len());
         let mut walk = Vec::new();
         for start in 0..policies.len() {
             // Follow `extends` until a root, a policy already settled, a
             // missing parent or a policy of this same walk (a cycle).
             let mut current = start;
+            // The depth of the walk's farthest policy, when its chain is valid.
+            let mut depth = 0;
             let end = loop {
                 match marks[current] {
                     Mark::Unvisited => {}
-                    settled => break settled,
+                    settled => {
+                        depth = depths[current] + 1;
+                        break settled;
+                    }
                 }
                 marks[current] = Mark::OnWalk;
                 walk.push(current);
@@ -92,13 +103,22 @@ impl Chains {
                     }
                 }
             };
-            // The walk ran child to ancestor: settle it ancestor first.
+            // The walk ran child to ancestor: settle it ancestor first. The
+            // first policy past the depth limit breaks the rest of the walk
+            // (which extends it), reported once.
+            let mut end = end;
             for &i in walk.iter().rev() {
+                if end == Mark::Valid && depth > MAX_EXTENDS_DEPTH {
+                    report(Broken::TooDeep { from: &policies[i] });
+                    end = Mark::Broken;
+                }
                 marks[i] = end;
                 if end == Mark::Valid {
                     parents[i] = Some(declared[i].and_then(Result::ok));
+                    depths[i] = depth;
                     order.push(i);
                 }
+                depth += 1;
             }
             walk.clear();
         }
@@ -194,7 +214,9 @@ mod tests {
             Broken::Cycle(members) => {
                 cycles.push(members.iter().map(|m| m.name.clone()).collect::<Vec<_>>())
             }
-            Broken::Unknown { .. } => panic!("no unknown parent"),
+            Broken::Unknown { .. } | Broken::TooDeep { .. } => {
+                panic!("no unknown parent, nothing too deep")
+            }
         });
         assert_eq!(cycles, [["a", "b"]]);
         // Only `ok` has a valid chain; `x` leads into the cycle and is not reported.

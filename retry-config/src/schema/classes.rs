@@ -18,7 +18,13 @@ use toml::de::DeValue;
 pub(crate) fn check(value: &Spanned<DeValue<'_>>, cx: &Cx<'_>, diags: &mut Diagnostics) {
     let mut candidates: Vec<&str> = BUILT_IN.to_vec();
     if let Some(known) = cx.known_classes {
-        candidates.extend(known.iter().map(String::as_str));
+        // A declared class may repeat a built-in one (or another declaration):
+        // each is listed, and judged, once.
+        for class in known {
+            if !candidates.contains(&class.as_str()) {
+                candidates.push(class);
+            }
+        }
     }
     for (class, range) in written(value) {
         // An empty name is retry-core's rule, reported with the policy.

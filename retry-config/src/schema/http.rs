@@ -19,12 +19,21 @@ fn items<'v>(
 ) -> Result<Vec<Item<'v>>, Diagnostic> {
     match value.get_ref() {
         DeValue::Array(items) => Ok(items.iter().map(Item::Toml).collect()),
-        DeValue::String(s) if cx.env_var.is_some() => Ok(s
-            .split(',')
-            .map(str::trim)
-            .filter(|i| !i.is_empty())
-            .map(|i| Item::Text(i.to_owned(), value.span()))
-            .collect()),
+        DeValue::String(s) if cx.env_var.is_some() => {
+            // Each entry at its own text, so that each bad one is shown where it is.
+            let mut start = value.span().start;
+            let mut out = Vec::new();
+            for part in s.split(',') {
+                let lead = part.len() - part.trim_start().len();
+                let entry = part.trim();
+                if !entry.is_empty() {
+                    let at = start + lead..start + lead + entry.len();
+                    out.push(Item::Text(entry.to_owned(), at));
+                }
+                start += part.len() + 1;
+            }
+            Ok(out)
+        }
         other => Err(cx
             .error(
                 value.span(),
@@ -41,68 +50,182 @@ fn items<'v>(
 
 enum Item<'v> {
     Toml(&'v toml::Spanned<DeValue<'v>>),
-    /// A comma-separated entry of an environment variable, and the variable's span.
+    /// A comma-separated entry of an environment variable, and its range.
     Text(String, std::ops::Range<usize>),
 }
 
-/// `retry_on_status`: whole numbers that can be status codes.
+/// The statuses `retry_on_status` accepts: HTTP error statuses. This is
+/// retry-core's rule (a unit test holds the two together); it is checked
+/// here too so that every bad item is reported at once, each at its text.
+const ERROR_STATUSES: std::ops::RangeInclusive<u16> = 400..=599;
+
+/// Every item read, or every item's problem (not only the first).
+fn each<T>(
+    results: impl Iterator<Item = Result<T, Diagnostic>>,
+) -> Result<Vec<T>, Vec<Diagnostic>> {
+    let mut values = Vec::new();
+    let mut problems = Vec::new();
+    for result in results {
+        match result {
+            Ok(v) => values.push(v),
+            Err(d) => problems.push(d),
+        }
+    }
+    if problems.is_empty() {
+        Ok(values)
+    } else {
+        Err(problems)
+    }
+}
+
+/// `retry_on_status`: HTTP error statuses; every item that is not one is
+/// reported, with its index and the rule.
 pub(super) fn statuses(
     key: Key,
     value: &toml::Spanned<DeValue<'_>>,
     cx: &Cx<'_>,
-) -> Result<Vec<u16>, Diagnostic> {
-    let not_a_status = |range, found: String| {
+) -> Result<Vec<u16>, Vec<Diagnostic>> {
+    let name = key.name();
+    let fix = || format!("write it as: {}", cx.fix(key, key.example()));
+    let not_a_status = |index: usize, range, found: String| {
         cx.error(
             range,
-            format!("`{}` lists HTTP status codes, found {found}", key.name()),
+            format!(
+                "`{name}[{index}]` must be an HTTP status code from {} to {}, found {found}",
+                ERROR_STATUSES.start(),
+                ERROR_STATUSES.end()
+            ),
             "not a status code",
         )
-        .note(format!("write it as: {}", cx.fix(key, key.example())))
+        .note(fix())
     };
-    items(key, value, cx, "HTTP status codes")?
-        .into_iter()
-        .map(|item| match item {
+    let not_an_error = |index: usize, range, code: &str| {
+        cx.error(
+            range,
+            format!(
+                "`{name}[{index}]` is {code}, but the list takes HTTP error statuses, from {} to {}",
+                ERROR_STATUSES.start(),
+                ERROR_STATUSES.end()
+            ),
+            "not an error status",
+        )
+        .note(format!(
+            "remove {code} (the list adds error statuses to retry, such as 409; a success or redirect is never retried)"
+        ))
+    };
+    let items = items(key, value, cx, "HTTP status codes").map_err(|d| vec![d])?;
+    each(items.into_iter().enumerate().map(|(index, item)| {
+        let (number, range, shown) = match item {
             Item::Toml(item) => {
                 let Some(int) = item.get_ref().as_integer() else {
                     return Err(not_a_status(
+                        index,
                         item.span(),
                         type_name(item.get_ref()).to_owned(),
                     ));
                 };
-                i128::from_str_radix(int.as_str(), int.radix())
-                    .ok()
-                    .and_then(|n| u16::try_from(n).ok())
-                    .ok_or_else(|| not_a_status(item.span(), int.to_string()))
+                let number = i128::from_str_radix(int.as_str(), int.radix()).ok();
+                (number, item.span(), int.to_string())
             }
-            Item::Text(text, range) => text
-                .parse()
-                .map_err(|_| not_a_status(range, format!("`{text}`"))),
-        })
-        .collect()
+            Item::Text(text, range) => {
+                let shown = format!("`{}`", text.escape_debug());
+                (text.parse::<i128>().ok(), range, shown)
+            }
+        };
+        match number {
+            None => Err(not_a_status(index, range, shown)),
+            Some(n) => match u16::try_from(n).ok().filter(|c| ERROR_STATUSES.contains(c)) {
+                Some(code) => Ok(code),
+                None => Err(not_an_error(index, range, &n.to_string())),
+            },
+        }
+    }))
 }
 
-/// `retry_methods`: strings (their form is retry-core's rule).
+/// Whether `method` is an HTTP method as RFC 9110 writes it (a token), in
+/// upper case: retry-core's rule (a unit test holds the two together).
+fn is_method(method: &str) -> bool {
+    !method.is_empty()
+        && method.bytes().all(|b| {
+            b.is_ascii_uppercase() || b.is_ascii_digit() || b"!#$%&'*+-.^_`|~".contains(&b)
+        })
+}
+
+/// `retry_methods`: upper-case HTTP method names; every item that is not
+/// one is reported, with its index, the rule and (when one exists) the
+/// spelling that would be.
 pub(super) fn methods(
     key: Key,
     value: &toml::Spanned<DeValue<'_>>,
     cx: &Cx<'_>,
-) -> Result<Vec<String>, Diagnostic> {
-    items(key, value, cx, "HTTP method names")?
-        .into_iter()
-        .map(|item| match item {
-            Item::Toml(item) => item.get_ref().as_str().map(str::to_owned).ok_or_else(|| {
-                cx.error(
-                    item.span(),
-                    format!(
-                        "`{}` lists HTTP method names (strings), found {}",
-                        key.name(),
-                        type_name(item.get_ref())
-                    ),
-                    "not a method name",
-                )
-                .note(format!("write it as: {}", cx.fix(key, key.example())))
-            }),
-            Item::Text(text, _) => Ok(text),
-        })
-        .collect()
+) -> Result<Vec<String>, Vec<Diagnostic>> {
+    let name = key.name();
+    let rule = "an HTTP method is one word in upper case (methods are case-sensitive): letters A-Z, digits and !#$%&'*+-.^_`|~, e.g. PATCH";
+    let items = items(key, value, cx, "HTTP method names").map_err(|d| vec![d])?;
+    each(items.into_iter().enumerate().map(|(index, item)| {
+        let (method, range) = match item {
+            Item::Toml(item) => match item.get_ref().as_str() {
+                Some(s) => (s.to_owned(), item.span()),
+                None => {
+                    return Err(cx
+                        .error(
+                            item.span(),
+                            format!(
+                                "`{name}[{index}]` must be an HTTP method name (a string), found {}",
+                                type_name(item.get_ref())
+                            ),
+                            "not a method name",
+                        )
+                        .note(format!("write it as: {}", cx.fix(key, key.example()))));
+                }
+            },
+            Item::Text(text, range) => (text, range),
+        };
+        if is_method(&method) {
+            return Ok(method);
+        }
+        // Suggested only when it differs from what was written and is itself a method.
+        let fixed = method.trim().to_ascii_uppercase();
+        let suggestion = (fixed != method && is_method(&fixed)).then_some(fixed);
+        let mut d = cx
+            .error(
+                range,
+                format!(
+                    "`{name}[{index}]` is `{}`, which is not an HTTP method name in upper case",
+                    method.escape_debug()
+                ),
+                "not a method name",
+            )
+            .note(rule);
+        d = match suggestion {
+            Some(s) => d.suggest(Some(s)),
+            None => d.note("remove it, or write the method's name as the server expects it"),
+        };
+        Err(d)
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_status_and_method_rules_are_retry_cores() {
+        let builds = |codes: &[u16]| {
+            retry_core::Policy::builder()
+                .retry_on_status(codes.iter().copied())
+                .build()
+                .is_ok()
+        };
+        for code in [0, 200, 399, 400, 599, 600, u16::MAX] {
+            assert_eq!(builds(&[code]), ERROR_STATUSES.contains(&code), "{code}");
+        }
+        for method in ["PATCH", "M-SEARCH", "post", "FOO BAR", "", " GET"] {
+            let built = retry_core::Policy::builder()
+                .retry_methods([method])
+                .build()
+                .is_ok();
+            assert_eq!(built, is_method(method), "{method:?}");
+        }
+    }
 }

@@ -1,0 +1,46 @@
+//! The limits a load enforces, in one place. A policy file is a few
+//! kilobytes; these bound what a file within [`MAX_FILE_BYTES`](crate::MAX_FILE_BYTES)
+//! can ask of the loader (its time and memory), far beyond any real file.
+//! Each is checked before the work it bounds, and going past it is an error
+//! that names the limit and the fix.
+
+/// The most policies a file may define (`[policies.NAME]` tables): past it
+/// the file is refused before any policy is read. Every policy is resolved
+/// once per profile, so this bounds the cost of a load and of `check`.
+///
+/// ```
+/// let text: String = (0..=retry_config::MAX_POLICIES).map(|i| format!("[policies.p{i}]\n")).collect();
+/// let err = retry_config::Config::load_str(&text, "f", &Default::default()).unwrap_err();
+/// assert!(err.to_string().contains("at most 10000"));
+/// ```
+pub const MAX_POLICIES: usize = 10_000;
+
+/// The most budgets a file may define (`[budgets.NAME]` tables), checked like
+/// [`MAX_POLICIES`].
+///
+/// ```
+/// assert_eq!(retry_config::MAX_BUDGETS, 10_000);
+/// ```
+pub const MAX_BUDGETS: usize = 10_000;
+
+/// The most profiles a file may define: `check` resolves every policy once
+/// per profile, so this and [`MAX_POLICIES`] bound its work.
+///
+/// ```
+/// assert_eq!(retry_config::MAX_PROFILES, 100);
+/// ```
+pub const MAX_PROFILES: usize = 100;
+
+/// The deepest `extends` chain: a policy may have at most this many
+/// ancestors. A policy past it is an error (once, at its `extends`) before
+/// any chain is resolved.
+///
+/// ```
+/// let mut text = String::from("[policies.p0]\n");
+/// for i in 1..=retry_config::MAX_EXTENDS_DEPTH + 1 {
+///     text.push_str(&format!("[policies.p{i}]\nextends = \"p{}\"\n", i - 1));
+/// }
+/// let err = retry_config::Config::load_str(&text, "f", &Default::default()).unwrap_err();
+/// assert!(err.to_string().contains("at most 32"));
+/// ```
+pub const MAX_EXTENDS_DEPTH: usize = 32;
