@@ -455,12 +455,22 @@ fn chain(n: usize) -> String {
 }
 
 #[test]
-fn a_5000_deep_extends_chain_loads() {
-    // Walking every policy's chain from scratch, each step a linear search,
-    // was cubic: 2,000 deep took 8.7 s, 5,000 never finished. Resolving each
-    // policy once from its parent makes this a moment's work.
-    let n = 5000;
+fn the_deepest_allowed_extends_chain_loads_and_a_deeper_one_is_one_clear_error() {
+    // A 5,000-deep chain once never finished (each policy's chain walked
+    // from scratch); now `extends` is at most MAX_EXTENDS_DEPTH deep, and a
+    // deeper chain is refused at once, naming the key and the limit.
     let dir = tempfile::tempdir().unwrap();
+    let too_deep = write(dir.path(), "too-deep.toml", &chain(5000));
+    let out = run(&["check", too_deep.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    let said = format!("{}{}", stdout(&out), stderr(&out));
+    assert!(said.contains("extends"), "{said}");
+    assert!(
+        said.contains(&retry_config::MAX_EXTENDS_DEPTH.to_string()),
+        "{said}"
+    );
+
+    let n = retry_config::MAX_EXTENDS_DEPTH + 1;
     let file = write(dir.path(), "deep.toml", &chain(n));
     let path = file.to_str().unwrap();
     let out = run(&["check", path]);
