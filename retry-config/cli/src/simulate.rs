@@ -63,10 +63,10 @@ pub struct Args {
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     horizon: Option<Duration>,
     /// Calls after which a policy's run stops, clients still retrying left
-    /// unfinished (herd): what bounds the time a run can take
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_CALLS,
+    /// unfinished (herd): what bounds the time a run can take [default: 100000000]
+    #[arg(long, value_name = "N",
           value_parser = clap::value_parser!(u64).range(1..=MAX_CALLS))]
-    max_calls: u64,
+    max_calls: Option<u64>,
     /// Model the clients' timer (herd): wake-ups rounded up to this grid,
     /// each call answered the instant it is made (tokio's timer: 1ms)
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
@@ -225,7 +225,7 @@ fn run_herd<'a>(args: &Args, policies: Vec<Named<'a>>) -> Result<HerdRun<'a>, Cl
         capacity: args.capacity.unwrap_or(DEFAULT_CAPACITY),
         tick: args.tick.unwrap_or(DEFAULT_TICK),
         horizon: args.horizon.unwrap_or(Herd::default().horizon),
-        max_calls: args.max_calls,
+        max_calls: args.max_calls.unwrap_or(DEFAULT_MAX_CALLS),
         seed: args.seed,
         timer: args.timer_resolution.map(|resolution| TimerModel {
             resolution,
@@ -277,6 +277,8 @@ fn herd_only(args: &Args) -> Result<(), CliError> {
         ("--tick", args.tick.is_some()),
         ("--outage", args.outage.is_some()),
         ("--capacity", args.capacity.is_some()),
+        ("--max-calls", args.max_calls.is_some()),
+        ("--timer-resolution", args.timer_resolution.is_some()),
     ];
     let lines: Vec<String> = given
         .iter()

@@ -801,7 +801,13 @@ fn huge_names_are_clipped_and_never_panic() {
 /// Issue 22: `--scenario contention` silently ignored the herd's flags.
 #[test]
 fn simulate_contention_refuses_the_herds_flags() {
-    for (flag, value) in [("--tick", "2ms"), ("--outage", "5s"), ("--capacity", "50")] {
+    for (flag, value) in [
+        ("--tick", "2ms"),
+        ("--outage", "5s"),
+        ("--capacity", "50"),
+        ("--max-calls", "1000"),
+        ("--timer-resolution", "1ms"),
+    ] {
         let out = run(&[
             "simulate",
             "--scenario",
