@@ -48,15 +48,15 @@ pub fn run(args: Args, cx: &Context) -> Result<ExitCode, CliError> {
     match args.format {
         Format::Json => {
             for d in &diags {
-                println!("{}", json(d));
+                outln!("{}", json(d));
             }
         }
-        Format::Short => print!("{diags}"),
-        Format::Human if diags.is_empty() => println!("{}: ok ({scope})", path.display()),
+        Format::Short => out!("{diags}"),
+        Format::Human if diags.is_empty() => outln!("{}: ok ({scope})", path.display()),
         Format::Human => {
-            print!("{}", cx.render(&diags, Stream::Stdout));
+            out!("{}", cx.render(&diags, Stream::Stdout));
             if !diags.has_errors() {
-                println!("{}: ok with warnings ({scope})", path.display());
+                outln!("{}: ok with warnings ({scope})", path.display());
             }
         }
     }

@@ -22,22 +22,22 @@ pub fn run(args: Args, cx: &Context) -> Result<ExitCode, CliError> {
         .unwrap_or_default();
     let fields = match config.explain(&args.name) {
         Some(fields) => {
-            println!("policy `{}`{profile}", args.name);
+            outln!("policy `{}`{profile}", args.name);
             let chain = config.extends(&args.name).unwrap_or_default();
             if !chain.is_empty() {
-                println!("extends: {}", chain.join(" → "));
+                outln!("extends: {}", chain.join(" → "));
             }
             fields
         }
         None => match config.explain_budget(&args.name) {
             Some(fields) => {
-                println!("budget `{}`{profile}", args.name);
+                outln!("budget `{}`{profile}", args.name);
                 fields
             }
             None => return Err(super::find_policy(&config, &args.name).unwrap_err()),
         },
     };
-    print!("{}", table(&fields));
+    out!("{}", table(&fields));
     Ok(ExitCode::SUCCESS)
 }
 

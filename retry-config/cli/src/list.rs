@@ -12,7 +12,7 @@ pub struct Args {}
 /// Prints the policies, then the budgets.
 pub fn run(_args: Args, cx: &Context) -> Result<ExitCode, CliError> {
     let config = cx.load()?;
-    print!("{}", render(&config));
+    out!("{}", render(&config));
     Ok(ExitCode::SUCCESS)
 }
 

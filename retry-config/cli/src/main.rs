@@ -12,6 +12,18 @@ use retry_config::{Config, Env, FileOrigin, Options};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+/// `print!` for the tool's output: a reader that closed stdout (`| head`)
+/// ends the tool quietly with status 0, as `head` expects of the command
+/// before it, instead of a panic (see [`emit`]).
+macro_rules! out {
+    ($($arg:tt)*) => { $crate::emit(&format!($($arg)*)) };
+}
+
+/// `println!` for the tool's output (see [`out!`]).
+macro_rules! outln {
+    ($($arg:tt)*) => { $crate::emit(&format!("{}\n", format_args!($($arg)*))) };
+}
+
 mod check;
 mod explain;
 mod list;
@@ -228,6 +240,24 @@ impl CliError {
             message: format!("error: {}\n", message.into()),
             code: 2,
         }
+    }
+}
+
+/// Writes `text` to stdout. A closed stdout (a reader such as `head` that
+/// has read enough) ends the tool with status 0; any other write error is
+/// said on stderr and ends it with status 2 (the command could not run).
+pub fn emit(text: &str) {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    if let Err(e) = stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("error: cannot write to stdout: {e}");
+        std::process::exit(2);
     }
 }
 

@@ -62,13 +62,13 @@ pub fn run(args: Args, cx: &Context) -> Result<ExitCode, CliError> {
     let (rows, end) = schedule(policy, seed, shown);
     let profile = config.profile();
     match args.format {
-        Format::Table => print!(
+        Format::Table => out!(
             "{}",
             table(&args.policy, profile, policy, seed, &rows, &end)
         ),
         Format::Json => {
             let value = json(&args.policy, profile, policy, seed, &rows, &end);
-            println!(
+            outln!(
                 "{}",
                 serde_json::to_string_pretty(&value).unwrap_or_default()
             );

@@ -149,7 +149,7 @@ pub fn run(args: Args, cx: &Context) -> Result<ExitCode, CliError> {
             CliError::usage(format!("cannot write the plot to {}: {e}", path.display()))
         })?;
     }
-    print!("{}", output.text);
+    out!("{}", output.text);
     Ok(ExitCode::SUCCESS)
 }
 

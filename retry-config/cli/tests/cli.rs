@@ -856,3 +856,34 @@ fn a_zero_timer_resolution_gets_one_clear_fix() {
     assert!(text.contains("at least 10ms"), "{text}");
     assert!(text.contains("a tick of at most 2ms"), "{text}");
 }
+
+/// Issue 22: a reader that closes stdout early (`| head -1`) made the tool
+/// panic on the broken pipe (status 101). It now stops quietly, status 0.
+#[test]
+fn a_closed_stdout_ends_the_tool_quietly() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let dir = tempfile::tempdir().unwrap();
+    let text: String = (0..3000)
+        .map(|i| format!("[policies.p{i}]\nmax_attempts = 2\n"))
+        .collect();
+    let file = write(dir.path(), "many.toml", &text);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_retry-policy"))
+        .args(["list", "-c", file.to_str().unwrap()])
+        .env_remove("RETRY_PROFILE")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    // The listing is larger than a pipe holds: the tool is still writing
+    // when the reader goes.
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(first, "policies (3000):\n");
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    assert!(!said.contains("panicked"), "{said}");
+}
