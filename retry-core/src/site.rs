@@ -43,12 +43,13 @@ static SINGLE_ATTEMPT: LazyLock<Arc<Policy>> = LazyLock::new(|| {
 pub struct PolicyCache {
     site: CallSite,
     /// The registry generation last seen (high bits) and the policy's index
-    /// in it plus one (low `INDEX_BITS` bits; 0 when the registry lacks the
+    /// in it (low `INDEX_BITS` bits; `MISSING` when the registry lacks the
     /// name). `UNSEEN` until the first call.
     seen: AtomicU64,
 }
 
 const INDEX_BITS: u32 = 24;
+const MISSING: u64 = (1 << INDEX_BITS) - 1;
 const UNSEEN: u64 = u64::MAX;
 
 impl PolicyCache {
@@ -78,13 +79,11 @@ impl PolicyCache {
         registry::with_current(|current| {
             let seen = self.seen.load(Ordering::Relaxed);
             if seen >> INDEX_BITS == current.generation() {
-                let slot = seen & ((1 << INDEX_BITS) - 1);
-                let found = match slot {
-                    0 => Some(&*SINGLE_ATTEMPT),
-                    _ => current.policy_at((slot - 1) as usize),
-                };
-                if let Some(policy) = found {
-                    return Arc::clone(policy);
+                let slot = seen & MISSING;
+                match current.policy_at(slot as usize) {
+                    Some(policy) => return Arc::clone(policy),
+                    None if slot == MISSING => return Arc::clone(&SINGLE_ATTEMPT),
+                    None => {}
                 }
             }
             self.refill(current)
@@ -98,11 +97,11 @@ impl PolicyCache {
     fn refill(&self, current: &Registry) -> Arc<Policy> {
         let index = current.policy_index(self.site.policy);
         let policy = checked(&self.site, index.and_then(|i| current.policy_at(i)));
-        let slot = index.map_or(Some(0), |i| u64::try_from(i + 1).ok());
-        // Remembered only while generation and slot fit their bits (a
+        let slot = index.map_or(Some(MISSING), |i| u64::try_from(i).ok());
+        // Remembered only while generation and index fit their bits (a
         // trillion reloads, sixteen million policies); past that every call
         // looks the name up, correct and slower.
-        if let Some(slot) = slot.filter(|s| *s >> INDEX_BITS == 0)
+        if let Some(slot) = slot.filter(|s| *s <= MISSING)
             && current.generation() < (UNSEEN >> INDEX_BITS)
         {
             let seen = current.generation() << INDEX_BITS | slot;
