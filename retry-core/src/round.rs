@@ -72,7 +72,7 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
         Fut: Future<Output = Result<T, E>>,
         H: HookSet<E>,
     {
-        let stage = if self.pace_first_attempt().is_some() {
+        let stage = if self.pace_first_attempt() {
             Stage::Pacing { make: Some(make) }
         } else {
             self.begin_attempt::<E>();

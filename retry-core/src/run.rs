@@ -214,16 +214,17 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
         }
     }
 
-    /// How long an adaptive budget makes the call's first attempt wait,
-    /// asked before it begins (which starts the call); `None` when it may
-    /// go at once, or once the call has started. A wait that would reach
+    /// Whether an adaptive budget makes the call's first attempt wait,
+    /// asked before it begins (which starts the call); the wait is then
+    /// armed on the call's timer. `false` when it may go at once, or once
+    /// the call has started. A wait that would reach
     /// the deadline is not taken: there is no error yet to end the call
     /// with, so the attempt goes at once (its tokens stay taken, so the
     /// calls that follow wait for them) and the budget says so, once.
     #[inline]
-    pub(crate) fn pace_first_attempt(&mut self) -> Option<Duration> {
+    pub(crate) fn pace_first_attempt(&mut self) -> bool {
         if self.plain || self.tally.attempts > 0 || !self.policy.borrow().budgets.paces() {
-            return None;
+            return false;
         }
         self.pace_first_attempt_slowly()
     }
@@ -231,10 +232,10 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     /// [`pace_first_attempt`](Self::pace_first_attempt) under an adaptive budget.
     #[cold]
     #[inline(never)]
-    fn pace_first_attempt_slowly(&mut self) -> Option<Duration> {
+    fn pace_first_attempt_slowly(&mut self) -> bool {
         let policy: &Policy = self.policy.borrow();
         if self.started.is_some() {
-            return None;
+            return false;
         }
         let now = self.clock.now();
         self.started = Some(now);
@@ -242,12 +243,13 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
         let wait = policy.budgets.pace_first(now);
         if policy.deadline().is_some_and(|deadline| wait >= deadline) {
             policy.budgets.unpaced_first_attempt(policy.name(), wait);
-            return None;
+            return false;
         }
-        (!wait.is_zero()).then(|| {
-            self.timer.arm(self.sleeper.sleep(wait));
-            wait
-        })
+        if wait.is_zero() {
+            return false;
+        }
+        self.timer.arm(self.sleeper.sleep(wait));
+        true
     }
 
     /// The decision after a failed attempt, with its hooks, event and
