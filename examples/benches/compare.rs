@@ -1,6 +1,6 @@
 //! Side-by-side timings, one run: the success path, the retry loop, delay
 //! computation and registry lookups, for the plain call (the limit),
-//! `#[retry]`, retry-core's API, backon, tokio-retry2 and tryhard.
+//! `#[retry]`, retrykit-core's API, backon, tokio-retry2 and tryhard.
 //!
 //! `cargo bench -p examples --bench compare --bench footprint` runs it; at the
 //! end it prints a Markdown table of this run's medians and their ratios to
@@ -10,7 +10,7 @@ mod common;
 
 use common::{Flaky, poll_once};
 use criterion::{BenchmarkGroup, Criterion, measurement::WallTime};
-use retry_core::{Jitter, Policy, PolicyBuilder, RetryBudget, registry};
+use retrykit_core::{Jitter, Policy, PolicyBuilder, RetryBudget, registry};
 use std::cell::Cell;
 use std::hint::black_box;
 use std::path::PathBuf;
@@ -30,7 +30,7 @@ fn success(c: &mut Criterion, core_policy: &Policy) {
     g.bench_function("annotated", |b| {
         b.iter(|| poll_once(common::annotated(black_box(n))))
     });
-    g.bench_function("retry-core", |b| {
+    g.bench_function("retrykit-core", |b| {
         b.iter(|| poll_once(common::core(core_policy, black_box(n))))
     });
     g.bench_function("backon", |b| {
@@ -42,7 +42,7 @@ fn success(c: &mut Criterion, core_policy: &Policy) {
     g.bench_function("tryhard", |b| {
         b.iter(|| poll_once(common::tryhard(black_box(n))))
     });
-    // What each feature costs on the success path, against `retry-core`.
+    // What each feature costs on the success path, against `retrykit-core`.
     let with = |f: fn(PolicyBuilder) -> PolicyBuilder| f(core_policy.to_builder()).build().unwrap();
     let timeout = with(|b| b.attempt_timeout(Some(Duration::from_secs(5))));
     let deadline = with(|b| b.deadline(Some(Duration::from_secs(30))));
@@ -83,7 +83,7 @@ fn one_failure(c: &mut Criterion, runtime: &Runtime) {
     bench("annotated", &|f| {
         runtime.block_on(common::annotated_flaky(f, black_box(n)))
     });
-    bench("retry-core", &|f| {
+    bench("retrykit-core", &|f| {
         runtime.block_on(common::core_flaky(&policy, f, black_box(n)))
     });
     bench("retry-core-full-jitter", &|f| {
@@ -113,7 +113,7 @@ fn one_failure(c: &mut Criterion, runtime: &Runtime) {
     in_runtime(&mut g, runtime, counts, "annotated", || {
         common::annotated_flaky(counts, black_box(n))
     });
-    in_runtime(&mut g, runtime, counts, "retry-core", || {
+    in_runtime(&mut g, runtime, counts, "retrykit-core", || {
         common::core_flaky(held, counts, black_box(n))
     });
     in_runtime(&mut g, runtime, counts, "backon", || {
@@ -133,7 +133,7 @@ fn one_failure(c: &mut Criterion, runtime: &Runtime) {
     bench("by-hand", &|f| {
         poll_once(common::by_hand_flaky_no_timer(f, black_box(n)))
     });
-    bench("retry-core", &|f| {
+    bench("retrykit-core", &|f| {
         poll_once(common::core_flaky_no_timer(&policy, f, black_box(n)))
     });
     bench("backon", &|f| {
@@ -202,7 +202,7 @@ fn delays(c: &mut Criterion) {
             .expect("a valid policy");
         let prev = Duration::from_millis(400);
         g.bench_function(jitter.name(), |b| {
-            b.iter(|| retry_core::kernel::next_delay(&policy, black_box(3), black_box(prev)))
+            b.iter(|| retrykit_core::kernel::next_delay(&policy, black_box(3), black_box(prev)))
         });
     }
     g.finish();
@@ -295,7 +295,7 @@ mod summary {
             &[
                 "plain",
                 "annotated",
-                "retry-core",
+                "retrykit-core",
                 "backon",
                 "tokio-retry2",
                 "tryhard",
@@ -310,7 +310,7 @@ mod summary {
             &[
                 "by-hand",
                 "annotated",
-                "retry-core",
+                "retrykit-core",
                 "retry-core-full-jitter",
                 "backon",
                 "tokio-retry2",
@@ -323,7 +323,7 @@ mod summary {
             &[
                 "by-hand",
                 "annotated",
-                "retry-core",
+                "retrykit-core",
                 "backon",
                 "tokio-retry2",
             ],
@@ -331,7 +331,7 @@ mod summary {
         (
             "one_failure_no_timer",
             "by-hand",
-            &["by-hand", "retry-core", "backon"],
+            &["by-hand", "retrykit-core", "backon"],
         ),
         (
             "delay",

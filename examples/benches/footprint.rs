@@ -12,7 +12,7 @@ mod common;
 
 use backon::{ExponentialBuilder, Retryable as _};
 use common::{Flaky, poll_once};
-use retry_core::{Class, Classify, Jitter, Policy, Retry, RetryEvent, retry};
+use retrykit_core::{Class, Classify, Jitter, Policy, Retry, RetryEvent, retry};
 use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::time::{Duration, Instant};
@@ -56,7 +56,7 @@ fn sizes() {
     row("plain `async fn` (limit)", plain);
     row("`#[retry]`", size_of_val(&common::annotated(1)));
     row(
-        "retry-core `Retry::call`",
+        "retrykit-core `Retry::call`",
         size_of_val(&common::core(&policy, 1)),
     );
     row("backon", size_of_val(&common::backon(1)));
@@ -79,7 +79,7 @@ fn sizes() {
     row("plain `async fn` (limit)", big);
     row("`#[retry]`", size_of_val(&common::annotated_big(1)));
     row(
-        "retry-core `Retry::call`",
+        "retrykit-core `Retry::call`",
         size_of_val(&Retry::new(&policy).call(|| common::fetch_big(1))),
     );
     row(
@@ -131,7 +131,7 @@ fn allocations() {
     report("success", "`#[retry]`", &|| {
         ok(poll_once(common::annotated(1)))
     });
-    report("success", "retry-core", &|| {
+    report("success", "retrykit-core", &|| {
         ok(poll_once(common::core(&policy, 1)))
     });
     report("success", "backon", &|| ok(poll_once(common::backon(1))));
@@ -156,7 +156,7 @@ fn allocations() {
     report_failing(&paused, failures, path, "`#[retry]`", || {
         common::annotated_flaky(failures, 1)
     });
-    report_failing(&paused, failures, path, "retry-core", || {
+    report_failing(&paused, failures, path, "retrykit-core", || {
         common::core_flaky(loop_policy, failures, 1)
     });
     report_failing(&paused, failures, path, "backon", || {
@@ -270,7 +270,7 @@ async fn scaled(id: u32) -> Result<u32, ScaleError> {
 /// The limit: the same schedule written by hand on tokio's timer.
 async fn by_hand(id: u32, policy: &'static Policy) -> Result<u32, ScaleError> {
     if let Err(e) = attempt(id) {
-        let wait = retry_core::kernel::next_delay(policy, 0, Duration::ZERO);
+        let wait = retrykit_core::kernel::next_delay(policy, 0, Duration::ZERO);
         record_schedule(&RetryEvent {
             policy: None,
             attempt: 1,

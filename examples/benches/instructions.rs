@@ -23,7 +23,7 @@
 mod common;
 
 use common::{Flaky, poll_once};
-use retry_core::{Jitter, Policy, PolicyBuilder, RetryBudget, registry};
+use retrykit_core::{Jitter, Policy, PolicyBuilder, RetryBudget, registry};
 use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -56,7 +56,7 @@ const ARG: u64 = 41;
 enum Kind {
     /// A limit (the plain call, the loop by hand): reported, not budgeted.
     Limit,
-    /// retry-core or `#[retry]`: budgeted.
+    /// retrykit-core or `#[retry]`: budgeted.
     Ours,
     /// backon, tokio-retry2, tryhard: reported, not budgeted.
     Peer,
@@ -170,7 +170,7 @@ fn in_runtime<Fut: Future<Output = Result<u64, Flaky>>>(
 fn delay(policy: &Policy, iters: u64) {
     let prev = Duration::from_millis(400);
     for _ in 0..iters {
-        black_box(retry_core::kernel::next_delay(
+        black_box(retrykit_core::kernel::next_delay(
             policy,
             black_box(3),
             black_box(prev),
@@ -568,7 +568,7 @@ fn budget_from(counted: &[Counted]) -> Budget {
 /// The header of the budget file, each line a comment.
 const BUDGET_HEADER: &str = "\
 # Instructions per call that `cargo bench -p examples --bench instructions`
-# allows each of our rows (retry-core and #[retry]): the count Callgrind
+# allows each of our rows (retrykit-core and #[retry]): the count Callgrind
 # measured when this file was last written, plus 10%. The bench fails when
 # a row is over its budget, when one of our rows has no line here, or when a
 # line names a row that no longer exists. Peers (backon, tokio-retry2,

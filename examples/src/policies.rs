@@ -2,7 +2,7 @@
 //! reporting what is wrong in the same rendered form as `retry-policy check`
 //! (source excerpt, did-you-mean, notes), never a one-line summary of it.
 
-use retry_config::{Config, Diagnostics};
+use retrykit_config::{Config, Diagnostics};
 use std::fmt;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -45,13 +45,13 @@ pub fn profile(flag: Option<&str>) -> String {
 ///
 /// ```
 /// examples::install_policies("test").unwrap();
-/// assert!(retry_core::registry::policy("outbox").is_some());
+/// assert!(retrykit_core::registry::policy("outbox").is_some());
 /// ```
 pub fn install_policies(profile: &str) -> Result<Config, Diagnostics> {
-    let options = retry_config::Options::new()
+    let options = retrykit_config::Options::new()
         .profile(profile)
-        .env(retry_config::Env::from_process());
-    retry_config::Setup::new(policy_file())
+        .env(retrykit_config::Env::from_process());
+    retrykit_config::Setup::new(policy_file())
         .options(options)
         .install()
 }
@@ -77,8 +77,8 @@ pub fn load_policies(profile: &str) -> Result<Config, PolicyProblems> {
 /// source excerpt, did-you-mean and notes.
 ///
 /// ```
-/// let mut d = retry_config::Diagnostics::new();
-/// d.push(retry_config::Diagnostic::error("profile", "no profile `x`").note("defined profiles: a"));
+/// let mut d = retrykit_config::Diagnostics::new();
+/// d.push(retrykit_config::Diagnostic::error("profile", "no profile `x`").note("defined profiles: a"));
 /// let text = examples::policies::PolicyProblems(d).to_string();
 /// assert!(text.starts_with("error: no profile `x`"));
 /// assert!(text.contains("defined profiles: a"));

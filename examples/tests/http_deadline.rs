@@ -3,7 +3,7 @@
 //! installs its own `http` policy in the process-wide registry.)
 
 use examples::http::{HttpError, Reply, RetryAfter, ScriptedServer, fetch};
-use retry_core::{Policy, Registry, registry};
+use retrykit_core::{Policy, Registry, registry};
 use std::time::Duration;
 
 #[tokio::test(start_paused = true)]

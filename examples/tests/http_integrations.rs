@@ -8,10 +8,10 @@ use examples::http::{Reply, RetryAfter, ScriptedServer};
 use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
-use retry_core::http::ReplayBody;
-use retry_core::reqwest::RetryMiddleware;
-use retry_core::tower::RetryLayer;
-use retry_core::{Ending, Jitter, Policy, Report};
+use retrykit_core::http::ReplayBody;
+use retrykit_core::reqwest::RetryMiddleware;
+use retrykit_core::tower::RetryLayer;
+use retrykit_core::{Ending, Jitter, Policy, Report};
 use std::time::Duration;
 use tower::{Layer, ServiceExt};
 
@@ -20,7 +20,7 @@ fn secs(n: u64) -> Duration {
 }
 
 /// Small computed waits, so the waits the tests see are the server's hints.
-fn policy() -> retry_core::PolicyBuilder {
+fn policy() -> retrykit_core::PolicyBuilder {
     Policy::builder()
         .jitter(Jitter::None)
         .base(Duration::from_millis(1))

@@ -5,7 +5,7 @@
 use examples::outbox::{
     Delivery, EventState, OutboxStore, PostgresStore, PrivatePostgres, SqliteStore, now_ms,
 };
-use retry_core::OracleState;
+use retrykit_core::OracleState;
 use std::time::Duration;
 
 const LEASE: Duration = Duration::from_millis(100);

@@ -4,7 +4,7 @@
 //! policies in the process-wide registry.)
 
 use examples::outbox::BrokerError;
-use retry_core::{AttemptTimeout, Class, Classify};
+use retrykit_core::{AttemptTimeout, Class, Classify};
 use std::time::Duration;
 
 #[test]
@@ -23,7 +23,7 @@ fn the_broker_error_can_stand_for_a_timed_out_attempt() {
 
 mod relay {
     use examples::outbox::{BrokerSettings, EventRow, FakeBroker, PassStats, Relay, SqliteStore};
-    use retry_core::{Policy, Registry, registry};
+    use retrykit_core::{Policy, Registry, registry};
     use std::sync::Arc;
     use std::time::Duration;
 

@@ -8,15 +8,15 @@ use crate::lint;
 use crate::read::{FileOrigin, read_file};
 use crate::resolve::{self, ResolvedBudget, ResolvedPolicy};
 use crate::schema::{BUDGET_KEYS, Key, POLICY_KEYS, engine};
-use retry_core::{Policy, Registry, RetryBudget};
-use retry_schema::suggest::did_you_mean;
+use retrykit_core::{Policy, Registry, RetryBudget};
+use retrykit_schema::suggest::did_you_mean;
 use std::path::Path;
 use std::sync::Arc;
 
 /// What a load reads besides the file: the profile, the environment, and how strict to be.
 ///
 /// ```
-/// use retry_config::{Env, Options};
+/// use retrykit_config::{Env, Options};
 /// let opts = Options::new().profile("test").env(Env::new()).deny_warnings(true);
 /// assert_eq!(opts.profile.as_deref(), Some("test"));
 /// ```
@@ -36,7 +36,7 @@ impl Options {
     /// The base file, no environment, warnings allowed.
     ///
     /// ```
-    /// assert!(retry_config::Options::new().profile.is_none());
+    /// assert!(retrykit_config::Options::new().profile.is_none());
     /// ```
     pub fn new() -> Self {
         Self::default()
@@ -45,7 +45,7 @@ impl Options {
     /// Selects a profile.
     ///
     /// ```
-    /// let _ = retry_config::Options::new().profile("prod");
+    /// let _ = retrykit_config::Options::new().profile("prod");
     /// ```
     pub fn profile(mut self, profile: impl Into<String>) -> Self {
         self.profile = Some(profile.into());
@@ -55,7 +55,7 @@ impl Options {
     /// Sets the environment overrides.
     ///
     /// ```
-    /// let _ = retry_config::Options::new().env(retry_config::Env::from_process());
+    /// let _ = retrykit_config::Options::new().env(retrykit_config::Env::from_process());
     /// ```
     pub fn env(mut self, env: Env) -> Self {
         self.env = env;
@@ -65,7 +65,7 @@ impl Options {
     /// Makes warnings errors.
     ///
     /// ```
-    /// assert!(retry_config::Options::new().deny_warnings(true).deny_warnings);
+    /// assert!(retrykit_config::Options::new().deny_warnings(true).deny_warnings);
     /// ```
     pub fn deny_warnings(mut self, deny: bool) -> Self {
         self.deny_warnings = deny;
@@ -77,7 +77,7 @@ impl Options {
     /// case, one typo) is then an error, and naming any other class warns.
     ///
     /// ```
-    /// let _ = retry_config::Options::new().known_classes(["conflict"]);
+    /// let _ = retrykit_config::Options::new().known_classes(["conflict"]);
     /// ```
     pub fn known_classes<I, S>(mut self, classes: I) -> Self
     where
@@ -93,9 +93,9 @@ impl Options {
 /// the layer (and text) it came from.
 ///
 /// ```
-/// let cfg = retry_config::Config::load_str("[policies.a]\nbase = \"5ms\"\n", "f.toml", &Default::default()).unwrap();
+/// let cfg = retrykit_config::Config::load_str("[policies.a]\nbase = \"5ms\"\n", "f.toml", &Default::default()).unwrap();
 /// let base = cfg.explain("a").unwrap().into_iter().find(|f| f.key == "base").unwrap();
-/// assert_eq!((base.value.as_str(), base.layer), ("5ms", retry_config::Layer::File));
+/// assert_eq!((base.value.as_str(), base.layer), ("5ms", retrykit_config::Layer::File));
 /// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct Explained {
@@ -113,7 +113,7 @@ pub struct Explained {
 /// warnings found along the way.
 ///
 /// ```
-/// use retry_config::{Config, Options};
+/// use retrykit_config::{Config, Options};
 /// let text = r#"
 /// [policies.outbox]
 /// base = "100ms"
@@ -144,7 +144,7 @@ impl Config {
     /// warning in one pass when anything is wrong.
     ///
     /// ```
-    /// let err = retry_config::Config::load_str("[policies.a]\nbase = 100\n", "f.toml", &Default::default())
+    /// let err = retrykit_config::Config::load_str("[policies.a]\nbase = 100\n", "f.toml", &Default::default())
     ///     .unwrap_err();
     /// assert!(err.to_string().contains("f.toml:2:8"));
     /// ```
@@ -160,7 +160,7 @@ impl Config {
     /// Reads and loads the file at `path`.
     ///
     /// ```
-    /// let err = retry_config::Config::load_file("/no/such/retry.toml", &Default::default()).unwrap_err();
+    /// let err = retrykit_config::Config::load_file("/no/such/retry.toml", &Default::default()).unwrap_err();
     /// assert!(err.to_string().contains("cannot read"));
     /// ```
     pub fn load_file(path: impl AsRef<Path>, options: &Options) -> Result<Config, Diagnostics> {
@@ -172,7 +172,7 @@ impl Config {
     /// The policy named `name` (validated, with its budget attached).
     ///
     /// ```
-    /// let cfg = retry_config::Config::load_str("[policies.db]\n", "f", &Default::default()).unwrap();
+    /// let cfg = retrykit_config::Config::load_str("[policies.db]\n", "f", &Default::default()).unwrap();
     /// assert_eq!(cfg.policy("db").unwrap().name(), Some("db"));
     /// assert!(cfg.policy("nope").is_none());
     /// ```
@@ -186,7 +186,7 @@ impl Config {
     /// Every policy name, in file order.
     ///
     /// ```
-    /// let cfg = retry_config::Config::load_str("[policies.b]\n[policies.a]\n", "f", &Default::default()).unwrap();
+    /// let cfg = retrykit_config::Config::load_str("[policies.b]\n[policies.a]\n", "f", &Default::default()).unwrap();
     /// assert_eq!(cfg.policy_names().collect::<Vec<_>>(), ["b", "a"]);
     /// ```
     pub fn policy_names(&self) -> impl Iterator<Item = &str> {
@@ -196,7 +196,7 @@ impl Config {
     /// The budget named `name`.
     ///
     /// ```
-    /// let cfg = retry_config::Config::load_str("[budgets.b]\nratio = 0.2\n", "f", &Default::default()).unwrap();
+    /// let cfg = retrykit_config::Config::load_str("[budgets.b]\nratio = 0.2\n", "f", &Default::default()).unwrap();
     /// assert_eq!(cfg.budget("b").unwrap().ratio(), 0.2);
     /// ```
     pub fn budget(&self, name: &str) -> Option<&Arc<RetryBudget>> {
@@ -209,7 +209,7 @@ impl Config {
     /// Every budget name, in file order.
     ///
     /// ```
-    /// let cfg = retry_config::Config::load_str("[budgets.b]\n", "f", &Default::default()).unwrap();
+    /// let cfg = retrykit_config::Config::load_str("[budgets.b]\n", "f", &Default::default()).unwrap();
     /// assert_eq!(cfg.budget_names().collect::<Vec<_>>(), ["b"]);
     /// ```
     pub fn budget_names(&self) -> impl Iterator<Item = &str> {
@@ -220,7 +220,7 @@ impl Config {
     ///
     /// ```
     /// let text = "[policies.a]\n[policies.b]\nextends = \"a\"\n";
-    /// let cfg = retry_config::Config::load_str(text, "f", &Default::default()).unwrap();
+    /// let cfg = retrykit_config::Config::load_str(text, "f", &Default::default()).unwrap();
     /// assert_eq!(cfg.extends("b").unwrap(), ["a"]);
     /// ```
     pub fn extends(&self, name: &str) -> Option<Vec<&str>> {
@@ -234,7 +234,7 @@ impl Config {
     /// Every setting of policy `name`: its effective value and the layer it came from.
     ///
     /// ```
-    /// use retry_config::{Config, Env, Layer, Options};
+    /// use retrykit_config::{Config, Env, Layer, Options};
     /// let env = Env::new().with("RETRY_POLICY__DB__MAX_ATTEMPTS", "2");
     /// let cfg = Config::load_str("[policies.db]\n", "f", &Options::new().env(env)).unwrap();
     /// let fields = cfg.explain("db").unwrap();
@@ -269,7 +269,7 @@ impl Config {
     /// (a key its mode does not use says so).
     ///
     /// ```
-    /// let cfg = retry_config::Config::load_str("[budgets.b]\nratio = 0.2\n", "f", &Default::default()).unwrap();
+    /// let cfg = retrykit_config::Config::load_str("[budgets.b]\nratio = 0.2\n", "f", &Default::default()).unwrap();
     /// let explained = cfg.explain_budget("b").unwrap();
     /// assert_eq!(explained.iter().find(|e| e.key == "ratio").unwrap().value, "0.2");
     /// ```
@@ -300,7 +300,7 @@ impl Config {
     ///
     /// ```
     /// let text = "[policies.a]\n[profiles.ci]\n";
-    /// let cfg = retry_config::Config::load_str(text, "f", &retry_config::Options::new().profile("ci")).unwrap();
+    /// let cfg = retrykit_config::Config::load_str(text, "f", &retrykit_config::Options::new().profile("ci")).unwrap();
     /// assert_eq!(cfg.profile(), Some("ci"));
     /// ```
     pub fn profile(&self) -> Option<&str> {
@@ -310,7 +310,7 @@ impl Config {
     /// Every profile the file defines.
     ///
     /// ```
-    /// let cfg = retry_config::Config::load_str("[profiles.ci]\n", "f", &Default::default()).unwrap();
+    /// let cfg = retrykit_config::Config::load_str("[profiles.ci]\n", "f", &Default::default()).unwrap();
     /// assert_eq!(cfg.profiles().collect::<Vec<_>>(), ["ci"]);
     /// ```
     pub fn profiles(&self) -> impl Iterator<Item = &str> {
@@ -320,7 +320,7 @@ impl Config {
     /// The text it was loaded from.
     ///
     /// ```
-    /// let cfg = retry_config::Config::load_str("", "empty.toml", &Default::default()).unwrap();
+    /// let cfg = retrykit_config::Config::load_str("", "empty.toml", &Default::default()).unwrap();
     /// assert_eq!(cfg.source().name(), "empty.toml");
     /// ```
     pub fn source(&self) -> &Source {
@@ -331,7 +331,7 @@ impl Config {
     ///
     /// ```
     /// let text = "[policies.a]\ncap = \"5s\"\njitter = \"none\"\n";
-    /// let cfg = retry_config::Config::load_str(text, "f", &Default::default()).unwrap();
+    /// let cfg = retrykit_config::Config::load_str(text, "f", &Default::default()).unwrap();
     /// assert_eq!(cfg.warnings().len(), 1);
     /// assert!(cfg.warnings().to_string().contains("no jitter"));
     /// ```
@@ -346,8 +346,8 @@ impl Config {
     /// ```
     /// let text = "[budgets.b]\n[policies.a]\nbudget = \"b\"\n";
     /// let opts = Default::default();
-    /// let first = retry_config::Config::load_str(text, "f", &opts).unwrap().registry(None);
-    /// let second = retry_config::Config::load_str(text, "f", &opts).unwrap().registry(Some(&first));
+    /// let first = retrykit_config::Config::load_str(text, "f", &opts).unwrap().registry(None);
+    /// let second = retrykit_config::Config::load_str(text, "f", &opts).unwrap().registry(Some(&first));
     /// assert!(std::sync::Arc::ptr_eq(first.budget("b").unwrap(), second.budget("b").unwrap()));
     /// assert!(std::sync::Arc::ptr_eq(second.policy("a").unwrap().budget().unwrap(), second.budget("b").unwrap()));
     /// ```
@@ -400,7 +400,7 @@ impl Config {
 ///
 /// ```
 /// let text = "[policies.a]\nbase = \"1s\"\ncap = \"2s\"\n[profiles.test.policies.a]\nbase = \"5s\"\n";
-/// let diags = retry_config::check_str(text, "f.toml", &Default::default());
+/// let diags = retrykit_config::check_str(text, "f.toml", &Default::default());
 /// assert!(diags.has_errors()); // cap < base only under the test profile
 /// ```
 pub fn check_str(text: &str, name: &str, options: &Options) -> Diagnostics {
@@ -433,7 +433,7 @@ pub fn check_str(text: &str, name: &str, options: &Options) -> Diagnostics {
 /// Like [`check_str`], for a file.
 ///
 /// ```
-/// let diags = retry_config::check_file("/no/such.toml", &Default::default());
+/// let diags = retrykit_config::check_file("/no/such.toml", &Default::default());
 /// assert!(diags.has_errors());
 /// ```
 pub fn check_file(path: impl AsRef<Path>, options: &Options) -> Diagnostics {

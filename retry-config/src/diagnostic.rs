@@ -31,7 +31,7 @@ pub(crate) fn shown(text: &str) -> Cow<'_, str> {
 /// How serious a [`Diagnostic`] is.
 ///
 /// ```
-/// use retry_config::Severity;
+/// use retrykit_config::Severity;
 /// assert_eq!(Severity::Warning.to_string(), "warning");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -55,7 +55,7 @@ impl fmt::Display for Severity {
 /// `NAME=value` line of an environment variable.
 ///
 /// ```
-/// let src = retry_config::Source::new("retry.toml", "[defaults]\nmax_attempts = 3\n");
+/// let src = retrykit_config::Source::new("retry.toml", "[defaults]\nmax_attempts = 3\n");
 /// assert_eq!(src.line_column(11), (2, 1));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -68,7 +68,7 @@ impl Source {
     /// A source called `name` (a path, or `environment`) holding `text`.
     ///
     /// ```
-    /// let src = retry_config::Source::new("a.toml", "x = 1");
+    /// let src = retrykit_config::Source::new("a.toml", "x = 1");
     /// assert_eq!(src.name(), "a.toml");
     /// ```
     pub fn new(name: impl Into<String>, text: impl Into<String>) -> Self {
@@ -81,7 +81,7 @@ impl Source {
     /// The name shown in `name:line:column`.
     ///
     /// ```
-    /// assert_eq!(retry_config::Source::new("a.toml", "").name(), "a.toml");
+    /// assert_eq!(retrykit_config::Source::new("a.toml", "").name(), "a.toml");
     /// ```
     pub fn name(&self) -> &str {
         &self.name
@@ -90,7 +90,7 @@ impl Source {
     /// The full text.
     ///
     /// ```
-    /// assert_eq!(retry_config::Source::new("a", "x = 1").text(), "x = 1");
+    /// assert_eq!(retrykit_config::Source::new("a", "x = 1").text(), "x = 1");
     /// ```
     pub fn text(&self) -> &str {
         &self.text
@@ -100,7 +100,7 @@ impl Source {
     /// Offsets past the end, or inside a character, are moved back to a valid one.
     ///
     /// ```
-    /// let src = retry_config::Source::new("a", "ab\ncd");
+    /// let src = retrykit_config::Source::new("a", "ab\ncd");
     /// assert_eq!(src.line_column(4), (2, 2));
     /// assert_eq!(src.line_column(999), (2, 3));
     /// ```
@@ -120,7 +120,7 @@ impl Source {
 /// Where a diagnostic points: a byte range in a [`Source`].
 ///
 /// ```
-/// use retry_config::{Source, Span};
+/// use retrykit_config::{Source, Span};
 /// use std::sync::Arc;
 /// let span = Span::new(Arc::new(Source::new("a.toml", "base = 100")), 7..10);
 /// assert_eq!(span.to_string(), "a.toml:1:8");
@@ -135,7 +135,7 @@ impl Span {
     /// The bytes `range` of `source` (clamped to the text).
     ///
     /// ```
-    /// # use retry_config::{Source, Span};
+    /// # use retrykit_config::{Source, Span};
     /// # use std::sync::Arc;
     /// let span = Span::new(Arc::new(Source::new("a", "abc")), 1..99);
     /// assert_eq!(span.range(), 1..3);
@@ -153,7 +153,7 @@ impl Span {
     /// The source text it points into.
     ///
     /// ```
-    /// # use retry_config::{Source, Span};
+    /// # use retrykit_config::{Source, Span};
     /// # use std::sync::Arc;
     /// let span = Span::new(Arc::new(Source::new("a", "abc")), 0..1);
     /// assert_eq!(span.source().name(), "a");
@@ -165,7 +165,7 @@ impl Span {
     /// The byte range.
     ///
     /// ```
-    /// # use retry_config::{Source, Span};
+    /// # use retrykit_config::{Source, Span};
     /// # use std::sync::Arc;
     /// assert_eq!(Span::new(Arc::new(Source::new("a", "abc")), 0..2).range(), 0..2);
     /// ```
@@ -176,7 +176,7 @@ impl Span {
     /// The 1-based line and column where it starts.
     ///
     /// ```
-    /// # use retry_config::{Source, Span};
+    /// # use retrykit_config::{Source, Span};
     /// # use std::sync::Arc;
     /// assert_eq!(Span::new(Arc::new(Source::new("a", "x\ny")), 2..3).line_column(), (2, 1));
     /// ```
@@ -187,7 +187,7 @@ impl Span {
     /// The text it covers.
     ///
     /// ```
-    /// # use retry_config::{Source, Span};
+    /// # use retrykit_config::{Source, Span};
     /// # use std::sync::Arc;
     /// assert_eq!(Span::new(Arc::new(Source::new("a", "base = 1")), 7..8).text(), "1");
     /// ```
@@ -206,7 +206,7 @@ impl fmt::Display for Span {
 /// One problem: what is wrong, where, with which key, and how to fix it.
 ///
 /// ```
-/// let err = retry_config::Config::load_str("[defaults]\nmax_atempts = 3\n", "a.toml", &Default::default())
+/// let err = retrykit_config::Config::load_str("[defaults]\nmax_atempts = 3\n", "a.toml", &Default::default())
 ///     .unwrap_err();
 /// let d = &err.errors().next().unwrap();
 /// assert_eq!(d.key, "defaults.max_atempts");
@@ -235,8 +235,8 @@ impl Diagnostic {
     /// An error about `key` with `message`.
     ///
     /// ```
-    /// let d = retry_config::Diagnostic::error("defaults", "oops");
-    /// assert_eq!(d.severity, retry_config::Severity::Error);
+    /// let d = retrykit_config::Diagnostic::error("defaults", "oops");
+    /// assert_eq!(d.severity, retrykit_config::Severity::Error);
     /// ```
     pub fn error(key: impl Into<String>, message: impl Into<String>) -> Self {
         Diagnostic {
@@ -253,8 +253,8 @@ impl Diagnostic {
     /// A warning about `key` with `message`.
     ///
     /// ```
-    /// let d = retry_config::Diagnostic::warning("policies.a.jitter", "no jitter");
-    /// assert_eq!(d.severity, retry_config::Severity::Warning);
+    /// let d = retrykit_config::Diagnostic::warning("policies.a.jitter", "no jitter");
+    /// assert_eq!(d.severity, retrykit_config::Severity::Warning);
     /// ```
     pub fn warning(key: impl Into<String>, message: impl Into<String>) -> Self {
         Diagnostic {
@@ -266,7 +266,7 @@ impl Diagnostic {
     /// Points the diagnostic at `span`, with `label` under the caret.
     ///
     /// ```
-    /// # use retry_config::{Diagnostic, Source, Span};
+    /// # use retrykit_config::{Diagnostic, Source, Span};
     /// # use std::sync::Arc;
     /// let span = Span::new(Arc::new(Source::new("a", "x = 1")), 0..1);
     /// let d = Diagnostic::error("x", "bad").at(Some(span), "here");
@@ -281,7 +281,7 @@ impl Diagnostic {
     /// Adds a did-you-mean suggestion.
     ///
     /// ```
-    /// let d = retry_config::Diagnostic::error("x", "bad").suggest(Some("y".into()));
+    /// let d = retrykit_config::Diagnostic::error("x", "bad").suggest(Some("y".into()));
     /// assert_eq!(d.suggestion.as_deref(), Some("y"));
     /// ```
     pub fn suggest(mut self, suggestion: Option<String>) -> Self {
@@ -292,7 +292,7 @@ impl Diagnostic {
     /// Adds a note (a fix, or context).
     ///
     /// ```
-    /// let d = retry_config::Diagnostic::error("x", "bad").note("write y instead");
+    /// let d = retrykit_config::Diagnostic::error("x", "bad").note("write y instead");
     /// assert_eq!(d.notes, ["write y instead"]);
     /// ```
     pub fn note(mut self, note: impl Into<String>) -> Self {
@@ -304,7 +304,7 @@ impl Diagnostic {
     /// line with a caret, the suggestion and the notes. No colour.
     ///
     /// ```
-    /// # use retry_config::{Diagnostic, Source, Span};
+    /// # use retrykit_config::{Diagnostic, Source, Span};
     /// # use std::sync::Arc;
     /// let span = Span::new(Arc::new(Source::new("a.toml", "bsae = \"1s\"")), 0..4);
     /// let text = Diagnostic::error("bsae", "unknown key `bsae`").at(Some(span), "unknown key").render();
@@ -318,7 +318,7 @@ impl Diagnostic {
     /// Like [`render`](Self::render), coloured with ANSI escapes for a terminal.
     ///
     /// ```
-    /// let text = retry_config::Diagnostic::error("k", "bad").render_ansi();
+    /// let text = retrykit_config::Diagnostic::error("k", "bad").render_ansi();
     /// assert!(text.contains("\u{1b}["));
     /// ```
     pub fn render_ansi(&self) -> String {
@@ -513,7 +513,7 @@ impl fmt::Display for Diagnostic {
 ///
 /// ```
 /// let text = "[policies.a]\nbase = 100\njitter = \"fulll\"\n";
-/// let diags = retry_config::Config::load_str(text, "retry.toml", &Default::default()).unwrap_err();
+/// let diags = retrykit_config::Config::load_str(text, "retry.toml", &Default::default()).unwrap_err();
 /// assert_eq!(diags.errors().count(), 2);
 /// assert!(diags.to_string().contains("retry.toml:2:8"));
 /// ```
@@ -526,7 +526,7 @@ impl Diagnostics {
     /// No diagnostics.
     ///
     /// ```
-    /// assert!(retry_config::Diagnostics::new().is_empty());
+    /// assert!(retrykit_config::Diagnostics::new().is_empty());
     /// ```
     pub fn new() -> Self {
         Self::default()
@@ -535,8 +535,8 @@ impl Diagnostics {
     /// Adds one.
     ///
     /// ```
-    /// let mut d = retry_config::Diagnostics::new();
-    /// d.push(retry_config::Diagnostic::error("k", "bad"));
+    /// let mut d = retrykit_config::Diagnostics::new();
+    /// d.push(retrykit_config::Diagnostic::error("k", "bad"));
     /// assert_eq!(d.len(), 1);
     /// ```
     pub fn push(&mut self, diagnostic: Diagnostic) {
@@ -546,7 +546,7 @@ impl Diagnostics {
     /// How many there are.
     ///
     /// ```
-    /// assert_eq!(retry_config::Diagnostics::new().len(), 0);
+    /// assert_eq!(retrykit_config::Diagnostics::new().len(), 0);
     /// ```
     pub fn len(&self) -> usize {
         self.items.len()
@@ -555,7 +555,7 @@ impl Diagnostics {
     /// Whether there are none.
     ///
     /// ```
-    /// assert!(retry_config::Diagnostics::new().is_empty());
+    /// assert!(retrykit_config::Diagnostics::new().is_empty());
     /// ```
     pub fn is_empty(&self) -> bool {
         self.items.is_empty()
@@ -564,7 +564,7 @@ impl Diagnostics {
     /// Every diagnostic.
     ///
     /// ```
-    /// assert_eq!(retry_config::Diagnostics::new().iter().count(), 0);
+    /// assert_eq!(retrykit_config::Diagnostics::new().iter().count(), 0);
     /// ```
     pub fn iter(&self) -> std::slice::Iter<'_, Diagnostic> {
         self.items.iter()
@@ -573,7 +573,7 @@ impl Diagnostics {
     /// The errors only.
     ///
     /// ```
-    /// assert_eq!(retry_config::Diagnostics::new().errors().count(), 0);
+    /// assert_eq!(retrykit_config::Diagnostics::new().errors().count(), 0);
     /// ```
     pub fn errors(&self) -> impl Iterator<Item = &Diagnostic> {
         self.items.iter().filter(|d| d.severity == Severity::Error)
@@ -582,7 +582,7 @@ impl Diagnostics {
     /// The warnings only.
     ///
     /// ```
-    /// assert_eq!(retry_config::Diagnostics::new().warnings().count(), 0);
+    /// assert_eq!(retrykit_config::Diagnostics::new().warnings().count(), 0);
     /// ```
     pub fn warnings(&self) -> impl Iterator<Item = &Diagnostic> {
         self.items
@@ -593,7 +593,7 @@ impl Diagnostics {
     /// Whether any is an error.
     ///
     /// ```
-    /// assert!(!retry_config::Diagnostics::new().has_errors());
+    /// assert!(!retrykit_config::Diagnostics::new().has_errors());
     /// ```
     pub fn has_errors(&self) -> bool {
         self.errors().next().is_some()
@@ -602,8 +602,8 @@ impl Diagnostics {
     /// Every diagnostic rendered with its source excerpt, then a summary line.
     ///
     /// ```
-    /// let mut d = retry_config::Diagnostics::new();
-    /// d.push(retry_config::Diagnostic::error("k", "bad"));
+    /// let mut d = retrykit_config::Diagnostics::new();
+    /// d.push(retrykit_config::Diagnostic::error("k", "bad"));
     /// assert!(d.render().ends_with("1 error, 0 warnings\n"));
     /// ```
     pub fn render(&self) -> String {
@@ -613,7 +613,7 @@ impl Diagnostics {
     /// Like [`render`](Self::render), coloured with ANSI escapes for a terminal.
     ///
     /// ```
-    /// assert!(retry_config::Diagnostics::new().render_ansi().contains("0 errors"));
+    /// assert!(retrykit_config::Diagnostics::new().render_ansi().contains("0 errors"));
     /// ```
     pub fn render_ansi(&self) -> String {
         self.render_to(true)
@@ -637,8 +637,8 @@ impl Diagnostics {
     /// Turns every warning into an error (for `deny_warnings`).
     ///
     /// ```
-    /// let mut d = retry_config::Diagnostics::new();
-    /// d.push(retry_config::Diagnostic::warning("k", "risky"));
+    /// let mut d = retrykit_config::Diagnostics::new();
+    /// d.push(retrykit_config::Diagnostic::warning("k", "risky"));
     /// d.deny_warnings();
     /// assert!(d.has_errors());
     /// ```

@@ -6,10 +6,10 @@ use crate::env;
 use crate::layers::{Fields, Layer, Set};
 use crate::limits::{MAX_BUDGETS, MAX_POLICIES, MAX_PROFILES};
 use crate::schema::{self, BUDGET_KEYS, Cx, Key, POLICY_KEYS};
-use retry_schema::layering::{
+use retrykit_schema::layering::{
     BUDGETS, DEFAULTS, EXTENDS, POLICIES, PROFILE_SECTIONS, PROFILES, SECTIONS,
 };
-use retry_schema::suggest::did_you_mean;
+use retrykit_schema::suggest::did_you_mean;
 use std::sync::Arc;
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
@@ -206,7 +206,7 @@ impl Walker<'_> {
                 )
                 .at(Some(self.span(value)), format!("{} {what}", t.len()))
                 .note(format!(
-                    "the limit ({constant} in retry-config) bounds the time and memory a load takes; a policy file is a few kilobytes"
+                    "the limit ({constant} in retrykit-config) bounds the time and memory a load takes; a policy file is a few kilobytes"
                 ))
                 .note(format!(
                     "define at most {limit} {what}: share settings through [defaults] and `extends`, or check that this is the right file"

@@ -9,7 +9,7 @@ use crate::diagnostic::{Diagnostic, Diagnostics, Source};
 use crate::document::{Document, Named};
 use crate::layers::{Fields, Layer, Set};
 use crate::schema::{self, BUDGET_KEYS, Cx, Key, POLICY_KEYS};
-use retry_schema::suggest::did_you_mean;
+use retrykit_schema::suggest::did_you_mean;
 use std::collections::HashMap;
 use std::sync::Arc;
 use toml::de::DeValue;
@@ -78,7 +78,7 @@ pub(crate) fn strict_setting(value: Option<&str>) -> Result<Option<bool>, Diagno
 /// the process environment.
 ///
 /// ```
-/// use retry_config::Env;
+/// use retrykit_config::Env;
 /// let env = Env::new().with("RETRY_POLICY__OUTBOX__BASE", "5ms");
 /// assert_eq!(env.len(), 1);
 /// ```
@@ -93,7 +93,7 @@ impl Env {
     /// No variables.
     ///
     /// ```
-    /// assert!(retry_config::Env::new().is_empty());
+    /// assert!(retrykit_config::Env::new().is_empty());
     /// ```
     pub fn new() -> Self {
         Self::default()
@@ -104,7 +104,7 @@ impl Env {
     /// a diagnostic naming the variable.
     ///
     /// ```
-    /// let _ = retry_config::Env::from_process();
+    /// let _ = retrykit_config::Env::from_process();
     /// ```
     pub fn from_process() -> Self {
         std::env::vars_os()
@@ -122,7 +122,7 @@ impl Env {
     /// most likely a misspelt override); other variables are ignored.
     ///
     /// ```
-    /// let env = retry_config::Env::new().with("RETRY_BUDGET__BROKER__RATIO", "0.2");
+    /// let env = retrykit_config::Env::new().with("RETRY_BUDGET__BROKER__RATIO", "0.2");
     /// assert_eq!(env.len(), 1);
     /// assert_eq!(env.with("HOME", "/root").with("RETRY_PROFILE", "test").len(), 1);
     /// ```
@@ -139,7 +139,7 @@ impl Env {
     /// How many override variables there are.
     ///
     /// ```
-    /// assert_eq!(retry_config::Env::new().len(), 0);
+    /// assert_eq!(retrykit_config::Env::new().len(), 0);
     /// ```
     pub fn len(&self) -> usize {
         self.vars.len()
@@ -148,7 +148,7 @@ impl Env {
     /// Whether there are none.
     ///
     /// ```
-    /// assert!(retry_config::Env::new().is_empty());
+    /// assert!(retrykit_config::Env::new().is_empty());
     /// ```
     pub fn is_empty(&self) -> bool {
         self.vars.is_empty()

@@ -4,7 +4,7 @@
 //! `[defaults]`, then its `extends` chain (the farthest ancestor first, the
 //! policy's own table last), then the selected profile's overlays of that
 //! chain, then environment variables for that chain. A later layer wins.
-//! The order is retry-schema's ([`retry_schema::layering::ORDER`]), which
+//! The order is retrykit-schema's ([`retrykit_schema::layering::ORDER`]), which
 //! `#[retry]`'s build-time check follows too.
 
 use crate::diagnostic::Span;
@@ -15,13 +15,13 @@ use std::fmt;
 /// The layer a setting's effective value came from.
 ///
 /// ```
-/// use retry_config::Layer;
+/// use retrykit_config::Layer;
 /// assert_eq!(Layer::Profile("test".into()).to_string(), "profile `test`");
 /// assert_eq!(Layer::Env("RETRY_POLICY__DB__BASE".into()).to_string(), "environment RETRY_POLICY__DB__BASE");
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Layer {
-    /// retry-core's built-in default (nothing in the file set it).
+    /// retrykit-core's built-in default (nothing in the file set it).
     Builtin,
     /// The file's `[defaults]` table.
     Defaults,

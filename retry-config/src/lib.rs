@@ -1,11 +1,11 @@
-//! # retry-config
+//! # retrykit-config
 //!
 //! Named retry policies from a TOML file, one profile per environment,
 //! checked at load: every problem reported in one pass with the line, the
 //! key, a caret under the text and a did-you-mean.
 //!
 //! ```
-//! use retry_config::{Config, Env, Options};
+//! use retrykit_config::{Config, Env, Options};
 //! use std::time::Duration;
 //!
 //! let text = r#"
@@ -37,12 +37,12 @@
 //! assert_eq!(fast.base(), Duration::from_millis(1)); // the test profile's outbox, inherited
 //! assert_eq!(fast.cap(), Duration::from_millis(5)); // a profile beats the file
 //! assert_eq!(fast.max_attempts(), Some(3)); // the environment beats both
-//! # Ok::<(), retry_config::Diagnostics>(())
+//! # Ok::<(), retrykit_config::Diagnostics>(())
 //! ```
 //!
 //! ## Layers
 //! A policy's effective settings resolve in this fixed order, a later layer
-//! winning: retry-core's built-in defaults, `[defaults]`, the `extends` chain
+//! winning: retrykit-core's built-in defaults, `[defaults]`, the `extends` chain
 //! (the farthest ancestor first, the policy's own table last), the selected
 //! profile's overlays of that chain, then environment variables
 //! `RETRY_POLICY__<NAME>__<KEY>` for that chain (`RETRY_BUDGET__<NAME>__<KEY>`
@@ -50,21 +50,22 @@
 //!
 //! ## In a program
 //! Call [`init`] at start-up (it discovers `RETRY_CONFIG` or `./retry.toml`
-//! and `RETRY_PROFILE`), or let retry-core's registry load the same way on its
+//! and `RETRY_PROFILE`), or let retrykit-core's registry load the same way on its
 //! first lookup. [`reload`] and [`Setup::watch`] swap the policies atomically,
 //! and a bad file keeps the last good ones.
 //!
 //! ## Features
 //! `redis` (off by default): budgets with `scope = "fleet"`, shared through
-//! Redis (retry-core's `redis` feature). Without it such a budget is an error
+//! Redis (retrykit-core's `redis` feature). Without it such a budget is an error
 //! that names the feature.
 //!
 //! ## The `retry-policy` tool
 //! Checking, listing, explaining and simulating a file from the command line
-//! is the separate `retry-policy` crate (`cargo run -p retry-policy -- check
+//! is the separate `retry-policy` crate (`cargo run -p retrykit-policy -- check
 //! retry.toml`), built on this crate's public API, so a program that only
 //! loads its policies builds no command line.
 #![forbid(unsafe_code)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(missing_docs)]
 
 mod config;
@@ -87,17 +88,17 @@ pub use layers::Layer;
 pub use limits::{MAX_BUDGETS, MAX_EXTENDS_DEPTH, MAX_POLICIES, MAX_PROFILES};
 pub use number::show_number;
 pub use read::{FileOrigin, MAX_FILE_BYTES, read_file};
-pub use retry_schema::duration::{parse_duration, show_duration};
+pub use retrykit_schema::duration::{parse_duration, show_duration};
 pub use runtime::{DEFAULT_FILE, Setup, Watcher, init, reload};
 
 /// Plumbing for the code `#[retry]` generates. Not public API.
 #[doc(hidden)]
 pub mod __private {
     /// The lazy loader a `#[retry]` call site names when its crate depends on
-    /// retry-config, so the loader is linked whatever the program names.
+    /// retrykit-config, so the loader is linked whatever the program names.
     ///
     /// ```
-    /// let load: fn() = retry_config::__private::lazy_load;
+    /// let load: fn() = retrykit_config::__private::lazy_load;
     /// let _ = load;
     /// ```
     pub fn lazy_load() {

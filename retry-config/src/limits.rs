@@ -9,8 +9,8 @@
 /// once per profile, so this bounds the cost of a load and of `check`.
 ///
 /// ```
-/// let text: String = (0..=retry_config::MAX_POLICIES).map(|i| format!("[policies.p{i}]\n")).collect();
-/// let err = retry_config::Config::load_str(&text, "f", &Default::default()).unwrap_err();
+/// let text: String = (0..=retrykit_config::MAX_POLICIES).map(|i| format!("[policies.p{i}]\n")).collect();
+/// let err = retrykit_config::Config::load_str(&text, "f", &Default::default()).unwrap_err();
 /// assert!(err.to_string().contains("at most 10000"));
 /// ```
 pub const MAX_POLICIES: usize = 10_000;
@@ -19,7 +19,7 @@ pub const MAX_POLICIES: usize = 10_000;
 /// [`MAX_POLICIES`].
 ///
 /// ```
-/// assert_eq!(retry_config::MAX_BUDGETS, 10_000);
+/// assert_eq!(retrykit_config::MAX_BUDGETS, 10_000);
 /// ```
 pub const MAX_BUDGETS: usize = 10_000;
 
@@ -27,7 +27,7 @@ pub const MAX_BUDGETS: usize = 10_000;
 /// per profile, so this and [`MAX_POLICIES`] bound its work.
 ///
 /// ```
-/// assert_eq!(retry_config::MAX_PROFILES, 100);
+/// assert_eq!(retrykit_config::MAX_PROFILES, 100);
 /// ```
 pub const MAX_PROFILES: usize = 100;
 
@@ -37,10 +37,10 @@ pub const MAX_PROFILES: usize = 100;
 ///
 /// ```
 /// let mut text = String::from("[policies.p0]\n");
-/// for i in 1..=retry_config::MAX_EXTENDS_DEPTH + 1 {
+/// for i in 1..=retrykit_config::MAX_EXTENDS_DEPTH + 1 {
 ///     text.push_str(&format!("[policies.p{i}]\nextends = \"p{}\"\n", i - 1));
 /// }
-/// let err = retry_config::Config::load_str(&text, "f", &Default::default()).unwrap_err();
+/// let err = retrykit_config::Config::load_str(&text, "f", &Default::default()).unwrap_err();
 /// assert!(err.to_string().contains("at most 32"));
 /// ```
 pub const MAX_EXTENDS_DEPTH: usize = 32;

@@ -17,8 +17,8 @@ use crate::layers::Layer;
 use crate::resolve::{ResolvedBudget, ResolvedPolicy};
 use crate::schema::Key;
 use group::{Finding, Groups};
-use retry_core::{Backoff, Jitter, Policy};
-use retry_schema::duration::show_duration;
+use retrykit_core::{Backoff, Jitter, Policy};
+use retrykit_schema::duration::show_duration;
 use std::time::Duration;
 
 /// How far past the deadline the worst case may run before it is "far beyond".

@@ -4,10 +4,10 @@
 
 /// `n` in plain digits from 0.0001 up to (not including) 1e16, otherwise in
 /// scientific notation, the way TOML also accepts it: the same switch as
-/// `{:?}` for floats, which retry-core's messages use, without `{:?}`'s `.0`.
+/// `{:?}` for floats, which retrykit-core's messages use, without `{:?}`'s `.0`.
 ///
 /// ```
-/// use retry_config::show_number;
+/// use retrykit_config::show_number;
 /// assert_eq!(show_number(2.0), "2");
 /// assert_eq!(show_number(0.25), "0.25");
 /// assert_eq!(show_number(1e308), "1e308");

@@ -11,7 +11,7 @@ use std::path::Path;
 /// instead of filling memory.
 ///
 /// ```
-/// assert_eq!(retry_config::MAX_FILE_BYTES, 16 * 1024 * 1024);
+/// assert_eq!(retrykit_config::MAX_FILE_BYTES, 16 * 1024 * 1024);
 /// ```
 pub const MAX_FILE_BYTES: u64 = 16 << 20;
 
@@ -19,7 +19,7 @@ pub const MAX_FILE_BYTES: u64 = 16 << 20;
 /// and is missing is fixed by setting `RETRY_CONFIG`.
 ///
 /// ```
-/// use retry_config::{FileOrigin, read_file};
+/// use retrykit_config::{FileOrigin, read_file};
 /// let err = read_file("/no/such/retry.toml", FileOrigin::Given).unwrap_err();
 /// assert!(!err.render().contains("RETRY_CONFIG"));
 /// let err = read_file("/no/such/retry.toml", FileOrigin::Default).unwrap_err();
@@ -39,7 +39,7 @@ pub enum FileOrigin {
 /// read, with a hint that fits the cause.
 ///
 /// ```
-/// use retry_config::{FileOrigin, read_file};
+/// use retrykit_config::{FileOrigin, read_file};
 /// let dir = std::env::temp_dir();
 /// let err = read_file(&dir, FileOrigin::Given).unwrap_err();
 /// assert!(err.to_string().contains("is a directory"), "{err}");

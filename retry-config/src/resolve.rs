@@ -1,6 +1,6 @@
 //! From a parsed document to validated policies and budgets: profile
 //! selection, `extends` chains, overlays in their documented order, and
-//! retry-core's own validation mapped back to the text that set each value.
+//! retrykit-core's own validation mapped back to the text that set each value.
 
 use crate::diagnostic::shown;
 use crate::diagnostic::{Diagnostic, Diagnostics, Span};
@@ -11,9 +11,9 @@ use crate::limits::MAX_EXTENDS_DEPTH;
 use crate::schema::engine::{build_budget, build_policy, report};
 use crate::schema::{Key, Value};
 use chain::{Broken, Chains, Lineage};
-use retry_core::{Policy, RetryBudget};
-use retry_schema::layering;
-use retry_schema::suggest::did_you_mean;
+use retrykit_core::{Policy, RetryBudget};
+use retrykit_schema::layering;
+use retrykit_schema::suggest::did_you_mean;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -223,7 +223,7 @@ pub(crate) fn resolve<'d>(
         let mut fields = Fields::default();
         for layer in layering::ORDER {
             match layer {
-                // retry-core's builder starts from them.
+                // retrykit-core's builder starts from them.
                 layering::Layer::BuiltIn => {}
                 layering::Layer::Defaults => fields.overlay(&doc.defaults, None),
                 layering::Layer::Chain => {
@@ -373,7 +373,7 @@ fn chain_error(broken: Broken<'_>, policies: &[Named]) -> Diagnostic {
             from.extends.as_ref().map(|(_, s)| s.clone()),
             "too deep",
         )
-        .note("the limit (MAX_EXTENDS_DEPTH in retry-config) bounds the time and memory a load takes")
+        .note("the limit (MAX_EXTENDS_DEPTH in retrykit-config) bounds the time and memory a load takes")
         .note("extend a policy nearer the root, or move shared settings to [defaults]"),
         Broken::Cycle(mut members) => {
             // Start at the smallest name, so the same ring reads the same

@@ -1,4 +1,4 @@
-//! Installing a configuration into retry-core's process-wide registry:
+//! Installing a configuration into retrykit-core's process-wide registry:
 //! discovery, `init`, `reload`, the opt-in file watcher, and the lazy loader
 //! the registry runs on its first lookup when `init` was never called.
 
@@ -6,11 +6,11 @@ use crate::config::{Config, Options};
 use crate::diagnostic::{Diagnostic, Diagnostics};
 use crate::env::{self, Env};
 use crate::read::{FileOrigin, read_file};
-use retry_core::Registry;
-use retry_core::registry;
-use retry_core::registry::{self as loader, LazyLoader};
-use retry_schema::discover::{Discovery, Found, How};
-use retry_schema::suggest::did_you_mean;
+use retrykit_core::Registry;
+use retrykit_core::registry;
+use retrykit_core::registry::{self as loader, LazyLoader};
+use retrykit_schema::discover::{Discovery, Found, How};
+use retrykit_schema::suggest::did_you_mean;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -20,7 +20,7 @@ use std::time::Duration;
 /// The file `init` reads when `RETRY_CONFIG` is not set.
 ///
 /// ```
-/// assert_eq!(retry_config::DEFAULT_FILE, "retry.toml");
+/// assert_eq!(retrykit_config::DEFAULT_FILE, "retry.toml");
 /// ```
 pub const DEFAULT_FILE: &str = "retry.toml";
 
@@ -28,7 +28,7 @@ pub const DEFAULT_FILE: &str = "retry.toml";
 /// `Setup::from_env().install()`.
 ///
 /// ```
-/// use retry_config::{Options, Setup};
+/// use retrykit_config::{Options, Setup};
 /// let setup = Setup::new("retry.toml").options(Options::new().profile("test"));
 /// assert_eq!(setup.path(), std::path::Path::new("retry.toml"));
 /// ```
@@ -51,7 +51,7 @@ impl Setup {
     /// Reads the file at `path`, with the base settings and no environment.
     ///
     /// ```
-    /// let _ = retry_config::Setup::new("config/retry.toml");
+    /// let _ = retrykit_config::Setup::new("config/retry.toml");
     /// ```
     pub fn new(path: impl Into<PathBuf>) -> Self {
         Setup {
@@ -65,7 +65,7 @@ impl Setup {
     }
 
     /// Discovery, by the one rule the build-time check follows too
-    /// ([`retry_schema::discover`]): the file `RETRY_CONFIG` names (relative
+    /// ([`retrykit_schema::discover`]): the file `RETRY_CONFIG` names (relative
     /// to the working directory), else the nearest `retry.toml` walking up
     /// from the working directory, else the file each `#[retry]` call site
     /// was checked against at build time. The profile is `RETRY_PROFILE`;
@@ -75,7 +75,7 @@ impl Setup {
     /// [`load`](Self::load) and [`install`](Self::install) fail, naming it).
     ///
     /// ```
-    /// let setup = retry_config::Setup::from_env();
+    /// let setup = retrykit_config::Setup::from_env();
     /// assert!(!setup.path().as_os_str().is_empty());
     /// ```
     pub fn from_env() -> Self {
@@ -113,14 +113,14 @@ impl Setup {
     }
 
     /// Strict mode (also `RETRY_STRICT=1`): on install it turns on
-    /// retry-core's strict mode, so that a call whose policy is missing at
+    /// retrykit-core's strict mode, so that a call whose policy is missing at
     /// run time ends the process instead of running once; without `init`,
     /// the first lookup's lazy load ends the process when it finds no file,
     /// an invalid one, or a call site it cannot serve. (`init` itself always
     /// fails on those.)
     ///
     /// ```
-    /// let _ = retry_config::Setup::new("retry.toml").strict(true);
+    /// let _ = retrykit_config::Setup::new("retry.toml").strict(true);
     /// ```
     pub fn strict(mut self, strict: bool) -> Self {
         self.strict = strict;
@@ -131,7 +131,7 @@ impl Setup {
     /// warnings to stderr (the default), as `retry-policy check` shows them.
     ///
     /// ```
-    /// let _ = retry_config::Setup::new("retry.toml").report_warnings(false);
+    /// let _ = retrykit_config::Setup::new("retry.toml").report_warnings(false);
     /// ```
     pub fn report_warnings(mut self, report: bool) -> Self {
         self.report_warnings = report;
@@ -141,7 +141,7 @@ impl Setup {
     /// Replaces the load options (profile, environment, strictness).
     ///
     /// ```
-    /// let _ = retry_config::Setup::new("r.toml").options(retry_config::Options::new().deny_warnings(true));
+    /// let _ = retrykit_config::Setup::new("r.toml").options(retrykit_config::Options::new().deny_warnings(true));
     /// ```
     pub fn options(mut self, options: Options) -> Self {
         self.options = options;
@@ -151,7 +151,7 @@ impl Setup {
     /// The file it reads.
     ///
     /// ```
-    /// assert_eq!(retry_config::Setup::new("a.toml").path(), std::path::Path::new("a.toml"));
+    /// assert_eq!(retrykit_config::Setup::new("a.toml").path(), std::path::Path::new("a.toml"));
     /// ```
     pub fn path(&self) -> &Path {
         &self.path
@@ -162,7 +162,7 @@ impl Setup {
     /// `retry_on` is checked against, unless the options name them.
     ///
     /// ```
-    /// assert!(retry_config::Setup::new("/no/such/file.toml").load().is_err());
+    /// assert!(retrykit_config::Setup::new("/no/such/file.toml").load().is_err());
     /// ```
     pub fn load(&self) -> Result<Config, Diagnostics> {
         // A bad RETRY_STRICT is reported with whatever else is wrong.
@@ -211,22 +211,22 @@ impl Setup {
 
     /// Loads, validates and checks that every `#[retry(policy = ...)]` call
     /// site names a defined policy; then installs the policies into
-    /// retry-core's registry and remembers this setup for [`reload`].
+    /// retrykit-core's registry and remembers this setup for [`reload`].
     /// On any error nothing is installed and every problem is returned.
     ///
     /// ```
     /// let dir = tempfile::tempdir().unwrap();
     /// let path = dir.path().join("retry.toml");
     /// std::fs::write(&path, "[policies.doc-setup]\nmax_attempts = 2\ncap = \"1s\"\n").unwrap();
-    /// let config = retry_config::Setup::new(&path).install().unwrap();
+    /// let config = retrykit_config::Setup::new(&path).install().unwrap();
     /// assert!(config.warnings().is_empty());
-    /// assert_eq!(retry_core::registry::policy("doc-setup").unwrap().max_attempts(), Some(2));
+    /// assert_eq!(retrykit_core::registry::policy("doc-setup").unwrap().max_attempts(), Some(2));
     /// ```
     pub fn install(self) -> Result<Config, Diagnostics> {
         let (config, _) = self.install_inner(CallSites::Required)?;
         if self.report_warnings && !config.warnings().is_empty() {
             eprint!(
-                "retry-config: {}:\n{}",
+                "retrykit-config: {}:\n{}",
                 self.path.display(),
                 config.warnings().render()
             );
@@ -294,7 +294,7 @@ impl Setup {
     ///
     /// ```no_run
     /// use std::time::Duration;
-    /// let watcher = retry_config::Setup::from_env().watch(Duration::from_secs(2), |outcome| {
+    /// let watcher = retrykit_config::Setup::from_env().watch(Duration::from_secs(2), |outcome| {
     ///     if let Err(diags) = outcome { eprintln!("retry.toml rejected:\n{}", diags.render()); }
     /// });
     /// drop(watcher); // stops watching
@@ -345,7 +345,7 @@ impl Setup {
 /// A running file watcher; dropping it stops the watch.
 ///
 /// ```no_run
-/// let w = retry_config::Setup::new("retry.toml").watch(std::time::Duration::from_secs(1), |_| {});
+/// let w = retrykit_config::Setup::new("retry.toml").watch(std::time::Duration::from_secs(1), |_| {});
 /// w.stop();
 /// ```
 #[derive(Debug)]
@@ -358,7 +358,7 @@ impl Watcher {
     /// Stops watching and waits for the watch thread to end.
     ///
     /// ```no_run
-    /// retry_config::Setup::new("retry.toml").watch(std::time::Duration::from_secs(1), |_| {}).stop();
+    /// retrykit_config::Setup::new("retry.toml").watch(std::time::Duration::from_secs(1), |_| {}).stop();
     /// ```
     pub fn stop(mut self) {
         self.shutdown();
@@ -381,14 +381,14 @@ impl Drop for Watcher {
 /// The setup of the last successful install, for [`reload`].
 static ACTIVE: Mutex<Option<Setup>> = Mutex::new(None);
 /// The registry this crate installed last, whose budgets a reload keeps.
-/// (Read here rather than from retry-core, whose lookup could start the lazy loader.)
+/// (Read here rather than from retrykit-core, whose lookup could start the lazy loader.)
 static LAST: Mutex<Option<Arc<Registry>>> = Mutex::new(None);
 
 /// Discovers, loads, validates and installs the configuration (see
 /// [`Setup::from_env`] and [`Setup::install`]); returns every problem.
 ///
 /// ```no_run
-/// match retry_config::init() {
+/// match retrykit_config::init() {
 ///     Ok(config) => eprint!("{}", config.warnings()),
 ///     Err(problems) => { eprint!("{}", problems.render()); std::process::exit(1) }
 /// }
@@ -402,7 +402,7 @@ pub fn init() -> Result<Config, Diagnostics> {
 /// policies stay as they were. Budgets with unchanged settings keep their counts.
 ///
 /// ```no_run
-/// if let Err(problems) = retry_config::reload() {
+/// if let Err(problems) = retrykit_config::reload() {
 ///     eprintln!("kept the previous retry policies:\n{}", problems.render());
 /// }
 /// ```
@@ -487,12 +487,12 @@ enum CallSites {
     /// `init`, `reload` and the watcher: a missing name fails the install.
     Required,
     /// The lazy loader: nobody can act on an error there, so the valid file is
-    /// installed and the sites it lacks run once, without retry (retry-core's
+    /// installed and the sites it lacks run once, without retry (retrykit-core's
     /// fallback), with the problem on stderr.
     Reported,
 }
 
-/// Run by retry-core on the first lookup when nothing was installed: loads
+/// Run by retrykit-core on the first lookup when nothing was installed: loads
 /// the discovered file, and says on stderr whatever keeps a call from
 /// retrying as its policy says. In strict mode any such problem ends the
 /// process instead.
@@ -509,7 +509,7 @@ pub(crate) fn lazy_load() {
         let why = format!("nothing was loaded: {problem}");
         loader::set_origin(why.clone());
         if strict {
-            eprintln!("retry-config: {why}; strict mode (RETRY_STRICT) stops the program");
+            eprintln!("retrykit-config: {why}; strict mode (RETRY_STRICT) stops the program");
             std::process::exit(1);
         }
         // Said by each call site whose policy is missing, with its name.
@@ -518,7 +518,7 @@ pub(crate) fn lazy_load() {
     match setup.install_inner(CallSites::Reported) {
         Ok((config, missing)) => {
             if !config.warnings().is_empty() {
-                eprint!("retry-config: {path}:\n{}", config.warnings().render());
+                eprint!("retrykit-config: {path}:\n{}", config.warnings().render());
             }
             // A call site the file cannot serve says so itself on its first
             // call (once, with the fix), so it is not said twice here; strict
@@ -527,7 +527,7 @@ pub(crate) fn lazy_load() {
                 loader::set_strict(true);
                 if missing.has_errors() {
                     eprint!(
-                        "retry-config: {path}:\n{}retry-config: strict mode (RETRY_STRICT) stops the program\n",
+                        "retrykit-config: {path}:\n{}retrykit-config: strict mode (RETRY_STRICT) stops the program\n",
                         missing.render()
                     );
                     std::process::exit(1);
@@ -537,20 +537,20 @@ pub(crate) fn lazy_load() {
         }
         Err(problems) => {
             eprint!(
-                "retry-config: {path} was not installed:\n{}",
+                "retrykit-config: {path} was not installed:\n{}",
                 problems.render()
             );
             loader::set_origin(format!(
                 "nothing was loaded: {path} has errors (printed when it was read)"
             ));
             if strict {
-                eprintln!("retry-config: strict mode (RETRY_STRICT) stops the program");
+                eprintln!("retrykit-config: strict mode (RETRY_STRICT) stops the program");
                 std::process::exit(1);
             }
         }
     }
 }
 
-retry_core::__private::inventory::submit! {
-    LazyLoader { name: "retry-config", load: lazy_load }
+retrykit_core::__private::inventory::submit! {
+    LazyLoader { name: "retrykit-config", load: lazy_load }
 }

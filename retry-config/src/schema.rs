@@ -1,14 +1,14 @@
 //! Reading a value of the file (or of an environment variable) as its key
-//! says: the keys, the kinds of value and the defaults are retry-schema's
-//! ([`retry_schema::keys`]); this is how each kind is read from TOML, with
+//! says: the keys, the kinds of value and the defaults are retrykit-schema's
+//! ([`retrykit_schema::keys`]); this is how each kind is read from TOML, with
 //! a diagnostic at the text for anything else.
 
 // A rejected value is the cold path: boxing its diagnostic would only add noise.
 #![allow(clippy::result_large_err)]
 
 use crate::diagnostic::{Diagnostic, Diagnostics, Source, Span};
-use retry_core::Jitter;
-use retry_schema::suggest::did_you_mean;
+use retrykit_core::Jitter;
+use retrykit_schema::suggest::did_you_mean;
 use std::fmt;
 use std::ops::Range;
 use std::sync::Arc;
@@ -20,9 +20,9 @@ mod duration;
 pub(crate) mod engine;
 mod http;
 
-use retry_schema::duration::show_duration;
-pub(crate) use retry_schema::keys::{BUDGET_KEYS, Key, Kind, POLICY_KEYS};
-use retry_schema::keys::{BUDGET_MODES, JITTER_MODES, NONE, PROPORTIONAL, SCOPES, SHAPES};
+use retrykit_schema::duration::show_duration;
+pub(crate) use retrykit_schema::keys::{BUDGET_KEYS, Key, Kind, POLICY_KEYS};
+use retrykit_schema::keys::{BUDGET_MODES, JITTER_MODES, NONE, PROPORTIONAL, SCOPES, SHAPES};
 
 /// A parsed value of some key.
 #[derive(Debug, Clone, PartialEq)]
@@ -68,7 +68,7 @@ impl fmt::Display for Value {
             },
             Value::Mode(s) | Value::Scope(s) => f.write_str(s),
             // A URL may carry a password: show it without.
-            Value::MaybeStore(Some(url)) => f.write_str(&retry_schema::keys::store_shown(url)),
+            Value::MaybeStore(Some(url)) => f.write_str(&retrykit_schema::keys::store_shown(url)),
             Value::Jitter(Jitter::Proportional(r)) => {
                 write!(f, "{{ {PROPORTIONAL} = {} }}", crate::show_number(*r))
             }

@@ -3,7 +3,7 @@
 //! unknown mode, a key that does not apply to the mode, a name listed twice
 //! or undefined, `none` in a list) are in the corpus.
 
-use retry_config::{Config, Env, Options};
+use retrykit_config::{Config, Env, Options};
 use std::sync::Arc;
 
 const FILE: &str = r#"

@@ -1,10 +1,10 @@
 //! The schema's built-in defaults (what `explain` and the build-time check
-//! take for a key no layer sets) are retry-core's: a policy that writes every
+//! take for a key no layer sets) are retrykit-core's: a policy that writes every
 //! default out is the policy that writes nothing, and `Policy::default()`.
 
-use retry_config::{Config, Layer, Options};
-use retry_core::{Policy, RetryBudget};
-use retry_schema::keys::{BUDGET_KEYS, Key};
+use retrykit_config::{Config, Layer, Options};
+use retrykit_core::{Policy, RetryBudget};
+use retrykit_schema::keys::{BUDGET_KEYS, Key};
 use std::fmt::Write;
 
 /// A file with `[policies.written]` and `[budgets.written]` setting every
@@ -12,7 +12,7 @@ use std::fmt::Write;
 fn defaults_file() -> String {
     let mut text = String::new();
     for (table, keys) in [
-        ("policies", retry_schema::keys::POLICY_KEYS),
+        ("policies", retrykit_schema::keys::POLICY_KEYS),
         ("budgets", BUDGET_KEYS),
     ] {
         writeln!(text, "[{table}.written]").unwrap();
@@ -45,13 +45,13 @@ fn built_in_defaults_are_retry_cores() {
             assert_eq!(w.key, b.key);
             assert_eq!(
                 w.value, b.value,
-                "`{}`: the schema's default is not retry-core's",
+                "`{}`: the schema's default is not retrykit-core's",
                 w.key
             );
             assert_eq!(b.layer, Layer::Builtin, "`{}`", b.key);
         }
     }
-    // And field by field, against retry-core's own defaults.
+    // And field by field, against retrykit-core's own defaults.
     let written = config.policy("written").unwrap();
     let core = Policy::default();
     assert_eq!(written.backoff(), core.backoff());
@@ -73,14 +73,14 @@ fn built_in_defaults_are_retry_cores() {
     let value = |key: Key| &budget.iter().find(|f| f.key == key.name()).unwrap().value;
     assert_eq!(
         value(Key::Ratio),
-        &retry_config::show_number(core_budget.ratio())
+        &retrykit_config::show_number(core_budget.ratio())
     );
     assert_eq!(
         value(Key::MinPerSec),
-        &retry_config::show_number(core_budget.min_per_sec())
+        &retrykit_config::show_number(core_budget.min_per_sec())
     );
     assert_eq!(
         value(Key::Window),
-        &retry_config::show_duration(core_budget.window())
+        &retrykit_config::show_duration(core_budget.window())
     );
 }

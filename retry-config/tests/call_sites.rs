@@ -1,16 +1,16 @@
 //! Installing checks every registered `#[retry(policy = ...)]` call site
 //! against the file, and installs nothing when one names a missing policy.
 
-use retry_config::Setup;
-use retry_core::__private::site::CallSite;
-use retry_core::registry;
-use retry_core::registry::DeclaredClass;
+use retrykit_config::Setup;
+use retrykit_core::__private::site::CallSite;
+use retrykit_core::registry;
+use retrykit_core::registry::DeclaredClass;
 
-retry_core::__private::inventory::submit! {
+retrykit_core::__private::inventory::submit! {
     CallSite::new("orders", "src/orders.rs", 42, "place_order")
 }
 
-retry_core::__private::inventory::submit! {
+retrykit_core::__private::inventory::submit! {
     DeclaredClass { name: "conflict", by: "OrderError" }
 }
 

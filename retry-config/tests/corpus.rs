@@ -4,13 +4,13 @@
 //!
 //! A file may start with directives in comments: `# profile: NAME`,
 //! `# env: VAR=value` (repeatable), `# deny-warnings`, and `# feature: redis`
-//! for a file whose diagnostics are those of a build with retry-config's
+//! for a file whose diagnostics are those of a build with retrykit-config's
 //! `redis` feature (without it, its fleet budget is the one error that names
 //! the feature, which `fleet_budgets.rs` tests): such a file is skipped
-//! without the feature (`cargo test -p retry-config --features redis` runs it).
+//! without the feature (`cargo test -p retrykit-config --features redis` runs it).
 //! Run with `UPDATE_SNAPSHOTS=1` to rewrite the `.expected` files, then review the diff.
 
-use retry_config::{Config, Env, Options};
+use retrykit_config::{Config, Env, Options};
 use std::fs;
 use std::path::Path;
 

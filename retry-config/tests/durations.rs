@@ -3,8 +3,8 @@
 //! cannot mean what they seem (`"5M"`, `"-5s"`, months) are refused plainly.
 
 use proptest::prelude::*;
-use retry_config::{Config, Diagnostics, Options, show_duration};
-use retry_core::Policy;
+use retrykit_config::{Config, Diagnostics, Options, show_duration};
+use retrykit_core::Policy;
 use std::time::Duration;
 
 const DAY: u64 = 24 * 3600;
@@ -16,7 +16,7 @@ fn deadline(text: &str) -> Result<Duration, Diagnostics> {
         .map(|c| c.policy("a").unwrap().deadline().unwrap())
 }
 
-fn error(text: &str) -> retry_config::Diagnostic {
+fn error(text: &str) -> retrykit_config::Diagnostic {
     match deadline(text) {
         Ok(d) => panic!("{text:?} was accepted as {d:?}"),
         Err(diags) => diags.errors().next().unwrap().clone(),
@@ -42,7 +42,7 @@ fn every_documented_form_reads_as_documented() {
         ("7ns", Duration::from_nanos(7)),
         ("1d", Duration::from_secs(DAY)),
         ("1w", Duration::from_secs(7 * DAY)),
-        // A year is 365 days, the year of retry-core's 100-year limit.
+        // A year is 365 days, the year of retrykit-core's 100-year limit.
         ("1y", Duration::from_secs(365 * DAY)),
         ("100y", Policy::MAX_DURATION),
     ];

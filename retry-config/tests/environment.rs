@@ -3,7 +3,7 @@
 //! `RETRY_*` variable that matches no known form warns with the spelling
 //! that would work.
 
-use retry_config::{Config, Diagnostics, Env, Options, Severity};
+use retrykit_config::{Config, Diagnostics, Env, Options, Severity};
 
 const FILE: &str = "[policies.fetch]\ncap = \"1s\"\n[policies.outbox-fast]\ncap = \"1s\"\n[budgets.broker]\n[policies.pub]\ncap = \"1s\"\nbudget = \"broker\"\n";
 

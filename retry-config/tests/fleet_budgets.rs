@@ -2,14 +2,14 @@
 //! file or the environment (which wins), and a local budget stays local.
 //! (The invalid cases are in the corpus: a fleet without a store, a store
 //! that is not a redis:// URL, an unknown scope, a store left unused.)
-//! Without retry-config's `redis` feature (off by default), a fleet scope is
+//! Without retrykit-config's `redis` feature (off by default), a fleet scope is
 //! an error that names the feature. Each build has its own tests: `cargo test
-//! -p retry-config --no-default-features --test fleet_budgets` and the same
+//! -p retrykit-config --no-default-features --test fleet_budgets` and the same
 //! with `--features redis` (which `cargo test --workspace` also turns on).
 
 #[cfg(feature = "redis")]
-use retry_config::Env;
-use retry_config::{Config, Options};
+use retrykit_config::Env;
+use retrykit_config::{Config, Options};
 
 const FILE: &str = r#"
 [policies.p]
@@ -58,7 +58,7 @@ fn without_the_redis_feature_a_fleet_scope_names_the_feature_to_enable() {
     let shown = problems.to_string();
     assert!(problems.has_errors(), "{shown}");
     assert!(
-        shown.contains("scope \"fleet\" needs retry-config's `redis` feature"),
+        shown.contains("scope \"fleet\" needs retrykit-config's `redis` feature"),
         "{shown}"
     );
     assert!(shown.contains("[budgets.broker.scope]"), "{shown}");

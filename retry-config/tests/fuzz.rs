@@ -2,7 +2,7 @@
 //! every rejection carries at least one error whose span lies in the text.
 
 use proptest::prelude::*;
-use retry_config::{Config, Env, Options, check_str};
+use retrykit_config::{Config, Env, Options, check_str};
 
 const SEED_FILE: &str = r#"[defaults]
 jitter = "full"

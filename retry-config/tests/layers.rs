@@ -2,8 +2,8 @@
 //! chains and cycles, environment value forms, warnings, and budgets that
 //! survive a reload.
 
-use retry_config::{Config, Diagnostics, Env, Layer, Options, check_str};
-use retry_core::{Backoff, Jitter};
+use retrykit_config::{Config, Diagnostics, Env, Layer, Options, check_str};
+use retrykit_core::{Backoff, Jitter};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -172,7 +172,7 @@ fn cycles_are_reported_once_and_other_policies_still_checked() {
 
 #[test]
 fn a_chain_as_deep_as_the_limit_resolves() {
-    let deepest = retry_config::MAX_EXTENDS_DEPTH;
+    let deepest = retrykit_config::MAX_EXTENDS_DEPTH;
     let mut text = String::from("[policies.p0]\ncap = \"1s\"\nmax_attempts = 2\n");
     for i in 1..=deepest {
         text.push_str(&format!("[policies.p{i}]\nextends = \"p{}\"\n", i - 1));

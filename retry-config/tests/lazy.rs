@@ -9,20 +9,20 @@ const CHILD: &str = "RETRY_CONFIG_LAZY_TEST_CHILD";
 // A call site whose policy the file lacks: the lazy loader still installs the
 // valid file, and that site's first call (which runs without retry) says so
 // on stderr, once, with a did-you-mean.
-const LAZZY: retry_core::__private::site::CallSite =
-    retry_core::__private::site::CallSite::new("lazzy", "src/jobs.rs", 7, "run_job");
-retry_core::__private::inventory::submit! { LAZZY }
+const LAZZY: retrykit_core::__private::site::CallSite =
+    retrykit_core::__private::site::CallSite::new("lazzy", "src/jobs.rs", 7, "run_job");
+retrykit_core::__private::inventory::submit! { LAZZY }
 
-static SITE: retry_core::__private::site::PolicyCache =
-    retry_core::__private::site::PolicyCache::new(LAZZY);
+static SITE: retrykit_core::__private::site::PolicyCache =
+    retrykit_core::__private::site::PolicyCache::new(LAZZY);
 
 #[test]
 fn the_first_lookup_loads_retry_toml_with_the_profile_and_environment() {
     if std::env::var_os(CHILD).is_some() {
         // In the child: nothing was installed, so this lookup runs the lazy loader.
-        assert_eq!(retry_config::DEFAULT_FILE, "retry.toml");
+        assert_eq!(retrykit_config::DEFAULT_FILE, "retry.toml");
         let policy =
-            retry_core::registry::policy("lazy").expect("the lazy loader installed the file");
+            retrykit_core::registry::policy("lazy").expect("the lazy loader installed the file");
         assert_eq!(policy.base(), std::time::Duration::from_millis(1)); // profile `test`
         assert_eq!(policy.max_attempts(), Some(9)); // environment
         for _ in 0..2 {

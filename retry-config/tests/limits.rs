@@ -4,7 +4,7 @@
 //! with an error naming the limit and the fix. Bounded output: a diagnostic
 //! shows a window of a long line, never the whole line.
 
-use retry_config::{Config, Diagnostics, MAX_EXTENDS_DEPTH, MAX_POLICIES, Options, check_str};
+use retrykit_config::{Config, Diagnostics, MAX_EXTENDS_DEPTH, MAX_POLICIES, Options, check_str};
 
 fn load(text: &str) -> Result<Config, Diagnostics> {
     Config::load_str(text, "retry.toml", &Options::new())

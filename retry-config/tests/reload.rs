@@ -1,11 +1,11 @@
-//! Hot reload into retry-core's process-wide registry: good → bad → good
+//! Hot reload into retrykit-core's process-wide registry: good → bad → good
 //! while other threads keep looking policies up and running calls, through
 //! both `reload()` and the file watcher. Tests here share the global
 //! registry, so they take a lock.
 
-use retry_config::{Setup, reload};
-use retry_core::clock::BlockingSleeper;
-use retry_core::{Retry, registry};
+use retrykit_config::{Setup, reload};
+use retrykit_core::clock::BlockingSleeper;
+use retrykit_core::{Retry, registry};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};

@@ -4,7 +4,7 @@
 //! a class that is near nothing keeps its old treatment (a warning when the
 //! program's classes are known, nothing otherwise).
 
-use retry_config::{Config, Diagnostic, Env, Options, Severity, check_str};
+use retrykit_config::{Config, Diagnostic, Env, Options, Severity, check_str};
 
 fn file(classes: &str) -> String {
     format!("[policies.a]\ncap = \"1s\"\nretry_on = [{classes}]\n")

@@ -3,7 +3,7 @@
 //! than a single attempt. Each case runs in a child process (the registry
 //! and strict mode are process-wide; exit codes are the point).
 
-use retry_config::Setup;
+use retrykit_config::Setup;
 use std::process::{Command, Output};
 
 const CHILD: &str = "RETRY_CONFIG_STRICT_TEST_CHILD";
@@ -51,7 +51,7 @@ fn install_prints_the_warnings_unless_told_not_to() {
 
 #[test]
 fn strict_mode_ends_the_program_at_a_missing_policy() {
-    use retry_core::__private::site::{CallSite, PolicyCache};
+    use retrykit_core::__private::site::{CallSite, PolicyCache};
     // Not registered (an install would refuse it): a site the registry learns of at its first call.
     const CALL: CallSite = CallSite::new("not-in-the-file", "src/jobs.rs", 9, "jobs::run");
     static SITE: PolicyCache = PolicyCache::new(CALL);
@@ -113,7 +113,7 @@ fn init_with(test: &str, vars: &[(&str, &std::path::Path)]) -> String {
 
 /// In the child: runs `init()` and prints its outcome between markers.
 fn print_init() {
-    let outcome = match retry_config::init() {
+    let outcome = match retrykit_config::init() {
         Ok(_) => "ok".to_owned(),
         Err(diags) => diags.render(),
     };

@@ -2,7 +2,7 @@
 //! it (however many policies inherit it), built-in defaults are not judged,
 //! and an attempt limit that bounds nothing in practice is flagged.
 
-use retry_config::{Config, Diagnostic, Diagnostics, Options, check_str};
+use retrykit_config::{Config, Diagnostic, Diagnostics, Options, check_str};
 
 fn warnings(text: &str) -> Diagnostics {
     match Config::load_str(text, "retry.toml", &Options::new()) {

@@ -11,7 +11,7 @@ use std::time::Duration;
 /// `n` counts retries from 0: the wait before the first retry is `envelope(0)`.
 ///
 /// ```
-/// use retry_core::{Backoff, Policy};
+/// use retrykit_core::{Backoff, Policy};
 /// use std::time::Duration;
 /// let shaped = |b: Backoff| Policy::builder().backoff(b).base(Duration::from_millis(10)).build().unwrap();
 /// assert_eq!(shaped(Backoff::Linear).envelope(2), Duration::from_millis(30));
@@ -34,7 +34,7 @@ impl Backoff {
     /// The shape's name as written in configuration files.
     ///
     /// ```
-    /// assert_eq!(retry_core::Backoff::Constant.name(), "constant");
+    /// assert_eq!(retrykit_core::Backoff::Constant.name(), "constant");
     /// ```
     pub const fn name(&self) -> &'static str {
         match self {

@@ -20,7 +20,7 @@ pub(crate) use set::Budgets;
 
 use crate::adaptive::AdaptiveLimiter;
 use crate::problem::Problems;
-use retry_schema::keys::Key;
+use retrykit_schema::keys::Key;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -30,7 +30,7 @@ const SLOTS: usize = 10;
 /// A lock-free retry budget.
 ///
 /// ```
-/// use retry_core::RetryBudget;
+/// use retrykit_core::RetryBudget;
 /// use std::time::{Duration, Instant};
 /// let budget = RetryBudget::builder().ratio(0.1).min_per_sec(0.0).build().unwrap();
 /// let now = Instant::now();
@@ -78,7 +78,7 @@ impl RetryBudget {
     /// A builder with the defaults: ratio 0.1, 10 retries per second, a 10 s window.
     ///
     /// ```
-    /// let b = retry_core::RetryBudget::builder().build().unwrap();
+    /// let b = retrykit_core::RetryBudget::builder().build().unwrap();
     /// assert_eq!(b.ratio(), 0.1);
     /// ```
     pub const fn builder() -> RetryBudgetBuilder {
@@ -98,7 +98,7 @@ impl RetryBudget {
     /// may combine it with window budgets ([`PolicyBuilder::budgets`](crate::PolicyBuilder::budgets)).
     ///
     /// ```
-    /// let b = retry_core::RetryBudget::adaptive();
+    /// let b = retrykit_core::RetryBudget::adaptive();
     /// assert_eq!(b.mode(), "adaptive");
     /// assert!(b.limiter().is_some_and(|l| !l.is_limiting()));
     /// assert!(b.try_withdraw(std::time::Instant::now())); // pacing, not refusing
@@ -115,7 +115,7 @@ impl RetryBudget {
     /// adaptive (see [`adaptive`](Self::adaptive)).
     ///
     /// ```
-    /// use retry_core::{BudgetMode, RetryBudget};
+    /// use retrykit_core::{BudgetMode, RetryBudget};
     /// assert_eq!(RetryBudget::builder().build().unwrap().mode(), BudgetMode::Window);
     /// assert_eq!(RetryBudget::adaptive().mode().as_str(), "adaptive");
     /// ```
@@ -130,7 +130,7 @@ impl RetryBudget {
     /// The adaptive budget's limiter; `None` for a window budget.
     ///
     /// ```
-    /// assert!(retry_core::RetryBudget::builder().build().unwrap().limiter().is_none());
+    /// assert!(retrykit_core::RetryBudget::builder().build().unwrap().limiter().is_none());
     /// ```
     pub fn limiter(&self) -> Option<&AdaptiveLimiter> {
         self.limiter.as_ref()
@@ -139,7 +139,7 @@ impl RetryBudget {
     /// The fraction of calls that may be retried (a window budget's setting).
     ///
     /// ```
-    /// assert_eq!(retry_core::RetryBudget::builder().ratio(0.2).build().unwrap().ratio(), 0.2);
+    /// assert_eq!(retrykit_core::RetryBudget::builder().ratio(0.2).build().unwrap().ratio(), 0.2);
     /// ```
     pub const fn ratio(&self) -> f64 {
         self.ratio
@@ -148,7 +148,7 @@ impl RetryBudget {
     /// The retries per second allowed whatever the call volume.
     ///
     /// ```
-    /// assert_eq!(retry_core::RetryBudget::builder().build().unwrap().min_per_sec(), 10.0);
+    /// assert_eq!(retrykit_core::RetryBudget::builder().build().unwrap().min_per_sec(), 10.0);
     /// ```
     pub const fn min_per_sec(&self) -> f64 {
         self.min_per_sec
@@ -158,7 +158,7 @@ impl RetryBudget {
     ///
     /// ```
     /// # use std::time::Duration;
-    /// assert_eq!(retry_core::RetryBudget::builder().build().unwrap().window(), Duration::from_secs(10));
+    /// assert_eq!(retrykit_core::RetryBudget::builder().build().unwrap().window(), Duration::from_secs(10));
     /// ```
     pub const fn window(&self) -> Duration {
         self.window
@@ -168,8 +168,8 @@ impl RetryBudget {
     /// this budget, and its counts, instead of starting a new one).
     ///
     /// ```
-    /// let a = retry_core::RetryBudget::builder().build().unwrap();
-    /// let b = retry_core::RetryBudget::builder().build().unwrap();
+    /// let a = retrykit_core::RetryBudget::builder().build().unwrap();
+    /// let b = retrykit_core::RetryBudget::builder().build().unwrap();
     /// assert!(a.same_settings(&b));
     /// ```
     pub fn same_settings(&self, other: &RetryBudget) -> bool {
@@ -184,7 +184,7 @@ impl RetryBudget {
     /// through Redis.
     ///
     /// ```
-    /// use retry_core::{BudgetScope, RetryBudget};
+    /// use retrykit_core::{BudgetScope, RetryBudget};
     /// assert_eq!(RetryBudget::builder().build().unwrap().scope(), BudgetScope::Local);
     /// ```
     pub fn scope(&self) -> BudgetScope {
@@ -213,7 +213,7 @@ impl RetryBudget {
     /// counting, and decides whenever Redis does not answer.
     ///
     /// ```
-    /// use retry_core::{RetryBudget, fleet::FleetOptions};
+    /// use retrykit_core::{RetryBudget, fleet::FleetOptions};
     /// let err = RetryBudget::builder().build().unwrap()
     ///     .with_fleet(FleetOptions::new("b", "http://cache:6379/")).unwrap_err();
     /// assert_eq!(err.problems()[0].field, "store");
@@ -253,7 +253,7 @@ impl RetryBudget {
     /// local window decides (always `false` for a local budget).
     ///
     /// ```
-    /// assert!(!retry_core::RetryBudget::builder().build().unwrap().failing_open());
+    /// assert!(!retrykit_core::RetryBudget::builder().build().unwrap().failing_open());
     /// ```
     pub fn failing_open(&self) -> bool {
         #[cfg(feature = "redis")]
@@ -266,7 +266,7 @@ impl RetryBudget {
     /// The fleet budget's options; `None` for a local budget.
     ///
     /// ```
-    /// assert!(retry_core::RetryBudget::builder().build().unwrap().fleet_options().is_none());
+    /// assert!(retrykit_core::RetryBudget::builder().build().unwrap().fleet_options().is_none());
     /// ```
     #[cfg(feature = "redis")]
     pub fn fleet_options(&self) -> Option<&crate::fleet::FleetOptions> {
@@ -276,7 +276,7 @@ impl RetryBudget {
     /// The fleet link's state and counters; `None` for a local budget.
     ///
     /// ```
-    /// assert!(retry_core::RetryBudget::builder().build().unwrap().fleet_status().is_none());
+    /// assert!(retrykit_core::RetryBudget::builder().build().unwrap().fleet_status().is_none());
     /// ```
     #[cfg(feature = "redis")]
     pub fn fleet_status(&self) -> Option<crate::fleet::FleetStatus> {
@@ -286,7 +286,7 @@ impl RetryBudget {
     /// Records one call (a first attempt) at `now`.
     ///
     /// ```
-    /// let b = retry_core::RetryBudget::builder().build().unwrap();
+    /// let b = retrykit_core::RetryBudget::builder().build().unwrap();
     /// let now = std::time::Instant::now();
     /// b.deposit(now);
     /// b.deposit(now);
@@ -304,7 +304,7 @@ impl RetryBudget {
     /// An adaptive budget always allows one (it paces instead).
     ///
     /// ```
-    /// let b = retry_core::RetryBudget::builder().min_per_sec(1.0).ratio(0.0)
+    /// let b = retrykit_core::RetryBudget::builder().min_per_sec(1.0).ratio(0.0)
     ///     .window(std::time::Duration::from_secs(1)).build().unwrap();
     /// let now = std::time::Instant::now();
     /// assert!(b.try_withdraw(now));
@@ -339,7 +339,7 @@ impl RetryBudget {
     /// Calls and retries counted in the window ending at `now`.
     ///
     /// ```
-    /// let b = retry_core::RetryBudget::builder().build().unwrap();
+    /// let b = retrykit_core::RetryBudget::builder().build().unwrap();
     /// let now = std::time::Instant::now();
     /// b.deposit(now);
     /// assert_eq!(b.totals(now), (1, 0));
@@ -385,7 +385,7 @@ impl RetryBudget {
 /// Builds a [`RetryBudget`], validating its settings.
 ///
 /// ```
-/// let err = retry_core::RetryBudget::builder().ratio(-1.0).build().unwrap_err();
+/// let err = retrykit_core::RetryBudget::builder().ratio(-1.0).build().unwrap_err();
 /// assert_eq!(err.problems()[0].field, "ratio");
 /// ```
 #[derive(Debug, Clone, Copy)]
@@ -400,7 +400,7 @@ impl RetryBudgetBuilder {
     /// The fraction of calls that may be retried (0 to 1000).
     ///
     /// ```
-    /// let b = retry_core::RetryBudget::builder().ratio(0.5).min_per_sec(0.0).build().unwrap();
+    /// let b = retrykit_core::RetryBudget::builder().ratio(0.5).min_per_sec(0.0).build().unwrap();
     /// let now = std::time::Instant::now();
     /// for _ in 0..4 { b.deposit(now); }
     /// assert!(b.try_withdraw(now) && b.try_withdraw(now)); // half of 4 calls
@@ -414,7 +414,7 @@ impl RetryBudgetBuilder {
     /// The retries per second allowed whatever the call volume.
     ///
     /// ```
-    /// let b = retry_core::RetryBudget::builder().min_per_sec(5.0).build().unwrap();
+    /// let b = retrykit_core::RetryBudget::builder().min_per_sec(5.0).build().unwrap();
     /// assert_eq!(b.min_per_sec(), 5.0);
     /// ```
     pub const fn min_per_sec(mut self, rate: f64) -> Self {
@@ -426,7 +426,7 @@ impl RetryBudgetBuilder {
     ///
     /// ```
     /// # use std::time::Duration;
-    /// let b = retry_core::RetryBudget::builder().window(Duration::from_secs(60)).build().unwrap();
+    /// let b = retrykit_core::RetryBudget::builder().window(Duration::from_secs(60)).build().unwrap();
     /// assert_eq!(b.window(), Duration::from_secs(60));
     /// ```
     pub const fn window(mut self, window: Duration) -> Self {
@@ -437,7 +437,7 @@ impl RetryBudgetBuilder {
     /// Validates the settings and builds the budget.
     ///
     /// ```
-    /// assert!(retry_core::RetryBudget::builder().build().is_ok());
+    /// assert!(retrykit_core::RetryBudget::builder().build().is_ok());
     /// ```
     pub fn build(self) -> Result<RetryBudget, crate::PolicyError> {
         let mut problems = Problems::default();

@@ -8,14 +8,14 @@ use crate::policy::Policy;
 use crate::problem::{PolicyError, Problems};
 use crate::request_rules::RequestRules;
 use crate::waits::Waits;
-use retry_schema::keys::Key;
+use retrykit_schema::keys::Key;
 use std::sync::Arc;
 use std::time::Duration;
 
 /// Collects a policy's settings; [`build`](Self::build) validates them.
 ///
 /// ```
-/// use retry_core::{Backoff, Policy};
+/// use retrykit_core::{Backoff, Policy};
 /// use std::time::Duration;
 /// let err = Policy::builder()
 ///     .backoff(Backoff::Exponential { factor: 0.5 })
@@ -56,7 +56,7 @@ impl PolicyBuilder {
     /// The defaults described on [`Policy::builder`].
     ///
     /// ```
-    /// let p = retry_core::PolicyBuilder::new().build().unwrap();
+    /// let p = retrykit_core::PolicyBuilder::new().build().unwrap();
     /// assert_eq!((p.max_attempts(), p.base()), (Some(3), std::time::Duration::from_millis(100)));
     /// ```
     pub const fn new() -> Self {
@@ -84,7 +84,7 @@ impl PolicyBuilder {
     /// Names the policy (used in diagnostics, hooks and tracing).
     ///
     /// ```
-    /// let p = retry_core::Policy::builder().name("db").build().unwrap();
+    /// let p = retrykit_core::Policy::builder().name("db").build().unwrap();
     /// assert_eq!(p.name(), Some("db"));
     /// ```
     pub fn name(mut self, name: impl Into<Arc<str>>) -> Self {
@@ -95,8 +95,8 @@ impl PolicyBuilder {
     /// Sets the backoff shape.
     ///
     /// ```
-    /// let p = retry_core::Policy::builder().backoff(retry_core::Backoff::Linear).build().unwrap();
-    /// assert_eq!(p.backoff(), retry_core::Backoff::Linear);
+    /// let p = retrykit_core::Policy::builder().backoff(retrykit_core::Backoff::Linear).build().unwrap();
+    /// assert_eq!(p.backoff(), retrykit_core::Backoff::Linear);
     /// ```
     pub const fn backoff(mut self, backoff: Backoff) -> Self {
         self.draft.backoff = backoff;
@@ -107,7 +107,7 @@ impl PolicyBuilder {
     ///
     /// ```
     /// # use std::time::Duration;
-    /// let p = retry_core::Policy::builder().base(Duration::from_millis(5)).build().unwrap();
+    /// let p = retrykit_core::Policy::builder().base(Duration::from_millis(5)).build().unwrap();
     /// assert_eq!(p.base(), Duration::from_millis(5));
     /// ```
     pub const fn base(mut self, base: Duration) -> Self {
@@ -119,7 +119,7 @@ impl PolicyBuilder {
     ///
     /// ```
     /// # use std::time::Duration;
-    /// let p = retry_core::Policy::builder().cap(Duration::from_secs(2)).build().unwrap();
+    /// let p = retrykit_core::Policy::builder().cap(Duration::from_secs(2)).build().unwrap();
     /// assert_eq!(p.envelope(10), Duration::from_secs(2)); // 100 ms × 2¹⁰ is capped
     /// ```
     pub const fn cap(mut self, cap: Duration) -> Self {
@@ -131,7 +131,7 @@ impl PolicyBuilder {
     ///
     /// ```
     /// # use std::time::Duration;
-    /// let p = retry_core::Policy::builder().min_delay(Duration::from_millis(1)).build().unwrap();
+    /// let p = retrykit_core::Policy::builder().min_delay(Duration::from_millis(1)).build().unwrap();
     /// assert_eq!(p.min_delay(), Duration::from_millis(1));
     /// ```
     pub const fn min_delay(mut self, min_delay: Duration) -> Self {
@@ -142,8 +142,8 @@ impl PolicyBuilder {
     /// Sets the jitter mode.
     ///
     /// ```
-    /// let p = retry_core::Policy::builder().jitter(retry_core::Jitter::Equal).build().unwrap();
-    /// assert_eq!(p.jitter(), retry_core::Jitter::Equal);
+    /// let p = retrykit_core::Policy::builder().jitter(retrykit_core::Jitter::Equal).build().unwrap();
+    /// assert_eq!(p.jitter(), retrykit_core::Jitter::Equal);
     /// ```
     pub const fn jitter(mut self, jitter: Jitter) -> Self {
         self.draft.jitter = jitter;
@@ -154,7 +154,7 @@ impl PolicyBuilder {
     /// 0 = unlimited, which needs a deadline).
     ///
     /// ```
-    /// let p = retry_core::Policy::builder().max_attempts(5).build().unwrap();
+    /// let p = retrykit_core::Policy::builder().max_attempts(5).build().unwrap();
     /// assert_eq!(p.max_attempts(), Some(5));
     /// ```
     pub const fn max_attempts(mut self, calls: u32) -> Self {
@@ -166,7 +166,7 @@ impl PolicyBuilder {
     ///
     /// ```
     /// # use std::time::Duration;
-    /// let p = retry_core::Policy::builder().deadline(Some(Duration::from_secs(30))).build().unwrap();
+    /// let p = retrykit_core::Policy::builder().deadline(Some(Duration::from_secs(30))).build().unwrap();
     /// assert_eq!(p.deadline(), Some(Duration::from_secs(30)));
     /// ```
     pub const fn deadline(mut self, deadline: Option<Duration>) -> Self {
@@ -178,7 +178,7 @@ impl PolicyBuilder {
     ///
     /// ```
     /// # use std::time::Duration;
-    /// let p = retry_core::Policy::builder().attempt_timeout(Some(Duration::from_secs(1))).build().unwrap();
+    /// let p = retrykit_core::Policy::builder().attempt_timeout(Some(Duration::from_secs(1))).build().unwrap();
     /// assert_eq!(p.attempt_timeout(), Some(Duration::from_secs(1)));
     /// ```
     pub const fn attempt_timeout(mut self, timeout: Option<Duration>) -> Self {
@@ -189,7 +189,7 @@ impl PolicyBuilder {
     /// Restricts retries to these error classes.
     ///
     /// ```
-    /// let p = retry_core::Policy::builder().retry_on(["transient", "throttled"]).build().unwrap();
+    /// let p = retrykit_core::Policy::builder().retry_on(["transient", "throttled"]).build().unwrap();
     /// assert!(p.retries_class("throttled"));
     /// assert!(!p.retries_class("timeout"));
     /// ```
@@ -205,7 +205,7 @@ impl PolicyBuilder {
     /// Retries every non-permanent error again (undoes [`retry_on`](Self::retry_on)).
     ///
     /// ```
-    /// let p = retry_core::Policy::builder().retry_on(["throttled"]).retry_any_class().build().unwrap();
+    /// let p = retrykit_core::Policy::builder().retry_on(["throttled"]).retry_any_class().build().unwrap();
     /// assert!(p.retry_on().is_none() && p.retries_class("timeout"));
     /// ```
     pub fn retry_any_class(mut self) -> Self {
@@ -216,7 +216,7 @@ impl PolicyBuilder {
     /// Sets or clears the ceiling on server hints.
     ///
     /// ```
-    /// let p = retry_core::Policy::builder().max_retry_after(None).build().unwrap();
+    /// let p = retrykit_core::Policy::builder().max_retry_after(None).build().unwrap();
     /// assert_eq!(p.max_retry_after(), None);
     /// ```
     pub const fn max_retry_after(mut self, ceiling: Option<Duration>) -> Self {
@@ -228,9 +228,9 @@ impl PolicyBuilder {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use retry_core::RetryBudget;
+    /// use retrykit_core::RetryBudget;
     /// let budget = Arc::new(RetryBudget::builder().build().unwrap());
-    /// let p = retry_core::Policy::builder().budget(Some(budget.clone())).build().unwrap();
+    /// let p = retrykit_core::Policy::builder().budget(Some(budget.clone())).build().unwrap();
     /// assert!(Arc::ptr_eq(p.budget().unwrap(), &budget));
     /// ```
     pub fn budget(mut self, budget: Option<Arc<RetryBudget>>) -> Self {
@@ -243,7 +243,7 @@ impl PolicyBuilder {
     /// attempt. Listing one budget twice is an error.
     ///
     /// ```
-    /// use retry_core::{Policy, RetryBudget};
+    /// use retrykit_core::{Policy, RetryBudget};
     /// use std::sync::Arc;
     /// let adaptive = Arc::new(RetryBudget::adaptive());
     /// let err = Policy::builder().budgets([adaptive.clone(), adaptive]).build().unwrap_err();
@@ -257,7 +257,7 @@ impl PolicyBuilder {
     /// Checks every rule and returns the policy, or every problem found.
     ///
     /// ```
-    /// let err = retry_core::Policy::builder().max_attempts(0).build().unwrap_err();
+    /// let err = retrykit_core::Policy::builder().max_attempts(0).build().unwrap_err();
     /// assert_eq!(err.problems()[0].field, "max_attempts");
     /// ```
     pub fn build(self) -> Result<Policy, PolicyError> {

@@ -7,7 +7,7 @@ use std::time::Duration;
 /// What kind of failure an error is.
 ///
 /// ```
-/// use retry_core::Class;
+/// use retrykit_core::Class;
 /// assert!(Class::TRANSIENT.is_retryable());
 /// assert_eq!(Class::THROTTLED.name(), "throttled");
 /// assert!(!Class::Permanent.is_retryable());
@@ -22,20 +22,20 @@ pub enum Class {
 
 impl Class {
     /// A failure that may go away by itself: a dropped connection, a 503.
-    pub const TRANSIENT: Class = Class::Retryable(retry_schema::classes::TRANSIENT);
+    pub const TRANSIENT: Class = Class::Retryable(retrykit_schema::classes::TRANSIENT);
     /// The server asked the client to slow down: a 429.
-    pub const THROTTLED: Class = Class::Retryable(retry_schema::classes::THROTTLED);
+    pub const THROTTLED: Class = Class::Retryable(retrykit_schema::classes::THROTTLED);
     /// An attempt that ran past the policy's `attempt_timeout`.
-    pub const TIMEOUT: Class = Class::Retryable(retry_schema::classes::TIMEOUT);
+    pub const TIMEOUT: Class = Class::Retryable(retrykit_schema::classes::TIMEOUT);
 
     /// The class name; `"permanent"` for [`Class::Permanent`].
     ///
     /// ```
-    /// assert_eq!(retry_core::Class::Permanent.name(), "permanent");
+    /// assert_eq!(retrykit_core::Class::Permanent.name(), "permanent");
     /// ```
     pub const fn name(&self) -> &'static str {
         match self {
-            Class::Permanent => retry_schema::classes::PERMANENT,
+            Class::Permanent => retrykit_schema::classes::PERMANENT,
             Class::Retryable(name) => name,
         }
     }
@@ -43,7 +43,7 @@ impl Class {
     /// Whether the error may be retried at all.
     ///
     /// ```
-    /// assert!(retry_core::Class::TIMEOUT.is_retryable());
+    /// assert!(retrykit_core::Class::TIMEOUT.is_retryable());
     /// ```
     pub const fn is_retryable(&self) -> bool {
         matches!(self, Class::Retryable(_))
@@ -53,7 +53,7 @@ impl Class {
 /// A failed attempt that ran past the policy's `attempt_timeout`.
 ///
 /// ```
-/// let t = retry_core::AttemptTimeout { attempt: 2, timeout: std::time::Duration::from_secs(1) };
+/// let t = retrykit_core::AttemptTimeout { attempt: 2, timeout: std::time::Duration::from_secs(1) };
 /// assert_eq!(t.to_string(), "attempt 2 timed out after 1s");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,7 +80,7 @@ impl std::error::Error for AttemptTimeout {}
 /// `#[derive(Classify)]` writes it for enums and structs.
 ///
 /// ```
-/// use retry_core::{Class, Classify};
+/// use retrykit_core::{Class, Classify};
 /// use std::time::Duration;
 ///
 /// enum ApiError { Unavailable, RateLimited(Duration), BadRequest }
@@ -134,7 +134,7 @@ pub trait Classify {
 /// hand-written `from_timeout`.
 ///
 /// ```
-/// use retry_core::{AttemptTimeout, CarriesTimeout, Class, Classify};
+/// use retrykit_core::{AttemptTimeout, CarriesTimeout, Class, Classify};
 ///
 /// #[derive(Debug)]
 /// enum DbError { Busy, TimedOut }
@@ -168,7 +168,7 @@ impl<E: Classify + ?Sized> Classify for Box<E> {
 /// (not found, permission denied, invalid input, …) are permanent.
 ///
 /// ```
-/// use retry_core::{Class, Classify};
+/// use retrykit_core::{Class, Classify};
 /// use std::io::{Error, ErrorKind};
 /// assert_eq!(Error::from(ErrorKind::ConnectionReset).class(), Class::TRANSIENT);
 /// assert_eq!(Error::from(ErrorKind::NotFound).class(), Class::Permanent);

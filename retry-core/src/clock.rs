@@ -8,8 +8,8 @@
 //! deadline logic too, not only through the sleeps.
 //!
 //! ```
-//! use retry_core::clock::{BlockingSleeper, Clock, SystemClock};
-//! use retry_core::{Jitter, Policy, Retry};
+//! use retrykit_core::clock::{BlockingSleeper, Clock, SystemClock};
+//! use retrykit_core::{Jitter, Policy, Retry};
 //! use std::cell::Cell;
 //! use std::time::Duration;
 //!
@@ -35,7 +35,7 @@ use std::time::{Duration, Instant};
 /// Tells the engine what time it is.
 ///
 /// ```
-/// use retry_core::clock::{Clock, SystemClock};
+/// use retrykit_core::clock::{Clock, SystemClock};
 /// let a = SystemClock.now();
 /// assert!(SystemClock.now() >= a);
 /// ```
@@ -54,7 +54,7 @@ impl<C: Clock + ?Sized> Clock for &C {
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-/// use retry_core::{clock::Sleeper, Policy, Retry};
+/// use retrykit_core::{clock::Sleeper, Policy, Retry};
 /// use std::future::{ready, Ready};
 /// use std::time::Duration;
 /// struct NoWait;
@@ -78,7 +78,7 @@ pub trait Sleeper {
 /// Waits by blocking the calling thread.
 ///
 /// ```
-/// use retry_core::clock::{BlockingSleeper, ThreadSleeper};
+/// use retrykit_core::clock::{BlockingSleeper, ThreadSleeper};
 /// use std::time::{Duration, Instant};
 /// let start = Instant::now();
 /// ThreadSleeper.sleep(Duration::from_millis(2));
@@ -92,7 +92,7 @@ pub trait BlockingSleeper {
 /// The operating system's monotonic clock.
 ///
 /// ```
-/// use retry_core::clock::{Clock, SystemClock};
+/// use retrykit_core::clock::{Clock, SystemClock};
 /// let (a, b) = (SystemClock.now(), SystemClock.now());
 /// assert!(a <= b);
 /// ```
@@ -108,7 +108,7 @@ impl Clock for SystemClock {
 /// `std::thread::sleep`.
 ///
 /// ```
-/// use retry_core::clock::{BlockingSleeper, ThreadSleeper};
+/// use retrykit_core::clock::{BlockingSleeper, ThreadSleeper};
 /// let start = std::time::Instant::now();
 /// ThreadSleeper.sleep(std::time::Duration::from_micros(10));
 /// assert!(start.elapsed() >= std::time::Duration::from_micros(10));
@@ -126,7 +126,7 @@ impl BlockingSleeper for ThreadSleeper {
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-/// use retry_core::clock::{Clock, TokioClock};
+/// use retrykit_core::clock::{Clock, TokioClock};
 /// let before = TokioClock.now();
 /// tokio::time::advance(std::time::Duration::from_secs(5)).await;
 /// assert_eq!(TokioClock.now() - before, std::time::Duration::from_secs(5));
@@ -147,7 +147,7 @@ impl Clock for TokioClock {
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-/// use retry_core::clock::{Sleeper, TokioSleeper};
+/// use retrykit_core::clock::{Sleeper, TokioSleeper};
 /// let start = tokio::time::Instant::now();
 /// TokioSleeper.sleep(std::time::Duration::from_micros(10)).await;
 /// assert!(start.elapsed() >= std::time::Duration::from_micros(10));
@@ -168,7 +168,7 @@ impl Sleeper for TokioSleeper {
 /// The clock async retries use by default: tokio's with the `tokio` feature.
 ///
 /// ```
-/// use retry_core::clock::{Clock, DefaultClock};
+/// use retrykit_core::clock::{Clock, DefaultClock};
 /// let (a, b) = (DefaultClock::default().now(), DefaultClock::default().now());
 /// assert!(a <= b);
 /// ```
@@ -182,7 +182,7 @@ pub type DefaultClock = SystemClock;
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-/// use retry_core::clock::{DefaultSleeper, Sleeper};
+/// use retrykit_core::clock::{DefaultSleeper, Sleeper};
 /// let start = tokio::time::Instant::now();
 /// DefaultSleeper::default().sleep(std::time::Duration::from_secs(1)).await;
 /// assert_eq!(start.elapsed(), std::time::Duration::from_secs(1));

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 /// The verdict on a failed attempt.
 ///
 /// ```
-/// use retry_core::{Class, Policy, kernel::{Decider, Failure, Step}};
+/// use retrykit_core::{Class, Policy, kernel::{Decider, Failure, Step}};
 /// use std::time::{Duration, Instant};
 /// let (p, mut d, t0) = (Policy::default(), Decider::new(None), Instant::now());
 /// d.begin_attempt(&p, t0);
@@ -42,7 +42,7 @@ pub enum Step {
 /// What the engine knows of one failed attempt.
 ///
 /// ```
-/// use retry_core::{Class, kernel::Failure};
+/// use retrykit_core::{Class, kernel::Failure};
 /// let f = Failure { class: Class::TRANSIENT, hint: None, allowed: true };
 /// assert!(f.class.is_retryable());
 /// ```
@@ -204,7 +204,7 @@ fn listed(policy: &Policy, class: &'static str) -> bool {
 /// so concurrent calls cannot disturb each other's statistics.
 ///
 /// ```
-/// use retry_core::{Class, Jitter, Policy, kernel::{Decider, Failure, Step}};
+/// use retrykit_core::{Class, Jitter, Policy, kernel::{Decider, Failure, Step}};
 /// use std::time::{Duration, Instant};
 /// let p = Policy::builder().jitter(Jitter::None).max_attempts(2).build().unwrap();
 /// let mut d = Decider::new(None);
@@ -226,7 +226,7 @@ impl Decider {
     /// A fresh decision state, seeded for reproducible jitter when `seed` is given.
     ///
     /// ```
-    /// let d = retry_core::kernel::Decider::new(Some(1));
+    /// let d = retrykit_core::kernel::Decider::new(Some(1));
     /// assert_eq!(d.attempts(), 0);
     /// ```
     pub const fn new(seed: Option<u64>) -> Self {
@@ -245,7 +245,7 @@ impl Decider {
     /// Attempts begun so far.
     ///
     /// ```
-    /// assert_eq!(retry_core::kernel::Decider::new(None).attempts(), 0);
+    /// assert_eq!(retrykit_core::kernel::Decider::new(None).attempts(), 0);
     /// ```
     pub const fn attempts(&self) -> u32 {
         self.tally.attempts
@@ -255,8 +255,8 @@ impl Decider {
     /// deadline's clock and counts as a call in the policy's retry budget.
     ///
     /// ```
-    /// let mut d = retry_core::kernel::Decider::new(None);
-    /// d.begin_attempt(&retry_core::Policy::default(), std::time::Instant::now());
+    /// let mut d = retrykit_core::kernel::Decider::new(None);
+    /// d.begin_attempt(&retrykit_core::Policy::default(), std::time::Instant::now());
     /// assert_eq!(d.attempts(), 1);
     /// ```
     pub fn begin_attempt(&mut self, policy: &Policy, now: Instant) {
@@ -276,7 +276,7 @@ impl Decider {
     /// Decides what follows a failed attempt observed at `now` (the kernel).
     ///
     /// ```
-    /// use retry_core::{Class, Ending, Policy, kernel::{Decider, Failure, Step}};
+    /// use retrykit_core::{Class, Ending, Policy, kernel::{Decider, Failure, Step}};
     /// let p = Policy::default();
     /// let mut d = Decider::new(None);
     /// let now = std::time::Instant::now();
@@ -300,7 +300,7 @@ impl Decider {
     /// was not read).
     ///
     /// ```
-    /// let d = retry_core::kernel::Decider::new(None);
+    /// let d = retrykit_core::kernel::Decider::new(None);
     /// assert_eq!(d.elapsed(std::time::Instant::now()), std::time::Duration::ZERO);
     /// ```
     pub fn elapsed(&self, now: Instant) -> Duration {
@@ -311,7 +311,7 @@ impl Decider {
     /// The report for a call that ended with `ending` at `now`.
     ///
     /// ```
-    /// use retry_core::{Ending, kernel::Decider};
+    /// use retrykit_core::{Ending, kernel::Decider};
     /// let r = Decider::new(None).report(Ending::Success, std::time::Instant::now());
     /// assert_eq!(r.attempts, 0);
     /// ```

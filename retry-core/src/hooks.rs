@@ -13,7 +13,7 @@ use std::time::Duration;
 /// Passed to `on_retry` before each wait.
 ///
 /// ```
-/// use retry_core::RetryEvent;
+/// use retrykit_core::RetryEvent;
 /// use std::time::Duration;
 /// let e = RetryEvent { policy: Some("db"), attempt: 1, error: &"boom", wait: Duration::ZERO, hinted: false };
 /// assert_eq!(e.attempt, 1);
@@ -35,7 +35,7 @@ pub struct RetryEvent<'a, E> {
 /// Passed to `on_give_up` when the loop stops with an error.
 ///
 /// ```
-/// use retry_core::{Ending, GiveUpEvent, Report};
+/// use retrykit_core::{Ending, GiveUpEvent, Report};
 /// let report = Report { ending: Ending::Exhausted, attempts: 3, waited: Default::default(), elapsed: Default::default(), budget_failing_open: false };
 /// let e = GiveUpEvent { policy: None, error: &"boom", report: &report };
 /// assert_eq!(e.report.attempts, 3);
@@ -55,7 +55,7 @@ pub struct GiveUpEvent<'a, E> {
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-/// use retry_core::{hooks::HookSet, Policy, Retry, RetryEvent};
+/// use retrykit_core::{hooks::HookSet, Policy, Retry, RetryEvent};
 /// use std::{cell::Cell, io::{Error, ErrorKind}};
 /// struct Log(Cell<u32>);
 /// impl HookSet<Error> for &Log {
@@ -104,7 +104,7 @@ pub trait HookSet<E> {
 /// Why a request cannot be sent again (see [`HookSet::unrepeatable`]).
 ///
 /// ```
-/// use retry_core::{Ending, hooks::Unrepeatable};
+/// use retrykit_core::{Ending, hooks::Unrepeatable};
 /// assert_eq!(Unrepeatable::BodyNotReplayable.ending(), Ending::BodyNotReplayable);
 /// assert_eq!(Unrepeatable::NotIdempotent.ending().as_str(), "not_idempotent");
 /// ```
@@ -121,8 +121,8 @@ impl Unrepeatable {
     /// The end reason a call gets when this stops it.
     ///
     /// ```
-    /// use retry_core::hooks::Unrepeatable;
-    /// assert_eq!(Unrepeatable::NotIdempotent.ending(), retry_core::Ending::NotIdempotent);
+    /// use retrykit_core::hooks::Unrepeatable;
+    /// assert_eq!(Unrepeatable::NotIdempotent.ending(), retrykit_core::Ending::NotIdempotent);
     /// ```
     pub const fn ending(self) -> crate::Ending {
         match self {
@@ -135,7 +135,7 @@ impl Unrepeatable {
 /// A hook slot that is not set.
 ///
 /// ```
-/// use retry_core::hooks::{RetryIfSlot, Unset};
+/// use retrykit_core::hooks::{RetryIfSlot, Unset};
 /// assert!(RetryIfSlot::<u8>::allows(&Unset, &0));
 /// ```
 #[derive(Debug, Clone, Copy, Default)]
@@ -148,7 +148,7 @@ pub struct Unset;
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-/// use retry_core::{GiveUpEvent, Hooks, Policy, Retry, RetryEvent};
+/// use retrykit_core::{GiveUpEvent, Hooks, Policy, Retry, RetryEvent};
 /// use std::io::{Error, ErrorKind};
 /// use std::sync::Mutex;
 ///
@@ -179,7 +179,7 @@ impl Hooks {
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-    /// use retry_core::{Hooks, Policy, Retry};
+    /// use retrykit_core::{Hooks, Policy, Retry};
     /// let p = Policy::default();
     /// let (_, report) = Retry::new(&p).hooks(Hooks::new())
     ///     .call_with_report(|| async { Err::<(), _>(std::io::Error::from(std::io::ErrorKind::ConnectionReset)) }).await;
@@ -199,7 +199,7 @@ impl<R, O, G> Hooks<R, O, G> {
     /// Sets the predicate that narrows which errors are retried.
     ///
     /// ```
-    /// use retry_core::{hooks::HookSet, Hooks};
+    /// use retrykit_core::{hooks::HookSet, Hooks};
     /// use std::io::{Error, ErrorKind};
     /// let hooks = Hooks::new().retry_if(|e: &Error| e.kind() != ErrorKind::NotFound);
     /// assert!(!HookSet::retry_if(&hooks, &ErrorKind::NotFound.into()));
@@ -217,7 +217,7 @@ impl<R, O, G> Hooks<R, O, G> {
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-    /// use retry_core::{Hooks, Policy, Retry, RetryEvent};
+    /// use retrykit_core::{Hooks, Policy, Retry, RetryEvent};
     /// use std::{cell::Cell, io::{Error, ErrorKind}};
     /// let (retries, p) = (Cell::new(0), Policy::default());
     /// let hooks = Hooks::new().on_retry(|_: &RetryEvent<'_, Error>| retries.set(retries.get() + 1));
@@ -237,7 +237,7 @@ impl<R, O, G> Hooks<R, O, G> {
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-    /// use retry_core::{Ending, GiveUpEvent, Hooks, Policy, Retry};
+    /// use retrykit_core::{Ending, GiveUpEvent, Hooks, Policy, Retry};
     /// use std::{cell::Cell, io::{Error, ErrorKind}};
     /// let (ending, p) = (Cell::new(None), Policy::default());
     /// let hooks = Hooks::new().on_give_up(|e: &GiveUpEvent<'_, Error>| ending.set(Some(e.report.ending)));
@@ -258,7 +258,7 @@ impl<R, O, G> Hooks<R, O, G> {
 /// `Fn(&Arg)` runs.
 ///
 /// ```
-/// use retry_core::hooks::{Callback, Unset};
+/// use retrykit_core::hooks::{Callback, Unset};
 /// let seen = std::cell::Cell::new(0);
 /// (|n: &u32| seen.set(*n)).call(&7);
 /// Unset.call(&8u32);
@@ -310,7 +310,7 @@ where
 /// decides.
 ///
 /// ```
-/// use retry_core::hooks::{RetryIfSlot, Unset};
+/// use retrykit_core::hooks::{RetryIfSlot, Unset};
 /// assert!(RetryIfSlot::<u8>::allows(&Unset, &1));
 /// assert!(!(|e: &u8| *e > 5).allows(&1));
 /// ```

@@ -8,7 +8,7 @@
 /// How a computed wait `d` is randomised.
 ///
 /// ```
-/// use retry_core::{Jitter, Policy};
+/// use retrykit_core::{Jitter, Policy};
 /// use std::time::Duration;
 /// // The first wait, whose envelope is 100 ms, for a uniform sample `u`.
 /// let first = |j: Jitter, u: f64| Policy::builder().jitter(j).build().unwrap().delay(0, Duration::ZERO, u);
@@ -36,7 +36,7 @@ impl Jitter {
     /// The mode's name as written in configuration files.
     ///
     /// ```
-    /// assert_eq!(retry_core::Jitter::Proportional(0.2).name(), "proportional");
+    /// assert_eq!(retrykit_core::Jitter::Proportional(0.2).name(), "proportional");
     /// ```
     pub const fn name(&self) -> &'static str {
         match self {

@@ -7,8 +7,8 @@
 //! with the persistable [`Oracle`](crate::Oracle).
 //!
 //! ```
-//! use retry_core::{Class, Jitter, Policy};
-//! use retry_core::kernel::{Decider, Failure, Step};
+//! use retrykit_core::{Class, Jitter, Policy};
+//! use retrykit_core::kernel::{Decider, Failure, Step};
 //! use std::time::{Duration, Instant};
 //! let p = Policy::builder().jitter(Jitter::None).max_attempts(2).build().unwrap();
 //! let mut d = Decider::new(None);
@@ -31,10 +31,10 @@ use std::time::Duration;
 /// No hint, deadline or budget applies (that is [`Decider`]'s part).
 ///
 /// ```
-/// use retry_core::{Jitter, Policy};
+/// use retrykit_core::{Jitter, Policy};
 /// use std::time::Duration;
 /// let p = Policy::builder().jitter(Jitter::None).build().unwrap();
-/// assert_eq!(retry_core::kernel::next_delay(&p, 2, Duration::ZERO), Duration::from_millis(400));
+/// assert_eq!(retrykit_core::kernel::next_delay(&p, 2, Duration::ZERO), Duration::from_millis(400));
 /// ```
 pub fn next_delay(policy: &Policy, retry: u32, prev: Duration) -> Duration {
     let prev = crate::backoff::nanos(prev);

@@ -1,4 +1,4 @@
-//! # retry-core
+//! # retrykit-core
 //!
 //! The engine behind `#[retry(policy = "...")]`: validated [`Policy`] values,
 //! [`Backoff`] shapes, [`Jitter`] modes, error classification ([`Classify`]),
@@ -13,7 +13,7 @@
 //! ```
 //! # #[tokio::main(flavor = "current_thread", start_paused = true)]
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! use retry_core::{Jitter, Policy, Retry};
+//! use retrykit_core::{Jitter, Policy, Retry};
 //! use std::time::Duration;
 //!
 //! let policy = Policy::builder()
@@ -53,6 +53,7 @@
 //! - `metrics`: per-policy calls, attempts, retries, waits, budget refusals
 //!   and hints through the `metrics` facade.
 #![forbid(unsafe_code)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(missing_docs)]
 
 #[doc(hidden)]
@@ -110,11 +111,11 @@ pub use registry::Registry;
 pub use report::{Ending, Report};
 pub use retry::Retry;
 
-/// `#[retry(policy = "...")]`: see [`retry_macros::retry`].
+/// `#[retry(policy = "...")]`: see [`retrykit_macros::retry`].
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-/// use retry_core::retry;
+/// use retrykit_core::retry;
 ///
 /// #[retry(policy = "doc-fetch")]
 /// async fn fetch(id: u32) -> Result<u32, std::io::Error> {
@@ -124,12 +125,12 @@ pub use retry::Retry;
 /// # }
 /// ```
 #[cfg(feature = "macros")]
-pub use retry_macros::retry;
+pub use retrykit_macros::retry;
 
-/// `#[derive(Classify)]`: see [`retry_macros::Classify`].
+/// `#[derive(Classify)]`: see [`retrykit_macros::Classify`].
 ///
 /// ```
-/// use retry_core::{Class, Classify};
+/// use retrykit_core::{Class, Classify};
 ///
 /// #[derive(Debug, Classify)]
 /// enum FetchError {
@@ -142,9 +143,9 @@ pub use retry_macros::retry;
 /// assert_eq!(FetchError::NotFound.class(), Class::Permanent);
 /// ```
 #[cfg(feature = "macros")]
-pub use retry_macros::Classify;
+pub use retrykit_macros::Classify;
 
-/// Whether this build records per-policy metrics (retry-core's `metrics`
+/// Whether this build records per-policy metrics (retrykit-core's `metrics`
 /// feature, perhaps turned on by another crate in the build): their labels
 /// allocate on every call, so a success path that allocates nothing holds
 /// only without it.

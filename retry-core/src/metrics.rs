@@ -27,7 +27,7 @@
 //!
 //! ```
 //! use metrics_util::debugging::{DebugValue, DebuggingRecorder};
-//! use retry_core::{metrics::CALLS, Policy, Retry};
+//! use retrykit_core::{metrics::CALLS, Policy, Retry};
 //! let (recorder, p) = (DebuggingRecorder::new(), Policy::builder().name("doc").build().unwrap());
 //! let snapshotter = recorder.snapshotter();
 //! metrics::with_local_recorder(&recorder, || Retry::blocking(&p).call_blocking(|| Ok::<_, std::io::Error>(())))?;
@@ -68,11 +68,11 @@ pub const BUDGET_FAILING_OPEN: &str = "retry.budget.failing_open";
 ///
 /// ```
 /// use metrics_util::debugging::DebuggingRecorder;
-/// use retry_core::{metrics::CALLS, Policy, Retry};
+/// use retrykit_core::{metrics::CALLS, Policy, Retry};
 /// let (recorder, p) = (DebuggingRecorder::new(), Policy::default());
 /// let snapshotter = recorder.snapshotter();
 /// metrics::with_local_recorder(&recorder, || {
-///     retry_core::metrics::describe();
+///     retrykit_core::metrics::describe();
 ///     Retry::blocking(&p).call_blocking(|| Ok::<_, std::io::Error>(()))
 /// })?;
 /// let snapshot = snapshotter.snapshot().into_vec();

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant, SystemTime};
 /// The oracle's answer to a failure.
 ///
 /// ```
-/// use retry_core::{Ending, Verdict};
+/// use retrykit_core::{Ending, Verdict};
 /// assert!(Verdict::GiveUp(Ending::Exhausted).wait().is_none());
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,7 +36,7 @@ impl Verdict {
     ///
     /// ```
     /// # use std::time::Duration;
-    /// assert_eq!(retry_core::Verdict::Wait(Duration::ZERO).wait(), Some(Duration::ZERO));
+    /// assert_eq!(retrykit_core::Verdict::Wait(Duration::ZERO).wait(), Some(Duration::ZERO));
     /// ```
     pub const fn wait(&self) -> Option<Duration> {
         match self {
@@ -51,7 +51,7 @@ impl Verdict {
 /// schedule (and its jitter, when seeded) instead of starting again.
 ///
 /// ```
-/// let s = retry_core::OracleState::default();
+/// let s = retrykit_core::OracleState::default();
 /// assert_eq!(s.failures, 0);
 /// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -74,7 +74,7 @@ pub struct OracleState {
 /// A policy plus the state of one retried piece of work.
 ///
 /// ```
-/// use retry_core::{Jitter, Oracle, Policy, Verdict};
+/// use retrykit_core::{Jitter, Oracle, Policy, Verdict};
 /// use std::time::{Duration, SystemTime};
 /// let p = Policy::builder().jitter(Jitter::None).build().unwrap();
 /// let mut o = Oracle::new(&p);
@@ -98,7 +98,7 @@ impl<'p> Oracle<'p> {
     /// A fresh oracle.
     ///
     /// ```
-    /// use retry_core::{Ending, Oracle, Policy, Verdict};
+    /// use retrykit_core::{Ending, Oracle, Policy, Verdict};
     /// let p = Policy::default(); // 3 attempts
     /// let (mut o, now) = (Oracle::new(&p), std::time::SystemTime::UNIX_EPOCH);
     /// assert!(o.failure(now).wait().is_some() && o.failure(now).wait().is_some());
@@ -111,8 +111,8 @@ impl<'p> Oracle<'p> {
     /// An oracle that continues from saved state.
     ///
     /// ```
-    /// let p = retry_core::Policy::default();
-    /// let o = retry_core::Oracle::resume(&p, retry_core::OracleState { failures: 2, ..Default::default() });
+    /// let p = retrykit_core::Policy::default();
+    /// let o = retrykit_core::Oracle::resume(&p, retrykit_core::OracleState { failures: 2, ..Default::default() });
     /// assert_eq!(o.state().failures, 2);
     /// ```
     pub fn resume(policy: &'p Policy, state: OracleState) -> Self {
@@ -131,7 +131,7 @@ impl<'p> Oracle<'p> {
     /// what an uninterrupted one would have.
     ///
     /// ```
-    /// use retry_core::{Oracle, Policy};
+    /// use retrykit_core::{Oracle, Policy};
     /// use std::time::SystemTime;
     /// let p = Policy::default();
     /// let mut a = Oracle::new(&p).seed(3);
@@ -150,7 +150,7 @@ impl<'p> Oracle<'p> {
     /// the next wait (never below zero).
     ///
     /// ```
-    /// use retry_core::{Jitter, Oracle, Policy, Verdict};
+    /// use retrykit_core::{Jitter, Oracle, Policy, Verdict};
     /// use std::time::{Duration, SystemTime};
     /// let p = Policy::builder().jitter(Jitter::None).build().unwrap();
     /// let (mut o, t0) = (Oracle::new(&p).consider_actual_delay(true), SystemTime::UNIX_EPOCH);
@@ -167,8 +167,8 @@ impl<'p> Oracle<'p> {
     ///
     /// ```
     /// use std::time::{Duration, SystemTime};
-    /// let p = retry_core::Policy::default();
-    /// let mut o = retry_core::Oracle::new(&p).delay_on_success(Duration::from_secs(1));
+    /// let p = retrykit_core::Policy::default();
+    /// let mut o = retrykit_core::Oracle::new(&p).delay_on_success(Duration::from_secs(1));
     /// assert_eq!(o.success(SystemTime::UNIX_EPOCH), Duration::from_secs(1));
     /// ```
     pub fn delay_on_success(mut self, d: Duration) -> Self {
@@ -179,8 +179,8 @@ impl<'p> Oracle<'p> {
     /// The state to persist.
     ///
     /// ```
-    /// let p = retry_core::Policy::default();
-    /// assert_eq!(retry_core::Oracle::new(&p).state().failures, 0);
+    /// let p = retrykit_core::Policy::default();
+    /// assert_eq!(retrykit_core::Oracle::new(&p).state().failures, 0);
     /// ```
     pub const fn state(&self) -> OracleState {
         self.state
@@ -193,7 +193,7 @@ impl<'p> Oracle<'p> {
     /// deadline.
     ///
     /// ```
-    /// use retry_core::{Oracle, Policy};
+    /// use retrykit_core::{Oracle, Policy};
     /// use std::time::{Duration, SystemTime};
     /// let p = Policy::builder().deadline(Some(Duration::from_secs(1))).build().unwrap();
     /// let mut o = Oracle::new(&p);
@@ -213,7 +213,7 @@ impl<'p> Oracle<'p> {
     /// Giving up leaves the state as it was, so asking again gives up again.
     ///
     /// ```
-    /// use retry_core::{Ending, Oracle, Policy, Verdict};
+    /// use retrykit_core::{Ending, Oracle, Policy, Verdict};
     /// let p = Policy::builder().max_attempts(1).build().unwrap();
     /// assert_eq!(Oracle::new(&p).failure(std::time::SystemTime::now()), Verdict::GiveUp(Ending::Exhausted));
     /// ```
@@ -226,7 +226,7 @@ impl<'p> Oracle<'p> {
     /// `max_retry_after`, as the retry loop does.
     ///
     /// ```
-    /// use retry_core::{Ending, Oracle, Policy, Verdict};
+    /// use retrykit_core::{Ending, Oracle, Policy, Verdict};
     /// use std::io::{Error, ErrorKind};
     /// let p = Policy::default();
     /// let mut o = Oracle::new(&p);
@@ -284,8 +284,8 @@ impl<'p> Oracle<'p> {
     /// is the wait before the next piece of work (`delay_on_success`).
     ///
     /// ```
-    /// let p = retry_core::Policy::default();
-    /// let mut o = retry_core::Oracle::new(&p);
+    /// let p = retrykit_core::Policy::default();
+    /// let mut o = retrykit_core::Oracle::new(&p);
     /// assert_eq!(o.success(std::time::SystemTime::now()), std::time::Duration::ZERO);
     /// ```
     pub fn success(&mut self, now: SystemTime) -> Duration {

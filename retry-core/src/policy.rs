@@ -15,7 +15,7 @@ use std::time::Duration;
 /// A validated retry policy. Build one with [`Policy::builder`].
 ///
 /// ```
-/// use retry_core::{Backoff, Jitter, Policy};
+/// use retrykit_core::{Backoff, Jitter, Policy};
 /// use std::time::Duration;
 /// let policy = Policy::builder()
 ///     .backoff(Backoff::Exponential { factor: 2.0 })
@@ -61,7 +61,7 @@ impl Policy {
     /// The longest duration any field accepts: 100 years. Keeping every
     /// duration far below `u64::MAX` nanoseconds is what lets the engine add
     /// them without overflow.
-    pub const MAX_DURATION: Duration = retry_schema::duration::MAX;
+    pub const MAX_DURATION: Duration = retrykit_schema::duration::MAX;
 
     /// The largest growth factor accepted.
     pub const MAX_FACTOR: f64 = 1e6;
@@ -70,7 +70,7 @@ impl Policy {
     /// full jitter, 3 calls, no deadline, hints capped at 60 s.
     ///
     /// ```
-    /// let p = retry_core::Policy::builder().max_attempts(1).build().unwrap();
+    /// let p = retrykit_core::Policy::builder().max_attempts(1).build().unwrap();
     /// assert_eq!(p.max_attempts(), Some(1));
     /// ```
     pub const fn builder() -> PolicyBuilder {
@@ -80,7 +80,7 @@ impl Policy {
     /// The policy's name, when it came from a registry or config file.
     ///
     /// ```
-    /// let p = retry_core::Policy::builder().name("outbox").build().unwrap();
+    /// let p = retrykit_core::Policy::builder().name("outbox").build().unwrap();
     /// assert_eq!(p.name(), Some("outbox"));
     /// ```
     pub fn name(&self) -> Option<&str> {
@@ -90,7 +90,7 @@ impl Policy {
     /// The backoff shape.
     ///
     /// ```
-    /// assert_eq!(retry_core::Policy::default().backoff().name(), "exponential");
+    /// assert_eq!(retrykit_core::Policy::default().backoff().name(), "exponential");
     /// ```
     pub const fn backoff(&self) -> Backoff {
         self.backoff
@@ -100,7 +100,7 @@ impl Policy {
     ///
     /// ```
     /// # use std::time::Duration;
-    /// assert_eq!(retry_core::Policy::default().base(), Duration::from_millis(100));
+    /// assert_eq!(retrykit_core::Policy::default().base(), Duration::from_millis(100));
     /// ```
     pub const fn base(&self) -> Duration {
         self.base
@@ -111,7 +111,7 @@ impl Policy {
     ///
     /// ```
     /// # use std::time::Duration;
-    /// assert_eq!(retry_core::Policy::default().cap(), Duration::from_secs(10));
+    /// assert_eq!(retrykit_core::Policy::default().cap(), Duration::from_secs(10));
     /// ```
     pub const fn cap(&self) -> Duration {
         self.cap
@@ -121,7 +121,7 @@ impl Policy {
     ///
     /// ```
     /// # use std::time::Duration;
-    /// assert_eq!(retry_core::Policy::default().min_delay(), Duration::ZERO);
+    /// assert_eq!(retrykit_core::Policy::default().min_delay(), Duration::ZERO);
     /// ```
     pub const fn min_delay(&self) -> Duration {
         self.min_delay
@@ -130,7 +130,7 @@ impl Policy {
     /// The jitter mode.
     ///
     /// ```
-    /// assert_eq!(retry_core::Policy::default().jitter(), retry_core::Jitter::Full);
+    /// assert_eq!(retrykit_core::Policy::default().jitter(), retrykit_core::Jitter::Full);
     /// ```
     pub const fn jitter(&self) -> Jitter {
         self.jitter
@@ -139,7 +139,7 @@ impl Policy {
     /// How many calls are allowed, the first included; `None` is unlimited.
     ///
     /// ```
-    /// assert_eq!(retry_core::Policy::default().max_attempts(), Some(3));
+    /// assert_eq!(retrykit_core::Policy::default().max_attempts(), Some(3));
     /// ```
     pub const fn max_attempts(&self) -> Option<u32> {
         if self.max_attempts == 0 {
@@ -152,7 +152,7 @@ impl Policy {
     /// The budget on the whole call, measured from the start of the first attempt.
     ///
     /// ```
-    /// assert_eq!(retry_core::Policy::default().deadline(), None);
+    /// assert_eq!(retrykit_core::Policy::default().deadline(), None);
     /// ```
     pub const fn deadline(&self) -> Option<Duration> {
         self.deadline
@@ -161,7 +161,7 @@ impl Policy {
     /// The longest one attempt may run before it is cancelled.
     ///
     /// ```
-    /// assert_eq!(retry_core::Policy::default().attempt_timeout(), None);
+    /// assert_eq!(retrykit_core::Policy::default().attempt_timeout(), None);
     /// ```
     pub const fn attempt_timeout(&self) -> Option<Duration> {
         self.attempt_timeout
@@ -170,7 +170,7 @@ impl Policy {
     /// The error classes that may be retried; `None` means every non-permanent error.
     ///
     /// ```
-    /// let p = retry_core::Policy::builder().retry_on(["throttled"]).build().unwrap();
+    /// let p = retrykit_core::Policy::builder().retry_on(["throttled"]).build().unwrap();
     /// assert_eq!(p.retry_on().unwrap().len(), 1);
     /// ```
     pub fn retry_on(&self) -> Option<&[Box<str>]> {
@@ -180,7 +180,7 @@ impl Policy {
     /// Whether an error of class `class` may be retried under `retry_on`.
     ///
     /// ```
-    /// let p = retry_core::Policy::builder().retry_on(["throttled"]).build().unwrap();
+    /// let p = retrykit_core::Policy::builder().retry_on(["throttled"]).build().unwrap();
     /// assert!(p.retries_class("throttled"));
     /// assert!(!p.retries_class("transient"));
     /// ```
@@ -195,7 +195,7 @@ impl Policy {
     ///
     /// ```
     /// # use std::time::Duration;
-    /// assert_eq!(retry_core::Policy::default().max_retry_after(), Some(Duration::from_secs(60)));
+    /// assert_eq!(retrykit_core::Policy::default().max_retry_after(), Some(Duration::from_secs(60)));
     /// ```
     pub const fn max_retry_after(&self) -> Option<Duration> {
         self.max_retry_after
@@ -204,7 +204,7 @@ impl Policy {
     /// The shared retry budget, if any: the first of [`budgets`](Self::budgets).
     ///
     /// ```
-    /// assert!(retry_core::Policy::default().budget().is_none());
+    /// assert!(retrykit_core::Policy::default().budget().is_none());
     /// ```
     pub fn budget(&self) -> Option<&Arc<RetryBudget>> {
         self.budgets.as_slice().first()
@@ -214,7 +214,7 @@ impl Policy {
     /// must allow a retry, each adaptive budget paces every attempt.
     ///
     /// ```
-    /// use retry_core::{Policy, RetryBudget};
+    /// use retrykit_core::{Policy, RetryBudget};
     /// use std::sync::Arc;
     /// let window = Arc::new(RetryBudget::builder().build().unwrap());
     /// let p = Policy::builder().budgets([window, Arc::new(RetryBudget::adaptive())]).build().unwrap();
@@ -229,7 +229,7 @@ impl Policy {
     ///
     /// ```
     /// # use std::time::Duration;
-    /// let p = retry_core::Policy::default();
+    /// let p = retrykit_core::Policy::default();
     /// assert_eq!(p.envelope(u32::MAX), p.cap());
     /// ```
     pub fn envelope(&self, n: u32) -> Duration {
@@ -246,7 +246,7 @@ impl Policy {
     ///
     /// ```
     /// # use std::time::Duration;
-    /// let p = retry_core::Policy::default();
+    /// let p = retrykit_core::Policy::default();
     /// assert!(p.envelope_at(0.5) > p.envelope(0) && p.envelope_at(0.5) < p.envelope(1));
     /// ```
     pub fn envelope_at(&self, n: f64) -> Duration {
@@ -260,7 +260,7 @@ impl Policy {
     /// sample `unit` in `[0, 1)` (clamped into it). Always in `[min_delay, cap]`.
     ///
     /// ```
-    /// use retry_core::{Jitter, Policy};
+    /// use retrykit_core::{Jitter, Policy};
     /// let p = Policy::builder().jitter(Jitter::Full).build().unwrap();
     /// assert_eq!(p.delay(0, p.base(), 0.0), p.min_delay());
     /// let d = p.delay(4, p.base(), 0.5);
@@ -313,7 +313,7 @@ impl Policy {
     /// A builder holding this policy's settings, to derive a variant.
     ///
     /// ```
-    /// let fast = retry_core::Policy::default().to_builder().max_attempts(2).build().unwrap();
+    /// let fast = retrykit_core::Policy::default().to_builder().max_attempts(2).build().unwrap();
     /// assert_eq!(fast.max_attempts(), Some(2));
     /// ```
     pub fn to_builder(&self) -> PolicyBuilder {

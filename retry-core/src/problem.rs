@@ -7,7 +7,7 @@ use std::time::Duration;
 /// One broken rule: the field, the rule it breaks, and how to fix it.
 ///
 /// ```
-/// let err = retry_core::Policy::builder().max_attempts(0).build().unwrap_err();
+/// let err = retrykit_core::Policy::builder().max_attempts(0).build().unwrap_err();
 /// let p = &err.problems()[0];
 /// assert!(p.to_string().contains("max_attempts"));
 /// ```
@@ -30,7 +30,7 @@ impl fmt::Display for Problem {
 /// Every problem found while validating a policy.
 ///
 /// ```
-/// let err = retry_core::Policy::builder().max_attempts(0).build().unwrap_err();
+/// let err = retrykit_core::Policy::builder().max_attempts(0).build().unwrap_err();
 /// assert!(err.to_string().contains("unlimited"));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,7 +58,7 @@ impl PolicyError {
     /// The problems, in the order the fields were checked.
     ///
     /// ```
-    /// let err = retry_core::Policy::builder().max_attempts(0).build().unwrap_err();
+    /// let err = retrykit_core::Policy::builder().max_attempts(0).build().unwrap_err();
     /// assert_eq!(err.problems().len(), 1);
     /// ```
     pub fn problems(&self) -> &[Problem] {
@@ -82,7 +82,7 @@ impl std::error::Error for PolicyError {}
 /// reported at once; shared by policies, budgets and simulator scenarios.
 ///
 /// ```
-/// use retry_core::Problems;
+/// use retrykit_core::Problems;
 /// use std::time::Duration;
 /// let mut found = Problems::default();
 /// found.require(false, "tick", "must be greater than zero", "use 1ms".into());

@@ -7,11 +7,11 @@
 //! seen by the next call only.
 //!
 //! If nothing was installed when the first lookup happens, the registry runs
-//! the loader a linked crate registered (retry-config registers one that
+//! the loader a linked crate registered (retrykit-config registers one that
 //! reads `retry.toml`), once.
 //!
 //! ```
-//! use retry_core::{registry, Policy, Registry};
+//! use retrykit_core::{registry, Policy, Registry};
 //! registry::install(Registry::builder().policy("doc-module", Policy::default()).build());
 //! assert_eq!(registry::policy("doc-module").unwrap().name(), Some("doc-module"));
 //! assert!(registry::current().policy("doc-module").is_some());
@@ -42,7 +42,7 @@ type ByName<V> = IndexMap<Box<str>, V, foldhash::fast::FixedState>;
 /// An immutable set of named policies and budgets.
 ///
 /// ```
-/// use retry_core::{Policy, Registry};
+/// use retrykit_core::{Policy, Registry};
 /// let reg = Registry::builder().policy("db", Policy::default()).build();
 /// assert!(reg.policy("db").is_some());
 /// assert_eq!(reg.policy("db").unwrap().name(), Some("db"));
@@ -59,7 +59,7 @@ impl Registry {
     /// An empty builder.
     ///
     /// ```
-    /// let reg = retry_core::Registry::builder().build();
+    /// let reg = retrykit_core::Registry::builder().build();
     /// assert_eq!(reg.policy_names().count(), 0);
     /// ```
     pub fn builder() -> RegistryBuilder {
@@ -69,7 +69,7 @@ impl Registry {
     /// The policy named `name`.
     ///
     /// ```
-    /// assert!(retry_core::Registry::default().policy("nope").is_none());
+    /// assert!(retrykit_core::Registry::default().policy("nope").is_none());
     /// ```
     #[inline]
     pub fn policy(&self, name: &str) -> Option<&Arc<Policy>> {
@@ -97,7 +97,7 @@ impl Registry {
     /// The budget named `name`.
     ///
     /// ```
-    /// assert!(retry_core::Registry::default().budget("nope").is_none());
+    /// assert!(retrykit_core::Registry::default().budget("nope").is_none());
     /// ```
     pub fn budget(&self, name: &str) -> Option<&Arc<RetryBudget>> {
         self.budgets.get(name)
@@ -106,7 +106,7 @@ impl Registry {
     /// Every policy name, sorted.
     ///
     /// ```
-    /// use retry_core::{Policy, Registry};
+    /// use retrykit_core::{Policy, Registry};
     /// let reg = Registry::builder().policy("b", Policy::default()).policy("a", Policy::default()).build();
     /// assert_eq!(reg.policy_names().collect::<Vec<_>>(), ["a", "b"]);
     /// ```
@@ -119,7 +119,7 @@ impl Registry {
     /// Every budget name, sorted.
     ///
     /// ```
-    /// assert_eq!(retry_core::Registry::default().budget_names().count(), 0);
+    /// assert_eq!(retrykit_core::Registry::default().budget_names().count(), 0);
     /// ```
     pub fn budget_names(&self) -> impl Iterator<Item = &str> {
         let mut names: Vec<&str> = self.budgets.keys().map(|k| &**k).collect();
@@ -131,7 +131,7 @@ impl Registry {
 /// Collects policies and budgets into a [`Registry`].
 ///
 /// ```
-/// use retry_core::{Registry, RetryBudget};
+/// use retrykit_core::{Registry, RetryBudget};
 /// let reg = Registry::builder().budget("broker", RetryBudget::builder().build().unwrap()).build();
 /// assert!(reg.budget("broker").is_some());
 /// ```
@@ -145,7 +145,7 @@ impl RegistryBuilder {
     /// Adds (or replaces) a policy; it is renamed to `name`.
     ///
     /// ```
-    /// use retry_core::{Policy, Registry};
+    /// use retrykit_core::{Policy, Registry};
     /// let p = Policy::builder().name("old").build().unwrap();
     /// let reg = Registry::builder().policy("db", p).build();
     /// assert_eq!(reg.policy("db").unwrap().name(), Some("db"));
@@ -164,8 +164,8 @@ impl RegistryBuilder {
     /// Adds (or replaces) a budget.
     ///
     /// ```
-    /// let b = retry_core::RetryBudget::builder().ratio(0.3).build().unwrap();
-    /// let reg = retry_core::Registry::builder().budget("api", b).build();
+    /// let b = retrykit_core::RetryBudget::builder().ratio(0.3).build().unwrap();
+    /// let reg = retrykit_core::Registry::builder().budget("api", b).build();
     /// assert_eq!(reg.budget("api").unwrap().ratio(), 0.3);
     /// ```
     pub fn budget(self, name: &str, budget: RetryBudget) -> Self {
@@ -177,8 +177,8 @@ impl RegistryBuilder {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// let b = Arc::new(retry_core::RetryBudget::builder().build().unwrap());
-    /// let reg = retry_core::Registry::builder().shared_budget("api", b.clone()).build();
+    /// let b = Arc::new(retrykit_core::RetryBudget::builder().build().unwrap());
+    /// let reg = retrykit_core::Registry::builder().shared_budget("api", b.clone()).build();
     /// assert!(Arc::ptr_eq(reg.budget("api").unwrap(), &b)); // the same counts
     /// ```
     pub fn shared_budget(mut self, name: &str, budget: Arc<RetryBudget>) -> Self {
@@ -189,7 +189,7 @@ impl RegistryBuilder {
     /// The finished registry.
     ///
     /// ```
-    /// use retry_core::{Policy, Registry};
+    /// use retrykit_core::{Policy, Registry};
     /// let reg = Registry::builder().policy("a", Policy::default()).policy("a", Policy::default()).build();
     /// assert_eq!(reg.policy_names().collect::<Vec<_>>(), ["a"]);
     /// ```
@@ -213,7 +213,7 @@ pub(crate) fn is_installed() -> bool {
 /// already running keep the policy they started with.
 ///
 /// ```
-/// use retry_core::{registry, Policy, Registry};
+/// use retrykit_core::{registry, Policy, Registry};
 /// registry::install(Registry::builder().policy("doc-install", Policy::default()).build());
 /// assert!(registry::policy("doc-install").is_some());
 /// ```
@@ -231,7 +231,7 @@ pub fn install(mut registry: Registry) -> Arc<Registry> {
 /// The current registry snapshot.
 ///
 /// ```
-/// use retry_core::{registry, Policy, Registry};
+/// use retrykit_core::{registry, Policy, Registry};
 /// registry::install(Registry::builder().policy("doc-current", Policy::default()).build());
 /// let snapshot = registry::current();
 /// assert_eq!(snapshot.policy_names().collect::<Vec<_>>(), ["doc-current"]);
@@ -247,7 +247,7 @@ pub fn current() -> Arc<Registry> {
 /// [`with_policy`] does the same without the reference count.
 ///
 /// ```
-/// assert!(retry_core::registry::policy("no-such-policy").is_none());
+/// assert!(retrykit_core::registry::policy("no-such-policy").is_none());
 /// ```
 pub fn policy(name: &str) -> Option<Arc<Policy>> {
     with_current(|current| current.policy(name).cloned())
@@ -263,7 +263,7 @@ pub fn policy(name: &str) -> Option<Arc<Policy>> {
 /// shared registry (slower).
 ///
 /// ```
-/// use retry_core::{registry, Policy, Registry};
+/// use retrykit_core::{registry, Policy, Registry};
 /// let three = Policy::builder().max_attempts(3).build().unwrap();
 /// registry::install(Registry::builder().policy("doc-with-policy", three).build());
 /// let attempts = registry::with_policy("doc-with-policy", |p| p.and_then(|p| p.max_attempts()));

@@ -6,7 +6,7 @@ use std::time::Duration;
 /// Why the retry loop stopped.
 ///
 /// ```
-/// assert_eq!(retry_core::Ending::Deadline.to_string(), "deadline");
+/// assert_eq!(retrykit_core::Ending::Deadline.to_string(), "deadline");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Ending {
@@ -41,7 +41,7 @@ impl Ending {
     /// A short name, as used in tracing fields and reports.
     ///
     /// ```
-    /// assert_eq!(retry_core::Ending::BudgetEmpty.as_str(), "budget_empty");
+    /// assert_eq!(retrykit_core::Ending::BudgetEmpty.as_str(), "budget_empty");
     /// ```
     pub const fn as_str(&self) -> &'static str {
         match self {
@@ -67,7 +67,7 @@ impl fmt::Display for Ending {
 /// What one call through the retry loop did.
 ///
 /// ```
-/// use retry_core::{Ending, Report};
+/// use retrykit_core::{Ending, Report};
 /// let r = Report { ending: Ending::Success, attempts: 1, waited: Default::default(), elapsed: Default::default(), budget_failing_open: false };
 /// assert!(r.succeeded());
 /// ```
@@ -94,7 +94,7 @@ impl Report {
     /// Whether the call ended in success.
     ///
     /// ```
-    /// # use retry_core::{Ending, Report};
+    /// # use retrykit_core::{Ending, Report};
     /// let r = Report { ending: Ending::Permanent, attempts: 1, waited: Default::default(), elapsed: Default::default(), budget_failing_open: false };
     /// assert!(!r.succeeded());
     /// ```

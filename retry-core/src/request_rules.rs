@@ -7,7 +7,7 @@
 use crate::builder::PolicyBuilder;
 use crate::policy::Policy;
 use crate::problem::Problems;
-use retry_schema::keys::Key;
+use retrykit_schema::keys::Key;
 use std::sync::Arc;
 
 /// The request settings of one policy.
@@ -92,9 +92,9 @@ impl Policy {
     /// ones (408, 429, 500, 502, 503, 504); empty by default.
     ///
     /// ```
-    /// let p = retry_core::Policy::builder().retry_on_status([409]).build().unwrap();
+    /// let p = retrykit_core::Policy::builder().retry_on_status([409]).build().unwrap();
     /// assert_eq!(p.retry_on_status(), &[409]);
-    /// assert!(retry_core::Policy::default().retry_on_status().is_empty());
+    /// assert!(retrykit_core::Policy::default().retry_on_status().is_empty());
     /// ```
     pub fn retry_on_status(&self) -> &[u16] {
         self.requests.retry_on_status.as_deref().unwrap_or_default()
@@ -104,7 +104,7 @@ impl Policy {
     /// (GET, HEAD, OPTIONS, PUT, DELETE, TRACE); empty by default.
     ///
     /// ```
-    /// let p = retry_core::Policy::builder().retry_methods(["POST"]).build().unwrap();
+    /// let p = retrykit_core::Policy::builder().retry_methods(["POST"]).build().unwrap();
     /// assert_eq!(&*p.retry_methods()[0], "POST");
     /// ```
     pub fn retry_methods(&self) -> &[Box<str>] {
@@ -116,7 +116,7 @@ impl Policy {
     /// replayable" instead of being retried.
     ///
     /// ```
-    /// assert_eq!(retry_core::Policy::default().max_replay_body(), 65536);
+    /// assert_eq!(retrykit_core::Policy::default().max_replay_body(), 65536);
     /// ```
     pub const fn max_replay_body(&self) -> u64 {
         self.requests.max_replay_body
@@ -127,7 +127,7 @@ impl PolicyBuilder {
     /// Retries these HTTP statuses too (from 400 to 599), as transient errors.
     ///
     /// ```
-    /// let err = retry_core::Policy::builder().retry_on_status([409, 700]).build().unwrap_err();
+    /// let err = retrykit_core::Policy::builder().retry_on_status([409, 700]).build().unwrap_err();
     /// assert_eq!(err.problems()[0].field, "retry_on_status");
     /// assert!(err.problems()[0].fix.contains("700"));
     /// ```
@@ -141,7 +141,7 @@ impl PolicyBuilder {
     /// HTTP writes them), for APIs that make them safe to repeat.
     ///
     /// ```
-    /// let err = retry_core::Policy::builder().retry_methods(["post"]).build().unwrap_err();
+    /// let err = retrykit_core::Policy::builder().retry_methods(["post"]).build().unwrap_err();
     /// assert!(err.to_string().contains("write `POST` instead of `post`"), "{err}");
     /// ```
     pub fn retry_methods<I, S>(mut self, methods: I) -> Self
@@ -158,9 +158,9 @@ impl PolicyBuilder {
     /// most [`Policy::MAX_REPLAY_BODY`]; 0 replays only empty bodies).
     ///
     /// ```
-    /// let p = retry_core::Policy::builder().max_replay_body(1024).build().unwrap();
+    /// let p = retrykit_core::Policy::builder().max_replay_body(1024).build().unwrap();
     /// assert_eq!(p.max_replay_body(), 1024);
-    /// assert!(retry_core::Policy::builder().max_replay_body(u64::MAX).build().is_err());
+    /// assert!(retrykit_core::Policy::builder().max_replay_body(u64::MAX).build().is_err());
     /// ```
     pub fn max_replay_body(mut self, bytes: u64) -> Self {
         self.draft.requests.max_replay_body = bytes;

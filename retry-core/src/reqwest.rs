@@ -13,12 +13,12 @@
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), reqwest_middleware::Error> {
-//! use retry_core::reqwest::RetryMiddleware;
+//! use retrykit_core::reqwest::RetryMiddleware;
 //! let client = reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
 //!     .with(RetryMiddleware::policy("http"))
 //!     .build();
 //! let response = client.get("http://127.0.0.1:8080/orders/17").send().await?;
-//! let report = response.extensions().get::<retry_core::Report>().unwrap();
+//! let report = response.extensions().get::<retrykit_core::Report>().unwrap();
 //! assert!(report.attempts >= 1);
 //! # Ok(()) }
 //! ```
@@ -41,7 +41,7 @@ use std::time::Duration;
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-/// use retry_core::{reqwest::RetryMiddleware, Policy};
+/// use retrykit_core::{reqwest::RetryMiddleware, Policy};
 /// # use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
 /// # use std::{future::Future, pin::Pin};
 /// # static CALLS: AtomicU32 = AtomicU32::new(0);
@@ -70,7 +70,7 @@ impl RetryMiddleware {
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-    /// use retry_core::reqwest::RetryMiddleware;
+    /// use retrykit_core::reqwest::RetryMiddleware;
     /// # use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
     /// # use std::{future::Future, pin::Pin};
     /// # static CALLS: AtomicU32 = AtomicU32::new(0);
@@ -100,7 +100,7 @@ impl RetryMiddleware {
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-    /// use retry_core::{reqwest::RetryMiddleware, Policy, Report};
+    /// use retrykit_core::{reqwest::RetryMiddleware, Policy, Report};
     /// # use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
     /// # use std::{future::Future, pin::Pin};
     /// # static CALLS: AtomicU32 = AtomicU32::new(0);

@@ -21,7 +21,7 @@ use std::time::Duration;
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-/// use retry_core::{Policy, Retry};
+/// use retrykit_core::{Policy, Retry};
 /// use std::io::{Error, ErrorKind};
 ///
 /// let policy = Policy::builder().max_attempts(5).build().unwrap();
@@ -51,7 +51,7 @@ impl<'p> Retry<'p> {
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-    /// use retry_core::{Jitter, Policy, Retry};
+    /// use retrykit_core::{Jitter, Policy, Retry};
     /// use std::time::Duration;
     /// let policy = Policy::builder().jitter(Jitter::None).build().unwrap();
     /// let start = tokio::time::Instant::now();
@@ -75,7 +75,7 @@ impl<'p> Retry<'p, SystemClock, ThreadSleeper> {
     /// A blocking retry of `policy` on the system clock and `std::thread::sleep`.
     ///
     /// ```
-    /// use retry_core::{Jitter, Policy, Retry};
+    /// use retrykit_core::{Jitter, Policy, Retry};
     /// let policy = Policy::builder().base(std::time::Duration::from_micros(1))
     ///     .jitter(Jitter::None).build().unwrap();
     /// let mut n = 0;
@@ -101,7 +101,7 @@ impl<'p, C, S, H> Retry<'p, C, S, H> {
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-    /// use retry_core::{clock::Clock, Ending, Policy, Retry};
+    /// use retrykit_core::{clock::Clock, Ending, Policy, Retry};
     /// use std::{cell::Cell, time::{Duration, Instant}};
     /// struct Leaping(Cell<Instant>); // each reading is 10 s after the last
     /// impl Clock for Leaping {
@@ -127,7 +127,7 @@ impl<'p, C, S, H> Retry<'p, C, S, H> {
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-    /// use retry_core::{clock::Sleeper, Jitter, Policy, Retry};
+    /// use retrykit_core::{clock::Sleeper, Jitter, Policy, Retry};
     /// use std::{cell::RefCell, future::{ready, Ready}, time::Duration};
     /// struct Record(RefCell<Vec<Duration>>); // records the waits instead of sleeping
     /// impl Sleeper for &Record {
@@ -153,7 +153,7 @@ impl<'p, C, S, H> Retry<'p, C, S, H> {
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-    /// use retry_core::{Hooks, Policy, Retry};
+    /// use retrykit_core::{Hooks, Policy, Retry};
     /// let p = Policy::default();
     /// let (_, report) = Retry::new(&p).hooks(Hooks::new().retry_if(|_: &std::io::Error| false))
     ///     .call_with_report(|| async { Err::<(), _>(std::io::Error::from(std::io::ErrorKind::ConnectionReset)) }).await;
@@ -174,8 +174,8 @@ impl<'p, C, S, H> Retry<'p, C, S, H> {
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-    /// let p = retry_core::Policy::default(); // full jitter
-    /// let run = || retry_core::Retry::new(&p).seed(42).call_with_report(|| async { Err::<(), _>(std::io::Error::from(std::io::ErrorKind::ConnectionReset)) });
+    /// let p = retrykit_core::Policy::default(); // full jitter
+    /// let run = || retrykit_core::Retry::new(&p).seed(42).call_with_report(|| async { Err::<(), _>(std::io::Error::from(std::io::ErrorKind::ConnectionReset)) });
     /// let ((_, a), (_, b)) = (run().await, run().await);
     /// assert_eq!(a.waited, b.waited);
     /// # }
@@ -207,8 +207,8 @@ impl<'p, C, S, H> Retry<'p, C, S, H> {
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-    /// let p = retry_core::Policy::default();
-    /// let r = retry_core::Retry::new(&p).call(|| async { Ok::<_, std::io::Error>(1) }).await;
+    /// let p = retrykit_core::Policy::default();
+    /// let r = retrykit_core::Retry::new(&p).call(|| async { Ok::<_, std::io::Error>(1) }).await;
     /// assert_eq!(r.unwrap(), 1);
     /// # }
     /// ```
@@ -230,7 +230,7 @@ impl<'p, C, S, H> Retry<'p, C, S, H> {
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-    /// use retry_core::{Ending, Policy, Retry};
+    /// use retrykit_core::{Ending, Policy, Retry};
     /// let p = Policy::builder().max_attempts(2).build().unwrap();
     /// let (r, report) = Retry::new(&p)
     ///     .call_with_report(|| async { Err::<(), _>(std::io::Error::from(std::io::ErrorKind::BrokenPipe)) })
@@ -266,7 +266,7 @@ impl<'p, C, S, H> Retry<'p, C, S, H> {
     /// deadline is.
     ///
     /// ```
-    /// use retry_core::{Policy, Retry};
+    /// use retrykit_core::{Policy, Retry};
     /// let p = Policy::builder().max_attempts(1).build().unwrap();
     /// let r: Result<(), std::io::Error> =
     ///     Retry::blocking(&p).call_blocking(|| Err(std::io::ErrorKind::NotFound.into()));
@@ -287,7 +287,7 @@ impl<'p, C, S, H> Retry<'p, C, S, H> {
     /// Like [`call_blocking`](Self::call_blocking), also returning how the call ended.
     ///
     /// ```
-    /// use retry_core::{Ending, Policy, Retry};
+    /// use retrykit_core::{Ending, Policy, Retry};
     /// let p = Policy::default();
     /// let (r, report) = Retry::blocking(&p).call_blocking_with_report(|| Ok::<_, std::io::Error>(5));
     /// assert_eq!((r.unwrap(), report.ending), (5, Ending::Success));

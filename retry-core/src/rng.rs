@@ -129,7 +129,7 @@ impl JitterRng {
 /// samples with it, and the fleet simulator its per-client seeds.
 ///
 /// ```
-/// use retry_core::kernel::split_mix;
+/// use retrykit_core::kernel::split_mix;
 /// assert_eq!(split_mix(7, 3), split_mix(7, 3));
 /// assert_ne!(split_mix(7, 3), split_mix(7, 4));
 /// assert_ne!(split_mix(7, 3), split_mix(8, 3));

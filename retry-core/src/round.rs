@@ -35,8 +35,8 @@ use std::task::{Context, Poll, ready};
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-/// use retry_core::{Hooks, Policy};
-/// use retry_core::__private::run::{drive, Run};
+/// use retrykit_core::{Hooks, Policy};
+/// use retrykit_core::__private::run::{drive, Run};
 /// let mut run = Run::for_policy(Policy::default().into(), Hooks::new());
 /// let name = String::from("a");
 /// let out: Result<usize, std::io::Error> = drive!(run, each { let copy = name.clone(); } || async { Ok(copy.len()) });

@@ -33,8 +33,8 @@ use std::time::{Duration, Instant};
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-/// use retry_core::{Hooks, Policy};
-/// use retry_core::__private::run::{drive, Run};
+/// use retrykit_core::{Hooks, Policy};
+/// use retrykit_core::__private::run::{drive, Run};
 /// use std::sync::Arc;
 ///
 /// let policy = Arc::new(Policy::builder().max_attempts(3).build().unwrap());
@@ -93,8 +93,8 @@ impl<H> Run<std::sync::Arc<Policy>, crate::clock::DefaultClock, crate::clock::De
     /// clock and timer.
     ///
     /// ```
-    /// use retry_core::{Hooks, Policy};
-    /// let run = retry_core::__private::run::Run::for_policy(Policy::default().into(), Hooks::new());
+    /// use retrykit_core::{Hooks, Policy};
+    /// let run = retrykit_core::__private::run::Run::for_policy(Policy::default().into(), Hooks::new());
     /// assert_eq!(run.report().attempts, 0);
     /// ```
     #[inline]
@@ -155,8 +155,8 @@ impl<P: Borrow<Policy>, C, S: Sleeper, H> Run<P, C, S, H> {
     /// How the call has gone so far; `Success` unless it gave up.
     ///
     /// ```
-    /// use retry_core::{Ending, Hooks, Policy};
-    /// let run = retry_core::__private::run::Run::for_policy(Policy::default().into(), Hooks::new());
+    /// use retrykit_core::{Ending, Hooks, Policy};
+    /// let run = retrykit_core::__private::run::Run::for_policy(Policy::default().into(), Hooks::new());
     /// assert_eq!(run.report().ending, Ending::Success);
     /// ```
     pub fn report(&self) -> Report

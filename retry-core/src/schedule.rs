@@ -37,7 +37,7 @@ impl ScheduleState {
 /// for showing and plotting a schedule.
 ///
 /// ```
-/// use retry_core::{Jitter, Policy, kernel::Schedule};
+/// use retrykit_core::{Jitter, Policy, kernel::Schedule};
 /// use std::time::Duration;
 /// let p = Policy::builder().jitter(Jitter::None).build().unwrap();
 /// let waits: Vec<_> = Schedule::new(&p, None).take(3).collect();
@@ -53,9 +53,9 @@ impl<'p> Schedule<'p> {
     /// A schedule for `policy`, seeded when `seed` is given.
     ///
     /// ```
-    /// let p = retry_core::Policy::default();
-    /// let a: Vec<_> = retry_core::kernel::Schedule::new(&p, Some(9)).take(5).collect();
-    /// let b: Vec<_> = retry_core::kernel::Schedule::new(&p, Some(9)).take(5).collect();
+    /// let p = retrykit_core::Policy::default();
+    /// let a: Vec<_> = retrykit_core::kernel::Schedule::new(&p, Some(9)).take(5).collect();
+    /// let b: Vec<_> = retrykit_core::kernel::Schedule::new(&p, Some(9)).take(5).collect();
     /// assert_eq!(a, b);
     /// ```
     pub fn new(policy: &'p Policy, seed: Option<u64>) -> Self {

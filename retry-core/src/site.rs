@@ -29,8 +29,8 @@ static SINGLE_ATTEMPT: LazyLock<Arc<Policy>> = LazyLock::new(|| {
 /// until it ends, so a reload reaches the next call and never a running one.
 ///
 /// ```
-/// use retry_core::__private::site::{CallSite, PolicyCache};
-/// use retry_core::{registry, Policy, Registry};
+/// use retrykit_core::__private::site::{CallSite, PolicyCache};
+/// use retrykit_core::{registry, Policy, Registry};
 /// static CACHE: PolicyCache = PolicyCache::new(CallSite::new("doc-site", file!(), line!(), "doc"));
 /// registry::install(Registry::builder().policy("doc-site", Policy::default()).build());
 /// let held = CACHE.policy();
@@ -56,7 +56,7 @@ impl PolicyCache {
     /// The cache of call site `site`, empty until its first call.
     ///
     /// ```
-    /// use retry_core::__private::site::{CallSite, PolicyCache};
+    /// use retrykit_core::__private::site::{CallSite, PolicyCache};
     /// let cache = PolicyCache::new(CallSite::new("no-such-policy-in-doc", file!(), line!(), "doc"));
     /// assert_eq!(cache.policy().max_attempts(), Some(1), "a missing policy runs once");
     /// ```
@@ -204,7 +204,7 @@ pub(crate) fn missing_policy(call: &CallSite) -> String {
     let name = call.policy;
     let defined = registry::current();
     let names: Vec<&str> = defined.policy_names().collect();
-    let suggestion = retry_schema::suggest::did_you_mean(name, names.iter().copied())
+    let suggestion = retrykit_schema::suggest::did_you_mean(name, names.iter().copied())
         .map(|s| format!(" (did you mean `{s}`?)"))
         .unwrap_or_default();
     let known = match names.len() {
@@ -221,14 +221,14 @@ pub(crate) fn missing_policy(call: &CallSite) -> String {
         (None, true) => format!("the registry was installed by the program; {known}"),
         (None, false) => "nothing was loaded: no configuration loader is linked into this \
                           program (the crate with this #[retry] does not depend on \
-                          retry-config, and nothing installed a registry)"
+                          retrykit-config, and nothing installed a registry)"
             .to_owned(),
     };
     format!(
         "warning: {} uses retry policy `{name}`, which is not defined{suggestion}, so it runs once, without retry\n  \
          {why}\n  \
          fix: define [policies.{name}] in the policy file (RETRY_CONFIG, or the nearest retry.toml), \
-         and call retry_config::init() at start-up to make this an error there (RETRY_STRICT=1 makes it fatal)",
+         and call retrykit_config::init() at start-up to make this an error there (RETRY_STRICT=1 makes it fatal)",
         site(call)
     )
 }

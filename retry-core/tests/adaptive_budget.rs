@@ -4,7 +4,7 @@
 //! budget and an adaptive one both apply, and a pacing wait past the
 //! deadline ends the call.
 
-use retry_core::{AttemptTimeout, Class, Classify, Ending, Jitter, Policy, Retry, RetryBudget};
+use retrykit_core::{AttemptTimeout, Class, Classify, Ending, Jitter, Policy, Retry, RetryBudget};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -36,7 +36,7 @@ fn secs(n: u64) -> Duration {
     Duration::from_secs(n)
 }
 
-fn policy(attempts: u32, budgets: Vec<Arc<RetryBudget>>) -> retry_core::PolicyBuilder {
+fn policy(attempts: u32, budgets: Vec<Arc<RetryBudget>>) -> retrykit_core::PolicyBuilder {
     Policy::builder()
         .base(ms(1))
         .cap(ms(1))

@@ -1,10 +1,10 @@
 //! Heap allocations on the hot path, counted by a counting global allocator.
 //! This file is its own test binary so the allocator sees only these tests.
 //! Not with the `metrics` feature: recording a call's metrics allocates its
-//! labels (documented in `retry_core::metrics`).
+//! labels (documented in `retrykit_core::metrics`).
 #![cfg(not(feature = "metrics"))]
 
-use retry_core::{Class, Classify, Policy, Registry, Retry, registry};
+use retrykit_core::{Class, Classify, Policy, Registry, Retry, registry};
 use std::future::Future;
 use std::pin::pin;
 use std::task::{Context, Poll, Waker};

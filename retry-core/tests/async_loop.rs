@@ -1,7 +1,7 @@
 //! The async loop under tokio's paused clock: every figure is virtual time,
 //! so the assertions are exact and the tests take no real time.
 
-use retry_core::{
+use retrykit_core::{
     AttemptTimeout, Class, Classify, Ending, GiveUpEvent, Hooks, Jitter, Policy, Retry,
     RetryBudget, RetryEvent,
 };
@@ -44,7 +44,7 @@ fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
 }
 
-fn fixed(base: u64, cap: u64, attempts: u32) -> retry_core::PolicyBuilder {
+fn fixed(base: u64, cap: u64, attempts: u32) -> retrykit_core::PolicyBuilder {
     Policy::builder()
         .base(ms(base))
         .cap(ms(cap))
@@ -58,7 +58,7 @@ fn fixed(base: u64, cap: u64, attempts: u32) -> retry_core::PolicyBuilder {
 async fn drive(
     policy: &Policy,
     errors: Vec<TestError>,
-) -> (Result<u32, TestError>, retry_core::Report, u32, Duration) {
+) -> (Result<u32, TestError>, retrykit_core::Report, u32, Duration) {
     let calls = AtomicU32::new(0);
     let start = Instant::now();
     let (result, report) = Retry::new(policy)

@@ -1,7 +1,7 @@
 //! The retry budget under contention: many threads withdrawing at once
 //! never get (much) more than the budget allows, and the minimum rate holds.
 
-use retry_core::RetryBudget;
+use retrykit_core::RetryBudget;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};

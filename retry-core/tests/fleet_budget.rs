@@ -6,7 +6,7 @@
 
 mod support;
 
-use retry_core::{
+use retrykit_core::{
     RetryBudget,
     fleet::{FleetOptions, FleetState},
 };
@@ -156,24 +156,25 @@ fn a_calls_report_says_when_its_fleet_budget_failed_open() {
     wait_until(Duration::from_secs(5), "the link fails open", || {
         state(&budget) == FleetState::FailingOpen
     });
-    let policy = retry_core::Policy::builder()
+    let policy = retrykit_core::Policy::builder()
         .base(Duration::from_millis(1))
         .cap(Duration::from_millis(1))
         .max_attempts(2)
         .budget(Some(budget))
         .build()
         .unwrap();
-    let (result, report) = retry_core::Retry::blocking(&policy).call_blocking_with_report(|| {
-        Err::<(), _>(std::io::Error::from(std::io::ErrorKind::ConnectionRefused))
-    });
+    let (result, report) =
+        retrykit_core::Retry::blocking(&policy).call_blocking_with_report(|| {
+            Err::<(), _>(std::io::Error::from(std::io::ErrorKind::ConnectionRefused))
+        });
     assert!(result.is_err());
     assert!(report.budget_failing_open, "{report:?}");
 
-    let local = retry_core::Policy::builder()
+    let local = retrykit_core::Policy::builder()
         .max_attempts(1)
         .build()
         .unwrap();
-    let (_, report) = retry_core::Retry::blocking(&local)
+    let (_, report) = retrykit_core::Retry::blocking(&local)
         .call_blocking_with_report(|| Ok::<_, std::io::Error>(()));
     assert!(!report.budget_failing_open);
 }

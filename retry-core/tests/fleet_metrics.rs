@@ -8,9 +8,9 @@
 mod support;
 
 use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
-use retry_core::RetryBudget;
-use retry_core::fleet::{FleetOptions, FleetState};
-use retry_core::metrics::{BUDGET_FAIL_OPEN, BUDGET_FAILING_OPEN};
+use retrykit_core::RetryBudget;
+use retrykit_core::fleet::{FleetOptions, FleetState};
+use retrykit_core::metrics::{BUDGET_FAIL_OPEN, BUDGET_FAILING_OPEN};
 use std::time::{Duration, Instant};
 use support::redis_server::RedisServer;
 

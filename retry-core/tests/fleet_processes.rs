@@ -13,7 +13,7 @@
 
 mod support;
 
-use retry_core::{
+use retrykit_core::{
     Jitter, Policy, Retry, RetryBudget,
     fleet::{FleetOptions, FleetState},
 };

@@ -1,8 +1,8 @@
 //! The sleeper and clock are injectable: a fake pair drives the async loop
 //! with no runtime at all, and every shape's exact schedule shows through.
 
-use retry_core::clock::{BlockingSleeper, Clock, Sleeper};
-use retry_core::{Backoff, Class, Classify, GiveUpEvent, Hooks, Jitter, Policy, Report, Retry};
+use retrykit_core::clock::{BlockingSleeper, Clock, Sleeper};
+use retrykit_core::{Backoff, Class, Classify, GiveUpEvent, Hooks, Jitter, Policy, Report, Retry};
 use std::cell::{Cell, RefCell};
 use std::future::{Ready, ready};
 use std::pin::pin;
@@ -209,7 +209,7 @@ fn the_success_path_reads_no_clock_unless_a_report_is_wanted() {
     let ok = Retry::new(&p)
         .clock(&time)
         .sleeper(&time)
-        .hooks(Hooks::new().on_retry(|_: &retry_core::RetryEvent<'_, Down>| {}))
+        .hooks(Hooks::new().on_retry(|_: &retrykit_core::RetryEvent<'_, Down>| {}))
         .call(|| ready(Ok::<_, Down>(2)));
     assert_eq!(poll_once(ok), Ok(2));
     assert_eq!(

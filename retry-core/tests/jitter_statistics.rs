@@ -2,8 +2,8 @@
 //! jitter (Kolmogorov–Smirnov), and decorrelated jitter not sticking at the cap.
 
 use rand::{Rng, SeedableRng, rngs::SmallRng};
-use retry_core::kernel::Schedule;
-use retry_core::{Backoff, Jitter, Policy};
+use retrykit_core::kernel::Schedule;
+use retrykit_core::{Backoff, Jitter, Policy};
 use std::time::Duration;
 
 const SAMPLES: usize = 20_000;

@@ -5,7 +5,7 @@
 #![cfg(all(feature = "serde", feature = "tokio"))]
 
 use proptest::prelude::*;
-use retry_core::{
+use retrykit_core::{
     Backoff, Class, Classify, Ending, Hooks, Jitter, Oracle, OracleState, Policy, Retry,
     RetryEvent, Verdict,
 };

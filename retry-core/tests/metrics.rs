@@ -3,8 +3,8 @@
 #![cfg(feature = "metrics")]
 
 use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
-use retry_core::metrics::{ATTEMPTS, BUDGET_REFUSALS, CALLS, HINTS, RETRIES, WAIT};
-use retry_core::{Class, Classify, Jitter, Policy, Retry, RetryBudget};
+use retrykit_core::metrics::{ATTEMPTS, BUDGET_REFUSALS, CALLS, HINTS, RETRIES, WAIT};
+use retrykit_core::{Class, Classify, Jitter, Policy, Retry, RetryBudget};
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;

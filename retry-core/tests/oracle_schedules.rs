@@ -1,7 +1,7 @@
 //! The exact schedules of a classic backoff library, reproduced through the
 //! stateful oracle (no jitter, so every figure is exact).
 
-use retry_core::{Backoff, Ending, Jitter, Oracle, OracleState, Policy, Verdict};
+use retrykit_core::{Backoff, Ending, Jitter, Oracle, OracleState, Policy, Verdict};
 use std::time::{Duration, SystemTime};
 
 fn ms(n: u64) -> Duration {

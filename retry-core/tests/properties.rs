@@ -2,8 +2,8 @@
 //! for any attempt number, and invalid inputs are rejected, never panicking.
 
 use proptest::prelude::*;
-use retry_core::kernel::Schedule;
-use retry_core::{Backoff, Jitter, Oracle, Policy, RetryBudget};
+use retrykit_core::kernel::Schedule;
+use retrykit_core::{Backoff, Jitter, Oracle, Policy, RetryBudget};
 use std::time::{Duration, SystemTime};
 
 const DAY_NANOS: u64 = 86_400 * 1_000_000_000;
@@ -173,7 +173,7 @@ fn every_problem_is_reported_at_once_with_field_rule_and_fix() {
         assert!(!p.rule.is_empty() && !p.fix.is_empty());
         // Named as the file names it, so the loader maps it back to its key.
         assert!(
-            retry_schema::keys::Key::named(p.field).is_some(),
+            retrykit_schema::keys::Key::named(p.field).is_some(),
             "{}",
             p.field
         );

@@ -9,7 +9,7 @@
 //! inject a clock or sleeper, and (with `macros`) `#[retry]`.
 //!
 //! Hidden or moved, and why:
-//! - the fleet simulator: its own crate, retry-sim (retry-config/simulate),
+//! - the fleet simulator: its own crate, retrykit-sim (retry-config/simulate),
 //!   with `rand_distr`, so no user builds it;
 //! - `Run`, `PolicyCache`, `drive!`: the loop state and a call site's policy
 //!   cache, named only by `#[retry]`'s expansion: `__private`;
@@ -20,16 +20,16 @@
 //! - `JitterRng`: crate-private, so `rand` is not in the public API.
 
 #[allow(unused_imports)]
-use retry_core::clock::{
+use retrykit_core::clock::{
     BlockingSleeper, Clock, DefaultClock, DefaultSleeper, Sleeper, SystemClock, ThreadSleeper,
 };
 #[cfg(feature = "tokio")]
 #[allow(unused_imports)]
-use retry_core::clock::{TokioClock, TokioSleeper};
+use retrykit_core::clock::{TokioClock, TokioSleeper};
 #[allow(unused_imports)]
-use retry_core::registry::{RegistryBuilder, current, install, policy};
+use retrykit_core::registry::{RegistryBuilder, current, install, policy};
 #[allow(unused_imports)] // the import itself is the check: each path resolves
-use retry_core::{
+use retrykit_core::{
     AdaptiveLimiter, AttemptTimeout, Backoff, CarriesTimeout, Class, Classify, Ending, GiveUpEvent,
     Hooks, Jitter, Oracle, OracleState, Policy, PolicyBuilder, PolicyError, Problem, Registry,
     Report, Retry, RetryBudget, RetryBudgetBuilder, RetryEvent, Verdict, clock, registry,

@@ -1,6 +1,6 @@
 //! The process-wide registry: atomic swaps seen by the next call only.
 
-use retry_core::{Class, Classify, Jitter, Policy, Registry, Retry, registry};
+use retrykit_core::{Class, Classify, Jitter, Policy, Registry, Retry, registry};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::Duration;

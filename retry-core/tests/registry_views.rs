@@ -2,8 +2,8 @@
 //! the next lookup, and a borrowed policy outlives an install made while it
 //! is borrowed.
 
-use retry_core::registry::{install, policy, with_policy};
-use retry_core::{Policy, Registry};
+use retrykit_core::registry::{install, policy, with_policy};
+use retrykit_core::{Policy, Registry};
 use std::sync::{Mutex, PoisonError};
 
 /// The tests here install into the one process-wide registry: one at a time.

@@ -6,9 +6,9 @@
 use bytes::Bytes;
 use http::{Request, Response};
 use http_body_util::{BodyExt, Full};
-use retry_core::http::{BoxError, ReplayBody};
-use retry_core::tower::RetryLayer;
-use retry_core::{Ending, Jitter, Policy, Report};
+use retrykit_core::http::{BoxError, ReplayBody};
+use retrykit_core::tower::RetryLayer;
+use retrykit_core::{Ending, Jitter, Policy, Report};
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -64,7 +64,7 @@ async fn send(
     (service.oneshot(request).await, seen)
 }
 
-fn policy() -> retry_core::PolicyBuilder {
+fn policy() -> retrykit_core::PolicyBuilder {
     Policy::builder()
         .jitter(Jitter::None)
         .base(Duration::from_millis(10))

@@ -4,8 +4,8 @@
 //! hooks and the report.
 #![cfg(feature = "tower")]
 
-use retry_core::tower::RetryLayer;
-use retry_core::{Ending, GiveUpEvent, Hooks, Jitter, Policy, Registry, registry};
+use retrykit_core::tower::RetryLayer;
+use retrykit_core::{Ending, GiveUpEvent, Hooks, Jitter, Policy, Registry, registry};
 use std::io::{Error, ErrorKind};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};

@@ -1,7 +1,7 @@
 //! With the `tracing` feature: one span per call and one event per retry.
 #![cfg(feature = "tracing")]
 
-use retry_core::{Class, Classify, Jitter, Policy, Retry};
+use retrykit_core::{Class, Classify, Jitter, Policy, Retry};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -96,14 +96,14 @@ fn a_span_per_call_and_an_event_per_retry() {
 
 #[test]
 fn a_missing_policy_is_one_warning_event_per_call_site() {
-    use retry_core::__private::site::{CallSite, PolicyCache};
+    use retrykit_core::__private::site::{CallSite, PolicyCache};
     const CALL: CallSite = CallSite::new("traced-missing", "src/jobs.rs", 3, "jobs::run");
     static SITE: PolicyCache = PolicyCache::new(CALL);
     let counts = Arc::new(Counts::default());
     tracing::subscriber::with_default(Counter(counts.clone()), || {
         for _ in 0..3 {
             // A reload in between makes every lookup a miss that re-checks the site.
-            retry_core::registry::install(retry_core::Registry::default());
+            retrykit_core::registry::install(retrykit_core::Registry::default());
             assert_eq!(SITE.policy().max_attempts(), Some(1));
         }
     });

@@ -2,8 +2,8 @@
 //! ends the call with that reason, after one attempt; the error's class
 //! still comes first.
 
-use retry_core::hooks::{HookSet, Unrepeatable};
-use retry_core::{Class, Classify, Ending, Policy, Retry};
+use retrykit_core::hooks::{HookSet, Unrepeatable};
+use retrykit_core::{Class, Classify, Ending, Policy, Retry};
 use std::cell::Cell;
 
 #[derive(Debug)]

@@ -1,13 +1,13 @@
-//! # retry-macros
+//! # retrykit-macros
 //!
 //! `#[retry(policy = "...")]` and `#[derive(Classify)]` for the retry
-//! framework. Use them through retry-core's `macros` feature
-//! (`use retry_core::{retry, Classify};`): the generated code refers to
-//! `::retry_core`, or to the path given with `crate = "..."`.
+//! framework. Use them through retrykit-core's `macros` feature
+//! (`use retrykit_core::{retry, Classify};`): the generated code refers to
+//! `::retrykit_core`, or to the path given with `crate = "..."`.
 //!
 //! ```
 //! # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-//! use retry_core::{registry, retry, Classify, Policy, Registry};
+//! use retrykit_core::{registry, retry, Classify, Policy, Registry};
 //! use std::time::Duration;
 //!
 //! #[derive(Debug, Classify)]
@@ -56,7 +56,7 @@
 //! }
 //! ```
 //!
-//! `drive!` is retry-core's one loop: round after round (the attempt, the
+//! `drive!` is retrykit-core's one loop: round after round (the attempt, the
 //! decision and its hooks, the wait) until the call ends.
 //! A plain `fn` does the same through `Retry::blocking(..).call_blocking(..)`,
 //! with the body in a closure. `return` and `?` in the body end the attempt,
@@ -65,6 +65,7 @@
 //! On a mistake the function is emitted unchanged next to the errors, so each
 //! mistake gives one error, at the token at fault, with its fix.
 #![forbid(unsafe_code)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(missing_docs)]
 
 mod classify;
@@ -81,7 +82,7 @@ use proc_macro::TokenStream;
 /// - `retry_if = path`: a `fn(&E) -> bool`; it can only narrow what the policy allows.
 /// - `on_retry = path`: a `fn(&RetryEvent<'_, E>)`, called with the attempt, the
 ///   error and the chosen wait before each wait.
-/// - `crate = "path"`: where retry-core is, for crates that re-export it.
+/// - `crate = "path"`: where retrykit-core is, for crates that re-export it.
 ///
 /// # What it does
 /// - Works on `async fn` (an async loop on tokio's timer) and plain `fn` (a
@@ -126,7 +127,7 @@ use proc_macro::TokenStream;
 ///   and line (`registry::call_sites`) for the start-up check.
 ///
 /// ```
-/// use retry_core::{registry, retry, Policy, Registry};
+/// use retrykit_core::{registry, retry, Policy, Registry};
 /// use std::io::{Error, ErrorKind};
 ///
 /// fn not_found_is_final(e: &Error) -> bool {
@@ -165,7 +166,7 @@ pub fn retry(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// - It reads only `classify` attributes, so it composes with `thiserror`.
 ///
 /// ```
-/// use retry_core::{Class, Classify};
+/// use retrykit_core::{Class, Classify};
 /// use std::time::Duration;
 ///
 /// #[derive(Debug, thiserror::Error, Classify)]
@@ -193,7 +194,7 @@ pub fn retry(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// assert_eq!(ApiError::Unavailable.class(), Class::TRANSIENT);
 /// assert_eq!(ApiError::BadRequest.class(), Class::Permanent);
 /// assert_eq!(ApiError::from(std::io::Error::from(std::io::ErrorKind::NotFound)).class(), Class::Permanent);
-/// assert!(matches!(ApiError::from_timeout(retry_core::AttemptTimeout {
+/// assert!(matches!(ApiError::from_timeout(retrykit_core::AttemptTimeout {
 ///     attempt: 1, timeout: Duration::from_secs(1) }), Some(ApiError::TimedOut)));
 /// ```
 #[proc_macro_derive(Classify, attributes(classify))]

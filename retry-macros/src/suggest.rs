@@ -1,7 +1,7 @@
 //! "Did you mean" hints for misspelled names, in the words of a compile
-//! error; the similarity rule is retry-schema's, shared with the run time.
+//! error; the similarity rule is retrykit-schema's, shared with the run time.
 
-use retry_schema::suggest::did_you_mean;
+use retrykit_schema::suggest::did_you_mean;
 
 /// `; did you mean `x`?` or nothing.
 pub fn hint<'a>(typo: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {

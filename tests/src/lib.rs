@@ -4,13 +4,13 @@
 //! This library holds only what several test files share.
 //!
 //! ```
-//! let reg = tests::registry_with(&[("doc", retry_core::Policy::default())]);
+//! let reg = tests::registry_with(&[("doc", retrykit_core::Policy::default())]);
 //! assert!(reg.policy("doc").is_some());
 //! ```
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-use retry_core::{Policy, Registry};
+use retrykit_core::{Policy, Registry};
 
 /// A registry holding `policies` under their names.
 ///
@@ -32,13 +32,13 @@ pub fn registry_with(policies: &[(&str, Policy)]) -> Registry {
 /// its own policy names, and must not remove each other's.
 ///
 /// ```
-/// tests::add_policy("doc-add", retry_core::Policy::default());
-/// assert!(retry_core::registry::policy("doc-add").is_some());
+/// tests::add_policy("doc-add", retrykit_core::Policy::default());
+/// assert!(retrykit_core::registry::policy("doc-add").is_some());
 /// ```
 pub fn add_policy(name: &str, policy: Policy) {
     static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
     let _guard = LOCK.lock().unwrap_or_else(|p| p.into_inner());
-    let current = retry_core::registry::current();
+    let current = retrykit_core::registry::current();
     let mut builder = Registry::builder();
     for existing in current.policy_names() {
         if existing != name
@@ -52,11 +52,11 @@ pub fn add_policy(name: &str, policy: Policy) {
             builder = builder.shared_budget(budget, b.clone());
         }
     }
-    retry_core::registry::install(builder.policy(name, policy).build());
+    retrykit_core::registry::install(builder.policy(name, policy).build());
 }
 
 /// The target directory that tests building scratch crates with cargo
-/// share (`target/tests/retry-rebuild`, next to trybuild's), so retry-core is
+/// share (`target/tests/retry-rebuild`, next to trybuild's), so retrykit-core is
 /// compiled once for all of them. Found from the running test binary
 /// (`target/debug/deps/<test>-<hash>`).
 ///

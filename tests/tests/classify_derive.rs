@@ -1,7 +1,7 @@
 //! `#[derive(Classify)]`: classes, hints, delegation, defaults, timeouts, and
 //! composition with thiserror.
 
-use retry_core::{AttemptTimeout, Class, Classify};
+use retrykit_core::{AttemptTimeout, Class, Classify};
 use std::time::Duration;
 
 #[derive(Debug, thiserror::Error, Classify)]
@@ -136,7 +136,7 @@ fn unit_structs_and_empty_enums() {
 
 #[test]
 fn derived_classes_are_declared_for_config_checks() {
-    let by_http: Vec<&str> = retry_core::registry::declared_classes()
+    let by_http: Vec<&str> = retrykit_core::registry::declared_classes()
         .filter(|c| c.by == "classify_derive::HttpError")
         .map(|c| c.name)
         .collect();
@@ -148,7 +148,7 @@ fn derived_classes_are_declared_for_config_checks() {
         "permanent is not a retry class"
     );
     assert!(
-        retry_core::registry::declared_classes()
+        retrykit_core::registry::declared_classes()
             .any(|c| c.name == "overloaded" && c.by.ends_with("::Inner"))
     );
 }

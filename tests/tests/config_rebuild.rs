@@ -6,13 +6,13 @@
 //! check on.
 //!
 //! Builds a two-line crate with cargo, in its own target directory next to
-//! trybuild's (the first build compiles retry-core once; later ones only the
+//! trybuild's (the first build compiles retrykit-core once; later ones only the
 //! small crate).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-const MAIN: &str = r#"#[retry_core::retry(policy = "outbox")]
+const MAIN: &str = r#"#[retrykit_core::retry(policy = "outbox")]
 fn send() -> Result<(), std::io::Error> {
     Ok(())
 }
@@ -46,7 +46,7 @@ fn build_with(dir: &Path, target: &Path, config: Option<&Path>) -> Output {
     command.output().unwrap()
 }
 
-/// A scratch crate `name` in `target/<dir>`, depending on retry-core, with
+/// A scratch crate `name` in `target/<dir>`, depending on retrykit-core, with
 /// `main` as its `src/main.rs` (written afresh, so the next build compiles
 /// it) and `metadata` appended to its manifest. Returns its directory.
 fn scratch(target: &Path, dir: &str, name: &str, main: &str, metadata: &str) -> PathBuf {
@@ -55,7 +55,7 @@ fn scratch(target: &Path, dir: &str, name: &str, main: &str, metadata: &str) -> 
     std::fs::create_dir_all(dir.join("src")).unwrap();
     let manifest = format!(
         "[package]\nname = \"{name}\"\nversion = \"0.0.0\"\nedition = \"2024\"\npublish = false\n\n\
-         [dependencies]\nretry-core = {{ path = {:?}, features = [\"macros\"] }}\n\n[workspace]\n{metadata}",
+         [dependencies]\nretrykit-core = {{ path = {:?}, features = [\"macros\"] }}\n\n[workspace]\n{metadata}",
         workspace.join("retry-core")
     );
     std::fs::write(dir.join("Cargo.toml"), manifest).unwrap();
@@ -69,8 +69,8 @@ fn three_sites(policy: &str) -> String {
     MAIN.replace(
         "fn main() {",
         &format!(
-            "#[retry_core::retry(policy = \"{policy}\")]\nfn again() -> Result<(), std::io::Error> {{ Ok(()) }}\n\n\
-             #[retry_core::retry(policy = \"{policy}\")]\nfn third() -> Result<(), std::io::Error> {{ Ok(()) }}\n\n\
+            "#[retrykit_core::retry(policy = \"{policy}\")]\nfn again() -> Result<(), std::io::Error> {{ Ok(()) }}\n\n\
+             #[retrykit_core::retry(policy = \"{policy}\")]\nfn third() -> Result<(), std::io::Error> {{ Ok(()) }}\n\n\
              fn main() {{\n    again().unwrap();\n    third().unwrap();"
         ),
     )
@@ -166,7 +166,7 @@ fn a_retry_config_that_names_no_file_fails_the_build() {
         "one error, not one per call site:\n{stderr}"
     );
     assert!(
-        stderr.contains("#[retry_core::retry(policy = \"outbox\")]"),
+        stderr.contains("#[retrykit_core::retry(policy = \"outbox\")]"),
         "the error is on the policy string:\n{stderr}"
     );
 

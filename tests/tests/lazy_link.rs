@@ -1,4 +1,4 @@
-//! A program that depends on retry-config but never names it in code still
+//! A program that depends on retrykit-config but never names it in code still
 //! gets the documented lazy load: its `#[retry]` retries by the file that
 //! `RETRY_CONFIG` names (issue: "Lazy loading that depends on the linker").
 

@@ -2,7 +2,7 @@
 //! run through the same loop, so they trace the same span, the same events
 //! with the same fields, inside that span, and end the same way.
 
-use retry_core::{Class, Classify, Jitter, Policy, Retry, retry};
+use retrykit_core::{Class, Classify, Jitter, Policy, Retry, retry};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use tracing::span::{Attributes, Id, Record};

@@ -3,7 +3,7 @@
 //! zero-sized wrappers only. Its own test binary, so the counting allocator
 //! sees only these tests.
 
-use retry_core::{Classify, retry};
+use retrykit_core::{Classify, retry};
 use std::future::Future;
 use std::pin::pin;
 use std::task::{Context, Poll, Waker};
@@ -35,8 +35,8 @@ fn poll_once<F: Future>(fut: F) -> Poll<F::Output> {
 
 #[test]
 fn first_attempt_success_allocates_nothing() {
-    tests::add_policy("alloc-async", retry_core::Policy::default());
-    tests::add_policy("alloc-blocking", retry_core::Policy::default());
+    tests::add_policy("alloc-async", retrykit_core::Policy::default());
+    tests::add_policy("alloc-blocking", retrykit_core::Policy::default());
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .build()
@@ -46,9 +46,9 @@ fn first_attempt_success_allocates_nothing() {
     let _ = poll_once(fetch(1, "k"));
     let _ = poll_once(unclassified(1));
     let _ = read(1);
-    if retry_core::RECORDS_METRICS {
+    if retrykit_core::RECORDS_METRICS {
         eprintln!(
-            "skipped: with retry-core's `metrics` feature, each call's metric labels allocate"
+            "skipped: with retrykit-core's `metrics` feature, each call's metric labels allocate"
         );
         return;
     }

@@ -1,7 +1,7 @@
 //! `#[retry]` on async functions, driven by policies in the registry, on
 //! tokio's paused clock: attempts and virtual time follow the policy.
 
-use retry_core::{Backoff, Class, Classify, Jitter, Policy, RetryEvent, retry};
+use retrykit_core::{Backoff, Class, Classify, Jitter, Policy, RetryEvent, retry};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
@@ -206,7 +206,7 @@ async fn unknown_policy_at_run_time_makes_one_attempt() {
     assert_eq!(unknown_policy().await, Err(ApiError::Unavailable));
     assert_eq!(UNKNOWN_CALLS.load(Ordering::SeqCst), 1);
     assert!(
-        retry_core::registry::missing_policies(&retry_core::registry::current())
+        retrykit_core::registry::missing_policies(&retrykit_core::registry::current())
             .iter()
             .any(|site| site.policy == "async-never-installed"
                 && site.function.ends_with("unknown_policy")),

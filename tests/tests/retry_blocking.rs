@@ -1,7 +1,7 @@
 //! `#[retry]` on plain functions: the blocking loop. Waits are a few
 //! microseconds of real time, so nothing here sleeps noticeably.
 
-use retry_core::{Backoff, Classify, Jitter, Policy, retry};
+use retrykit_core::{Backoff, Classify, Jitter, Policy, retry};
 use std::cell::Cell;
 use std::time::Duration;
 use tests::add_policy;
@@ -84,13 +84,13 @@ fn blocking_method_with_destructured_argument() {
 
 #[test]
 fn call_sites_register_policy_file_line_and_function() {
-    let site = retry_core::registry::call_sites()
+    let site = retrykit_core::registry::call_sites()
         .find(|site| site.policy == "blocking-counts")
         .expect("the call site is registered");
     assert!(site.file.ends_with("retry_blocking.rs"), "{site:?}");
     assert_eq!(site.line, FLAKY_LINE);
     assert_eq!(site.function, "retry_blocking::flaky");
-    let policies: Vec<&str> = retry_core::registry::call_sites()
+    let policies: Vec<&str> = retrykit_core::registry::call_sites()
         .map(|s| s.policy)
         .collect();
     for name in ["blocking-counts", "blocking-permanent", "blocking-method"] {

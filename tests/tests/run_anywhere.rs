@@ -14,7 +14,7 @@ const MAIN: &str = r#"use std::sync::atomic::{AtomicU32, Ordering};
 
 static CALLS: AtomicU32 = AtomicU32::new(0);
 
-#[retry_core::retry(policy = "send")]
+#[retrykit_core::retry(policy = "send")]
 fn send() -> Result<u32, std::io::Error> {
     let call = CALLS.fetch_add(1, Ordering::Relaxed) + 1;
     if call < 3 { Err(std::io::ErrorKind::ConnectionReset.into()) } else { Ok(call) }
@@ -60,7 +60,7 @@ fn a_binary_finds_the_file_its_build_checked_from_any_directory() {
     std::fs::copy(workspace.join("Cargo.lock"), root.join("Cargo.lock")).unwrap();
     let manifest = format!(
         "[package]\nname = \"retry-anywhere\"\nversion = \"0.0.0\"\nedition = \"2024\"\npublish = false\n\n\
-         [dependencies]\nretry-core = {{ path = {:?}, features = [\"macros\"] }}\nretry-config = {{ path = {:?} }}\n",
+         [dependencies]\nretrykit-core = {{ path = {:?}, features = [\"macros\"] }}\nretrykit-config = {{ path = {:?} }}\n",
         workspace.join("retry-core"),
         workspace.join("retry-config"),
     );

@@ -3,19 +3,19 @@
 //! refuses it, naming the site, and without `init` the first call warns.
 //! (The build-time half is `ui/retry/attempt-timeout-*.rs`.)
 
-use retry_config::Setup;
+use retrykit_config::Setup;
 use std::process::Command;
 
 const CHILD: &str = "RETRY_TIMEOUT_CAPABILITY_CHILD";
 
 /// No `Classify`: every error is transient, and none can stand for a timeout.
-#[retry_core::retry(policy = "cap-untimed")]
+#[retrykit_core::retry(policy = "cap-untimed")]
 fn untimed() -> Result<(), String> {
     Err("busy".into())
 }
 
 /// `io::Error` can: `ErrorKind::TimedOut`.
-#[retry_core::retry(policy = "cap-timed")]
+#[retrykit_core::retry(policy = "cap-timed")]
 fn timed() -> std::io::Result<()> {
     Ok(())
 }

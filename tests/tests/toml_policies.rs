@@ -1,10 +1,10 @@
-//! `#[retry]` driven by a TOML file through retry-config: the schedule comes
+//! `#[retry]` driven by a TOML file through retrykit-config: the schedule comes
 //! from the file, `RETRY_PROFILE` switches it without recompiling, and a
 //! reload during a call changes only the next call.
 //!
 //! The tests share the process-wide registry, so they take turns (`TURN`).
 
-use retry_core::{Classify, retry};
+use retrykit_core::{Classify, retry};
 use std::path::Path;
 use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -67,7 +67,7 @@ fn write_config(dir: &Path, text: &str) -> std::path::PathBuf {
 async fn the_file_sets_attempts_and_virtual_time() {
     let _turn = TURN.lock().await;
     let dir = tempfile::tempdir().unwrap();
-    retry_config::Setup::new(write_config(dir.path(), FILE))
+    retrykit_config::Setup::new(write_config(dir.path(), FILE))
         .install()
         .unwrap();
     FLAKY_CALLS.store(0, Ordering::SeqCst);
@@ -81,7 +81,7 @@ async fn the_file_sets_attempts_and_virtual_time() {
 async fn retry_on_and_retry_after_from_the_file() {
     let _turn = TURN.lock().await;
     let dir = tempfile::tempdir().unwrap();
-    retry_config::Setup::new(write_config(dir.path(), FILE))
+    retrykit_config::Setup::new(write_config(dir.path(), FILE))
         .install()
         .unwrap();
     let calls = AtomicU32::new(0);
@@ -107,7 +107,7 @@ async fn reloads_during_first_attempt() -> Result<(), SendError> {
     if RELOAD_CALLS.fetch_add(1, Ordering::SeqCst) == 0 {
         let path = RELOAD_FILE.lock().unwrap().clone().unwrap();
         std::fs::write(&path, FILE.replace("max_attempts = 4", "max_attempts = 1")).unwrap();
-        retry_config::reload().unwrap();
+        retrykit_config::reload().unwrap();
     }
     Err(SendError::Unavailable)
 }
@@ -118,7 +118,7 @@ async fn a_reload_during_a_call_changes_only_the_next_call() {
     let dir = tempfile::tempdir().unwrap();
     let path = write_config(dir.path(), FILE);
     *RELOAD_FILE.lock().unwrap() = Some(path.clone());
-    retry_config::Setup::new(&path).install().unwrap();
+    retrykit_config::Setup::new(&path).install().unwrap();
     assert!(reloads_during_first_attempt().await.is_err());
     assert_eq!(
         RELOAD_CALLS.swap(0, Ordering::SeqCst),
@@ -140,7 +140,7 @@ fn profile_child() {
     let Ok(expected) = std::env::var("RETRY_TEST_EXPECT") else {
         return;
     };
-    retry_config::init().unwrap();
+    retrykit_config::init().unwrap();
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .start_paused(true)

@@ -1,5 +1,5 @@
 //! The contenders both benchmark binaries measure: one async function and one
-//! error type, called plainly, through `#[retry]`, through retry-core's API,
+//! error type, called plainly, through `#[retry]`, through retrykit-core's API,
 //! and through backon, tokio-retry2 and tryhard, configured alike (exponential
 //! backoff, three attempts in all).
 //!
@@ -11,7 +11,7 @@
 #![allow(dead_code)] // Each binary uses its own subset.
 
 use backon::{ExponentialBuilder, Retryable as _};
-use retry_core::{Backoff, Class, Classify, Jitter, Policy, Registry, Retry, retry};
+use retrykit_core::{Backoff, Class, Classify, Jitter, Policy, Registry, Retry, retry};
 use std::cell::Cell;
 use std::future::{Future, ready};
 use std::hint::black_box;
@@ -93,7 +93,7 @@ pub fn jittered_loop_policy() -> Policy {
 /// Installs the benchmark's policies under the names the annotated
 /// functions use; `scale` is the scale benchmark's policy.
 pub fn install_policies(scale: Policy) {
-    retry_core::registry::install(
+    retrykit_core::registry::install(
         Registry::builder()
             .policy(LOOP_POLICY, loop_policy())
             .policy(SCALE_POLICY, scale)
@@ -113,12 +113,12 @@ pub async fn annotated_flaky(failures: &Cell<u32>, n: u64) -> Result<u64, Flaky>
     fetch_flaky(failures, n).await
 }
 
-/// retry-core's API, used directly with a policy the caller holds.
+/// retrykit-core's API, used directly with a policy the caller holds.
 pub fn core(policy: &Policy, n: u64) -> impl Future<Output = Result<u64, Flaky>> + '_ {
     Retry::new(policy).call(move || fetch(n))
 }
 
-/// retry-core's API around the scripted call.
+/// retrykit-core's API around the scripted call.
 pub fn core_flaky<'a>(
     policy: &'a Policy,
     failures: &'a Cell<u32>,
@@ -127,18 +127,18 @@ pub fn core_flaky<'a>(
     Retry::new(policy).call(move || fetch_flaky(failures, n))
 }
 
-/// A sleeper that never waits: retry-core's loop with the timer taken out.
+/// A sleeper that never waits: retrykit-core's loop with the timer taken out.
 #[derive(Debug, Clone, Copy)]
 pub struct NoWait;
 
-impl retry_core::clock::Sleeper for NoWait {
+impl retrykit_core::clock::Sleeper for NoWait {
     type Sleep = std::future::Ready<()>;
     fn sleep(&self, _: Duration) -> Self::Sleep {
         ready(())
     }
 }
 
-/// retry-core's API around the scripted call, without tokio's timer.
+/// retrykit-core's API around the scripted call, without tokio's timer.
 pub fn core_flaky_no_timer<'a>(
     policy: &'a Policy,
     failures: &'a Cell<u32>,
@@ -157,7 +157,7 @@ fn backon_builder(min_delay: Duration) -> ExponentialBuilder {
         .with_max_times(2)
 }
 
-/// backon's `.retry()` around the call (base 100 ms, as retry-core's default).
+/// backon's `.retry()` around the call (base 100 ms, as retrykit-core's default).
 pub fn backon(n: u64) -> impl Future<Output = Result<u64, Flaky>> {
     (move || fetch(n)).retry(backon_builder(Duration::from_millis(100)))
 }

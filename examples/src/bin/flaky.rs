@@ -1,7 +1,7 @@
 //! A small demo: retries a flaky async operation with a policy built in code,
 //! printing each retry and the final report.
 
-use retry_core::{Hooks, Jitter, Policy, Retry, RetryEvent};
+use retrykit_core::{Hooks, Jitter, Policy, Retry, RetryEvent};
 use std::io::{Error, ErrorKind};
 use std::time::Duration;
 

@@ -135,7 +135,7 @@ struct LeaseArgs {
 /// A broker latency: from 0 to 10 s, so that a run still ends in minutes.
 fn parse_latency(text: &str) -> Result<Duration, String> {
     let rule = "a broker latency is from 0s to 10s; for example --latency 5ms";
-    match retry_config::parse_duration(text) {
+    match retrykit_config::parse_duration(text) {
         Ok(latency) if latency <= Duration::from_secs(10) => Ok(latency),
         Ok(_) => Err(format!("{text} is out of range: {rule}")),
         Err(e) => Err(format!("{e}: {rule}")),
@@ -145,7 +145,7 @@ fn parse_latency(text: &str) -> Result<Duration, String> {
 /// A lease: from 10 ms to 1 hour.
 fn parse_lease(text: &str) -> Result<Duration, String> {
     let rule = "a lease is from 10ms to 1h; for example --lease 30s";
-    match retry_config::parse_duration(text) {
+    match retrykit_config::parse_duration(text) {
         Ok(lease) if (Duration::from_millis(10)..=Duration::from_secs(3600)).contains(&lease) => {
             Ok(lease)
         }
@@ -166,10 +166,10 @@ struct BrokerArgs {
     #[arg(long, default_value_t = 0.01, value_parser = parse_rate)]
     reject_rate: f64,
     /// How long the broker is down ("0s" for no outage).
-    #[arg(long, default_value = "1500ms", value_parser = retry_config::parse_duration)]
+    #[arg(long, default_value = "1500ms", value_parser = retrykit_config::parse_duration)]
     outage: Duration,
     /// When the outage starts, after the relay starts.
-    #[arg(long, default_value = "300ms", value_parser = retry_config::parse_duration)]
+    #[arg(long, default_value = "300ms", value_parser = retrykit_config::parse_duration)]
     outage_at: Duration,
     /// The retry profile [default: $RETRY_PROFILE, else demo].
     #[arg(long)]
@@ -241,7 +241,7 @@ impl BrokerArgs {
 
     /// These settings as `outbox relay` flags, the broker's dice seeded by `seed`.
     fn flags(&self, seed: u64) -> Vec<String> {
-        let duration = |d: Duration| retry_config::show_duration(d);
+        let duration = |d: Duration| retrykit_config::show_duration(d);
         vec![
             format!("--failure-rate={}", self.failure_rate),
             format!("--throttle-rate={}", self.throttle_rate),

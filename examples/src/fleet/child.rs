@@ -21,7 +21,7 @@ pub(crate) struct ChildPlan {
     /// Connections its clients share.
     pub(crate) connections: u32,
     /// The policy every client follows.
-    pub(crate) policy: Arc<retry_core::Policy>,
+    pub(crate) policy: Arc<retrykit_core::Policy>,
     /// The fleet's seed.
     pub(crate) seed: u64,
     /// How long after the start clients are stopped.

@@ -9,8 +9,8 @@
 
 use super::wire::Lane;
 use crate::http::HttpError;
-use retry_core::{Ending, Hooks, Policy, Retry, RetryEvent};
-use retry_sim::client_seed;
+use retrykit_core::{Ending, Hooks, Policy, Retry, RetryEvent};
+use retrykit_sim::client_seed;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -194,10 +194,10 @@ mod tests {
     /// A policy that retries at once, a millisecond apart, three calls in all.
     fn three_quick_calls() -> Arc<Policy> {
         let policy = Policy::builder()
-            .backoff(retry_core::Backoff::Constant)
+            .backoff(retrykit_core::Backoff::Constant)
             .base(Duration::from_millis(1))
             .cap(Duration::from_millis(1))
-            .jitter(retry_core::Jitter::None)
+            .jitter(retrykit_core::Jitter::None)
             .max_attempts(3)
             .build()
             .unwrap();

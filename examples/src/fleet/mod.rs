@@ -1,6 +1,6 @@
 //! A real fleet against a real server, beside the simulator's prediction.
 //!
-//! `fleet` starts a hyper server on 127.0.0.1 that plays retry-sim's herd
+//! `fleet` starts a hyper server on 127.0.0.1 that plays retrykit-sim's herd
 //! scenario on the wall clock (down for `--outage`, then `--capacity` calls
 //! per `--tick`), runs `--clients` tokio clients through the engine's own
 //! loop under the named policy, in child processes of the same binary, and
@@ -14,7 +14,7 @@
 //! - `server`: the service, counting first calls and retries per tick and
 //!   how late each call came after its client's timer was due.
 //! - `wire`: the clients' hand-written HTTP/1.1 (and why not hyper's client).
-//! - `clients`: one client's call through [`retry_core::Retry`], seeded as
+//! - `clients`: one client's call through [`retrykit_core::Retry`], seeded as
 //!   its simulated twin.
 //! - `child`: a client process; `coordinator`: the parent that starts
 //!   them at one common instant and collects their results.
@@ -38,9 +38,9 @@ use options::{Limits, Plan};
 use outcome::Outcome;
 use report::{Comparison, KeepingUp};
 
-use retry_config::{Config, Env, Options};
-use retry_core::Policy;
-use retry_sim::{Herd, TimerModel};
+use retrykit_config::{Config, Env, Options};
+use retrykit_core::Policy;
+use retrykit_sim::{Herd, TimerModel};
 use std::error::Error;
 use std::sync::Arc;
 
@@ -86,7 +86,7 @@ pub(crate) fn load_policy(args: &FleetArgs) -> Result<(Arc<Policy>, Vec<String>)
 
 fn no_policy(config: &Config, name: &str) -> Box<dyn Error> {
     let names: Vec<&str> = config.policy_names().collect();
-    let close = retry_schema::suggest::did_you_mean(name, names.iter().copied())
+    let close = retrykit_schema::suggest::did_you_mean(name, names.iter().copied())
         .map(|n| format!(" (did you mean `{n}`?)"))
         .unwrap_or_default();
     format!(
@@ -116,7 +116,7 @@ pub(crate) fn herd(args: &FleetArgs) -> Herd {
 }
 
 /// Whether the prediction models the clients' timer: only when it is no
-/// finer than the tick (retry-sim moves a tick at a time; a finer timer
+/// finer than the tick (retrykit-sim moves a tick at a time; a finer timer
 /// changes nothing a tick can show, and the report says so).
 pub(crate) fn timer_modelled(args: &FleetArgs) -> bool {
     !args.timer_resolution.is_zero() && args.timer_resolution >= args.tick

@@ -1,7 +1,7 @@
 //! The `fleet` command's flags, and the checks that keep every value within
 //! what one machine can run: each refusal names the flag, the rule and the fix.
 
-use retry_config::{parse_duration, show_duration};
+use retrykit_config::{parse_duration, show_duration};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -134,7 +134,7 @@ fn parse_share(text: &str) -> Result<f64, String> {
     let share: f64 = text
         .parse()
         .map_err(|_| format!("{text} is not a number; write a share such as 0.25"))?;
-    if !(0.0..=retry_sim::TimerModel::MAX_SKIPPED).contains(&share) {
+    if !(0.0..=retrykit_sim::TimerModel::MAX_SKIPPED).contains(&share) {
         return Err(format!("{text} is outside 0 to 0.9; use e.g. 0.25"));
     }
     Ok(share)

@@ -4,7 +4,7 @@
 
 use super::clients::{ClientOutcome, Finish};
 use super::server::ServerCounts;
-use retry_sim::{ArrivalHistogram, HerdReport};
+use retrykit_sim::{ArrivalHistogram, HerdReport};
 use std::time::Duration;
 
 /// One fleet's results: predicted or measured.
@@ -108,7 +108,7 @@ impl Outcome {
 
     /// The simulator's prediction.
     pub(crate) fn predicted(report: &HerdReport) -> Self {
-        let per_tick = |b: retry_sim::Bin| b.calls;
+        let per_tick = |b: retrykit_sim::Bin| b.calls;
         let exact = report.arrivals.bin_ticks() == 1;
         Outcome {
             peak_retries_per_tick: report.peak_retries,

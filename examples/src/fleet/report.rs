@@ -5,8 +5,8 @@
 use super::clients::ClientOutcome;
 use super::outcome::Outcome;
 use super::server::ServerCounts;
-use retry_config::show_duration;
-use retry_core::Policy;
+use retrykit_config::show_duration;
+use retrykit_core::Policy;
 use serde_json::{Value, json};
 use std::fmt::Write;
 use std::time::Duration;
@@ -170,7 +170,7 @@ impl Comparison<'_> {
         format!(
             "fleet: {} clients in {} process{}, sharing {} connections to 127.0.0.1; the server is down for {}, then serves {} calls per {} tick (seed {})\n\
              policy `{}`: {}\n\
-             prediction: retry-sim, {}\n",
+             prediction: retrykit-sim, {}\n",
             a.clients,
             self.plan.processes,
             if self.plan.processes == 1 { "" } else { "es" },

@@ -5,8 +5,8 @@ use hyper::body::Bytes;
 use hyper::client::conn::http1;
 use hyper::{Request, StatusCode};
 use hyper_util::rt::TokioIo;
-use retry_core::http::parse_retry_after;
-use retry_core::{Classify, retry};
+use retrykit_core::http::parse_retry_after;
+use retrykit_core::{Classify, retry};
 use std::fmt;
 use std::net::SocketAddr;
 use std::time::{Duration, SystemTime};
@@ -18,7 +18,7 @@ use tokio::net::TcpStream;
 ///
 /// ```
 /// use examples::http::HttpError;
-/// use retry_core::{Class, Classify};
+/// use retrykit_core::{Class, Classify};
 /// use std::time::Duration;
 /// let e = HttpError::from_status(429, Some(Duration::from_secs(2)));
 /// assert_eq!((e.class(), e.retry_after()), (Class::THROTTLED, Some(Duration::from_secs(2))));

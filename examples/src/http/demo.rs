@@ -10,8 +10,8 @@
 
 use super::client::fetch;
 use super::server::{Exchange, Reply, RetryAfter, ScriptedServer};
-use retry_config::show_duration;
-use retry_core::http::RetryAfterValue;
+use retrykit_config::show_duration;
+use retrykit_core::http::RetryAfterValue;
 use std::io::Write;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -60,7 +60,7 @@ pub async fn run_demo(
     let result = fetch(server.addr(), "/orders/42").await;
     let elapsed = started.elapsed();
     let sent = server.exchanges();
-    let max_retry_after = retry_core::registry::policy("http").and_then(|p| p.max_retry_after());
+    let max_retry_after = retrykit_core::registry::policy("http").and_then(|p| p.max_retry_after());
     writeln!(
         out,
         "GET /orders/42: {} requests; a Retry-After longer than the policy's own wait \

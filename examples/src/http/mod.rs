@@ -4,7 +4,7 @@
 //!
 //! The client's error type classifies 5xx as transient, 429 as throttled and
 //! other 4xx as permanent, and carries the `Retry-After` (parsed by
-//! `retry_core::http::parse_retry_after`) as a server
+//! `retrykit_core::http::parse_retry_after`) as a server
 //! hint, which the engine obeys (clamped by `max_retry_after`, and ending the
 //! call at once when it does not fit the deadline).
 

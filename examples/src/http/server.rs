@@ -61,7 +61,7 @@ impl std::fmt::Display for RetryAfter {
             RetryAfter::In(d) => write!(
                 f,
                 "an HTTP-date {} after the reply is written",
-                retry_config::show_duration(*d)
+                retrykit_config::show_duration(*d)
             ),
             other => f.write_str(&other.header_value(SystemTime::UNIX_EPOCH)),
         }

@@ -5,7 +5,7 @@
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use retry_core::Classify;
+use retrykit_core::Classify;
 use rusqlite::{Connection, params};
 use std::fmt;
 use std::path::Path;
@@ -61,7 +61,7 @@ impl Default for BrokerSettings {
 /// Why a publish failed.
 ///
 /// ```
-/// use retry_core::{Class, Classify};
+/// use retrykit_core::{Class, Classify};
 /// use examples::outbox::BrokerError;
 /// assert_eq!(BrokerError::Rejected("bad".into()).class(), Class::Permanent);
 /// assert_eq!(BrokerError::TimedOut.class(), Class::TIMEOUT);

@@ -1,7 +1,7 @@
 //! What the outbox holds, whichever database it lives in: an event's row,
 //! its state, the outcome of one delivery, and counts per state.
 
-use retry_core::OracleState;
+use retrykit_core::OracleState;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// Milliseconds since the Unix epoch, now.
@@ -138,7 +138,7 @@ pub(crate) fn count(n: i64) -> u32 {
 ///
 /// ```
 /// use examples::outbox::{Delivery, EventState};
-/// let d = Delivery::published(1, retry_core::OracleState::default(), 0);
+/// let d = Delivery::published(1, retrykit_core::OracleState::default(), 0);
 /// assert_eq!((d.state, d.calls, d.error), (EventState::Published, 1, None));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]

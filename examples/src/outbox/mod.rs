@@ -5,7 +5,7 @@
 //! - **short** retries around one publish (policy `publish`): a few quick
 //!   attempts ride out a dropped connection;
 //! - **long** backoff lives in the table (policy `outbox`, through the core's
-//!   stateful [`Oracle`](retry_core::Oracle)): the relay stores the attempt
+//!   stateful [`Oracle`](retrykit_core::Oracle)): the relay stores the attempt
 //!   count and the next attempt time in the event's row and moves on, so no
 //!   connection, lock or worker is held during a pause, and a restarted relay
 //!   resumes every event's schedule where it was.

@@ -5,7 +5,7 @@
 use super::broker::{BrokerError, FakeBroker};
 use super::event::{Delivery, EventRow, EventState, duration_ms, now_ms};
 use super::store::{OutboxStore, StoreError};
-use retry_core::{
+use retrykit_core::{
     Class, Classify, Hooks, Oracle, Policy, Retry, RetryEvent, Verdict, registry, retry,
 };
 use std::sync::Arc;
@@ -78,7 +78,7 @@ async fn publish(
 /// ```
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
 /// use examples::outbox::{FakeBroker, Relay, SqliteStore};
-/// use retry_core::{Policy, Registry, registry};
+/// use retrykit_core::{Policy, Registry, registry};
 /// registry::install(Registry::builder()
 ///     .policy("publish", Policy::default())
 ///     .policy("outbox", Policy::default())
@@ -202,7 +202,7 @@ impl<S: OutboxStore> Relay<S> {
     ///
     /// ```
     /// use examples::outbox::{FakeBroker, Relay, SqliteStore};
-    /// use retry_core::{Policy, Registry, registry};
+    /// use retrykit_core::{Policy, Registry, registry};
     /// use std::time::Duration;
     /// let publish = Policy::builder().deadline(Some(Duration::from_secs(10))).build().unwrap();
     /// registry::install(Registry::builder().policy("publish", publish).build());
@@ -237,7 +237,7 @@ impl<S: OutboxStore> Relay<S> {
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-    /// # use retry_core::{Policy, Registry, registry};
+    /// # use retrykit_core::{Policy, Registry, registry};
     /// # registry::install(Registry::builder().policy("publish", Policy::default()).policy("outbox", Policy::default()).build());
     /// let store = examples::outbox::SqliteStore::open_in_memory().unwrap();
     /// let broker = std::sync::Arc::new(examples::outbox::FakeBroker::in_memory(Default::default()).unwrap());
@@ -370,7 +370,7 @@ impl<S: OutboxStore> Relay<S> {
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-    /// # use retry_core::{Policy, Registry, registry};
+    /// # use retrykit_core::{Policy, Registry, registry};
     /// # registry::install(Registry::builder().policy("publish", Policy::default()).policy("outbox", Policy::default()).build());
     /// let store = examples::outbox::SqliteStore::open_in_memory().unwrap();
     /// store.place_order("tea").unwrap();

@@ -10,7 +10,7 @@
 //! then any relay claims them and carries on from the stored oracle state.
 
 use super::event::{Counts, Delivery, EventRow};
-use retry_core::{Class, Classify};
+use retrykit_core::{Class, Classify};
 use std::fmt;
 use std::future::Future;
 use std::time::Duration;
@@ -82,7 +82,7 @@ pub trait OutboxStore {
 /// Why a store operation failed.
 ///
 /// ```
-/// use retry_core::Classify;
+/// use retrykit_core::Classify;
 /// let busy = rusqlite::Error::SqliteFailure(
 ///     rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_BUSY), None);
 /// assert!(examples::outbox::StoreError::Sqlite(busy).class().is_retryable());

@@ -2,7 +2,7 @@
 //! profile (or the one selected), in one pass.
 
 use super::{CliError, Context, Stream};
-use retry_config::{Config, Diagnostic, Diagnostics, FileOrigin, Options};
+use retrykit_config::{Config, Diagnostic, Diagnostics, FileOrigin, Options};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -67,10 +67,10 @@ pub fn run(args: Args, cx: &Context) -> Result<ExitCode, CliError> {
     })
 }
 
-/// [`retry_config::check_str`], plus a warning when the file is valid but
+/// [`retrykit_config::check_str`], plus a warning when the file is valid but
 /// defines no policy: a program using it would find none of its names.
 fn check(text: &str, name: &str, options: &Options) -> Diagnostics {
-    let mut diags = retry_config::check_str(text, name, options);
+    let mut diags = retrykit_config::check_str(text, name, options);
     if diags.has_errors() {
         return diags;
     }

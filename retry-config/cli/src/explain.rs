@@ -2,7 +2,7 @@
 //! it came from (built-in, `[defaults]`, extends, own table, profile, environment).
 
 use super::{CliError, Context};
-use retry_config::Explained;
+use retrykit_config::Explained;
 use std::process::ExitCode;
 
 /// Options of `explain`.

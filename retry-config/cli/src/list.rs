@@ -1,8 +1,8 @@
 //! `retry-policy list`: every policy and budget on one line each.
 
 use super::{CliError, Context, shown};
-use retry_config::{Config, show_duration, show_number};
-use retry_core::{Backoff, Jitter, Policy};
+use retrykit_config::{Config, show_duration, show_number};
+use retrykit_core::{Backoff, Jitter, Policy};
 use std::process::ExitCode;
 
 /// Options of `list` (none).

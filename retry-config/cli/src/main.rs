@@ -4,11 +4,11 @@
 //!
 //! The command line: one module per subcommand, each with its clap `Args`
 //! and a `run(args, &Context)`. The loading, checking and rendering are
-//! retry-config's public API; the simulation is retry-sim's.
+//! retrykit-config's public API; the simulation is retrykit-sim's.
 #![forbid(unsafe_code)]
 
 use clap::{Parser, Subcommand};
-use retry_config::{Config, Env, FileOrigin, Options};
+use retrykit_config::{Config, Env, FileOrigin, Options};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -127,7 +127,7 @@ impl Context {
         match std::env::var_os("RETRY_CONFIG").filter(|p| !p.is_empty()) {
             Some(path) => (PathBuf::from(path), FileOrigin::Env),
             None => (
-                PathBuf::from(retry_config::DEFAULT_FILE),
+                PathBuf::from(retrykit_config::DEFAULT_FILE),
                 FileOrigin::Default,
             ),
         }
@@ -169,7 +169,7 @@ impl Context {
     }
 
     /// Diagnostics rendered for `stream`, coloured when `--color` says so.
-    pub fn render(&self, diags: &retry_config::Diagnostics, stream: Stream) -> String {
+    pub fn render(&self, diags: &retrykit_config::Diagnostics, stream: Stream) -> String {
         use std::io::IsTerminal;
         let color = match COLOR.get().copied().unwrap_or(Color::Auto) {
             Color::Always => true,
@@ -192,13 +192,13 @@ impl Context {
     }
 }
 
-/// [`retry_config::read_file`], whose hint for a missing default file also
+/// [`retrykit_config::read_file`], whose hint for a missing default file also
 /// names this tool's own way to name one.
 pub fn read(
     path: &std::path::Path,
     origin: FileOrigin,
-) -> Result<String, retry_config::Diagnostics> {
-    retry_config::read_file(path, origin).map_err(|diags| match origin {
+) -> Result<String, retrykit_config::Diagnostics> {
+    retrykit_config::read_file(path, origin).map_err(|diags| match origin {
         FileOrigin::Default => diags
             .iter()
             .map(|d| d.clone().note("or name the file with --config FILE"))
@@ -286,10 +286,10 @@ fn main() -> ExitCode {
 pub fn find_policy<'c>(
     config: &'c Config,
     name: &str,
-) -> Result<&'c std::sync::Arc<retry_core::Policy>, CliError> {
+) -> Result<&'c std::sync::Arc<retrykit_core::Policy>, CliError> {
     config.policy(name).ok_or_else(|| {
         let names: Vec<&str> = config.policy_names().collect();
-        let close = retry_schema::suggest::did_you_mean(name, names.iter().copied())
+        let close = retrykit_schema::suggest::did_you_mean(name, names.iter().copied())
             .map(|n| format!(" (did you mean `{n}`?)"))
             .unwrap_or_default();
         CliError::usage(format!(
@@ -364,7 +364,7 @@ pub fn short(d: std::time::Duration) -> String {
     } else if d.as_secs() < 60 {
         format!("{}s", sig(d.as_secs_f64()))
     } else {
-        retry_config::show_duration(std::time::Duration::from_secs(
+        retrykit_config::show_duration(std::time::Duration::from_secs(
             d.as_secs_f64().round() as u64
         ))
     }

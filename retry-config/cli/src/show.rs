@@ -1,11 +1,11 @@
 //! `retry-policy show POLICY`: the schedule a failing call would follow,
-//! attempt by attempt, computed by retry-core's own decision logic with
+//! attempt by attempt, computed by retrykit-core's own decision logic with
 //! instant failures (so the times are waits only).
 
 use super::{CliError, Context, ms, short};
-use retry_config::show_duration;
-use retry_core::kernel::{Decider, Failure, Step};
-use retry_core::{Class, Ending, Policy};
+use retrykit_config::show_duration;
+use retrykit_core::kernel::{Decider, Failure, Step};
+use retrykit_core::{Class, Ending, Policy};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -82,7 +82,7 @@ fn random_seed() -> u64 {
     RandomState::new().hash_one(std::time::SystemTime::now())
 }
 
-/// Drives retry-core's `Decider` with failures that take no time.
+/// Drives retrykit-core's `Decider` with failures that take no time.
 fn schedule(policy: &Policy, seed: u64, shown: u32) -> (Vec<Row>, End) {
     // No budget (it is shared state) and every class retried: show the policy's own limits.
     let policy = policy

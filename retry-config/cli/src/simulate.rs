@@ -1,7 +1,7 @@
 //! `retry-policy simulate POLICY [--compare OTHER,...]`: what a whole fleet
 //! following the named policies does to the service they share.
 //!
-//! The simulation itself is retry-sim's ([`retry_sim`]), driven by the
+//! The simulation itself is retrykit-sim's ([`retrykit_sim`]), driven by the
 //! engine's own decision kernel, as the real retry loops are; this module
 //! loads the named policies (with the selected profile), runs one scenario
 //! for each, and renders the results: a comparison table and an
@@ -17,9 +17,9 @@ mod svg;
 mod table;
 
 use super::{CliError, Context};
-use retry_config::show_duration;
-use retry_core::{Jitter, Policy};
-use retry_sim::{Contention, ContentionReport, Herd, HerdReport, SimulateError, TimerModel};
+use retrykit_config::show_duration;
+use retrykit_core::{Jitter, Policy};
+use retrykit_sim::{Contention, ContentionReport, Herd, HerdReport, SimulateError, TimerModel};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -119,8 +119,8 @@ enum Format {
 }
 
 /// `"250ms"`, `"1.5s"`, `"1h 30m"`: retry.toml's duration grammar.
-fn parse_duration(s: &str) -> Result<Duration, retry_schema::duration::Invalid> {
-    retry_schema::duration::parse_duration(s)
+fn parse_duration(s: &str) -> Result<Duration, retrykit_schema::duration::Invalid> {
+    retrykit_schema::duration::parse_duration(s)
 }
 
 /// One named policy as simulated.
@@ -368,7 +368,7 @@ pub(crate) use super::ms;
 pub(crate) mod fixtures {
     //! Small runs over policies built in code, for the renderers' tests.
     use super::*;
-    use retry_core::Jitter;
+    use retrykit_core::Jitter;
 
     pub(crate) fn policies() -> Vec<(String, Policy)> {
         [("lockstep", Jitter::None), ("full", Jitter::Full)]

@@ -216,7 +216,7 @@ fn check_says_when_a_file_defines_no_policies() {
     }
 }
 
-/// The tool's `redis` feature (on by default) turns on retry-config's, so it
+/// The tool's `redis` feature (on by default) turns on retrykit-config's, so it
 /// checks the files of programs that share a budget through Redis.
 #[cfg(feature = "redis")]
 #[test]
@@ -466,11 +466,11 @@ fn the_deepest_allowed_extends_chain_loads_and_a_deeper_one_is_one_clear_error()
     let said = format!("{}{}", stdout(&out), stderr(&out));
     assert!(said.contains("extends"), "{said}");
     assert!(
-        said.contains(&retry_config::MAX_EXTENDS_DEPTH.to_string()),
+        said.contains(&retrykit_config::MAX_EXTENDS_DEPTH.to_string()),
         "{said}"
     );
 
-    let n = retry_config::MAX_EXTENDS_DEPTH + 1;
+    let n = retrykit_config::MAX_EXTENDS_DEPTH + 1;
     let file = write(dir.path(), "deep.toml", &chain(n));
     let path = file.to_str().unwrap();
     let out = run(&["check", path]);
@@ -888,7 +888,7 @@ fn a_closed_stdout_ends_the_tool_quietly() {
     assert!(!said.contains("panicked"), "{said}");
 }
 
-/// Issue 22: retry-config's README shows `retry-policy show outbox --seed 1`;
+/// Issue 22: retrykit-config's README shows `retry-policy show outbox --seed 1`;
 /// the sample is that command's whole output against examples/retry.toml.
 #[test]
 fn the_readme_show_sample_is_what_the_command_prints() {

@@ -1,4 +1,4 @@
-//! Error classes by name: the ones retry-core itself produces, and the rule
+//! Error classes by name: the ones retrykit-core itself produces, and the rule
 //! for a name a policy's `retry_on` lists. Classes match exactly, case
 //! included, so a name that can never match is an error, not a hint:
 //! - a near miss ([`near_miss`]: another case, or one typo) of a known class;
@@ -6,7 +6,7 @@
 //!   `retry_on` says.
 //!
 //! ```
-//! use retry_schema::classes::{BUILT_IN, Verdict, judge};
+//! use retrykit_schema::classes::{BUILT_IN, Verdict, judge};
 //! assert_eq!(judge("throttled", &BUILT_IN), Verdict::Known);
 //! assert_eq!(judge("Throttled", &BUILT_IN), Verdict::NearMiss("throttled"));
 //! assert_eq!(judge("Permanent", &BUILT_IN), Verdict::NeverRetried);
@@ -17,42 +17,42 @@ use crate::suggest::{did_you_mean, near_miss};
 /// A failure that may go away by itself: a dropped connection, a 503.
 ///
 /// ```
-/// assert_eq!(retry_schema::classes::TRANSIENT, "transient");
+/// assert_eq!(retrykit_schema::classes::TRANSIENT, "transient");
 /// ```
 pub const TRANSIENT: &str = "transient";
 
 /// The server asked the client to slow down: a 429.
 ///
 /// ```
-/// assert_eq!(retry_schema::classes::THROTTLED, "throttled");
+/// assert_eq!(retrykit_schema::classes::THROTTLED, "throttled");
 /// ```
 pub const THROTTLED: &str = "throttled";
 
 /// An attempt that ran past the policy's `attempt_timeout`.
 ///
 /// ```
-/// assert_eq!(retry_schema::classes::TIMEOUT, "timeout");
+/// assert_eq!(retrykit_schema::classes::TIMEOUT, "timeout");
 /// ```
 pub const TIMEOUT: &str = "timeout";
 
 /// The name of the class that is never retried, whatever `retry_on` says.
 ///
 /// ```
-/// assert_eq!(retry_schema::classes::PERMANENT, "permanent");
+/// assert_eq!(retrykit_schema::classes::PERMANENT, "permanent");
 /// ```
 pub const PERMANENT: &str = "permanent";
 
-/// The retryable classes retry-core itself produces.
+/// The retryable classes retrykit-core itself produces.
 ///
 /// ```
-/// assert!(retry_schema::classes::BUILT_IN.contains(&"timeout"));
+/// assert!(retrykit_schema::classes::BUILT_IN.contains(&"timeout"));
 /// ```
 pub const BUILT_IN: [&str; 3] = [TRANSIENT, THROTTLED, TIMEOUT];
 
 /// What a name in `retry_on` means, given the classes known to exist.
 ///
 /// ```
-/// use retry_schema::classes::{Verdict, judge};
+/// use retrykit_schema::classes::{Verdict, judge};
 /// assert_eq!(judge("quota", &["transient"]), Verdict::Unknown(None));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -72,7 +72,7 @@ pub enum Verdict<'a> {
 /// program's when they are known).
 ///
 /// ```
-/// use retry_schema::classes::{Verdict, judge};
+/// use retrykit_schema::classes::{Verdict, judge};
 /// assert_eq!(judge("db", &["transient", "db"]), Verdict::Known);
 /// assert_eq!(judge("DB", &["transient", "db"]), Verdict::NearMiss("db"));
 /// ```

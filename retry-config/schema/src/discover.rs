@@ -17,7 +17,7 @@
 //! Every path tried is kept, so "nothing found" can list them.
 //!
 //! ```
-//! use retry_schema::discover::{Discovery, FILE_NAME};
+//! use retrykit_schema::discover::{Discovery, FILE_NAME};
 //! let dir = tempfile::tempdir().unwrap();
 //! std::fs::write(dir.path().join(FILE_NAME), "").unwrap();
 //! let nested = dir.path().join("a/b");
@@ -34,21 +34,21 @@ use std::path::{Path, PathBuf};
 /// The file's name when no variable names it.
 ///
 /// ```
-/// assert_eq!(retry_schema::discover::FILE_NAME, "retry.toml");
+/// assert_eq!(retrykit_schema::discover::FILE_NAME, "retry.toml");
 /// ```
 pub const FILE_NAME: &str = "retry.toml";
 
 /// The variable that names the file.
 ///
 /// ```
-/// assert_eq!(retry_schema::discover::CONFIG_VAR, "RETRY_CONFIG");
+/// assert_eq!(retrykit_schema::discover::CONFIG_VAR, "RETRY_CONFIG");
 /// ```
 pub const CONFIG_VAR: &str = "RETRY_CONFIG";
 
 /// How a file was found.
 ///
 /// ```
-/// use retry_schema::discover::How;
+/// use retrykit_schema::discover::How;
 /// assert_eq!(How::Named.to_string(), "named by RETRY_CONFIG");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,7 +75,7 @@ impl fmt::Display for How {
 /// side, which has no working directory of its own) can set them.
 ///
 /// ```
-/// use retry_schema::discover::Discovery;
+/// use retrykit_schema::discover::Discovery;
 /// let found = Discovery::new().named(Some("/no/such/retry.toml".into())).run();
 /// assert!(found.file.is_none());
 /// assert_eq!(found.searched, [std::path::PathBuf::from("/no/such/retry.toml")]);
@@ -92,7 +92,7 @@ pub struct Discovery {
 /// What a search found, and every path it tried.
 ///
 /// ```
-/// let found = retry_schema::discover::Discovery::new().fallbacks(["/no/such.toml".into()]).run();
+/// let found = retrykit_schema::discover::Discovery::new().fallbacks(["/no/such.toml".into()]).run();
 /// assert_eq!((found.file, found.searched.len()), (None, 1));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -109,7 +109,7 @@ impl Discovery {
     /// A search with no variable and no starting directory.
     ///
     /// ```
-    /// assert!(retry_schema::discover::Discovery::new().run().file.is_none());
+    /// assert!(retrykit_schema::discover::Discovery::new().run().file.is_none());
     /// ```
     pub fn new() -> Self {
         Discovery::default()
@@ -119,7 +119,7 @@ impl Discovery {
     /// starting in the working directory.
     ///
     /// ```
-    /// let _ = retry_schema::discover::Discovery::from_process().run();
+    /// let _ = retrykit_schema::discover::Discovery::from_process().run();
     /// ```
     pub fn from_process() -> Self {
         let mut d = Discovery::new().named(std::env::var_os(CONFIG_VAR));
@@ -132,7 +132,7 @@ impl Discovery {
     /// The value of `RETRY_CONFIG` (empty counts as unset).
     ///
     /// ```
-    /// let d = retry_schema::discover::Discovery::new().named(Some("".into()));
+    /// let d = retrykit_schema::discover::Discovery::new().named(Some("".into()));
     /// assert!(d.run().searched.is_empty());
     /// ```
     pub fn named(mut self, value: Option<OsString>) -> Self {
@@ -143,7 +143,7 @@ impl Discovery {
     /// The directory the search starts from (and a relative `RETRY_CONFIG` is taken from).
     ///
     /// ```
-    /// let d = retry_schema::discover::Discovery::new().start("/");
+    /// let d = retrykit_schema::discover::Discovery::new().start("/");
     /// assert!(!d.run().searched.is_empty());
     /// ```
     pub fn start(mut self, dir: impl Into<PathBuf>) -> Self {
@@ -154,7 +154,7 @@ impl Discovery {
     /// Another directory a relative `RETRY_CONFIG` may be taken from, after the start.
     ///
     /// ```
-    /// let d = retry_schema::discover::Discovery::new().named(Some("r.toml".into())).also_relative_to("/tmp");
+    /// let d = retrykit_schema::discover::Discovery::new().named(Some("r.toml".into())).also_relative_to("/tmp");
     /// assert_eq!(d.run().searched[0], std::path::PathBuf::from("/tmp/r.toml"));
     /// ```
     pub fn also_relative_to(mut self, dir: impl Into<PathBuf>) -> Self {
@@ -166,7 +166,7 @@ impl Discovery {
     /// (at run time: the files the build checked).
     ///
     /// ```
-    /// let d = retry_schema::discover::Discovery::new().fallbacks(["/no/such/retry.toml".into()]);
+    /// let d = retrykit_schema::discover::Discovery::new().fallbacks(["/no/such/retry.toml".into()]);
     /// assert_eq!(d.run().searched.len(), 1);
     /// ```
     pub fn fallbacks(mut self, files: impl IntoIterator<Item = PathBuf>) -> Self {
@@ -181,7 +181,7 @@ impl Discovery {
     /// Runs the search.
     ///
     /// ```
-    /// let found = retry_schema::discover::Discovery::new().run();
+    /// let found = retrykit_schema::discover::Discovery::new().run();
     /// assert!(found.file.is_none());
     /// ```
     pub fn run(self) -> Found {
@@ -248,7 +248,7 @@ impl Found {
     /// The paths tried, for a message: `a, b, c`.
     ///
     /// ```
-    /// let found = retry_schema::discover::Discovery::new().named(Some("/x/r.toml".into())).run();
+    /// let found = retrykit_schema::discover::Discovery::new().named(Some("/x/r.toml".into())).run();
     /// assert_eq!(found.searched_list(), "/x/r.toml");
     /// ```
     pub fn searched_list(&self) -> String {
@@ -260,7 +260,7 @@ impl Found {
 ///
 /// ```
 /// use std::path::PathBuf;
-/// assert_eq!(retry_schema::discover::list(&[PathBuf::from("a"), PathBuf::from("b")]), "a, b");
+/// assert_eq!(retrykit_schema::discover::list(&[PathBuf::from("a"), PathBuf::from("b")]), "a, b");
 /// ```
 pub fn list(paths: &[PathBuf]) -> String {
     paths
@@ -274,7 +274,7 @@ pub fn list(paths: &[PathBuf]) -> String {
 /// records only such paths).
 ///
 /// ```
-/// assert!(!retry_schema::discover::is_existing_file(std::path::Path::new("relative.toml")));
+/// assert!(!retrykit_schema::discover::is_existing_file(std::path::Path::new("relative.toml")));
 /// ```
 pub fn is_existing_file(path: &Path) -> bool {
     path.is_absolute() && path.is_file()

@@ -32,12 +32,12 @@
 //! - a sign (`"-5s"`): a duration counts time forward;
 //! - `M`: minutes (`m`) or milliseconds (`ms`)?
 //! - months: they have no fixed length (write days: `"30d"`);
-//! - more than 100 years (`"100y"`, which is `"36500d"`): [`MAX`], retry-core's
+//! - more than 100 years (`"100y"`, which is `"36500d"`): [`MAX`], retrykit-core's
 //!   limit on every duration, which keeps every sum of durations far from
 //!   overflow. The year is 365 days so that `"100y"` is exactly that limit.
 //!
 //! ```
-//! use retry_schema::duration::{Invalid, parse_duration, show_duration};
+//! use retrykit_schema::duration::{Invalid, parse_duration, show_duration};
 //! use std::time::Duration;
 //! assert_eq!(parse_duration("1h 30m"), Ok(Duration::from_secs(5400)));
 //! assert_eq!(parse_duration("5M"), Err(Invalid::AmbiguousM));
@@ -53,23 +53,23 @@ const DAY: u128 = 24 * 3600 * NANOS_PER_SEC;
 /// Days in the year of the `y` unit.
 ///
 /// ```
-/// assert_eq!(retry_schema::duration::YEAR_DAYS, 365);
+/// assert_eq!(retrykit_schema::duration::YEAR_DAYS, 365);
 /// ```
 pub const YEAR_DAYS: u64 = 365;
 
 /// The limit on every duration, in years of [`YEAR_DAYS`].
 ///
 /// ```
-/// assert_eq!(retry_schema::duration::MAX_YEARS, 100);
+/// assert_eq!(retrykit_schema::duration::MAX_YEARS, 100);
 /// ```
 pub const MAX_YEARS: u64 = 100;
 
 /// The longest duration anything accepts: 100 years, exactly `"100y"`.
 /// Keeping every duration far below `u64::MAX` nanoseconds is what lets the
-/// engine add them without overflow (retry-core's `Policy::MAX_DURATION`).
+/// engine add them without overflow (retrykit-core's `Policy::MAX_DURATION`).
 ///
 /// ```
-/// use retry_schema::duration::{MAX, parse_duration};
+/// use retrykit_schema::duration::{MAX, parse_duration};
 /// assert_eq!(parse_duration("100y"), Ok(MAX));
 /// ```
 pub const MAX: Duration = Duration::from_secs(MAX_YEARS * YEAR_DAYS * 24 * 3600);
@@ -112,17 +112,17 @@ const FRACTION_DIGITS: usize = 18;
 /// The units in one line, for messages about a duration.
 ///
 /// ```
-/// assert!(retry_schema::duration::UNITS_NOTE.starts_with("units: ns"));
+/// assert!(retrykit_schema::duration::UNITS_NOTE.starts_with("units: ns"));
 /// ```
 pub const UNITS_NOTE: &str =
     "units: ns, us, ms, s, m, h, d, w, y (e.g. \"250ms\", \"1.5s\", \"1h 30m\")";
 
 /// Why a text is not a duration. Its `Display` says the rule and the fix
-/// in one line, for a command-line flag; retry-config words the same cases
+/// in one line, for a command-line flag; retrykit-config words the same cases
 /// for a key of the file.
 ///
 /// ```
-/// let invalid = retry_schema::duration::parse_duration("-5s").unwrap_err();
+/// let invalid = retrykit_schema::duration::parse_duration("-5s").unwrap_err();
 /// assert!(invalid.to_string().contains("cannot be negative"));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -150,7 +150,7 @@ pub enum Invalid {
 ///
 /// ```
 /// use std::time::Duration;
-/// assert_eq!(retry_schema::duration::parse_duration("250ms"), Ok(Duration::from_millis(250)));
+/// assert_eq!(retrykit_schema::duration::parse_duration("250ms"), Ok(Duration::from_millis(250)));
 /// ```
 pub fn parse_duration(text: &str) -> Result<Duration, Invalid> {
     let text = text.trim();
@@ -236,7 +236,7 @@ fn nanos(number: &str, per_unit: u128) -> Result<u128, Invalid> {
 /// `"250ms"`, `"0s"`.
 ///
 /// ```
-/// use retry_schema::duration::show_duration;
+/// use retrykit_schema::duration::show_duration;
 /// use std::time::Duration;
 /// assert_eq!(show_duration(Duration::from_millis(1500)), "1s 500ms");
 /// assert_eq!(show_duration(Duration::from_secs(90 * 24 * 3600)), "90d");
@@ -259,7 +259,7 @@ pub fn show_duration(d: Duration) -> String {
 /// Every spelling of every unit, for a did-you-mean on an unknown one.
 ///
 /// ```
-/// assert!(retry_schema::duration::unit_names().any(|u| u == "ms"));
+/// assert!(retrykit_schema::duration::unit_names().any(|u| u == "ms"));
 /// ```
 pub fn unit_names() -> impl Iterator<Item = &'static str> {
     UNITS.iter().flat_map(|(names, _)| names.iter().copied())

@@ -1,12 +1,12 @@
 //! The keys of a policy or budget table: each key's name, the kind of value
 //! it accepts, an example for fixes, and its built-in default, one row per
-//! key in the table at the end of this file. retry-config reads a value by
+//! key in the table at the end of this file. retrykit-config reads a value by
 //! its key's [`Kind`], `#[retry]` names the keys in its errors, and
-//! retry-core's validation names the fields it checks with [`Key::name`], so
+//! retrykit-core's validation names the fields it checks with [`Key::name`], so
 //! a problem it finds maps back to the key that set it.
 //!
 //! ```
-//! use retry_schema::keys::{BuiltIn, Key, Kind, POLICY_KEYS};
+//! use retrykit_schema::keys::{BuiltIn, Key, Kind, POLICY_KEYS};
 //! let key = Key::find(POLICY_KEYS, "max_attempts").unwrap();
 //! assert_eq!(key.kind(), Kind::Count);
 //! assert_eq!(key.built_in(), BuiltIn::Count(3));
@@ -18,7 +18,7 @@ use std::time::Duration;
 /// The backoff shapes, as written in files.
 ///
 /// ```
-/// assert!(retry_schema::keys::SHAPES.contains(&"exponential"));
+/// assert!(retrykit_schema::keys::SHAPES.contains(&"exponential"));
 /// ```
 pub const SHAPES: &[&str] = &["constant", "linear", "exponential"];
 
@@ -26,14 +26,14 @@ pub const SHAPES: &[&str] = &["constant", "linear", "exponential"];
 /// `{ proportional = <ratio> }` ([`PROPORTIONAL`]).
 ///
 /// ```
-/// assert!(retry_schema::keys::JITTER_MODES.contains(&"decorrelated"));
+/// assert!(retrykit_schema::keys::JITTER_MODES.contains(&"decorrelated"));
 /// ```
 pub const JITTER_MODES: &[&str] = &["none", "full", "equal", "decorrelated"];
 
 /// The key of jitter's table form, `{ proportional = 0.25 }`.
 ///
 /// ```
-/// assert_eq!(retry_schema::keys::PROPORTIONAL, "proportional");
+/// assert_eq!(retrykit_schema::keys::PROPORTIONAL, "proportional");
 /// ```
 pub const PROPORTIONAL: &str = "proportional";
 
@@ -41,14 +41,14 @@ pub const PROPORTIONAL: &str = "proportional";
 /// an attempt timeout, a hint ceiling) or a policy's budgets.
 ///
 /// ```
-/// assert_eq!(retry_schema::keys::NONE, "none");
+/// assert_eq!(retrykit_schema::keys::NONE, "none");
 /// ```
 pub const NONE: &str = "none";
 
 /// What values a key accepts.
 ///
 /// ```
-/// use retry_schema::keys::{Key, Kind};
+/// use retrykit_schema::keys::{Key, Kind};
 /// assert_eq!(Key::Deadline.kind(), Kind::DurationOrNone);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -87,7 +87,7 @@ pub enum Kind {
 /// its own) or `fleet` (shared through the budget's `store`).
 ///
 /// ```
-/// assert_eq!(retry_schema::keys::SCOPES, &["local", "fleet"]);
+/// assert_eq!(retrykit_schema::keys::SCOPES, &["local", "fleet"]);
 /// ```
 pub const SCOPES: &[&str] = &["local", "fleet"];
 
@@ -95,7 +95,7 @@ pub const SCOPES: &[&str] = &["local", "fleet"];
 /// `redis://user:password@host`, so no message prints a credential.
 ///
 /// ```
-/// use retry_schema::keys::store_shown;
+/// use retrykit_schema::keys::store_shown;
 /// assert_eq!(store_shown("redis://me:secret@cache:6379/0"), "redis://cache:6379/0");
 /// assert_eq!(store_shown("cache:6379"), "cache:6379");
 /// ```
@@ -114,14 +114,14 @@ pub fn store_shown(url: &str) -> String {
 /// rate limiting, the AWS SDKs' adaptive mode, which paces every attempt).
 ///
 /// ```
-/// assert_eq!(retry_schema::keys::BUDGET_MODES, &["window", "adaptive"]);
+/// assert_eq!(retrykit_schema::keys::BUDGET_MODES, &["window", "adaptive"]);
 /// ```
 pub const BUDGET_MODES: &[&str] = &["window", "adaptive"];
 
 /// A key's built-in default: what a policy has when no layer sets the key.
 ///
 /// ```
-/// use retry_schema::keys::{BuiltIn, Key};
+/// use retrykit_schema::keys::{BuiltIn, Key};
 /// assert_eq!(Key::Base.built_in().as_toml().as_deref(), Some("\"100ms\""));
 /// assert_eq!(Key::RetryOn.built_in(), BuiltIn::Unset);
 /// ```
@@ -149,7 +149,7 @@ impl Key {
     /// [`BUDGET_MODES`]): an adaptive budget has no setting but its mode.
     ///
     /// ```
-    /// use retry_schema::keys::Key;
+    /// use retrykit_schema::keys::Key;
     /// assert!(Key::Ratio.applies_to_mode("window"));
     /// assert!(!Key::Ratio.applies_to_mode("adaptive"));
     /// assert!(Key::Mode.applies_to_mode("adaptive"));
@@ -163,7 +163,7 @@ impl BuiltIn {
     /// The number, for a [`BuiltIn::Number`].
     ///
     /// ```
-    /// assert_eq!(retry_schema::keys::Key::Factor.built_in().number(), Some(2.0));
+    /// assert_eq!(retrykit_schema::keys::Key::Factor.built_in().number(), Some(2.0));
     /// ```
     pub const fn number(self) -> Option<f64> {
         match self {
@@ -175,7 +175,7 @@ impl BuiltIn {
     /// The word, for a [`BuiltIn::Word`].
     ///
     /// ```
-    /// assert_eq!(retry_schema::keys::Key::Backoff.built_in().word(), Some("exponential"));
+    /// assert_eq!(retrykit_schema::keys::Key::Backoff.built_in().word(), Some("exponential"));
     /// ```
     pub const fn word(self) -> Option<&'static str> {
         match self {
@@ -188,7 +188,7 @@ impl BuiltIn {
     /// no value can write).
     ///
     /// ```
-    /// use retry_schema::keys::Key;
+    /// use retrykit_schema::keys::Key;
     /// assert_eq!(Key::Jitter.built_in().as_toml().as_deref(), Some("\"full\""));
     /// assert_eq!(Key::Factor.built_in().as_toml().as_deref(), Some("2"));
     /// assert_eq!(Key::Deadline.built_in().as_toml().as_deref(), Some("\"none\""));
@@ -218,7 +218,7 @@ impl Key {
     /// The key as written in files (and, upper-cased, in environment variables).
     ///
     /// ```
-    /// assert_eq!(retry_schema::keys::Key::MinDelay.name(), "min_delay");
+    /// assert_eq!(retrykit_schema::keys::Key::MinDelay.name(), "min_delay");
     /// ```
     pub const fn name(self) -> &'static str {
         self.spec().name
@@ -227,7 +227,7 @@ impl Key {
     /// The kind of value the key accepts.
     ///
     /// ```
-    /// use retry_schema::keys::{Key, Kind};
+    /// use retrykit_schema::keys::{Key, Kind};
     /// assert_eq!(Key::Window.kind(), Kind::Duration);
     /// ```
     pub const fn kind(self) -> Kind {
@@ -237,17 +237,17 @@ impl Key {
     /// A valid value, as a file writes it: what a fix suggests.
     ///
     /// ```
-    /// assert_eq!(retry_schema::keys::Key::Cap.example(), "\"30s\"");
+    /// assert_eq!(retrykit_schema::keys::Key::Cap.example(), "\"30s\"");
     /// ```
     pub const fn example(self) -> &'static str {
         self.spec().example
     }
 
-    /// The built-in default (retry-core's; a test in retry-config holds
+    /// The built-in default (retrykit-core's; a test in retrykit-config holds
     /// the two together).
     ///
     /// ```
-    /// use retry_schema::keys::{BuiltIn, Key};
+    /// use retrykit_schema::keys::{BuiltIn, Key};
     /// assert_eq!(Key::MaxAttempts.built_in(), BuiltIn::Count(3));
     /// ```
     pub const fn built_in(self) -> BuiltIn {
@@ -257,7 +257,7 @@ impl Key {
     /// The key of `keys` called `name` (exactly: keys are lower case).
     ///
     /// ```
-    /// use retry_schema::keys::{BUDGET_KEYS, Key, POLICY_KEYS};
+    /// use retrykit_schema::keys::{BUDGET_KEYS, Key, POLICY_KEYS};
     /// assert_eq!(Key::find(POLICY_KEYS, "cap"), Some(Key::Cap));
     /// assert_eq!(Key::find(BUDGET_KEYS, "cap"), None);
     /// ```
@@ -266,11 +266,11 @@ impl Key {
     }
 
     /// The policy or budget key called `name`: how a field named by
-    /// retry-core's validation (which names fields with [`Key::name`]) maps
+    /// retrykit-core's validation (which names fields with [`Key::name`]) maps
     /// back to its key.
     ///
     /// ```
-    /// use retry_schema::keys::Key;
+    /// use retrykit_schema::keys::Key;
     /// assert_eq!(Key::named("window"), Some(Key::Window));
     /// assert_eq!(Key::named("attempts"), None);
     /// ```
@@ -288,7 +288,7 @@ macro_rules! keys {
         /// A key of a policy or budget table.
         ///
         /// ```
-        /// assert_eq!(retry_schema::keys::Key::AttemptTimeout.name(), "attempt_timeout");
+        /// assert_eq!(retrykit_schema::keys::Key::AttemptTimeout.name(), "attempt_timeout");
         /// ```
         #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
         pub enum Key {
@@ -299,14 +299,14 @@ macro_rules! keys {
         /// Every policy key, in the order the tools list them.
         ///
         /// ```
-        /// assert_eq!(retry_schema::keys::POLICY_KEYS[0].name(), "backoff");
+        /// assert_eq!(retrykit_schema::keys::POLICY_KEYS[0].name(), "backoff");
         /// ```
         pub const POLICY_KEYS: &[Key] = &[ $( Key::$pkey, )* ];
 
         /// Every budget key.
         ///
         /// ```
-        /// assert_eq!(retry_schema::keys::BUDGET_KEYS.len(), 6);
+        /// assert_eq!(retrykit_schema::keys::BUDGET_KEYS.len(), 6);
         /// ```
         pub const BUDGET_KEYS: &[Key] = &[ $( Key::$bkey, )* ];
 

@@ -1,11 +1,11 @@
 //! How a file is laid out, and where a policy's settings come from: the
 //! layers in the order they apply ([`ORDER`], a later layer winning), and
-//! the tables of the file behind them ([`tables`]). retry-config's loader
+//! the tables of the file behind them ([`tables`]). retrykit-config's loader
 //! resolves every policy by [`ORDER`]; `#[retry]`'s build-time check asks
 //! [`tables`] which values a policy can end up with under each profile.
 //!
 //! ```
-//! use retry_schema::layering::{Table, effective, tables};
+//! use retrykit_schema::layering::{Table, effective, tables};
 //! // `fast` extends `outbox`; the `test` profile overlays `outbox`.
 //! let layers = tables(&["outbox", "fast"], Some("test"));
 //! let set_cap = |t: &Table<'_>| match t {
@@ -24,38 +24,38 @@ use std::fmt;
 /// The `[defaults]` section: the base of every policy.
 ///
 /// ```
-/// assert_eq!(retry_schema::layering::DEFAULTS, "defaults");
+/// assert_eq!(retrykit_schema::layering::DEFAULTS, "defaults");
 /// ```
 pub const DEFAULTS: &str = "defaults";
 /// The `[policies.NAME]` tables.
 ///
 /// ```
-/// assert_eq!(retry_schema::layering::POLICIES, "policies");
+/// assert_eq!(retrykit_schema::layering::POLICIES, "policies");
 /// ```
 pub const POLICIES: &str = "policies";
 /// The `[budgets.NAME]` tables.
 ///
 /// ```
-/// assert_eq!(retry_schema::layering::BUDGETS, "budgets");
+/// assert_eq!(retrykit_schema::layering::BUDGETS, "budgets");
 /// ```
 pub const BUDGETS: &str = "budgets";
 /// The `[profiles.NAME]` tables, each with `policies` and `budgets` overlays.
 ///
 /// ```
-/// assert_eq!(retry_schema::layering::PROFILES, "profiles");
+/// assert_eq!(retrykit_schema::layering::PROFILES, "profiles");
 /// ```
 pub const PROFILES: &str = "profiles";
 /// A policy's parent: `extends = "NAME"`, in the file's own policy tables only.
 ///
 /// ```
-/// assert_eq!(retry_schema::layering::EXTENDS, "extends");
+/// assert_eq!(retrykit_schema::layering::EXTENDS, "extends");
 /// ```
 pub const EXTENDS: &str = "extends";
 
 /// The sections a file may have.
 ///
 /// ```
-/// assert!(retry_schema::layering::SECTIONS.contains(&"profiles"));
+/// assert!(retrykit_schema::layering::SECTIONS.contains(&"profiles"));
 /// ```
 pub const SECTIONS: [&str; 4] = [DEFAULTS, POLICIES, BUDGETS, PROFILES];
 
@@ -63,14 +63,14 @@ pub const SECTIONS: [&str; 4] = [DEFAULTS, POLICIES, BUDGETS, PROFILES];
 /// profile has no `[defaults]`).
 ///
 /// ```
-/// assert!(!retry_schema::layering::PROFILE_SECTIONS.contains(&"defaults"));
+/// assert!(!retrykit_schema::layering::PROFILE_SECTIONS.contains(&"defaults"));
 /// ```
 pub const PROFILE_SECTIONS: [&str; 2] = [POLICIES, BUDGETS];
 
 /// A layer of a policy's settings.
 ///
 /// ```
-/// use retry_schema::layering::{Layer, ORDER};
+/// use retrykit_schema::layering::{Layer, ORDER};
 /// assert!(ORDER.iter().position(|l| *l == Layer::Profile) > ORDER.iter().position(|l| *l == Layer::Chain));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -94,7 +94,7 @@ pub enum Layer {
 /// overlay, then the environment.
 ///
 /// ```
-/// use retry_schema::layering::{Layer, ORDER};
+/// use retrykit_schema::layering::{Layer, ORDER};
 /// assert_eq!(ORDER[0], Layer::BuiltIn);
 /// assert_eq!(ORDER[4], Layer::Environment);
 /// ```
@@ -109,7 +109,7 @@ pub const ORDER: [Layer; 5] = [
 /// A table of the file that sets policy values.
 ///
 /// ```
-/// use retry_schema::layering::Table;
+/// use retrykit_schema::layering::Table;
 /// assert_eq!(Table::Policy("db").to_string(), "[policies.db]");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -144,7 +144,7 @@ impl fmt::Display for Table<'_> {
 /// [`ORDER`]. `chain` is the policy's [`chain`], the policy last.
 ///
 /// ```
-/// use retry_schema::layering::{Table, tables};
+/// use retrykit_schema::layering::{Table, tables};
 /// assert_eq!(
 ///     tables(&["base", "fast"], None),
 ///     [Table::Defaults, Table::Policy("base"), Table::Policy("fast")]
@@ -172,7 +172,7 @@ pub fn tables<'a>(chain: &[&'a str], profile: Option<&'a str>) -> Vec<Table<'a>>
 /// with that table; `None` when none does and the built-in default applies.
 ///
 /// ```
-/// use retry_schema::layering::{Table, effective};
+/// use retrykit_schema::layering::{Table, effective};
 /// let tables = [Table::Defaults, Table::Policy("a")];
 /// assert_eq!(effective(&tables, |t| (*t == Table::Defaults).then_some(3)), Some((Table::Defaults, 3)));
 /// assert_eq!(effective(&tables, |_| None::<u32>), None);
@@ -192,7 +192,7 @@ pub fn effective<'a, V>(
 /// parent ends it too: the loader reports both).
 ///
 /// ```
-/// use retry_schema::layering::chain;
+/// use retrykit_schema::layering::chain;
 /// let parent = |p: &str| match p { "fast" => Some("outbox"), "a" => Some("b"), "b" => Some("a"), _ => None };
 /// assert_eq!(chain("fast", parent), ["outbox", "fast"]);
 /// assert_eq!(chain("a", parent), ["b", "a"]);

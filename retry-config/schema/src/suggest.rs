@@ -5,7 +5,7 @@
 //! suggests `transient`.
 //!
 //! ```
-//! use retry_schema::suggest::did_you_mean;
+//! use retrykit_schema::suggest::did_you_mean;
 //! assert_eq!(did_you_mean("outbx", ["outbox", "db"]).as_deref(), Some("outbox"));
 //! assert_eq!(did_you_mean("Transient", ["transient"]).as_deref(), Some("transient"));
 //! assert_eq!(did_you_mean("zzz", ["outbox"]), None);
@@ -18,8 +18,8 @@ const THRESHOLD: f64 = 0.8;
 /// misspelling rather than a different word: a hint, never a verdict.
 ///
 /// ```
-/// assert_eq!(retry_schema::suggest::did_you_mean("bsae", ["base", "cap"]).as_deref(), Some("base"));
-/// assert_eq!(retry_schema::suggest::did_you_mean("POLICY", ["policy"]).as_deref(), Some("policy"));
+/// assert_eq!(retrykit_schema::suggest::did_you_mean("bsae", ["base", "cap"]).as_deref(), Some("base"));
+/// assert_eq!(retrykit_schema::suggest::did_you_mean("POLICY", ["policy"]).as_deref(), Some("policy"));
 /// ```
 pub fn did_you_mean<'a>(
     word: &str,
@@ -41,7 +41,7 @@ pub fn did_you_mean<'a>(
 /// (a `retry_on` class that can never match, since classes match exactly).
 ///
 /// ```
-/// use retry_schema::suggest::near_miss;
+/// use retrykit_schema::suggest::near_miss;
 /// assert_eq!(near_miss("throtled", ["transient", "throttled"]), Some("throttled"));
 /// assert_eq!(near_miss("quota", ["transient", "throttled"]), None);
 /// ```

@@ -6,8 +6,8 @@
 //! client stays flat as the fleet grows (memory and time linear in clients).
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use retry_core::{Jitter, Policy};
-use retry_sim::Herd;
+use retrykit_core::{Jitter, Policy};
+use retrykit_sim::Herd;
 use std::hint::black_box;
 use std::time::Duration;
 

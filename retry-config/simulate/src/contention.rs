@@ -13,11 +13,11 @@ use super::seed::client_seed;
 use rand::SeedableRng;
 use rand::rngs::SmallRng;
 use rand_distr::{Distribution, Normal};
-use retry_core::Class;
-use retry_core::Policy;
-use retry_core::Problems;
-use retry_core::kernel::{Decider, Failure, Step};
-use retry_core::{Backoff, Jitter};
+use retrykit_core::Class;
+use retrykit_core::Policy;
+use retrykit_core::Problems;
+use retrykit_core::kernel::{Decider, Failure, Step};
+use retrykit_core::{Backoff, Jitter};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::time::{Duration, Instant};
@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 /// An optimistic-concurrency contention scenario.
 ///
 /// ```
-/// use retry_sim::Contention;
+/// use retrykit_sim::Contention;
 /// let policies = Contention::study_policies();
 /// let r = Contention { clients: 50, ..Contention::default() }.run(&policies[1]).unwrap();
 /// assert_eq!(r.successes, 50);
@@ -61,9 +61,9 @@ impl Default for Contention {
 /// What one policy cost in a [`Contention`] scenario.
 ///
 /// ```
-/// use retry_sim::Contention;
+/// use retrykit_sim::Contention;
 /// let r = Contention { clients: 1, ..Contention::default() }
-///     .run(&retry_core::Policy::default())
+///     .run(&retrykit_core::Policy::default())
 ///     .unwrap();
 /// assert_eq!((r.reads, r.writes, r.calls(), r.conflicts), (1, 1, 2, 0));
 /// ```
@@ -91,8 +91,8 @@ impl ContentionReport {
     /// Every call to the store: reads plus writes.
     ///
     /// ```
-    /// let r = retry_sim::Contention::default()
-    ///     .run(&retry_core::Policy::default())
+    /// let r = retrykit_sim::Contention::default()
+    ///     .run(&retrykit_core::Policy::default())
     ///     .unwrap();
     /// assert_eq!(r.calls(), r.reads + r.writes);
     /// ```
@@ -123,7 +123,7 @@ impl Contention {
     /// The clients of the study's sweep: 10 to 190 in steps of 10.
     ///
     /// ```
-    /// let n: Vec<u32> = retry_sim::Contention::study_clients().collect();
+    /// let n: Vec<u32> = retrykit_sim::Contention::study_clients().collect();
     /// assert_eq!((n[0], n.len(), n[n.len() - 1]), (10, 19, 190));
     /// ```
     pub fn study_clients() -> impl Iterator<Item = u32> {
@@ -135,7 +135,7 @@ impl Contention {
     /// `none`, `full`, `equal` and `decorrelated`.
     ///
     /// ```
-    /// let p = retry_sim::Contention::study_policies();
+    /// let p = retrykit_sim::Contention::study_policies();
     /// assert_eq!(p.len(), 4);
     /// assert_eq!(p[3].name(), Some("decorrelated"));
     /// ```
@@ -182,7 +182,7 @@ impl Contention {
         );
         // Both are finite and non-negative after the checks above.
         normal.map_err(|e| {
-            let problem = retry_core::Problem {
+            let problem = retrykit_core::Problem {
                 field: "latency_sd",
                 rule: "must give a valid normal distribution",
                 fix: format!("use a standard deviation such as 2ms ({e})"),
@@ -195,7 +195,7 @@ impl Contention {
     /// Deterministic for a given seed.
     ///
     /// ```
-    /// use retry_sim::Contention;
+    /// use retrykit_sim::Contention;
     /// let c = Contention { clients: 30, ..Contention::default() };
     /// let p = &Contention::study_policies()[2];
     /// assert_eq!(c.run(p).unwrap(), c.run(p).unwrap());

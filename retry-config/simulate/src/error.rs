@@ -1,16 +1,16 @@
 //! Why a scenario cannot be simulated.
 
-use retry_core::Problem;
+use retrykit_core::Problem;
 use std::fmt;
 
 /// Every problem found in a scenario's settings, each naming the field, the
-/// rule and the fix, like [`PolicyError`](retry_core::PolicyError).
+/// rule and the fix, like [`PolicyError`](retrykit_core::PolicyError).
 ///
 /// ```
-/// use retry_sim::Herd;
+/// use retrykit_sim::Herd;
 /// use std::time::Duration;
 /// let herd = Herd { tick: Duration::ZERO, ..Herd::default() };
-/// let err = herd.run(&retry_core::Policy::default()).unwrap_err();
+/// let err = herd.run(&retrykit_core::Policy::default()).unwrap_err();
 /// assert_eq!(err.problems()[0].field, "tick");
 /// assert!(err.to_string().contains("greater than zero"));
 /// ```
@@ -33,9 +33,9 @@ impl SimulateError {
     /// The problems, in the order the fields were checked.
     ///
     /// ```
-    /// use retry_sim::Herd;
+    /// use retrykit_sim::Herd;
     /// let herd = Herd { capacity: 0, ..Herd::default() };
-    /// let err = herd.run(&retry_core::Policy::default()).unwrap_err();
+    /// let err = herd.run(&retrykit_core::Policy::default()).unwrap_err();
     /// assert_eq!(err.problems().len(), 1);
     /// ```
     pub fn problems(&self) -> &[Problem] {

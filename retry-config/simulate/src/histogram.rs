@@ -10,7 +10,7 @@
 /// Calls per tick over a whole run, in at most [`max_bins`](Self::max_bins) bins.
 ///
 /// ```
-/// use retry_sim::ArrivalHistogram;
+/// use retrykit_sim::ArrivalHistogram;
 /// let mut h = ArrivalHistogram::new(4);
 /// for tick in 0..10 {
 ///     h.record(tick, tick);
@@ -32,7 +32,7 @@ pub struct ArrivalHistogram {
 /// One bin of an [`ArrivalHistogram`].
 ///
 /// ```
-/// use retry_sim::ArrivalHistogram;
+/// use retrykit_sim::ArrivalHistogram;
 /// let mut h = ArrivalHistogram::new(8);
 /// h.record(2, 5);
 /// let bin = h.bins().nth(2).unwrap();
@@ -55,7 +55,7 @@ impl Bin {
     /// Mean calls per tick over the bin.
     ///
     /// ```
-    /// let bin = retry_sim::Bin { first_tick: 0, ticks: 4, calls: 10, peak: 7 };
+    /// let bin = retrykit_sim::Bin { first_tick: 0, ticks: 4, calls: 10, peak: 7 };
     /// assert_eq!(bin.mean(), 2.5);
     /// ```
     pub fn mean(&self) -> f64 {
@@ -71,7 +71,7 @@ impl ArrivalHistogram {
     /// An empty histogram of at most `max_bins` bins (at least 2).
     ///
     /// ```
-    /// let h = retry_sim::ArrivalHistogram::new(0);
+    /// let h = retrykit_sim::ArrivalHistogram::new(0);
     /// assert_eq!(h.max_bins(), 2);
     /// ```
     pub fn new(max_bins: usize) -> Self {
@@ -89,7 +89,7 @@ impl ArrivalHistogram {
     /// for the peak.
     ///
     /// ```
-    /// let mut h = retry_sim::ArrivalHistogram::new(16);
+    /// let mut h = retrykit_sim::ArrivalHistogram::new(16);
     /// h.record(3, 2);
     /// assert_eq!(h.ticks(), 4);
     /// ```
@@ -120,7 +120,7 @@ impl ArrivalHistogram {
     /// Ticks per bin (a power of two).
     ///
     /// ```
-    /// assert_eq!(retry_sim::ArrivalHistogram::new(8).bin_ticks(), 1);
+    /// assert_eq!(retrykit_sim::ArrivalHistogram::new(8).bin_ticks(), 1);
     /// ```
     pub const fn bin_ticks(&self) -> u64 {
         self.bin_ticks
@@ -129,7 +129,7 @@ impl ArrivalHistogram {
     /// The most bins this histogram will hold.
     ///
     /// ```
-    /// assert_eq!(retry_sim::ArrivalHistogram::new(8).max_bins(), 8);
+    /// assert_eq!(retrykit_sim::ArrivalHistogram::new(8).max_bins(), 8);
     /// ```
     pub const fn max_bins(&self) -> usize {
         self.max_bins
@@ -138,7 +138,7 @@ impl ArrivalHistogram {
     /// Ticks covered: one past the last tick recorded.
     ///
     /// ```
-    /// assert_eq!(retry_sim::ArrivalHistogram::new(8).ticks(), 0);
+    /// assert_eq!(retrykit_sim::ArrivalHistogram::new(8).ticks(), 0);
     /// ```
     pub const fn ticks(&self) -> u64 {
         self.ticks
@@ -147,7 +147,7 @@ impl ArrivalHistogram {
     /// Every call recorded.
     ///
     /// ```
-    /// let mut h = retry_sim::ArrivalHistogram::new(8);
+    /// let mut h = retrykit_sim::ArrivalHistogram::new(8);
     /// h.record(0, 3);
     /// h.record(1, 4);
     /// assert_eq!(h.total(), 7);
@@ -159,7 +159,7 @@ impl ArrivalHistogram {
     /// Calls in the busiest single tick.
     ///
     /// ```
-    /// let mut h = retry_sim::ArrivalHistogram::new(2);
+    /// let mut h = retrykit_sim::ArrivalHistogram::new(2);
     /// for tick in 0..100 { h.record(tick, tick % 7); }
     /// assert_eq!(h.peak(), 6);
     /// ```
@@ -170,7 +170,7 @@ impl ArrivalHistogram {
     /// The bins from tick 0 to [`ticks`](Self::ticks), empty ones included.
     ///
     /// ```
-    /// let mut h = retry_sim::ArrivalHistogram::new(8);
+    /// let mut h = retrykit_sim::ArrivalHistogram::new(8);
     /// h.record(5, 1);
     /// assert_eq!(h.bins().count(), 6);
     /// ```
@@ -197,7 +197,7 @@ impl ArrivalHistogram {
     /// that fits, so it need not stay a power of two.
     ///
     /// ```
-    /// let mut h = retry_sim::ArrivalHistogram::new(64);
+    /// let mut h = retrykit_sim::ArrivalHistogram::new(64);
     /// for tick in 0..60 { h.record(tick, 1); }
     /// let small = h.coarsened(10);
     /// assert_eq!(small.bins().count(), 10);

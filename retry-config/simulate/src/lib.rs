@@ -1,8 +1,8 @@
 //! Fleet simulation: what a whole fleet of clients following one policy does
 //! to the service they share, before production finds out.
 //!
-//! Two scenarios, both driven by the engine's own decision kernel (retry-core's
-//! `Decider`, the code behind every [`Retry`](retry_core::Retry) loop, not a
+//! Two scenarios, both driven by the engine's own decision kernel (retrykit-core's
+//! `Decider`, the code behind every [`Retry`](retrykit_core::Retry) loop, not a
 //! copy), so a simulated client waits exactly as a real loop under the same
 //! policy would:
 //!
@@ -15,12 +15,12 @@
 //!
 //! Results are plain data; rendering them (tables, plots, JSON) is the
 //! `retry-policy simulate` command's job. This crate is apart from the engine
-//! so that applications using retry-core do not build the simulator or its
+//! so that applications using retrykit-core do not build the simulator or its
 //! random-distribution dependency.
 //!
 //! ```
-//! use retry_sim::Herd;
-//! use retry_core::{Jitter, Policy};
+//! use retrykit_sim::Herd;
+//! use retrykit_core::{Jitter, Policy};
 //! use std::time::Duration;
 //!
 //! let herd = Herd { clients: 10_000, outage: Duration::from_secs(2), capacity: 500, ..Herd::default() };
@@ -31,6 +31,7 @@
 //! ```
 
 #![forbid(unsafe_code)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(missing_docs)]
 
 mod contention;

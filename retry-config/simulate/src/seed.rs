@@ -9,12 +9,12 @@
 /// the results is the policies' doing, not the dice's.
 ///
 /// ```
-/// use retry_sim::client_seed;
+/// use retrykit_sim::client_seed;
 /// assert_eq!(client_seed(7, 3), client_seed(7, 3));
 /// assert_ne!(client_seed(7, 3), client_seed(7, 4));
 /// assert_ne!(client_seed(7, 3), client_seed(8, 3));
 /// ```
 pub fn client_seed(seed: u64, index: u64) -> u64 {
     // The engine's own SplitMix64, which its seeded jitter also draws from.
-    retry_core::kernel::split_mix(seed, index)
+    retrykit_core::kernel::split_mix(seed, index)
 }

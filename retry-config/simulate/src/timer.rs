@@ -13,7 +13,7 @@
 //! is drawn from the run's seed, one draw per step, so every client of a run
 //! sees the same skipped steps, as the clients of one runtime do.
 
-use retry_core::kernel::split_mix;
+use retrykit_core::kernel::split_mix;
 use std::time::Duration;
 
 /// The longest run of skipped steps followed: with at most 90% skipped,
@@ -23,7 +23,7 @@ const MAX_SKIPPED_RUN: u64 = 1000;
 /// How the clients' timer fires: see the [module](self) notes.
 ///
 /// ```
-/// use retry_sim::TimerModel;
+/// use retrykit_sim::TimerModel;
 /// use std::time::Duration;
 /// let timer = TimerModel { resolution: Duration::from_millis(1), skipped: 0.0 };
 /// // A wait due 2.3 ms after time 0 fires at 3 ms.
@@ -43,7 +43,7 @@ impl TimerModel {
     /// itself takes a larger share as this one, so that some steps always fire.
     ///
     /// ```
-    /// use retry_sim::TimerModel;
+    /// use retrykit_sim::TimerModel;
     /// let beyond = TimerModel { skipped: 5.0, ..TimerModel::TOKIO };
     /// let skipped = (0..10_000).filter(|&s| beyond.is_skipped(s, 1)).count();
     /// assert!(skipped < 9_300, "{skipped} of 10000 skipped: more than MAX_SKIPPED");
@@ -54,7 +54,7 @@ impl TimerModel {
     /// tokio's timer: 1 ms, no skipped steps.
     ///
     /// ```
-    /// assert_eq!(retry_sim::TimerModel::TOKIO.resolution, std::time::Duration::from_millis(1));
+    /// assert_eq!(retrykit_sim::TimerModel::TOKIO.resolution, std::time::Duration::from_millis(1));
     /// ```
     pub const TOKIO: TimerModel = TimerModel {
         resolution: Duration::from_millis(1),
@@ -70,7 +70,7 @@ impl TimerModel {
     /// Whether grid step `step` is skipped in a run seeded with `seed`.
     ///
     /// ```
-    /// use retry_sim::TimerModel;
+    /// use retrykit_sim::TimerModel;
     /// let t = TimerModel { skipped: 0.25, ..TimerModel::TOKIO };
     /// let skipped = (0..10_000).filter(|&s| t.is_skipped(s, 7)).count();
     /// assert!((2_300..2_700).contains(&skipped), "{skipped}");
@@ -88,7 +88,7 @@ impl TimerModel {
     /// grid, then past any skipped steps.
     ///
     /// ```
-    /// use retry_sim::TimerModel;
+    /// use retrykit_sim::TimerModel;
     /// let t = TimerModel { skipped: 0.5, ..TimerModel::TOKIO };
     /// let fired = t.fires_at(4_000_001, 3);
     /// assert!(fired >= 5_000_000 && fired.is_multiple_of(1_000_000));

@@ -1,8 +1,8 @@
 //! The fleet simulator's invariants: what must hold whatever the policy.
 
-use retry_core::kernel::Schedule;
-use retry_core::{Backoff, Jitter, Policy};
-use retry_sim::{Contention, Herd, StoppedBy, TimerModel, client_seed};
+use retrykit_core::kernel::Schedule;
+use retrykit_core::{Backoff, Jitter, Policy};
+use retrykit_sim::{Contention, Herd, StoppedBy, TimerModel, client_seed};
 use std::time::Duration;
 
 const MS: Duration = Duration::from_millis(1);
@@ -298,7 +298,7 @@ fn bad_scenarios_name_every_field() {
 
 #[test]
 fn a_retry_budget_is_ignored_and_said_so() {
-    let budget = std::sync::Arc::new(retry_core::RetryBudget::builder().build().unwrap());
+    let budget = std::sync::Arc::new(retrykit_core::RetryBudget::builder().build().unwrap());
     let p = policy(Jitter::Full, 4)
         .to_builder()
         .budget(Some(budget))
@@ -477,7 +477,7 @@ fn merged_wake_ups_leave_ticks_empty_and_crowd_the_next_without_changing_the_cal
     let merged = on_timer(herd.clone(), 0.25).run(&p).unwrap();
     assert_eq!(merged.calls, plain.calls);
     assert_eq!(merged.arrivals.bin_ticks(), 1, "every tick kept");
-    let empty = |r: &retry_sim::HerdReport| {
+    let empty = |r: &retrykit_sim::HerdReport| {
         let bins: Vec<u64> = r.arrivals.bins().map(|b| b.calls).collect();
         let first = bins.iter().skip(1).position(|&n| n > 0).unwrap() + 1;
         let last = bins.iter().rposition(|&n| n > 0).unwrap();

@@ -7,7 +7,7 @@ use super::{BUDGET_PREFIX, POLICY_PREFIX, RETRY_PREFIX, SETTINGS, env_name};
 use crate::diagnostic::{Diagnostic, Diagnostics, Source, Span};
 use crate::document::Document;
 use crate::schema::{BUDGET_KEYS, Key, POLICY_KEYS};
-use retry_schema::suggest::did_you_mean;
+use retrykit_schema::suggest::did_you_mean;
 use std::sync::Arc;
 
 /// One warning per unread variable.
@@ -17,7 +17,7 @@ pub(super) fn warn(unread: &[(String, String)], doc: &Document, diags: &mut Diag
         diags.push(
             Diagnostic::warning(
                 var.as_str(),
-                format!("environment variable {var} is not one retry-config reads, so it changes nothing"),
+                format!("environment variable {var} is not one retrykit-config reads, so it changes nothing"),
             )
             .at(Some(Span::new(source, 0..var.len())), "not read")
             .suggest(respelling(var, doc))

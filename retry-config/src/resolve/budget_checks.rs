@@ -1,4 +1,4 @@
-//! Checks of a budget table that retry-core cannot make, since it never
+//! Checks of a budget table that retrykit-core cannot make, since it never
 //! sees the file: keys that mean nothing to the budget's mode, a fleet
 //! scope in a build without the `redis` feature, a store left unused.
 
@@ -39,12 +39,12 @@ pub(super) fn refused_keys(name: &str, span: &Span, fields: &Fields) -> Vec<Diag
         let d = Diagnostic::error(
             format!("budgets.{name}.scope"),
             format!(
-                "budget `{name}`: scope \"fleet\" needs retry-config's `redis` feature, \
+                "budget `{name}`: scope \"fleet\" needs retrykit-config's `redis` feature, \
                  which this build lacks"
             ),
         );
         errors.push(at(d, set, span, Key::Scope).note(
-            "fix: enable it (retry-config = { version = \"0.1\", features = [\"redis\"] }; \
+            "fix: enable it (retrykit-config = { version = \"0.1\", features = [\"redis\"] }; \
              it is off by default), or remove scope = \"fleet\" to keep the budget in each \
              process",
         ));

@@ -1,6 +1,6 @@
 //! `retry_on` class names, checked where they are written (once per place,
-//! however many policies inherit them), by retry-schema's rule
-//! ([`retry_schema::classes`]): a name that can never match (a near miss of
+//! however many policies inherit them), by retrykit-schema's rule
+//! ([`retrykit_schema::classes`]): a name that can never match (a near miss of
 //! a known class, or `permanent`) is an error with a did-you-mean.
 //!
 //! A name near nothing keeps its warning: when the program's classes are
@@ -9,7 +9,7 @@
 
 use super::Cx;
 use crate::diagnostic::{Diagnostic, Diagnostics};
-use retry_schema::classes::{BUILT_IN, Verdict, judge};
+use retrykit_schema::classes::{BUILT_IN, Verdict, judge};
 use std::ops::Range;
 use toml::Spanned;
 use toml::de::DeValue;
@@ -27,7 +27,7 @@ pub(crate) fn check(value: &Spanned<DeValue<'_>>, cx: &Cx<'_>, diags: &mut Diagn
         }
     }
     for (class, range) in written(value) {
-        // An empty name is retry-core's rule, reported with the policy.
+        // An empty name is retrykit-core's rule, reported with the policy.
         if class.trim().is_empty() {
             continue;
         }

@@ -1,14 +1,14 @@
 //! Reading a duration key of the file or an environment variable:
-//! retry-schema's grammar ([`retry_schema::duration`], the one every
+//! retrykit-schema's grammar ([`retrykit_schema::duration`], the one every
 //! duration in the project is read by), with each refusal placed at the
 //! text and worded for the key that holds it.
 
 use super::{Cx, Key, type_name};
 use crate::diagnostic::Diagnostic;
-use retry_schema::duration::{
+use retrykit_schema::duration::{
     Invalid, MAX_YEARS, UNITS_NOTE, YEAR_DAYS, parse_duration, unit_names,
 };
-use retry_schema::suggest::did_you_mean;
+use retrykit_schema::suggest::did_you_mean;
 use std::ops::Range;
 use std::time::Duration;
 use toml::de::DeValue;

@@ -1,6 +1,6 @@
-//! The keys bound to retry-core, one row per key in [`binding`]: the
+//! The keys bound to retrykit-core, one row per key in [`binding`]: the
 //! builder setter a key's value goes to, and how its effective value is read
-//! back from what was built. retry-core names the field of each problem it
+//! back from what was built. retrykit-core names the field of each problem it
 //! finds with the schema's key name, so [`report`] maps a problem back to
 //! the text that set it without a table of its own.
 
@@ -10,14 +10,14 @@
 use super::{BUDGET_KEYS, Key, POLICY_KEYS, Value};
 use crate::diagnostic::{Diagnostic, Diagnostics, Span};
 use crate::layers::{Fields, Layer};
-use retry_core::{
+use retrykit_core::{
     Backoff, Jitter, Policy, PolicyBuilder, PolicyError, RetryBudget, RetryBudgetBuilder,
 };
-use retry_schema::keys::{JITTER_MODES, NONE};
+use retrykit_schema::keys::{JITTER_MODES, NONE};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Where a key's value goes in retry-core and how it is read back.
+/// Where a key's value goes in retrykit-core and how it is read back.
 enum Binding {
     Policy {
         set: fn(PolicyBuilder, &Value) -> PolicyBuilder,
@@ -33,7 +33,7 @@ enum Binding {
 fn binding(key: Key) -> Binding {
     use Binding::{Budget, Policy};
     match key {
-        // The factor is part of retry-core's `Backoff`: both go in together,
+        // The factor is part of retrykit-core's `Backoff`: both go in together,
         // by `backoff` below.
         Key::Backoff => Policy {
             set: |b, _| b,
@@ -189,14 +189,14 @@ fn number(v: &Value) -> Option<f64> {
     }
 }
 
-/// The policy `fields` describe, checked by retry-core.
+/// The policy `fields` describe, checked by retrykit-core.
 pub(crate) fn build_policy(
     name: &str,
     fields: &Fields,
     budgets: Vec<Arc<RetryBudget>>,
 ) -> Result<Policy, PolicyError> {
     let mut b = Policy::builder().name(name).budgets(budgets);
-    // Always `Some` (the schema's words and defaults are retry-core's, tested).
+    // Always `Some` (the schema's words and defaults are retrykit-core's, tested).
     if let Some(backoff) = backoff(fields) {
         b = b.backoff(backoff);
     }
@@ -208,7 +208,7 @@ pub(crate) fn build_policy(
     b.build()
 }
 
-/// The budget called `name` that `fields` describe, checked by retry-core;
+/// The budget called `name` that `fields` describe, checked by retrykit-core;
 /// with `scope = "fleet"`, shared through its store. The keys that do not
 /// apply to its mode were refused before (`resolve`).
 pub(crate) fn build_budget(name: &str, fields: &Fields) -> Result<RetryBudget, PolicyError> {
@@ -229,11 +229,11 @@ pub(crate) fn build_budget(name: &str, fields: &Fields) -> Result<RetryBudget, P
 }
 
 /// `budget` shared through its store (an absent store is refused by
-/// retry-core, with the fix).
+/// retrykit-core, with the fix).
 #[cfg(feature = "redis")]
 fn fleet(budget: RetryBudget, name: &str, fields: &Fields) -> Result<RetryBudget, PolicyError> {
     let store = budget_store(fields).unwrap_or_default();
-    budget.with_fleet(retry_core::fleet::FleetOptions::new(name, store))
+    budget.with_fleet(retrykit_core::fleet::FleetOptions::new(name, store))
 }
 
 /// Without the `redis` feature, a fleet scope was refused before (`resolve`).
@@ -306,7 +306,7 @@ fn backoff(fields: &Fields) -> Option<Backoff> {
     backoff_shape(shape, factor)
 }
 
-/// retry-core's backoff called `shape` (a word of the schema's [`SHAPES`](retry_schema::keys::SHAPES)).
+/// retrykit-core's backoff called `shape` (a word of the schema's [`SHAPES`](retrykit_schema::keys::SHAPES)).
 fn backoff_shape(shape: &str, factor: f64) -> Option<Backoff> {
     [
         Backoff::Constant,
@@ -317,7 +317,7 @@ fn backoff_shape(shape: &str, factor: f64) -> Option<Backoff> {
     .find(|b| b.name() == shape)
 }
 
-/// retry-core's jitter called `mode` (a word of the schema's [`JITTER_MODES`]).
+/// retrykit-core's jitter called `mode` (a word of the schema's [`JITTER_MODES`]).
 pub(crate) fn jitter_mode(mode: &str) -> Option<Jitter> {
     [
         Jitter::None,
@@ -329,7 +329,7 @@ pub(crate) fn jitter_mode(mode: &str) -> Option<Jitter> {
     .find(|j| JITTER_MODES.contains(&mode) && j.name() == mode)
 }
 
-/// Maps retry-core's problems to diagnostics at the text that set the field.
+/// Maps retrykit-core's problems to diagnostics at the text that set the field.
 pub(crate) fn report(
     error: &PolicyError,
     subject: &str,
@@ -383,7 +383,7 @@ pub(crate) fn report(
     }
 }
 
-/// The other key a rule of retry-core's compares against.
+/// The other key a rule of retrykit-core's compares against.
 fn related(key: Key) -> Option<Key> {
     match key {
         Key::Cap => Some(Key::Base),
@@ -396,7 +396,7 @@ fn related(key: Key) -> Option<Key> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use retry_schema::keys::SHAPES;
+    use retrykit_schema::keys::SHAPES;
 
     #[test]
     fn every_word_of_the_schema_names_an_engine_value() {

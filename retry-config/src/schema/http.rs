@@ -1,6 +1,6 @@
 //! Reading the HTTP keys' lists: `retry_on_status` (status codes) and
 //! `retry_methods` (method names). Which codes and names are acceptable is
-//! retry-core's rule (its problems name the key); here, only the form.
+//! retrykit-core's rule (its problems name the key); here, only the form.
 
 // A rejected value is the cold path: boxing its diagnostic would only add noise.
 #![allow(clippy::result_large_err)]
@@ -55,7 +55,7 @@ enum Item<'v> {
 }
 
 /// The statuses `retry_on_status` accepts: HTTP error statuses. This is
-/// retry-core's rule (a unit test holds the two together); it is checked
+/// retrykit-core's rule (a unit test holds the two together); it is checked
 /// here too so that every bad item is reported at once, each at its text.
 const ERROR_STATUSES: std::ops::RangeInclusive<u16> = 400..=599;
 
@@ -143,7 +143,7 @@ pub(super) fn statuses(
 }
 
 /// Whether `method` is an HTTP method as RFC 9110 writes it (a token), in
-/// upper case: retry-core's rule (a unit test holds the two together).
+/// upper case: retrykit-core's rule (a unit test holds the two together).
 fn is_method(method: &str) -> bool {
     !method.is_empty()
         && method.bytes().all(|b| {
@@ -212,7 +212,7 @@ mod tests {
     #[test]
     fn the_status_and_method_rules_are_retry_cores() {
         let builds = |codes: &[u16]| {
-            retry_core::Policy::builder()
+            retrykit_core::Policy::builder()
                 .retry_on_status(codes.iter().copied())
                 .build()
                 .is_ok()
@@ -221,7 +221,7 @@ mod tests {
             assert_eq!(builds(&[code]), ERROR_STATUSES.contains(&code), "{code}");
         }
         for method in ["PATCH", "M-SEARCH", "post", "FOO BAR", "", " GET"] {
-            let built = retry_core::Policy::builder()
+            let built = retrykit_core::Policy::builder()
                 .retry_methods([method])
                 .build()
                 .is_ok();

@@ -16,7 +16,7 @@
 //! which paces every attempt of every call that shares it.
 //!
 //! ```
-//! use retry_core::AdaptiveLimiter;
+//! use retrykit_core::AdaptiveLimiter;
 //! use std::time::{Duration, Instant};
 //! let limiter = AdaptiveLimiter::new();
 //! let t0 = Instant::now();
@@ -50,7 +50,7 @@ pub(crate) const RETRY_AFTER_THROTTLE_COST: f64 = 2.0 * RETRY_COST;
 /// A CUBIC token bucket shared by the calls of one client.
 ///
 /// ```
-/// use retry_core::AdaptiveLimiter;
+/// use retrykit_core::AdaptiveLimiter;
 /// use std::time::{Duration, Instant};
 /// let limiter = AdaptiveLimiter::new();
 /// let t0 = Instant::now();
@@ -100,7 +100,7 @@ impl AdaptiveLimiter {
     /// A limiter that has seen no throttle (and so limits nothing yet).
     ///
     /// ```
-    /// assert!(!retry_core::AdaptiveLimiter::new().is_limiting());
+    /// assert!(!retrykit_core::AdaptiveLimiter::new().is_limiting());
     /// ```
     pub fn new() -> AdaptiveLimiter {
         AdaptiveLimiter {
@@ -115,7 +115,7 @@ impl AdaptiveLimiter {
     /// Whether a throttle has switched the bucket on.
     ///
     /// ```
-    /// let l = retry_core::AdaptiveLimiter::new();
+    /// let l = retrykit_core::AdaptiveLimiter::new();
     /// l.record(std::time::Instant::now(), true);
     /// assert!(l.is_limiting());
     /// ```
@@ -126,7 +126,7 @@ impl AdaptiveLimiter {
     /// The bucket's fill rate, in tokens per second.
     ///
     /// ```
-    /// assert_eq!(retry_core::AdaptiveLimiter::new().fill_rate(), 0.5);
+    /// assert_eq!(retrykit_core::AdaptiveLimiter::new().fill_rate(), 0.5);
     /// ```
     pub fn fill_rate(&self) -> f64 {
         self.state().bucket.fill_rate
@@ -137,7 +137,7 @@ impl AdaptiveLimiter {
     /// taken anyway (a debt), and the attempt should wait `wait` first.
     ///
     /// ```
-    /// let l = retry_core::AdaptiveLimiter::new();
+    /// let l = retrykit_core::AdaptiveLimiter::new();
     /// assert!(l.try_acquire(std::time::Instant::now(), false).is_ok());
     /// ```
     pub fn try_acquire(&self, now: Instant, retry: bool) -> Result<(), Duration> {
@@ -170,7 +170,7 @@ impl AdaptiveLimiter {
     /// said to slow down.
     ///
     /// ```
-    /// let l = retry_core::AdaptiveLimiter::new();
+    /// let l = retrykit_core::AdaptiveLimiter::new();
     /// l.record(std::time::Instant::now(), false);
     /// assert!(!l.is_limiting());
     /// ```

@@ -6,7 +6,7 @@ use std::fmt;
 /// file's `mode` key.
 ///
 /// ```
-/// assert_eq!(retry_core::BudgetMode::Window.to_string(), "window");
+/// assert_eq!(retrykit_core::BudgetMode::Window.to_string(), "window");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum BudgetMode {
@@ -20,7 +20,7 @@ pub enum BudgetMode {
 /// file's `scope` key.
 ///
 /// ```
-/// assert_eq!(retry_core::BudgetScope::Fleet.as_str(), "fleet");
+/// assert_eq!(retrykit_core::BudgetScope::Fleet.as_str(), "fleet");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum BudgetScope {
@@ -34,7 +34,7 @@ impl BudgetMode {
     /// The mode as the policy file writes it.
     ///
     /// ```
-    /// assert_eq!(retry_core::BudgetMode::Adaptive.as_str(), "adaptive");
+    /// assert_eq!(retrykit_core::BudgetMode::Adaptive.as_str(), "adaptive");
     /// ```
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -48,7 +48,7 @@ impl BudgetScope {
     /// The scope as the policy file writes it.
     ///
     /// ```
-    /// assert_eq!(retry_core::BudgetScope::Local.as_str(), "local");
+    /// assert_eq!(retrykit_core::BudgetScope::Local.as_str(), "local");
     /// ```
     pub const fn as_str(self) -> &'static str {
         match self {

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 /// Whether a fleet budget is deciding, or its host's local budget is.
 ///
 /// ```
-/// assert_eq!(retry_core::fleet::FleetState::FailingOpen.as_str(), "failing_open");
+/// assert_eq!(retrykit_core::fleet::FleetState::FailingOpen.as_str(), "failing_open");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum FleetState {
@@ -27,7 +27,7 @@ impl FleetState {
     /// A short name, for messages and metrics.
     ///
     /// ```
-    /// assert_eq!(retry_core::fleet::FleetState::Fleet.as_str(), "fleet");
+    /// assert_eq!(retrykit_core::fleet::FleetState::Fleet.as_str(), "fleet");
     /// ```
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -49,8 +49,8 @@ impl FleetState {
 /// What a fleet budget's link has done so far.
 ///
 /// ```
-/// let s = retry_core::fleet::FleetStatus::default();
-/// assert_eq!(s.state, retry_core::fleet::FleetState::Connecting);
+/// let s = retrykit_core::fleet::FleetStatus::default();
+/// assert_eq!(s.state, retrykit_core::fleet::FleetState::Connecting);
 /// assert_eq!(s.fallbacks, 0);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

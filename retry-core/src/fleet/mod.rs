@@ -39,13 +39,13 @@
 //! A call never waits on Redis, whatever its state.
 //!
 //! ```no_run
-//! use retry_core::{RetryBudget, fleet::FleetOptions};
+//! use retrykit_core::{RetryBudget, fleet::FleetOptions};
 //! let budget = RetryBudget::builder()
 //!     .ratio(0.1)
 //!     .build()?
 //!     .with_fleet(FleetOptions::new("broker", "redis://127.0.0.1:6379/"))?;
 //! assert!(budget.fleet_status().is_some());
-//! # Ok::<(), retry_core::PolicyError>(())
+//! # Ok::<(), retrykit_core::PolicyError>(())
 //! ```
 
 mod link;

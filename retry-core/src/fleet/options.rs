@@ -1,13 +1,13 @@
 //! What a fleet budget needs besides the local budget's settings.
 
 use crate::problem::{Problem, Problems};
-use retry_schema::keys::Key;
+use retrykit_schema::keys::Key;
 use std::time::Duration;
 
 /// Where a fleet budget is kept and how its host talks to it.
 ///
 /// ```
-/// use retry_core::fleet::FleetOptions;
+/// use retrykit_core::fleet::FleetOptions;
 /// use std::time::Duration;
 /// let options = FleetOptions::new("broker", "redis://127.0.0.1:6379/");
 /// assert_eq!(options.timeout(), Duration::from_millis(5));
@@ -28,7 +28,7 @@ impl FleetOptions {
     /// a 5 ms timeout, a 20 ms refresh and leases of at most 32 retries.
     ///
     /// ```
-    /// let o = retry_core::fleet::FleetOptions::new("b", "redis://127.0.0.1/");
+    /// let o = retrykit_core::fleet::FleetOptions::new("b", "redis://127.0.0.1/");
     /// assert_eq!(o.max_lease(), 32);
     /// ```
     pub fn new(name: impl Into<String>, store: impl Into<String>) -> FleetOptions {
@@ -45,7 +45,7 @@ impl FleetOptions {
     /// open to its local budget (1 ms to 10 s). Calls never wait for it.
     ///
     /// ```
-    /// let o = retry_core::fleet::FleetOptions::new("b", "redis://127.0.0.1/").with_timeout(std::time::Duration::from_millis(50));
+    /// let o = retrykit_core::fleet::FleetOptions::new("b", "redis://127.0.0.1/").with_timeout(std::time::Duration::from_millis(50));
     /// assert_eq!(o.timeout().as_millis(), 50);
     /// ```
     #[must_use]
@@ -57,7 +57,7 @@ impl FleetOptions {
     /// How often the lease is topped up and calls are sent (1 ms to 10 s).
     ///
     /// ```
-    /// let o = retry_core::fleet::FleetOptions::new("b", "redis://127.0.0.1/").with_refresh(std::time::Duration::from_millis(5));
+    /// let o = retrykit_core::fleet::FleetOptions::new("b", "redis://127.0.0.1/").with_refresh(std::time::Duration::from_millis(5));
     /// assert_eq!(o.refresh().as_millis(), 5);
     /// ```
     #[must_use]
@@ -70,7 +70,7 @@ impl FleetOptions {
     /// adds at most this much to the fleet's overshoot.
     ///
     /// ```
-    /// let o = retry_core::fleet::FleetOptions::new("b", "redis://127.0.0.1/").with_max_lease(4);
+    /// let o = retrykit_core::fleet::FleetOptions::new("b", "redis://127.0.0.1/").with_max_lease(4);
     /// assert_eq!(o.max_lease(), 4);
     /// ```
     #[must_use]
@@ -82,7 +82,7 @@ impl FleetOptions {
     /// The budget's name.
     ///
     /// ```
-    /// assert_eq!(retry_core::fleet::FleetOptions::new("b", "redis://h/").name(), "b");
+    /// assert_eq!(retrykit_core::fleet::FleetOptions::new("b", "redis://h/").name(), "b");
     /// ```
     pub fn name(&self) -> &str {
         &self.name
@@ -92,7 +92,7 @@ impl FleetOptions {
     /// [`FleetOptions::store_shown`] instead).
     ///
     /// ```
-    /// assert_eq!(retry_core::fleet::FleetOptions::new("b", "redis://h/").store(), "redis://h/");
+    /// assert_eq!(retrykit_core::fleet::FleetOptions::new("b", "redis://h/").store(), "redis://h/");
     /// ```
     pub fn store(&self) -> &str {
         &self.store
@@ -101,17 +101,17 @@ impl FleetOptions {
     /// The store's URL without its user and password, for messages.
     ///
     /// ```
-    /// let o = retry_core::fleet::FleetOptions::new("b", "redis://me:secret@cache:6379/0");
+    /// let o = retrykit_core::fleet::FleetOptions::new("b", "redis://me:secret@cache:6379/0");
     /// assert_eq!(o.store_shown(), "redis://cache:6379/0");
     /// ```
     pub fn store_shown(&self) -> String {
-        retry_schema::keys::store_shown(&self.store)
+        retrykit_schema::keys::store_shown(&self.store)
     }
 
     /// The Redis key: a hash tag around the name, so the key is cluster-safe.
     ///
     /// ```
-    /// assert_eq!(retry_core::fleet::FleetOptions::new("b", "redis://h/").key(), "{retry-budget:b}");
+    /// assert_eq!(retrykit_core::fleet::FleetOptions::new("b", "redis://h/").key(), "{retry-budget:b}");
     /// ```
     pub fn key(&self) -> String {
         format!("{{retry-budget:{}}}", self.name)
@@ -120,7 +120,7 @@ impl FleetOptions {
     /// The round-trip timeout.
     ///
     /// ```
-    /// assert_eq!(retry_core::fleet::FleetOptions::new("b", "redis://h/").timeout().as_millis(), 5);
+    /// assert_eq!(retrykit_core::fleet::FleetOptions::new("b", "redis://h/").timeout().as_millis(), 5);
     /// ```
     pub fn timeout(&self) -> Duration {
         self.timeout
@@ -129,7 +129,7 @@ impl FleetOptions {
     /// The refresh period.
     ///
     /// ```
-    /// assert_eq!(retry_core::fleet::FleetOptions::new("b", "redis://h/").refresh().as_millis(), 20);
+    /// assert_eq!(retrykit_core::fleet::FleetOptions::new("b", "redis://h/").refresh().as_millis(), 20);
     /// ```
     pub fn refresh(&self) -> Duration {
         self.refresh
@@ -138,7 +138,7 @@ impl FleetOptions {
     /// The lease's upper bound.
     ///
     /// ```
-    /// assert_eq!(retry_core::fleet::FleetOptions::new("b", "redis://h/").max_lease(), 32);
+    /// assert_eq!(retrykit_core::fleet::FleetOptions::new("b", "redis://h/").max_lease(), 32);
     /// ```
     pub fn max_lease(&self) -> u32 {
         self.max_lease

@@ -15,7 +15,7 @@ use std::time::{Duration, SystemTime};
 ///
 /// ```
 /// use http::{HeaderMap, StatusCode};
-/// use retry_core::{Class, Classify, Policy, http::HttpFailure};
+/// use retrykit_core::{Class, Classify, Policy, http::HttpFailure};
 /// let mut headers = HeaderMap::new();
 /// headers.insert("grpc-retry-pushback-ms", "-1".parse().unwrap());
 /// let f = HttpFailure::classify(StatusCode::SERVICE_UNAVAILABLE, &headers, &Policy::default()).unwrap();
@@ -42,7 +42,7 @@ impl HttpFailure {
     ///
     /// ```
     /// use http::{HeaderMap, StatusCode};
-    /// use retry_core::{Policy, http::HttpFailure};
+    /// use retrykit_core::{Policy, http::HttpFailure};
     /// use std::time::Duration;
     /// let mut headers = HeaderMap::new();
     /// headers.insert("retry-after", "7".parse().unwrap());

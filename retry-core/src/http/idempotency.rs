@@ -13,8 +13,8 @@ pub const IDEMPOTENCY_KEY: &str = "idempotency-key";
 ///
 /// ```
 /// use http::Method;
-/// assert!(retry_core::http::is_idempotent(&Method::PUT));
-/// assert!(!retry_core::http::is_idempotent(&Method::POST));
+/// assert!(retrykit_core::http::is_idempotent(&Method::PUT));
+/// assert!(!retrykit_core::http::is_idempotent(&Method::POST));
 /// ```
 pub fn is_idempotent(method: &Method) -> bool {
     matches!(
@@ -29,7 +29,7 @@ pub fn is_idempotent(method: &Method) -> bool {
 ///
 /// ```
 /// use http::{HeaderMap, Method};
-/// use retry_core::{Policy, http::may_resend};
+/// use retrykit_core::{Policy, http::may_resend};
 /// let policy = Policy::default();
 /// let mut headers = HeaderMap::new();
 /// assert!(!may_resend(&Method::POST, &headers, &policy));

@@ -17,8 +17,8 @@
 //!
 //! ```
 //! use http::{Method, Request, StatusCode};
-//! use retry_core::http::{HttpFailure, may_resend};
-//! use retry_core::{Class, Classify, Policy};
+//! use retrykit_core::http::{HttpFailure, may_resend};
+//! use retrykit_core::{Class, Classify, Policy};
 //!
 //! let policy = Policy::default();
 //! let response = http::Response::builder().status(503).header("retry-after", "2").body(()).unwrap();

@@ -10,7 +10,7 @@ pub const GRPC_RETRY_PUSHBACK_MS: &str = "grpc-retry-pushback-ms";
 /// What a `grpc-retry-pushback-ms` value asks for.
 ///
 /// ```
-/// use retry_core::http::{Pushback, grpc_pushback};
+/// use retrykit_core::http::{Pushback, grpc_pushback};
 /// use std::time::Duration;
 /// assert_eq!(grpc_pushback("250"), Pushback::Wait(Duration::from_millis(250)));
 /// assert_eq!(grpc_pushback("-1"), Pushback::DoNotRetry);
@@ -29,7 +29,7 @@ pub enum Pushback {
 /// anything else means "do not retry".
 ///
 /// ```
-/// use retry_core::http::{Pushback, grpc_pushback};
+/// use retrykit_core::http::{Pushback, grpc_pushback};
 /// assert_eq!(grpc_pushback("soon"), Pushback::DoNotRetry);
 /// assert!(matches!(grpc_pushback(" 0 "), Pushback::Wait(d) if d.is_zero()));
 /// ```

@@ -20,7 +20,7 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 /// ```
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
 /// use http_body_util::{BodyExt, Full};
-/// use retry_core::http::ReplayBody;
+/// use retrykit_core::http::ReplayBody;
 /// let first = ReplayBody::new(Full::new(bytes::Bytes::from("order 17")), 1024);
 /// let again = first.clone();
 /// assert_eq!(first.collect().await.unwrap().to_bytes(), "order 17");
@@ -79,7 +79,7 @@ impl<B: Body> ReplayBody<B> {
     /// whose size is known to exceed the limit is never buffered.
     ///
     /// ```
-    /// let b = retry_core::http::ReplayBody::new(http_body_util::Empty::<bytes::Bytes>::new(), 0);
+    /// let b = retrykit_core::http::ReplayBody::new(http_body_util::Empty::<bytes::Bytes>::new(), 0);
     /// assert!(b.is_replayable());
     /// ```
     pub fn new(body: B, limit: u64) -> Self {
@@ -112,7 +112,7 @@ impl<B> ReplayBody<B> {
     /// far went past the limit and the original did not fail.
     ///
     /// ```
-    /// let b = retry_core::http::ReplayBody::new(http_body_util::Full::new(bytes::Bytes::from("x")), 1);
+    /// let b = retrykit_core::http::ReplayBody::new(http_body_util::Full::new(bytes::Bytes::from("x")), 1);
     /// assert!(b.is_replayable());
     /// ```
     pub fn is_replayable(&self) -> bool {

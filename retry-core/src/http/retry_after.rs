@@ -6,7 +6,7 @@ use std::time::{Duration, SystemTime};
 /// A valid `Retry-After` value, in the form it was written.
 ///
 /// ```
-/// use retry_core::http::RetryAfterValue;
+/// use retrykit_core::http::RetryAfterValue;
 /// assert_eq!(RetryAfterValue::parse("120"), Some(RetryAfterValue::Seconds(120)));
 /// assert!(matches!(RetryAfterValue::parse("Thu, 01 Jan 1970 00:00:00 GMT"), Some(RetryAfterValue::Date(_))));
 /// assert_eq!(RetryAfterValue::parse("soon"), None);
@@ -24,7 +24,7 @@ impl RetryAfterValue {
     /// (garbage, a negative or fractional number) is `None`.
     ///
     /// ```
-    /// assert_eq!(retry_core::http::RetryAfterValue::parse("-5"), None);
+    /// assert_eq!(retrykit_core::http::RetryAfterValue::parse("-5"), None);
     /// ```
     pub fn parse(value: &str) -> Option<Self> {
         let value = value.trim();
@@ -41,7 +41,7 @@ impl RetryAfterValue {
     /// for none.
     ///
     /// ```
-    /// use retry_core::http::RetryAfterValue;
+    /// use retrykit_core::http::RetryAfterValue;
     /// use std::time::{Duration, SystemTime};
     /// let now = SystemTime::now();
     /// assert_eq!(RetryAfterValue::Seconds(3).wait_from(now), Duration::from_secs(3));
@@ -64,7 +64,7 @@ impl RetryAfterValue {
 ///   the policy's `max_retry_after` clamps it.
 ///
 /// ```
-/// use retry_core::http::parse_retry_after;
+/// use retrykit_core::http::parse_retry_after;
 /// use std::time::{Duration, SystemTime};
 /// let now = SystemTime::now();
 /// assert_eq!(parse_retry_after("120", now), Some(Duration::from_secs(120)));

@@ -14,7 +14,7 @@ use http::StatusCode;
 ///
 /// ```
 /// use http::StatusCode;
-/// use retry_core::{Class, Policy, http::status_class};
+/// use retrykit_core::{Class, Policy, http::status_class};
 /// let policy = Policy::default();
 /// assert_eq!(status_class(StatusCode::TOO_MANY_REQUESTS, &policy), Some(Class::THROTTLED));
 /// assert_eq!(status_class(StatusCode::CONFLICT, &policy), Some(Class::Permanent));

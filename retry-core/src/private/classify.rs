@@ -9,9 +9,9 @@
 //! handed back with [`Tagged::into_inner`].
 //!
 //! ```
-//! use retry_core::Class;
-//! use retry_core::__private::classify::{probe, tag, ViaClassify as _, ViaTransient as _};
-//! use retry_core::Classify as _;
+//! use retrykit_core::Class;
+//! use retrykit_core::__private::classify::{probe, tag, ViaClassify as _, ViaTransient as _};
+//! use retrykit_core::Classify as _;
 //!
 //! let kind = (&&probe::<Result<(), String>>()).__retry_kind();
 //! let tagged = tag(kind, Err::<(), _>("boom".to_owned())).unwrap_err();
@@ -32,7 +32,7 @@ pub use crate::classify::{AttemptTimeout, CarriesTimeout, Class, Classify};
 /// `attempt_timeout` the function could never honour.
 ///
 /// ```
-/// use retry_core::__private::classify::{carries_timeout, AllTransient, ByClassify};
+/// use retrykit_core::__private::classify::{carries_timeout, AllTransient, ByClassify};
 /// assert!(carries_timeout::<Result<(), std::io::Error>, _>(ByClassify));
 /// assert!(!carries_timeout::<Result<(), String>, _>(AllTransient));
 /// ```
@@ -93,8 +93,8 @@ pub struct AllTransient;
 /// (it wins because it needs one auto-reference less).
 ///
 /// ```
-/// use retry_core::__private::classify::{probe, tag, ViaClassify as _, ViaTransient as _};
-/// use retry_core::{Class, Classify as _};
+/// use retrykit_core::__private::classify::{probe, tag, ViaClassify as _, ViaTransient as _};
+/// use retrykit_core::{Class, Classify as _};
 /// use std::io::{Error, ErrorKind};
 /// let kind = (&&probe::<Result<(), Error>>()).__retry_kind(); // `io::Error` classifies itself
 /// let tagged = tag(kind, Err::<(), _>(Error::from(ErrorKind::NotFound))).unwrap_err();
@@ -112,8 +112,8 @@ impl<E: Classify> ViaClassify for &Probe<E> {}
 /// The fallback when the error type does not implement [`Classify`].
 ///
 /// ```
-/// use retry_core::__private::classify::{probe, tag, ViaClassify as _, ViaTransient as _};
-/// use retry_core::{Class, Classify as _};
+/// use retrykit_core::__private::classify::{probe, tag, ViaClassify as _, ViaTransient as _};
+/// use retrykit_core::{Class, Classify as _};
 /// let kind = (&&probe::<Result<(), String>>()).__retry_kind(); // `String` does not
 /// let tagged = tag(kind, Err::<(), _>("not found".to_owned())).unwrap_err();
 /// assert_eq!(tagged.class(), Class::TRANSIENT);
@@ -130,8 +130,8 @@ impl<E> ViaTransient for Probe<E> {}
 /// An error on its way through the loop, classified by strategy `K`.
 ///
 /// ```
-/// use retry_core::{Class, Classify};
-/// use retry_core::__private::classify::{tag, AllTransient};
+/// use retrykit_core::{Class, Classify};
+/// use retrykit_core::__private::classify::{tag, AllTransient};
 /// let tagged = tag(AllTransient, Err::<(), _>("boom")).unwrap_err();
 /// assert_eq!(tagged.class(), Class::TRANSIENT);
 /// assert_eq!(tagged.into_inner(), "boom");
@@ -146,7 +146,7 @@ impl<E, K> Tagged<E, K> {
     /// The user's error back.
     ///
     /// ```
-    /// use retry_core::__private::classify::{tag, AllTransient};
+    /// use retrykit_core::__private::classify::{tag, AllTransient};
     /// let t = tag(AllTransient, Err::<(), _>(1)).unwrap_err();
     /// assert_eq!(t.into_inner(), 1);
     /// ```
@@ -163,7 +163,7 @@ impl<E, K> Tagged<E, K> {
 /// Tags an attempt's result with the classification strategy.
 ///
 /// ```
-/// use retry_core::__private::classify::{tag, AllTransient};
+/// use retrykit_core::__private::classify::{tag, AllTransient};
 /// let r: Result<(), _> = tag(AllTransient, Err::<(), _>("boom"));
 /// assert!(r.is_err());
 /// ```
@@ -203,7 +203,7 @@ impl<E> Classify for Tagged<E, AllTransient> {
 /// body end the attempt with the function's declared type.
 ///
 /// ```
-/// let r = retry_core::__private::classify::run_once(|| -> Result<u8, String> { Ok(3) });
+/// let r = retrykit_core::__private::classify::run_once(|| -> Result<u8, String> { Ok(3) });
 /// assert_eq!(r, Ok(3));
 /// ```
 pub fn run_once<R>(attempt: impl FnOnce() -> R) -> R {
@@ -216,7 +216,7 @@ pub fn run_once<R>(attempt: impl FnOnce() -> R) -> R {
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-/// use retry_core::__private::classify::{tag_future, AllTransient};
+/// use retrykit_core::__private::classify::{tag_future, AllTransient};
 /// let attempt = async { Ok::<u8, &str>(1) };
 /// let r = tag_future(AllTransient, attempt).await;
 /// assert_eq!(r.unwrap(), 1);

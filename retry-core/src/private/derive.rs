@@ -3,7 +3,7 @@
 //! each class it can produce.
 //!
 //! ```
-//! use retry_core::__private::derive::RetryAfterField;
+//! use retrykit_core::__private::derive::RetryAfterField;
 //! use std::time::Duration;
 //! assert_eq!(Some(Duration::from_secs(2)).retry_after(), Some(Duration::from_secs(2)));
 //! ```
@@ -17,7 +17,7 @@ pub use crate::registry::linked::DeclaredClass;
 /// `Option<Duration>`.
 ///
 /// ```
-/// use retry_core::__private::derive::RetryAfterField;
+/// use retrykit_core::__private::derive::RetryAfterField;
 /// use std::time::Duration;
 /// assert_eq!(Duration::from_secs(1).retry_after(), Some(Duration::from_secs(1)));
 /// assert_eq!(None::<Duration>.retry_after(), None);
@@ -47,8 +47,8 @@ impl RetryAfterField for Option<Duration> {
 /// A `#[classify(source)]` field: it must classify itself.
 ///
 /// ```
-/// use retry_core::Class;
-/// use retry_core::__private::derive::SourceField;
+/// use retrykit_core::Class;
+/// use retrykit_core::__private::derive::SourceField;
 /// let io = std::io::Error::from(std::io::ErrorKind::ConnectionReset);
 /// assert_eq!(io.source_class(), Class::TRANSIENT);
 /// ```

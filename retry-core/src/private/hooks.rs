@@ -3,7 +3,7 @@
 //! [`Hooks`], which the expansion builds them into.
 //!
 //! ```
-//! use retry_core::hooks::{HookSet, Hooks};
+//! use retrykit_core::hooks::{HookSet, Hooks};
 //! let hooks = Hooks::new().retry_if(|e: &std::io::Error| e.kind() != std::io::ErrorKind::NotFound);
 //! let not_found = std::io::Error::from(std::io::ErrorKind::NotFound);
 //! assert!(!HookSet::retry_if(&hooks, &not_found));
@@ -28,9 +28,9 @@ impl<E> std::fmt::Debug for RetryIf<E> {
 /// Checks that `predicate` is a `fn(&E) -> bool` for the function's error type.
 ///
 /// ```
-/// use retry_core::__private::classify::{tag, AllTransient};
-/// use retry_core::__private::hooks::retry_if;
-/// use retry_core::hooks::RetryIfSlot;
+/// use retrykit_core::__private::classify::{tag, AllTransient};
+/// use retrykit_core::__private::hooks::retry_if;
+/// use retrykit_core::hooks::RetryIfSlot;
 /// fn short(e: &String) -> bool { e.len() < 5 }
 /// let slot = retry_if::<Result<(), String>>(short);
 /// let boom = tag(AllTransient, Err::<(), _>("boom".to_owned())).unwrap_err();
@@ -58,8 +58,8 @@ impl<E> std::fmt::Debug for OnRetry<E> {
 /// Checks that `callback` is a `fn(&RetryEvent<'_, E>)` for the function's error type.
 ///
 /// ```
-/// use retry_core::__private::{classify::{tag, AllTransient}, hooks::on_retry};
-/// use retry_core::{hooks::Callback, RetryEvent};
+/// use retrykit_core::__private::{classify::{tag, AllTransient}, hooks::on_retry};
+/// use retrykit_core::{hooks::Callback, RetryEvent};
 /// static SEEN: std::sync::Mutex<String> = std::sync::Mutex::new(String::new());
 /// fn log(e: &RetryEvent<'_, String>) { SEEN.lock().unwrap().push_str(e.error); }
 /// let boom = tag(AllTransient, Err::<(), _>("boom".to_owned())).unwrap_err();

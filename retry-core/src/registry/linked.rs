@@ -9,10 +9,10 @@ use super::Registry;
 /// first call can say why it will not retry.
 ///
 /// ```
-/// const SITE: retry_core::registry::CallSite =
-///     retry_core::registry::CallSite::new("outbox", file!(), line!(), "publish");
-/// retry_core::__private::inventory::submit! { SITE }
-/// assert!(retry_core::registry::call_sites().any(|c| c.policy == "outbox"));
+/// const SITE: retrykit_core::registry::CallSite =
+///     retrykit_core::registry::CallSite::new("outbox", file!(), line!(), "publish");
+/// retrykit_core::__private::inventory::submit! { SITE }
+/// assert!(retrykit_core::registry::call_sites().any(|c| c.policy == "outbox"));
 /// ```
 #[derive(Debug)]
 pub struct CallSite {
@@ -28,7 +28,7 @@ pub struct CallSite {
     /// path), if any: the last place run-time discovery looks.
     pub config: Option<&'static str>,
     /// A loader for the configuration, set by `#[retry]` when the crate
-    /// depends on retry-config: naming it here links it into the program
+    /// depends on retrykit-config: naming it here links it into the program
     /// whatever else the program names, so the lazy load cannot be dropped
     /// by the linker.
     pub loader: Option<fn()>,
@@ -42,7 +42,7 @@ impl CallSite {
     /// A call site with nothing known beyond where it is.
     ///
     /// ```
-    /// let site = retry_core::registry::CallSite::new("db", "src/db.rs", 3, "query");
+    /// let site = retrykit_core::registry::CallSite::new("db", "src/db.rs", 3, "query");
     /// assert_eq!((site.policy, site.line, site.config), ("db", 3, None));
     /// ```
     pub const fn new(
@@ -66,7 +66,7 @@ impl CallSite {
     /// timed-out attempt, so a policy's `attempt_timeout` cannot be enforced there.
     ///
     /// ```
-    /// let mut site = retry_core::registry::CallSite::new("db", "src/db.rs", 3, "query");
+    /// let mut site = retrykit_core::registry::CallSite::new("db", "src/db.rs", 3, "query");
     /// assert!(!site.cannot_time_out()); // unknown
     /// site.carries_timeout = Some(|| false);
     /// assert!(site.cannot_time_out());
@@ -83,10 +83,10 @@ inventory::collect!(CallSite);
 /// about a `retry_on` that names a class nothing produces.
 ///
 /// ```
-/// retry_core::__private::inventory::submit! {
-///     retry_core::__private::derive::DeclaredClass { name: "conflict", by: "OrderError" }
+/// retrykit_core::__private::inventory::submit! {
+///     retrykit_core::__private::derive::DeclaredClass { name: "conflict", by: "OrderError" }
 /// }
-/// assert!(retry_core::registry::declared_classes().any(|c| c.name == "conflict"));
+/// assert!(retrykit_core::registry::declared_classes().any(|c| c.name == "conflict"));
 /// ```
 #[derive(Debug)]
 pub struct DeclaredClass {
@@ -101,10 +101,10 @@ inventory::collect!(DeclaredClass);
 /// Every declared error class.
 ///
 /// ```
-/// retry_core::__private::inventory::submit! {
-///     retry_core::__private::derive::DeclaredClass { name: "stale", by: "CacheError" }
+/// retrykit_core::__private::inventory::submit! {
+///     retrykit_core::__private::derive::DeclaredClass { name: "stale", by: "CacheError" }
 /// }
-/// assert!(retry_core::registry::declared_classes().any(|c| (c.name, c.by) == ("stale", "CacheError")));
+/// assert!(retrykit_core::registry::declared_classes().any(|c| (c.name, c.by) == ("stale", "CacheError")));
 /// ```
 pub fn declared_classes() -> impl Iterator<Item = &'static DeclaredClass> {
     inventory::iter::<DeclaredClass>.into_iter()
@@ -113,10 +113,10 @@ pub fn declared_classes() -> impl Iterator<Item = &'static DeclaredClass> {
 /// Every registered call site.
 ///
 /// ```
-/// const SITE: retry_core::registry::CallSite =
-///     retry_core::registry::CallSite::new("cache", file!(), line!(), "refresh");
-/// retry_core::__private::inventory::submit! { SITE }
-/// assert!(retry_core::registry::call_sites().any(|c| (c.policy, c.function) == ("cache", "refresh")));
+/// const SITE: retrykit_core::registry::CallSite =
+///     retrykit_core::registry::CallSite::new("cache", file!(), line!(), "refresh");
+/// retrykit_core::__private::inventory::submit! { SITE }
+/// assert!(retrykit_core::registry::call_sites().any(|c| (c.policy, c.function) == ("cache", "refresh")));
 /// ```
 pub fn call_sites() -> impl Iterator<Item = &'static CallSite> {
     inventory::iter::<CallSite>.into_iter()
@@ -125,9 +125,9 @@ pub fn call_sites() -> impl Iterator<Item = &'static CallSite> {
 /// Call sites whose policy name `registry` does not define.
 ///
 /// ```
-/// use retry_core::{registry::{self, CallSite}, Policy, Registry};
+/// use retrykit_core::{registry::{self, CallSite}, Policy, Registry};
 /// const SITE: CallSite = CallSite::new("doc-missing", file!(), line!(), "send");
-/// retry_core::__private::inventory::submit! { SITE }
+/// retrykit_core::__private::inventory::submit! { SITE }
 /// let missing = |reg: &Registry| registry::missing_policies(reg).iter().any(|s| s.policy == "doc-missing");
 /// assert!(missing(&Registry::default()));
 /// assert!(!missing(&Registry::builder().policy("doc-missing", Policy::default()).build()));

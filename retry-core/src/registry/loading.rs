@@ -11,7 +11,7 @@ static LAZY_LOAD: Once = Once::new();
 /// loader that installed it described it: the first call of a site whose
 /// policy is missing quotes it.
 static ORIGIN: Mutex<Option<String>> = Mutex::new(None);
-/// Strict mode, set by a loader (`RETRY_STRICT=1`, or retry-config's `Setup::strict`).
+/// Strict mode, set by a loader (`RETRY_STRICT=1`, or retrykit-config's `Setup::strict`).
 static STRICT: AtomicBool = AtomicBool::new(false);
 
 /// Records what the current registry was loaded from, or why nothing was
@@ -19,8 +19,8 @@ static STRICT: AtomicBool = AtomicBool::new(false);
 /// site gives when its policy is missing quotes it.
 ///
 /// ```
-/// retry_core::registry::set_origin("policies from /etc/app/retry.toml");
-/// assert_eq!(retry_core::registry::origin().as_deref(), Some("policies from /etc/app/retry.toml"));
+/// retrykit_core::registry::set_origin("policies from /etc/app/retry.toml");
+/// assert_eq!(retrykit_core::registry::origin().as_deref(), Some("policies from /etc/app/retry.toml"));
 /// ```
 pub fn set_origin(text: impl Into<String>) {
     *ORIGIN.lock().unwrap_or_else(PoisonError::into_inner) = Some(text.into());
@@ -29,8 +29,8 @@ pub fn set_origin(text: impl Into<String>) {
 /// What [`set_origin`] last recorded.
 ///
 /// ```
-/// retry_core::registry::set_origin("no retry.toml found");
-/// assert_eq!(retry_core::registry::origin().as_deref(), Some("no retry.toml found"));
+/// retrykit_core::registry::set_origin("no retry.toml found");
+/// assert_eq!(retrykit_core::registry::origin().as_deref(), Some("no retry.toml found"));
 /// ```
 pub fn origin() -> Option<String> {
     ORIGIN
@@ -44,8 +44,8 @@ pub fn origin() -> Option<String> {
 /// running once without retry; `RETRY_STRICT=1` turns it on too.
 ///
 /// ```
-/// retry_core::registry::set_strict(false);
-/// assert!(!retry_core::registry::is_strict() || std::env::var("RETRY_STRICT").is_ok());
+/// retrykit_core::registry::set_strict(false);
+/// assert!(!retrykit_core::registry::is_strict() || std::env::var("RETRY_STRICT").is_ok());
 /// ```
 pub fn set_strict(strict: bool) {
     STRICT.store(strict, Ordering::Relaxed);
@@ -55,9 +55,9 @@ pub fn set_strict(strict: bool) {
 /// `true`, `yes` or `on`.
 ///
 /// ```
-/// retry_core::registry::set_strict(true);
-/// assert!(retry_core::registry::is_strict());
-/// retry_core::registry::set_strict(false);
+/// retrykit_core::registry::set_strict(true);
+/// assert!(retrykit_core::registry::is_strict());
+/// retrykit_core::registry::set_strict(false);
 /// ```
 pub fn is_strict() -> bool {
     STRICT.load(Ordering::Relaxed) || strict_from_env()
@@ -80,9 +80,9 @@ fn strict_from_env() -> bool {
 /// Crates register one with `inventory::submit!`.
 ///
 /// ```
-/// use retry_core::{registry, Policy, Registry};
+/// use retrykit_core::{registry, Policy, Registry};
 /// fn load() { registry::install(Registry::builder().policy("doc-lazy", Policy::default()).build()); }
-/// retry_core::__private::inventory::submit! { registry::LazyLoader { name: "doc-example", load } }
+/// retrykit_core::__private::inventory::submit! { registry::LazyLoader { name: "doc-example", load } }
 /// assert!(registry::policy("doc-lazy").is_some()); // the first lookup ran the loader
 /// ```
 #[derive(Debug)]
@@ -105,7 +105,7 @@ pub(crate) fn ensure_loaded() {
         // (which are linked because the program's own code names them).
         let registered = inventory::iter::<LazyLoader>.into_iter().map(|l| l.load);
         let named = call_sites().filter_map(|site| site.loader);
-        // Every loader is retry-config's one reader of the same discovery, so
+        // Every loader is retrykit-config's one reader of the same discovery, so
         // the first one that runs is enough, whether it installed or not.
         if let Some(load) = registered.chain(named).next() {
             load();

@@ -20,7 +20,7 @@ use tower::Service;
 /// One failed attempt of an HTTP call, as the loop and its hooks see it.
 ///
 /// ```
-/// use retry_core::{Class, Classify, tower::FailedAttempt};
+/// use retrykit_core::{Class, Classify, tower::FailedAttempt};
 /// let e: FailedAttempt<()> = FailedAttempt::Transport("connection reset".into());
 /// assert_eq!(e.class(), Class::TRANSIENT);
 /// ```

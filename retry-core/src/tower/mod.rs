@@ -17,8 +17,8 @@
 //!
 //! ```
 //! # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-//! use retry_core::tower::RetryLayer;
-//! use retry_core::Policy;
+//! use retrykit_core::tower::RetryLayer;
+//! use retrykit_core::Policy;
 //! use std::sync::atomic::{AtomicU32, Ordering};
 //! use tower::{Layer, ServiceExt};
 //!
@@ -59,11 +59,11 @@ pub type ResponseFuture<T, E> = Pin<Box<dyn Future<Output = Result<T, E>> + Send
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-/// use retry_core::tower::{ByClassify, RetryLayer};
+/// use retrykit_core::tower::{ByClassify, RetryLayer};
 /// use tower::{Layer, ServiceExt};
 /// # use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
 /// # static CALLS: AtomicU32 = AtomicU32::new(0);
-/// let layer: RetryLayer<ByClassify> = RetryLayer::new(retry_core::Policy::default());
+/// let layer: RetryLayer<ByClassify> = RetryLayer::new(retrykit_core::Policy::default());
 /// let missing = tower::service_fn(|_: ()| async {
 ///     CALLS.fetch_add(1, SeqCst);
 ///     Err::<(), _>(std::io::Error::from(std::io::ErrorKind::NotFound))
@@ -85,10 +85,10 @@ pub struct ByClassify;
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-/// use retry_core::{tower::RetryLayer, Policy, Report};
+/// use retrykit_core::{tower::RetryLayer, Policy, Report};
 /// use tower::{Layer, ServiceExt};
 /// # use http::{Request, Response, StatusCode};
-/// # use retry_core::http::ReplayBody;
+/// # use retrykit_core::http::ReplayBody;
 /// # use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
 /// # static CALLS: AtomicU32 = AtomicU32::new(0);
 /// let unavailable = tower::service_fn(|_: Request<ReplayBody<String>>| async {
@@ -108,7 +108,7 @@ pub struct Http;
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-/// use retry_core::tower::RetryLayer;
+/// use retrykit_core::tower::RetryLayer;
 /// use tower::{Layer, ServiceExt};
 /// # use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
 /// # static CALLS: AtomicU32 = AtomicU32::new(0);
@@ -132,7 +132,7 @@ impl RetryLayer {
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-    /// use retry_core::{registry, tower::RetryLayer, Policy, Registry};
+    /// use retrykit_core::{registry, tower::RetryLayer, Policy, Registry};
     /// use tower::{Layer, ServiceExt};
     /// # use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
     /// # static CALLS: AtomicU32 = AtomicU32::new(0);
@@ -159,8 +159,8 @@ impl RetryLayer {
     /// use tower::{Layer, ServiceExt};
     /// # use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
     /// # static CALLS: AtomicU32 = AtomicU32::new(0);
-    /// let policy = retry_core::Policy::builder().max_attempts(2).build().unwrap();
-    /// let svc = retry_core::tower::RetryLayer::new(policy)
+    /// let policy = retrykit_core::Policy::builder().max_attempts(2).build().unwrap();
+    /// let svc = retrykit_core::tower::RetryLayer::new(policy)
     ///     .layer(tower::service_fn(|_: ()| async { CALLS.fetch_add(1, SeqCst); Err::<(), _>(std::io::Error::from(std::io::ErrorKind::ConnectionReset)) }));
     /// assert!(svc.oneshot(()).await.is_err());
     /// assert_eq!(CALLS.load(SeqCst), 2);
@@ -186,10 +186,10 @@ impl<K, H> RetryLayer<K, H> {
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-    /// use retry_core::{tower::RetryLayer, Policy};
+    /// use retrykit_core::{tower::RetryLayer, Policy};
     /// use tower::{Layer, ServiceExt};
     /// # use http::{Request, Response, StatusCode};
-    /// # use retry_core::http::ReplayBody;
+    /// # use retrykit_core::http::ReplayBody;
     /// # use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
     /// # static CALLS: AtomicU32 = AtomicU32::new(0);
     /// let server = tower::service_fn(|_: Request<ReplayBody<String>>| async {
@@ -214,7 +214,7 @@ impl<K, H> RetryLayer<K, H> {
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-    /// use retry_core::{tower::RetryLayer, Hooks, Policy, RetryEvent};
+    /// use retrykit_core::{tower::RetryLayer, Hooks, Policy, RetryEvent};
     /// use tower::{Layer, ServiceExt};
     /// # use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
     /// static RETRIES: AtomicU32 = AtomicU32::new(0);
@@ -252,7 +252,7 @@ impl<S, K: Clone, H> tower::Layer<S> for RetryLayer<K, H> {
 /// ```
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
 /// use tower::{Layer, ServiceExt};
-/// let svc = retry_core::tower::RetryLayer::new(retry_core::Policy::default())
+/// let svc = retrykit_core::tower::RetryLayer::new(retrykit_core::Policy::default())
 ///     .layer(tower::service_fn(|x: u8| async move { Ok::<_, std::io::Error>(x + 1) }));
 /// assert_eq!(svc.oneshot(41).await.unwrap(), 42);
 /// # }

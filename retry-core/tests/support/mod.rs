@@ -1,3 +1,3 @@
-//! Helpers shared by retry-core's integration tests.
+//! Helpers shared by retrykit-core's integration tests.
 
 pub mod redis_server;

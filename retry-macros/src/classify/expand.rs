@@ -12,7 +12,7 @@ pub fn expand(input: &DeriveInput, container: &Container, plans: &[Plan]) -> Tok
     let krate = container
         .krate
         .clone()
-        .unwrap_or_else(|| syn::parse_quote!(::retry_core));
+        .unwrap_or_else(|| syn::parse_quote!(::retrykit_core));
     let private = quote! { #krate::__private::derive };
     let name = &input.ident;
     let mut generics = input.generics.clone();

@@ -4,7 +4,7 @@
 
 use crate::suggest::hint;
 use proc_macro2::Span;
-use retry_schema::classes;
+use retrykit_schema::classes;
 use syn::spanned::Spanned;
 use syn::{Attribute, Expr, ExprLit, Lit, LitStr, Path};
 

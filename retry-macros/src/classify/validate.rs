@@ -4,7 +4,7 @@
 use super::parse::{Chosen, ClassSpec, FIELD_KEYS, Said, read};
 use crate::suggest::hint;
 use proc_macro2::Span;
-use retry_schema::classes::TIMEOUT;
+use retrykit_schema::classes::TIMEOUT;
 use syn::spanned::Spanned;
 use syn::{Expr, ExprLit, Fields, Ident, Lit, Member, Path, Type};
 

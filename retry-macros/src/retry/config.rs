@@ -1,6 +1,6 @@
 //! The compile-time check of policy names against the crate's retry.toml.
 //!
-//! The file is found by retry-schema's one discovery rule (shared with the
+//! The file is found by retrykit-schema's one discovery rule (shared with the
 //! run time): `RETRY_CONFIG` (relative to the crate, then to the workspace
 //! root), else the nearest `retry.toml` walking up from the crate's
 //! directory. Its absolute path is compiled into each call site, where the
@@ -26,8 +26,8 @@ use crate::suggest::hint;
 use proc_macro2::{Ident, TokenStream};
 use quote::{quote, quote_spanned};
 use read::{Policies, read};
-use retry_schema::classes::TRANSIENT;
-use retry_schema::discover::{CONFIG_VAR, FILE_NAME};
+use retrykit_schema::classes::TRANSIENT;
+use retrykit_schema::discover::{CONFIG_VAR, FILE_NAME};
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -56,7 +56,7 @@ pub enum Search {
 
 /// The search for the crate being compiled (see the module doc).
 pub fn find() -> Search {
-    use retry_schema::discover::Discovery;
+    use retrykit_schema::discover::Discovery;
     let named = std::env::var_os(CONFIG_VAR).filter(|v| !v.is_empty());
     let mut search = Discovery::new().named(named.clone());
     if let Some(dir) = std::env::var_os("CARGO_MANIFEST_DIR") {
@@ -176,7 +176,7 @@ fn named_missing(name: &LitStr, value: &Path, searched: &[PathBuf]) -> String {
     let tried = if tried == [value] {
         String::new()
     } else {
-        format!(" (tried {})", retry_schema::discover::list(&tried))
+        format!(" (tried {})", retrykit_schema::discover::list(&tried))
     };
     format!(
         "{cannot}: {CONFIG_VAR} names {shown}, which does not exist{tried}; \

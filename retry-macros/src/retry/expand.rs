@@ -1,5 +1,5 @@
 //! Expansion: the function with its signature kept and its body turned into
-//! a retry loop, reaching retry-core only through `__private`: `site` (the
+//! a retry loop, reaching retrykit-core only through `__private`: `site` (the
 //! call site's registration and policy cache), `run` (the loop: `drive!`
 //! over a `Run` for an async fn, `Retry::call_blocking` for a plain `fn`),
 //! `classify` (the error type's classification and the attempt's tagging)
@@ -66,7 +66,7 @@ pub fn expand(
         }
         None => quote! { ::core::option::Option::None },
     };
-    let loader = match super::link::retry_config() {
+    let loader = match super::link::retrykit_config() {
         Some(name) => {
             let name = Ident::new(&name, Span::call_site());
             quote! { ::core::option::Option::Some(::#name::__private::lazy_load) }
@@ -398,7 +398,7 @@ fn timeout_check(
     );
     let label = "this error type has no variant for a timed-out attempt";
     let note = format!(
-        "fix: add a unit variant marked `#[classify(timeout)]` (e.g. `TimedOut`) to the error type and derive `Classify`; for a hand-written `Classify` whose `from_timeout` returns `Some`, implement `retry_core::CarriesTimeout`; or set `attempt_timeout = \"none\"` for policy `{policy}`"
+        "fix: add a unit variant marked `#[classify(timeout)]` (e.g. `TimedOut`) to the error type and derive `Classify`; for a hand-written `Classify` whose `from_timeout` returns `Some`, implement `retrykit_core::CarriesTimeout`; or set `attempt_timeout = \"none\"` for policy `{policy}`"
     );
     let call = quote_spanned! {ret.span()=> __retry_times_out::<#ret>(); };
     quote! {

@@ -1,7 +1,7 @@
-//! Whether the crate being compiled depends on retry-config, and by which
-//! name. When it does, each call site names retry-config's lazy loader, so
+//! Whether the crate being compiled depends on retrykit-config, and by which
+//! name. When it does, each call site names retrykit-config's lazy loader, so
 //! the loader is linked into the program even if the program itself never
-//! names retry-config (a crate nobody names is not linked at all, and the
+//! names retrykit-config (a crate nobody names is not linked at all, and the
 //! documented "load retry.toml on first use" would silently not happen).
 //!
 //! Only `[dependencies]` (and `[target.*.dependencies]`) count: a
@@ -14,11 +14,11 @@ use std::sync::Mutex;
 use toml::de::{DeTable, DeValue};
 
 /// The package whose loader call sites name.
-const PACKAGE: &str = "retry-config";
+const PACKAGE: &str = "retrykit-config";
 
 /// The crate name (as code names it) under which the crate being compiled
-/// depends on retry-config, if it does.
-pub fn retry_config() -> Option<String> {
+/// depends on retrykit-config, if it does.
+pub fn retrykit_config() -> Option<String> {
     let dir = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR")?);
     static CACHE: Mutex<Option<HashMap<PathBuf, Option<String>>>> = Mutex::new(None);
     let mut cache = CACHE.lock().unwrap_or_else(|p| p.into_inner());
@@ -33,7 +33,7 @@ pub fn retry_config() -> Option<String> {
     found
 }
 
-/// The key under which `manifest` lists retry-config as a normal
+/// The key under which `manifest` lists retrykit-config as a normal
 /// dependency, as a Rust identifier.
 fn dependency_name(manifest: &str) -> Option<String> {
     let root = DeTable::parse(manifest).ok()?;
@@ -78,35 +78,35 @@ mod tests {
     #[test]
     fn finds_plain_workspace_renamed_and_target_dependencies() {
         assert_eq!(
-            dependency_name("[dependencies]\nretry-config = \"0.1\"\n").as_deref(),
-            Some("retry_config")
+            dependency_name("[dependencies]\nretrykit-config = \"0.1\"\n").as_deref(),
+            Some("retrykit_config")
         );
         assert_eq!(
-            dependency_name("[dependencies]\nretry-config.workspace = true\n").as_deref(),
-            Some("retry_config")
+            dependency_name("[dependencies]\nretrykit-config.workspace = true\n").as_deref(),
+            Some("retrykit_config")
         );
         assert_eq!(
             dependency_name(
-                "[dependencies]\ncfg = { package = \"retry-config\", version = \"0.1\" }\n"
+                "[dependencies]\ncfg = { package = \"retrykit-config\", version = \"0.1\" }\n"
             )
             .as_deref(),
             Some("cfg")
         );
         assert_eq!(
-            dependency_name("[target.'cfg(unix)'.dependencies]\nretry-config = \"0.1\"\n")
+            dependency_name("[target.'cfg(unix)'.dependencies]\nretrykit-config = \"0.1\"\n")
                 .as_deref(),
-            Some("retry_config")
+            Some("retrykit_config")
         );
     }
 
     #[test]
     fn a_dev_dependency_or_another_crate_does_not_count() {
         assert_eq!(
-            dependency_name("[dev-dependencies]\nretry-config = \"0.1\"\n"),
+            dependency_name("[dev-dependencies]\nretrykit-config = \"0.1\"\n"),
             None
         );
         assert_eq!(
-            dependency_name("[dependencies]\nretry-config = { package = \"other\" }\n"),
+            dependency_name("[dependencies]\nretrykit-config = { package = \"other\" }\n"),
             None
         );
         assert_eq!(dependency_name("not toml ["), None);

@@ -4,7 +4,7 @@
 use super::parse::{RawArg, RawFn};
 use crate::suggest::{combine, hint};
 use proc_macro2::Span;
-use retry_schema::keys::{Key, POLICY_KEYS};
+use retrykit_schema::keys::{Key, POLICY_KEYS};
 use syn::spanned::Spanned;
 use syn::{Block, Expr, ExprLit, FnArg, Lit, LitStr, Path, ReturnType, Signature, Type};
 
@@ -17,7 +17,7 @@ pub struct RetryArgs {
     pub policy: LitStr,
     pub retry_if: Option<Path>,
     pub on_retry: Option<Path>,
-    /// The path to retry-core (`::retry_core` unless `crate = "..."`).
+    /// The path to retrykit-core (`::retrykit_core` unless `crate = "..."`).
     pub krate: Path,
 }
 
@@ -103,7 +103,7 @@ pub fn args(raw: Vec<RawArg>) -> Result<RetryArgs, syn::Error> {
         policy: policy.expect("checked above"),
         retry_if,
         on_retry,
-        krate: krate.unwrap_or_else(|| syn::parse_quote!(::retry_core)),
+        krate: krate.unwrap_or_else(|| syn::parse_quote!(::retrykit_core)),
     })
 }
 
@@ -374,7 +374,7 @@ mod tests {
 
     #[test]
     fn a_policy_setting_is_sent_to_retry_toml_by_its_real_name() {
-        for key in retry_schema::keys::POLICY_KEYS {
+        for key in retrykit_schema::keys::POLICY_KEYS {
             let message = error_for(&format!("policy = \"a\", {} = 1", key.name()));
             assert!(message.contains("is a policy setting"), "{message}");
         }

@@ -1,9 +1,9 @@
-//! A program that depends on retry-config (see `tests/Cargo.toml`) but never
-//! names it: it has no `init()` and no `use retry_config`. Its `#[retry]`
+//! A program that depends on retrykit-config (see `tests/Cargo.toml`) but never
+//! names it: it has no `init()` and no `use retrykit_config`. Its `#[retry]`
 //! must still retry by the policy in `RETRY_CONFIG`, loaded on first use.
 //! Run by `tests/tests/lazy_link.rs`.
 
-use retry_core::retry;
+use retrykit_core::retry;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 static CALLS: AtomicU32 = AtomicU32::new(0);

@@ -92,7 +92,7 @@ struct Outbox {
     database: String,
 }
 
-async fn run(args: &DemoArgs, config: &retry_config::Config, scratch: &Path) -> Fallible<()> {
+async fn run(args: &DemoArgs, config: &retrykit_config::Config, scratch: &Path) -> Fallible<()> {
     match args.database.clone() {
         None | Some(Database::Sqlite(_)) => {
             let (db, kept) = match &args.database {
@@ -134,7 +134,7 @@ async fn run(args: &DemoArgs, config: &retry_config::Config, scratch: &Path) -> 
 
 async fn postgres(
     args: &DemoArgs,
-    config: &retry_config::Config,
+    config: &retrykit_config::Config,
     scratch: &Path,
     outbox: &Outbox,
 ) -> Fallible<()> {
@@ -156,7 +156,7 @@ async fn postgres(
 /// progress; `relay_store` is the in-process relay's own connection.
 async fn relay_all<S: OutboxStore>(
     args: &DemoArgs,
-    config: &retry_config::Config,
+    config: &retrykit_config::Config,
     scratch: &Path,
     outbox: &Outbox,
     monitor: S,
@@ -178,7 +178,7 @@ async fn relay_all<S: OutboxStore>(
         println(&format!(
             "running {} relay processes side by side (leases of {})",
             args.relays,
-            retry_config::show_duration(args.lease.lease)
+            retrykit_config::show_duration(args.lease.lease)
         ))?;
         let fleet = Fleet::start(args, outbox, &broker_db)?;
         fleet.watch(&monitor, started, live).await?;
@@ -258,7 +258,7 @@ struct Fleet {
 impl Fleet {
     fn start(args: &DemoArgs, outbox: &Outbox, broker_db: &Path) -> Fallible<Self> {
         let exe = std::env::current_exe()?;
-        let lease = retry_config::show_duration(args.lease.lease).to_string();
+        let lease = retrykit_config::show_duration(args.lease.lease).to_string();
         let mut fleet = Fleet { relays: Vec::new() };
         for i in 1..=args.relays {
             let name = format!("relay-{i}");

@@ -3,7 +3,7 @@
 
 use super::HerdRun;
 use crate::short;
-use retry_sim::ArrivalHistogram;
+use retrykit_sim::ArrivalHistogram;
 use std::time::Duration;
 
 const COLUMNS: u64 = 64;

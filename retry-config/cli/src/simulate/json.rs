@@ -2,7 +2,7 @@
 //! counts as integers, and the arrivals histogram as parallel arrays.
 
 use super::{ContentionRun, HerdRun, ms};
-use retry_sim::StoppedBy;
+use retrykit_sim::StoppedBy;
 use serde_json::{Value, json};
 
 fn pretty(value: &Value) -> String {

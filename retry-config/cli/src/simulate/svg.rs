@@ -107,7 +107,7 @@ pub(super) fn herd(run: &HerdRun<'_>) -> String {
 
 /// Calls and time until done against fleet size, one line per policy.
 pub(super) fn contention(run: &ContentionRun<'_>) -> String {
-    let series = |value: fn(&retry_sim::ContentionReport) -> f64| -> Vec<Series> {
+    let series = |value: fn(&retrykit_sim::ContentionReport) -> f64| -> Vec<Series> {
         run.results
             .iter()
             .map(|(named, reports)| Series {

@@ -3,7 +3,7 @@
 use super::{ContentionRun, HerdRun, Named};
 use crate::list::MAX_WIDTH;
 use crate::{short, shown};
-use retry_sim::{Herd, HerdReport, StoppedBy};
+use retrykit_sim::{Herd, HerdReport, StoppedBy};
 
 /// Columns padded to their widest cell, at most [`MAX_WIDTH`]; the first
 /// `left` columns are left-aligned (names), the rest right-aligned (numbers).
@@ -182,7 +182,7 @@ pub(super) fn contention(run: &ContentionRun<'_>) -> String {
         .first()
         .map(|(_, reports)| reports.iter().map(|r| r.clients).collect())
         .unwrap_or_default();
-    let section = |title: &str, cell: &dyn Fn(&retry_sim::ContentionReport) -> String| {
+    let section = |title: &str, cell: &dyn Fn(&retrykit_sim::ContentionReport) -> String| {
         let rows: Vec<Vec<String>> = sizes
             .iter()
             .enumerate()
@@ -248,7 +248,7 @@ mod tests {
 
     #[test]
     fn a_policy_that_does_not_retry_throttling_gets_a_note() {
-        let p = retry_core::Policy::builder()
+        let p = retrykit_core::Policy::builder()
             .retry_on(["transient"])
             .build()
             .unwrap();

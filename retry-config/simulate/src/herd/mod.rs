@@ -24,9 +24,9 @@ use super::histogram::ArrivalHistogram;
 use super::seed::client_seed;
 use super::timer::TimerModel;
 use recovery::Recovery;
-use retry_core::Policy;
-use retry_core::Problems;
-use retry_core::kernel::Decider;
+use retrykit_core::Policy;
+use retrykit_core::Problems;
+use retrykit_core::kernel::Decider;
 use std::time::{Duration, Instant};
 use tally::Tally;
 
@@ -43,8 +43,8 @@ const MAX_ARRIVAL_BINS: usize = 1 << 20;
 /// that instant plus the wait its policy's [`Decider`] chose.
 ///
 /// ```
-/// use retry_sim::Herd;
-/// use retry_core::{Jitter, Policy};
+/// use retrykit_sim::Herd;
+/// use retrykit_core::{Jitter, Policy};
 /// use std::time::Duration;
 ///
 /// let herd = Herd { clients: 1000, outage: Duration::from_millis(500), capacity: 100, ..Herd::default() };
@@ -106,8 +106,8 @@ impl Default for Herd {
 /// What one policy did to the service in a [`Herd`] scenario.
 ///
 /// ```
-/// use retry_sim::Herd;
-/// let r = Herd { clients: 10, ..Herd::default() }.run(&retry_core::Policy::default()).unwrap();
+/// use retrykit_sim::Herd;
+/// let r = Herd { clients: 10, ..Herd::default() }.run(&retrykit_core::Policy::default()).unwrap();
 /// assert_eq!(r.successes + r.give_ups + r.unfinished, 10);
 /// ```
 #[derive(Debug, Clone, PartialEq)]
@@ -150,8 +150,8 @@ pub struct HerdReport {
 /// What stopped a [`Herd`] run before every client had succeeded or given up.
 ///
 /// ```
-/// use retry_sim::{Herd, StoppedBy};
-/// use retry_core::Policy;
+/// use retrykit_sim::{Herd, StoppedBy};
+/// use retrykit_core::Policy;
 /// let herd = Herd { clients: 10, outage: std::time::Duration::from_secs(60), max_calls: 15, ..Herd::default() };
 /// let r = herd.run(&Policy::default()).unwrap();
 /// assert_eq!(r.stopped_by, Some(StoppedBy::CallLimit));
@@ -169,9 +169,9 @@ impl HerdReport {
     /// Time until every client had succeeded or given up: [`ticks`](Self::ticks) × tick.
     ///
     /// ```
-    /// use retry_sim::Herd;
+    /// use retrykit_sim::Herd;
     /// let r = Herd { clients: 1, outage: std::time::Duration::ZERO, ..Herd::default() }
-    ///     .run(&retry_core::Policy::default()).unwrap();
+    ///     .run(&retrykit_core::Policy::default()).unwrap();
     /// assert_eq!(r.finished_after(), std::time::Duration::from_millis(1));
     /// ```
     pub fn finished_after(&self) -> Duration {
@@ -251,8 +251,8 @@ impl Herd {
     /// see [`HerdReport::ignored_budget`]). Deterministic for a given seed.
     ///
     /// ```
-    /// use retry_sim::Herd;
-    /// use retry_core::Policy;
+    /// use retrykit_sim::Herd;
+    /// use retrykit_core::Policy;
     /// let herd = Herd { clients: 500, ..Herd::default() };
     /// let p = Policy::default();
     /// assert_eq!(herd.run(&p).unwrap(), herd.run(&p).unwrap());
@@ -385,7 +385,7 @@ pub(super) fn ticks_to_duration(ticks: u64, tick: Duration) -> Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use retry_core::Jitter;
+    use retrykit_core::Jitter;
 
     #[test]
     fn threads_do_not_change_the_result() {

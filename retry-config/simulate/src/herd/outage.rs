@@ -16,8 +16,8 @@
 use super::Ctx;
 use super::recovery::Recovery;
 use super::tally::Tally;
-use retry_core::Class;
-use retry_core::kernel::{Decider, Failure, Step};
+use retrykit_core::Class;
+use retrykit_core::kernel::{Decider, Failure, Step};
 use std::collections::BTreeMap;
 
 /// Ticks per window.

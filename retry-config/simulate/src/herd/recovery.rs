@@ -9,8 +9,8 @@
 use super::Ctx;
 use super::tally::Tally;
 use crate::queue::TickQueue;
-use retry_core::Class;
-use retry_core::kernel::{Decider, Failure, Step};
+use retrykit_core::Class;
+use retrykit_core::kernel::{Decider, Failure, Step};
 
 /// The clients still retrying once the service is back, keyed by their next call.
 pub(super) struct Recovery {

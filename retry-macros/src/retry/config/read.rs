@@ -1,10 +1,10 @@
 //! Reading what the build-time checks need from the file, and the values
-//! a policy can end up with by retry-schema's layering rule (the one the
+//! a policy can end up with by retrykit-schema's layering rule (the one the
 //! loader resolves by). Only the settings the checks look at are read; the
 //! loader reports everything else that is wrong with the file.
 
-use retry_schema::keys::{Key, NONE};
-use retry_schema::layering::{self, DEFAULTS, EXTENDS, POLICIES, PROFILES, Table};
+use retrykit_schema::keys::{Key, NONE};
+use retrykit_schema::layering::{self, DEFAULTS, EXTENDS, POLICIES, PROFILES, Table};
 use std::collections::HashMap;
 use std::path::Path;
 

@@ -1,4 +1,4 @@
-use retry_core::Classify;
+use retrykit_core::Classify;
 use std::time::Duration;
 
 #[derive(Debug, Classify)]

@@ -1,4 +1,4 @@
-use retry_core::Classify;
+use retrykit_core::Classify;
 
 #[derive(Debug, Classify)]
 enum FetchError {

@@ -1,6 +1,6 @@
 // Error types that can stand for a timed-out attempt satisfy a policy with
 // attempt_timeout: a derived `#[classify(timeout)]` variant, and io::Error.
-use retry_core::{Classify, retry};
+use retrykit_core::{Classify, retry};
 
 #[derive(Debug, Classify)]
 enum BrokerError {

@@ -1,6 +1,6 @@
 //! Docs, visibility and other attributes stay on the function.
 #![deny(missing_docs, unused_must_use)]
-use retry_core::retry;
+use retrykit_core::retry;
 
 /// Documented, and `#[must_use]` still applies.
 #[must_use = "the count matters"]
@@ -13,7 +13,7 @@ pub fn count(items: &[u8]) -> Result<usize, std::io::Error> {
 /// A module whose function keeps its `pub(crate)` visibility.
 pub mod inner {
     /// Crate-visible.
-    #[retry_core::retry(policy = "fetch")]
+    #[retrykit_core::retry(policy = "fetch")]
     pub(crate) fn visible() -> Result<(), ()> {
         Ok(())
     }

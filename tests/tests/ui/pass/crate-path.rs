@@ -1,6 +1,6 @@
-//! `crate = "..."` for crates that re-export retry-core.
+//! `crate = "..."` for crates that re-export retrykit-core.
 mod reexport {
-    pub use retry_core::*;
+    pub use retrykit_core::*;
 }
 
 #[reexport::retry(policy = "fetch", crate = "crate::reexport")]

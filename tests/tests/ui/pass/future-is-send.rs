@@ -1,5 +1,5 @@
 //! The annotated future is `Send` whenever the function's would be.
-use retry_core::{Classify, retry};
+use retrykit_core::{Classify, retry};
 use std::sync::Mutex;
 
 #[derive(Debug, Classify)]

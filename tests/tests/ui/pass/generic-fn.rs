@@ -1,5 +1,5 @@
 //! Generics, lifetimes, `impl Trait` arguments and where clauses.
-use retry_core::{Classify, retry};
+use retrykit_core::{Classify, retry};
 use std::fmt::Debug;
 
 #[derive(Debug, Clone, Classify)]

@@ -1,5 +1,5 @@
 //! A `&mut self` method that changes state in one attempt and reads it in the next.
-use retry_core::{Classify, retry};
+use retrykit_core::{Classify, retry};
 
 #[derive(Debug, Classify)]
 enum SendError {
@@ -36,9 +36,9 @@ impl Outbox {
 }
 
 fn main() {
-    retry_core::registry::install(
-        retry_core::Registry::builder()
-            .policy("outbox", retry_core::Policy::builder().base(std::time::Duration::from_micros(1)).build().unwrap())
+    retrykit_core::registry::install(
+        retrykit_core::Registry::builder()
+            .policy("outbox", retrykit_core::Policy::builder().base(std::time::Duration::from_micros(1)).build().unwrap())
             .build(),
     );
     let mut outbox = Outbox { pending: vec!["a"], tries: 0 };

@@ -1,6 +1,6 @@
 //! The expansion adds no warnings, whatever the shape of the body.
 #![deny(warnings, clippy::all)]
-use retry_core::{Classify, retry};
+use retrykit_core::{Classify, retry};
 use std::time::Duration;
 
 /// Every kind of variant the derive handles.

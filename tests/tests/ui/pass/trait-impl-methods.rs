@@ -1,5 +1,5 @@
 //! Methods of trait implementations, async ones included.
-use retry_core::retry;
+use retrykit_core::retry;
 
 trait Store {
     fn get(&self, key: u32) -> Result<u32, std::io::Error>;

@@ -1,7 +1,7 @@
 // Policy `timed` sets attempt_timeout, but BrokerError has no variant for a
 // timed-out attempt: the timeout could never be enforced, so the build fails
 // at the return type.
-use retry_core::{Classify, retry};
+use retrykit_core::{Classify, retry};
 
 #[derive(Debug, Classify)]
 enum BrokerError {

@@ -1,4 +1,4 @@
-use retry_core::retry;
+use retrykit_core::retry;
 
 #[retry(policy = "fetch")]
 const fn fetch() -> Result<u32, ()> {

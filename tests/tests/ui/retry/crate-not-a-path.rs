@@ -1,4 +1,4 @@
-use retry_core::retry;
+use retrykit_core::retry;
 
 #[retry(policy = "fetch", crate = "retry core")]
 async fn fetch() -> Result<u32, std::io::Error> {

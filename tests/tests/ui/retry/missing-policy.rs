@@ -1,4 +1,4 @@
-use retry_core::retry;
+use retrykit_core::retry;
 
 #[retry]
 async fn publish() -> Result<(), std::io::Error> {

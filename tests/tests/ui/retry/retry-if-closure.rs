@@ -1,4 +1,4 @@
-use retry_core::retry;
+use retrykit_core::retry;
 
 #[retry(policy = "fetch", retry_if = |_e| true)]
 async fn fetch() -> Result<u32, std::io::Error> {

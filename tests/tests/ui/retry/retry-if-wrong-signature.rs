@@ -1,4 +1,4 @@
-use retry_core::retry;
+use retrykit_core::retry;
 
 fn is_retryable(message: &String) -> bool {
     message.contains("again")

@@ -1,4 +1,4 @@
-use retry_core::retry;
+use retrykit_core::retry;
 
 // tests/ui/retry.toml: [policies.throttled-only] retry_on = ["throttled"]
 #[retry(policy = "throttled-only")]

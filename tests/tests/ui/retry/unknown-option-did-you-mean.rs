@@ -1,4 +1,4 @@
-use retry_core::retry;
+use retrykit_core::retry;
 
 fn transient_only(_: &std::io::Error) -> bool {
     true

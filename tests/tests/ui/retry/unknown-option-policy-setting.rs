@@ -1,4 +1,4 @@
-use retry_core::retry;
+use retrykit_core::retry;
 
 // Numbers belong in retry.toml, not in the attribute.
 #[retry(policy = "outbox", max_attempts = 5)]

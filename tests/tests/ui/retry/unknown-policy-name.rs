@@ -1,4 +1,4 @@
-use retry_core::retry;
+use retrykit_core::retry;
 
 // tests/ui/retry.toml defines `outbox`, `db` and `fetch`.
 #[retry(policy = "outbx")]
