@@ -1,10 +1,11 @@
 //! The one retry loop: [`drive!`](crate::drive) runs rounds until the call
 //! ends, and every entry point uses it: `Retry::call` and the blocking
 //! calls, `#[retry]`'s expansion, the tower layer and the reqwest
-//! middleware. A round is an attempt (an [`Attempt`]: raced against the
-//! policy's `attempt_timeout`, after an adaptive budget's pacing wait if
-//! any), then `Run::settle` (the success, or the decision and its hooks),
-//! then the wait on the call's timer.
+//! middleware. Before the first round comes the wait an adaptive budget
+//! may impose (`Run::pace`); a round is an attempt (an [`Attempt`]: raced
+//! against the policy's `attempt_timeout`), then `Run::settle` (the
+//! success, or the decision and its hooks), then the wait on the call's
+//! timer.
 //!
 //! It is a macro, not a function, because each round's attempt is made by
 //! an `FnOnce` written in place: so an attempt may borrow what the caller
@@ -24,7 +25,7 @@ use std::borrow::Borrow;
 use std::future::{Future, poll_fn};
 use std::ops::ControlFlow;
 use std::pin::Pin;
-use std::task::{Context, Poll, ready};
+use std::task::{Context, Poll};
 
 /// Runs rounds of `$run` (a `Run`), each attempt made by calling `$make`
 /// (an `FnOnce`, usually a closure written in place), until the call ends;
@@ -46,7 +47,8 @@ use std::task::{Context, Poll, ready};
 #[doc(hidden)]
 #[macro_export]
 macro_rules! drive {
-    ($run:expr, each { $($each:tt)* } $make:expr) => {
+    ($run:expr, each { $($each:tt)* } $make:expr) => {{
+        $run.pace().await;
         loop {
             $($each)*
             let result = $run.attempt($make).await;
@@ -55,30 +57,38 @@ macro_rules! drive {
             }
             $run.wait().await;
         }
-    };
+    }};
     ($run:expr, $make:expr) => {
         $crate::drive!($run, each {} $make)
     };
 }
 
 impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
-    /// This round's attempt, made by `make` (an `FnOnce`, so it may hand
-    /// out what it borrows) as it begins: now, or, when an adaptive budget
-    /// paces the call's first attempt, once that wait is over.
+    /// The wait an adaptive budget imposes before the call's first attempt:
+    /// ready at once for every other policy (one inline test).
     #[inline]
-    pub fn attempt<M, Fut, T, E>(&mut self, make: M) -> Attempt<'_, P, C, S, H, M, Fut>
+    pub fn pace(&mut self) -> impl Future<Output = ()> {
+        let paced = self.pace_first_attempt();
+        poll_fn(move |cx| match paced {
+            true => self.timer.poll(cx).unwrap_or(Poll::Ready(())),
+            false => Poll::Ready(()),
+        })
+    }
+
+    /// This round's attempt: begun (counted, its timeout armed) as `make`
+    /// makes it.
+    #[inline]
+    pub fn attempt<M, Fut, T, E>(&mut self, make: M) -> Attempt<'_, P, C, S, H, Fut>
     where
         M: FnOnce() -> Fut,
         Fut: Future<Output = Result<T, E>>,
         H: HookSet<E>,
     {
-        let stage = if self.pace_first_attempt() {
-            Stage::Pacing { make: Some(make) }
-        } else {
-            self.begin_attempt::<E>();
-            Stage::Running { fut: make() }
-        };
-        Attempt { run: self, stage }
+        self.begin_attempt::<E>();
+        Attempt {
+            run: self,
+            fut: make(),
+        }
     }
 
     /// What an attempt's result makes of the call: its end (`Break`: the
@@ -109,38 +119,25 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
 }
 
 pin_project_lite::pin_project! {
-    /// Where an [`Attempt`] stands.
-    #[project = StageProj]
-    enum Stage<M, Fut> {
-        /// An adaptive budget's wait before the call's first attempt.
-        Pacing { make: Option<M> },
-        /// Begun: the attempt, raced against its timeout.
-        Running { #[pin] fut: Fut },
-    }
-}
-
-pin_project_lite::pin_project! {
-    /// One attempt of a call (see [`Run::attempt`]): begun (counted, its
-    /// timeout armed, its future made) when made, or after the wait an
-    /// adaptive budget imposes on a call's first attempt. A
-    /// timeout the error type cannot stand for (`Classify::from_timeout`
-    /// gives `None`) lets the attempt run on (`init()` and the build refuse
-    /// such a policy where they can). Polled inside the call's span.
+    /// One attempt of a call (see [`Run::attempt`]), raced against the
+    /// policy's `attempt_timeout`. A timeout the error type cannot stand
+    /// for (`Classify::from_timeout` gives `None`) lets the attempt run on
+    /// (`init()` and the build refuse such a policy where they can). Polled
+    /// inside the call's span.
     #[must_use = "an attempt does nothing until awaited"]
-    pub struct Attempt<'r, P, C, S: Sleeper, H, M, Fut> {
+    pub struct Attempt<'r, P, C, S: Sleeper, H, Fut> {
         run: &'r mut Run<P, C, S, H>,
         #[pin]
-        stage: Stage<M, Fut>,
+        fut: Fut,
     }
 }
 
-impl<P, C, S, H, M, Fut, T, E> Future for Attempt<'_, P, C, S, H, M, Fut>
+impl<P, C, S, H, Fut, T, E> Future for Attempt<'_, P, C, S, H, Fut>
 where
     P: Borrow<Policy>,
     C: Clock,
     S: Sleeper,
     H: HookSet<E>,
-    M: FnOnce() -> Fut,
     Fut: Future<Output = Result<T, E>>,
     E: Classify,
 {
@@ -148,35 +145,22 @@ where
 
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<T, E>> {
-        let mut this = self.project();
+        let this = self.project();
         let run = this.run;
         #[cfg(feature = "tracing")]
         let _span = run.span().clone().entered();
-        loop {
-            let make = match this.stage.as_mut().project() {
-                StageProj::Running { fut } => {
-                    if let Poll::Ready(result) = fut.poll(cx) {
-                        return Poll::Ready(result);
-                    }
-                    return match run.timer.poll(cx) {
-                        Some(Poll::Ready(())) => match E::from_timeout(AttemptTimeout {
-                            attempt: run.tally.attempts,
-                            timeout: run.policy().attempt_timeout().unwrap_or_default(),
-                        }) {
-                            Some(timed_out) => Poll::Ready(Err(timed_out)),
-                            None => Poll::Pending,
-                        },
-                        _ => Poll::Pending,
-                    };
-                }
-                StageProj::Pacing { make } => {
-                    ready!(run.timer.poll(cx).unwrap_or(Poll::Ready(())));
-                    make.take()
-                }
-            };
-            run.begin_attempt::<E>();
-            let make = make.expect("an attempt is made once");
-            this.stage.set(Stage::Running { fut: make() });
+        if let Poll::Ready(result) = this.fut.poll(cx) {
+            return Poll::Ready(result);
+        }
+        match run.timer.poll(cx) {
+            Some(Poll::Ready(())) => match E::from_timeout(AttemptTimeout {
+                attempt: run.tally.attempts,
+                timeout: run.policy().attempt_timeout().unwrap_or_default(),
+            }) {
+                Some(timed_out) => Poll::Ready(Err(timed_out)),
+                None => Poll::Pending,
+            },
+            _ => Poll::Pending,
         }
     }
 }

@@ -215,15 +215,15 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     }
 
     /// Whether an adaptive budget makes the call's first attempt wait,
-    /// asked before it begins (which starts the call); the wait is then
-    /// armed on the call's timer. `false` when it may go at once, or once
-    /// the call has started. A wait that would reach
+    /// asked once, before it begins (which starts the call); the wait is
+    /// then armed on the call's timer. `false` when it may go at once. A
+    /// wait that would reach
     /// the deadline is not taken: there is no error yet to end the call
     /// with, so the attempt goes at once (its tokens stay taken, so the
     /// calls that follow wait for them) and the budget says so, once.
     #[inline]
     pub(crate) fn pace_first_attempt(&mut self) -> bool {
-        if self.plain || self.tally.attempts > 0 || !self.policy.borrow().budgets.paces() {
+        if self.plain || !self.policy.borrow().budgets.paces() {
             return false;
         }
         self.pace_first_attempt_slowly()
