@@ -5,6 +5,8 @@
 //!   simulator's prediction.
 //! - [`http`]: an HTTP client that honours `Retry-After`, against a scripted
 //!   local server.
+//! - [`tail`]: hedged requests against a real server with a heavy latency
+//!   tail, beside the simulator's prediction.
 //! - [`policies`]: how the demos find, load and report on their retry policies.
 //! - [`output`]: their reports on a stdout that a reader may close early.
 #![warn(missing_docs)]
@@ -14,5 +16,6 @@ pub mod http;
 pub mod outbox;
 pub mod output;
 pub mod policies;
+pub mod tail;
 
 pub use policies::{install_policies, policy_file};

@@ -11,6 +11,7 @@
 //! [`HORIZON`]: a bound that loose is no bound in practice.
 
 mod group;
+mod hedge;
 
 use crate::diagnostic::{Diagnostic, Diagnostics};
 use crate::layers::Layer;
@@ -114,6 +115,7 @@ fn findings(p: &ResolvedPolicy) -> Vec<Finding> {
         f.notes = vec!["remove factor, or use backoff = \"exponential\"".into()];
         out.push(f);
     }
+    out.extend(hedge::findings(p));
     out
 }
 

@@ -441,7 +441,8 @@ fn not_found(search: &Found) -> Diagnostics {
 }
 
 /// Call sites the configuration cannot serve, as errors: a policy it lacks,
-/// or an `attempt_timeout` the site's error type cannot carry.
+/// an `attempt_timeout` the site's error type cannot carry, or a hedging
+/// policy on a blocking fn.
 fn call_site_problems(registry: &Registry, config: &Config) -> Diagnostics {
     let missing = loader::missing_policies(registry).into_iter().map(|site| {
         Diagnostic::error(
@@ -478,7 +479,23 @@ fn call_site_problems(registry: &Registry, config: &Config) -> Diagnostics {
             ))
         })
     });
-    missing.chain(untimed).collect()
+    let unhedgeable = loader::call_sites().filter_map(|site| {
+        let hedging = registry.policy(site.policy)?.hedge_settings()?;
+        site.blocking.then(|| {
+            Diagnostic::error(
+                format!("policies.{}.hedge_after", site.policy),
+                format!(
+                    "policy `{}` sets hedge_after = \"{}\", but `{}` at {}:{} is a blocking fn: it runs one attempt at a time, so it cannot hedge",
+                    site.policy, hedging.after, site.function, site.file, site.line
+                ),
+            )
+            .note(format!(
+                "make the function async, give it a policy without hedge_after, or set hedge_after = \"none\" for policy `{}`",
+                site.policy
+            ))
+        })
+    });
+    missing.chain(untimed).chain(unhedgeable).collect()
 }
 
 /// Whether every call site's policy must be defined for an install to go ahead.

@@ -21,6 +21,7 @@ pub(crate) mod engine;
 mod http;
 
 use retrykit_schema::duration::show_duration;
+use retrykit_schema::hedge::{HEDGE_AFTER_FORMS, HedgeAfterText, Percentile};
 pub(crate) use retrykit_schema::keys::{BUDGET_KEYS, Key, Kind, POLICY_KEYS};
 use retrykit_schema::keys::{BUDGET_MODES, JITTER_MODES, NONE, PROPORTIONAL, SCOPES, SHAPES};
 
@@ -49,6 +50,8 @@ pub(crate) enum Value {
     Scope(&'static str),
     /// A budget's store URL, or `"none"`.
     MaybeStore(Option<String>),
+    /// `hedge_after`: a percentile or a duration, or `"none"`.
+    HedgeAfter(Option<HedgeAfterText>),
 }
 
 impl fmt::Display for Value {
@@ -85,6 +88,8 @@ impl fmt::Display for Value {
                 write!(f, "[{}]", quoted.join(", "))
             }
             Value::Bytes(n) => write!(f, "{n}"),
+            Value::HedgeAfter(Some(after)) => write!(f, "{after}"),
+            Value::HedgeAfter(None) => f.write_str(NONE),
         }
     }
 }
@@ -275,6 +280,27 @@ fn parse_value(
                     )
                     .suggest(did_you_mean(s, SCOPES.iter().copied()))
                     .note(format!("expected one of: {}", SCOPES.join(", ")))),
+            }
+        }
+        Kind::HedgeAfter => {
+            match value.get_ref().as_str() {
+                Some(NONE) => Ok(Value::HedgeAfter(None)),
+                Some(text) if text.trim_start().starts_with('p') => {
+                    match Percentile::parse(text.trim()) {
+                    Some(p) => Ok(Value::HedgeAfter(Some(HedgeAfterText::Percentile(p)))),
+                    None => Err(cx
+                        .error(
+                            range,
+                            format!("`{name}` must be a percentile from p50 to p99.9, found `{text}`"),
+                            "not a percentile",
+                        )
+                        .note(format!("expected {HEDGE_AFTER_FORMS}"))
+                        .note(format!("write it as: {}", cx.fix(key, key.example())))),
+                }
+                }
+                _ => duration::read(key, value, cx)
+                    .map(|d| Value::HedgeAfter(Some(HedgeAfterText::Fixed(d))))
+                    .map_err(|d| d.note(format!("`{name}` may be {HEDGE_AFTER_FORMS}"))),
             }
         }
         Kind::StoreOrNone => {

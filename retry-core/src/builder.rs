@@ -3,6 +3,7 @@
 
 use crate::backoff::Backoff;
 use crate::budget::{Budgets, RetryBudget};
+use crate::hedge::{HedgeSettings, Hedging};
 use crate::jitter::Jitter;
 use crate::policy::Policy;
 use crate::problem::{PolicyError, Problems};
@@ -77,6 +78,7 @@ impl PolicyBuilder {
                 requests: RequestRules::DEFAULT,
                 waits: Waits::UNSET,
                 plain: false,
+                hedge: None,
             },
         }
     }
@@ -254,6 +256,24 @@ impl PolicyBuilder {
         self
     }
 
+    /// Sets or clears hedging (`hedge_after`, `hedge_floor`, `hedge_share`):
+    /// see [`crate::hedge`] for the rules. A hedging policy needs a finite
+    /// `max_attempts` of at least 2, which counts the hedges. Setting it
+    /// starts a fresh latency estimate and cap.
+    ///
+    /// ```
+    /// use retrykit_core::{Policy, hedge::{HedgeAfter, HedgeSettings, Percentile}};
+    /// let p95 = HedgeSettings::new(HedgeAfter::Percentile(Percentile::parse("p95").unwrap()));
+    /// let p = Policy::builder().hedge(Some(p95)).build().unwrap();
+    /// assert_eq!(p.hedge_settings(), Some(p95));
+    /// let err = Policy::builder().hedge(Some(p95)).max_attempts(1).build().unwrap_err();
+    /// assert_eq!(err.problems()[0].field, "max_attempts");
+    /// ```
+    pub fn hedge(mut self, settings: Option<HedgeSettings>) -> Self {
+        self.draft.hedge = settings.map(Hedging::new);
+        self
+    }
+
     /// Checks every rule and returns the policy, or every problem found.
     ///
     /// ```
@@ -343,6 +363,9 @@ impl PolicyBuilder {
             "list each budget once (twice, it would count each retry twice)".to_string(),
         );
         p.requests.check(&mut problems);
+        if let Some(hedging) = &p.hedge {
+            hedging.settings().check(p.max_attempts, &mut problems);
+        }
         let problems = problems.into_vec();
         if !problems.is_empty() {
             return Err(PolicyError::policy(p.name.as_deref(), problems));

@@ -267,10 +267,13 @@ impl Decider {
     }
 
     /// The call starts at `now`: the deadline's clock starts, and the call
-    /// counts in the window budgets.
+    /// counts in the window budgets and in a hedging policy's cap on hedges.
     fn start(&mut self, policy: &Policy, now: Instant) {
         self.started = Some(now);
         policy.budgets.deposit(now);
+        if let Some(hedging) = policy.hedging() {
+            hedging.count_call(now);
+        }
     }
 
     /// Decides what follows a failed attempt observed at `now` (the kernel).

@@ -6,7 +6,8 @@
 //! shared [`RetryBudget`]s (windows, and [`AdaptiveLimiter`]s pacing
 //! attempts), the process-wide [`registry`] of named policies,
 //! the stateful [`Oracle`] for callers that schedule retries themselves, and
-//! the decision [`kernel`] stepped by hand, for simulators.
+//! the decision [`kernel`] stepped by hand, for simulators, and [`hedge`]d
+//! requests' settings, latency estimate and decision.
 //! The [`clock`] module holds the clock and sleepers, for callers that inject
 //! their own.
 //!
@@ -68,6 +69,7 @@ pub mod clock;
 mod decide;
 #[cfg(feature = "redis")]
 pub mod fleet;
+pub mod hedge;
 pub mod hooks;
 #[cfg(feature = "http")]
 pub mod http;

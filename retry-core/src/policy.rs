@@ -5,6 +5,7 @@
 use crate::backoff::{Backoff, clamp_to_nanos, nanos, round_nanos};
 use crate::budget::{Budgets, RetryBudget};
 use crate::builder::PolicyBuilder;
+use crate::hedge::{HedgeSettings, Hedging};
 use crate::jitter::Jitter;
 use crate::request_rules::RequestRules;
 use crate::rng::Sample;
@@ -48,6 +49,9 @@ pub struct Policy {
     pub(crate) waits: Waits,
     /// `starts_plainly`, computed by `build`: the success path's one test.
     pub(crate) plain: bool,
+    /// The hedging settings, cap and latency estimate, when the policy
+    /// hedges; shared by the policy's clones (see `hedge`).
+    pub(crate) hedge: Option<Arc<Hedging>>,
 }
 
 impl Default for Policy {
@@ -224,6 +228,25 @@ impl Policy {
         self.budgets.as_slice()
     }
 
+    /// The hedging settings, when the policy sends hedges (`hedge_after`).
+    ///
+    /// ```
+    /// assert!(retrykit_core::Policy::default().hedge_settings().is_none());
+    /// ```
+    pub fn hedge_settings(&self) -> Option<HedgeSettings> {
+        self.hedge.as_deref().map(|h| *h.settings())
+    }
+
+    /// The hedging state (settings, cap on hedges, latency estimate), when
+    /// the policy sends hedges; see [`crate::hedge`].
+    ///
+    /// ```
+    /// assert!(retrykit_core::Policy::default().hedging().is_none());
+    /// ```
+    pub fn hedging(&self) -> Option<&Hedging> {
+        self.hedge.as_deref()
+    }
+
     /// The upper end of the wait before retry `n` (0-based): `min(cap, base·factor^n)`
     /// for exponential, likewise for the other shapes. Never below `min_delay`.
     ///
@@ -305,8 +328,10 @@ impl Policy {
     /// settings (the builder's last step).
     pub(crate) fn computed(mut self) -> Self {
         self.waits = Waits::new(self.backoff, self.base, self.cap, self.min_delay);
-        self.plain =
-            self.deadline.is_none() && self.attempt_timeout.is_none() && self.budgets.is_empty();
+        self.plain = self.deadline.is_none()
+            && self.attempt_timeout.is_none()
+            && self.budgets.is_empty()
+            && self.hedge.is_none();
         self
     }
 

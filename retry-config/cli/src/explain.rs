@@ -20,6 +20,7 @@ pub fn run(args: Args, cx: &Context) -> Result<ExitCode, CliError> {
         .profile()
         .map(|p| format!(" (profile `{p}`)"))
         .unwrap_or_default();
+    let mut hedging = None;
     let fields = match config.explain(&args.name) {
         Some(fields) => {
             outln!("policy `{}`{profile}", args.name);
@@ -27,6 +28,9 @@ pub fn run(args: Args, cx: &Context) -> Result<ExitCode, CliError> {
             if !chain.is_empty() {
                 outln!("extends: {}", chain.join(" → "));
             }
+            hedging = config
+                .policy(&args.name)
+                .and_then(|p| super::show::hedging(p));
             fields
         }
         None => match config.explain_budget(&args.name) {
@@ -38,6 +42,9 @@ pub fn run(args: Args, cx: &Context) -> Result<ExitCode, CliError> {
         },
     };
     out!("{}", table(&fields));
+    if let Some(line) = hedging {
+        outln!("{line}");
+    }
     Ok(ExitCode::SUCCESS)
 }
 

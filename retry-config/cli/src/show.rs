@@ -4,6 +4,7 @@
 
 use super::{CliError, Context, ms, short};
 use retrykit_config::show_duration;
+use retrykit_core::hedge::{HedgeAfter, HedgeSettings};
 use retrykit_core::kernel::{Decider, Failure, Step};
 use retrykit_core::{Class, Ending, Policy};
 use std::process::ExitCode;
@@ -194,7 +195,30 @@ fn table(
             "under load its budgets may end the call sooner or make it wait longer (not shown)\n",
         );
     }
+    if let Some(line) = hedging(policy) {
+        out.push_str(&line);
+        out.push('\n');
+    }
     out
+}
+
+/// What a hedging policy does besides the schedule above, in one line
+/// (`None` for a policy that sends no hedges); `explain` prints it too.
+pub(crate) fn hedging(policy: &Policy) -> Option<String> {
+    let s = policy.hedge_settings()?;
+    let floor = match s.after {
+        HedgeAfter::Fixed(_) => String::new(),
+        HedgeAfter::Percentile(_) => format!(
+            " of the latency observed (hedge_floor {} until {} calls are seen)",
+            show_duration(s.floor),
+            HedgeSettings::MIN_SAMPLES
+        ),
+    };
+    Some(format!(
+        "hedging: hedge_after {}{floor}; at most {} of calls send hedges (hedge_share); max_attempts counts them",
+        s.after,
+        retrykit_config::show_number(s.share),
+    ))
 }
 
 fn json(
@@ -232,5 +256,11 @@ fn json(
         "deadline_ms": policy.deadline().map(ms),
         "attempts": attempts,
         "ends": { "reason": reason, "after_attempt": after },
+        "hedge": policy.hedge_settings().map(|s| serde_json::json!({
+            "after": s.after.to_string(),
+            "floor_ms": ms(s.floor),
+            "min_samples": HedgeSettings::MIN_SAMPLES,
+            "share": s.share,
+        })),
     })
 }

@@ -15,6 +15,7 @@ mod chart;
 mod json;
 mod svg;
 mod table;
+mod tail;
 
 use super::{CliError, Context};
 use retrykit_config::show_duration;
@@ -81,6 +82,24 @@ pub struct Args {
         requires = "timer_resolution"
     )]
     timer_skipped: f64,
+    /// Calls in all (tail only) [default: 20000]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=retrykit_sim::Tail::MAX_CALLS))]
+    calls: Option<u64>,
+    /// Clients calling at once, one call each at a time (tail only) [default: 20]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=retrykit_sim::Tail::MAX_CONCURRENCY as i64))]
+    concurrency: Option<u32>,
+    /// The share of requests that are slow, 0 to 1 (tail only) [default: 0.01]
+    #[arg(long, value_name = "SHARE")]
+    slow_share: Option<f64>,
+    /// A slow request's latency (tail only) [default: 1s]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    slow: Option<Duration>,
+    /// A fast request's mean latency, spread ±50% (tail only) [default: 5ms]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    fast: Option<Duration>,
+    /// How much each request in progress slows a new one, 0 to 10 (tail only) [default: 0]
+    #[arg(long, value_name = "FACTOR")]
+    load_slowdown: Option<f64>,
     /// Seed for every client's jitter (and the network, for contention)
     #[arg(long, value_name = "S", default_value_t = 0)]
     seed: u64,
@@ -110,6 +129,7 @@ const MAX_CALLS: u64 = 1_000_000_000;
 enum ScenarioKind {
     Herd,
     Contention,
+    Tail,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -161,9 +181,10 @@ struct Output {
 
 /// Loads the policies, runs the scenario and renders the results.
 fn render(args: &Args, cx: &Context) -> Result<Output, CliError> {
-    if args.scenario == ScenarioKind::Contention {
+    if args.scenario != ScenarioKind::Herd {
         herd_only(args)?;
     }
+    tail_only(args)?;
     let names: Vec<String> = args
         .policy
         .iter()
@@ -176,6 +197,12 @@ fn render(args: &Args, cx: &Context) -> Result<Output, CliError> {
             return Err(CliError::usage(
                 "name a POLICY to simulate, e.g. `retry-policy simulate outbox --compare fast` \
                  or `retry-policy simulate outbox --each-jitter`",
+            ));
+        }
+        if args.scenario == ScenarioKind::Tail {
+            return Err(CliError::usage(
+                "name a POLICY to simulate, e.g. `retry-policy simulate lookup --scenario tail` \
+                 with hedge_after = \"p95\" in [policies.lookup]",
             ));
         }
         Contention::study_policies()
@@ -206,6 +233,7 @@ fn render(args: &Args, cx: &Context) -> Result<Output, CliError> {
             };
             (text, args.svg.is_some().then(|| svg::herd(&run)))
         }
+        ScenarioKind::Tail => (tail::render(args, &named)?, None),
         ScenarioKind::Contention => {
             let run = run_contention(args, named)?;
             let text = match args.format {
@@ -288,8 +316,66 @@ fn herd_only(args: &Args) -> Result<(), CliError> {
                 "{flag} applies to the herd scenario only, not to --scenario contention; \
                  drop {flag}, or use --scenario herd"
             )
+            .replace("--scenario contention", scenario_name(args.scenario))
         })
         .collect();
+    if lines.is_empty() {
+        Ok(())
+    } else {
+        Err(CliError::usage(lines.join("\nerror: ")))
+    }
+}
+
+/// `--scenario NAME` as written.
+fn scenario_name(kind: ScenarioKind) -> &'static str {
+    match kind {
+        ScenarioKind::Herd => "--scenario herd",
+        ScenarioKind::Contention => "--scenario contention",
+        ScenarioKind::Tail => "--scenario tail",
+    }
+}
+
+/// The tail scenario's flags given to another scenario, and the other
+/// scenarios' flags (and the plot) given to the tail scenario: an error
+/// naming each.
+fn tail_only(args: &Args) -> Result<(), CliError> {
+    let tail = [
+        ("--calls", args.calls.is_some()),
+        ("--concurrency", args.concurrency.is_some()),
+        ("--slow-share", args.slow_share.is_some()),
+        ("--slow", args.slow.is_some()),
+        ("--fast", args.fast.is_some()),
+        ("--load-slowdown", args.load_slowdown.is_some()),
+    ];
+    let lines: Vec<String> = if args.scenario == ScenarioKind::Tail {
+        [
+            ("--clients", args.clients.is_some(), "use --concurrency"),
+            (
+                "--horizon",
+                args.horizon.is_some(),
+                "drop it: every call ends",
+            ),
+            (
+                "--svg",
+                args.svg.is_some(),
+                "drop it: the tail scenario has no plot",
+            ),
+        ]
+        .iter()
+        .filter(|(_, set, _)| *set)
+        .map(|(flag, _, fix)| format!("{flag} does not apply to --scenario tail; {fix}"))
+        .collect()
+    } else {
+        tail.iter()
+            .filter(|(_, set)| *set)
+            .map(|(flag, _)| {
+                format!(
+                    "{flag} applies to the tail scenario only, not to {}; drop {flag}, or use --scenario tail",
+                    scenario_name(args.scenario)
+                )
+            })
+            .collect()
+    };
     if lines.is_empty() {
         Ok(())
     } else {

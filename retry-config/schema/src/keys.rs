@@ -81,6 +81,8 @@ pub enum Kind {
     Scope,
     /// A store's URL (`redis://...`), or [`NONE`].
     StoreOrNone,
+    /// A percentile (`"p95"`), a duration, or [`NONE`] ([`crate::hedge`]).
+    HedgeAfter,
 }
 
 /// Where a budget may be kept, as written in files: `local` (each process
@@ -353,6 +355,14 @@ keys! {
         RetryMethods = "retry_methods", Methods, "[\"POST\"]", BuiltIn::Empty;
         /// The most request-body bytes kept to send a request again.
         MaxReplayBody = "max_replay_body", Bytes, "65536", BuiltIn::Count(65536);
+        /// When to send a hedge (another copy of a slow attempt): a
+        /// percentile of the policy's observed latency or a duration;
+        /// `none` sends none.
+        HedgeAfter = "hedge_after", HedgeAfter, "\"p95\"", BuiltIn::None;
+        /// The hedge delay used while fewer than 100 calls have been seen.
+        HedgeFloor = "hedge_floor", Duration, "\"100ms\"", BuiltIn::Duration(Duration::from_millis(100));
+        /// The most hedges sent, as a share of calls (over a 10 s window).
+        HedgeShare = "hedge_share", Number, "0.1", BuiltIn::Number(0.1);
     }
     budget {
         /// How the budget limits retries: `window` or `adaptive`.

@@ -8,6 +8,7 @@
 //! - [`keys`]: every key, the kind of value it takes, an example, its default;
 //! - [`classes`]: the built-in error classes and the rule for `retry_on` names;
 //! - [`duration`]: the duration grammar, for the file and for command-line flags;
+//! - [`hedge`]: `hedge_after`'s grammar (a percentile or a duration);
 //! - [`layering`]: the file's sections and the order its layers apply in;
 //! - [`discover`]: where the file is;
 //! - [`suggest`]: "did you mean", for every misspelled name.
@@ -47,6 +48,7 @@
 pub mod classes;
 pub mod discover;
 pub mod duration;
+pub mod hedge;
 pub mod keys;
 pub mod layering;
 pub mod suggest;

@@ -30,6 +30,11 @@ impl SimulateError {
         }
     }
 
+    /// The error of `scenario` for `problems`.
+    pub(crate) fn new(scenario: &'static str, problems: Vec<Problem>) -> Self {
+        SimulateError { scenario, problems }
+    }
+
     /// The problems, in the order the fields were checked.
     ///
     /// ```

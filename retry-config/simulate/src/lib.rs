@@ -1,7 +1,7 @@
 //! Fleet simulation: what a whole fleet of clients following one policy does
 //! to the service they share, before production finds out.
 //!
-//! Two scenarios, both driven by the engine's own decision kernel (retrykit-core's
+//! Three scenarios, each driven by the engine's own decision kernel (retrykit-core's
 //! `Decider`, the code behind every [`Retry`](retrykit_core::Retry) loop, not a
 //! copy), so a simulated client waits exactly as a real loop under the same
 //! policy would:
@@ -12,6 +12,9 @@
 //!   not away from each other, and the whole fleet arrives in the same tick.
 //! - [`Contention`]: optimistic-concurrency writes to one row, the model of
 //!   the well-known "Exponential Backoff and Jitter" study.
+//! - [`Tail`]: a server with a heavy latency tail, and clients hedging as
+//!   the policy says (retrykit-core's `next_hedge` and latency estimate),
+//!   against the same policy unhedged.
 //!
 //! Results are plain data; rendering them (tables, plots, JSON) is the
 //! `retry-policy simulate` command's job. This crate is apart from the engine
@@ -41,6 +44,7 @@ mod histogram;
 mod occupied;
 mod queue;
 mod seed;
+mod tail;
 mod timer;
 
 pub use contention::{Contention, ContentionReport};
@@ -48,4 +52,5 @@ pub use error::SimulateError;
 pub use herd::{Herd, HerdReport, StoppedBy};
 pub use histogram::{ArrivalHistogram, Bin};
 pub use seed::client_seed;
+pub use tail::{Tail, TailOutcome, TailReport, TailServer};
 pub use timer::TimerModel;

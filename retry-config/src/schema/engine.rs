@@ -10,9 +10,11 @@
 use super::{BUDGET_KEYS, Key, POLICY_KEYS, Value};
 use crate::diagnostic::{Diagnostic, Diagnostics, Span};
 use crate::layers::{Fields, Layer};
+use retrykit_core::hedge::{HedgeAfter, HedgeSettings};
 use retrykit_core::{
     Backoff, Jitter, Policy, PolicyBuilder, PolicyError, RetryBudget, RetryBudgetBuilder,
 };
+use retrykit_schema::hedge::HedgeAfterText;
 use retrykit_schema::keys::{JITTER_MODES, NONE};
 use std::sync::Arc;
 use std::time::Duration;
@@ -128,6 +130,29 @@ fn binding(key: Key) -> Binding {
             },
             get: |p| Value::Bytes(p.max_replay_body()).to_string(),
         },
+        // The three hedging keys make one `HedgeSettings`: they go in
+        // together, by `hedge` below.
+        Key::HedgeAfter => Policy {
+            set: |b, _| b,
+            get: |p| match p.hedge_settings() {
+                Some(s) => s.after.to_string(),
+                None => NONE.to_owned(),
+            },
+        },
+        Key::HedgeFloor => Policy {
+            set: |b, _| b,
+            get: |p| match p.hedge_settings() {
+                Some(s) => Value::Duration(s.floor).to_string(),
+                None => "- (unused without hedge_after)".to_owned(),
+            },
+        },
+        Key::HedgeShare => Policy {
+            set: |b, _| b,
+            get: |p| match p.hedge_settings() {
+                Some(s) => crate::show_number(s.share),
+                None => "- (unused without hedge_after)".to_owned(),
+            },
+        },
         // The mode decides which budget is built: by `build_budget` below.
         Key::Mode => Budget {
             set: |b, _| b,
@@ -205,7 +230,26 @@ pub(crate) fn build_policy(
             b = apply(b, &set.value);
         }
     }
-    b.build()
+    b.hedge(hedge(fields)).build()
+}
+
+/// The hedging settings, when `hedge_after` is set to something but
+/// `"none"`: `hedge_floor` and `hedge_share` from `fields` or the built-in
+/// defaults (which are retrykit-core's, tested).
+fn hedge(fields: &Fields) -> Option<HedgeSettings> {
+    let after = match fields.get(Key::HedgeAfter).map(|s| &s.value) {
+        Some(Value::HedgeAfter(Some(HedgeAfterText::Fixed(d)))) => HedgeAfter::Fixed(*d),
+        Some(Value::HedgeAfter(Some(HedgeAfterText::Percentile(p)))) => HedgeAfter::Percentile(*p),
+        _ => return None,
+    };
+    let mut settings = HedgeSettings::new(after);
+    if let Some(Value::Duration(d)) = fields.get(Key::HedgeFloor).map(|s| &s.value) {
+        settings.floor = *d;
+    }
+    if let Some(Value::Number(n)) = fields.get(Key::HedgeShare).map(|s| &s.value) {
+        settings.share = *n;
+    }
+    Some(settings)
 }
 
 /// The budget called `name` that `fields` describe, checked by retrykit-core;
@@ -389,6 +433,7 @@ fn related(key: Key) -> Option<Key> {
         Key::Cap => Some(Key::Base),
         Key::MinDelay => Some(Key::Cap),
         Key::MaxAttempts => Some(Key::Deadline),
+        Key::HedgeFloor | Key::HedgeShare => Some(Key::HedgeAfter),
         _ => None,
     }
 }

@@ -36,6 +36,10 @@ pub struct CallSite {
     /// (`Classify::from_timeout` gives a value); `None` when the build could
     /// not tell (a generic error type).
     pub carries_timeout: Option<fn() -> bool>,
+    /// Whether the annotated function is blocking (not `async`): it runs
+    /// one attempt at a time, so a policy that hedges cannot serve it.
+    /// `false` for a site that does not say.
+    pub blocking: bool,
 }
 
 impl CallSite {
@@ -59,6 +63,7 @@ impl CallSite {
             config: None,
             loader: None,
             carries_timeout: None,
+            blocking: false,
         }
     }
 

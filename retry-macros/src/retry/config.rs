@@ -273,6 +273,17 @@ impl ConfigFile {
             .find(|(_, set)| *set)
             .map(|(table, _)| table)
     }
+
+    /// Where the policy gets a `hedge_after` under any profile (the table
+    /// that sets it), for the check that a blocking fn does not hedge.
+    pub fn hedge_after_set_at(&self, name: &str) -> Option<String> {
+        let policies = self.policies.as_ref().ok()?;
+        policies
+            .effective(name, |s| s.hedge_after)
+            .into_iter()
+            .find(|(_, set)| *set)
+            .map(|(table, _)| table)
+    }
 }
 
 /// Whether this compiler process has not yet reported `path` (as broken,
@@ -365,6 +376,23 @@ mod retry_on_tests {
             config.retry_on_without_transient("d"),
             Some(vec!["timeout".to_owned()]),
             "a profile"
+        );
+    }
+
+    #[test]
+    fn finds_hedge_after_in_policies_and_profiles_but_not_none() {
+        let config = file(
+            "[policies.a]\nhedge_after = \"p95\"\n[policies.b]\nhedge_after = \"none\"\n\
+             [policies.c]\n[profiles.prod.policies.c]\nhedge_after = \"20ms\"\n",
+        );
+        assert_eq!(
+            config.hedge_after_set_at("a").as_deref(),
+            Some("[policies.a]")
+        );
+        assert_eq!(config.hedge_after_set_at("b"), None, "switched off");
+        assert_eq!(
+            config.hedge_after_set_at("c").as_deref(),
+            Some("[profiles.prod.policies.c]")
         );
     }
 

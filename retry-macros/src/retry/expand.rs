@@ -91,12 +91,14 @@ pub fn expand(
             })
         }
     };
+    let blocking = func.sig.asyncness.is_none();
     let call_site = Ident::new("__RETRY_CALL_SITE", Span::mixed_site());
     let register = quote_spanned! {policy.span()=>
         const #call_site: #krate::__private::site::CallSite = #krate::__private::site::CallSite {
             config: #checked_file,
             loader: #loader,
             carries_timeout: #carries,
+            blocking: #blocking,
             ..#krate::__private::site::CallSite::new(
                 #policy,
                 ::core::file!(),

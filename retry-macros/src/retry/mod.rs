@@ -44,6 +44,22 @@ pub fn retry(attr: TokenStream, item: TokenStream) -> TokenStream {
     let config = config.unwrap_or(config::Search::Nothing);
     let name = args.policy.value();
     let file = config.file();
+    if func.sig.asyncness.is_none()
+        && let Some(at) = file.and_then(|c| c.hedge_after_set_at(&name))
+    {
+        let path = file
+            .map(|c| c.path.display().to_string())
+            .unwrap_or_default();
+        let error = syn::Error::new(
+            func.sig.fn_token.span,
+            format!(
+                "policy `{name}` sets `hedge_after` ({at} in {path}), but `{}` is a blocking fn: it runs one attempt at a time, so it cannot hedge\n\
+                 fix: make the function async, use a policy without hedge_after, or set `hedge_after = \"none\"` for policy `{name}`",
+                func.sig.ident
+            ),
+        );
+        return with_errors(unchanged, error);
+    }
     let checks = expand::FileChecks {
         narrow_retry_on: file.and_then(|c| c.retry_on_without_transient(&name)),
         attempt_timeout_at: file.and_then(|c| c.attempt_timeout_set_at(&name)),

@@ -26,6 +26,8 @@ pub(super) struct Settings {
     pub(super) retry_on: Option<Vec<String>>,
     /// Whether `attempt_timeout` is set to a timeout (`false`: to `"none"`).
     pub(super) attempt_timeout: Option<bool>,
+    /// Whether `hedge_after` is set to a delay (`false`: to `"none"`).
+    pub(super) hedge_after: Option<bool>,
 }
 
 impl Policies {
@@ -87,6 +89,10 @@ pub(super) fn read(path: &Path) -> Result<Policies, String> {
         Settings {
             retry_on: strings(get(table, Key::RetryOn.name())),
             attempt_timeout: get(table, Key::AttemptTimeout.name()).map(|value| match value {
+                DeValue::String(s) => s.as_ref() != NONE,
+                _ => true,
+            }),
+            hedge_after: get(table, Key::HedgeAfter.name()).map(|value| match value {
                 DeValue::String(s) => s.as_ref() != NONE,
                 _ => true,
             }),

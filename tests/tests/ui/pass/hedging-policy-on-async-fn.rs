@@ -1,0 +1,15 @@
+//! A hedging policy (`hedge_after`) on an async fn compiles, and the call
+//! site says it is not blocking.
+use retrykit_core::retry;
+
+#[retry(policy = "hedged")]
+async fn lookup(key: u32) -> Result<u32, std::io::Error> {
+    Ok(key)
+}
+
+fn main() {
+    let site = retrykit_core::registry::call_sites().find(|s| s.policy == "hedged").unwrap();
+    assert!(!site.blocking);
+    let rt = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+    assert_eq!(rt.block_on(lookup(7)).unwrap(), 7);
+}
