@@ -63,6 +63,10 @@ pub struct Failure {
 pub(crate) struct Tally {
     /// Attempts begun, the failed one included.
     pub(crate) attempts: u32,
+    /// Of those, hedges: attempts begun while another was in flight.
+    pub(crate) hedges: u32,
+    /// The attempt whose result a hedged call returned (0: the last one).
+    pub(crate) winner: u32,
     /// The last computed wait (before any hint), which decorrelated jitter grows from.
     last_delay_ns: u64,
     /// The waits chosen so far.
@@ -73,6 +77,8 @@ impl Tally {
     pub(crate) const fn new(attempts: u32, last_delay: Duration, waited: Duration) -> Self {
         Tally {
             attempts,
+            hedges: 0,
+            winner: 0,
             last_delay_ns: nanos(last_delay),
             waited_ns: nanos(waited),
         }
@@ -322,6 +328,8 @@ impl Decider {
         Report {
             ending,
             attempts: self.tally.attempts,
+            hedges: 0,
+            winner: self.tally.attempts,
             waited: self.tally.waited(),
             elapsed: self.elapsed(now),
             // Known to the policy's budget, not to the decision state: the

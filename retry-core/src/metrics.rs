@@ -64,6 +64,11 @@ pub const BUDGET_FAIL_OPEN: &str = "retry.budget.fail_open";
 /// 1 while a fleet budget falls back to its local budget, else 0, by `retry.budget`.
 pub const BUDGET_FAILING_OPEN: &str = "retry.budget.failing_open";
 
+/// Hedges, by `retry.policy` and `retry.hedge`: `started`, `won` (a hedge's
+/// result ended the call) and `cancelled` (dropped unfinished when another
+/// attempt ended the call; the first attempt included).
+pub const HEDGES: &str = "retry.hedges";
+
 /// Describes each metric (unit and meaning) to the installed recorder.
 ///
 /// ```
@@ -109,6 +114,11 @@ pub fn describe() {
         "1 while a fleet budget falls back to its local budget, else 0"
     );
     describe_counter!(
+        HEDGES,
+        Unit::Count,
+        "hedged attempts: started, won, and attempts cancelled when another ended the call"
+    );
+    describe_counter!(
         HINTS,
         Unit::Count,
         "waits taken from a server hint: honoured, or clamped to max_retry_after"
@@ -151,6 +161,22 @@ pub(crate) fn ended(policy: &Policy, ending: Ending, attempts: u32) {
     histogram!(ATTEMPTS, "retry.policy" => policy_name.clone()).record(f64::from(attempts));
     if ending == Ending::BudgetEmpty {
         counter!(BUDGET_REFUSALS, "retry.policy" => policy_name).increment(1);
+    }
+}
+
+/// A hedged call's race ended: `started` hedges begun in it, `won` whether a
+/// hedge's result ended the call, `cancelled` attempts dropped unfinished.
+pub(crate) fn hedged(policy: &Policy, started: u32, won: bool, cancelled: u32) {
+    let policy_name = name(policy);
+    for (kind, count) in [
+        ("started", started),
+        ("won", u32::from(won)),
+        ("cancelled", cancelled),
+    ] {
+        if count > 0 {
+            counter!(HEDGES, "retry.policy" => policy_name.clone(), "retry.hedge" => kind)
+                .increment(u64::from(count));
+        }
     }
 }
 

@@ -68,15 +68,21 @@ impl fmt::Display for Ending {
 ///
 /// ```
 /// use retrykit_core::{Ending, Report};
-/// let r = Report { ending: Ending::Success, attempts: 1, waited: Default::default(), elapsed: Default::default(), budget_failing_open: false };
+/// let r = Report { ending: Ending::Success, attempts: 1, hedges: 0, winner: 1, waited: Default::default(), elapsed: Default::default(), budget_failing_open: false };
 /// assert!(r.succeeded());
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Report {
     /// How the call ended.
     pub ending: Ending,
-    /// Calls made, the first included.
+    /// Calls made, the first included (hedges included).
     pub attempts: u32,
+    /// Hedges sent: attempts begun while another was still in flight
+    /// (a policy with `hedge_after`). Counted in `attempts`.
+    pub hedges: u32,
+    /// The attempt (1-based) whose result the call returned: the last one,
+    /// unless a hedge race was won by an earlier one.
+    pub winner: u32,
     /// Total time spent waiting between attempts.
     pub waited: Duration,
     /// Time from the start of the first attempt to the end, on the loop's
@@ -95,7 +101,7 @@ impl Report {
     ///
     /// ```
     /// # use retrykit_core::{Ending, Report};
-    /// let r = Report { ending: Ending::Permanent, attempts: 1, waited: Default::default(), elapsed: Default::default(), budget_failing_open: false };
+    /// let r = Report { ending: Ending::Permanent, attempts: 1, hedges: 0, winner: 1, waited: Default::default(), elapsed: Default::default(), budget_failing_open: false };
     /// assert!(!r.succeeded());
     /// ```
     pub const fn succeeded(&self) -> bool {

@@ -223,7 +223,14 @@ impl<'p, C, S, H> Retry<'p, C, S, H> {
     {
         let mut run = self.start(false);
         let mut op = op;
-        async move { drive!(run, &mut op) }
+        async move {
+            // A hedged call's loop is boxed: a call that does not hedge
+            // carries no room for its races.
+            if run.hedges() {
+                return Box::pin(async move { drive!(run, hedged op) }).await;
+            }
+            drive!(run, &mut op)
+        }
     }
 
     /// Like [`call`](Self::call), also returning how the call ended.
@@ -254,6 +261,13 @@ impl<'p, C, S, H> Retry<'p, C, S, H> {
         let mut run = self.start(true);
         let mut op = op;
         async move {
+            if run.hedges() {
+                let hedged = async move {
+                    let result = drive!(run, hedged op);
+                    (result, run.report())
+                };
+                return Box::pin(hedged).await;
+            }
             let result = drive!(run, &mut op);
             (result, run.report())
         }

@@ -29,7 +29,9 @@ use std::task::{Context, Poll};
 
 /// Runs rounds of `$run` (a `Run`), each attempt made by calling `$make`
 /// (an `FnOnce`, usually a closure written in place), until the call ends;
-/// evaluates to the call's result. Used inside an `async` context.
+/// evaluates to the call's result. `drive!(run, hedged make)` takes an
+/// `FnMut` instead, and each round is a race of hedged attempts
+/// ([`Run::race`]), for a policy with `hedge_after` (see [`Run::hedges`]). Used inside an `async` context.
 /// Statements given before it (`drive!(run, each { let a = x.clone(); } || ...)`)
 /// run at the start of each round, in the loop's scope, so an attempt may
 /// borrow or take what they make.
@@ -47,17 +49,23 @@ use std::task::{Context, Poll};
 #[doc(hidden)]
 #[macro_export]
 macro_rules! drive {
-    ($run:expr, each { $($each:tt)* } $make:expr) => {{
+    (@rounds $run:expr, each { $($each:tt)* } $attempt:expr) => {{
         $run.pace().await;
         loop {
             $($each)*
-            let result = $run.attempt($make).await;
+            let result = $attempt.await;
             if let ::core::ops::ControlFlow::Break(result) = $run.settle(result) {
                 break result;
             }
             $run.wait().await;
         }
     }};
+    ($run:expr, hedged $make:expr) => {
+        $crate::drive!(@rounds $run, each {} $run.race(&mut $make))
+    };
+    ($run:expr, each { $($each:tt)* } $make:expr) => {
+        $crate::drive!(@rounds $run, each { $($each)* } $run.attempt($make))
+    };
     ($run:expr, $make:expr) => {
         $crate::drive!($run, each {} $make)
     };

@@ -355,6 +355,36 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     }
 }
 
+impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
+    /// Whether the call's policy hedges (`hedge_after`): its rounds are
+    /// races ([`Run::race`]). Never true for a plain policy.
+    #[inline]
+    pub fn hedges(&self) -> bool {
+        !self.plain && self.policy().hedging().is_some()
+    }
+
+    /// The call's clock, now.
+    pub(crate) fn now(&self) -> Instant {
+        self.clock.now()
+    }
+
+    /// Starts the call's clock at `now` (a hedged call reads it from its
+    /// first attempt on).
+    pub(crate) fn start_clock(&mut self, now: Instant) {
+        self.started.get_or_insert(now);
+    }
+
+    /// Time since the call's first attempt began (zero when not read).
+    pub(crate) fn elapsed(&self, now: Instant) -> Duration {
+        elapsed(self.started, now)
+    }
+
+    /// A sleep of `wait` on the call's sleeper.
+    pub(crate) fn sleep(&self, wait: Duration) -> S::Sleep {
+        self.sleeper.sleep(wait)
+    }
+}
+
 /// Tells `policy`'s adaptive budgets that a call succeeded; out of line, so
 /// a policy without one inlines only the check.
 #[cold]
@@ -385,6 +415,12 @@ fn report_of(
     Report {
         ending,
         attempts: tally.attempts,
+        hedges: tally.hedges,
+        winner: if tally.winner == 0 {
+            tally.attempts
+        } else {
+            tally.winner
+        },
         waited: tally.waited(),
         elapsed: elapsed(started, now),
         budget_failing_open: false,

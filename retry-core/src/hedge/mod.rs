@@ -34,9 +34,11 @@
 
 mod estimate;
 mod next;
+mod race;
 
 pub use estimate::LatencyEstimate;
 pub use next::{Admission, HedgeStep, HedgeStop, HedgeView, is_fatal, next_hedge};
+pub use race::Race;
 pub use retrykit_schema::hedge::Percentile;
 
 use crate::budget::RetryBudget;

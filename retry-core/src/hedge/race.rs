@@ -1,0 +1,290 @@
+//! A hedged round: the attempt a round of `drive!` makes, for a policy with
+//! `hedge_after`. It starts the round's first attempt, then more copies as
+//! [`next_hedge`] says, and ends with the first success or fatal error
+//! (every other attempt is cancelled by dropping it), or, once no hedge may
+//! follow and every attempt has failed, with the last failure, which the
+//! loop then settles as any failed attempt (a retry after a wait when the
+//! policy allows one, as after server pushback).
+//!
+//! Each attempt is raced against its own `attempt_timeout` and runs in an
+//! `attempt` span inside the call's span. The call's timer waits for the
+//! next hedge.
+
+use super::{HedgeStep, HedgeView, is_fatal, next_hedge};
+use crate::classify::{AttemptTimeout, Classify};
+use crate::clock::{Clock, Sleeper};
+use crate::hooks::HookSet;
+use crate::kernel::Failure;
+use crate::policy::Policy;
+use crate::run::Run;
+use std::borrow::Borrow;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
+    /// This round's attempts under a hedging policy, each made by `make`.
+    /// A policy without `hedge_after` gets a single attempt, as
+    /// [`attempt`](Self::attempt) makes it.
+    pub fn race<M, Fut, T, E>(&mut self, make: M) -> Race<'_, P, C, S, H, M, Fut>
+    where
+        M: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+        E: Classify,
+        H: HookSet<E>,
+    {
+        let now = self.now();
+        if self.tally.attempts == 0 {
+            self.start_clock(now);
+            if let Some(hedging) = self.policy().hedging() {
+                hedging.count_call(now);
+            }
+        }
+        let mut race = Race {
+            run: self,
+            make,
+            running: Vec::new(),
+            last_start: now,
+            failed_since_last_start: false,
+            pushback: false,
+            last: None,
+            first_attempt: 0,
+        };
+        race.start(now, false);
+        race
+    }
+}
+
+/// One attempt in a race: its number, when it began, and the attempt raced
+/// against its timeout.
+struct Running<Fut, Sl> {
+    attempt: u32,
+    began: Instant,
+    fut: Pin<Box<Timed<Fut, Sl>>>,
+}
+
+/// The attempts of one hedged round (see [`Run::race`]).
+#[must_use = "a race does nothing until awaited"]
+pub struct Race<'r, P, C, S: Sleeper, H, M, Fut: Future> {
+    run: &'r mut Run<P, C, S, H>,
+    make: M,
+    running: Vec<Running<Fut, S::Sleep>>,
+    last_start: Instant,
+    failed_since_last_start: bool,
+    pushback: bool,
+    /// The last non-fatal failure, returned when no attempt is left.
+    last: Option<Fut::Output>,
+    /// The round's first attempt (the ones after it are hedges).
+    first_attempt: u32,
+}
+
+impl<P, C, S, H, M, Fut, T, E> Race<'_, P, C, S, H, M, Fut>
+where
+    P: Borrow<Policy>,
+    C: Clock,
+    S: Sleeper,
+    H: HookSet<E>,
+    M: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, E>>,
+    E: Classify,
+{
+    /// Begins an attempt (a hedge when `hedge`): counted by the call, raced
+    /// against its own timeout, in its own span.
+    fn start(&mut self, now: Instant, hedge: bool) {
+        let run = &mut *self.run;
+        run.begin_attempt::<E>();
+        // The call's timer waits for hedges here: each attempt has its own timeout.
+        run.timer.disarm();
+        let attempt = run.tally.attempts;
+        if hedge {
+            run.tally.hedges = run.tally.hedges.saturating_add(1);
+        } else {
+            self.first_attempt = attempt;
+        }
+        let timeout = run.policy().attempt_timeout().unwrap_or_default();
+        let limit = run.policy().attempt_timeout().map(|d| run.sleep(d));
+        #[cfg(feature = "tracing")]
+        let span = tracing::debug_span!(parent: run.span(), "attempt", attempt, hedge);
+        #[cfg(feature = "tracing")]
+        let fut = { span.in_scope(&mut self.make) };
+        #[cfg(not(feature = "tracing"))]
+        let (fut, span) = ((self.make)(), ());
+        self.running.push(Running {
+            attempt,
+            began: now,
+            fut: Box::pin(Timed {
+                fut,
+                limit,
+                attempt,
+                timeout,
+                span,
+            }),
+        });
+        self.last_start = now;
+        self.failed_since_last_start = false;
+    }
+
+    /// The race is over: `winner`'s result ends it; the rest are cancelled.
+    fn finish(&mut self, winner: u32, result: Result<T, E>, began: Instant) -> Poll<Result<T, E>> {
+        let run = &mut *self.run;
+        if let Some(hedging) = run.policy().hedging()
+            && result.is_ok()
+        {
+            hedging
+                .estimate()
+                .record(run.now().saturating_duration_since(began));
+        }
+        run.tally.winner = winner;
+        #[cfg(feature = "metrics")]
+        crate::metrics::hedged(
+            run.policy(),
+            run.tally.attempts - self.first_attempt,
+            winner != self.first_attempt,
+            self.running.len() as u32,
+        );
+        self.running.clear();
+        Poll::Ready(result)
+    }
+
+    /// How a failed attempt's error stands for the kernel.
+    fn failure(&self, error: &E) -> Failure {
+        let hooks = &self.run.hooks;
+        Failure {
+            class: error.class(),
+            hint: error.retry_after(),
+            allowed: hooks.retry_if(error) && HookSet::<E>::unrepeatable(hooks).is_none(),
+        }
+    }
+}
+
+impl<P, C, S, H, M, Fut, T, E> Future for Race<'_, P, C, S, H, M, Fut>
+where
+    P: Borrow<Policy>,
+    C: Clock,
+    S: Sleeper,
+    H: HookSet<E>,
+    M: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, E>>,
+    E: Classify,
+{
+    type Output = Result<T, E>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<T, E>> {
+        let this = self.get_mut();
+        loop {
+            let mut i = 0;
+            while i < this.running.len() {
+                let Poll::Ready(result) = this.running[i].fut.as_mut().poll(cx) else {
+                    i += 1;
+                    continue;
+                };
+                let done = this.running.swap_remove(i);
+                match result {
+                    Ok(value) => return this.finish(done.attempt, Ok(value), done.began),
+                    Err(error) => {
+                        let failure = this.failure(&error);
+                        if is_fatal(this.run.policy(), failure) {
+                            return this.finish(done.attempt, Err(error), done.began);
+                        }
+                        this.pushback |= failure.hint.is_some();
+                        this.failed_since_last_start = true;
+                        this.last = Some(Err(error));
+                    }
+                }
+            }
+            let now = this.run.now();
+            let policy = this.run.policy();
+            let view = HedgeView {
+                started: this.run.tally.attempts,
+                in_flight: this.running.len() as u32,
+                failed_since_last_start: this.failed_since_last_start,
+                pushback: this.pushback,
+                elapsed: this.run.elapsed(now),
+                since_last_start: now.saturating_duration_since(this.last_start),
+                delay: policy.hedging().map_or(Duration::ZERO, |h| h.delay()),
+            };
+            match next_hedge(policy, &view, || policy.admit_hedge(now)) {
+                HedgeStep::Start => this.start(now, true),
+                HedgeStep::Wait(due_in) => {
+                    let fired = match this.run.timer.poll(cx) {
+                        None => {
+                            let sleep = this.run.sleep(due_in);
+                            this.run.timer.arm(sleep);
+                            this.run.timer.poll(cx)
+                        }
+                        armed => armed,
+                    };
+                    match fired {
+                        Some(Poll::Pending) => return Poll::Pending,
+                        // Fired: ask again (the estimate may have moved).
+                        _ => continue,
+                    }
+                }
+                HedgeStep::Stop(_) if this.running.is_empty() => {
+                    let last = this.last.take().expect("every attempt of the race failed");
+                    this.run.tally.winner = 0;
+                    return Poll::Ready(last);
+                }
+                HedgeStep::Stop(_) => {
+                    this.run.timer.disarm();
+                    return Poll::Pending;
+                }
+            }
+        }
+    }
+}
+
+// Nothing in a race is ever pinned (its attempts are boxed), so moving it is fine.
+impl<P, C, S: Sleeper, H, M, Fut: Future> Unpin for Race<'_, P, C, S, H, M, Fut> {}
+
+pin_project_lite::pin_project! {
+    /// An attempt raced against its own `attempt_timeout`; a timeout the
+    /// error type cannot stand for lets it run on.
+    struct Timed<Fut, Sl> {
+        #[pin]
+        fut: Fut,
+        #[pin]
+        limit: Option<Sl>,
+        attempt: u32,
+        timeout: Duration,
+        span: AttemptSpan,
+    }
+}
+
+/// An attempt's span (nothing without the `tracing` feature).
+#[cfg(feature = "tracing")]
+type AttemptSpan = tracing::Span;
+#[cfg(not(feature = "tracing"))]
+type AttemptSpan = ();
+
+impl<Fut, Sl, T, E> Future for Timed<Fut, Sl>
+where
+    Fut: Future<Output = Result<T, E>>,
+    Sl: Future<Output = ()>,
+    E: Classify,
+{
+    type Output = Result<T, E>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<T, E>> {
+        let mut this = self.project();
+        #[cfg(feature = "tracing")]
+        let _span = this.span.enter();
+        if let Poll::Ready(result) = this.fut.poll(cx) {
+            return Poll::Ready(result);
+        }
+        if let Some(limit) = this.limit.as_mut().as_pin_mut()
+            && limit.poll(cx).is_ready()
+        {
+            this.limit.set(None);
+            let timeout = AttemptTimeout {
+                attempt: *this.attempt,
+                timeout: *this.timeout,
+            };
+            if let Some(timed_out) = E::from_timeout(timeout) {
+                return Poll::Ready(Err(timed_out));
+            }
+        }
+        Poll::Pending
+    }
+}
