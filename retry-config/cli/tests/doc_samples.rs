@@ -176,3 +176,68 @@ fn the_simulator_doc_contention_sample_and_plot_are_what_simulate_makes() {
         ],
     );
 }
+
+/// The rows of `simulate POLICY --each-jitter` against examples/retry.toml
+/// with `extra` options, each split at its whitespace, by `policy/jitter`.
+fn herd_rows(extra: &[&str]) -> Vec<Vec<String>> {
+    let mut args = vec![
+        "simulate",
+        "outbox",
+        "--each-jitter",
+        "-c",
+        "examples/retry.toml",
+    ];
+    args.extend_from_slice(extra);
+    let out = run_in(&root(), &args);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    text(&out.stdout)
+        .lines()
+        .filter(|l| l.starts_with("outbox/"))
+        .map(|l| l.split_whitespace().map(str::to_owned).collect())
+        .collect()
+}
+
+/// docs/fleet.md's table sets measured figures (one run of a real fleet,
+/// not repeatable) beside predicted ones: each predicted figure is what
+/// `simulate` says for that tick (10 ms: the plain model at 200 calls a
+/// tick; 1 ms: the timer model the page names at 20 a tick, and the plain
+/// model's peak in brackets).
+#[test]
+fn the_fleet_doc_predictions_are_what_simulate_says() {
+    let page = doc("docs/fleet.md");
+    let ten = herd_rows(&["--tick", "10ms", "--capacity", "200"]);
+    let timer = herd_rows(&["--timer-resolution", "1ms", "--timer-skipped", "0.25"]);
+    let plain = herd_rows(&[]);
+    let row = |rows: &[Vec<String>], policy: &str| -> Vec<String> {
+        rows.iter()
+            .find(|r| r[0] == policy)
+            .unwrap_or_else(|| panic!("simulate has no row {policy}"))
+            .clone()
+    };
+    let first = |cell: &str| cell.split('/').next().unwrap().trim().replace(' ', "");
+    let mut checked = 0;
+    for line in page.lines().filter(|l| l.starts_with("| outbox/")) {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        let (policy, tick) = (cells[1], cells[2]);
+        // PEAK/TICK, CALLS, GAVE UP and P50 of simulate's table.
+        let said = match tick {
+            "10 ms" => row(&ten, policy),
+            "1 ms" => row(&timer, policy),
+            other => panic!("a tick of {other}: {line}"),
+        };
+        let peak = match cells[3].split_once(" (plain: ") {
+            Some((peak, bracket)) => {
+                let plain_peak = bracket.trim_end_matches(')');
+                assert_eq!(plain_peak, row(&plain, policy)[2], "{line}");
+                peak
+            }
+            None => cells[3],
+        };
+        assert_eq!(peak, said[2], "peak: {line}");
+        assert_eq!(cells[5], said[4], "calls: {line}");
+        assert_eq!(first(cells[7]), said[8], "gave up: {line}");
+        assert_eq!(first(cells[8]), said[9], "p50: {line}");
+        checked += 1;
+    }
+    assert_eq!(checked, 8, "the table's rows were found");
+}
