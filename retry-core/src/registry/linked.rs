@@ -36,6 +36,11 @@ pub struct CallSite {
     /// (`Classify::from_timeout` gives a value); `None` when the build could
     /// not tell (a generic error type).
     pub carries_timeout: Option<fn() -> bool>,
+    /// Whether its calls wait on tokio's timer (an async `#[retry]` fn):
+    /// then its first call checks that it runs inside a tokio runtime with
+    /// time enabled, and panics naming the fix when not, rather than let
+    /// the first retry panic inside tokio.
+    pub waits_on_tokio: bool,
 }
 
 impl CallSite {
@@ -59,6 +64,7 @@ impl CallSite {
             config: None,
             loader: None,
             carries_timeout: None,
+            waits_on_tokio: false,
         }
     }
 

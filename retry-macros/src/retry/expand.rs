@@ -91,12 +91,15 @@ pub fn expand(
             })
         }
     };
+    // An async fn's waits run on tokio's timer: its first call checks for it.
+    let waits_on_tokio = func.sig.asyncness.is_some();
     let call_site = Ident::new("__RETRY_CALL_SITE", Span::mixed_site());
     let register = quote_spanned! {policy.span()=>
         const #call_site: #krate::__private::site::CallSite = #krate::__private::site::CallSite {
             config: #checked_file,
             loader: #loader,
             carries_timeout: #carries,
+            waits_on_tokio: #waits_on_tokio,
             ..#krate::__private::site::CallSite::new(
                 #policy,
                 ::core::file!(),
