@@ -106,7 +106,9 @@ impl Setup {
             path,
             options,
             search: Some(found),
-            strict: from_env.unwrap_or(false) || loader::is_strict(),
+            // A bad RETRY_STRICT is this load's error: not asked of
+            // retrykit-core too, which would warn about it a second time.
+            strict: from_env.unwrap_or(false) || (strict_problem.is_none() && loader::is_strict()),
             strict_problem,
             report_warnings: true,
         }

@@ -174,3 +174,28 @@ fn init_words_a_bad_retry_config_as_the_tool_does() {
     assert!(rendered.contains("it is a directory"), "{rendered}");
     assert!(!rendered.contains("no policy file found"), "{rendered}");
 }
+
+/// A bad `RETRY_STRICT` is `init()`'s error, said once: retrykit-core, which
+/// warns about such a value when asked on its own, is not asked as well.
+#[test]
+fn a_bad_retry_strict_is_said_once_by_init() {
+    if std::env::var(CHILD).is_ok() {
+        return print_init();
+    }
+    let (_dir, path) = file();
+    let test = "a_bad_retry_strict_is_said_once_by_init";
+    let output = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", test, "--nocapture"])
+        .env(CHILD, "init")
+        .env("RETRY_CONFIG", &path)
+        .env("RETRY_STRICT", "2")
+        .env_remove("RETRY_PROFILE")
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr),
+    );
+    assert_eq!(stdout.matches("RETRY_STRICT is `2`").count(), 1, "{stdout}");
+    assert!(!stderr.contains("RETRY_STRICT"), "said again: {stderr}");
+}

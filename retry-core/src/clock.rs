@@ -165,6 +165,30 @@ impl Sleeper for TokioSleeper {
     }
 }
 
+/// Why tokio's timer cannot serve a call made from here, or `None` when it
+/// can: no tokio runtime is current (another executor, such as
+/// `futures::executor::block_on`, polls the call), or the current one was
+/// built without its timer. Made once per call site (see
+/// [`CallSite::waits_on_tokio`](crate::registry::CallSite::waits_on_tokio)),
+/// never per call.
+///
+/// tokio has no public way to ask whether a runtime's timer is on, and
+/// making a sleep is what panics without it, so the second case makes a
+/// zero sleep under `catch_unwind`: tokio's own panic message is printed
+/// too (by the panic hook) before the caller's.
+#[cfg(feature = "tokio")]
+pub(crate) fn tokio_timer_missing() -> Option<&'static str> {
+    if tokio::runtime::Handle::try_current().is_err() {
+        return Some(
+            "this call is not inside a tokio runtime (another executor, such as \
+             futures::executor::block_on, polls it)",
+        );
+    }
+    let made = std::panic::catch_unwind(|| drop(tokio::time::sleep(Duration::ZERO)));
+    made.is_err()
+        .then_some("this call runs in a tokio runtime built without its timer")
+}
+
 /// The clock async retries use by default: tokio's with the `tokio` feature.
 ///
 /// ```

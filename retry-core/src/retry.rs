@@ -49,6 +49,14 @@ pub struct Retry<'p, C = DefaultClock, S = DefaultSleeper, H = Hooks> {
 impl<'p> Retry<'p> {
     /// An async retry of `policy` on tokio's clock and timer.
     ///
+    /// The call must run inside a tokio runtime with time enabled. Unlike a
+    /// `#[retry]` fn, which checks that once per call site at its first
+    /// call, this does not check (a check per call would cost every call):
+    /// outside such a runtime, tokio panics at the first wait, or at the
+    /// first attempt when the policy sets `attempt_timeout`. To retry under
+    /// another executor, give [`sleeper`](Retry::sleeper) that executor's
+    /// sleeper.
+    ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
     /// use retrykit_core::{Jitter, Policy, Retry};

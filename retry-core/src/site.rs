@@ -92,9 +92,24 @@ impl PolicyCache {
 
     /// The first call, or the first after a reload: looks the name up in
     /// `current`, checks the site, and remembers where the policy sits.
+    ///
+    /// # Panics
+    ///
+    /// At a site that waits on tokio's timer (an async `#[retry]` fn), when
+    /// the call does not run inside a tokio runtime with time enabled: the
+    /// message names the function and the fix. Nothing is remembered then,
+    /// so every such call panics, not only the first.
     #[cold]
     #[inline(never)]
     fn refill(&self, current: &Registry) -> Arc<Policy> {
+        #[cfg(feature = "tokio")]
+        if self.site.waits_on_tokio
+            && let Some(why) = crate::clock::tokio_timer_missing()
+        {
+            // Every call here would panic inside tokio at its first retry;
+            // say it now, at every call until one runs where the timer is.
+            panic!("{}", no_tokio_timer(&self.site, why));
+        }
         let index = current.policy_index(self.site.policy);
         let policy = checked(&self.site, index.and_then(|i| current.policy_at(i)));
         let slot = index.map_or(Some(MISSING), |i| u64::try_from(i).ok());
@@ -229,6 +244,19 @@ pub(crate) fn missing_policy(call: &CallSite) -> String {
          {why}\n  \
          fix: define [policies.{name}] in the policy file (RETRY_CONFIG, or the nearest retry.toml), \
          and call retrykit_config::init() at start-up to make this an error there (RETRY_STRICT=1 makes it fatal)",
+        site(call)
+    )
+}
+
+/// The panic for a call at a site that waits on tokio's timer, made where
+/// that timer cannot run (`why`).
+#[cfg(feature = "tokio")]
+fn no_tokio_timer(call: &CallSite, why: &str) -> String {
+    format!(
+        "{} is an async #[retry] fn, whose waits run on tokio's timer, but {why}\n  \
+         fix: run it in a tokio runtime with time enabled: #[tokio::main], a runtime built \
+         with enable_time() (or enable_all()) on its Builder, or #[tokio::test(start_paused = true)] \
+         in a test",
         site(call)
     )
 }

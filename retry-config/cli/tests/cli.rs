@@ -887,28 +887,3 @@ fn a_closed_stdout_ends_the_tool_quietly() {
     assert_eq!(out.status.code(), Some(0), "{said}");
     assert!(!said.contains("panicked"), "{said}");
 }
-
-/// Issue 22: retrykit-config's README shows `retry-policy show outbox --seed 1`;
-/// the sample is that command's whole output against examples/retry.toml.
-#[test]
-fn the_readme_show_sample_is_what_the_command_prints() {
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let readme = std::fs::read_to_string(manifest.join("../README.md")).unwrap();
-    let command = "$ retry-policy show outbox --seed 1 -c examples/retry.toml\n";
-    let start = readme.find(command).expect("the README shows the command") + command.len();
-    let end = start
-        + readme[start..]
-            .find("```")
-            .expect("the sample's block ends");
-    let file = manifest.join("../../examples/retry.toml");
-    let out = run(&[
-        "show",
-        "outbox",
-        "--seed",
-        "1",
-        "-c",
-        file.to_str().unwrap(),
-    ]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert_eq!(stdout(&out), &readme[start..end]);
-}

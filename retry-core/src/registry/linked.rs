@@ -40,6 +40,11 @@ pub struct CallSite {
     /// one attempt at a time, so a policy that hedges cannot serve it.
     /// `false` for a site that does not say.
     pub blocking: bool,
+    /// Whether its calls wait on tokio's timer (an async `#[retry]` fn):
+    /// then its first call checks that it runs inside a tokio runtime with
+    /// time enabled, and panics naming the fix when not, rather than let
+    /// the first retry panic inside tokio.
+    pub waits_on_tokio: bool,
 }
 
 impl CallSite {
@@ -64,6 +69,7 @@ impl CallSite {
             loader: None,
             carries_timeout: None,
             blocking: false,
+            waits_on_tokio: false,
         }
     }
 

@@ -52,7 +52,11 @@ pub fn set_strict(strict: bool) {
 }
 
 /// Whether strict mode is on: [`set_strict`], or `RETRY_STRICT` set to `1`,
-/// `true`, `yes` or `on`.
+/// `true`, `yes` or `on`. `RETRY_STRICT` is read once, at the first call
+/// that asks; a value that is neither on nor off (`0`, `false`, `no`, `off`,
+/// or empty) leaves strict mode off and is reported then, once, on stderr
+/// (and as a tracing warning), naming the values it takes (retrykit-config's
+/// load refuses it).
 ///
 /// ```
 /// retrykit_core::registry::set_strict(true);
@@ -63,17 +67,61 @@ pub fn is_strict() -> bool {
     STRICT.load(Ordering::Relaxed) || strict_from_env()
 }
 
-/// `RETRY_STRICT` read once: `1`, `true`, `yes` or `on` (any case) turn it on.
+/// The values of `RETRY_STRICT` that turn strict mode on, and off (any
+/// case, trimmed; empty is unset): retrykit-config accepts the same.
+const STRICT_ON: [&str; 4] = ["1", "true", "yes", "on"];
+const STRICT_OFF: [&str; 4] = ["0", "false", "no", "off"];
+/// The most characters of a rejected value the warning quotes.
+const MAX_SHOWN: usize = 48;
+
+/// `RETRY_STRICT`, read once: whether it turns strict mode on. A value it
+/// does not take is said once, here, and means off.
 fn strict_from_env() -> bool {
     static FROM_ENV: LazyLock<bool> = LazyLock::new(|| {
-        std::env::var("RETRY_STRICT").is_ok_and(|v| {
-            matches!(
-                v.trim().to_ascii_lowercase().as_str(),
-                "1" | "true" | "yes" | "on"
-            )
+        let value = std::env::var_os("RETRY_STRICT");
+        strict_setting(value.as_deref()).unwrap_or_else(|warning| {
+            eprintln!("{warning}");
+            #[cfg(feature = "tracing")]
+            tracing::warn!(target: "retry", "{warning}");
+            false
         })
     });
     *FROM_ENV
+}
+
+/// Whether `RETRY_STRICT=value` turns strict mode on (`None`: unset), or the
+/// warning for a value that is neither on nor off: it names the variable,
+/// the values it takes and the fix, quoting at most [`MAX_SHOWN`]
+/// characters of the value with control characters escaped.
+fn strict_setting(value: Option<&std::ffi::OsStr>) -> Result<bool, String> {
+    let Some(raw) = value else { return Ok(false) };
+    let raw = raw.to_string_lossy();
+    let word = raw.trim().to_ascii_lowercase();
+    if word.is_empty() || STRICT_OFF.contains(&word.as_str()) {
+        return Ok(false);
+    }
+    if STRICT_ON.contains(&word.as_str()) {
+        return Ok(true);
+    }
+    let mut shown = String::new();
+    for c in raw.chars().take(MAX_SHOWN) {
+        if c.is_control() {
+            shown.extend(c.escape_debug());
+        } else {
+            shown.push(c);
+        }
+    }
+    if raw.chars().nth(MAX_SHOWN).is_some() {
+        shown.push('…');
+    }
+    Err(format!(
+        "warning: RETRY_STRICT is `{shown}`, which turns strict mode neither on nor off, so \
+         strict mode stays off\n  \
+         RETRY_STRICT takes {} (on) or {} (off), in any case\n  \
+         fix: set RETRY_STRICT=1 for strict mode, or unset it (or set RETRY_STRICT=0) for the default",
+        STRICT_ON.join(", "),
+        STRICT_OFF.join(", "),
+    ))
 }
 
 /// A loader run on the first lookup when nothing was installed yet.

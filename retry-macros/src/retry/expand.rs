@@ -92,6 +92,8 @@ pub fn expand(
         }
     };
     let blocking = func.sig.asyncness.is_none();
+    // An async fn's waits run on tokio's timer: its first call checks for it.
+    let waits_on_tokio = !blocking;
     let call_site = Ident::new("__RETRY_CALL_SITE", Span::mixed_site());
     let register = quote_spanned! {policy.span()=>
         const #call_site: #krate::__private::site::CallSite = #krate::__private::site::CallSite {
@@ -99,6 +101,7 @@ pub fn expand(
             loader: #loader,
             carries_timeout: #carries,
             blocking: #blocking,
+            waits_on_tokio: #waits_on_tokio,
             ..#krate::__private::site::CallSite::new(
                 #policy,
                 ::core::file!(),

@@ -1,0 +1,243 @@
+//! Every sample output in the READMEs and docs/ is what its command prints
+//! today (issue 22): each test runs the command a sample shows and compares
+//! its whole output with the sample, found by [`sample`].
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The repository root.
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The text of `path`, relative to the repository root.
+fn doc(path: &str) -> String {
+    std::fs::read_to_string(root().join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// The sample output that `marker` introduces in `doc`: the rest of the
+/// ```` ```text ```` block when `marker` is inside one (a `$ command` line,
+/// ending in a newline), else the whole next ```` ```text ```` block (after
+/// a command in a ```` ```sh ```` block, or after prose).
+fn sample<'d>(doc: &'d str, marker: &str) -> &'d str {
+    const TEXT: &str = "```text\n";
+    let at = doc
+        .find(marker)
+        .unwrap_or_else(|| panic!("the doc shows {marker:?}"))
+        + marker.len();
+    let fences: Vec<&str> = doc[..at].lines().filter(|l| l.starts_with("```")).collect();
+    let start = if fences.len() % 2 == 1 && fences.last() == Some(&TEXT.trim_end()) {
+        assert!(
+            marker.ends_with('\n'),
+            "a marker in a block is a whole line"
+        );
+        at
+    } else {
+        let open = doc[at..]
+            .find(TEXT)
+            .unwrap_or_else(|| panic!("a ```text block follows {marker:?}"));
+        at + open + TEXT.len()
+    };
+    let len = doc[start..]
+        .find("```")
+        .unwrap_or_else(|| panic!("the block after {marker:?} ends"));
+    &doc[start..start + len]
+}
+
+/// The whole ```` ```toml ```` block after `marker`.
+fn toml_after<'d>(doc: &'d str, marker: &str) -> &'d str {
+    const TOML: &str = "```toml\n";
+    let at = doc
+        .find(marker)
+        .unwrap_or_else(|| panic!("the doc shows {marker:?}"));
+    let start = at + doc[at..].find(TOML).expect("a ```toml block follows") + TOML.len();
+    let len = doc[start..].find("```").expect("the block ends");
+    &doc[start..start + len]
+}
+
+/// Runs `retry-policy` in `dir` with no `RETRY_*` variable set.
+fn run_in(dir: &Path, args: &[&str]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_retry-policy"));
+    cmd.args(args).current_dir(dir);
+    for (k, _) in std::env::vars() {
+        if k.starts_with("RETRY_") {
+            cmd.env_remove(k);
+        }
+    }
+    cmd.output().unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8(bytes.to_vec()).unwrap()
+}
+
+/// retrykit-config's README shows `retry-policy show outbox --seed 1`; the
+/// sample is that command's whole output against examples/retry.toml.
+#[test]
+fn the_config_readme_show_sample_is_what_the_command_prints() {
+    let readme = doc("retry-config/README.md");
+    let shown = sample(
+        &readme,
+        "$ retry-policy show outbox --seed 1 -c examples/retry.toml\n",
+    );
+    let out = run_in(
+        &root(),
+        &["show", "outbox", "--seed", "1", "-c", "examples/retry.toml"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), shown);
+}
+
+/// Writes `file` as `retry.toml` in a fresh directory and runs
+/// `retry-policy check retry.toml` there: its stdout, and its exit code.
+fn check(file: &str) -> (String, Option<i32>) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("retry.toml"), file).unwrap();
+    let out = run_in(dir.path(), &["check", "retry.toml"]);
+    assert!(out.stderr.is_empty(), "{}", text(&out.stderr));
+    (text(&out.stdout), out.status.code())
+}
+
+/// docs/policy-file.md's misspelled key: its file, and what `check` prints.
+#[test]
+fn the_policy_file_doc_diagnostic_is_what_check_prints() {
+    let page = doc("docs/policy-file.md");
+    let file = toml_after(&page, "never silently ignored. For a `retry.toml` of");
+    let (said, code) = check(file);
+    assert_eq!(code, Some(1));
+    assert_eq!(said, sample(&page, "$ retry-policy check retry.toml\n"));
+}
+
+/// retrykit-config's README: its policy file with `max_attempts` misspelled,
+/// and what `check` prints.
+#[test]
+fn the_config_readme_diagnostic_is_what_check_prints() {
+    let readme = doc("retry-config/README.md");
+    let file = toml_after(&readme, "## The file");
+    let right = "\nmax_attempts = 8 ";
+    assert_eq!(file.matches(right).count(), 1, "one line to misspell");
+    let (said, code) = check(&file.replace(right, "\nmax_atempts = 8 "));
+    assert_eq!(code, Some(1));
+    assert_eq!(said, sample(&readme, "$ retry-policy check retry.toml\n"));
+}
+
+/// Runs `retry-policy` from the repository root with `args`, the last of
+/// which is `--svg FILE` for a `FILE` of the repository's: the sample output
+/// after `shown` (the command as the doc shows it) in `page` is what the
+/// command prints, and the plot in the repository is what it writes.
+fn simulated(page: &str, shown: &str, args: &[&str]) {
+    let text_of_page = doc(page);
+    let (svg, args) = args.split_last().expect("the --svg file");
+    assert_eq!(args.last(), Some(&"--svg"));
+    let dir = tempfile::tempdir().unwrap();
+    let plot = dir.path().join("plot.svg");
+    let mut args = args.to_vec();
+    args.push(plot.to_str().unwrap());
+    let out = run_in(&root(), &args);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), sample(&text_of_page, shown));
+    assert!(
+        std::fs::read_to_string(&plot).unwrap() == doc(svg),
+        "{svg} is not what `{shown}` writes"
+    );
+}
+
+/// docs/simulator.md's herd: the table and the plot.
+#[test]
+fn the_simulator_doc_herd_sample_and_plot_are_what_simulate_makes() {
+    simulated(
+        "docs/simulator.md",
+        "simulate outbox --each-jitter -c examples/retry.toml --svg examples/plots/herd.svg\n",
+        &[
+            "simulate",
+            "outbox",
+            "--each-jitter",
+            "-c",
+            "examples/retry.toml",
+            "--svg",
+            "examples/plots/herd.svg",
+        ],
+    );
+}
+
+/// docs/simulator.md's contention scenario: the tables (whose 100-client
+/// row the page's prose quotes) and the plot.
+#[test]
+fn the_simulator_doc_contention_sample_and_plot_are_what_simulate_makes() {
+    simulated(
+        "docs/simulator.md",
+        "simulate --scenario contention --svg examples/plots/contention.svg\n",
+        &[
+            "simulate",
+            "--scenario",
+            "contention",
+            "--svg",
+            "examples/plots/contention.svg",
+        ],
+    );
+}
+
+/// The rows of `simulate POLICY --each-jitter` against examples/retry.toml
+/// with `extra` options, each split at its whitespace, by `policy/jitter`.
+fn herd_rows(extra: &[&str]) -> Vec<Vec<String>> {
+    let mut args = vec![
+        "simulate",
+        "outbox",
+        "--each-jitter",
+        "-c",
+        "examples/retry.toml",
+    ];
+    args.extend_from_slice(extra);
+    let out = run_in(&root(), &args);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    text(&out.stdout)
+        .lines()
+        .filter(|l| l.starts_with("outbox/"))
+        .map(|l| l.split_whitespace().map(str::to_owned).collect())
+        .collect()
+}
+
+/// docs/fleet.md's table sets measured figures (one run of a real fleet,
+/// not repeatable) beside predicted ones: each predicted figure is what
+/// `simulate` says for that tick (10 ms: the plain model at 200 calls a
+/// tick; 1 ms: the timer model the page names at 20 a tick, and the plain
+/// model's peak in brackets).
+#[test]
+fn the_fleet_doc_predictions_are_what_simulate_says() {
+    let page = doc("docs/fleet.md");
+    let ten = herd_rows(&["--tick", "10ms", "--capacity", "200"]);
+    let timer = herd_rows(&["--timer-resolution", "1ms", "--timer-skipped", "0.25"]);
+    let plain = herd_rows(&[]);
+    let row = |rows: &[Vec<String>], policy: &str| -> Vec<String> {
+        rows.iter()
+            .find(|r| r[0] == policy)
+            .unwrap_or_else(|| panic!("simulate has no row {policy}"))
+            .clone()
+    };
+    let first = |cell: &str| cell.split('/').next().unwrap().trim().replace(' ', "");
+    let mut checked = 0;
+    for line in page.lines().filter(|l| l.starts_with("| outbox/")) {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        let (policy, tick) = (cells[1], cells[2]);
+        // PEAK/TICK, CALLS, GAVE UP and P50 of simulate's table.
+        let said = match tick {
+            "10 ms" => row(&ten, policy),
+            "1 ms" => row(&timer, policy),
+            other => panic!("a tick of {other}: {line}"),
+        };
+        let peak = match cells[3].split_once(" (plain: ") {
+            Some((peak, bracket)) => {
+                let plain_peak = bracket.trim_end_matches(')');
+                assert_eq!(plain_peak, row(&plain, policy)[2], "{line}");
+                peak
+            }
+            None => cells[3],
+        };
+        assert_eq!(peak, said[2], "peak: {line}");
+        assert_eq!(cells[5], said[4], "calls: {line}");
+        assert_eq!(first(cells[7]), said[8], "gave up: {line}");
+        assert_eq!(first(cells[8]), said[9], "p50: {line}");
+        checked += 1;
+    }
+    assert_eq!(checked, 8, "the table's rows were found");
+}
