@@ -168,3 +168,42 @@ async fn reqwest_middleware_resends_only_what_it_may() {
     assert_eq!(keyed.status(), 200);
     assert_eq!(server.requests(), 1 + 4);
 }
+
+/// `hedge_after` 1 s, every hedge admitted.
+fn hedging() -> Policy {
+    use retrykit_core::hedge::{HedgeAfter, HedgeSettings};
+    let mut hedge = HedgeSettings::new(HedgeAfter::Fixed(secs(1)));
+    hedge.share = 1.0;
+    policy().hedge(Some(hedge)).build().unwrap()
+}
+
+#[tokio::test(start_paused = true)]
+async fn reqwest_middleware_hedges_a_slow_get_but_not_a_post() {
+    let server = ScriptedServer::start(vec![Reply::slow(200, secs(30)), Reply::status(200)])
+        .await
+        .unwrap();
+    let client = reqwest_client(RetryMiddleware::new(hedging()));
+    let url = format!("http://{}/", server.addr());
+    let start = tokio::time::Instant::now();
+    let response = client.get(&url).send().await.unwrap();
+    let report = *response.extensions().get::<Report>().unwrap();
+    assert_eq!((report.attempts, report.hedges, report.winner), (2, 1, 2));
+    assert!(
+        start.elapsed() < secs(2),
+        "the hedge answered: {:?}",
+        start.elapsed()
+    );
+    assert_eq!(server.requests(), 2);
+
+    let slow = ScriptedServer::start(vec![Reply::slow(200, secs(3))])
+        .await
+        .unwrap();
+    let url = format!("http://{}/orders", slow.addr());
+    let response = client.post(&url).body("order 17").send().await.unwrap();
+    let report = *response.extensions().get::<Report>().unwrap();
+    assert_eq!(
+        (report.hedges, report.unhedged),
+        (0, Some(Ending::NotIdempotent))
+    );
+    assert_eq!(slow.requests(), 1);
+}

@@ -483,19 +483,37 @@ fn call_site_problems(registry: &Registry, config: &Config) -> Diagnostics {
     });
     let unhedgeable = loader::call_sites().filter_map(|site| {
         let hedging = registry.policy(site.policy)?.hedge_settings()?;
-        site.blocking.then(|| {
+        let why = if site.blocking {
+            "is a blocking fn: it runs one attempt at a time, so it cannot hedge".to_owned()
+        } else if !site.hedged {
+            format!(
+                "was built without its hedged loop: the build saw no hedge_after for policy `{}` (no policy file, another one, or an environment override)",
+                site.policy
+            )
+        } else {
+            return None;
+        };
+        let fix = if site.blocking {
+            format!(
+                "make the function async, give it a policy without hedge_after, or set hedge_after = \"none\" for policy `{}`",
+                site.policy
+            )
+        } else {
+            format!(
+                "build with the policy file that sets hedge_after (RETRY_CONFIG or a retry.toml the build finds), or set hedge_after = \"none\" for policy `{}`",
+                site.policy
+            )
+        };
+        Some(
             Diagnostic::error(
                 format!("policies.{}.hedge_after", site.policy),
                 format!(
-                    "policy `{}` sets hedge_after = \"{}\", but `{}` at {}:{} is a blocking fn: it runs one attempt at a time, so it cannot hedge",
+                    "policy `{}` sets hedge_after = \"{}\", but `{}` at {}:{} {why}",
                     site.policy, hedging.after, site.function, site.file, site.line
                 ),
             )
-            .note(format!(
-                "make the function async, give it a policy without hedge_after, or set hedge_after = \"none\" for policy `{}`",
-                site.policy
-            ))
-        })
+            .note(fix),
+        )
     });
     missing.chain(untimed).chain(unhedgeable).collect()
 }

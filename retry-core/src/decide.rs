@@ -67,6 +67,9 @@ pub(crate) struct Tally {
     pub(crate) hedges: u32,
     /// The attempt whose result a hedged call returned (0: the last one).
     pub(crate) winner: u32,
+    /// Why a call under a hedging policy sent no hedges, when the request
+    /// could not be sent twice.
+    pub(crate) unhedged: Option<crate::report::Ending>,
     /// The last computed wait (before any hint), which decorrelated jitter grows from.
     last_delay_ns: u64,
     /// The waits chosen so far.
@@ -79,6 +82,7 @@ impl Tally {
             attempts,
             hedges: 0,
             winner: 0,
+            unhedged: None,
             last_delay_ns: nanos(last_delay),
             waited_ns: nanos(waited),
         }
@@ -330,6 +334,7 @@ impl Decider {
             attempts: self.tally.attempts,
             hedges: 0,
             winner: self.tally.attempts,
+            unhedged: None,
             waited: self.tally.waited(),
             elapsed: self.elapsed(now),
             // Known to the policy's budget, not to the decision state: the

@@ -68,7 +68,7 @@ impl fmt::Display for Ending {
 ///
 /// ```
 /// use retrykit_core::{Ending, Report};
-/// let r = Report { ending: Ending::Success, attempts: 1, hedges: 0, winner: 1, waited: Default::default(), elapsed: Default::default(), budget_failing_open: false };
+/// let r = Report { ending: Ending::Success, attempts: 1, hedges: 0, winner: 1, unhedged: None, waited: Default::default(), elapsed: Default::default(), budget_failing_open: false };
 /// assert!(r.succeeded());
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,6 +83,10 @@ pub struct Report {
     /// The attempt (1-based) whose result the call returned: the last one,
     /// unless a hedge race was won by an earlier one.
     pub winner: u32,
+    /// Why a call whose policy hedges sent no hedges: the request could not
+    /// be sent twice (`NotIdempotent`, `BodyNotReplayable`). `None`
+    /// otherwise.
+    pub unhedged: Option<Ending>,
     /// Total time spent waiting between attempts.
     pub waited: Duration,
     /// Time from the start of the first attempt to the end, on the loop's
@@ -101,7 +105,7 @@ impl Report {
     ///
     /// ```
     /// # use retrykit_core::{Ending, Report};
-    /// let r = Report { ending: Ending::Permanent, attempts: 1, hedges: 0, winner: 1, waited: Default::default(), elapsed: Default::default(), budget_failing_open: false };
+    /// let r = Report { ending: Ending::Permanent, attempts: 1, hedges: 0, winner: 1, unhedged: None, waited: Default::default(), elapsed: Default::default(), budget_failing_open: false };
     /// assert!(!r.succeeded());
     /// ```
     pub const fn succeeded(&self) -> bool {

@@ -29,6 +29,7 @@ use crate::hooks::{HookSet, Unrepeatable};
 use crate::http::{HttpFailure, may_resend};
 use crate::policy::Policy;
 use crate::policy_source::PolicySource;
+use crate::report::{Ending, Report};
 use crate::retry::Retry;
 use http::Extensions;
 use reqwest::{Request, Response};
@@ -210,8 +211,35 @@ impl Middleware for RetryMiddleware {
         // else the original itself (the hooks then stop any retry). Taken
         // when the round makes its attempt: a round that only waits (an
         // adaptive budget pacing the first attempt) leaves it in place.
-        let mut original = Some(request);
         let policy = &policy;
+        if run.hedges() && resendable && replayable {
+            // Hedges run at once: each sends its own clone of the request,
+            // with its own copy of the extensions.
+            let base = extensions.clone();
+            let mut make = move || {
+                let (request, mut extensions, next) =
+                    (request.try_clone(), base.clone(), next.clone());
+                async move {
+                    let Some(request) = request else {
+                        // Not reached: a replayable request clones.
+                        let gone = std::io::Error::other("request body not replayable");
+                        return Err(Failed::Error(reqwest_middleware::Error::middleware(gone)));
+                    };
+                    sent(next.run(request, &mut extensions).await, policy)
+                }
+            };
+            let result = drive!(run, hedged make);
+            return finish(result, run.report());
+        }
+        if run.hedges() {
+            let why = if resendable {
+                Ending::BodyNotReplayable
+            } else {
+                Ending::NotIdempotent
+            };
+            run.unhedged(why);
+        }
+        let mut original = Some(request);
         let result = drive!(run, || {
             let request = match &original {
                 Some(r) if resendable && replayable => r.try_clone(),
@@ -226,26 +254,39 @@ impl Middleware for RetryMiddleware {
                     let gone = std::io::Error::other("request body not replayable");
                     return Err(Failed::Error(reqwest_middleware::Error::middleware(gone)));
                 };
-                match next.run(request, extensions).await {
-                    Ok(response) => {
-                        match HttpFailure::classify(response.status(), response.headers(), policy) {
-                            None => Ok(response),
-                            Some(failure) => Err(Failed::Status(response, failure)),
-                        }
-                    }
-                    Err(error) => Err(Failed::Error(error)),
-                }
+                sent(next.run(request, extensions).await, policy)
             }
         });
-        let mut response = match result {
-            Ok(response) => response,
-            Err(Failed::Status(response, _)) => response,
-            Err(Failed::Error(error)) => return Err(error),
-            Err(Failed::TimedOut(timeout)) => {
-                return Err(reqwest_middleware::Error::middleware(timeout));
-            }
-        };
-        response.extensions_mut().insert(run.report());
-        Ok(response)
+        finish(result, run.report())
     }
+}
+
+/// An attempt's outcome: the response, or why it failed (a status the
+/// policy retries, or the client's error).
+// The failure carries the response by value, as each attempt returns it.
+#[allow(clippy::result_large_err)]
+fn sent(sent: Result<Response>, policy: &Policy) -> std::result::Result<Response, Failed> {
+    match sent {
+        Ok(response) => {
+            match HttpFailure::classify(response.status(), response.headers(), policy) {
+                None => Ok(response),
+                Some(failure) => Err(Failed::Status(response, failure)),
+            }
+        }
+        Err(error) => Err(Failed::Error(error)),
+    }
+}
+
+/// The call's answer: the last response (with its report), or the error.
+fn finish(result: std::result::Result<Response, Failed>, report: Report) -> Result<Response> {
+    let mut response = match result {
+        Ok(response) => response,
+        Err(Failed::Status(response, _)) => response,
+        Err(Failed::Error(error)) => return Err(error),
+        Err(Failed::TimedOut(timeout)) => {
+            return Err(reqwest_middleware::Error::middleware(timeout));
+        }
+    };
+    response.extensions_mut().insert(report);
+    Ok(response)
 }

@@ -363,6 +363,13 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
         !self.plain && self.policy().hedging().is_some()
     }
 
+    /// Records that the call, under a hedging policy, runs unhedged
+    /// because its request cannot be sent twice (`why`); the report says so.
+    #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
+    pub(crate) fn unhedged(&mut self, why: Ending) {
+        self.tally.unhedged = Some(why);
+    }
+
     /// The call's clock, now.
     pub(crate) fn now(&self) -> Instant {
         self.clock.now()
@@ -421,6 +428,7 @@ fn report_of(
         } else {
             tally.winner
         },
+        unhedged: tally.unhedged,
         waited: tally.waited(),
         elapsed: elapsed(started, now),
         budget_failing_open: false,

@@ -136,6 +136,9 @@ pub(crate) fn checked(call: &CallSite, found: Option<&Arc<Policy>>) -> Arc<Polic
                     timeout_not_carried(call, policy)
                 });
             }
+            if policy.hedging().is_some() && !call.hedged {
+                once(call, Problem::NotHedged, || not_hedged(call));
+            }
             Arc::clone(policy)
         }
         None => {
@@ -154,6 +157,7 @@ enum Problem {
     MissingPolicy,
     TimeoutNotCarried,
     BlockingTimeout,
+    NotHedged,
 }
 
 /// Says `message` unless this site already said this problem. A site is
@@ -258,6 +262,23 @@ fn no_tokio_timer(call: &CallSite, why: &str) -> String {
          with enable_time() (or enable_all()) on its Builder, or #[tokio::test(start_paused = true)] \
          in a test",
         site(call)
+    )
+}
+
+/// The warning for a `#[retry]` site whose policy hedges but that runs one
+/// attempt at a time (`init()` refuses it; a program without it hears this).
+fn not_hedged(call: &CallSite) -> String {
+    let why = if call.blocking {
+        "is a blocking fn"
+    } else {
+        "runs without the hedged loop (a #[retry] fn whose build saw no hedge_after for its policy, or a tower layer or reqwest middleware, which do not hedge yet)"
+    };
+    format!(
+        "{} uses policy `{}`, which sets hedge_after, but {why}: its calls run one attempt at a time, without hedges\n  \
+         fix: build it with the policy file that sets hedge_after (an async fn taking no `&mut`), or set hedge_after = \"none\" for policy `{}`",
+        site(call),
+        call.policy,
+        call.policy
     )
 }
 

@@ -296,3 +296,40 @@ mod spans {
         assert_eq!(*seen.resend_counts.lock().unwrap(), [1, 2]);
     }
 }
+
+/// `hedge_after` 20 ms, every hedge admitted (a cap of one hedge per call).
+fn hedging() -> Policy {
+    use retrykit_core::hedge::{HedgeAfter, HedgeSettings};
+    let mut hedge = HedgeSettings::new(HedgeAfter::Fixed(Duration::from_millis(20)));
+    hedge.share = 1.0;
+    policy().hedge(Some(hedge)).build().unwrap()
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_slow_get_is_hedged_and_the_hedge_answers() {
+    let slow = Reply(200, &[], Duration::from_secs(1));
+    let fast = Reply(201, &[], Duration::from_millis(5));
+    let start = Instant::now();
+    let (result, seen) = send(hedging(), &[slow, fast], get()).await;
+    let response = result.unwrap();
+    assert_eq!(
+        (response.status().as_u16(), start.elapsed()),
+        (201, Duration::from_millis(25))
+    );
+    assert_eq!(gaps(&seen), [Duration::from_millis(20)]);
+    let r = report(&response);
+    assert_eq!(
+        (r.attempts, r.hedges, r.winner, r.unhedged),
+        (2, 1, 2, None)
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_post_is_not_hedged_and_the_report_says_why() {
+    let slow = Reply(200, &[], Duration::from_secs(1));
+    let post = Request::post("/").body(Full::from("order")).unwrap();
+    let (result, seen) = send(hedging(), &[slow], post).await;
+    let r = report(&result.unwrap());
+    assert_eq!(seen.lock().unwrap().at.len(), 1, "sent once");
+    assert_eq!((r.hedges, r.unhedged), (0, Some(Ending::NotIdempotent)));
+}

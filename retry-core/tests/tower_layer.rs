@@ -189,3 +189,34 @@ mod warnings {
         assert!(ours[0].contains("runs once, without retry"), "{}", ours[0]);
     }
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_hedging_policy_sends_a_hedge_through_a_clone_of_the_service() {
+    use retrykit_core::hedge::{HedgeAfter, HedgeSettings};
+    let mut hedge = HedgeSettings::new(HedgeAfter::Fixed(Duration::from_millis(20)));
+    hedge.share = 1.0;
+    let policy = Policy::builder()
+        .hedge(Some(hedge))
+        .max_attempts(3)
+        .build()
+        .unwrap();
+    // The first call is stuck for a second; the service's clones share the count.
+    let calls = Arc::new(AtomicU32::new(0));
+    let counted = calls.clone();
+    let server = tower::service_fn(move |n: u32| {
+        let k = counted.fetch_add(1, Ordering::SeqCst);
+        async move {
+            tokio::time::sleep(Duration::from_millis(if k == 0 { 1000 } else { 5 })).await;
+            Ok::<_, Error>(n * 10 + k)
+        }
+    });
+    let start = tokio::time::Instant::now();
+    let answer = RetryLayer::new(policy)
+        .layer(server)
+        .oneshot(4)
+        .await
+        .unwrap();
+    assert_eq!(answer, 41, "the hedge (the second call) answered");
+    assert_eq!(start.elapsed(), Duration::from_millis(25));
+    assert_eq!(calls.load(Ordering::SeqCst), 2);
+}

@@ -40,6 +40,10 @@ pub struct CallSite {
     /// one attempt at a time, so a policy that hedges cannot serve it.
     /// `false` for a site that does not say.
     pub blocking: bool,
+    /// Whether it was built with the hedged loop (an async fn whose policy
+    /// the build saw set `hedge_after`): a site without it runs a hedging
+    /// policy one attempt at a time, which `init()` refuses.
+    pub hedged: bool,
     /// Whether its calls wait on tokio's timer (an async `#[retry]` fn):
     /// then its first call checks that it runs inside a tokio runtime with
     /// time enabled, and panics naming the fix when not, rather than let
@@ -69,6 +73,7 @@ impl CallSite {
             loader: None,
             carries_timeout: None,
             blocking: false,
+            hedged: false,
             waits_on_tokio: false,
         }
     }

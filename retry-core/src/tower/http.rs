@@ -171,22 +171,35 @@ where
             let mut run = Retry::new(&policy).hooks(hooks).start(false);
             #[cfg(feature = "tracing")]
             let mut sends = 0u32;
-            let result = drive!(run, each { let request = head.request(body.clone()); } || {
+            // A request that may be sent again is hedged when the policy
+            // says so; each hedge has its own clone of the service.
+            if run.hedges() && !resendable {
+                run.unhedged(crate::Ending::NotIdempotent);
+            }
+            let result = if run.hedges() && resendable {
+                let policy = &*policy;
+                let mut make = move || {
+                    let (request, mut service) = (head.request(body.clone()), service.clone());
+                    let attempt = async move {
+                        let sent = match poll_fn(|cx| service.poll_ready(cx)).await {
+                            Ok(()) => service.call(request).await.map_err(Into::into),
+                            Err(e) => Err(e.into()),
+                        };
+                        settle_response(sent, policy)
+                    };
+                    #[cfg(feature = "tracing")]
+                    let attempt = tracing::Instrument::instrument(attempt, resend_span(0));
+                    attempt
+                };
+                drive!(run, hedged make)
+            } else {
+                drive!(run, each { let request = head.request(body.clone()); } || {
                 let attempt = async {
                     let sent = match poll_fn(|cx| service.poll_ready(cx)).await {
                         Ok(()) => service.call(request).await.map_err(Into::into),
                         Err(e) => Err(e.into()),
                     };
-                    match sent {
-                        Ok(response) => {
-                            match HttpFailure::classify(response.status(), response.headers(), &policy)
-                            {
-                                None => Ok(response),
-                                Some(failure) => Err(FailedAttempt::Status { response, failure }),
-                            }
-                        }
-                        Err(error) => Err(FailedAttempt::Transport(error)),
-                    }
+                    settle_response(sent, &policy)
                 };
                 #[cfg(feature = "tracing")]
                 let attempt = {
@@ -194,11 +207,31 @@ where
                     tracing::Instrument::instrument(attempt, resend_span(sends - 1))
                 };
                 attempt
-            });
+                })
+            };
             let mut response = result.or_else(FailedAttempt::into_result)?;
             response.extensions_mut().insert(run.report());
             Ok(response)
         })
+    }
+}
+
+/// An attempt's outcome: its response, or why it failed (a status the
+/// policy retries, or the transport's error).
+// The failure carries the response by value, as each attempt returns it.
+#[allow(clippy::result_large_err)]
+fn settle_response<B>(
+    sent: Result<Response<B>, BoxError>,
+    policy: &crate::Policy,
+) -> Result<Response<B>, FailedAttempt<B>> {
+    match sent {
+        Ok(response) => {
+            match HttpFailure::classify(response.status(), response.headers(), policy) {
+                None => Ok(response),
+                Some(failure) => Err(FailedAttempt::Status { response, failure }),
+            }
+        }
+        Err(error) => Err(FailedAttempt::Transport(error)),
     }
 }
 

@@ -42,6 +42,10 @@ pub struct FileChecks {
     pub attempt_timeout_at: Option<String>,
     /// Without a file: the warning that names are not checked, or nothing.
     pub unchecked: TokenStream,
+    /// Whether the policy sets `hedge_after` in some layer of the file: the
+    /// async fn is then built with the hedged loop, whose attempts are made
+    /// by a closure that can be called again (each owning its copies).
+    pub hedged: bool,
 }
 
 /// The annotated function, expanded.
@@ -92,6 +96,7 @@ pub fn expand(
         }
     };
     let blocking = func.sig.asyncness.is_none();
+    let hedged = file_checks.hedged && !blocking;
     // An async fn's waits run on tokio's timer: its first call checks for it.
     let waits_on_tokio = !blocking;
     let call_site = Ident::new("__RETRY_CALL_SITE", Span::mixed_site());
@@ -101,6 +106,7 @@ pub fn expand(
             loader: #loader,
             carries_timeout: #carries,
             blocking: #blocking,
+            hedged: #hedged,
             waits_on_tokio: #waits_on_tokio,
             ..#krate::__private::site::CallSite::new(
                 #policy,
@@ -143,7 +149,33 @@ pub fn expand(
     let kind = Ident::new("__retry_kind", site);
     let body = &func.body.stmts;
 
-    let looped = if func.sig.asyncness.is_some() {
+    let looped = if hedged {
+        let run = Ident::new("__retry_run", site);
+        let make = Ident::new("__retry_make", site);
+        // Hedges run at once, so each attempt's future owns its copies and
+        // shares the borrowed arguments (none is `&mut`: the build refuses
+        // that); a race is boxed, as `Retry::call`'s.
+        quote! {
+            let mut #run = #krate::__private::run::Run::for_policy(
+                __RETRY_POLICY.policy(),
+                #hooks,
+            );
+            let mut #make = || {
+                #(#copies)*
+                #krate::__private::classify::tag_future(
+                    #kind,
+                    #krate::__private::classify::typed::<#ret, _>(async move {
+                        #(#whole)*
+                        #(#unpack)*
+                        #(#body)*
+                    }),
+                )
+            };
+            ::std::boxed::Box::pin(async move { #krate::__private::run::drive!(#run, hedged #make) })
+                .await
+                .map_err(#krate::__private::classify::Tagged::into_inner)
+        }
+    } else if func.sig.asyncness.is_some() {
         let run = Ident::new("__retry_run", site);
         // Each round's copies are made in the loop's scope and the attempt
         // by a closure written in place, so it is `FnOnce` and may hand out
@@ -326,6 +358,15 @@ fn config_tracking(config: Option<&ConfigFile>) -> TokenStream {
 /// reads one field of a `&mut self` would hold `&Field` across an await, and
 /// the future would need `Field: Sync` where the plain function needs only
 /// `Self: Send`.
+/// Whether any argument is a `&mut` borrow (`&mut self` included): two
+/// attempts cannot hold it at once, so such a fn cannot hedge.
+pub fn takes_mut(inputs: &syn::punctuated::Punctuated<FnArg, syn::Token![,]>) -> bool {
+    inputs.iter().any(|input| match input {
+        FnArg::Receiver(r) => r.reference.is_some() && r.mutability.is_some(),
+        FnArg::Typed(t) => matches!(&*t.ty, Type::Reference(r) if r.mutability.is_some()),
+    })
+}
+
 fn whole_borrows(inputs: &syn::punctuated::Punctuated<FnArg, syn::Token![,]>) -> Vec<TokenStream> {
     inputs
         .iter()

@@ -44,17 +44,23 @@ pub fn retry(attr: TokenStream, item: TokenStream) -> TokenStream {
     let config = config.unwrap_or(config::Search::Nothing);
     let name = args.policy.value();
     let file = config.file();
-    if func.sig.asyncness.is_none()
-        && let Some(at) = file.and_then(|c| c.hedge_after_set_at(&name))
-    {
+    let hedge_at = file.and_then(|c| c.hedge_after_set_at(&name));
+    let one_at_a_time = if func.sig.asyncness.is_none() {
+        Some("is a blocking fn")
+    } else if expand::takes_mut(&func.sig.inputs) {
+        Some("takes a `&mut` argument, which two attempts cannot hold at once")
+    } else {
+        None
+    };
+    if let (Some(at), Some(why)) = (&hedge_at, one_at_a_time) {
         let path = file
             .map(|c| c.path.display().to_string())
             .unwrap_or_default();
         let error = syn::Error::new(
             func.sig.fn_token.span,
             format!(
-                "policy `{name}` sets `hedge_after` ({at} in {path}), but `{}` is a blocking fn: it runs one attempt at a time, so it cannot hedge\n\
-                 fix: make the function async, use a policy without hedge_after, or set `hedge_after = \"none\"` for policy `{name}`",
+                "policy `{name}` sets `hedge_after` ({at} in {path}), but `{}` {why}: it runs one attempt at a time, so it cannot hedge\n\
+                 fix: make the function async and take shared references, use a policy without hedge_after, or set `hedge_after = \"none\"` for policy `{name}`",
                 func.sig.ident
             ),
         );
@@ -64,6 +70,7 @@ pub fn retry(attr: TokenStream, item: TokenStream) -> TokenStream {
         narrow_retry_on: file.and_then(|c| c.retry_on_without_transient(&name)),
         attempt_timeout_at: file.and_then(|c| c.attempt_timeout_set_at(&name)),
         unchecked: config.unchecked_warning(&args.policy),
+        hedged: hedge_at.is_some(),
     };
     expand::expand(&args, func, file, &checks)
 }

@@ -1,5 +1,5 @@
-//! A hedging policy (`hedge_after`) on an async fn compiles, and the call
-//! site says it is not blocking.
+//! A hedging policy (`hedge_after`) on an async fn compiles with the
+//! hedged loop, and the call site says so.
 use retrykit_core::retry;
 
 #[retry(policy = "hedged")]
@@ -9,7 +9,7 @@ async fn lookup(key: u32) -> Result<u32, std::io::Error> {
 
 fn main() {
     let site = retrykit_core::registry::call_sites().find(|s| s.policy == "hedged").unwrap();
-    assert!(!site.blocking);
+    assert!(!site.blocking && site.hedged);
     let rt = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
     assert_eq!(rt.block_on(lookup(7)).unwrap(), 7);
 }
