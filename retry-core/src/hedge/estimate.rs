@@ -138,6 +138,27 @@ impl LatencyEstimate {
     }
 }
 
+impl LatencyEstimate {
+    /// The `percentile` of the recent latencies, once
+    /// [`HedgeSettings::MIN_SAMPLES`] have been seen (read afresh, not cached).
+    ///
+    /// ```
+    /// use retrykit_core::hedge::{LatencyEstimate, Percentile};
+    /// let e = LatencyEstimate::new();
+    /// let p50 = Percentile::parse("p50").unwrap();
+    /// assert_eq!(e.quantile(p50), None);
+    /// for _ in 0..100 { e.record(std::time::Duration::from_millis(3)); }
+    /// assert!(e.quantile(p50).is_some_and(|d| d.as_micros().abs_diff(3000) < 30));
+    /// ```
+    pub fn quantile(&self, percentile: super::Percentile) -> Option<Duration> {
+        let inner = self.lock();
+        if inner.seen < HedgeSettings::MIN_SAMPLES {
+            return None;
+        }
+        inner.read(percentile.quantile())
+    }
+}
+
 impl Inner {
     /// The quantile `q` of the recent latencies, when any is recorded.
     fn read(&self, q: f64) -> Option<Duration> {
