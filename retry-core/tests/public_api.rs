@@ -4,7 +4,8 @@
 //! classification, the retry loop, hooks and their events, the report, the
 //! budget, the registry (its type at the root; install and lookup, and what
 //! a configuration loader needs, in `registry`), the oracle and its state,
-//! the decision kernel stepped by hand (`kernel`, for simulators), the hook
+//! the decision kernel stepped by hand (`kernel`, for simulators), hedged
+//! requests' settings, latency estimate and decision (`hedge`), the hook
 //! traits (`hooks`, with `HookSet` at the root), `clock` for callers that
 //! inject a clock or sleeper, and (with `macros`) `#[retry]`.
 //!
@@ -27,6 +28,11 @@ use retrykit_core::clock::{
 #[allow(unused_imports)]
 use retrykit_core::clock::{TokioClock, TokioSleeper};
 #[allow(unused_imports)]
+use retrykit_core::hedge::{
+    Admission, HedgeAfter, HedgeSettings, HedgeStep, HedgeStop, HedgeView, Hedging,
+    LatencyEstimate, Percentile, is_fatal, next_hedge,
+};
+#[allow(unused_imports)]
 use retrykit_core::registry::{RegistryBuilder, current, install, policy};
 #[allow(unused_imports)] // the import itself is the check: each path resolves
 use retrykit_core::{
@@ -36,7 +42,7 @@ use retrykit_core::{
 };
 
 /// Every name `lib.rs` exports at the root, apart from `#[doc(hidden)]` ones.
-const ROOT: [&str; 33] = [
+const ROOT: [&str; 34] = [
     "AdaptiveLimiter",
     "AttemptTimeout",
     "Backoff",
@@ -66,6 +72,7 @@ const ROOT: [&str; 33] = [
     "RetryEvent",
     "Verdict",
     "clock",
+    "hedge",
     "hooks",
     "kernel",
     "registry",

@@ -106,8 +106,8 @@ enum Command {
     Explain(explain::Args),
     /// List every policy and budget with a one-line summary
     List(list::Args),
-    /// Simulate a fleet of clients retrying against a failing server
-    Simulate(simulate::Args),
+    /// Simulate a fleet of clients against a failing or slow server (herd, contention, tail)
+    Simulate(Box<simulate::Args>),
 }
 
 /// What every subcommand receives: the global options and how to load the file.
@@ -271,7 +271,7 @@ fn main() -> ExitCode {
         Command::Show(args) => show::run(args, &cx),
         Command::Explain(args) => explain::run(args, &cx),
         Command::List(args) => list::run(args, &cx),
-        Command::Simulate(args) => simulate::run(args, &cx),
+        Command::Simulate(args) => simulate::run(*args, &cx),
     };
     match outcome {
         Ok(code) => code,

@@ -82,24 +82,9 @@ pub struct Args {
         requires = "timer_resolution"
     )]
     timer_skipped: f64,
-    /// Calls in all (tail only) [default: 20000]
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=retrykit_sim::Tail::MAX_CALLS))]
-    calls: Option<u64>,
-    /// Clients calling at once, one call each at a time (tail only) [default: 20]
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=retrykit_sim::Tail::MAX_CONCURRENCY as i64))]
-    concurrency: Option<u32>,
-    /// The share of requests that are slow, 0 to 1 (tail only) [default: 0.01]
-    #[arg(long, value_name = "SHARE")]
-    slow_share: Option<f64>,
-    /// A slow request's latency (tail only) [default: 1s]
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
-    slow: Option<Duration>,
-    /// A fast request's mean latency, spread ±50% (tail only) [default: 5ms]
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
-    fast: Option<Duration>,
-    /// How much each request in progress slows a new one, 0 to 10 (tail only) [default: 0]
-    #[arg(long, value_name = "FACTOR")]
-    load_slowdown: Option<f64>,
+    /// The tail scenario's flags
+    #[command(flatten)]
+    tail: tail::TailFlags,
     /// Seed for every client's jitter (and the network, for contention)
     #[arg(long, value_name = "S", default_value_t = 0)]
     seed: u64,
@@ -184,7 +169,7 @@ fn render(args: &Args, cx: &Context) -> Result<Output, CliError> {
     if args.scenario != ScenarioKind::Herd {
         herd_only(args)?;
     }
-    tail_only(args)?;
+    tail::tail_only(args)?;
     let names: Vec<String> = args
         .policy
         .iter()
@@ -332,54 +317,6 @@ fn scenario_name(kind: ScenarioKind) -> &'static str {
         ScenarioKind::Herd => "--scenario herd",
         ScenarioKind::Contention => "--scenario contention",
         ScenarioKind::Tail => "--scenario tail",
-    }
-}
-
-/// The tail scenario's flags given to another scenario, and the other
-/// scenarios' flags (and the plot) given to the tail scenario: an error
-/// naming each.
-fn tail_only(args: &Args) -> Result<(), CliError> {
-    let tail = [
-        ("--calls", args.calls.is_some()),
-        ("--concurrency", args.concurrency.is_some()),
-        ("--slow-share", args.slow_share.is_some()),
-        ("--slow", args.slow.is_some()),
-        ("--fast", args.fast.is_some()),
-        ("--load-slowdown", args.load_slowdown.is_some()),
-    ];
-    let lines: Vec<String> = if args.scenario == ScenarioKind::Tail {
-        [
-            ("--clients", args.clients.is_some(), "use --concurrency"),
-            (
-                "--horizon",
-                args.horizon.is_some(),
-                "drop it: every call ends",
-            ),
-            (
-                "--svg",
-                args.svg.is_some(),
-                "drop it: the tail scenario has no plot",
-            ),
-        ]
-        .iter()
-        .filter(|(_, set, _)| *set)
-        .map(|(flag, _, fix)| format!("{flag} does not apply to --scenario tail; {fix}"))
-        .collect()
-    } else {
-        tail.iter()
-            .filter(|(_, set)| *set)
-            .map(|(flag, _)| {
-                format!(
-                    "{flag} applies to the tail scenario only, not to {}; drop {flag}, or use --scenario tail",
-                    scenario_name(args.scenario)
-                )
-            })
-            .collect()
-    };
-    if lines.is_empty() {
-        Ok(())
-    } else {
-        Err(CliError::usage(lines.join("\nerror: ")))
     }
 }
 

@@ -245,3 +245,17 @@ fn a_hedging_policy_is_never_plain_and_clones_share_the_estimate() {
             .is_none()
     );
 }
+
+#[test]
+fn the_defaults_are_the_schemas() {
+    use retrykit_schema::keys::{BuiltIn, Key};
+    assert_eq!(
+        Key::HedgeFloor.built_in(),
+        BuiltIn::Duration(HedgeSettings::DEFAULT_FLOOR)
+    );
+    assert_eq!(
+        Key::HedgeShare.built_in(),
+        BuiltIn::Number(HedgeSettings::DEFAULT_SHARE)
+    );
+    assert_eq!(Key::HedgeAfter.built_in(), BuiltIn::None);
+}

@@ -2,22 +2,96 @@
 //! and extra requests with and without hedging, on a server with a heavy
 //! latency tail (retrykit-sim's [`Tail`]).
 
-use super::{Args, CliError, Format, Named, scenario_error};
+use super::{
+    Args, CliError, Format, Named, ScenarioKind, parse_duration, scenario_error, scenario_name,
+};
 use crate::{ms, short};
 use retrykit_core::hedge::HedgeAfter;
 use retrykit_sim::{Tail, TailOutcome, TailReport, TailServer};
+use std::time::Duration;
+
+/// The flags of `--scenario tail` (refused with the other scenarios).
+#[derive(Debug, clap::Args)]
+pub(super) struct TailFlags {
+    /// Calls in all (tail only) [default: 20000]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=retrykit_sim::Tail::MAX_CALLS))]
+    pub(super) calls: Option<u64>,
+    /// Clients calling at once, one call each at a time (tail only) [default: 20]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=retrykit_sim::Tail::MAX_CONCURRENCY as i64))]
+    pub(super) concurrency: Option<u32>,
+    /// The share of requests that are slow, 0 to 1 (tail only) [default: 0.01]
+    #[arg(long, value_name = "SHARE")]
+    pub(super) slow_share: Option<f64>,
+    /// A slow request's latency (tail only) [default: 1s]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub(super) slow: Option<Duration>,
+    /// A fast request's mean latency, spread ±50% (tail only) [default: 5ms]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub(super) fast: Option<Duration>,
+    /// How much each request in progress slows a new one, 0 to 10 (tail only) [default: 0]
+    #[arg(long, value_name = "FACTOR")]
+    pub(super) load_slowdown: Option<f64>,
+}
+
+/// The tail scenario's flags given to another scenario, and the other
+/// scenarios' flags (and the plot) given to the tail scenario: an error
+/// naming each.
+pub(super) fn tail_only(args: &Args) -> Result<(), CliError> {
+    let tail = [
+        ("--calls", args.tail.calls.is_some()),
+        ("--concurrency", args.tail.concurrency.is_some()),
+        ("--slow-share", args.tail.slow_share.is_some()),
+        ("--slow", args.tail.slow.is_some()),
+        ("--fast", args.tail.fast.is_some()),
+        ("--load-slowdown", args.tail.load_slowdown.is_some()),
+    ];
+    let lines: Vec<String> = if args.scenario == ScenarioKind::Tail {
+        [
+            ("--clients", args.clients.is_some(), "use --concurrency"),
+            (
+                "--horizon",
+                args.horizon.is_some(),
+                "drop it: every call ends",
+            ),
+            (
+                "--svg",
+                args.svg.is_some(),
+                "drop it: the tail scenario has no plot",
+            ),
+        ]
+        .iter()
+        .filter(|(_, set, _)| *set)
+        .map(|(flag, _, fix)| format!("{flag} does not apply to --scenario tail; {fix}"))
+        .collect()
+    } else {
+        tail.iter()
+            .filter(|(_, set)| *set)
+            .map(|(flag, _)| {
+                format!(
+                    "{flag} applies to the tail scenario only, not to {}; drop {flag}, or use --scenario tail",
+                    scenario_name(args.scenario)
+                )
+            })
+            .collect()
+    };
+    if lines.is_empty() {
+        Ok(())
+    } else {
+        Err(CliError::usage(lines.join("\nerror: ")))
+    }
+}
 
 /// The tail scenario the flags describe (defaults: the example).
 pub(super) fn scenario(args: &Args) -> Tail {
     let d = Tail::default();
     Tail {
-        calls: args.calls.unwrap_or(d.calls),
-        concurrency: args.concurrency.unwrap_or(d.concurrency),
+        calls: args.tail.calls.unwrap_or(d.calls),
+        concurrency: args.tail.concurrency.unwrap_or(d.concurrency),
         server: TailServer {
-            slow_share: args.slow_share.unwrap_or(d.server.slow_share),
-            slow: args.slow.unwrap_or(d.server.slow),
-            fast: args.fast.unwrap_or(d.server.fast),
-            load_slowdown: args.load_slowdown.unwrap_or(d.server.load_slowdown),
+            slow_share: args.tail.slow_share.unwrap_or(d.server.slow_share),
+            slow: args.tail.slow.unwrap_or(d.server.slow),
+            fast: args.tail.fast.unwrap_or(d.server.fast),
+            load_slowdown: args.tail.load_slowdown.unwrap_or(d.server.load_slowdown),
         },
         seed: args.seed,
     }

@@ -53,7 +53,7 @@ impl Tail {
     /// let p95 = HedgeSettings::new(HedgeAfter::Percentile(Percentile::parse("p95").unwrap()));
     /// let policy = Policy::builder().hedge(Some(p95)).build()?;
     /// let r = Tail { calls: 2_000, ..Tail::default() }.run(&policy)?;
-    /// assert!(r.hedged.p99 < r.unhedged.p99 / 10);
+    /// assert!(r.hedged.p999 * 10 <= r.unhedged.p999); // 1% of calls slow: the p99.9
     /// assert!(r.hedged.extra_share < 0.1);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
