@@ -171,3 +171,47 @@ fn a_scripted_run_gives_exact_counts() {
     assert_eq!(count(&snapshot, BUDGET_REFUSALS, "starved", &[]), 1);
     assert_eq!(count(&snapshot, RETRIES, "starved", &[]), 0);
 }
+
+#[test]
+fn hedges_started_won_and_cancelled_are_counted() {
+    use retrykit_core::hedge::{HedgeAfter, HedgeSettings};
+    use retrykit_core::metrics::HEDGES;
+    let recorder = DebuggingRecorder::new();
+    let snapshotter = recorder.snapshotter();
+    let mut hedge = HedgeSettings::new(HedgeAfter::Fixed(Duration::from_millis(20)));
+    hedge.share = 1.0;
+    let policy = Policy::builder()
+        .name("hedged")
+        .hedge(Some(hedge))
+        .max_attempts(3)
+        .build()
+        .unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .unwrap();
+    metrics::with_local_recorder(&recorder, || {
+        runtime.block_on(async {
+            // The first attempt hangs for a second; the hedge answers in 5 ms.
+            let mut n = 0;
+            let answer = Retry::new(&policy)
+                .call(|| {
+                    n += 1;
+                    let ms = if n == 1 { 1000 } else { 5 };
+                    async move {
+                        tokio::time::sleep(Duration::from_millis(ms)).await;
+                        Ok::<_, Failure>(n)
+                    }
+                })
+                .await;
+            assert_eq!(answer.unwrap(), 2);
+        })
+    });
+    let snapshot = take(&snapshotter);
+    let hedges = |kind| count(&snapshot, HEDGES, "hedged", &[("retry.hedge", kind)]);
+    assert_eq!(
+        (hedges("started"), hedges("won"), hedges("cancelled")),
+        (1, 1, 1)
+    );
+}

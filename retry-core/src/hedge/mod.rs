@@ -174,6 +174,8 @@ pub struct Hedging {
     settings: HedgeSettings,
     cap: RetryBudget,
     estimate: LatencyEstimate,
+    /// Whether the lint "fixed hedge_after below the observed median" was said.
+    said_below_median: std::sync::atomic::AtomicBool,
 }
 
 impl Hedging {
@@ -199,7 +201,31 @@ impl Hedging {
             settings,
             cap,
             estimate: LatencyEstimate::new(),
+            said_below_median: std::sync::atomic::AtomicBool::new(false),
         })
+    }
+
+    /// Records a call's latency (its first attempt's start to its end) and,
+    /// once per policy, warns when a fixed `hedge_after` falls below the
+    /// median seen: then most calls send a hedge, doubling the load.
+    pub(crate) fn record_call(&self, latency: Duration, policy: Option<&str>) {
+        use std::sync::atomic::Ordering;
+        self.estimate.record(latency);
+        if self.said_below_median.load(Ordering::Relaxed) {
+            return;
+        }
+        if let Some((after, median)) = self.fixed_below_median()
+            && !self.said_below_median.swap(true, Ordering::Relaxed)
+        {
+            let name = policy.unwrap_or("<unnamed>");
+            let message = format!(
+                "warning: policy `{name}` hedges after a fixed {after:?}, below the median latency seen ({median:?}): most calls send a hedge, doubling the load\n  \
+                 fix: set hedge_after to a percentile such as \"p95\", or to a delay above the median"
+            );
+            eprintln!("{message}");
+            #[cfg(feature = "tracing")]
+            tracing::warn!(target: "retry", policy = name, "{message}");
+        }
     }
 
     /// The settings.

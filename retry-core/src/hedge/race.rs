@@ -50,17 +50,17 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
             pushback: false,
             last: None,
             first_attempt: 0,
+            first_began: now,
         };
         race.start(now, false);
         race
     }
 }
 
-/// One attempt in a race: its number, when it began, and the attempt raced
-/// against its timeout.
+/// One attempt in a race: its number, and the attempt raced against its
+/// timeout.
 struct Running<Fut, Sl> {
     attempt: u32,
-    began: Instant,
     fut: Pin<Box<Timed<Fut, Sl>>>,
 }
 
@@ -75,8 +75,9 @@ pub struct Race<'r, P, C, S: Sleeper, H, M, Fut: Future> {
     pushback: bool,
     /// The last non-fatal failure, returned when no attempt is left.
     last: Option<Fut::Output>,
-    /// The round's first attempt (the ones after it are hedges).
+    /// The round's first attempt (the ones after it are hedges), and when it began.
     first_attempt: u32,
+    first_began: Instant,
 }
 
 impl<P, C, S, H, M, Fut, T, E> Race<'_, P, C, S, H, M, Fut>
@@ -112,7 +113,6 @@ where
         let (fut, span) = ((self.make)(), ());
         self.running.push(Running {
             attempt,
-            began: now,
             fut: Box::pin(Timed {
                 fut,
                 limit,
@@ -125,15 +125,15 @@ where
         self.failed_since_last_start = false;
     }
 
-    /// The race is over: `winner`'s result ends it; the rest are cancelled.
-    fn finish(&mut self, winner: u32, result: Result<T, E>, began: Instant) -> Poll<Result<T, E>> {
+    /// The race is over: `winner`'s result ends it (0: the last failure,
+    /// when no attempt is left); the rest are cancelled. The policy's
+    /// latency estimate records the time since the race's first attempt
+    /// began, as the simulator does.
+    fn finish(&mut self, winner: u32, result: Result<T, E>) -> Poll<Result<T, E>> {
         let run = &mut *self.run;
-        if let Some(hedging) = run.policy().hedging()
-            && result.is_ok()
-        {
-            hedging
-                .estimate()
-                .record(run.now().saturating_duration_since(began));
+        if let Some(hedging) = run.policy().hedging() {
+            let latency = run.now().saturating_duration_since(self.first_began);
+            hedging.record_call(latency, run.policy().name());
         }
         run.tally.winner = winner;
         #[cfg(feature = "metrics")]
@@ -181,11 +181,11 @@ where
                 };
                 let done = this.running.swap_remove(i);
                 match result {
-                    Ok(value) => return this.finish(done.attempt, Ok(value), done.began),
+                    Ok(value) => return this.finish(done.attempt, Ok(value)),
                     Err(error) => {
                         let failure = this.failure(&error);
                         if is_fatal(this.run.policy(), failure) {
-                            return this.finish(done.attempt, Err(error), done.began);
+                            return this.finish(done.attempt, Err(error));
                         }
                         this.pushback |= failure.hint.is_some();
                         this.failed_since_last_start = true;
@@ -223,8 +223,7 @@ where
                 }
                 HedgeStep::Stop(_) if this.running.is_empty() => {
                     let last = this.last.take().expect("every attempt of the race failed");
-                    this.run.tally.winner = 0;
-                    return Poll::Ready(last);
+                    return this.finish(0, last);
                 }
                 HedgeStep::Stop(_) => {
                     this.run.timer.disarm();
