@@ -64,12 +64,10 @@ pub(crate) struct Tally {
     /// Attempts begun, the failed one included.
     pub(crate) attempts: u32,
     /// Of those, hedges: attempts begun while another was in flight.
-    pub(crate) hedges: u32,
+    /// (Saturating: with `attempts`' spare bytes, the state stays 24 bytes.)
+    pub(crate) hedges: u16,
     /// The attempt whose result a hedged call returned (0: the last one).
-    pub(crate) winner: u32,
-    /// Why a call under a hedging policy sent no hedges, when the request
-    /// could not be sent twice.
-    pub(crate) unhedged: Option<crate::report::Ending>,
+    pub(crate) winner: u16,
     /// The last computed wait (before any hint), which decorrelated jitter grows from.
     last_delay_ns: u64,
     /// The waits chosen so far.
@@ -82,7 +80,6 @@ impl Tally {
             attempts,
             hedges: 0,
             winner: 0,
-            unhedged: None,
             last_delay_ns: nanos(last_delay),
             waited_ns: nanos(waited),
         }

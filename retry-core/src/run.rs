@@ -70,6 +70,9 @@ pub struct Run<P, C, S: Sleeper, H> {
     /// which cannot be cancelled, so no timeout is armed for them.
     cancellable: bool,
     ending: Option<Ending>,
+    /// Why the call, under a hedging policy, sent no hedges (a request
+    /// that cannot be sent twice).
+    unhedged: Option<Ending>,
     pub(crate) timer: Timer<S::Sleep>,
     /// The call's `retry` span: every round runs inside it.
     #[cfg(feature = "tracing")]
@@ -135,6 +138,7 @@ impl<P: Borrow<Policy>, C, S: Sleeper, H> Run<P, C, S, H> {
             plain,
             cancellable: setup.cancellable,
             ending: None,
+            unhedged: None,
             timer: Timer::default(),
             #[cfg(feature = "tracing")]
             span,
@@ -164,13 +168,16 @@ impl<P: Borrow<Policy>, C, S: Sleeper, H> Run<P, C, S, H> {
         C: Clock,
     {
         let ending = self.ending.unwrap_or(Ending::Success);
-        report_of(
-            self.policy(),
-            self.started,
-            &self.tally,
-            ending,
-            self.clock.now(),
-        )
+        Report {
+            unhedged: self.unhedged,
+            ..report_of(
+                self.policy(),
+                self.started,
+                &self.tally,
+                ending,
+                self.clock.now(),
+            )
+        }
     }
 }
 
@@ -320,7 +327,10 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
                 #[cfg(feature = "metrics")]
                 crate::metrics::ended(policy, ending, self.tally.attempts);
                 let now = read.unwrap_or_else(|| self.clock.now());
-                let report = report_of(policy, started, &self.tally, ending, now);
+                let report = Report {
+                    unhedged: self.unhedged,
+                    ..report_of(policy, started, &self.tally, ending, now)
+                };
                 #[cfg(feature = "tracing")]
                 tracing::debug!(
                     ending = ending.as_str(),
@@ -367,7 +377,7 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     /// because its request cannot be sent twice (`why`); the report says so.
     #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
     pub(crate) fn unhedged(&mut self, why: Ending) {
-        self.tally.unhedged = Some(why);
+        self.unhedged = Some(why);
     }
 
     /// The call's clock, now.
@@ -422,13 +432,13 @@ fn report_of(
     Report {
         ending,
         attempts: tally.attempts,
-        hedges: tally.hedges,
+        hedges: u32::from(tally.hedges),
         winner: if tally.winner == 0 {
             tally.attempts
         } else {
-            tally.winner
+            u32::from(tally.winner)
         },
-        unhedged: tally.unhedged,
+        unhedged: None,
         waited: tally.waited(),
         elapsed: elapsed(started, now),
         budget_failing_open: false,

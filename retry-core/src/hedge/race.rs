@@ -135,7 +135,7 @@ where
             let latency = run.now().saturating_duration_since(self.first_began);
             hedging.record_call(latency, run.policy().name());
         }
-        run.tally.winner = winner;
+        run.tally.winner = u16::try_from(winner).unwrap_or(u16::MAX);
         #[cfg(feature = "metrics")]
         crate::metrics::hedged(
             run.policy(),
