@@ -10,6 +10,7 @@
 //!   service that is down for a while and then accepts a limited number of
 //!   calls per tick. Without jitter, backoff spreads retries out in time but
 //!   not away from each other, and the whole fleet arrives in the same tick.
+//!   Optionally the clients' own machine is a bottleneck too ([`SendRate`]).
 //! - [`Contention`]: optimistic-concurrency writes to one row, the model of
 //!   the well-known "Exponential Backoff and Jitter" study.
 //!
@@ -41,6 +42,7 @@ mod histogram;
 mod occupied;
 mod queue;
 mod seed;
+mod send;
 mod timer;
 
 pub use contention::{Contention, ContentionReport};
@@ -48,4 +50,5 @@ pub use error::SimulateError;
 pub use herd::{Herd, HerdReport, StoppedBy};
 pub use histogram::{ArrivalHistogram, Bin};
 pub use seed::client_seed;
+pub use send::SendRate;
 pub use timer::TimerModel;
