@@ -77,6 +77,8 @@ struct State {
     /// How late calls arrived after their due instant plus the resolution.
     lateness: [AtomicU64; LATENESS_BUCKETS],
     max_lateness_us: AtomicU64,
+    /// When the last first call arrived, in ns after the start (0: none yet).
+    first_wave_end_ns: AtomicU64,
 }
 
 /// The server, listening until dropped.
@@ -109,6 +111,9 @@ pub(crate) struct ServerCounts {
     pub(crate) lateness_buckets: Vec<u64>,
     /// The largest lateness seen, in µs.
     pub(crate) max_lateness_us: u64,
+    /// When the last first call counted in a tick arrived, after the start:
+    /// how long this machine took to deliver the first wave.
+    pub(crate) first_wave_took: Option<Duration>,
 }
 
 impl ServerCounts {
@@ -154,6 +159,7 @@ impl FleetServer {
             malformed: AtomicU64::new(0),
             lateness: std::array::from_fn(|_| AtomicU64::new(0)),
             max_lateness_us: AtomicU64::new(0),
+            first_wave_end_ns: AtomicU64::new(0),
         });
         let shared = state.clone();
         let task = tokio::spawn(async move {
@@ -212,6 +218,10 @@ impl FleetServer {
                 .map(|b| b.load(Ordering::Relaxed))
                 .collect(),
             max_lateness_us: s.max_lateness_us.load(Ordering::Relaxed),
+            first_wave_took: match s.first_wave_end_ns.load(Ordering::Relaxed) {
+                0 => None,
+                ns => Some(Duration::from_nanos(ns)),
+            },
         }
     }
 }
@@ -262,6 +272,11 @@ impl State {
             &counts.retries
         };
         kind.fetch_add(1, Ordering::Relaxed);
+        if attempt == 1 {
+            // At least 1 ns, so that 0 keeps meaning "no first call yet".
+            let ns = u64::try_from(since.as_nanos()).unwrap_or(u64::MAX).max(1);
+            self.first_wave_end_ns.fetch_max(ns, Ordering::Relaxed);
+        }
         // The earliest tick this call could have reached: its timer was due
         // at `due`, and fires up to one resolution later.
         let due = Duration::from_micros(header(DUE_HEADER).unwrap_or(0));
