@@ -102,18 +102,18 @@ fn a_small_fleet_measures_what_the_simulator_predicts() {
     assert!(v["keeping_up"]["late_calls"].as_u64().is_some());
 }
 
-/// Issue 24: a fleet whose own machine is the bottleneck. All 500 clients
-/// share one connection, so their calls leave one at a time, and without
+/// Issue 24: a fleet whose own machine is the bottleneck. The 500 clients
+/// are throttled to 25 calls per ms over two connections, and without
 /// jitter every client's retry falls due in the same millisecond: the plain
 /// model predicts the whole fleet in one tick, the machine delivers it over
-/// several. The send-rate model, at the rate this run's first wave showed,
+/// twenty. The send-rate model, at the rate this run's first wave showed,
 /// predicts the peak closer to what the server measured.
 #[test]
 fn the_send_rate_model_predicts_a_throttled_machine_better_than_the_plain_one() {
     let config = concat!(env!("CARGO_MANIFEST_DIR"), "/retry.toml");
     let out = Command::new(env!("CARGO_BIN_EXE_fleet"))
         .args(["--config", config, "--policy", "outbox"])
-        .args(["--clients", "500", "--connections", "1"])
+        .args(["--clients", "500", "--connections", "2", "--throttle", "25"])
         .args(["--outage", "300ms", "--tick", "1ms", "--seed", "5"])
         .args(["--format", "json"])
         .env_remove("RETRY_PROFILE")
@@ -153,7 +153,15 @@ fn the_send_rate_model_predicts_a_throttled_machine_better_than_the_plain_one() 
 
 #[test]
 fn bad_flags_are_refused_naming_the_flag_and_the_fix() {
-    let cases: [(&[&str], &[&str]); 4] = [
+    let cases: [(&[&str], &[&str]); 6] = [
+        (
+            &["--policy", "outbox", "--throttle", "0"],
+            &["--throttle", "above zero", "e.g. 25"],
+        ),
+        (
+            &["--policy", "outbox", "--throttle", "NaN"],
+            &["--throttle", "e.g. 25"],
+        ),
         (
             &["--policy", "outbox", "--tick", "500us"],
             &["--tick", "at least 1ms"],

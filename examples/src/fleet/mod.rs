@@ -232,6 +232,7 @@ pub fn run_child(args: &FleetArgs) -> Result<(), Box<dyn Error>> {
         policy,
         seed: args.seed,
         horizon: args.horizon,
+        throttle: args.throttle,
     })?;
     Ok(())
 }

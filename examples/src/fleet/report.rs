@@ -135,10 +135,12 @@ impl Comparison<'_> {
                     )
                 };
                 format!(
-                    "send rate: the first {} calls reached the server within {:.1}ms of the start: this machine sends {:.1} calls per ms \
-                     ({queues}), which the send-rate model takes\n",
+                    "send rate: the first {} calls reached the server within {:.1}ms of the start, the middle {} of them over {:.1}ms: \
+                     this machine sends {:.1} calls per ms ({queues}), which the send-rate model takes\n",
                     r.first_calls,
                     ms(r.took),
+                    r.counted,
+                    ms(r.over),
                     r.per_ms()
                 )
             }
@@ -158,13 +160,16 @@ impl Comparison<'_> {
     fn header(&self) -> String {
         let a = self.args;
         format!(
-            "fleet: {} clients in {} process{}, sharing {} connections to 127.0.0.1; the server is down for {}, then serves {} calls per {} tick (seed {})\n\
+            "fleet: {} clients in {} process{}, sharing {} connections to 127.0.0.1{}; the server is down for {}, then serves {} calls per {} tick (seed {})\n\
              policy `{}`: {}\n\
              prediction: retrykit-sim, {}\n",
             a.clients,
             self.plan.processes,
             if self.plan.processes == 1 { "" } else { "es" },
             self.plan.connections,
+            a.throttle
+                .map(|t| format!(" (throttled to {t} calls per ms per process)"))
+                .unwrap_or_default(),
             show_duration(a.outage),
             a.capacity,
             show_duration(a.tick),
@@ -290,6 +295,7 @@ impl Comparison<'_> {
                 "seed": a.seed,
                 "timer_resolution_ms": ms(a.timer_resolution),
                 "timer_skipped": a.timer_skipped,
+                "throttle_per_ms": a.throttle,
             },
             // The verdict's prediction, then each model's.
             "predicted": outcome_json(self.verdict_model().0, a.tick),
@@ -299,6 +305,8 @@ impl Comparison<'_> {
             "send_rate": self.send_rate.as_ref().map(|(r, _)| json!({
                 "first_calls": r.first_calls,
                 "first_wave_ms": ms(r.took),
+                "counted_calls": r.counted,
+                "counted_over_ms": ms(r.over),
                 "per_ms": r.per_ms(),
                 "processes": r.model().processes,
                 "per_process_per_ms": r.model().per_ms,
@@ -351,7 +359,7 @@ mod tests {
             first_calls: vec![10],
             retries: vec![0, 5, 3],
             late: vec![0, 0, 0],
-            first_wave_took: Some(Duration::from_millis(5)),
+            first_arrivals_ns: (0..10).map(|i| 500_000 * i).collect(),
             ..Default::default()
         };
         let rate = MeasuredRate::of(&server, 1).unwrap();
@@ -397,7 +405,7 @@ mod tests {
         assert_eq!(row(&table, "  retries"), "10 9 8 -11.1%");
         assert!(table.contains("modelling the clients' 1ms timer with 25% of its steps merged"));
         assert!(
-            table.contains("the first 10 calls reached the server within 5.0ms of the start: this machine sends 2.0 calls per ms"),
+            table.contains("the first 10 calls reached the server within 4.5ms of the start, the middle 8 of them over 3.5ms: this machine sends 2.0 calls per ms"),
             "{table}"
         );
         assert!(
@@ -438,7 +446,7 @@ mod tests {
         assert_eq!(v["predicted"], v["predicted_send_rate"]);
         assert_eq!(v["predicted_plain"]["peak_retries_per_tick"], 6);
         assert_eq!(v["measured"]["retries"], 8);
-        assert_eq!(v["send_rate"]["per_ms"], 2.0);
+        assert_eq!(v["send_rate"]["counted_calls"], 8);
         assert_eq!(v["verdict"]["model"], "send_rate");
         assert_eq!(v["verdict"]["peak_within"], true);
         assert_eq!(v["fleet"]["clients"], 10);
