@@ -177,7 +177,7 @@ pub fn run(args: &FleetArgs) -> Result<String, Box<dyn Error>> {
     let m = measure(args, plan, &exe)?;
     let measured = Outcome::measured(&m.server, &m.clients, bins(args));
     // The send-rate prediction needs this run's first wave: after the fleet.
-    let send_rate = match MeasuredRate::of(&m.server, plan.processes) {
+    let send_rate = match MeasuredRate::of(&m.server, args.tick, plan.processes) {
         Some(rate) => {
             let herd = Herd {
                 send: Some(rate.model()),

@@ -135,12 +135,12 @@ impl Comparison<'_> {
                     )
                 };
                 format!(
-                    "send rate: the first {} calls reached the server within {:.1}ms of the start, the middle {} of them over {:.1}ms: \
+                    "send rate: the first {} calls reached the server within {:.1}ms of the start, at most {} in one {} tick: \
                      this machine sends {:.1} calls per ms ({queues}), which the send-rate model takes\n",
                     r.first_calls,
                     ms(r.took),
-                    r.counted,
-                    ms(r.over),
+                    r.busiest,
+                    show_duration(r.tick),
                     r.per_ms()
                 )
             }
@@ -305,8 +305,7 @@ impl Comparison<'_> {
             "send_rate": self.send_rate.as_ref().map(|(r, _)| json!({
                 "first_calls": r.first_calls,
                 "first_wave_ms": ms(r.took),
-                "counted_calls": r.counted,
-                "counted_over_ms": ms(r.over),
+                "busiest_tick_first_calls": r.busiest,
                 "per_ms": r.per_ms(),
                 "processes": r.model().processes,
                 "per_process_per_ms": r.model().per_ms,
@@ -356,13 +355,13 @@ mod tests {
         measured_rate: bool,
     ) -> Comparison<'a> {
         let server = ServerCounts {
-            first_calls: vec![10],
+            first_calls: vec![4, 6],
             retries: vec![0, 5, 3],
             late: vec![0, 0, 0],
             first_arrivals_ns: (0..10).map(|i| 500_000 * i).collect(),
             ..Default::default()
         };
-        let rate = MeasuredRate::of(&server, 1).unwrap();
+        let rate = MeasuredRate::of(&server, Duration::from_millis(1), 1).unwrap();
         Comparison {
             args,
             policy,
@@ -405,7 +404,7 @@ mod tests {
         assert_eq!(row(&table, "  retries"), "10 9 8 -11.1%");
         assert!(table.contains("modelling the clients' 1ms timer with 25% of its steps merged"));
         assert!(
-            table.contains("the first 10 calls reached the server within 4.5ms of the start, the middle 8 of them over 3.5ms: this machine sends 2.0 calls per ms"),
+            table.contains("the first 10 calls reached the server within 4.5ms of the start, at most 6 in one 1ms tick: this machine sends 6.0 calls per ms"),
             "{table}"
         );
         assert!(
@@ -446,12 +445,15 @@ mod tests {
         assert_eq!(v["predicted"], v["predicted_send_rate"]);
         assert_eq!(v["predicted_plain"]["peak_retries_per_tick"], 6);
         assert_eq!(v["measured"]["retries"], 8);
-        assert_eq!(v["send_rate"]["counted_calls"], 8);
+        assert_eq!(v["send_rate"]["busiest_tick_first_calls"], 6);
         assert_eq!(v["verdict"]["model"], "send_rate");
         assert_eq!(v["verdict"]["peak_within"], true);
         assert_eq!(v["fleet"]["clients"], 10);
         assert_eq!(v["fleet"]["timer_skipped"], 0.25);
-        assert_eq!(v["keeping_up"]["kept_up"], true);
+        assert_eq!(
+            v["keeping_up"]["kept_up"], false,
+            "a first wave over two ticks"
+        );
         assert_eq!(v["warnings"][0], "something did not behave as configured");
     }
 }

@@ -1,13 +1,14 @@
 //! How fast this machine delivers calls, measured from the run itself, and
 //! the send-rate model it gives retrykit-sim.
 //!
-//! Every client makes its first call at the common start, so the first
-//! wave is as many calls as the machine can deliver back to back. The
-//! server keeps each first call's arrival; the rate is the middle 80% of
-//! them over the time they took to arrive, which leaves out how long the
-//! machine took to get going (the first 10%) and the stragglers (the last
-//! 10%), and needs no tick: N calls over the time they took. Only the first
-//! wave is read, so the rate is measured before the retries whose peak the
+//! Every client makes its first call at the common start, so during the
+//! first wave the machine has more calls to send than it can: the most
+//! first calls that reached the server in one tick, over the tick, is how
+//! fast it delivers calls when it runs. (Averaged over the whole first
+//! wave instead, the rate takes in the milliseconds in which the machine
+//! delivered nothing at all, descheduled, and then predicts every later
+//! tick as slow as that average: see docs/fleet.md.) Only the first wave is
+//! read, so the rate is measured before the retries whose peak the
 //! prediction is then compared with, and nothing is fitted to that peak.
 
 use super::server::ServerCounts;
@@ -21,47 +22,37 @@ pub(crate) struct MeasuredRate {
     pub(crate) first_calls: u64,
     /// From the start to the last first call's arrival.
     pub(crate) took: Duration,
-    /// The calls the rate is taken over (the middle 80%, or all of a
-    /// first wave of fewer than 10 calls)...
-    pub(crate) counted: u64,
-    /// ...and the time from the first of them to the last: `counted - 1`
-    /// gaps between arrivals.
-    pub(crate) over: Duration,
+    /// First calls in the first wave's busiest tick...
+    pub(crate) busiest: u64,
+    /// ...and the tick.
+    pub(crate) tick: Duration,
     /// Client processes the calls came from.
     pub(crate) processes: u32,
 }
 
-/// The shortest time a rate is taken over: calls that arrived closer
-/// together than this are taken as this far apart, which keeps the rate
-/// finite.
-const SHORTEST: Duration = Duration::from_micros(1);
-
 impl MeasuredRate {
-    /// The rate the first wave of `server` shows (its arrivals sorted),
-    /// from `processes` client processes; `None` when no first call arrived.
-    pub(crate) fn of(server: &ServerCounts, processes: u32) -> Option<Self> {
-        let t = &server.first_arrivals_ns;
-        let n = t.len();
-        let last = *t.last()?;
-        let (from, to) = if n >= 10 {
-            (n / 10, n - 1 - n / 10)
-        } else {
-            (0, n - 1)
-        };
+    /// The rate the first wave of `server` shows in ticks of `tick`, from
+    /// `processes` client processes; `None` when no first call arrived.
+    pub(crate) fn of(server: &ServerCounts, tick: Duration, processes: u32) -> Option<Self> {
+        let busiest = server
+            .first_calls
+            .iter()
+            .copied()
+            .max()
+            .filter(|&n| n > 0)?;
+        let first_calls = server.first_calls.iter().map(|&n| u64::from(n)).sum();
         Some(MeasuredRate {
-            first_calls: n as u64,
-            took: Duration::from_nanos(last),
-            counted: (to - from + 1) as u64,
-            over: Duration::from_nanos(t[to] - t[from]).max(SHORTEST),
+            first_calls,
+            took: Duration::from_nanos(server.first_arrivals_ns.last().copied().unwrap_or(0)),
+            busiest: u64::from(busiest),
+            tick: tick.max(Duration::from_micros(1)),
             processes: processes.max(1),
         })
     }
 
     /// Calls per millisecond from the whole machine.
     pub(crate) fn per_ms(&self) -> f64 {
-        // A lone call counts as one gap: a rate, if a crude one.
-        let gaps = self.counted.saturating_sub(1).max(1);
-        gaps as f64 / (self.over.as_secs_f64() * 1e3)
+        self.busiest as f64 / (self.tick.as_secs_f64() * 1e3)
     }
 
     /// The send-rate model: one queue for a fleet in one process; with
@@ -80,44 +71,42 @@ impl MeasuredRate {
 mod tests {
     use super::*;
 
-    fn counts(first_arrivals_ns: Vec<u64>) -> ServerCounts {
+    const MS: Duration = Duration::from_millis(1);
+
+    fn counts(first_calls: Vec<u32>, last_ns: u64) -> ServerCounts {
         ServerCounts {
-            first_arrivals_ns,
+            first_calls,
+            first_arrivals_ns: vec![0, last_ns],
             ..Default::default()
         }
     }
 
     #[test]
-    fn the_rate_is_the_middle_of_the_first_wave_over_the_time_it_took() {
-        // 100 calls: a slow start (10 calls in the first 20 ms), then one
-        // every 10 µs, and a straggler at 900 ms.
-        let mut t: Vec<u64> = (0..10).map(|i| 2_000_000 * i).collect();
-        t.extend((0..89).map(|i| 20_000_000 + 10_000 * i));
-        t.push(900_000_000);
-        let rate = MeasuredRate::of(&counts(t), 1).unwrap();
-        // Calls 10 to 89: 80 calls, 79 gaps of 10 µs.
-        assert_eq!((rate.counted, rate.over), (80, Duration::from_micros(790)));
-        assert_eq!(rate.per_ms(), 100.0);
-        assert_eq!(rate.took, Duration::from_millis(900));
+    fn the_rate_is_the_first_wave_s_busiest_tick_over_the_tick() {
+        // A first wave over 5 ticks of 10 ms, the machine descheduled in
+        // the third: its busiest tick shows how fast it sends when it runs.
+        let server = counts(vec![500, 2500, 0, 2000, 1000], 48_000_000);
+        let rate = MeasuredRate::of(&server, 10 * MS, 1).unwrap();
+        assert_eq!((rate.first_calls, rate.busiest), (6000, 2500));
+        assert_eq!(rate.took, 48 * MS);
+        assert_eq!(rate.per_ms(), 250.0);
         assert_eq!(
             rate.model(),
             SendRate {
-                per_ms: 100.0,
+                per_ms: 250.0,
                 processes: 1
             }
         );
-        let t: Vec<u64> = (0..100).map(|i| 10_000 * i).collect();
-        let shared = MeasuredRate::of(&counts(t), 4).unwrap().model();
-        assert_eq!((shared.per_ms, shared.processes), (25.0, 4));
+        let shared = MeasuredRate::of(&server, 10 * MS, 5).unwrap().model();
+        assert_eq!((shared.per_ms, shared.processes), (50.0, 5));
     }
 
     #[test]
-    fn no_first_call_measures_nothing_and_an_instant_wave_stays_finite() {
-        assert_eq!(MeasuredRate::of(&counts(vec![]), 1), None);
-        let few = MeasuredRate::of(&counts(vec![0, 1_000_000]), 1).unwrap();
-        assert_eq!(few.per_ms(), 1.0);
-        let instant = MeasuredRate::of(&counts(vec![0; 50]), 1).unwrap();
-        assert!(instant.per_ms().is_finite());
-        assert!(SendRate::accepts(instant.model().per_ms));
+    fn no_first_call_measures_nothing_and_the_rate_stays_in_bounds() {
+        assert_eq!(MeasuredRate::of(&counts(vec![], 0), MS, 1), None);
+        assert_eq!(MeasuredRate::of(&counts(vec![0, 0], 0), MS, 1), None);
+        let one = MeasuredRate::of(&counts(vec![u32::MAX], 1), Duration::ZERO, 1).unwrap();
+        assert!(one.per_ms().is_finite());
+        assert!(SendRate::accepts(one.model().per_ms));
     }
 }
