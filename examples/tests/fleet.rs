@@ -102,9 +102,66 @@ fn a_small_fleet_measures_what_the_simulator_predicts() {
     assert!(v["keeping_up"]["late_calls"].as_u64().is_some());
 }
 
+/// Issue 24: a fleet whose own machine is the bottleneck. The 500 clients
+/// are throttled to 25 calls per ms over two connections, and without
+/// jitter every client's retry falls due in the same millisecond: the plain
+/// model predicts the whole fleet in one tick, the machine delivers it over
+/// twenty. The send-rate model, at the rate this run's first wave showed,
+/// predicts the peak closer to what the server measured.
+#[test]
+fn the_send_rate_model_predicts_a_throttled_machine_better_than_the_plain_one() {
+    let config = concat!(env!("CARGO_MANIFEST_DIR"), "/retry.toml");
+    let out = Command::new(env!("CARGO_BIN_EXE_fleet"))
+        .args(["--config", config, "--policy", "outbox"])
+        .args(["--clients", "500", "--connections", "2", "--throttle", "25"])
+        .args(["--outage", "300ms", "--tick", "1ms", "--seed", "5"])
+        .args(["--format", "json"])
+        .env_remove("RETRY_PROFILE")
+        // Lockstep retries 5, 10 and 20 ms apart, all inside the outage.
+        .env("RETRY_POLICY__OUTBOX__JITTER", "none")
+        .env("RETRY_POLICY__OUTBOX__BASE", "5ms")
+        .env("RETRY_POLICY__OUTBOX__MAX_ATTEMPTS", "4")
+        .output()
+        .expect("run the fleet binary");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let v: Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    let peak = |o: &str| {
+        v[o]["peak_retries_per_tick"]
+            .as_f64()
+            .unwrap_or_else(|| panic!("{o}: {v}"))
+    };
+    let (plain, sending, measured) = (
+        peak("predicted_plain"),
+        peak("predicted_send_rate"),
+        peak("measured"),
+    );
+    assert_eq!(plain, 500.0, "the plain model: the whole fleet in one tick");
+    assert!(
+        (sending - measured).abs() < (plain - measured).abs(),
+        "send-rate {sending}, plain {plain}, measured {measured}: {v}"
+    );
+    assert_eq!(v["verdict"]["model"], "send_rate");
+    assert_eq!(v["predicted"], v["predicted_send_rate"]);
+    let rate = v["send_rate"]["per_ms"].as_f64().expect("a measured rate");
+    assert!(rate > 0.0 && rate.is_finite(), "{rate}");
+    // Nobody gets through the outage: four calls each, on both sides.
+    for o in ["predicted_send_rate", "measured"] {
+        assert_eq!(v[o]["calls"], 2000, "{o}: {v}");
+    }
+}
+
 #[test]
 fn bad_flags_are_refused_naming_the_flag_and_the_fix() {
-    let cases: [(&[&str], &[&str]); 4] = [
+    let cases: [(&[&str], &[&str]); 6] = [
+        (
+            &["--policy", "outbox", "--throttle", "0"],
+            &["--throttle", "above zero", "e.g. 25"],
+        ),
+        (
+            &["--policy", "outbox", "--throttle", "NaN"],
+            &["--throttle", "e.g. 25"],
+        ),
         (
             &["--policy", "outbox", "--tick", "500us"],
             &["--tick", "at least 1ms"],

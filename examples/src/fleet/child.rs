@@ -26,6 +26,9 @@ pub(crate) struct ChildPlan {
     pub(crate) seed: u64,
     /// How long after the start clients are stopped.
     pub(crate) horizon: Duration,
+    /// At most this many calls per ms from this process (`--throttle`),
+    /// shared evenly by its connections.
+    pub(crate) throttle: Option<f64>,
 }
 
 /// Wall-clock nanoseconds since the Unix epoch of `at`, an instant near now.
@@ -64,7 +67,12 @@ pub(crate) fn run(plan: ChildPlan) -> std::io::Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    let lanes = runtime.block_on(connect_all(plan.server, plan.connections))?;
+    // Each of the process's connections writes its share of the rate:
+    // one request per connections/rate ms.
+    let pace = plan
+        .throttle
+        .map(|per_ms| Duration::from_secs_f64(f64::from(plan.connections) / per_ms / 1e3));
+    let lanes = runtime.block_on(connect_all(plan.server, plan.connections, pace))?;
     let mut stdout = std::io::stdout().lock();
     writeln!(stdout, "ready {}", wall_ns(epoch))?;
     stdout.flush()?;

@@ -89,15 +89,20 @@ impl ClientOutcome {
     }
 }
 
-/// Opens `count` lanes to `addr`, at most [`CONNECTING_AT_ONCE`] at a time.
-pub(crate) async fn connect_all(addr: SocketAddr, count: u32) -> std::io::Result<Vec<Lane>> {
+/// Opens `count` lanes to `addr`, at most [`CONNECTING_AT_ONCE`] at a
+/// time, each writing at most one request per `pace` when given.
+pub(crate) async fn connect_all(
+    addr: SocketAddr,
+    count: u32,
+    pace: Option<Duration>,
+) -> std::io::Result<Vec<Lane>> {
     let gate = Arc::new(Semaphore::new(CONNECTING_AT_ONCE));
     let mut pending = Vec::with_capacity(count as usize);
     for _ in 0..count {
         let gate = gate.clone();
         pending.push(tokio::spawn(async move {
             let _permit = gate.acquire_owned().await;
-            Lane::open(addr).await
+            Lane::open(addr, pace).await
         }));
     }
     let mut connections = Vec::with_capacity(count as usize);
@@ -213,11 +218,12 @@ mod tests {
             outage: Duration::ZERO,
             capacity: 1,
             ticks: 1,
+            clients: 2,
         };
         let server = FleetServer::bind(service, Duration::from_millis(1))
             .await
             .unwrap();
-        let lanes = connect_all(server.addr(), 2).await.unwrap();
+        let lanes = connect_all(server.addr(), 2, None).await.unwrap();
         assert_eq!(lanes.len(), 2);
         let origin = Instant::now();
         server.start(origin);
@@ -245,11 +251,12 @@ mod tests {
             outage: Duration::from_secs(60),
             capacity: 1,
             ticks: 1,
+            clients: 2,
         };
         let server = FleetServer::bind(service, Duration::from_millis(1))
             .await
             .unwrap();
-        let lanes = connect_all(server.addr(), 1).await.unwrap();
+        let lanes = connect_all(server.addr(), 1, None).await.unwrap();
         let origin = Instant::now();
         server.start(origin);
         let endless = Policy::builder()

@@ -64,6 +64,7 @@ pub(crate) fn measure(
         outage: args.outage,
         capacity: args.capacity,
         ticks: args.ticks(),
+        clients: args.clients,
     };
     let server = runtime.block_on(FleetServer::bind(service, args.timer_resolution))?;
     let (tx, rx) = channel::<(usize, Said)>();
@@ -83,6 +84,11 @@ pub(crate) fn measure(
             .args(["--child-of", &server.addr().to_string()])
             .args(["--child-clients", &format!("{first}..{end}")])
             .args(["--connections", &(c1 - c0).to_string()])
+            .args(
+                args.throttle
+                    .iter()
+                    .flat_map(|t| ["--throttle".to_owned(), t.to_string()]),
+            )
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())

@@ -18,15 +18,21 @@
 //!   its simulated twin.
 //! - `child`: a client process; `coordinator`: the parent that starts
 //!   them at one common instant and collects their results.
+//! - `keeping_up`: whether the machine delivered calls when their timers
+//!   said; `send_rate`: how fast it delivers them, measured from the first
+//!   wave, for the simulator's send-rate model.
 //! - `outcome` and `report`: one shape for predicted and measured, and
-//!   the table and JSON.
+//!   the table and JSON, with both predictions (plain and send-rate) and
+//!   which one the verdict uses.
 
 mod child;
 mod clients;
 mod coordinator;
+mod keeping_up;
 mod options;
 mod outcome;
 mod report;
+mod send_rate;
 mod server;
 mod wire;
 
@@ -34,9 +40,11 @@ pub use options::{FleetArgs, Format};
 
 use child::ChildPlan;
 use coordinator::measure;
+use keeping_up::KeepingUp;
 use options::{Limits, Plan};
 use outcome::Outcome;
-use report::{Comparison, KeepingUp};
+use report::Comparison;
+use send_rate::MeasuredRate;
 
 use retrykit_config::{Config, Env, Options};
 use retrykit_core::Policy;
@@ -158,24 +166,35 @@ fn bins(args: &FleetArgs) -> usize {
 ///     ["fleet", "--config", file, "--policy", "outbox", "--clients", "100", "--outage", "300ms"]).unwrap();
 /// let table = examples::fleet::run(&args).unwrap();
 /// assert!(table.starts_with("fleet: 100 clients"), "{table}");
-/// assert!(table.contains("PREDICTED"), "{table}");
+/// assert!(table.contains("SEND-RATE") && table.contains("verdict: "), "{table}");
 /// ```
 pub fn run(args: &FleetArgs) -> Result<String, Box<dyn Error>> {
     let plan = args.check(&Limits::of_this_machine())?;
     let (policy, mut warnings) = load_policy(args)?;
-    // The prediction first, so that it does not take CPU from the fleet.
-    let report = herd(args).run(&policy)?;
-    let predicted = Outcome::predicted(&report);
+    // The plain prediction first, so that it does not take CPU from the fleet.
+    let plain = Outcome::predicted(&herd(args).run(&policy)?);
     let exe = std::env::current_exe()?;
     let m = measure(args, plan, &exe)?;
     let measured = Outcome::measured(&m.server, &m.clients, bins(args));
+    // The send-rate prediction needs this run's first wave: after the fleet.
+    let send_rate = match MeasuredRate::of(&m.server, args.tick, plan.processes) {
+        Some(rate) => {
+            let herd = Herd {
+                send: Some(rate.model()),
+                ..herd(args)
+            };
+            Some((rate, Outcome::predicted(&herd.run(&policy)?)))
+        }
+        None => None,
+    };
     let keeping_up = KeepingUp::of(&m.server, &m.clients);
     warnings.extend(keeping_up.warnings(args.tick));
     let comparison = Comparison {
         args,
         policy: &policy,
         plan,
-        predicted,
+        plain,
+        send_rate,
         measured,
         keeping_up,
         warnings,
@@ -213,6 +232,7 @@ pub fn run_child(args: &FleetArgs) -> Result<(), Box<dyn Error>> {
         policy,
         seed: args.seed,
         horizon: args.horizon,
+        throttle: args.throttle,
     })?;
     Ok(())
 }

@@ -102,6 +102,11 @@ pub struct FleetArgs {
     /// 0.25 on a busy 2-vCPU machine: compare "ticks without a retry")
     #[arg(long, value_name = "SHARE", default_value_t = 0.25, value_parser = parse_share)]
     pub timer_skipped: f64,
+    /// Throttle each client process to at most this many calls per ms,
+    /// shared by its connections: a machine slower than this one, to
+    /// check the send-rate model against [default: as fast as the machine goes]
+    #[arg(long, value_name = "CALLS_PER_MS", value_parser = parse_throttle, allow_negative_numbers = true)]
+    pub throttle: Option<f64>,
     /// Output format
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
@@ -138,6 +143,23 @@ fn parse_share(text: &str) -> Result<f64, String> {
         return Err(format!("{text} is outside 0 to 0.9; use e.g. 0.25"));
     }
     Ok(share)
+}
+
+/// The fastest `--throttle`: a call per nanosecond.
+pub(crate) const MAX_THROTTLE: f64 = 1e6;
+
+fn parse_throttle(text: &str) -> Result<f64, String> {
+    let rate: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("{text} is not a number; write calls per millisecond, e.g. 25"))?;
+    if !(0.001..=MAX_THROTTLE).contains(&rate) {
+        return Err(format!(
+            "{text} is not a rate from 0.001 to 1000000 calls per millisecond (above zero and finite); \
+             use e.g. 25, or leave --throttle out to run as fast as the machine goes"
+        ));
+    }
+    Ok(rate)
 }
 
 fn parse_horizon(text: &str) -> Result<Duration, String> {

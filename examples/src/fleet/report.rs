@@ -1,108 +1,17 @@
-//! The comparison, printed: predicted and measured side by side in a table,
-//! or as JSON whose `predicted` and `measured` objects have the same keys;
-//! and whether the machine kept up with the fleet, measured.
+//! The comparison, printed: both predictions (the plain model, and the
+//! send-rate model with this machine's measured rate) beside the
+//! measurement in a table, or as JSON whose `predicted*` and `measured`
+//! objects have the same keys; which prediction the verdict uses, and
+//! whether the machine kept up with the fleet.
 
-use super::clients::ClientOutcome;
+use super::keeping_up::KeepingUp;
 use super::outcome::Outcome;
-use super::server::ServerCounts;
+use super::send_rate::MeasuredRate;
 use retrykit_config::show_duration;
 use retrykit_core::Policy;
 use serde_json::{Value, json};
 use std::fmt::Write;
 use std::time::Duration;
-
-/// Late calls above this share of all calls mean the machine could not keep up.
-const LATE_SHARE: f64 = 0.01;
-
-/// Whether the machine delivered the calls when the clients' timers said.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct KeepingUp {
-    /// Ticks over which the first calls, all sent at the common start, arrived.
-    pub(crate) first_wave_ticks: u64,
-    /// Calls that arrived in a later tick than their timer allowed (due
-    /// instant plus the timer's resolution).
-    pub(crate) late_calls: u64,
-    /// Calls the server counted.
-    pub(crate) calls: u64,
-    /// Lateness past due plus resolution, µs (power-of-two upper bounds).
-    pub(crate) lateness_p50_us: Option<u64>,
-    /// The same, 99th percentile.
-    pub(crate) lateness_p99_us: Option<u64>,
-    /// The largest lateness, µs.
-    pub(crate) lateness_max_us: u64,
-    /// Calls the clients made that the server never counted (broken connections).
-    pub(crate) lost_calls: u64,
-    /// Calls after the horizon, before the start or without an attempt number.
-    pub(crate) uncounted: u64,
-}
-
-impl KeepingUp {
-    /// Measures it from the server's counts and the clients' own call counts.
-    pub(crate) fn of(server: &ServerCounts, clients: &[ClientOutcome]) -> Self {
-        let first_wave_ticks = server
-            .first_calls
-            .iter()
-            .rposition(|&n| n > 0)
-            .map_or(0, |i| i as u64 + 1);
-        let made: u64 = clients.iter().map(|c| u64::from(c.attempts)).sum();
-        let calls = server.calls();
-        KeepingUp {
-            first_wave_ticks,
-            late_calls: server.late.iter().map(|&n| u64::from(n)).sum(),
-            calls,
-            // The quantiles are power-of-two bucket bounds: never above the
-            // largest lateness actually seen.
-            lateness_p50_us: server
-                .lateness_quantile_us(0.5)
-                .map(|v| v.min(server.max_lateness_us)),
-            lateness_p99_us: server
-                .lateness_quantile_us(0.99)
-                .map(|v| v.min(server.max_lateness_us)),
-            lateness_max_us: server.max_lateness_us,
-            lost_calls: made.saturating_sub(calls + server.outside + server.malformed),
-            uncounted: server.outside + server.malformed,
-        }
-    }
-
-    /// Whether calls arrived when their timers said (within 1% of calls)
-    /// and the first wave landed in its tick.
-    pub(crate) fn kept_up(&self) -> bool {
-        self.first_wave_ticks <= 1 && (self.late_calls as f64) <= LATE_SHARE * self.calls as f64
-    }
-
-    /// What did not behave as configured, one sentence each.
-    pub(crate) fn warnings(&self, tick: Duration) -> Vec<String> {
-        let mut w = Vec::new();
-        if self.first_wave_ticks > 1 {
-            w.push(format!(
-                "the machine could not keep up: the first calls, all sent at the start, reached the server over {} ticks ({}), not one",
-                self.first_wave_ticks,
-                show_duration(tick.saturating_mul(self.first_wave_ticks as u32))
-            ));
-        }
-        if (self.late_calls as f64) > LATE_SHARE * self.calls as f64 {
-            w.push(format!(
-                "the machine could not keep up: {} of {} calls ({:.1}%) arrived in a later tick than their timer allowed",
-                self.late_calls,
-                self.calls,
-                100.0 * self.late_calls as f64 / self.calls.max(1) as f64
-            ));
-        }
-        if self.lost_calls > 0 {
-            w.push(format!(
-                "{} calls never reached the server (broken connections); the clients counted them as failed attempts",
-                self.lost_calls
-            ));
-        }
-        if self.uncounted > 0 {
-            w.push(format!(
-                "{} calls arrived outside the counted ticks (after the horizon) or without an attempt number",
-                self.uncounted
-            ));
-        }
-        w
-    }
-}
 
 /// Everything the report shows.
 pub(crate) struct Comparison<'a> {
@@ -112,14 +21,27 @@ pub(crate) struct Comparison<'a> {
     pub(crate) policy: &'a Policy,
     /// Client processes and connections.
     pub(crate) plan: super::Plan,
-    /// The simulator's prediction.
-    pub(crate) predicted: Outcome,
+    /// The simulator's prediction with the plain model: every call made
+    /// in the tick it falls due.
+    pub(crate) plain: Outcome,
+    /// With the send-rate model at this machine's measured rate, when the
+    /// run measured one (some first call arrived).
+    pub(crate) send_rate: Option<(MeasuredRate, Outcome)>,
     /// The real fleet.
     pub(crate) measured: Outcome,
     /// Whether the machine kept up.
     pub(crate) keeping_up: KeepingUp,
     /// Everything that did not behave as configured.
     pub(crate) warnings: Vec<String>,
+}
+
+/// How far measured may lie from the verdict's prediction, as a share of it.
+pub(crate) const WITHIN: f64 = 0.2;
+
+/// The measured value's distance from the predicted, as a share of the
+/// predicted (`None` when nothing was predicted).
+fn diff_share(predicted: f64, measured: f64) -> Option<f64> {
+    (predicted != 0.0).then(|| (measured - predicted) / predicted)
 }
 
 fn ms(d: Duration) -> f64 {
@@ -165,16 +87,89 @@ fn outcome_json(o: &Outcome, tick: Duration) -> Value {
 }
 
 impl Comparison<'_> {
+    /// The prediction the verdict uses: the send-rate model's when the run
+    /// measured a rate, else the plain model's; and the model's name.
+    pub(crate) fn verdict_model(&self) -> (&Outcome, &'static str) {
+        match &self.send_rate {
+            Some((_, o)) => (o, "send_rate"),
+            None => (&self.plain, "plain"),
+        }
+    }
+
+    /// The verdict's figures: peak and calls, measured against its model.
+    fn verdict(&self) -> (Option<f64>, Option<f64>) {
+        let (p, m) = (self.verdict_model().0, &self.measured);
+        (
+            diff_share(
+                p.peak_retries_per_tick as f64,
+                m.peak_retries_per_tick as f64,
+            ),
+            diff_share(p.calls as f64, m.calls as f64),
+        )
+    }
+
+    /// What the run measured of the machine, and what the verdict uses.
+    fn models(&self) -> String {
+        let share = |d: Option<f64>| d.map_or("-".to_owned(), |d| format!("{:+.1}%", 100.0 * d));
+        let fits = |d: Option<f64>| d.is_some_and(|d| d.abs() <= WITHIN);
+        let (peak, calls) = self.verdict();
+        let held = if fits(peak) && fits(calls) {
+            "both within 20%".to_owned()
+        } else {
+            let missed: Vec<&str> = [("peak", peak), ("calls", calls)]
+                .into_iter()
+                .filter(|&(_, d)| !fits(d))
+                .map(|(name, _)| name)
+                .collect();
+            format!("{} not within 20%", missed.join(" and "))
+        };
+        let rate = match &self.send_rate {
+            Some((r, _)) => {
+                let model = r.model();
+                let queues = if model.processes == 1 {
+                    "one queue for the fleet".to_owned()
+                } else {
+                    format!(
+                        "a queue per client process, {:.1} calls per ms each",
+                        model.per_ms
+                    )
+                };
+                format!(
+                    "send rate: the first {} calls reached the server within {:.1}ms of the start, at most {} in one {} tick: \
+                     this machine sends {:.1} calls per ms ({queues}), which the send-rate model takes\n",
+                    r.first_calls,
+                    ms(r.took),
+                    r.busiest,
+                    show_duration(r.tick),
+                    r.per_ms()
+                )
+            }
+            None => "send rate: not measured (no first call reached the server), so only the plain model ran\n".to_owned(),
+        };
+        let which = match self.verdict_model().1 {
+            "send_rate" => "the send-rate model",
+            _ => "the plain model",
+        };
+        format!(
+            "{rate}verdict: {which} (DIFF is measured against it): peak {}, calls {}: {held}\n",
+            share(peak),
+            share(calls)
+        )
+    }
+
     fn header(&self) -> String {
         let a = self.args;
         format!(
-            "fleet: {} clients in {} process{}, sharing {} connections to 127.0.0.1; the server is down for {}, then serves {} calls per {} tick (seed {})\n\
+            "fleet: {} clients in {} process{}, sharing {} connections to 127.0.0.1{}; the server is down for {}, then serves {} calls per {} tick (seed {})\n\
              policy `{}`: {}\n\
              prediction: retrykit-sim, {}\n",
             a.clients,
             self.plan.processes,
             if self.plan.processes == 1 { "" } else { "es" },
             self.plan.connections,
+            a.throttle
+                .map(|t| format!(" (throttled to {t} calls per ms per process)"))
+                .unwrap_or_default(),
             show_duration(a.outage),
             a.capacity,
             show_duration(a.tick),
@@ -201,68 +196,62 @@ impl Comparison<'_> {
 
     /// The side-by-side table.
     pub(crate) fn table(&self) -> String {
-        let (p, m) = (&self.predicted, &self.measured);
+        let (plain, m) = (&self.plain, &self.measured);
+        let sent = self.send_rate.as_ref().map(|(_, o)| o);
+        let verdict = self.verdict_model().0;
         let tick = self.args.tick;
         let mut out = self.header();
+        out.push_str(&self.models());
         let _ = writeln!(
             out,
-            "\n{:<26}{:>12}{:>12}{:>9}",
-            "", "PREDICTED", "MEASURED", "DIFF"
+            "\n{:<26}{:>12}{:>12}{:>12}{:>9}",
+            "", "PLAIN", "SEND-RATE", "MEASURED", "DIFF"
         );
         let diff = |a: f64, b: f64| {
-            if a == 0.0 {
-                String::new()
-            } else {
-                format!("{:+.1}%", 100.0 * (b - a) / a)
-            }
+            diff_share(a, b).map_or(String::new(), |d| format!("{:+.1}%", 100.0 * d))
         };
-        let mut row = |name: &str, a: u64, b: u64| {
+        // One figure of each outcome: plain, send-rate (or "-"), measured,
+        // and DIFF against the verdict's model.
+        let mut row = |name: &str, f: &dyn Fn(&Outcome) -> u64| {
+            let s = sent.map_or("-".to_owned(), |o| f(o).to_string());
             let _ = writeln!(
                 out,
-                "{name:<26}{a:>12}{b:>12}{:>9}",
-                diff(a as f64, b as f64)
+                "{name:<26}{:>12}{s:>12}{:>12}{:>9}",
+                f(plain),
+                f(m),
+                diff(f(verdict) as f64, f(m) as f64)
             );
         };
-        row(
-            "peak retries per tick",
-            p.peak_retries_per_tick,
-            m.peak_retries_per_tick,
-        );
-        row("calls", p.calls, m.calls);
-        row("  first calls", p.first_calls, m.first_calls);
-        row("  retries", p.retries, m.retries);
-        row("succeeded", p.successes, m.successes);
-        row("gave up", p.give_ups, m.give_ups);
-        row("unfinished", p.unfinished, m.unfinished);
-        row("busy span (ticks)", p.shape.busy_span, m.shape.busy_span);
-        row(
-            "  ticks without a retry",
-            p.shape.quiet_ticks,
-            m.shape.quiet_ticks,
-        );
-        row(
-            "  p50 retries per tick",
-            p.shape.p50_per_tick,
-            m.shape.p50_per_tick,
-        );
-        row(
-            "  p99 retries per tick",
-            p.shape.p99_per_tick,
-            m.shape.p99_per_tick,
-        );
+        row("peak retries per tick", &|o| o.peak_retries_per_tick);
+        row("calls", &|o| o.calls);
+        row("  first calls", &|o| o.first_calls);
+        row("  retries", &|o| o.retries);
+        row("succeeded", &|o| o.successes);
+        row("gave up", &|o| o.give_ups);
+        row("unfinished", &|o| o.unfinished);
+        row("busy span (ticks)", &|o| o.shape.busy_span);
+        row("  ticks without a retry", &|o| o.shape.quiet_ticks);
+        row("  p50 retries per tick", &|o| o.shape.p50_per_tick);
+        row("  p99 retries per tick", &|o| o.shape.p99_per_tick);
         let show = |d: Option<Duration>| d.map_or("-".to_owned(), |d| format!("{:.1}ms", ms(d)));
-        let mut time_row = |name: &str, a: Option<Duration>, b: Option<Duration>| {
-            let d = match (a, b) {
+        let mut time_row = |name: &str, f: &dyn Fn(&Outcome) -> Option<Duration>| {
+            let d = match (f(verdict), f(m)) {
                 (Some(a), Some(b)) => diff(ms(a), ms(b)),
                 _ => String::new(),
             };
-            let _ = writeln!(out, "{name:<26}{:>12}{:>12}{d:>9}", show(a), show(b));
+            let s = sent.map_or("-".to_owned(), |o| show(f(o)));
+            let _ = writeln!(
+                out,
+                "{name:<26}{:>12}{s:>12}{:>12}{d:>9}",
+                show(f(plain)),
+                show(f(m))
+            );
         };
         let at =
             |o: &Outcome| Some(tick.saturating_mul(o.peak_tick.min(u64::from(u32::MAX)) as u32));
-        time_row("peak at", at(p), at(m));
-        time_row("p50 time to success", p.p50, m.p50);
-        time_row("p99 time to success", p.p99, m.p99);
+        time_row("peak at", &at);
+        time_row("p50 time to success", &|o| o.p50);
+        time_row("p99 time to success", &|o| o.p99);
         let k = &self.keeping_up;
         let us = |v: Option<u64>| {
             v.map_or("-".to_owned(), |v| {
@@ -292,6 +281,7 @@ impl Comparison<'_> {
     pub(crate) fn json(&self) -> String {
         let a = self.args;
         let k = &self.keeping_up;
+        let (peak, calls) = self.verdict();
         let value = json!({
             "fleet": {
                 "clients": a.clients,
@@ -305,9 +295,29 @@ impl Comparison<'_> {
                 "seed": a.seed,
                 "timer_resolution_ms": ms(a.timer_resolution),
                 "timer_skipped": a.timer_skipped,
+                "throttle_per_ms": a.throttle,
             },
-            "predicted": outcome_json(&self.predicted, a.tick),
+            // The verdict's prediction, then each model's.
+            "predicted": outcome_json(self.verdict_model().0, a.tick),
+            "predicted_plain": outcome_json(&self.plain, a.tick),
+            "predicted_send_rate": self.send_rate.as_ref().map(|(_, o)| outcome_json(o, a.tick)),
             "measured": outcome_json(&self.measured, a.tick),
+            "send_rate": self.send_rate.as_ref().map(|(r, _)| json!({
+                "first_calls": r.first_calls,
+                "first_wave_ms": ms(r.took),
+                "busiest_tick_first_calls": r.busiest,
+                "per_ms": r.per_ms(),
+                "processes": r.model().processes,
+                "per_process_per_ms": r.model().per_ms,
+            })),
+            "verdict": {
+                "model": self.verdict_model().1,
+                "peak_diff": peak,
+                "calls_diff": calls,
+                "within": WITHIN,
+                "peak_within": peak.is_some_and(|d| d.abs() <= WITHIN),
+                "calls_within": calls.is_some_and(|d| d.abs() <= WITHIN),
+            },
             "keeping_up": {
                 "kept_up": k.kept_up(),
                 "first_wave_ticks": k.first_wave_ticks,
@@ -328,71 +338,30 @@ impl Comparison<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fleet::clients::Finish;
+    use crate::fleet::server::ServerCounts;
     use crate::fleet::{FleetArgs, Plan};
     use clap::Parser;
 
-    fn server(first_calls: Vec<u32>, retries: Vec<u32>, late: Vec<u32>) -> ServerCounts {
-        ServerCounts {
-            first_calls,
-            retries,
-            late,
+    fn outcome(retries: &[u64], calls: u64) -> Outcome {
+        let mut o = Outcome::from_series(retries, 8);
+        o.calls = calls;
+        o.first_calls = 10;
+        o
+    }
+
+    fn comparison_of<'a>(
+        args: &'a FleetArgs,
+        policy: &'a Policy,
+        measured_rate: bool,
+    ) -> Comparison<'a> {
+        let server = ServerCounts {
+            first_calls: vec![4, 6],
+            retries: vec![0, 5, 3],
+            late: vec![0, 0, 0],
+            first_arrivals_ns: (0..10).map(|i| 500_000 * i).collect(),
             ..Default::default()
-        }
-    }
-
-    #[test]
-    fn a_first_wave_over_two_ticks_or_late_calls_mean_the_machine_fell_behind() {
-        let k = KeepingUp::of(&server(vec![90, 10], vec![0, 50], vec![0, 30]), &[]);
-        assert_eq!((k.first_wave_ticks, k.late_calls, k.calls), (2, 30, 150));
-        assert!(!k.kept_up());
-        let warnings = k.warnings(Duration::from_millis(10)).join("\n");
-        assert!(warnings.contains("over 2 ticks (20ms)"), "{warnings}");
-        assert!(warnings.contains("30 of 150 calls (20.0%)"), "{warnings}");
-        let on_time = KeepingUp::of(&server(vec![100], vec![50], vec![1]), &[]);
-        assert!(on_time.kept_up(), "{on_time:?}");
-        assert!(on_time.warnings(Duration::from_millis(10)).is_empty());
-    }
-
-    #[test]
-    fn lateness_quantiles_never_exceed_the_largest_lateness_seen() {
-        let mut counts = server(vec![10], vec![0], vec![3]);
-        // Three late calls in the 2^15..2^16 µs bucket, the largest 36.3 ms.
-        counts.lateness_buckets = vec![0; 17];
-        counts.lateness_buckets[16] = 3;
-        counts.max_lateness_us = 36_300;
-        let k = KeepingUp::of(&counts, &[]);
-        assert_eq!(
-            (k.lateness_p50_us, k.lateness_p99_us),
-            (Some(36_300), Some(36_300))
-        );
-    }
-
-    #[test]
-    fn calls_the_clients_made_that_the_server_never_saw_are_lost() {
-        let client = |attempts| ClientOutcome {
-            index: 0,
-            finish: Finish::GaveUp,
-            after_us: 0,
-            attempts,
         };
-        let k = KeepingUp::of(&server(vec![2], vec![3], vec![0]), &[client(4), client(3)]);
-        assert_eq!(k.lost_calls, 2);
-        let warnings = k.warnings(Duration::from_millis(1)).join("\n");
-        assert!(
-            warnings.contains("2 calls never reached the server"),
-            "{warnings}"
-        );
-    }
-
-    fn comparison_of<'a>(args: &'a FleetArgs, policy: &'a Policy) -> Comparison<'a> {
-        let mut predicted = Outcome::from_series(&[0, 4, 6], 8);
-        predicted.calls = 20;
-        predicted.first_calls = 10;
-        let mut measured = Outcome::from_series(&[0, 5, 3], 8);
-        measured.calls = 18;
-        measured.first_calls = 10;
-        let keeping_up = KeepingUp::of(&server(vec![10], vec![0, 5, 3], vec![0, 0, 0]), &[]);
+        let rate = MeasuredRate::of(&server, Duration::from_millis(1), 1).unwrap();
         Comparison {
             args,
             policy,
@@ -400,9 +369,10 @@ mod tests {
                 processes: 1,
                 connections: 4,
             },
-            predicted,
-            measured,
-            keeping_up,
+            plain: outcome(&[0, 4, 6], 20),
+            send_rate: measured_rate.then(|| (rate, outcome(&[0, 5, 4], 19))),
+            measured: outcome(&[0, 5, 3], 18),
+            keeping_up: KeepingUp::of(&server, &[]),
             warnings: vec!["something did not behave as configured".into()],
         }
     }
@@ -412,25 +382,35 @@ mod tests {
             .unwrap()
     }
 
+    fn row(table: &str, name: &str) -> String {
+        table
+            .lines()
+            .find(|l| l.starts_with(name))
+            .unwrap_or_else(|| panic!("no `{name}` row in {table}"))
+            .split_whitespace()
+            .skip(name.split_whitespace().count())
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
     #[test]
-    fn the_table_sets_prediction_beside_measurement_with_the_difference() {
+    fn the_table_sets_both_predictions_beside_measurement_with_the_verdict_s_difference() {
         let (args, policy) = (fleet_args(), Policy::default());
-        let table = comparison_of(&args, &policy).table();
-        let row = |name: &str| {
-            table
-                .lines()
-                .find(|l| l.starts_with(name))
-                .unwrap_or_else(|| panic!("no `{name}` row in {table}"))
-                .split_whitespace()
-                .skip(name.split_whitespace().count())
-                .collect::<Vec<_>>()
-                .join(" ")
-        };
+        let table = comparison_of(&args, &policy, true).table();
         assert!(table.starts_with("fleet: 10 clients in 1 process, sharing 4 connections"));
-        assert_eq!(row("peak retries per tick"), "6 5 -16.7%");
-        assert_eq!(row("calls"), "20 18 -10.0%");
-        assert_eq!(row("  retries"), "10 8 -20.0%");
+        // PLAIN, SEND-RATE, MEASURED, DIFF against the send-rate model.
+        assert_eq!(row(&table, "peak retries per tick"), "6 5 5 +0.0%");
+        assert_eq!(row(&table, "calls"), "20 19 18 -5.3%");
+        assert_eq!(row(&table, "  retries"), "10 9 8 -11.1%");
         assert!(table.contains("modelling the clients' 1ms timer with 25% of its steps merged"));
+        assert!(
+            table.contains("the first 10 calls reached the server within 4.5ms of the start, at most 6 in one 1ms tick: this machine sends 6.0 calls per ms"),
+            "{table}"
+        );
+        assert!(
+            table.contains("verdict: the send-rate model (DIFF is measured against it): peak +0.0%, calls -5.3%: both within 20%"),
+            "{table}"
+        );
         assert!(
             table.ends_with("warning: something did not behave as configured\n"),
             "{table}"
@@ -438,16 +418,42 @@ mod tests {
     }
 
     #[test]
-    fn the_json_gives_prediction_and_measurement_the_same_keys() {
+    fn without_a_measured_rate_the_verdict_uses_the_plain_model() {
         let (args, policy) = (fleet_args(), Policy::default());
-        let v: Value = serde_json::from_str(&comparison_of(&args, &policy).json()).unwrap();
+        let c = comparison_of(&args, &policy, false);
+        let table = c.table();
+        assert_eq!(row(&table, "peak retries per tick"), "6 - 5 -16.7%");
+        assert!(table.contains("so only the plain model ran"), "{table}");
+        assert!(
+            table.contains("verdict: the plain model (DIFF is measured against it): peak -16.7%, calls -10.0%: both within 20%"),
+            "{table}"
+        );
+        let v: Value = serde_json::from_str(&c.json()).unwrap();
+        assert_eq!(v["verdict"]["model"], "plain");
+        assert_eq!(v["predicted_send_rate"], Value::Null);
+        assert_eq!(v["predicted"], v["predicted_plain"]);
+    }
+
+    #[test]
+    fn the_json_gives_predictions_and_measurement_the_same_keys() {
+        let (args, policy) = (fleet_args(), Policy::default());
+        let v: Value = serde_json::from_str(&comparison_of(&args, &policy, true).json()).unwrap();
         let keys = |o: &Value| o.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
         assert_eq!(keys(&v["predicted"]), keys(&v["measured"]));
-        assert_eq!(v["predicted"]["peak_retries_per_tick"], 6);
+        assert_eq!(keys(&v["predicted_plain"]), keys(&v["measured"]));
+        assert_eq!(keys(&v["predicted_send_rate"]), keys(&v["measured"]));
+        assert_eq!(v["predicted"], v["predicted_send_rate"]);
+        assert_eq!(v["predicted_plain"]["peak_retries_per_tick"], 6);
         assert_eq!(v["measured"]["retries"], 8);
+        assert_eq!(v["send_rate"]["busiest_tick_first_calls"], 6);
+        assert_eq!(v["verdict"]["model"], "send_rate");
+        assert_eq!(v["verdict"]["peak_within"], true);
         assert_eq!(v["fleet"]["clients"], 10);
         assert_eq!(v["fleet"]["timer_skipped"], 0.25);
-        assert_eq!(v["keeping_up"]["kept_up"], true);
+        assert_eq!(
+            v["keeping_up"]["kept_up"], false,
+            "a first wave over two ticks"
+        );
         assert_eq!(v["warnings"][0], "something did not behave as configured");
     }
 }

@@ -19,7 +19,7 @@ use hyper_util::rt::TokioIo;
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 use tokio::net::{TcpSocket, TcpStream};
 
@@ -38,6 +38,8 @@ pub(crate) struct Service {
     pub(crate) capacity: u64,
     /// Ticks it counts; calls after them get 503 and are counted apart.
     pub(crate) ticks: u64,
+    /// Clients in the fleet: the most first calls whose arrival is kept.
+    pub(crate) clients: u32,
 }
 
 impl Service {
@@ -77,6 +79,10 @@ struct State {
     /// How late calls arrived after their due instant plus the resolution.
     lateness: [AtomicU64; LATENESS_BUCKETS],
     max_lateness_us: AtomicU64,
+    /// When each first call arrived, in ns after the start (at most
+    /// `first_limit` of them: one per client).
+    first_arrivals: Mutex<Vec<u64>>,
+    first_limit: usize,
 }
 
 /// The server, listening until dropped.
@@ -109,6 +115,9 @@ pub(crate) struct ServerCounts {
     pub(crate) lateness_buckets: Vec<u64>,
     /// The largest lateness seen, in µs.
     pub(crate) max_lateness_us: u64,
+    /// When each first call counted in a tick arrived, in ns after the
+    /// start, in order: how this machine delivered the first wave.
+    pub(crate) first_arrivals_ns: Vec<u64>,
 }
 
 impl ServerCounts {
@@ -154,6 +163,8 @@ impl FleetServer {
             malformed: AtomicU64::new(0),
             lateness: std::array::from_fn(|_| AtomicU64::new(0)),
             max_lateness_us: AtomicU64::new(0),
+            first_arrivals: Mutex::new(Vec::new()),
+            first_limit: usize::try_from(service.clients).unwrap_or(usize::MAX),
         });
         let shared = state.clone();
         let task = tokio::spawn(async move {
@@ -212,6 +223,15 @@ impl FleetServer {
                 .map(|b| b.load(Ordering::Relaxed))
                 .collect(),
             max_lateness_us: s.max_lateness_us.load(Ordering::Relaxed),
+            first_arrivals_ns: {
+                let mut v = s
+                    .first_arrivals
+                    .lock()
+                    .map(|v| v.clone())
+                    .unwrap_or_default();
+                v.sort_unstable();
+                v
+            },
         }
     }
 }
@@ -262,6 +282,12 @@ impl State {
             &counts.retries
         };
         kind.fetch_add(1, Ordering::Relaxed);
+        if attempt == 1
+            && let Ok(mut arrivals) = self.first_arrivals.lock()
+            && arrivals.len() < self.first_limit
+        {
+            arrivals.push(u64::try_from(since.as_nanos()).unwrap_or(u64::MAX));
+        }
         // The earliest tick this call could have reached: its timer was due
         // at `due`, and fires up to one resolution later.
         let due = Duration::from_micros(header(DUE_HEADER).unwrap_or(0));
@@ -302,6 +328,7 @@ mod tests {
             outage: Duration::from_millis(outage_ms),
             capacity,
             ticks,
+            clients: 10,
         }
     }
 
@@ -342,7 +369,7 @@ mod tests {
                 ..Default::default()
             }
         );
-        let lane = Lane::open(server.addr()).await.unwrap();
+        let lane = Lane::open(server.addr(), None).await.unwrap();
         let refused = lane.call(1, 0).await.unwrap_err();
         assert_eq!(refused.to_string(), "HTTP 503");
         assert_eq!((server.counts().outside, server.counts().calls()), (1, 0));
@@ -362,7 +389,7 @@ mod tests {
             .await
             .unwrap();
         server.start(Instant::now());
-        let lane = Lane::open(server.addr()).await.unwrap();
+        let lane = Lane::open(server.addr(), None).await.unwrap();
         assert!(lane.call(1, 0).await.is_ok());
         assert_eq!(lane.call(2, 0).await.unwrap_err().to_string(), "HTTP 429");
         let counts = server.counts();

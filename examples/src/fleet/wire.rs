@@ -20,6 +20,7 @@ use crate::http::HttpError;
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
@@ -56,14 +57,17 @@ type Owed = Arc<Mutex<VecDeque<oneshot::Sender<Result<u16, String>>>>>;
 
 impl Lane {
     /// Connects to `addr` and starts the lane's writer and reader tasks
-    /// (served and counted in `server`'s tests).
-    pub(crate) async fn open(addr: SocketAddr) -> std::io::Result<Self> {
+    /// (served and counted in `server`'s tests). With a `pace` (the fleet's
+    /// `--throttle`) the writer writes at most one request per `pace`:
+    /// requests queue in order, each write sends those whose turn has
+    /// come, and an idle lane gains no burst.
+    pub(crate) async fn open(addr: SocketAddr, pace: Option<Duration>) -> std::io::Result<Self> {
         let stream = TcpStream::connect(addr).await?;
         stream.set_nodelay(true)?;
         let (read, write) = stream.into_split();
         let (tx, rx) = mpsc::unbounded_channel();
         let owed: Owed = Arc::default();
-        tokio::spawn(write_requests(write, rx, owed.clone(), addr));
+        tokio::spawn(write_requests(write, rx, owed.clone(), addr, pace));
         tokio::spawn(read_responses(read, owed));
         Ok(Lane { requests: tx })
     }
@@ -88,16 +92,48 @@ impl Lane {
     }
 }
 
-/// Writes every queued request in one write, oldest first.
+/// Writes every queued request in one write, oldest first; with a `pace`,
+/// only those whose turn has come, one turn per `pace`.
 async fn write_requests(
     mut stream: OwnedWriteHalf,
     mut rx: mpsc::UnboundedReceiver<Pending>,
     owed: Owed,
     addr: SocketAddr,
+    pace: Option<Duration>,
 ) {
     let mut buf = Vec::with_capacity(16 * 1024);
     let mut batch = Vec::with_capacity(MAX_BATCH);
-    while rx.recv_many(&mut batch, MAX_BATCH).await > 0 {
+    // When the next request may be written, paced.
+    let mut turn = Instant::now();
+    loop {
+        let got = match pace {
+            None => rx.recv_many(&mut batch, MAX_BATCH).await,
+            Some(pace) => {
+                if rx.recv_many(&mut batch, 1).await == 0 {
+                    return;
+                }
+                // No credit for idle time: a request that finds the lane
+                // idle goes now, not in a burst of turns missed.
+                turn = turn.max(Instant::now());
+                tokio::time::sleep_until(turn.into()).await;
+                // The turns that have come by now (the timer wakes up to a
+                // millisecond late), this request's included.
+                let late = Instant::now().saturating_duration_since(turn);
+                let turns = 1 + late.as_nanos() / pace.as_nanos().max(1);
+                let turns = usize::try_from(turns).unwrap_or(MAX_BATCH).min(MAX_BATCH);
+                while batch.len() < turns {
+                    match rx.try_recv() {
+                        Ok(p) => batch.push(p),
+                        Err(_) => break,
+                    }
+                }
+                turn += pace.saturating_mul(u32::try_from(batch.len()).unwrap_or(u32::MAX));
+                batch.len()
+            }
+        };
+        if got == 0 {
+            return;
+        }
         buf.clear();
         if !queue_batch(&mut batch, &mut buf, &owed, addr) {
             return;

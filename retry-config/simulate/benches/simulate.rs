@@ -7,7 +7,7 @@
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use retrykit_core::{Jitter, Policy};
-use retrykit_sim::Herd;
+use retrykit_sim::{Herd, SendRate};
 use std::hint::black_box;
 use std::time::Duration;
 
@@ -52,5 +52,32 @@ fn herd_scaling(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, herd_scaling);
+/// The same herds with a send rate: 1000 calls per ms (a million first
+/// calls take a second to send), so the whole run goes tick by tick through
+/// the send queues, the outage included.
+fn herd_send_rate(c: &mut Criterion) {
+    let mut group = c.benchmark_group("herd_send_rate");
+    group.sample_size(10);
+    let policy = policy(Jitter::Full);
+    for clients in [100_000u32, 1_000_000] {
+        group.throughput(Throughput::Elements(u64::from(clients) * 10));
+        group.bench_with_input(
+            BenchmarkId::new("full", clients),
+            &clients,
+            |b, &clients| {
+                let scenario = Herd {
+                    send: Some(SendRate {
+                        per_ms: 1000.0,
+                        processes: 1,
+                    }),
+                    ..herd(clients)
+                };
+                b.iter(|| black_box(scenario.run(&policy).expect("valid scenario")));
+            },
+        );
+    }
+    group.finish();
+}
+
+criterion_group!(benches, herd_scaling, herd_send_rate);
 criterion_main!(benches);

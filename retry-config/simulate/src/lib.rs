@@ -10,6 +10,7 @@
 //!   service that is down for a while and then accepts a limited number of
 //!   calls per tick. Without jitter, backoff spreads retries out in time but
 //!   not away from each other, and the whole fleet arrives in the same tick.
+//!   Optionally the clients' own machine is a bottleneck too ([`SendRate`]).
 //! - [`Contention`]: optimistic-concurrency writes to one row, the model of
 //!   the well-known "Exponential Backoff and Jitter" study.
 //! - [`Tail`]: a server with a heavy latency tail, and clients hedging as
@@ -44,6 +45,7 @@ mod histogram;
 mod occupied;
 mod queue;
 mod seed;
+mod send;
 mod tail;
 mod timer;
 
@@ -52,5 +54,6 @@ pub use error::SimulateError;
 pub use herd::{Herd, HerdReport, StoppedBy};
 pub use histogram::{ArrivalHistogram, Bin};
 pub use seed::client_seed;
+pub use send::SendRate;
 pub use tail::{Tail, TailOutcome, TailReport, TailServer};
 pub use timer::TimerModel;

@@ -134,6 +134,21 @@ impl<T> TickQueue<T> {
         }
     }
 
+    /// The earliest tick with items, without taking them: pushes for any
+    /// tick from the first not yet popped stay allowed.
+    pub(crate) fn peek_tick(&self) -> Option<u64> {
+        if self.in_wheel == 0 {
+            return self.far.peek().map(|f| f.tick);
+        }
+        // Heap items lie at or past the wheel's end (pushes put nearer ones
+        // in the wheel, and every pop refills), so the wheel's first busy
+        // slot from `next` on is the earliest.
+        let from = self.slot(self.next);
+        let index = self.occupied.next_from(from)?;
+        let ahead = (index + self.slots.len() - from) % self.slots.len();
+        Some(self.next + ahead as u64)
+    }
+
     /// The earliest tick with items and those items, in the order they were
     /// scheduled. Hand the emptied vector back with [`recycle`](Self::recycle).
     pub(crate) fn pop(&mut self) -> Option<(u64, Vec<T>)> {
@@ -195,6 +210,23 @@ mod tests {
         ];
         assert_eq!(seen, expected);
         assert_eq!(q.len(), 0);
+    }
+
+    #[test]
+    fn peeking_names_the_next_tick_and_leaves_earlier_pushes_allowed() {
+        let mut q = TickQueue::new(64);
+        assert_eq!(q.peek_tick(), None);
+        q.push(10_000, 'f'); // beyond the wheel: in the heap
+        assert_eq!(q.peek_tick(), Some(10_000));
+        q.push(3, 'a'); // still allowed, and now the earliest
+        assert_eq!(q.peek_tick(), Some(3));
+        assert_eq!(q.pop(), Some((3, vec!['a'])));
+        assert_eq!(q.peek_tick(), Some(10_000));
+        q.push(9, 'b');
+        assert_eq!(q.peek_tick(), Some(9));
+        assert_eq!(q.pop(), Some((9, vec!['b'])));
+        assert_eq!(q.pop(), Some((10_000, vec!['f'])));
+        assert_eq!(q.peek_tick(), None);
     }
 
     #[test]

@@ -46,7 +46,7 @@ pub(super) fn herd(run: &HerdRun<'_>) -> String {
             })
         })
         .collect();
-    pretty(&json!({
+    let mut value = json!({
         "scenario": "herd",
         "clients": h.clients,
         "outage_ms": ms(h.outage),
@@ -60,7 +60,19 @@ pub(super) fn herd(run: &HerdRun<'_>) -> String {
         "timer_skipped": h.timer.map(|t| t.skipped),
         "first_wave": run.results.first().map_or(0, |(_, r)| r.first_wave),
         "policies": policies,
-    }))
+    });
+    // The send-rate model's keys appear only when it ran, so that the plain
+    // model's output is exactly what it was before the model existed.
+    if let (Some(send), Some(object)) = (h.send, value.as_object_mut()) {
+        object.insert("model".into(), json!("send_rate"));
+        object.insert("send_rate_per_ms".into(), json!(send.per_ms));
+        object.insert("send_processes".into(), json!(send.processes));
+        object.insert(
+            "first_wave_ticks".into(),
+            json!(run.results.first().map_or(0, |(_, r)| r.first_wave_ticks)),
+        );
+    }
+    pretty(&value)
 }
 
 /// One object for the scenario; each policy has a run per fleet size.

@@ -3,7 +3,7 @@
 use super::{ContentionRun, HerdRun, Named};
 use crate::list::MAX_WIDTH;
 use crate::{short, shown};
-use retrykit_sim::{Herd, HerdReport, StoppedBy};
+use retrykit_sim::{Herd, HerdReport, SendRate, StoppedBy};
 
 /// Columns padded to their widest cell, at most [`MAX_WIDTH`]; the first
 /// `left` columns are left-aligned (names), the rest right-aligned (numbers).
@@ -60,9 +60,20 @@ pub(super) fn herd(run: &HerdRun<'_>) -> String {
         ));
     }
     let first = run.results.first().map_or(0, |(_, r)| r.first_wave);
-    out.push_str(&format!(
-        "first wave: {first} calls at 0s, the scenario's doing and the same for every policy; PEAK counts retries only\n\n"
-    ));
+    match h.send {
+        None => out.push_str(&format!(
+            "first wave: {first} calls at 0s, the scenario's doing and the same for every policy; PEAK counts retries only\n\n"
+        )),
+        Some(send) => {
+            out.push_str(&send_model(&send, h.tick));
+            let ticks = run.results.first().map_or(0, |(_, r)| r.first_wave_ticks);
+            out.push_str(&format!(
+                "first wave: {first} calls sent over {} ({ticks} tick{}), the scenario's doing and the same for every policy; PEAK counts retries only\n\n",
+                short(super::ticks_to_time(ticks, h.tick)),
+                if ticks == 1 { "" } else { "s" },
+            ));
+        }
+    }
     let unfinished = run.results.iter().any(|(_, r)| r.unfinished > 0);
     let mut header = headers(&[
         "POLICY",
@@ -93,6 +104,28 @@ pub(super) fn herd(run: &HerdRun<'_>) -> String {
         out.push_str(&notes(named, r, h));
     }
     out
+}
+
+/// The send-rate model's line: which model ran, and its rate.
+fn send_model(send: &SendRate, tick: std::time::Duration) -> String {
+    let per_tick = send.per_ms * tick.as_secs_f64() * 1e3;
+    let who = if send.processes == 1 {
+        "the clients' machine sends".to_owned()
+    } else {
+        format!("each of {} client processes sends", send.processes)
+    };
+    format!(
+        "send-rate model: {who} at most {} calls per ms ({} per {} tick); calls due beyond that wait, first come, first served\n",
+        rate(send.per_ms),
+        rate(per_tick),
+        short(tick),
+    )
+}
+
+/// A rate as a person writes it: 90, 2.5, 0.001.
+fn rate(r: f64) -> String {
+    let text = format!("{r:.6}");
+    text.trim_end_matches('0').trim_end_matches('.').to_owned()
 }
 
 fn herd_row(named: &Named<'_>, r: &HerdReport, unfinished: bool) -> Vec<String> {

@@ -22,6 +22,7 @@ mod tally;
 use super::error::SimulateError;
 use super::histogram::ArrivalHistogram;
 use super::seed::client_seed;
+use super::send::SendRate;
 use super::timer::TimerModel;
 use recovery::Recovery;
 use retrykit_core::Policy;
@@ -79,6 +80,11 @@ pub struct Herd {
     /// fires (see [`TimerModel`]). `None`: answered at the end of its tick,
     /// the next call in the tick holding that instant plus the wait.
     pub timer: Option<TimerModel>,
+    /// The clients' machine, when modelled: calls due beyond its send rate
+    /// wait in a queue, first come, first served, and are made in the tick
+    /// they are sent in (see [`SendRate`]). `None`: every call due in a tick
+    /// is made in it.
+    pub send: Option<SendRate>,
     /// Bins of the arrivals histogram (2 to 2²⁰): a run longer than this
     /// many ticks merges neighbouring ticks into one bin.
     pub arrival_bins: usize,
@@ -86,7 +92,7 @@ pub struct Herd {
 
 impl Default for Herd {
     /// 1000 clients, a 1 s outage, 100 calls per 1 ms tick, seed 0, a one-day
-    /// horizon, at most a billion calls, no timer model and
+    /// horizon, at most a billion calls, no timer or send-rate model and
     /// [`ArrivalHistogram::DEFAULT_MAX_BINS`] bins.
     fn default() -> Self {
         Herd {
@@ -98,6 +104,7 @@ impl Default for Herd {
             horizon: Duration::from_secs(24 * 3600),
             max_calls: 1_000_000_000,
             timer: None,
+            send: None,
             arrival_bins: ArrivalHistogram::DEFAULT_MAX_BINS,
         }
     }
@@ -116,8 +123,12 @@ pub struct HerdReport {
     pub clients: u32,
     /// The simulation's time step.
     pub tick: Duration,
-    /// Calls in tick 0: the synchronised first failure, the scenario's doing.
+    /// First calls: the synchronised first failure, the scenario's doing,
+    /// all in tick 0 unless a [`SendRate`] spreads them.
     pub first_wave: u64,
+    /// Ticks from tick 0 to the last with a first call: 1 unless a
+    /// [`SendRate`] spreads the first wave (0 for a run that made no call).
+    pub first_wave_ticks: u64,
     /// Retry arrivals in the busiest tick after tick 0: the policy's doing.
     pub peak_retries: u64,
     /// The (first) tick where [`peak_retries`](Self::peak_retries) happened.
@@ -140,7 +151,8 @@ pub struct HerdReport {
     pub p50: Option<Duration>,
     /// 99th-percentile time to success, over the clients that succeeded.
     pub p99: Option<Duration>,
-    /// Retry arrivals per tick (tick 0 counts zero: its calls are [`first_wave`](Self::first_wave)).
+    /// Retry arrivals per tick (first calls, tick 0's and any a send rate
+    /// delays, are counted in [`first_wave`](Self::first_wave) instead).
     pub arrivals: ArrivalHistogram,
     /// Whether the policy had a retry budget, which the simulation ignores: a
     /// budget belongs to one process, and here each client is its own process.
@@ -232,6 +244,26 @@ impl Herd {
                 "use the share of timer steps a run measured without wake-ups, e.g. 0.25".into(),
             );
         }
+        if let Some(send) = self.send {
+            c.require(
+                SendRate::accepts(send.per_ms),
+                "send.rate",
+                "must be a number of calls per millisecond from 0.000001 to 10^9",
+                "use the rate the clients' machine was measured to send, e.g. 90 (calls per ms); \
+                 to model no limit, leave the send rate out"
+                    .into(),
+            );
+            c.require(
+                (1..=SendRate::MAX_PROCESSES).contains(&send.processes)
+                    && send.processes <= self.clients.max(1),
+                "send.processes",
+                "must be from 1 to 1024, and at most the clients",
+                format!(
+                    "use 1 for one queue for the whole fleet, or the number of client processes (at most {})",
+                    self.clients.clamp(1, SendRate::MAX_PROCESSES)
+                ),
+            );
+        }
         c.require(
             (2..=MAX_ARRIVAL_BINS).contains(&self.arrival_bins),
             "arrival_bins",
@@ -283,7 +315,9 @@ impl Herd {
         let mut recovery = Recovery::new(u64::try_from(span).unwrap_or(u64::MAX), self.clients);
         let seed = self.seed;
         let client = |i: u32| Decider::new(Some(client_seed(seed, u64::from(i))));
-        if ctx.outage_ticks == 0 {
+        // With a send rate, clients share their machine from the first
+        // call, so they run together from tick 0 (see `recovery`).
+        if ctx.outage_ticks == 0 || ctx.send.is_some() {
             for i in 0..self.clients {
                 recovery.add(0, client(i));
             }
@@ -311,6 +345,8 @@ pub(super) struct Ctx<'p> {
     pub(super) horizon_ticks: u64,
     pub(super) max_calls: u64,
     pub(super) capacity: u64,
+    /// The clients' send rate, when modelled.
+    pub(super) send: Option<SendRate>,
     timer: Option<TimerModel>,
     seed: u64,
     origin: Instant,
@@ -328,6 +364,7 @@ impl<'p> Ctx<'p> {
             horizon_ticks: to_u64(herd.horizon.as_nanos() / tick),
             max_calls: herd.max_calls,
             capacity: herd.capacity,
+            send: herd.send,
             timer: herd.timer,
             seed: herd.seed,
             origin: Instant::now(),

@@ -196,7 +196,7 @@ fn merge(
         }
     }
     let first = window.saturating_mul(WINDOW);
-    merged.drain_sorted(|offset, calls| tally.tick(first + offset, calls));
+    merged.drain_sorted(|offset, calls| tally.outage_tick(first + offset, calls));
 }
 
 impl Shard {

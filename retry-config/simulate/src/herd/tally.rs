@@ -7,6 +7,8 @@ use std::time::Duration;
 pub(super) struct Tally {
     arrivals: ArrivalHistogram,
     first_wave: u64,
+    /// One past the last tick with a first call.
+    first_wave_ticks: u64,
     /// (calls, tick) of the busiest tick after tick 0; the earliest wins ties.
     peak: (u64, u64),
     pub(super) calls: u64,
@@ -25,6 +27,7 @@ impl Tally {
         Tally {
             arrivals: ArrivalHistogram::new(bins),
             first_wave: 0,
+            first_wave_ticks: 0,
             peak: (0, 0),
             calls: 0,
             busy_ticks: 0,
@@ -36,19 +39,30 @@ impl Tally {
         }
     }
 
-    /// Counts the calls of one tick into the histogram and the peak. Each
-    /// tick is reported once, in increasing order; `calls` are counted
-    /// separately, as they are made.
-    pub(super) fn tick(&mut self, tick: u64, arrivals: u64) {
+    /// Counts the calls of one tick: first calls into the first wave,
+    /// retries into the histogram and the peak. Each tick is reported once,
+    /// in increasing order; `calls` are counted separately, as they are made.
+    /// Without a send rate every first call is made in tick 0; with one they
+    /// may spread over several ticks, and only their retries are the policy's doing.
+    pub(super) fn tick(&mut self, tick: u64, first_calls: u64, retries: u64) {
         self.busy_ticks += 1;
+        if first_calls > 0 {
+            self.first_wave += first_calls;
+            self.first_wave_ticks = tick + 1;
+        }
+        self.arrivals.record(tick, retries);
+        if tick > 0 && retries > self.peak.0 {
+            self.peak = (retries, tick);
+        }
+    }
+
+    /// The outage phase's calls of one tick (no send rate: first calls are
+    /// tick 0's, every later call a retry).
+    pub(super) fn outage_tick(&mut self, tick: u64, calls: u64) {
         if tick == 0 {
-            self.first_wave = arrivals;
-            self.arrivals.record(0, 0);
+            self.tick(0, calls, 0);
         } else {
-            self.arrivals.record(tick, arrivals);
-            if arrivals > self.peak.0 {
-                self.peak = (arrivals, tick);
-            }
+            self.tick(tick, 0, calls);
         }
     }
 
@@ -84,6 +98,7 @@ impl Tally {
             clients: herd.clients,
             tick: herd.tick,
             first_wave: self.first_wave,
+            first_wave_ticks: self.first_wave_ticks,
             peak_retries: self.peak.0,
             peak_tick: self.peak.1,
             calls: self.calls,
