@@ -175,3 +175,25 @@ async fn a_spent_cap_stops_hedging_never_the_call() {
     }
     assert_eq!(hedges, 5, "hedges stay within hedge_share of calls");
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_hedged_call_is_counted_in_the_policy_budget_that_pays_for_its_hedges() {
+    // Hedges take from the retry budget, which only calls fill: the first
+    // call must be counted in it, or its hedge would find it empty.
+    let budget = retrykit_core::RetryBudget::builder()
+        .ratio(1.0)
+        .min_per_sec(0.0)
+        .build()
+        .unwrap();
+    let mut settings = HedgeSettings::new(HedgeAfter::Fixed(Duration::from_millis(20)));
+    settings.share = 1.0;
+    let policy = Policy::builder()
+        .hedge(Some(settings))
+        .max_attempts(2)
+        .budget(Some(std::sync::Arc::new(budget)))
+        .build()
+        .unwrap();
+    let (result, report, ended, began) = run(&policy, &[(1000, Ok(1)), (5, Ok(2))]).await;
+    assert_eq!(began, vec![0, 20], "the hedge was paid for");
+    assert_eq!((result, ended, report.hedges), (Ok(2), 25, 1));
+}

@@ -35,11 +35,10 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
         H: HookSet<E>,
     {
         let now = self.now();
-        if self.tally.attempts == 0 {
-            self.start_clock(now);
-            if let Some(hedging) = self.policy().hedging() {
-                hedging.count_call(now);
-            }
+        if self.tally.attempts == 0
+            && let Some(hedging) = self.policy().hedging()
+        {
+            hedging.count_call(now);
         }
         let mut race = Race {
             run: self,
@@ -94,7 +93,10 @@ where
     /// against its own timeout, in its own span.
     fn start(&mut self, now: Instant, hedge: bool) {
         let run = &mut *self.run;
+        // The first attempt starts the call (counting it in the budgets)
+        // and its clock, which a race reads whatever the policy needs.
         run.begin_attempt::<E>();
+        run.start_clock(now);
         // The call's timer waits for hedges here: each attempt has its own timeout.
         run.timer.disarm();
         let attempt = run.tally.attempts;
