@@ -97,6 +97,8 @@ impl TailArgs {
                 load_slowdown: self.load_slowdown,
             },
             seed: self.seed,
+            // The server's sleeps and the clients' hedge timers are tokio's.
+            timer: Some(retrykit_sim::TimerModel::TOKIO),
         }
     }
 

@@ -70,8 +70,9 @@ pub struct Args {
     #[arg(long, value_name = "N",
           value_parser = clap::value_parser!(u64).range(1..=MAX_CALLS))]
     max_calls: Option<u64>,
-    /// Model the clients' timer (herd): wake-ups rounded up to this grid,
-    /// each call answered the instant it is made (tokio's timer: 1ms)
+    /// Model the clients' timer (herd, tail): wake-ups rounded up to this
+    /// grid (tokio's timer: 1ms); in the herd each call is answered the
+    /// instant it is made, in the tail the server's waits use it too
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     timer_resolution: Option<Duration>,
     /// With --timer-resolution: the share of timer steps skipped, their
@@ -322,7 +323,10 @@ fn herd_only(args: &Args) -> Result<(), CliError> {
         ("--outage", args.outage.is_some()),
         ("--capacity", args.capacity.is_some()),
         ("--max-calls", args.max_calls.is_some()),
-        ("--timer-resolution", args.timer_resolution.is_some()),
+        (
+            "--timer-resolution",
+            args.timer_resolution.is_some() && args.scenario != ScenarioKind::Tail,
+        ),
         ("--send-rate", args.send_rate.is_some()),
     ];
     let lines: Vec<String> = given

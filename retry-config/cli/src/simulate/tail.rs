@@ -94,6 +94,12 @@ pub(super) fn scenario(args: &Args) -> Tail {
             load_slowdown: args.tail.load_slowdown.unwrap_or(d.server.load_slowdown),
         },
         seed: args.seed,
+        timer: args
+            .timer_resolution
+            .map(|resolution| retrykit_sim::TimerModel {
+                resolution,
+                skipped: args.timer_skipped,
+            }),
     }
 }
 

@@ -76,6 +76,10 @@ pub struct Tail {
     pub server: TailServer,
     /// Seeds the server's latencies.
     pub seed: u64,
+    /// The timer both sides wait on, when modelled: a server's answer and a
+    /// client's hedge then come at the timer's next step (tokio's timer
+    /// rounds a wait up to the next millisecond). `None`: exact waits.
+    pub timer: Option<crate::TimerModel>,
 }
 
 impl Default for Tail {
@@ -92,6 +96,7 @@ impl Default for Tail {
                 load_slowdown: 0.0,
             },
             seed: 0,
+            timer: None,
         }
     }
 }
@@ -175,6 +180,23 @@ impl Tail {
             "must be a number from 0 to 10",
             format!("use --load-slowdown such as 0.01 (got {})", s.load_slowdown),
         );
+        if let Some(timer) = self.timer {
+            p.require(
+                !timer.resolution.is_zero() && timer.resolution <= Duration::from_secs(1),
+                "timer.resolution",
+                "must be more than 0 and at most 1s",
+                format!(
+                    "use --timer-resolution 1ms, tokio's (got {:?})",
+                    timer.resolution
+                ),
+            );
+            p.require(
+                (0.0..=crate::TimerModel::MAX_SKIPPED).contains(&timer.skipped),
+                "timer.skipped",
+                "must be a share from 0 to 0.9",
+                format!("use --timer-skipped such as 0.25 (got {})", timer.skipped),
+            );
+        }
         SimulateError::check("tail", p.into_vec())
     }
 }

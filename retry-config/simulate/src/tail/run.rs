@@ -110,6 +110,7 @@ impl Tail {
             call.last_start = now;
             *seq += 1;
             let done = now.saturating_add(latency.as_nanos() as u64);
+            let done = self.timer.map_or(done, |t| t.fires_at(done, self.seed));
             events.push(Reverse((
                 done,
                 Kind::Answer,
@@ -145,6 +146,7 @@ impl Tail {
                 HedgeStep::Wait(d) => {
                     *seq += 1;
                     let when = now.saturating_add(d.as_nanos() as u64);
+                    let when = self.timer.map_or(when, |t| t.fires_at(when, self.seed));
                     events.push(Reverse((
                         when,
                         Kind::Timer,

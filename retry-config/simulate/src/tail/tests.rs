@@ -117,3 +117,45 @@ fn the_server_model_is_bounded() {
     };
     assert_eq!(s.latency(0.5, 1.0, u64::MAX), Tail::MAX_LATENCY);
 }
+
+#[test]
+fn a_timer_model_rounds_answers_and_hedges_up_to_its_grid() {
+    use crate::TimerModel;
+    let p95 = HedgeSettings::new(HedgeAfter::Percentile(Percentile::parse("p95").unwrap()));
+    let policy = Policy::builder().hedge(Some(p95)).build().unwrap();
+    let exact = Tail {
+        calls: 4_000,
+        ..Tail::default()
+    }
+    .run(&policy)
+    .unwrap();
+    let ticked = Tail {
+        calls: 4_000,
+        timer: Some(TimerModel::TOKIO),
+        ..Tail::default()
+    }
+    .run(&policy)
+    .unwrap();
+    // Every fast answer comes at a whole millisecond, so the median is one.
+    assert_eq!(
+        ticked.unhedged.p50.as_nanos() % 1_000_000,
+        0,
+        "{:?}",
+        ticked.unhedged.p50
+    );
+    assert!(ticked.unhedged.p50 > exact.unhedged.p50);
+    // A hedge due at p95 fires at the next millisecond, by when most fast
+    // answers are in: fewer hedges than with exact timers.
+    assert!(
+        ticked.hedged.extra_share < exact.hedged.extra_share / 2.0,
+        "{ticked:?} {exact:?}"
+    );
+    let zero = Tail {
+        timer: Some(TimerModel {
+            resolution: Duration::ZERO,
+            skipped: 0.0,
+        }),
+        ..Tail::default()
+    };
+    assert!(zero.run(&policy).is_err(), "a zero grid is refused");
+}
