@@ -72,6 +72,21 @@ pub fn load_policies(profile: &str) -> Result<Config, PolicyProblems> {
     Ok(config)
 }
 
+/// `path` loaded as a program would: with `RETRY_PROFILE` and the
+/// `RETRY_POLICY__*` overrides from the environment (the harnesses check a
+/// prediction against what the program itself would run).
+pub fn load_as_program(path: &Path) -> Result<Config, PolicyProblems> {
+    use retrykit_config::{Env, Options};
+    let mut options = Options::new().env(Env::from_process());
+    if let Some(p) = std::env::var("RETRY_PROFILE")
+        .ok()
+        .filter(|p| !p.is_empty())
+    {
+        options = options.profile(p);
+    }
+    Config::load_file(path, &options).map_err(PolicyProblems)
+}
+
 /// Why the policies could not be loaded. Its `Display` is the full
 /// rendering: each problem starts with its own `error:` and brings its
 /// source excerpt, did-you-mean and notes.

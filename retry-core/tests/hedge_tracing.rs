@@ -51,6 +51,15 @@ impl Subscriber for Recorder {
     fn exit(&self, _: &Id) {}
 }
 
+/// A runtime on tokio's paused clock.
+fn paused() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .unwrap()
+}
+
 #[test]
 fn each_attempt_of_a_hedged_call_has_its_span_inside_the_calls() {
     let mut hedge = HedgeSettings::new(HedgeAfter::Fixed(Duration::from_millis(20)));
@@ -61,11 +70,7 @@ fn each_attempt_of_a_hedged_call_has_its_span_inside_the_calls() {
         .build()
         .unwrap();
     let spans = Arc::new(Spans::default());
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .start_paused(true)
-        .build()
-        .unwrap();
+    let runtime = paused();
     tracing::subscriber::with_default(Recorder(spans.clone()), || {
         runtime.block_on(async {
             let mut n = 0;
@@ -107,11 +112,7 @@ fn a_fixed_hedge_after_below_the_median_seen_is_one_warning() {
         .build()
         .unwrap();
     let spans = Arc::new(Spans::default());
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .start_paused(true)
-        .build()
-        .unwrap();
+    let runtime = paused();
     tracing::subscriber::with_default(Recorder(spans.clone()), || {
         runtime.block_on(async {
             for _ in 0..300 {

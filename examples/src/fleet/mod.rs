@@ -46,7 +46,7 @@ use outcome::Outcome;
 use report::Comparison;
 use send_rate::MeasuredRate;
 
-use retrykit_config::{Config, Env, Options};
+use retrykit_config::Config;
 use retrykit_core::Policy;
 use retrykit_sim::{Herd, TimerModel};
 use std::error::Error;
@@ -60,15 +60,7 @@ const MAX_BINS: usize = 1 << 20;
 /// `RETRY_POLICY__*` overrides, as a program would load it; warnings about
 /// the file and about what the fleet changes are returned with it.
 pub(crate) fn load_policy(args: &FleetArgs) -> Result<(Arc<Policy>, Vec<String>), Box<dyn Error>> {
-    let mut options = Options::new().env(Env::from_process());
-    if let Some(p) = std::env::var("RETRY_PROFILE")
-        .ok()
-        .filter(|p| !p.is_empty())
-    {
-        options = options.profile(p);
-    }
-    let config =
-        Config::load_file(&args.config, &options).map_err(crate::policies::PolicyProblems)?;
+    let config = crate::policies::load_as_program(args.config.as_ref())?;
     let mut warnings: Vec<String> = config
         .warnings()
         .render()

@@ -17,7 +17,6 @@ mod clients;
 mod server;
 
 use clap::Parser;
-use retrykit_config::{Config, Env, Options};
 use retrykit_sim::{Tail, TailOutcome, TailServer};
 use std::error::Error;
 use std::sync::Arc;
@@ -132,15 +131,7 @@ impl TailArgs {
 fn load_policy(
     args: &TailArgs,
 ) -> Result<(Arc<retrykit_core::Policy>, Vec<String>), Box<dyn Error>> {
-    let mut options = Options::new().env(Env::from_process());
-    if let Some(p) = std::env::var("RETRY_PROFILE")
-        .ok()
-        .filter(|p| !p.is_empty())
-    {
-        options = options.profile(p);
-    }
-    let config =
-        Config::load_file(&args.config, &options).map_err(crate::policies::PolicyProblems)?;
+    let config = crate::policies::load_as_program(args.config.as_ref())?;
     let warnings = config
         .warnings()
         .render()
