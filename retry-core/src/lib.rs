@@ -93,6 +93,7 @@ mod round;
 mod run;
 mod schedule;
 mod site;
+mod timer;
 #[cfg(feature = "tower")]
 pub mod tower;
 mod waits;

@@ -6,12 +6,13 @@
 //! Invariants:
 //! - the policy is held for the whole call, so a reload reaches the next
 //!   call and never a running one;
-//! - the clock is read only when a deadline, a budget, a give-up hook or a
-//!   report needs it;
-//! - the call's one timer (an attempt's timeout, or the wait after a
-//!   failure: never both at once) lives in one heap block, made by the
-//!   first attempt that needs a timer; a call that succeeds at once makes
-//!   none, and a call that retries makes exactly one.
+//! - the clock is read only when a deadline, a budget, a give-up hook, a
+//!   report or hedging needs it;
+//! - the call's one timer (an attempt's timeout, the wait after a failure,
+//!   or a hedged round's wait for its next hedge: one at a time) lives in
+//!   one heap block, made by the first attempt that needs a timer; a call
+//!   that succeeds at once makes none, and a call that retries makes
+//!   exactly one. (A hedged round's attempts have their own timeouts.)
 
 use crate::classify::Classify;
 use crate::clock::{Clock, Sleeper};
@@ -20,11 +21,9 @@ use crate::hooks::{GiveUpEvent, HookSet, RetryEvent};
 use crate::policy::Policy;
 use crate::report::{Ending, Report};
 use crate::rng::JitterRng;
+use crate::timer::Timer;
 use std::borrow::Borrow;
 use std::fmt;
-use std::future::Future;
-use std::pin::Pin;
-use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 /// The state of one call in progress: its policy (borrowed, or an `Arc`
@@ -449,60 +448,4 @@ fn report_of(
 /// Time since `started` (zero when the start was not read).
 fn elapsed(started: Option<Instant>, now: Instant) -> Duration {
     started.map_or(Duration::ZERO, |s| now.saturating_duration_since(s))
-}
-
-/// A call's one timer: an attempt's timeout, or the wait after a failure.
-/// Its heap block is made the first time it is armed and reused after, so a
-/// call that retries allocates once however many attempts and waits follow.
-pub(crate) struct Timer<Sl>(Option<Pin<Box<Option<Sl>>>>);
-
-impl<Sl> Default for Timer<Sl> {
-    fn default() -> Self {
-        Timer(None)
-    }
-}
-
-/// Dropping a call that never needed a timer is an inline null check; the
-/// block's drop stays out of line.
-impl<Sl> Drop for Timer<Sl> {
-    #[inline]
-    fn drop(&mut self) {
-        if let Some(block) = self.0.take() {
-            drop_block(block);
-        }
-    }
-}
-
-#[inline(never)]
-fn drop_block<Sl>(block: Pin<Box<Option<Sl>>>) {
-    drop(block);
-}
-
-impl<Sl: Future<Output = ()>> Timer<Sl> {
-    /// Arms the timer with `sleep`, replacing what it held.
-    pub(crate) fn arm(&mut self, sleep: Sl) {
-        match &mut self.0 {
-            Some(block) => block.set(Some(sleep)),
-            None => self.0 = Some(Box::pin(Some(sleep))),
-        }
-    }
-
-    /// Drops the armed sleep, if any (keeping the block).
-    #[inline]
-    pub(crate) fn disarm(&mut self) {
-        if let Some(block) = &mut self.0 {
-            block.set(None);
-        }
-    }
-
-    /// Polls the armed sleep; `None` when nothing is armed. A sleep that
-    /// fired is disarmed.
-    pub(crate) fn poll(&mut self, cx: &mut Context<'_>) -> Option<Poll<()>> {
-        let mut slot = self.0.as_mut()?.as_mut();
-        let fired = slot.as_mut().as_pin_mut()?.poll(cx);
-        if fired.is_ready() {
-            slot.set(None);
-        }
-        Some(fired)
-    }
 }
