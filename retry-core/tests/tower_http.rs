@@ -333,3 +333,23 @@ async fn a_post_is_not_hedged_and_the_report_says_why() {
     assert_eq!(seen.lock().unwrap().at.len(), 1, "sent once");
     assert_eq!((r.hedges, r.unhedged), (0, Some(Ending::NotIdempotent)));
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_body_too_large_to_replay_is_not_hedged_and_the_report_says_why() {
+    use retrykit_core::hedge::{HedgeAfter, HedgeSettings};
+    let mut hedge = HedgeSettings::new(HedgeAfter::Fixed(Duration::from_millis(20)));
+    hedge.share = 1.0;
+    let small_replay = policy()
+        .hedge(Some(hedge))
+        .max_replay_body(4)
+        .build()
+        .unwrap();
+    let slow = Reply(200, &[], Duration::from_secs(1));
+    let put = Request::put("/")
+        .body(Full::from("more than four bytes"))
+        .unwrap();
+    let (result, seen) = send(small_replay, &[slow], put).await;
+    let r = report(&result.unwrap());
+    assert_eq!(seen.lock().unwrap().at.len(), 1, "sent once");
+    assert_eq!((r.hedges, r.unhedged), (0, Some(Ending::BodyNotReplayable)));
+}

@@ -154,6 +154,11 @@ where
         let mut service = self.take_ready();
         let resendable = may_resend(request.method(), request.headers(), &policy);
         let (parts, body) = request.into_parts();
+        // A hedge replays the body while the first send may still be
+        // reading it, so only a body known to fit the replay limit hedges.
+        let fits = http_body::Body::size_hint(&body)
+            .upper()
+            .is_some_and(|n| n <= policy.max_replay_body());
         let body = ReplayBody::new(body, policy.max_replay_body());
         let head = Head {
             method: parts.method,
@@ -175,8 +180,10 @@ where
             // says so; each hedge has its own clone of the service.
             if run.hedges() && !resendable {
                 run.unhedged(crate::Ending::NotIdempotent);
+            } else if run.hedges() && !fits {
+                run.unhedged(crate::Ending::BodyNotReplayable);
             }
-            let result = if run.hedges() && resendable {
+            let result = if run.hedges() && resendable && fits {
                 let policy = &*policy;
                 let mut make = move || {
                     let (request, mut service) = (head.request(body.clone()), service.clone());
