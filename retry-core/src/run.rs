@@ -17,7 +17,7 @@
 use crate::classify::Classify;
 use crate::clock::{Clock, Sleeper};
 use crate::decide::{Failure, Owed, Step, Tally, decide, in_policy};
-use crate::hooks::{GiveUpEvent, HookSet, RetryEvent};
+use crate::hooks::{GiveUpEvent, HookSet, RetryEvent, Unrepeatable};
 use crate::policy::Policy;
 use crate::report::{Ending, Report};
 use crate::rng::JitterRng;
@@ -258,6 +258,24 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
         true
     }
 
+    /// How a failed attempt's `error` stands for the kernel, with what the
+    /// site's `retry_if` said and why the request cannot be sent again (if
+    /// it cannot): the one place both the decision and a hedged round ask.
+    pub(crate) fn failure_of<E>(&self, error: &E) -> (Failure, bool, Option<Unrepeatable>)
+    where
+        E: Classify,
+        H: HookSet<E>,
+    {
+        let allowed = self.hooks.retry_if(error);
+        let unrepeatable = HookSet::<E>::unrepeatable(&self.hooks);
+        let failure = Failure {
+            class: error.class(),
+            hint: error.retry_after(),
+            allowed: allowed && unrepeatable.is_none(),
+        };
+        (failure, allowed, unrepeatable)
+    }
+
     /// The decision after a failed attempt, with its hooks, event and
     /// metrics. On a retry the wait is armed on the call's timer; on giving
     /// up the error comes back. Out of line: the success path stays small.
@@ -269,13 +287,7 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     {
         #[cfg(feature = "tracing")]
         let _span = self.span.clone().entered();
-        let allowed = self.hooks.retry_if(&error);
-        let unrepeatable = HookSet::<E>::unrepeatable(&self.hooks);
-        let failure = Failure {
-            class: error.class(),
-            hint: error.retry_after(),
-            allowed: allowed && unrepeatable.is_none(),
-        };
+        let (failure, allowed, unrepeatable) = self.failure_of(&error);
         // The clock is read only if the verdict or the report needs it.
         let (clock, started) = (&self.clock, self.started);
         let mut read = None;

@@ -14,7 +14,6 @@ use super::{HedgeStep, HedgeView, is_fatal, next_hedge};
 use crate::classify::{AttemptTimeout, Classify};
 use crate::clock::{Clock, Sleeper};
 use crate::hooks::HookSet;
-use crate::kernel::Failure;
 use crate::policy::Policy;
 use crate::run::Run;
 use std::borrow::Borrow;
@@ -148,16 +147,6 @@ where
         self.running.clear();
         Poll::Ready(result)
     }
-
-    /// How a failed attempt's error stands for the kernel.
-    fn failure(&self, error: &E) -> Failure {
-        let hooks = &self.run.hooks;
-        Failure {
-            class: error.class(),
-            hint: error.retry_after(),
-            allowed: hooks.retry_if(error) && HookSet::<E>::unrepeatable(hooks).is_none(),
-        }
-    }
 }
 
 impl<P, C, S, H, M, Fut, T, E> Future for Race<'_, P, C, S, H, M, Fut>
@@ -185,7 +174,7 @@ where
                 match result {
                     Ok(value) => return this.finish(done.attempt, Ok(value)),
                     Err(error) => {
-                        let failure = this.failure(&error);
+                        let (failure, ..) = this.run.failure_of(&error);
                         if is_fatal(this.run.policy(), failure) {
                             return this.finish(done.attempt, Err(error));
                         }
