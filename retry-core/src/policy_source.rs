@@ -28,7 +28,11 @@ impl PolicySource {
         at: &'static Location<'static>,
         function: &'static str,
     ) -> Self {
-        let site = CallSite::new(name, at.file(), at.line(), function);
+        // The integrations hedge (each attempt on its own clones).
+        let site = CallSite {
+            hedged: true,
+            ..CallSite::new(name, at.file(), at.line(), function)
+        };
         PolicySource(Arc::new(Source::Named(PolicyCache::new(site))))
     }
 
@@ -38,7 +42,10 @@ impl PolicySource {
         at: &'static Location<'static>,
         function: &'static str,
     ) -> Self {
-        let site = CallSite::new("<a Policy value>", at.file(), at.line(), function);
+        let site = CallSite {
+            hedged: true,
+            ..CallSite::new("<a Policy value>", at.file(), at.line(), function)
+        };
         PolicySource(Arc::new(Source::Fixed(site, policy)))
     }
 

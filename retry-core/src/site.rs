@@ -271,7 +271,7 @@ fn not_hedged(call: &CallSite) -> String {
     let why = if call.blocking {
         "is a blocking fn"
     } else {
-        "runs without the hedged loop (a #[retry] fn whose build saw no hedge_after for its policy, or a tower layer or reqwest middleware, which do not hedge yet)"
+        "was built without the hedged loop (its build saw no hedge_after for its policy)"
     };
     format!(
         "{} uses policy `{}`, which sets hedge_after, but {why}: its calls run one attempt at a time, without hedges\n  \

@@ -138,3 +138,40 @@ fn a_fixed_hedge_after_below_the_median_seen_is_one_warning() {
         warnings[0]
     );
 }
+
+#[cfg(feature = "tower")]
+#[test]
+fn a_tower_layer_named_for_a_hedging_policy_hedges_without_a_warning() {
+    use retrykit_core::{Registry, registry};
+    use tower::{Layer, ServiceExt};
+    let mut hedge = HedgeSettings::new(HedgeAfter::Fixed(Duration::from_millis(20)));
+    hedge.share = 1.0;
+    let policy = Policy::builder()
+        .hedge(Some(hedge))
+        .max_attempts(3)
+        .build()
+        .unwrap();
+    registry::install(Registry::builder().policy("hedged-tower", policy).build());
+    let spans = Arc::new(Spans::default());
+    let runtime = paused();
+    tracing::subscriber::with_default(Recorder(spans.clone()), || {
+        runtime.block_on(async {
+            let calls = Arc::new(std::sync::atomic::AtomicU32::new(0));
+            let server = tower::service_fn(move |n: u32| {
+                let k = calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                async move {
+                    tokio::time::sleep(Duration::from_millis(if k == 0 { 1000 } else { 5 })).await;
+                    Ok::<_, std::io::Error>(n + k)
+                }
+            });
+            let layer = retrykit_core::tower::RetryLayer::policy("hedged-tower");
+            assert_eq!(
+                layer.layer(server).oneshot(1).await.unwrap(),
+                2,
+                "the hedge answered"
+            );
+        })
+    });
+    let events = spans.1.lock().unwrap();
+    assert!(!events.iter().any(|m| m.contains("hedge")), "{events:?}");
+}
