@@ -135,12 +135,12 @@ impl Comparison<'_> {
                     )
                 };
                 format!(
-                    "send rate: the first {} calls reached the server within {:.1}ms of the start, at most {} in one {} tick: \
-                     this machine sends {:.1} calls per ms ({queues}), which the send-rate model takes\n",
+                    "send rate: the first {} calls reached the server within {:.1}ms of the start; its busiest {} tick held {} calls, \
+                     retries included: this machine sends {:.1} calls per ms ({queues}), which the send-rate model takes\n",
                     r.first_calls,
                     ms(r.took),
-                    r.busiest,
                     show_duration(r.tick),
+                    r.busiest,
                     r.per_ms()
                 )
             }
@@ -305,7 +305,8 @@ impl Comparison<'_> {
             "send_rate": self.send_rate.as_ref().map(|(r, _)| json!({
                 "first_calls": r.first_calls,
                 "first_wave_ms": ms(r.took),
-                "busiest_tick_first_calls": r.busiest,
+                "busiest_tick_calls": r.busiest,
+                "first_wave_calls_per_tick": r.per_tick,
                 "per_ms": r.per_ms(),
                 "processes": r.model().processes,
                 "per_process_per_ms": r.model().per_ms,
@@ -404,7 +405,7 @@ mod tests {
         assert_eq!(row(&table, "  retries"), "10 9 8 -11.1%");
         assert!(table.contains("modelling the clients' 1ms timer with 25% of its steps merged"));
         assert!(
-            table.contains("the first 10 calls reached the server within 4.5ms of the start, at most 6 in one 1ms tick: this machine sends 6.0 calls per ms"),
+            table.contains("the first 10 calls reached the server within 4.5ms of the start; its busiest 1ms tick held 11 calls, retries included: this machine sends 11.0 calls per ms"),
             "{table}"
         );
         assert!(
@@ -445,7 +446,8 @@ mod tests {
         assert_eq!(v["predicted"], v["predicted_send_rate"]);
         assert_eq!(v["predicted_plain"]["peak_retries_per_tick"], 6);
         assert_eq!(v["measured"]["retries"], 8);
-        assert_eq!(v["send_rate"]["busiest_tick_first_calls"], 6);
+        assert_eq!(v["send_rate"]["busiest_tick_calls"], 11);
+        assert_eq!(v["send_rate"]["first_wave_calls_per_tick"], json!([4, 11]));
         assert_eq!(v["verdict"]["model"], "send_rate");
         assert_eq!(v["verdict"]["peak_within"], true);
         assert_eq!(v["fleet"]["clients"], 10);
