@@ -57,6 +57,11 @@ fn toml_after<'d>(doc: &'d str, marker: &str) -> &'d str {
 
 /// Runs `retry-policy` in `dir` with no `RETRY_*` variable set.
 fn run_in(dir: &Path, args: &[&str]) -> Output {
+    run_with(dir, args, &[])
+}
+
+/// Runs `retry-policy` in `dir` with `vars` the only `RETRY_*` variables set.
+fn run_with(dir: &Path, args: &[&str], vars: &[(&str, &str)]) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_retry-policy"));
     cmd.args(args).current_dir(dir);
     for (k, _) in std::env::vars() {
@@ -64,7 +69,7 @@ fn run_in(dir: &Path, args: &[&str]) -> Output {
             cmd.env_remove(k);
         }
     }
-    cmd.output().unwrap()
+    cmd.envs(vars.iter().copied()).output().unwrap()
 }
 
 fn text(bytes: &[u8]) -> String {
@@ -242,4 +247,88 @@ fn the_fleet_doc_predictions_are_what_simulate_says() {
         checked += 1;
     }
     assert_eq!(checked, 8, "the table's rows were found");
+}
+
+/// docs/fleet.md's send-rate table sets measured figures beside predicted
+/// ones: each predicted peak and call count, plain and send-rate, is what
+/// `simulate` says for the row's policy, seed, tick and the rate the run
+/// measured (printed to the 0.1 calls per ms a 10 ms tick measures).
+#[test]
+fn the_fleet_doc_send_rate_predictions_are_what_simulate_says() {
+    let page = doc("docs/fleet.md");
+    let at = page
+        .find("\n## The clients' machine")
+        .expect("docs/fleet.md has its send-rate section");
+    let rows: Vec<Vec<String>> = page[at..]
+        .lines()
+        .filter(|l| l.starts_with("| outbox/") || l.starts_with("| base 50 ms"))
+        .map(|l| {
+            l.split('|')
+                .map(|c| c.trim().to_owned())
+                .collect::<Vec<_>>()
+        })
+        // Its 11 columns; the summaries after it have fewer.
+        .filter(|cells| cells.len() == 13)
+        .collect();
+    assert_eq!(rows.len(), 27, "the table's rows were found");
+    std::thread::scope(|s| {
+        for cells in &rows {
+            s.spawn(move || check_send_rate_row(cells));
+        }
+    });
+}
+
+/// One row of docs/fleet.md's send-rate table: policy, tick, seed, load,
+/// rate, the three peaks, the three call counts.
+fn check_send_rate_row(cells: &[String]) {
+    let line = cells.join(" | ");
+    let (jitter, mut vars) = match cells[1].strip_prefix("outbox/") {
+        Some(jitter) => (jitter, vec![]),
+        None => (
+            "full",
+            vec![
+                ("RETRY_POLICY__OUTBOX__BASE", "50ms"),
+                ("RETRY_POLICY__OUTBOX__MAX_ATTEMPTS", "10"),
+            ],
+        ),
+    };
+    vars.push(("RETRY_POLICY__OUTBOX__JITTER", jitter));
+    let mut args = vec!["simulate", "outbox", "-c", "examples/retry.toml"];
+    args.extend(["--seed", &cells[3]]);
+    match cells[2].as_str() {
+        "10 ms" => args.extend(["--tick", "10ms", "--capacity", "200"]),
+        "1 ms" => args.extend([
+            "--capacity",
+            "20",
+            "--timer-resolution",
+            "1ms",
+            "--timer-skipped",
+            "0.25",
+        ]),
+        other => panic!("a tick of {other}: {line}"),
+    }
+    let row = |args: &[&str]| -> Vec<String> {
+        let out = run_with(&root(), args, &vars);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        let stdout = text(&out.stdout);
+        let row = stdout
+            .lines()
+            .find(|l| l.starts_with("outbox "))
+            .unwrap_or_else(|| panic!("no row in {stdout}"));
+        row.split_whitespace().map(str::to_owned).collect()
+    };
+    let rate = cells[5].trim_end_matches("/ms");
+    let plain = row(&args);
+    let sent = row(&[&args[..], &["--send-rate", rate]].concat());
+    // PEAK/TICK and CALLS of simulate's row.
+    assert_eq!(
+        (&cells[6], &cells[9]),
+        (&plain[2], &plain[4]),
+        "plain: {line}"
+    );
+    assert_eq!(
+        (&cells[7], &cells[10]),
+        (&sent[2], &sent[4]),
+        "send-rate: {line}"
+    );
 }
