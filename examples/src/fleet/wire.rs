@@ -20,8 +20,9 @@
 //! their retries fell due together: with no jitter at 10 ms, the first
 //! retry wave ended in a tick of 5,315 calls after ticks of 141 and 258,
 //! larger than any tick of the first wave (3,584). Real clients bound what
-//! they have in flight on a connection too (HTTP/2's usual limit is 100
-//! streams); at 32 a lane, 16 lanes carry 512 calls at once.
+//! they have in flight on a connection too (an HTTP/2 server's stream
+//! limit, which RFC 9113 recommends be at least 100); at 32 a lane, 16
+//! lanes carry 512 calls at once.
 //!
 //! Why by hand rather than hyper's client: hyper's client has no pipelining,
 //! and its connection is a second task the request is handed to, which
