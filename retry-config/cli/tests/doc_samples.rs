@@ -185,19 +185,20 @@ fn the_simulator_doc_contention_sample_and_plot_are_what_simulate_makes() {
 /// The rows of `simulate POLICY --each-jitter` against examples/retry.toml
 /// with `extra` options, each split at its whitespace, by `policy/jitter`.
 fn herd_rows(extra: &[&str]) -> Vec<Vec<String>> {
-    let mut args = vec![
-        "simulate",
-        "outbox",
-        "--each-jitter",
-        "-c",
-        "examples/retry.toml",
-    ];
+    let mut args = vec!["outbox", "--each-jitter"];
     args.extend_from_slice(extra);
-    let out = run_in(&root(), &args);
+    simulate_rows(&args, &[], "outbox/")
+}
+
+/// The table rows starting with `prefix` that `simulate ARGS -c
+/// examples/retry.toml` prints with `vars` set, each split at its whitespace.
+fn simulate_rows(args: &[&str], vars: &[(&str, &str)], prefix: &str) -> Vec<Vec<String>> {
+    let args = [&["simulate"], args, &["-c", "examples/retry.toml"]].concat();
+    let out = run_with(&root(), &args, vars);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     text(&out.stdout)
         .lines()
-        .filter(|l| l.starts_with("outbox/"))
+        .filter(|l| l.starts_with(prefix))
         .map(|l| l.split_whitespace().map(str::to_owned).collect())
         .collect()
 }
@@ -293,7 +294,7 @@ fn check_send_rate_row(cells: &[String]) {
         ),
     };
     vars.push(("RETRY_POLICY__OUTBOX__JITTER", jitter));
-    let mut args = vec!["simulate", "outbox", "-c", "examples/retry.toml"];
+    let mut args = vec!["outbox"];
     args.extend(["--seed", &cells[3]]);
     match cells[2].as_str() {
         "10 ms" => args.extend(["--tick", "10ms", "--capacity", "200"]),
@@ -308,14 +309,10 @@ fn check_send_rate_row(cells: &[String]) {
         other => panic!("a tick of {other}: {line}"),
     }
     let row = |args: &[&str]| -> Vec<String> {
-        let out = run_with(&root(), args, &vars);
-        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-        let stdout = text(&out.stdout);
-        let row = stdout
-            .lines()
-            .find(|l| l.starts_with("outbox "))
-            .unwrap_or_else(|| panic!("no row in {stdout}"));
-        row.split_whitespace().map(str::to_owned).collect()
+        let rows = simulate_rows(args, &vars, "outbox ");
+        rows.into_iter()
+            .next()
+            .unwrap_or_else(|| panic!("no row: {line}"))
     };
     let rate = cells[5].trim_end_matches("/ms");
     let plain = row(&args);
