@@ -399,3 +399,64 @@ fn a_closed_stdout_stops_the_demo_quietly() {
         assert!(left.is_empty(), "left behind: {left:?}");
     }
 }
+
+/// Relays started together on fresh files race to switch them to WAL, and
+/// SQLite answers the loser "database is locked" at once, without waiting
+/// out its busy timeout. Holding a write lock on each file while the relay
+/// opens it makes that answer certain: the relay must warn, retry, and run
+/// once the lock is gone, for the outbox and for the broker's log alike.
+#[test]
+fn a_relay_that_finds_its_files_locked_waits_for_them() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let tmp = scratch("locked");
+    let files = [tmp.path().join("outbox.db"), tmp.path().join("broker.db")];
+    // Rollback-journal files, each with a write transaction open.
+    let locks: Vec<rusqlite::Connection> = files
+        .iter()
+        .map(|path| {
+            let lock = rusqlite::Connection::open(path).unwrap();
+            lock.execute_batch(
+                "CREATE TABLE held (x); BEGIN IMMEDIATE; INSERT INTO held VALUES (1);",
+            )
+            .unwrap();
+            lock
+        })
+        .collect();
+    let mut relay = Command::new(env!("CARGO_BIN_EXE_outbox"))
+        .arg("relay")
+        .arg("--db")
+        .arg(&files[0])
+        .arg("--broker-db")
+        .arg(&files[1])
+        .args(["--profile", "test", "--outage", "0s"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(relay.stderr.take().unwrap()).lines();
+    let mut said = String::new();
+    for (lock, what) in locks
+        .into_iter()
+        .zip(["opening the outbox", "opening the broker's log"])
+    {
+        // Released only once the relay says it is waiting for this file.
+        loop {
+            let line = lines.next().map(Result::unwrap).unwrap_or_else(|| {
+                panic!("the relay ended without waiting for a locked file; it said:\n{said}")
+            });
+            said.push_str(&line);
+            said.push('\n');
+            if line.contains(what)
+                && line.contains("database is locked")
+                && line.contains("retrying")
+            {
+                break;
+            }
+        }
+        lock.execute_batch("COMMIT").unwrap();
+    }
+    let rest: Vec<String> = lines.map(Result::unwrap).collect();
+    let status = relay.wait().unwrap();
+    assert!(status.success(), "{said}{}", rest.join("\n"));
+}

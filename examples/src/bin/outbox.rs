@@ -15,7 +15,7 @@ mod demo;
 use clap::error::ErrorKind;
 use clap::{Args, CommandFactory, Parser, Subcommand};
 use examples::outbox::{
-    BrokerSettings, FakeBroker, OutboxStore, PostgresStore, Relay, SqliteStore,
+    BrokerSettings, FakeBroker, OutboxStore, PostgresStore, Relay, SqliteStore, StoreError,
     while_database_unavailable,
 };
 use examples::policies::load_policies;
@@ -340,11 +340,17 @@ struct RelayOptions {
 
 async fn relay_command(database: Database, options: RelayOptions) -> Fallible<()> {
     load_policies(&options.broker.profile())?;
+    let who = options.name.as_deref().unwrap_or("relay");
     match database {
-        Database::Sqlite(path) => run_relay(SqliteStore::open(&path)?, options).await,
+        Database::Sqlite(path) => {
+            let store = while_database_unavailable(who, "opening the outbox", || async {
+                Ok::<_, StoreError>(SqliteStore::open(&path)?)
+            })
+            .await?;
+            run_relay(store, options).await
+        }
         Database::Postgres(url) => {
             // A relay started while the server restarts waits for it.
-            let who = options.name.as_deref().unwrap_or("relay");
             let store = while_database_unavailable(who, "connecting to the outbox", || {
                 PostgresStore::connect(&url)
             })
@@ -357,10 +363,18 @@ async fn relay_command(database: Database, options: RelayOptions) -> Fallible<()
 
 /// Relays until no event is pending, printing what each pass did.
 async fn run_relay(store: impl OutboxStore, options: RelayOptions) -> Fallible<()> {
-    let broker = Arc::new(FakeBroker::open(
-        &options.broker_db,
-        options.broker.settings(),
-    )?);
+    // Relays started together on a fresh file race to switch it to WAL, and
+    // SQLite answers the loser "locked" at once, whatever its busy timeout:
+    // opening is retried, with a warning, as the outbox is.
+    let who = options.name.as_deref().unwrap_or("relay");
+    let broker = while_database_unavailable(who, "opening the broker's log", || async {
+        Ok::<_, StoreError>(FakeBroker::open(
+            &options.broker_db,
+            options.broker.settings(),
+        )?)
+    })
+    .await?;
+    let broker = Arc::new(broker);
     let mut relay = Relay::new(store, broker)
         .batch(options.batch)
         .lease(options.lease);
