@@ -10,6 +10,9 @@ use std::time::Duration;
 use tracing::span::{Attributes, Id, Record};
 use tracing::{Event, Metadata, Subscriber};
 
+mod support;
+use support::{first_stuck, hedging, paused_runtime};
+
 /// Every span made (its id, name and explicit parent), and every event's message.
 #[derive(Default)]
 struct Spans(
@@ -51,37 +54,18 @@ impl Subscriber for Recorder {
     fn exit(&self, _: &Id) {}
 }
 
-/// A runtime on tokio's paused clock.
-fn paused() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .start_paused(true)
-        .build()
-        .unwrap()
-}
-
 #[test]
 fn each_attempt_of_a_hedged_call_has_its_span_inside_the_calls() {
-    let mut hedge = HedgeSettings::new(HedgeAfter::Fixed(Duration::from_millis(20)));
-    hedge.share = 1.0;
-    let policy = Policy::builder()
-        .hedge(Some(hedge))
-        .max_attempts(3)
-        .build()
-        .unwrap();
+    let policy = hedging(20, 3).build().unwrap();
     let spans = Arc::new(Spans::default());
-    let runtime = paused();
+    let runtime = paused_runtime();
     tracing::subscriber::with_default(Recorder(spans.clone()), || {
         runtime.block_on(async {
             let mut n = 0;
             let answer = Retry::new(&policy)
                 .call(|| {
                     n += 1;
-                    let ms = if n == 1 { 1000 } else { 5 };
-                    async move {
-                        tokio::time::sleep(Duration::from_millis(ms)).await;
-                        Ok::<_, std::io::Error>(n)
-                    }
+                    first_stuck::<std::io::Error>(n)
                 })
                 .await;
             assert_eq!(answer.unwrap(), 2);
@@ -112,7 +96,7 @@ fn a_fixed_hedge_after_below_the_median_seen_is_one_warning() {
         .build()
         .unwrap();
     let spans = Arc::new(Spans::default());
-    let runtime = paused();
+    let runtime = paused_runtime();
     tracing::subscriber::with_default(Recorder(spans.clone()), || {
         runtime.block_on(async {
             for _ in 0..300 {
@@ -144,16 +128,10 @@ fn a_fixed_hedge_after_below_the_median_seen_is_one_warning() {
 fn a_tower_layer_named_for_a_hedging_policy_hedges_without_a_warning() {
     use retrykit_core::{Registry, registry};
     use tower::{Layer, ServiceExt};
-    let mut hedge = HedgeSettings::new(HedgeAfter::Fixed(Duration::from_millis(20)));
-    hedge.share = 1.0;
-    let policy = Policy::builder()
-        .hedge(Some(hedge))
-        .max_attempts(3)
-        .build()
-        .unwrap();
+    let policy = hedging(20, 3).build().unwrap();
     registry::install(Registry::builder().policy("hedged-tower", policy).build());
     let spans = Arc::new(Spans::default());
-    let runtime = paused();
+    let runtime = paused_runtime();
     tracing::subscriber::with_default(Recorder(spans.clone()), || {
         runtime.block_on(async {
             let calls = Arc::new(std::sync::atomic::AtomicU32::new(0));

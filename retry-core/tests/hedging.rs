@@ -9,6 +9,8 @@ use std::cell::RefCell;
 use std::time::Duration;
 use tokio::time::{Instant, sleep};
 
+mod support;
+
 #[derive(Debug, Clone, PartialEq)]
 enum Fault {
     Busy,
@@ -31,12 +33,9 @@ impl Classify for Fault {
     }
 }
 
+/// [`support::hedging`] with fixed 100 ms waits after a failure.
 fn hedging(after_ms: u64, max_attempts: u32) -> Policy {
-    let mut settings = HedgeSettings::new(HedgeAfter::Fixed(Duration::from_millis(after_ms)));
-    settings.share = 1.0;
-    Policy::builder()
-        .hedge(Some(settings))
-        .max_attempts(max_attempts)
+    support::hedging(after_ms, max_attempts)
         .base(Duration::from_millis(100))
         .jitter(retrykit_core::Jitter::None)
         .build()
@@ -185,11 +184,7 @@ async fn a_hedged_call_is_counted_in_the_policy_budget_that_pays_for_its_hedges(
         .min_per_sec(0.0)
         .build()
         .unwrap();
-    let mut settings = HedgeSettings::new(HedgeAfter::Fixed(Duration::from_millis(20)));
-    settings.share = 1.0;
-    let policy = Policy::builder()
-        .hedge(Some(settings))
-        .max_attempts(2)
+    let policy = support::hedging(20, 2)
         .budget(Some(std::sync::Arc::new(budget)))
         .build()
         .unwrap();

@@ -9,6 +9,9 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
 
+mod support;
+use support::{first_stuck, hedging, paused_runtime};
+
 /// A failure with an optional server hint.
 #[derive(Debug, Clone, Copy)]
 struct Failure(Class, Option<Duration>);
@@ -115,11 +118,7 @@ fn a_scripted_run_gives_exact_counts() {
         .budget(Some(Arc::new(empty)))
         .build()
         .unwrap();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .start_paused(true)
-        .build()
-        .unwrap();
+    let runtime = paused_runtime();
     metrics::with_local_recorder(&recorder, || {
         runtime.block_on(async {
             call(&metered, &[]).await; // succeeds at once
@@ -174,23 +173,11 @@ fn a_scripted_run_gives_exact_counts() {
 
 #[test]
 fn hedges_started_won_and_cancelled_are_counted() {
-    use retrykit_core::hedge::{HedgeAfter, HedgeSettings};
     use retrykit_core::metrics::HEDGES;
     let recorder = DebuggingRecorder::new();
     let snapshotter = recorder.snapshotter();
-    let mut hedge = HedgeSettings::new(HedgeAfter::Fixed(Duration::from_millis(20)));
-    hedge.share = 1.0;
-    let policy = Policy::builder()
-        .name("hedged")
-        .hedge(Some(hedge))
-        .max_attempts(3)
-        .build()
-        .unwrap();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .start_paused(true)
-        .build()
-        .unwrap();
+    let policy = hedging(20, 3).name("hedged").build().unwrap();
+    let runtime = paused_runtime();
     metrics::with_local_recorder(&recorder, || {
         runtime.block_on(async {
             // The first attempt hangs for a second; the hedge answers in 5 ms.
@@ -198,11 +185,7 @@ fn hedges_started_won_and_cancelled_are_counted() {
             let answer = Retry::new(&policy)
                 .call(|| {
                     n += 1;
-                    let ms = if n == 1 { 1000 } else { 5 };
-                    async move {
-                        tokio::time::sleep(Duration::from_millis(ms)).await;
-                        Ok::<_, Failure>(n)
-                    }
+                    first_stuck::<Failure>(n)
                 })
                 .await;
             assert_eq!(answer.unwrap(), 2);

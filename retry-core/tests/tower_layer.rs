@@ -10,6 +10,8 @@ use std::io::{Error, ErrorKind};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
+
+mod support;
 use std::time::Duration;
 use tower::{Layer, Service, ServiceExt};
 
@@ -192,14 +194,7 @@ mod warnings {
 
 #[tokio::test(start_paused = true)]
 async fn a_hedging_policy_sends_a_hedge_through_a_clone_of_the_service() {
-    use retrykit_core::hedge::{HedgeAfter, HedgeSettings};
-    let mut hedge = HedgeSettings::new(HedgeAfter::Fixed(Duration::from_millis(20)));
-    hedge.share = 1.0;
-    let policy = Policy::builder()
-        .hedge(Some(hedge))
-        .max_attempts(3)
-        .build()
-        .unwrap();
+    let policy = support::hedging(20, 3).build().unwrap();
     // The first call is stuck for a second; the service's clones share the count.
     let calls = Arc::new(AtomicU32::new(0));
     let counted = calls.clone();

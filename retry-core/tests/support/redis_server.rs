@@ -7,8 +7,6 @@
 //! package with apt-get (once per process), so `cargo test` on a fresh
 //! machine runs these tests instead of skipping them.
 
-#![allow(dead_code)] // each test binary uses a different part of the helper
-
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
