@@ -5,30 +5,14 @@ use retrykit_core::{Jitter, Policy};
 use retrykit_sim::{Herd, SendRate};
 use std::time::Duration;
 
-fn policy(jitter: Jitter, attempts: u32) -> Policy {
-    Policy::builder()
-        .base(Duration::from_millis(50))
-        .cap(Duration::from_secs(2))
-        .jitter(jitter)
-        .max_attempts(attempts)
-        .build()
-        .unwrap()
-}
+mod support;
+use support::{hopeless, policy};
 
 fn rate(per_ms: f64) -> Option<SendRate> {
     Some(SendRate {
         per_ms,
         processes: 1,
     })
-}
-
-/// A service that never comes back within anyone's retries.
-fn hopeless(clients: u32) -> Herd {
-    Herd {
-        clients,
-        outage: Duration::from_secs(3600),
-        ..Herd::default()
-    }
 }
 
 #[test]

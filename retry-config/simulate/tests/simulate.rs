@@ -5,17 +5,10 @@ use retrykit_core::{Backoff, Jitter, Policy};
 use retrykit_sim::{Contention, Herd, StoppedBy, TimerModel, client_seed};
 use std::time::Duration;
 
-const MS: Duration = Duration::from_millis(1);
+mod support;
+use support::{hopeless, policy};
 
-fn policy(jitter: Jitter, attempts: u32) -> Policy {
-    Policy::builder()
-        .base(Duration::from_millis(50))
-        .cap(Duration::from_secs(2))
-        .jitter(jitter)
-        .max_attempts(attempts)
-        .build()
-        .unwrap()
-}
+const MS: Duration = Duration::from_millis(1);
 
 const ALL_JITTERS: [Jitter; 5] = [
     Jitter::None,
@@ -24,15 +17,6 @@ const ALL_JITTERS: [Jitter; 5] = [
     Jitter::Decorrelated,
     Jitter::Proportional(0.3),
 ];
-
-/// A service that never comes back within anyone's retries.
-fn hopeless(clients: u32) -> Herd {
-    Herd {
-        clients,
-        outage: Duration::from_secs(3600),
-        ..Herd::default()
-    }
-}
 
 #[test]
 fn total_calls_do_not_depend_on_jitter_when_nobody_gets_through() {
