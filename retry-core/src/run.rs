@@ -167,16 +167,14 @@ impl<P: Borrow<Policy>, C, S: Sleeper, H> Run<P, C, S, H> {
         C: Clock,
     {
         let ending = self.ending.unwrap_or(Ending::Success);
-        Report {
-            unhedged: self.unhedged,
-            ..report_of(
-                self.policy(),
-                self.started,
-                &self.tally,
-                ending,
-                self.clock.now(),
-            )
-        }
+        report_of(
+            self.policy(),
+            self.started,
+            &self.tally,
+            ending,
+            self.unhedged,
+            self.clock.now(),
+        )
     }
 }
 
@@ -338,10 +336,7 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
                 #[cfg(feature = "metrics")]
                 crate::metrics::ended(policy, ending, self.tally.attempts);
                 let now = read.unwrap_or_else(|| self.clock.now());
-                let report = Report {
-                    unhedged: self.unhedged,
-                    ..report_of(policy, started, &self.tally, ending, now)
-                };
+                let report = report_of(policy, started, &self.tally, ending, self.unhedged, now);
                 #[cfg(feature = "tracing")]
                 tracing::debug!(
                     ending = ending.as_str(),
@@ -432,12 +427,13 @@ impl<P: Borrow<Policy>, C, S: Sleeper, H> fmt::Debug for Run<P, C, S, H> {
 }
 
 /// The report of a call started at `started` whose kernel state is `tally`,
-/// ending at `now`.
+/// ending at `now` as `ending` says, with why it sent no hedges (if so).
 fn report_of(
     policy: &Policy,
     started: Option<Instant>,
     tally: &Tally,
     ending: Ending,
+    unhedged: Option<Ending>,
     now: Instant,
 ) -> Report {
     Report {
@@ -449,7 +445,7 @@ fn report_of(
         } else {
             u32::from(tally.winner)
         },
-        unhedged: None,
+        unhedged,
         waited: tally.waited(),
         elapsed: elapsed(started, now),
         budget_failing_open: false,
