@@ -57,6 +57,8 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(missing_docs)]
 
+#[macro_use]
+mod say;
 #[doc(hidden)]
 #[path = "private/mod.rs"]
 pub mod __private;

@@ -173,14 +173,10 @@ fn once(call: &CallSite, problem: Problem, message: impl FnOnce() -> String) {
         .get_or_insert_with(HashSet::new)
         .insert(key);
     if first {
-        let message = message();
-        eprintln!("{message}");
-        #[cfg(feature = "tracing")]
-        tracing::warn!(
-            target: "retry",
+        say_warning!(
+            message(),
             policy = call.policy,
-            site = %format_args!("{}:{}", call.file, call.line),
-            "{message}"
+            site = %format_args!("{}:{}", call.file, call.line)
         );
     }
 }

@@ -72,9 +72,7 @@ impl Budgets {
              (said once per budget)",
             policy.unwrap_or("<unnamed>")
         );
-        eprintln!("{message}");
-        #[cfg(feature = "tracing")]
-        tracing::warn!(policy, wait_ms = wait.as_millis() as u64, "{message}");
+        say_warning!(message, policy, wait_ms = wait.as_millis() as u64);
     }
 }
 

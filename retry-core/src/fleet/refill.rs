@@ -142,11 +142,9 @@ fn say(shared: &Shared, what: &str) {
         shared.options.name(),
         shared.options.store_shown()
     );
-    eprintln!("{message}");
-    #[cfg(feature = "tracing")]
-    tracing::warn!(
+    say_warning!(
+        message,
         budget = shared.options.name(),
-        state = shared.state().as_str(),
-        "{message}"
+        state = shared.state().as_str()
     );
 }

@@ -222,9 +222,7 @@ impl Hedging {
                 "warning: policy `{name}` hedges after a fixed {after:?}, below the median latency seen ({median:?}): most calls send a hedge, doubling the load\n  \
                  fix: set hedge_after to a percentile such as \"p95\", or to a delay above the median"
             );
-            eprintln!("{message}");
-            #[cfg(feature = "tracing")]
-            tracing::warn!(target: "retry", policy = name, "{message}");
+            say_warning!(message, policy = name);
         }
     }
 

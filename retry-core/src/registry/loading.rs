@@ -80,9 +80,7 @@ fn strict_from_env() -> bool {
     static FROM_ENV: LazyLock<bool> = LazyLock::new(|| {
         let value = std::env::var_os("RETRY_STRICT");
         strict_setting(value.as_deref()).unwrap_or_else(|warning| {
-            eprintln!("{warning}");
-            #[cfg(feature = "tracing")]
-            tracing::warn!(target: "retry", "{warning}");
+            say_warning!(warning);
             false
         })
     });
