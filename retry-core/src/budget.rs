@@ -2,9 +2,8 @@
 //! as a fraction of calls over a sliding window plus a minimum rate (Finagle's
 //! `RetryBudget`, the SRE book's "retries ≤ 10% of requests").
 //!
-//! The window is a ring of slots, each stamped with the epoch it counts for.
-//! Everything is an atomic; no lock is taken. Two threads racing on a slot
-//! rollover may lose a count or two, which a budget can afford.
+//! The window is the crate's sliding window of two counters (`window`):
+//! calls and retries, all atomics, no lock.
 //!
 //! A budget has a mode: `"window"` (the retry budget above) or `"adaptive"`
 //! (an [`AdaptiveLimiter`] pacing every attempt, see [`RetryBudget::adaptive`]).
@@ -21,11 +20,13 @@ pub(crate) use set::Budgets;
 use crate::adaptive::AdaptiveLimiter;
 use crate::problem::Problems;
 use retrykit_schema::keys::Key;
+use crate::window::Window;
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-const SLOTS: usize = 10;
+/// The window's counters.
+const CALLS: usize = 0;
+const RETRIES: usize = 1;
 
 /// A lock-free retry budget.
 ///
@@ -43,9 +44,7 @@ pub struct RetryBudget {
     ratio: f64,
     min_per_sec: f64,
     window: Duration,
-    slot_nanos: u64,
-    origin: Instant,
-    slots: [Slot; SLOTS],
+    counts: Window,
     /// The fleet this budget is shared with, when its scope is the fleet:
     /// it decides while Redis answers, this budget's own window otherwise.
     #[cfg(feature = "redis")]
@@ -53,13 +52,6 @@ pub struct RetryBudget {
     /// The limiter, when the mode is `"adaptive"`: it paces attempts and
     /// the window above never refuses a retry.
     limiter: Option<AdaptiveLimiter>,
-}
-
-#[derive(Default)]
-struct Slot {
-    epoch: AtomicU64,
-    calls: AtomicU64,
-    retries: AtomicU64,
 }
 
 impl fmt::Debug for RetryBudget {
@@ -293,7 +285,7 @@ impl RetryBudget {
     /// assert_eq!(b.totals(now), (2, 0));
     /// ```
     pub fn deposit(&self, now: Instant) {
-        self.slot(now).calls.fetch_add(1, Ordering::Relaxed);
+        self.counts.add(now, CALLS, 1);
         #[cfg(feature = "redis")]
         if let Some(fleet) = &self.fleet {
             fleet.record_call();
@@ -323,7 +315,7 @@ impl RetryBudget {
             // The local window counts the fleet's retries too, so it is
             // ready to decide the moment Redis stops answering.
             if granted {
-                self.slot(now).retries.fetch_add(1, Ordering::Relaxed);
+                self.counts.add(now, RETRIES, 1);
             }
             return granted;
         }
@@ -332,7 +324,7 @@ impl RetryBudget {
         if (retries as f64) + 1.0 > allowed {
             return false;
         }
-        self.slot(now).retries.fetch_add(1, Ordering::Relaxed);
+        self.counts.add(now, RETRIES, 1);
         true
     }
 
@@ -345,40 +337,7 @@ impl RetryBudget {
     /// assert_eq!(b.totals(now), (1, 0));
     /// ```
     pub fn totals(&self, now: Instant) -> (u64, u64) {
-        let current = self.epoch(now);
-        let oldest = current.saturating_sub(SLOTS as u64 - 1);
-        self.slots
-            .iter()
-            .filter(|s| (oldest..=current).contains(&s.epoch.load(Ordering::Acquire)))
-            .fold((0, 0), |(c, r), s| {
-                (
-                    c.saturating_add(s.calls.load(Ordering::Relaxed)),
-                    r.saturating_add(s.retries.load(Ordering::Relaxed)),
-                )
-            })
-    }
-
-    fn epoch(&self, now: Instant) -> u64 {
-        let since = now.saturating_duration_since(self.origin).as_nanos();
-        u64::try_from(since / u128::from(self.slot_nanos)).unwrap_or(u64::MAX)
-    }
-
-    fn slot(&self, now: Instant) -> &Slot {
-        let epoch = self.epoch(now);
-        let slot = &self.slots[(epoch % SLOTS as u64) as usize];
-        let seen = slot.epoch.load(Ordering::Acquire);
-        if seen < epoch
-            && slot
-                .epoch
-                .compare_exchange(seen, epoch, Ordering::AcqRel, Ordering::Acquire)
-                .is_ok()
-        {
-            // This thread won the rollover: the slot's old counts belong to a
-            // window that has passed.
-            slot.calls.store(0, Ordering::Relaxed);
-            slot.retries.store(0, Ordering::Relaxed);
-        }
-        slot
+        self.counts.totals(now)
     }
 }
 
@@ -463,16 +422,11 @@ impl RetryBudgetBuilder {
         if !problems.is_empty() {
             return Err(crate::PolicyError::budget(problems));
         }
-        let slot_nanos = u64::try_from(self.window.as_nanos() / SLOTS as u128)
-            .unwrap_or(u64::MAX)
-            .max(1);
         Ok(RetryBudget {
             ratio: self.ratio,
             min_per_sec: self.min_per_sec,
             window: self.window,
-            slot_nanos,
-            origin: Instant::now(),
-            slots: Default::default(),
+            counts: Window::new(self.window),
             #[cfg(feature = "redis")]
             fleet: None,
             limiter: None,

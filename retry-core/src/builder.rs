@@ -2,6 +2,7 @@
 //! every rule at once and reports each broken one with its field and fix.
 
 use crate::backoff::Backoff;
+use crate::breaker::CircuitBreaker;
 use crate::budget::{Budgets, RetryBudget};
 use crate::hedge::{HedgeSettings, Hedging};
 use crate::jitter::Jitter;
@@ -79,6 +80,7 @@ impl PolicyBuilder {
                 waits: Waits::UNSET,
                 plain: false,
                 hedge: None,
+                breaker: None,
             },
         }
     }
@@ -271,6 +273,22 @@ impl PolicyBuilder {
     /// ```
     pub fn hedge(mut self, settings: Option<HedgeSettings>) -> Self {
         self.draft.hedge = settings.map(Hedging::new);
+        self
+    }
+
+    /// Sets or clears the circuit breaker every attempt asks before it is
+    /// sent (shared: give each policy that guards the same dependency the
+    /// same `Arc`). See [`crate::breaker`].
+    ///
+    /// ```
+    /// use retrykit_core::{Policy, breaker::CircuitBreaker};
+    /// use std::sync::Arc;
+    /// let broker = Arc::new(CircuitBreaker::builder().name("broker").build().unwrap());
+    /// let p = Policy::builder().breaker(Some(broker.clone())).build().unwrap();
+    /// assert!(Arc::ptr_eq(p.breaker().unwrap(), &broker));
+    /// ```
+    pub fn breaker(mut self, breaker: Option<Arc<CircuitBreaker>>) -> Self {
+        self.draft.breaker = breaker;
         self
     }
 

@@ -123,6 +123,20 @@ pub trait Classify {
         let _ = timeout;
         None
     }
+
+    /// Builds the error that stands for an attempt the policy's circuit
+    /// breaker refused (nothing was sent), or `None` when this type cannot
+    /// represent one. With `None`, the breaker cannot hold this type's
+    /// attempts back: they are sent (and counted) as if it were closed, and
+    /// a warning says so once per call site. `#[derive(Classify)]` writes it
+    /// for a `#[classify(breaker_open)]` variant.
+    fn from_breaker_open(open: crate::breaker::BreakerOpen) -> Option<Self>
+    where
+        Self: Sized,
+    {
+        let _ = open;
+        None
+    }
 }
 
 /// Marks an error type that can stand for a timed-out attempt: its
@@ -199,6 +213,12 @@ impl Classify for io::Error {
 
     fn from_timeout(timeout: AttemptTimeout) -> Option<Self> {
         Some(io::Error::new(io::ErrorKind::TimedOut, timeout))
+    }
+
+    /// An `Other` error carrying the [`BreakerOpen`](crate::breaker::BreakerOpen)
+    /// (permanent by the rule above: an outer retry does not hammer an open breaker).
+    fn from_breaker_open(open: crate::breaker::BreakerOpen) -> Option<Self> {
+        Some(io::Error::other(open))
     }
 }
 

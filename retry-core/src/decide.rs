@@ -188,6 +188,36 @@ pub(crate) fn decide(
     Step::Retry { wait, hinted }
 }
 
+/// The kernel's rule for an attempt the policy's circuit breaker refused
+/// (nothing was sent): wait `retry_in` (until the breaker lets attempts
+/// through again, or is worth asking again) when an attempt is left and the
+/// wait ends before the deadline; end with `BreakerOpen` otherwise. No
+/// budget is asked and the backoff does not move: the dependency did not
+/// fail. `clock` is called only for a deadline.
+pub(crate) fn decide_refused(
+    policy: &Policy,
+    tally: &mut Tally,
+    retry_in: Duration,
+    clock: impl FnOnce() -> (Duration, Instant),
+) -> Step {
+    if policy
+        .max_attempts()
+        .is_some_and(|max| tally.attempts >= max)
+    {
+        return Step::GiveUp(Ending::BreakerOpen);
+    }
+    if let Some(deadline) = policy.deadline()
+        && clock().0.saturating_add(retry_in) >= deadline
+    {
+        return Step::GiveUp(Ending::BreakerOpen);
+    }
+    tally.waited_ns = tally.waited_ns.saturating_add(nanos(retry_in));
+    Step::Retry {
+        wait: retry_in,
+        hinted: false,
+    }
+}
+
 /// Whether the policy retries errors of `class`: a timed-out attempt always,
 /// a permanent error never, other classes when `retry_on` lists them.
 /// Inline for the common policy without a `retry_on` list, where no class
@@ -306,6 +336,25 @@ impl Decider {
         )
     }
 
+    /// Decides what follows an attempt the policy's circuit breaker refused
+    /// at `now`, which lets attempts through again in `retry_in` (see
+    /// [`crate::breaker`]): wait for it, or end with `BreakerOpen`.
+    ///
+    /// ```
+    /// use retrykit_core::{Ending, Policy, kernel::{Decider, Step}};
+    /// use std::time::{Duration, Instant};
+    /// let p = Policy::builder().max_attempts(2).build().unwrap();
+    /// let (mut d, now, open) = (Decider::new(None), Instant::now(), Duration::from_secs(1));
+    /// d.begin_attempt(&p, now);
+    /// assert_eq!(d.after_refusal(&p, open, now), Step::Retry { wait: open, hinted: false });
+    /// d.begin_attempt(&p, now);
+    /// assert_eq!(d.after_refusal(&p, open, now), Step::GiveUp(Ending::BreakerOpen));
+    /// ```
+    pub fn after_refusal(&mut self, policy: &Policy, retry_in: Duration, now: Instant) -> Step {
+        let elapsed = self.elapsed(now);
+        decide_refused(policy, &mut self.tally, retry_in, || (elapsed, now))
+    }
+
     /// Time since the first attempt began (zero before it, or when the start
     /// was not read).
     ///
@@ -332,6 +381,7 @@ impl Decider {
             hedges: 0,
             winner: self.tally.attempts,
             unhedged: None,
+            refused: 0,
             waited: self.tally.waited(),
             elapsed: self.elapsed(now),
             // Known to the policy's budget, not to the decision state: the

@@ -36,7 +36,7 @@ pub struct RetryEvent<'a, E> {
 ///
 /// ```
 /// use retrykit_core::{Ending, GiveUpEvent, Report};
-/// let report = Report { ending: Ending::Exhausted, attempts: 3, hedges: 0, winner: 3, unhedged: None, waited: Default::default(), elapsed: Default::default(), budget_failing_open: false };
+/// let report = Report { ending: Ending::Exhausted, attempts: 3, hedges: 0, winner: 3, unhedged: None, refused: 0, waited: Default::default(), elapsed: Default::default(), budget_failing_open: false };
 /// let e = GiveUpEvent { policy: None, error: &"boom", report: &report };
 /// assert_eq!(e.report.attempts, 3);
 /// ```

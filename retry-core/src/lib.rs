@@ -4,7 +4,7 @@
 //! [`Backoff`] shapes, [`Jitter`] modes, error classification ([`Classify`]),
 //! server hints, the async and blocking loops ([`Retry`]), hooks and tracing,
 //! shared [`RetryBudget`]s (windows, and [`AdaptiveLimiter`]s pacing
-//! attempts), the process-wide [`registry`] of named policies,
+//! attempts), shared [`CircuitBreaker`]s (see [`breaker`]), the process-wide [`registry`] of named policies,
 //! the stateful [`Oracle`] for callers that schedule retries themselves, and
 //! the decision [`kernel`] stepped by hand, for simulators, and [`hedge`]d
 //! requests' settings, latency estimate and decision.
@@ -64,6 +64,7 @@ mod say;
 pub mod __private;
 mod adaptive;
 mod backoff;
+pub mod breaker;
 mod budget;
 mod builder;
 mod classify;
@@ -99,11 +100,13 @@ mod timer;
 #[cfg(feature = "tower")]
 pub mod tower;
 mod waits;
+mod window;
 
 // The public API is what a user names, and nothing else (pinned by
 // tests/public_api.rs); `__private` holds only what generated code names.
 pub use adaptive::AdaptiveLimiter;
 pub use backoff::Backoff;
+pub use breaker::CircuitBreaker;
 pub use budget::{BudgetMode, BudgetScope, RetryBudget, RetryBudgetBuilder};
 pub use builder::PolicyBuilder;
 pub use classify::{AttemptTimeout, CarriesTimeout, Class, Classify};

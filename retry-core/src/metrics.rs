@@ -14,6 +14,9 @@
 //! | `retry.budget.refusals` | counter | | retries the shared budget refused |
 //! | `retry.hints` | counter | `retry.hint` = `honoured` / `clamped` | waits taken from a server hint, as given or cut to `max_retry_after` |
 //! | `retry.budget.fail_open` | counter | `retry.budget` (no `retry.policy`) | times a fleet budget's store failed or was too slow, so the host fell back to its local budget |
+//! | `retry.breaker.state` | gauge | `retry.breaker` (no `retry.policy`) | a circuit breaker's state: 0 closed, 1 half-open, 2 open |
+//! | `retry.breaker.transitions` | counter | `retry.breaker`, `retry.breaker.to` (`open`, `half_open`, `closed`) | a breaker's state changes |
+//! | `retry.breaker.refusals` | counter | | attempts a circuit breaker refused (never sent) |
 //! | `retry.budget.failing_open` | gauge | `retry.budget` (no `retry.policy`) | 1 while a fleet budget is falling back to its local budget, 0 once its store answers |
 //!
 //! Recording allocates the labels of each metric (a few small vectors per
@@ -69,6 +72,13 @@ pub const BUDGET_FAILING_OPEN: &str = "retry.budget.failing_open";
 /// attempt ended the call; the first attempt included).
 pub const HEDGES: &str = "retry.hedges";
 
+/// A circuit breaker's state, by `retry.breaker`: 0 closed, 1 half-open, 2 open.
+pub const BREAKER_STATE: &str = "retry.breaker.state";
+/// A circuit breaker's state changes, by `retry.breaker` and `retry.breaker.to`.
+pub const BREAKER_TRANSITIONS: &str = "retry.breaker.transitions";
+/// Attempts a circuit breaker refused, by `retry.policy`.
+pub const BREAKER_REFUSALS: &str = "retry.breaker.refusals";
+
 /// Describes each metric (unit and meaning) to the installed recorder.
 ///
 /// ```
@@ -117,6 +127,21 @@ pub fn describe() {
         HEDGES,
         Unit::Count,
         "hedged attempts: started, won, and attempts cancelled when another ended the call"
+    );
+    describe_gauge!(
+        BREAKER_STATE,
+        Unit::Count,
+        "a circuit breaker's state: 0 closed, 1 half-open, 2 open"
+    );
+    describe_counter!(
+        BREAKER_TRANSITIONS,
+        Unit::Count,
+        "a circuit breaker's state changes, by the state entered"
+    );
+    describe_counter!(
+        BREAKER_REFUSALS,
+        Unit::Count,
+        "attempts a circuit breaker refused (never sent)"
     );
     describe_counter!(
         HINTS,
@@ -189,4 +214,23 @@ pub(crate) fn fleet_failing_open(budget: &str, failing_open: bool) {
         counter!(BUDGET_FAIL_OPEN, "retry.budget" => label.clone()).increment(1);
     }
     gauge!(BUDGET_FAILING_OPEN, "retry.budget" => label).set(if failing_open { 1.0 } else { 0.0 });
+}
+
+/// Circuit breaker `breaker` entered `state`.
+pub(crate) fn breaker_state(breaker: Option<&str>, state: crate::breaker::BreakerState) {
+    use crate::breaker::BreakerState;
+    let label = SharedString::from(breaker.unwrap_or("<unnamed>").to_owned());
+    counter!(BREAKER_TRANSITIONS, "retry.breaker" => label.clone(), "retry.breaker.to" => state.as_str())
+        .increment(1);
+    let value = match state {
+        BreakerState::Closed => 0.0,
+        BreakerState::HalfOpen => 1.0,
+        BreakerState::Open => 2.0,
+    };
+    gauge!(BREAKER_STATE, "retry.breaker" => label).set(value);
+}
+
+/// `policy`'s breaker refused an attempt.
+pub(crate) fn breaker_refused(policy: &Policy) {
+    counter!(BREAKER_REFUSALS, "retry.policy" => name(policy)).increment(1);
 }

@@ -3,6 +3,7 @@
 //! the program is one that cannot misbehave.
 
 use crate::backoff::{Backoff, clamp_to_nanos, nanos, round_nanos};
+use crate::breaker::CircuitBreaker;
 use crate::budget::{Budgets, RetryBudget};
 use crate::builder::PolicyBuilder;
 use crate::hedge::{HedgeSettings, Hedging};
@@ -52,6 +53,9 @@ pub struct Policy {
     /// The hedging settings, cap and latency estimate, when the policy
     /// hedges; shared by the policy's clones (see `hedge`).
     pub(crate) hedge: Option<Arc<Hedging>>,
+    /// The circuit breaker every attempt asks first, shared with the other
+    /// policies that name it.
+    pub(crate) breaker: Option<Arc<CircuitBreaker>>,
 }
 
 impl Default for Policy {
@@ -247,6 +251,15 @@ impl Policy {
         self.hedge.as_deref()
     }
 
+    /// The circuit breaker every attempt asks before it is sent, if any.
+    ///
+    /// ```
+    /// assert!(retrykit_core::Policy::default().breaker().is_none());
+    /// ```
+    pub fn breaker(&self) -> Option<&Arc<CircuitBreaker>> {
+        self.breaker.as_ref()
+    }
+
     /// The upper end of the wait before retry `n` (0-based): `min(cap, base·factor^n)`
     /// for exponential, likewise for the other shapes. Never below `min_delay`.
     ///
@@ -318,7 +331,7 @@ impl Policy {
 
     /// Whether a call's first attempt needs nothing of this policy as it
     /// begins or ends: no deadline to start, no budget to count in, pace or
-    /// tell, no timeout to arm. The one test the success path makes.
+    /// tell, no timeout to arm, no breaker to ask or tell. The one test the success path makes.
     #[inline]
     pub(crate) fn starts_plainly(&self) -> bool {
         self.plain
@@ -331,7 +344,8 @@ impl Policy {
         self.plain = self.deadline.is_none()
             && self.attempt_timeout.is_none()
             && self.budgets.is_empty()
-            && self.hedge.is_none();
+            && self.hedge.is_none()
+            && self.breaker.is_none();
         self
     }
 

@@ -47,6 +47,14 @@ impl PolicyError {
         }
     }
 
+    pub(crate) fn breaker(name: Option<&str>, problems: Vec<Problem>) -> Self {
+        let subject = match name {
+            Some(name) => format!("invalid circuit breaker `{name}`"),
+            None => "invalid circuit breaker".to_owned(),
+        };
+        PolicyError { subject, problems }
+    }
+
     pub(crate) fn policy(name: Option<&str>, problems: Vec<Problem>) -> Self {
         let subject = match name {
             Some(name) => format!("invalid retry policy `{name}`"),

@@ -35,6 +35,10 @@ pub enum Ending {
     /// by the policy's `retry_methods`), so sending it again could repeat
     /// its effect.
     NotIdempotent,
+    /// The policy's circuit breaker refused an attempt (open, or half-open
+    /// with its probes out) and would not let one through again within the
+    /// deadline or the attempts left. Nothing was sent for that attempt.
+    BreakerOpen,
 }
 
 impl Ending {
@@ -54,6 +58,7 @@ impl Ending {
             Ending::RateLimited => "rate_limited",
             Ending::BodyNotReplayable => "body_not_replayable",
             Ending::NotIdempotent => "not_idempotent",
+            Ending::BreakerOpen => "breaker_open",
         }
     }
 }
@@ -68,7 +73,7 @@ impl fmt::Display for Ending {
 ///
 /// ```
 /// use retrykit_core::{Ending, Report};
-/// let r = Report { ending: Ending::Success, attempts: 1, hedges: 0, winner: 1, unhedged: None, waited: Default::default(), elapsed: Default::default(), budget_failing_open: false };
+/// let r = Report { ending: Ending::Success, attempts: 1, hedges: 0, winner: 1, unhedged: None, refused: 0, waited: Default::default(), elapsed: Default::default(), budget_failing_open: false };
 /// assert!(r.succeeded());
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,6 +92,9 @@ pub struct Report {
     /// be sent twice (`NotIdempotent`, `BodyNotReplayable`). `None`
     /// otherwise.
     pub unhedged: Option<Ending>,
+    /// Attempts the policy's circuit breaker refused: counted in
+    /// `attempts`, but never sent.
+    pub refused: u32,
     /// Total time spent waiting between attempts.
     pub waited: Duration,
     /// Time from the start of the first attempt to the end, on the loop's
@@ -105,7 +113,7 @@ impl Report {
     ///
     /// ```
     /// # use retrykit_core::{Ending, Report};
-    /// let r = Report { ending: Ending::Permanent, attempts: 1, hedges: 0, winner: 1, unhedged: None, waited: Default::default(), elapsed: Default::default(), budget_failing_open: false };
+    /// let r = Report { ending: Ending::Permanent, attempts: 1, hedges: 0, winner: 1, unhedged: None, refused: 0, waited: Default::default(), elapsed: Default::default(), budget_failing_open: false };
     /// assert!(!r.succeeded());
     /// ```
     pub const fn succeeded(&self) -> bool {

@@ -83,20 +83,24 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
         })
     }
 
-    /// This round's attempt: begun (counted, its timeout armed) as `make`
-    /// makes it.
+    /// This round's attempt: begun (counted, the breaker asked, its
+    /// timeout armed) as `make` makes it; an attempt the breaker refused is
+    /// never made, and ends at once with the error standing for the refusal.
     #[inline]
     pub fn attempt<M, Fut, T, E>(&mut self, make: M) -> Attempt<'_, P, C, S, H, Fut>
     where
         M: FnOnce() -> Fut,
         Fut: Future<Output = Result<T, E>>,
+        E: Classify,
         H: HookSet<E>,
     {
-        self.begin_attempt::<E>();
-        Attempt {
-            run: self,
-            fut: make(),
-        }
+        let fut = match self.begin_attempt::<E>() {
+            None => Gated::Sent { fut: make() },
+            Some(refusal) => Gated::Refused {
+                out: Some(Err(refusal)),
+            },
+        };
+        Attempt { run: self, fut }
     }
 
     /// What an attempt's result makes of the call: its end (`Break`: the
@@ -133,10 +137,19 @@ pin_project_lite::pin_project! {
     /// (`init()` and the build refuse such a policy where they can). Polled
     /// inside the call's span.
     #[must_use = "an attempt does nothing until awaited"]
-    pub struct Attempt<'r, P, C, S: Sleeper, H, Fut> {
+    pub struct Attempt<'r, P, C, S: Sleeper, H, Fut: Future> {
         run: &'r mut Run<P, C, S, H>,
         #[pin]
-        fut: Fut,
+        fut: Gated<Fut>,
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// An attempt sent, or refused by the policy's breaker (never made).
+    #[project = GatedProj]
+    enum Gated<Fut: Future> {
+        Sent { #[pin] fut: Fut },
+        Refused { out: Option<Fut::Output> },
     }
 }
 
@@ -157,7 +170,13 @@ where
         let run = this.run;
         #[cfg(feature = "tracing")]
         let _span = run.span().clone().entered();
-        if let Poll::Ready(result) = this.fut.poll(cx) {
+        let fut = match this.fut.project() {
+            GatedProj::Sent { fut } => fut,
+            GatedProj::Refused { out } => {
+                return Poll::Ready(out.take().expect("a refused attempt is polled once"));
+            }
+        };
+        if let Poll::Ready(result) = fut.poll(cx) {
             return Poll::Ready(result);
         }
         match run.timer.poll(cx) {

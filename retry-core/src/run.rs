@@ -14,9 +14,10 @@
 //!   that succeeds at once makes none, and a call that retries makes
 //!   exactly one. (A hedged round's attempts have their own timeouts.)
 
+use crate::breaker::Ticket;
 use crate::classify::Classify;
 use crate::clock::{Clock, Sleeper};
-use crate::decide::{Failure, Owed, Step, Tally, decide, in_policy};
+use crate::decide::{Failure, Owed, Step, Tally, decide, decide_refused, in_policy};
 use crate::hooks::{GiveUpEvent, HookSet, RetryEvent, Unrepeatable};
 use crate::policy::Policy;
 use crate::report::{Ending, Report};
@@ -72,10 +73,27 @@ pub struct Run<P, C, S: Sleeper, H> {
     /// Why the call, under a hedging policy, sent no hedges (a request
     /// that cannot be sent twice).
     unhedged: Option<Ending>,
+    /// What the policy's circuit breaker said of the attempt in flight.
+    pub(crate) gate: Gate,
+    /// Attempts the breaker refused.
+    refused: u32,
     pub(crate) timer: Timer<S::Sleep>,
     /// The call's `retry` span: every round runs inside it.
     #[cfg(feature = "tracing")]
     span: tracing::Span,
+}
+
+/// What the policy's circuit breaker said of the attempt in flight (see
+/// [`crate::breaker`]); `Idle` under a policy without one.
+#[derive(Debug)]
+pub(crate) enum Gate {
+    /// No breaker asked, or the attempt's outcome was recorded.
+    Idle,
+    /// Let through: its outcome is recorded as it is settled (a race
+    /// records each of its attempts itself).
+    Sent(Ticket),
+    /// Refused: the breaker lets attempts through again in this long.
+    Refused(Duration),
 }
 
 /// How a call is set up (the parts `Run::new` takes).
@@ -138,6 +156,8 @@ impl<P: Borrow<Policy>, C, S: Sleeper, H> Run<P, C, S, H> {
             cancellable: setup.cancellable,
             ending: None,
             unhedged: None,
+            gate: Gate::Idle,
+            refused: 0,
             timer: Timer::default(),
             #[cfg(feature = "tracing")]
             span,
@@ -166,56 +186,120 @@ impl<P: Borrow<Policy>, C, S: Sleeper, H> Run<P, C, S, H> {
     where
         C: Clock,
     {
-        let ending = self.ending.unwrap_or(Ending::Success);
-        report_of(
-            self.policy(),
-            self.started,
-            &self.tally,
+        self.report_at(self.ending.unwrap_or(Ending::Success), self.clock.now())
+    }
+
+    /// The report of the call ending as `ending` at `now`.
+    fn report_at(&self, ending: Ending, now: Instant) -> Report {
+        Report {
             ending,
-            self.unhedged,
-            self.clock.now(),
-        )
+            attempts: self.tally.attempts,
+            hedges: u32::from(self.tally.hedges),
+            winner: if self.tally.winner == 0 {
+                self.tally.attempts
+            } else {
+                u32::from(self.tally.winner)
+            },
+            unhedged: self.unhedged,
+            refused: self.refused,
+            waited: self.tally.waited(),
+            elapsed: elapsed(self.started, now),
+            budget_failing_open: false,
+        }
+        .budget_state(self.policy())
     }
 }
 
 impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     /// Begins an attempt: counts it, starts the call's clock when the
     /// policy, a give-up hook or the caller's report needs it (depositing
-    /// in the window budgets), and arms the attempt's timeout if any.
+    /// in the window budgets), asks the policy's breaker, and arms the
+    /// attempt's timeout if any. `Some` is the error that stands for the
+    /// breaker's refusal: the attempt must not be sent.
     #[inline]
-    pub(crate) fn begin_attempt<E>(&mut self)
+    pub(crate) fn begin_attempt<E>(&mut self) -> Option<E>
     where
+        E: Classify,
         H: HookSet<E>,
     {
         self.tally.attempts = self.tally.attempts.saturating_add(1);
         if self.tally.attempts == 1 && self.plain && !self.hooks.wants_give_up() {
-            return;
+            return None;
         }
-        self.begin_attempt_slowly::<E>();
+        self.begin_attempt_slowly::<E>()
     }
 
     /// [`begin_attempt`](Self::begin_attempt) for a retry, or a first
     /// attempt that reads the clock or arms a timeout.
     #[cold]
     #[inline(never)]
-    fn begin_attempt_slowly<E>(&mut self)
+    fn begin_attempt_slowly<E>(&mut self) -> Option<E>
     where
+        E: Classify,
         H: HookSet<E>,
     {
         let policy: &Policy = self.policy.borrow();
         let needs_clock = self.timed
             || self.hooks.wants_give_up()
             || policy.deadline().is_some()
-            || !policy.budgets.is_empty();
+            || !policy.budgets.is_empty()
+            || policy.breaker.is_some();
+        let mut now = None;
         if self.tally.attempts == 1 && self.started.is_none() && needs_clock {
-            let now = self.clock.now();
-            self.started = Some(now);
-            policy.budgets.deposit(now);
+            let start = *now.insert(self.clock.now());
+            self.started = Some(start);
+            policy.budgets.deposit(start);
+        }
+        if let Some(breaker) = &policy.breaker {
+            let now = now.unwrap_or_else(|| self.clock.now());
+            match breaker.try_acquire(now) {
+                Ok(ticket) => self.gate = Gate::Sent(ticket),
+                Err(open) => {
+                    let retry_in = open.retry_in();
+                    match E::from_breaker_open(open) {
+                        Some(refusal) => {
+                            self.gate = Gate::Refused(retry_in);
+                            self.refused = self.refused.saturating_add(1);
+                            self.timer.disarm();
+                            #[cfg(feature = "metrics")]
+                            crate::metrics::breaker_refused(policy);
+                            return Some(refusal);
+                        }
+                        // The type cannot say so: the attempt goes, uncounted.
+                        None => crate::breaker::uncarried::<E>(breaker),
+                    }
+                }
+            }
         }
         match policy.attempt_timeout().filter(|_| self.cancellable) {
             Some(limit) => self.timer.arm(self.sleeper.sleep(limit)),
             None => self.timer.disarm(),
         }
+        None
+    }
+
+    /// Takes back a hedge the breaker refused: it was never sent, so it is
+    /// not an attempt (a refused hedge is simply not sent).
+    pub(crate) fn unrefuse(&mut self) {
+        self.tally.attempts = self.tally.attempts.saturating_sub(1);
+        self.refused = self.refused.saturating_sub(1);
+        self.gate = Gate::Idle;
+    }
+
+    /// Tells the policy's breaker how the attempt `gate` let through went:
+    /// `failed` when its error's class is one the breaker counts (or it
+    /// was slow). A success of a breaker without `slow_call` reads no clock.
+    pub(crate) fn record(&self, gate: Gate, class: Option<crate::Class>) {
+        let (Some(breaker), Gate::Sent(ticket)) = (&self.policy.borrow().breaker, gate) else {
+            return;
+        };
+        let failed = class.is_some_and(|c| breaker.counts_class(c));
+        let now = if failed || breaker.slow_call().is_some() {
+            self.clock.now()
+        } else {
+            ticket.began()
+        };
+        breaker.record(ticket, now, failed);
     }
 
     /// Whether an adaptive budget makes the call's first attempt wait,
@@ -286,6 +370,14 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
         #[cfg(feature = "tracing")]
         let _span = self.span.clone().entered();
         let (failure, allowed, unrepeatable) = self.failure_of(&error);
+        let gate = std::mem::replace(&mut self.gate, Gate::Idle);
+        let refused = match gate {
+            Gate::Refused(retry_in) => Some(retry_in),
+            sent => {
+                self.record(sent, Some(failure.class));
+                None
+            }
+        };
         // The clock is read only if the verdict or the report needs it.
         let (clock, started) = (&self.clock, self.started);
         let mut read = None;
@@ -294,14 +386,17 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
             (elapsed(started, now), now)
         };
         let policy: &Policy = self.policy.borrow();
-        let step = decide(
-            policy,
-            &mut self.tally,
-            self.rng,
-            failure,
-            Owed::Nothing,
-            now,
-        );
+        let step = match refused {
+            Some(retry_in) => decide_refused(policy, &mut self.tally, retry_in, now),
+            None => decide(
+                policy,
+                &mut self.tally,
+                self.rng,
+                failure,
+                Owed::Nothing,
+                now,
+            ),
+        };
         match step {
             Step::Retry { wait, hinted } => {
                 let event = RetryEvent {
@@ -329,14 +424,16 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
                 // The kernel refuses a request that cannot be sent again as
                 // it refuses any disallowed retry; the call says which it was.
                 let ending = match unrepeatable {
-                    Some(why) if allowed && in_policy(policy, failure.class) => why.ending(),
+                    Some(why) if refused.is_none() && allowed && in_policy(policy, failure.class) => {
+                        why.ending()
+                    }
                     _ => ending,
                 };
                 self.ending = Some(ending);
                 #[cfg(feature = "metrics")]
                 crate::metrics::ended(policy, ending, self.tally.attempts);
                 let now = read.unwrap_or_else(|| self.clock.now());
-                let report = report_of(policy, started, &self.tally, ending, self.unhedged, now);
+                let report = self.report_at(ending, now);
                 #[cfg(feature = "tracing")]
                 tracing::debug!(
                     ending = ending.as_str(),
@@ -358,10 +455,12 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     /// metrics record how the call ended (with `decide`'s giving up, the
     /// one place that does, whichever entry point).
     #[inline]
-    pub(crate) fn succeeded(&self) {
+    pub(crate) fn succeeded(&mut self) {
         if self.plain && !cfg!(feature = "metrics") {
             return;
         }
+        let gate = std::mem::replace(&mut self.gate, Gate::Idle);
+        self.record(gate, None);
         let policy: &Policy = self.policy.borrow();
         if policy.budgets.paces() {
             record_success(policy, &self.clock);
@@ -424,33 +523,6 @@ impl<P: Borrow<Policy>, C, S: Sleeper, H> fmt::Debug for Run<P, C, S, H> {
             .field("ending", &self.ending)
             .finish_non_exhaustive()
     }
-}
-
-/// The report of a call started at `started` whose kernel state is `tally`,
-/// ending at `now` as `ending` says, with why it sent no hedges (if so).
-fn report_of(
-    policy: &Policy,
-    started: Option<Instant>,
-    tally: &Tally,
-    ending: Ending,
-    unhedged: Option<Ending>,
-    now: Instant,
-) -> Report {
-    Report {
-        ending,
-        attempts: tally.attempts,
-        hedges: u32::from(tally.hedges),
-        winner: if tally.winner == 0 {
-            tally.attempts
-        } else {
-            u32::from(tally.winner)
-        },
-        unhedged,
-        waited: tally.waited(),
-        elapsed: elapsed(started, now),
-        budget_failing_open: false,
-    }
-    .budget_state(policy)
 }
 
 /// Time since `started` (zero when the start was not read).

@@ -286,8 +286,9 @@ macro_rules! keys {
     (
         policy { $( $(#[$pdoc:meta])* $pkey:ident = $pname:literal, $pkind:ident, $pexample:literal, $pbuilt_in:expr; )* }
         budget { $( $(#[$bdoc:meta])* $bkey:ident = $bname:literal, $bkind:ident, $bexample:literal, $bbuilt_in:expr; )* }
+        breaker { $( $(#[$kdoc:meta])* $kkey:ident = $kname:literal, $kkind:ident, $kexample:literal, $kbuilt_in:expr; )* }
     ) => {
-        /// A key of a policy or budget table.
+        /// A key of a policy, budget or breaker table.
         ///
         /// ```
         /// assert_eq!(retrykit_schema::keys::Key::AttemptTimeout.name(), "attempt_timeout");
@@ -296,6 +297,7 @@ macro_rules! keys {
         pub enum Key {
             $( $(#[$pdoc])* $pkey, )*
             $( $(#[$bdoc])* $bkey, )*
+            $( $(#[$kdoc])* $kkey, )*
         }
 
         /// Every policy key, in the order the tools list them.
@@ -312,11 +314,22 @@ macro_rules! keys {
         /// ```
         pub const BUDGET_KEYS: &[Key] = &[ $( Key::$bkey, )* ];
 
+        /// Every breaker key (`[breakers.NAME]`). Some share a name with a
+        /// budget key (`window`, `scope`, `store`): names are unique within
+        /// a table.
+        ///
+        /// ```
+        /// use retrykit_schema::keys::{BREAKER_KEYS, Key};
+        /// assert_eq!(Key::find(BREAKER_KEYS, "window"), Some(Key::BreakerWindow));
+        /// ```
+        pub const BREAKER_KEYS: &[Key] = &[ $( Key::$kkey, )* ];
+
         impl Key {
             const fn spec(self) -> Spec {
                 match self {
                     $( Key::$pkey => Spec { name: $pname, kind: Kind::$pkind, example: $pexample, built_in: $pbuilt_in }, )*
                     $( Key::$bkey => Spec { name: $bname, kind: Kind::$bkind, example: $bexample, built_in: $bbuilt_in }, )*
+                    $( Key::$kkey => Spec { name: $kname, kind: Kind::$kkind, example: $kexample, built_in: $kbuilt_in }, )*
                 }
             }
         }
@@ -378,6 +391,30 @@ keys! {
         /// The fleet budget's store, a Redis URL.
         Store = "store", StoreOrNone, "\"redis://127.0.0.1:6379/\"", BuiltIn::None;
     }
+    breaker {
+        /// The share of counted attempts that failed at which the breaker opens.
+        FailureRatio = "failure_ratio", Number, "0.5", BuiltIn::Number(0.1);
+        /// The fewest attempts in the window before the breaker judges.
+        MinCalls = "min_calls", Count, "20", BuiltIn::Count(100);
+        /// The sliding window the failure ratio is measured over.
+        BreakerWindow = "window", Duration, "\"30s\"", BuiltIn::Duration(Duration::from_secs(30));
+        /// How long the breaker stays open after its first trip.
+        OpenFor = "open_for", Duration, "\"5s\"", BuiltIn::Duration(Duration::from_secs(5));
+        /// The longest open period: each trip in a row doubles it up to this.
+        MaxOpenFor = "max_open_for", Duration, "\"1m\"", BuiltIn::Duration(Duration::from_secs(30));
+        /// The largest random share cut from each open period (0 to 1).
+        OpenJitter = "open_jitter", Number, "0.2", BuiltIn::Number(0.2);
+        /// The attempts half-open lets through; all must succeed to close.
+        Probes = "probes", Count, "3", BuiltIn::Count(1);
+        /// An attempt at least this slow counts as a failure.
+        SlowCall = "slow_call", DurationOrNone, "\"2s\"", BuiltIn::None;
+        /// The error classes that count as failures (unset: transient, timeout and throttled).
+        TripOn = "trip_on", Classes, "[\"transient\", \"timeout\"]", BuiltIn::Unset;
+        /// Where the breaker is kept: each process (`local`) or a shared store (`fleet`).
+        BreakerScope = "scope", Scope, "\"fleet\"", BuiltIn::Word("local");
+        /// The fleet breaker's store, a Redis URL.
+        BreakerStore = "store", StoreOrNone, "\"redis://127.0.0.1:6379/\"", BuiltIn::None;
+    }
 }
 
 #[cfg(test)]
@@ -385,21 +422,26 @@ mod tests {
     use super::*;
 
     #[test]
-    fn names_are_unique_and_lower_case() {
+    fn names_are_unique_within_a_table_and_lower_case() {
         let all: Vec<Key> = POLICY_KEYS.iter().chain(BUDGET_KEYS).copied().collect();
         for key in &all {
             assert_eq!(Key::named(key.name()), Some(*key));
-            assert_eq!(key.name(), key.name().to_lowercase());
         }
-        let mut names: Vec<&str> = all.iter().map(|k| k.name()).collect();
-        names.sort();
-        names.dedup();
-        assert_eq!(names.len(), all.len());
+        for table in [&all[..], BREAKER_KEYS] {
+            for key in table {
+                assert_eq!(Key::find(table, key.name()), Some(*key));
+                assert_eq!(key.name(), key.name().to_lowercase());
+            }
+            let mut names: Vec<&str> = table.iter().map(|k| k.name()).collect();
+            names.sort();
+            names.dedup();
+            assert_eq!(names.len(), table.len());
+        }
     }
 
     #[test]
     fn a_word_default_is_one_of_the_words_its_kind_accepts() {
-        for key in POLICY_KEYS.iter().chain(BUDGET_KEYS) {
+        for key in POLICY_KEYS.iter().chain(BUDGET_KEYS).chain(BREAKER_KEYS) {
             if let BuiltIn::Word(word) = key.built_in() {
                 let words = match key.kind() {
                     Kind::Shape => SHAPES,

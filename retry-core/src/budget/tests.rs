@@ -24,7 +24,7 @@ fn old_slots_fall_out_of_the_window() {
         .window(Duration::from_secs(1))
         .build()
         .unwrap();
-    let t0 = b.origin;
+    let t0 = b.counts.origin();
     for _ in 0..10 {
         b.deposit(t0);
     }
@@ -37,10 +37,8 @@ fn old_slots_fall_out_of_the_window() {
 #[test]
 fn a_time_before_the_origin_does_not_panic() {
     let b = RetryBudget::builder().build().unwrap();
-    let early = b
-        .origin
-        .checked_sub(Duration::from_secs(5))
-        .unwrap_or(b.origin);
+    let origin = b.counts.origin();
+    let early = origin.checked_sub(Duration::from_secs(5)).unwrap_or(origin);
     b.deposit(early);
     assert!(b.try_withdraw(early));
 }

@@ -15,7 +15,7 @@ use crate::classify::{AttemptTimeout, Classify};
 use crate::clock::{Clock, Sleeper};
 use crate::hooks::HookSet;
 use crate::policy::Policy;
-use crate::run::Run;
+use crate::run::{Gate, Run};
 use std::borrow::Borrow;
 use std::future::Future;
 use std::pin::Pin;
@@ -49,16 +49,18 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
             last: None,
             first_attempt: 0,
             first_began: now,
+            refused: false,
         };
         race.start(now, false);
         race
     }
 }
 
-/// One attempt in a race: its number, and the attempt raced against its
-/// timeout.
+/// One attempt in a race: its number, what the breaker said of it, and
+/// the attempt raced against its timeout.
 struct Running<Fut, Sl> {
     attempt: u32,
+    gate: Gate,
     fut: Pin<Box<Timed<Fut, Sl>>>,
 }
 
@@ -76,6 +78,9 @@ pub struct Race<'r, P, C, S: Sleeper, H, M, Fut: Future> {
     /// The round's first attempt (the ones after it are hedges), and when it began.
     first_attempt: u32,
     first_began: Instant,
+    /// Whether the breaker refused an attempt of this round: no hedge
+    /// follows (a refused first attempt ends the round at once).
+    refused: bool,
 }
 
 impl<P, C, S, H, M, Fut, T, E> Race<'_, P, C, S, H, M, Fut>
@@ -89,13 +94,26 @@ where
     E: Classify,
 {
     /// Begins an attempt (a hedge when `hedge`): counted by the call, raced
-    /// against its own timeout, in its own span.
+    /// against its own timeout, in its own span. One the breaker refuses is
+    /// not sent: a refused hedge is not an attempt at all; a refused first
+    /// attempt ends the round with the refusal, which the loop settles (the
+    /// call's gate says it was refused).
     fn start(&mut self, now: Instant, hedge: bool) {
         let run = &mut *self.run;
         // The first attempt starts the call (counting it in the budgets)
         // and its clock, which a race reads whatever the policy needs.
-        run.begin_attempt::<E>();
+        let refusal = run.begin_attempt::<E>();
         run.start_clock(now);
+        if let Some(refusal) = refusal {
+            self.refused = true;
+            match hedge {
+                true => run.unrefuse(),
+                false => self.last = Some(Err(refusal)),
+            }
+            return;
+        }
+        // Each attempt of a race keeps what the breaker said of it.
+        let gate = std::mem::replace(&mut run.gate, Gate::Idle);
         // The call's timer waits for hedges here: each attempt has its own timeout.
         run.timer.disarm();
         let attempt = run.tally.attempts;
@@ -114,6 +132,7 @@ where
         let (fut, span) = ((self.make)(), ());
         self.running.push(Running {
             attempt,
+            gate,
             fut: Box::pin(Timed {
                 fut,
                 limit,
@@ -132,18 +151,21 @@ where
     /// began, as the simulator does.
     fn finish(&mut self, winner: u32, result: Result<T, E>) -> Poll<Result<T, E>> {
         let run = &mut *self.run;
-        if let Some(hedging) = run.policy().hedging() {
+        let sent = self.first_attempt != 0;
+        if let Some(hedging) = run.policy().hedging().filter(|_| sent) {
             let latency = run.now().saturating_duration_since(self.first_began);
             hedging.record_call(latency, run.policy().name());
         }
         run.tally.winner = u16::try_from(winner).unwrap_or(u16::MAX);
         #[cfg(feature = "metrics")]
-        crate::metrics::hedged(
+        if sent {
+            crate::metrics::hedged(
             run.policy(),
             run.tally.attempts - self.first_attempt,
             winner != self.first_attempt,
             self.running.len() as u32,
-        );
+            );
+        }
         self.running.clear();
         Poll::Ready(result)
     }
@@ -172,9 +194,13 @@ where
                 };
                 let done = this.running.swap_remove(i);
                 match result {
-                    Ok(value) => return this.finish(done.attempt, Ok(value)),
+                    Ok(value) => {
+                        this.run.record(done.gate, None);
+                        return this.finish(done.attempt, Ok(value));
+                    }
                     Err(error) => {
                         let (failure, ..) = this.run.failure_of(&error);
+                        this.run.record(done.gate, Some(failure.class));
                         if is_fatal(this.run.policy(), failure) {
                             return this.finish(done.attempt, Err(error));
                         }
@@ -183,6 +209,14 @@ where
                         this.last = Some(Err(error));
                     }
                 }
+            }
+            if this.refused {
+                if this.running.is_empty() {
+                    let last = this.last.take().expect("a refused round holds its refusal");
+                    return this.finish(0, last);
+                }
+                this.run.timer.disarm();
+                return Poll::Pending;
             }
             let now = this.run.now();
             let policy = this.run.policy();

@@ -1,0 +1,635 @@
+//! Circuit breakers: one control for a whole dependency, shared by every
+//! policy that names it (`breaker = "broker"`), where a retry policy
+//! controls one call. A breaker counts the attempts sent to its dependency
+//! over a sliding window; when at least `min_calls` were counted and the
+//! share that failed reaches `failure_ratio`, it **opens**: for `open_for`
+//! no attempt is sent at all, first attempts included. Then it turns
+//! **half-open** and lets `probes` attempts through; when they all succeed it
+//! **closes**, and when one fails it opens again, each time for twice as
+//! long (up to `max_open_for`), each period shortened by a random share of
+//! up to `open_jitter` so that a fleet's breakers do not half-open together.
+//!
+//! What counts as a failure: an attempt whose error's class is in
+//! `trip_on` (transient, timeout and throttled by default: the classes
+//! that say the dependency is unwell), and, with `slow_call`, an attempt
+//! that took at least that long. Any other answer, a permanent error
+//! included, counts as a success: the dependency answered, so a poison
+//! message never opens a breaker. An attempt the breaker refused, an
+//! attempt cancelled (a call dropped, a hedge that lost its race) and a
+//! refused hedge count as nothing.
+//!
+//! In the retry loop, every attempt asks the breaker before it is sent,
+//! first attempts and hedges alike (the order is in docs/guarantees.md). A
+//! refused attempt is not sent, takes nothing from the retry budgets, and
+//! is not retried as a failure: the call waits for the breaker to let
+//! attempts through again when that fits its deadline and attempts left,
+//! and otherwise ends at once with [`Ending::BreakerOpen`](crate::Ending::BreakerOpen),
+//! returning the error its type makes of a [`BreakerOpen`]
+//! ([`Classify::from_breaker_open`](crate::Classify::from_breaker_open)).
+//!
+//! The state is one atomic word (phase, trips, a period counter and the
+//! phase's payload), changed only by compare-and-swap, so a transition is
+//! never lost or made twice: the thread that wins it is the one that says
+//! it (on stderr and as a `warn` event of target `retry`). The counts are
+//! the crate's lock-free sliding window.
+//!
+//! ```
+//! use retrykit_core::breaker::{BreakerState, CircuitBreaker};
+//! use std::sync::Arc;
+//! use std::time::{Duration, Instant};
+//!
+//! let breaker = Arc::new(
+//!     CircuitBreaker::builder().name("broker").min_calls(4).failure_ratio(0.5)
+//!         .open_for(Duration::from_secs(5)).open_jitter(0.0).build().unwrap(),
+//! );
+//! let now = Instant::now();
+//! for _ in 0..4 {
+//!     let ticket = breaker.try_acquire(now).unwrap();
+//!     breaker.record(ticket, now, true);
+//! }
+//! assert_eq!(breaker.state(), BreakerState::Open);
+//! let refused = breaker.try_acquire(now).unwrap_err();
+//! assert_eq!(refused.retry_in(), Duration::from_secs(5));
+//! // After the break, one probe goes through; its success closes the breaker.
+//! let later = now + Duration::from_secs(5);
+//! let probe = breaker.try_acquire(later).unwrap();
+//! assert!(breaker.try_acquire(later).is_err(), "only the probe goes through");
+//! breaker.record(probe, later, false);
+//! assert_eq!(breaker.state(), BreakerState::Closed);
+//! ```
+
+mod build;
+mod state;
+
+pub use build::BreakerBuilder;
+pub use state::BreakerState;
+
+use crate::rng::JitterRng;
+use crate::window::Window;
+use state::{Phase, Word};
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// The window's counters: attempts counted, and of those the failures.
+const ATTEMPTS: usize = 0;
+const FAILURES: usize = 1;
+
+/// A circuit breaker shared by the policies that name it (see the
+/// [module docs](self)). Build one with [`CircuitBreaker::builder`].
+pub struct CircuitBreaker {
+    settings: build::Settings,
+    name: Option<Arc<str>>,
+    /// Times in the state word are milliseconds since this instant.
+    origin: Instant,
+    state: AtomicU64,
+    counts: Window,
+    seed: Option<u64>,
+}
+
+/// Why an attempt was not sent: the breaker was open, or half-open with
+/// every probe out. It is what an error type makes into its own error with
+/// [`Classify::from_breaker_open`](crate::Classify::from_breaker_open).
+///
+/// ```
+/// use retrykit_core::breaker::{BreakerOpen, BreakerState};
+/// use std::time::Duration;
+/// let open = BreakerOpen::new(Some("broker"), BreakerState::Open, Duration::from_millis(1500));
+/// assert_eq!(open.to_string(), "circuit breaker `broker` is open: no attempt is sent for another 1.5s");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BreakerOpen {
+    breaker: Option<Arc<str>>,
+    state: BreakerState,
+    retry_in: Duration,
+}
+
+impl BreakerOpen {
+    /// A refusal by breaker `breaker` in `state`, which lets attempts
+    /// through again (or asks again) in `retry_in`: for tests and for error
+    /// types that wrap one.
+    pub fn new(breaker: Option<&str>, state: BreakerState, retry_in: Duration) -> Self {
+        BreakerOpen {
+            breaker: breaker.map(Arc::from),
+            state,
+            retry_in,
+        }
+    }
+
+    /// The breaker's name, when it has one.
+    ///
+    /// ```
+    /// # use retrykit_core::breaker::{BreakerOpen, BreakerState};
+    /// let open = BreakerOpen::new(Some("db"), BreakerState::HalfOpen, Default::default());
+    /// assert_eq!(open.breaker(), Some("db"));
+    /// ```
+    pub fn breaker(&self) -> Option<&str> {
+        self.breaker.as_deref()
+    }
+
+    /// The state that refused: open, or half-open with every probe out.
+    ///
+    /// ```
+    /// # use retrykit_core::breaker::{BreakerOpen, BreakerState};
+    /// let open = BreakerOpen::new(None, BreakerState::HalfOpen, Default::default());
+    /// assert_eq!(open.state(), BreakerState::HalfOpen);
+    /// ```
+    pub fn state(&self) -> BreakerState {
+        self.state
+    }
+
+    /// How long until the breaker lets attempts through again (open), or
+    /// until it is worth asking again (half-open: its `open_for`).
+    ///
+    /// ```
+    /// # use retrykit_core::breaker::{BreakerOpen, BreakerState};
+    /// # use std::time::Duration;
+    /// let open = BreakerOpen::new(None, BreakerState::Open, Duration::from_secs(2));
+    /// assert_eq!(open.retry_in(), Duration::from_secs(2));
+    /// ```
+    pub fn retry_in(&self) -> Duration {
+        self.retry_in
+    }
+}
+
+impl fmt::Display for BreakerOpen {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let name = match &self.breaker {
+            Some(name) => format!("circuit breaker `{name}`"),
+            None => "the circuit breaker".to_owned(),
+        };
+        let wait = retrykit_schema::duration::show_duration(self.retry_in);
+        match self.state {
+            BreakerState::HalfOpen => write!(
+                f,
+                "{name} is half-open and its probes are out: ask again in {wait}"
+            ),
+            _ => write!(
+                f,
+                "{name} is open: no attempt is sent for another {wait}"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for BreakerOpen {}
+
+/// What a breaker let through: the attempt to send, and whether it is one
+/// of half-open's probes. Hand it back with [`CircuitBreaker::record`]
+/// once the attempt is answered; dropping it unrecorded (the attempt was
+/// cancelled) counts nothing and gives a probe's place back.
+#[derive(Debug)]
+#[must_use = "record the attempt's outcome, or drop the ticket if it was cancelled"]
+pub struct Ticket {
+    began: Instant,
+    probe: Option<Probe>,
+}
+
+impl Ticket {
+    /// When the attempt was let through.
+    ///
+    /// ```
+    /// # use retrykit_core::breaker::CircuitBreaker;
+    /// # use std::sync::Arc;
+    /// let b = Arc::new(CircuitBreaker::builder().build().unwrap());
+    /// let now = std::time::Instant::now();
+    /// assert_eq!(b.try_acquire(now).unwrap().began(), now);
+    /// ```
+    pub fn began(&self) -> Instant {
+        self.began
+    }
+
+    /// Whether the attempt is a half-open probe.
+    ///
+    /// ```
+    /// # use retrykit_core::breaker::CircuitBreaker;
+    /// # use std::sync::Arc;
+    /// let b = Arc::new(CircuitBreaker::builder().build().unwrap());
+    /// assert!(!b.try_acquire(std::time::Instant::now()).unwrap().is_probe());
+    /// ```
+    pub fn is_probe(&self) -> bool {
+        self.probe.is_some()
+    }
+}
+
+/// A half-open probe's place: given back when dropped unrecorded.
+#[derive(Debug)]
+struct Probe {
+    /// `None` once the probe's outcome was recorded.
+    breaker: Option<Arc<CircuitBreaker>>,
+    period: u8,
+}
+
+impl Drop for Probe {
+    fn drop(&mut self) {
+        if let Some(breaker) = self.breaker.take() {
+            breaker.release(self.period);
+        }
+    }
+}
+
+/// A breaker's state and counts, for code that watches it.
+///
+/// ```
+/// use retrykit_core::breaker::{BreakerState, CircuitBreaker};
+/// let b = CircuitBreaker::builder().build().unwrap();
+/// let status = b.status(std::time::Instant::now());
+/// assert_eq!((status.state, status.attempts, status.failures), (BreakerState::Closed, 0, 0));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct BreakerStatus {
+    /// The state.
+    pub state: BreakerState,
+    /// Times it opened in a row without closing since (0 when closed).
+    pub trips: u32,
+    /// Attempts counted in the window since it last closed.
+    pub attempts: u64,
+    /// Of those, failures.
+    pub failures: u64,
+    /// While open: how long until it half-opens.
+    pub open_for: Option<Duration>,
+}
+
+impl fmt::Debug for CircuitBreaker {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CircuitBreaker")
+            .field("name", &self.name)
+            .field("state", &self.state())
+            .field("settings", &self.settings)
+            .finish_non_exhaustive()
+    }
+}
+
+impl CircuitBreaker {
+    /// The breaker's name, when it came from a file or was given one.
+    ///
+    /// ```
+    /// let b = retrykit_core::breaker::CircuitBreaker::builder().name("db").build().unwrap();
+    /// assert_eq!(b.name(), Some("db"));
+    /// ```
+    pub fn name(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
+
+    /// The state as last changed (an open breaker whose break is over
+    /// reads open until an attempt asks it).
+    ///
+    /// ```
+    /// use retrykit_core::breaker::{BreakerState, CircuitBreaker};
+    /// assert_eq!(CircuitBreaker::builder().build().unwrap().state(), BreakerState::Closed);
+    /// ```
+    pub fn state(&self) -> BreakerState {
+        self.word().phase().state()
+    }
+
+    /// The state and counts at `now`.
+    pub fn status(&self, now: Instant) -> BreakerStatus {
+        let word = self.word();
+        let (attempts, failures) = match word.phase() {
+            Phase::Closed { from } => self.counts.totals_from(now, from),
+            _ => (0, 0),
+        };
+        let open_for = match word.phase() {
+            Phase::Open { until_ms } => Some(self.until(until_ms).saturating_duration_since(now)),
+            _ => None,
+        };
+        BreakerStatus {
+            state: word.phase().state(),
+            trips: word.trips(),
+            attempts,
+            failures,
+            open_for,
+        }
+    }
+
+    /// Asks to send an attempt at `now`: a ticket when the breaker is
+    /// closed, or half-open with a probe's place free; why not otherwise.
+    /// An open breaker whose break is over half-opens here.
+    ///
+    /// # Errors
+    /// [`BreakerOpen`] when the attempt must not be sent.
+    pub fn try_acquire(self: &Arc<Self>, now: Instant) -> Result<Ticket, BreakerOpen> {
+        let mut word = self.word();
+        loop {
+            let next = match word.phase() {
+                Phase::Closed { .. } => {
+                    return Ok(Ticket {
+                        began: now,
+                        probe: None,
+                    });
+                }
+                Phase::Open { until_ms } if self.ms(now) < until_ms => {
+                    let retry_in = self.until(until_ms).saturating_duration_since(now);
+                    return Err(self.refusal(BreakerState::Open, retry_in));
+                }
+                // The break is over: this attempt is the first probe.
+                Phase::Open { .. } => word.turn(Phase::HalfOpen { out: 1, ok: 0 }),
+                Phase::HalfOpen { out, ok } if out < self.settings.probes => {
+                    word.with(Phase::HalfOpen { out: out + 1, ok })
+                }
+                Phase::HalfOpen { .. } => {
+                    let retry_in = self.settings.open_for;
+                    return Err(self.refusal(BreakerState::HalfOpen, retry_in));
+                }
+            };
+            match self.swap(word, next) {
+                Ok(()) => {
+                    if word.phase().state() == BreakerState::Open {
+                        self.said_half_open();
+                    }
+                    let probe = Probe {
+                        breaker: Some(Arc::clone(self)),
+                        period: next.period(),
+                    };
+                    return Ok(Ticket {
+                        began: now,
+                        probe: Some(probe),
+                    });
+                }
+                Err(seen) => word = seen,
+            }
+        }
+    }
+
+    /// Records the outcome of the attempt `ticket` let through, answered at
+    /// `now`: `failed` when its error's class is one the breaker counts
+    /// ([`counts_class`](Self::counts_class)). An attempt that took
+    /// `slow_call` or longer counts as failed whatever its outcome.
+    pub fn record(&self, mut ticket: Ticket, now: Instant, failed: bool) {
+        let failed = failed
+            || self
+                .settings
+                .slow_call
+                .is_some_and(|slow| now.saturating_duration_since(ticket.began) >= slow);
+        match ticket.probe.take() {
+            Some(mut probe) => {
+                // Recorded, so its place is not given back.
+                probe.breaker = None;
+                self.probe_answered(probe.period, now, failed);
+            }
+            None => self.counted(ticket.began, now, failed),
+        }
+    }
+
+    /// Whether an error of class `class` counts as a failure (`trip_on`).
+    ///
+    /// ```
+    /// use retrykit_core::{Class, breaker::CircuitBreaker};
+    /// let b = CircuitBreaker::builder().build().unwrap();
+    /// assert!(b.counts_class(Class::TRANSIENT));
+    /// assert!(!b.counts_class(Class::Permanent));
+    /// ```
+    pub fn counts_class(&self, class: crate::Class) -> bool {
+        match class {
+            crate::Class::Permanent => false,
+            crate::Class::Retryable(name) => self.settings.trip_on.iter().any(|c| &**c == name),
+        }
+    }
+
+    /// A closed-state attempt's outcome: counted in the window at the time
+    /// it began; a failure may trip the breaker.
+    fn counted(&self, began: Instant, now: Instant, failed: bool) {
+        self.counts.add(began, ATTEMPTS, 1);
+        if !failed {
+            return;
+        }
+        self.counts.add(began, FAILURES, 1);
+        let mut word = self.word();
+        while let Phase::Closed { from } = word.phase() {
+            let (attempts, failures) = self.counts.totals_from(now, from);
+            let tripped = attempts >= u64::from(self.settings.min_calls)
+                && failures as f64 >= self.settings.failure_ratio * attempts as f64;
+            if !tripped {
+                return;
+            }
+            let trips = word.trips().saturating_add(1);
+            let (next, open_for) = self.opened(word, trips, now);
+            match self.swap(word, next) {
+                Ok(()) => return self.said_opened(failures, attempts, open_for),
+                Err(seen) => word = seen,
+            }
+        }
+    }
+
+    /// A probe's outcome: a failure opens the breaker again; the last of
+    /// `probes` successes closes it. An answer from an earlier half-open
+    /// period changes nothing.
+    fn probe_answered(&self, period: u8, now: Instant, failed: bool) {
+        let mut word = self.word();
+        loop {
+            let Phase::HalfOpen { out, ok } = word.phase() else {
+                return;
+            };
+            if word.period() != period {
+                return;
+            }
+            let next = if failed {
+                let trips = word.trips().saturating_add(1);
+                let (next, open_for) = self.opened(word, trips, now);
+                if self.swap(word, next).is_ok() {
+                    return self.said_reopened(open_for);
+                }
+                word = self.word();
+                continue;
+            } else if ok + 1 >= self.settings.probes {
+                self.counts.reset(now);
+                word.turn(Phase::Closed {
+                    from: self.counts.epoch(now),
+                })
+                .with_trips(0)
+            } else {
+                word.with(Phase::HalfOpen { out, ok: ok + 1 })
+            };
+            match self.swap(word, next) {
+                Ok(()) if next.phase().state() == BreakerState::Closed => {
+                    return self.said_closed();
+                }
+                Ok(()) => return,
+                Err(seen) => word = seen,
+            }
+        }
+    }
+
+    /// Gives back the place of a probe of `period` that was not answered.
+    fn release(&self, period: u8) {
+        let mut word = self.word();
+        while let Phase::HalfOpen { out, ok } = word.phase() {
+            if word.period() != period || out == 0 {
+                return;
+            }
+            let next = word.with(Phase::HalfOpen { out: out - 1, ok });
+            match self.swap(word, next) {
+                Ok(()) => return,
+                Err(seen) => word = seen,
+            }
+        }
+    }
+
+    /// The state after opening for the `trips`-th time in a row at `now`,
+    /// and for how long.
+    fn opened(&self, word: Word, trips: u32, now: Instant) -> (Word, Duration) {
+        let s = &self.settings;
+        let doublings = trips.saturating_sub(1).min(40);
+        let full = s
+            .open_for
+            .saturating_mul(1 << doublings.min(31))
+            .min(s.max_open_for);
+        let sample = JitterRng::from_seed(self.seed).sample(u32::from(word.period()));
+        let cut = full.mul_f64((s.open_jitter * sample.as_f64()).clamp(0.0, 1.0));
+        let open_for = full.saturating_sub(cut).max(Duration::from_millis(1));
+        let until_ms = self.ms(now).saturating_add(ms_ceil(open_for));
+        let next = word.turn(Phase::Open { until_ms }).with_trips(trips);
+        (next, open_for)
+    }
+
+    fn refusal(&self, state: BreakerState, retry_in: Duration) -> BreakerOpen {
+        BreakerOpen {
+            breaker: self.name.clone(),
+            state,
+            retry_in,
+        }
+    }
+
+    fn word(&self) -> Word {
+        Word(self.state.load(Ordering::Acquire))
+    }
+
+    fn swap(&self, seen: Word, next: Word) -> Result<(), Word> {
+        self.state
+            .compare_exchange(seen.0, next.0, Ordering::AcqRel, Ordering::Acquire)
+            .map(|_| ())
+            .map_err(Word)
+    }
+
+    /// `now` in whole milliseconds since the origin.
+    fn ms(&self, now: Instant) -> u64 {
+        let since = now.saturating_duration_since(self.origin);
+        since
+            .as_secs()
+            .saturating_mul(1000)
+            .saturating_add(u64::from(since.subsec_millis()))
+    }
+
+    fn until(&self, until_ms: u64) -> Instant {
+        self.origin
+            .checked_add(Duration::from_millis(until_ms))
+            .unwrap_or(self.origin)
+    }
+
+    fn shown(&self) -> String {
+        match &self.name {
+            Some(name) => format!("circuit breaker `{name}`"),
+            None => "a circuit breaker".to_owned(),
+        }
+    }
+
+    fn said_opened(&self, failures: u64, attempts: u64, open_for: Duration) {
+        let ratio = failures as f64 / attempts.max(1) as f64;
+        say_warning!(
+            format!(
+                "retry: {} opened (closed -> open): {failures} of {attempts} attempts failed ({:.0}% >= \
+                 failure_ratio {:.0}%) in the last {}; no attempt is sent for {}",
+                self.shown(),
+                ratio * 100.0,
+                self.settings.failure_ratio * 100.0,
+                retrykit_schema::duration::show_duration(self.settings.window),
+                retrykit_schema::duration::show_duration(open_for),
+            ),
+            breaker = self.name(),
+            from = "closed",
+            to = "open",
+            ratio
+        );
+        #[cfg(feature = "metrics")]
+        crate::metrics::breaker_state(self.name(), BreakerState::Open);
+    }
+
+    fn said_half_open(&self) {
+        say_warning!(
+            format!(
+                "retry: {} half-open (open -> half-open): letting {} probe attempt(s) through",
+                self.shown(),
+                self.settings.probes
+            ),
+            breaker = self.name(),
+            from = "open",
+            to = "half_open"
+        );
+        #[cfg(feature = "metrics")]
+        crate::metrics::breaker_state(self.name(), BreakerState::HalfOpen);
+    }
+
+    fn said_reopened(&self, open_for: Duration) {
+        say_warning!(
+            format!(
+                "retry: {} opened again (half-open -> open): a probe failed; no attempt is sent for {}",
+                self.shown(),
+                retrykit_schema::duration::show_duration(open_for),
+            ),
+            breaker = self.name(),
+            from = "half_open",
+            to = "open"
+        );
+        #[cfg(feature = "metrics")]
+        crate::metrics::breaker_state(self.name(), BreakerState::Open);
+    }
+
+    fn said_closed(&self) {
+        say_warning!(
+            format!(
+                "retry: {} closed (half-open -> closed): {} probe attempt(s) succeeded",
+                self.shown(),
+                self.settings.probes
+            ),
+            breaker = self.name(),
+            from = "half_open",
+            to = "closed"
+        );
+        #[cfg(feature = "metrics")]
+        crate::metrics::breaker_state(self.name(), BreakerState::Closed);
+    }
+}
+
+/// Says, once per breaker and error type, that `E` cannot stand for a
+/// refusal (`Classify::from_breaker_open` gives `None`), so the breaker
+/// cannot hold its attempts back: they are sent as if it were closed.
+#[cold]
+pub(crate) fn uncarried<E>(breaker: &CircuitBreaker) {
+    static SAID: std::sync::Mutex<Vec<(Option<Arc<str>>, &'static str)>> =
+        std::sync::Mutex::new(Vec::new());
+    let ty = std::any::type_name::<E>();
+    let key = (breaker.name.clone(), ty);
+    let mut said = SAID.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    // Bounded: one entry per breaker and error type in the program.
+    if said.contains(&key) {
+        return;
+    }
+    said.push(key);
+    drop(said);
+    say_warning!(
+        format!(
+            "warning: {} refused an attempt, but the error type `{ty}` cannot stand for a refusal \
+             (its Classify::from_breaker_open gives None), so the attempt was sent anyway and the \
+             breaker cannot hold this type's attempts back; fix: add a #[classify(breaker_open)] \
+             variant to `{ty}` (or implement from_breaker_open)",
+            breaker.shown()
+        ),
+        breaker = breaker.name()
+    );
+}
+
+/// Whole milliseconds, rounded up.
+fn ms_ceil(d: Duration) -> u64 {
+    let ms = d.as_millis();
+    let up = if d.subsec_nanos() % 1_000_000 == 0 {
+        ms
+    } else {
+        ms + 1
+    };
+    u64::try_from(up).unwrap_or(u64::MAX)
+}
+
+#[cfg(test)]
+mod tests;

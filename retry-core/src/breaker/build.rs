@@ -1,0 +1,306 @@
+//! A breaker's settings, their defaults (seatbelt's and Polly's: 10% of at
+//! least 100 attempts over 30 s opens it for 5 s) and their rules.
+
+use super::CircuitBreaker;
+use crate::problem::{PolicyError, Problems};
+use crate::window::Window;
+use retrykit_schema::classes::{THROTTLED, TIMEOUT, TRANSIENT};
+use retrykit_schema::keys::Key;
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
+use std::time::{Duration, Instant};
+
+/// What a breaker is built with.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Settings {
+    pub(super) failure_ratio: f64,
+    pub(super) min_calls: u32,
+    pub(super) window: Duration,
+    pub(super) open_for: Duration,
+    pub(super) max_open_for: Duration,
+    pub(super) open_jitter: f64,
+    pub(super) probes: u32,
+    pub(super) slow_call: Option<Duration>,
+    pub(super) trip_on: Arc<[Box<str>]>,
+}
+
+/// The most probes half-open may let through.
+const MAX_PROBES: u32 = 10_000;
+
+/// Builds a [`CircuitBreaker`], validating its settings.
+///
+/// ```
+/// let err = retrykit_core::breaker::CircuitBreaker::builder().probes(0).build().unwrap_err();
+/// assert_eq!(err.problems()[0].field, "probes");
+/// ```
+#[derive(Debug, Clone)]
+#[must_use = "a builder does nothing until `.build()`"]
+pub struct BreakerBuilder {
+    settings: Settings,
+    name: Option<Arc<str>>,
+    seed: Option<u64>,
+}
+
+impl CircuitBreaker {
+    /// A builder with the defaults: it opens when 10% of at least 100
+    /// attempts over 30 s failed, for 5 s (doubling on each trip in a row up
+    /// to 30 s, each period cut by up to 20% at random), then lets 1 probe
+    /// through; transient, timeout and throttled errors count as failures.
+    ///
+    /// ```
+    /// let b = retrykit_core::breaker::CircuitBreaker::builder().build().unwrap();
+    /// assert_eq!((b.failure_ratio(), b.min_calls(), b.probes()), (0.1, 100, 1));
+    /// ```
+    pub fn builder() -> BreakerBuilder {
+        BreakerBuilder {
+            settings: Settings {
+                failure_ratio: 0.1,
+                min_calls: 100,
+                window: Duration::from_secs(30),
+                open_for: Duration::from_secs(5),
+                max_open_for: Duration::from_secs(30),
+                open_jitter: 0.2,
+                probes: 1,
+                slow_call: None,
+                trip_on: [TRANSIENT, TIMEOUT, THROTTLED]
+                    .into_iter()
+                    .map(Box::from)
+                    .collect(),
+            },
+            name: None,
+            seed: None,
+        }
+    }
+
+    /// The share of counted attempts that failed at which it opens.
+    pub fn failure_ratio(&self) -> f64 {
+        self.settings.failure_ratio
+    }
+
+    /// The fewest attempts in the window before it judges.
+    pub fn min_calls(&self) -> u32 {
+        self.settings.min_calls
+    }
+
+    /// The window the failure ratio is measured over.
+    pub fn window(&self) -> Duration {
+        self.settings.window
+    }
+
+    /// How long it stays open after its first trip.
+    pub fn open_for(&self) -> Duration {
+        self.settings.open_for
+    }
+
+    /// The longest open period.
+    pub fn max_open_for(&self) -> Duration {
+        self.settings.max_open_for
+    }
+
+    /// The largest random share cut from each open period.
+    pub fn open_jitter(&self) -> f64 {
+        self.settings.open_jitter
+    }
+
+    /// The attempts half-open lets through.
+    pub fn probes(&self) -> u32 {
+        self.settings.probes
+    }
+
+    /// The time at which an attempt counts as a failure however it ended.
+    pub fn slow_call(&self) -> Option<Duration> {
+        self.settings.slow_call
+    }
+
+    /// The error classes that count as failures.
+    ///
+    /// ```
+    /// let b = retrykit_core::breaker::CircuitBreaker::builder().build().unwrap();
+    /// assert_eq!(b.trip_on().len(), 3);
+    /// ```
+    pub fn trip_on(&self) -> &[Box<str>] {
+        &self.settings.trip_on
+    }
+
+    /// Whether `other` was built with the same settings and name (so a
+    /// reload may keep this breaker, and its state).
+    ///
+    /// ```
+    /// use retrykit_core::breaker::CircuitBreaker;
+    /// let a = CircuitBreaker::builder().build().unwrap();
+    /// assert!(a.same_settings(&CircuitBreaker::builder().build().unwrap()));
+    /// assert!(!a.same_settings(&CircuitBreaker::builder().probes(2).build().unwrap()));
+    /// ```
+    pub fn same_settings(&self, other: &CircuitBreaker) -> bool {
+        self.settings == other.settings && self.name == other.name
+    }
+}
+
+impl BreakerBuilder {
+    /// The breaker's name, for its messages, metrics and errors.
+    pub fn name(mut self, name: impl Into<Arc<str>>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// The share of counted attempts that failed at which it opens:
+    /// above 0, at most 1.
+    pub fn failure_ratio(mut self, ratio: f64) -> Self {
+        self.settings.failure_ratio = ratio;
+        self
+    }
+
+    /// The fewest attempts in the window before it judges: at least 1.
+    pub fn min_calls(mut self, calls: u32) -> Self {
+        self.settings.min_calls = calls;
+        self
+    }
+
+    /// The window the failure ratio is measured over: 1 ms to 1 day.
+    pub fn window(mut self, window: Duration) -> Self {
+        self.settings.window = window;
+        self
+    }
+
+    /// How long it stays open after its first trip: 1 ms to 1 day.
+    pub fn open_for(mut self, open_for: Duration) -> Self {
+        self.settings.open_for = open_for;
+        self
+    }
+
+    /// The longest open period (trips in a row double it up to this): at
+    /// least `open_for`, at most 1 day.
+    pub fn max_open_for(mut self, max: Duration) -> Self {
+        self.settings.max_open_for = max;
+        self
+    }
+
+    /// The largest random share cut from each open period: 0 to 1 (0: none).
+    pub fn open_jitter(mut self, share: f64) -> Self {
+        self.settings.open_jitter = share;
+        self
+    }
+
+    /// The attempts half-open lets through, all of which must succeed for
+    /// it to close: 1 to 10,000.
+    pub fn probes(mut self, probes: u32) -> Self {
+        self.settings.probes = probes;
+        self
+    }
+
+    /// Counts an attempt at least this slow as a failure (`None`: off).
+    pub fn slow_call(mut self, slow: Option<Duration>) -> Self {
+        self.settings.slow_call = slow;
+        self
+    }
+
+    /// The error classes that count as failures (replacing the defaults).
+    ///
+    /// ```
+    /// use retrykit_core::{Class, breaker::CircuitBreaker};
+    /// let b = CircuitBreaker::builder().trip_on(["timeout"]).build().unwrap();
+    /// assert!(b.counts_class(Class::TIMEOUT) && !b.counts_class(Class::TRANSIENT));
+    /// ```
+    pub fn trip_on<I, S>(mut self, classes: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<Box<str>>,
+    {
+        self.settings.trip_on = classes.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Draws the open periods' jitter from `seed`, so a test repeats.
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = Some(seed);
+        self
+    }
+
+    /// Checks every rule and builds the breaker, or says every problem.
+    ///
+    /// # Errors
+    /// A [`PolicyError`] naming each field that breaks a rule, the rule and the fix.
+    pub fn build(self) -> Result<CircuitBreaker, PolicyError> {
+        let s = &self.settings;
+        let mut problems = Problems::default();
+        let day = Duration::from_secs(86_400);
+        let ms = Duration::from_millis(1);
+        problems.require(
+            s.failure_ratio.is_finite() && s.failure_ratio > 0.0 && s.failure_ratio <= 1.0,
+            Key::FailureRatio.name(),
+            "must be a number above 0 and at most 1",
+            format!("use a share such as 0.5 (got {:?})", s.failure_ratio),
+        );
+        problems.require(
+            s.min_calls >= 1,
+            Key::MinCalls.name(),
+            "must be at least 1",
+            "use a count such as 20 (with 0 a single failure would open it)".to_string(),
+        );
+        for (key, value) in [
+            (Key::BreakerWindow, s.window),
+            (Key::OpenFor, s.open_for),
+            (Key::MaxOpenFor, s.max_open_for),
+        ] {
+            problems.require(
+                (ms..=day).contains(&value),
+                key.name(),
+                "must be from 1ms to 1 day",
+                format!("use a duration such as {} (got {value:?})", key.example()),
+            );
+        }
+        problems.require(
+            s.max_open_for >= s.open_for,
+            Key::MaxOpenFor.name(),
+            "must not be less than open_for",
+            format!(
+                "raise max_open_for to at least {:?} or lower open_for",
+                s.open_for
+            ),
+        );
+        problems.require(
+            s.open_jitter.is_finite() && (0.0..=1.0).contains(&s.open_jitter),
+            Key::OpenJitter.name(),
+            "must be a share from 0 to 1",
+            format!("use a share such as 0.2 (got {:?})", s.open_jitter),
+        );
+        problems.require(
+            (1..=MAX_PROBES).contains(&s.probes),
+            Key::Probes.name(),
+            "must be from 1 to 10000 (with 0 half-open lets no probe through, so the breaker never closes)",
+            format!("use a count such as 1 (got {})", s.probes),
+        );
+        problems.require(
+            s.slow_call.is_none_or(|d| (ms..=day).contains(&d)),
+            Key::SlowCall.name(),
+            "must be from 1ms to 1 day when set",
+            "give a duration such as \"2s\", or \"none\"".to_string(),
+        );
+        problems.require(
+            !s.trip_on.is_empty() && s.trip_on.iter().all(|c| !c.trim().is_empty()),
+            Key::TripOn.name(),
+            "must name at least one class, none empty",
+            "list classes such as [\"transient\", \"timeout\"] (with none the breaker never opens)"
+                .to_string(),
+        );
+        problems.require(
+            !s.trip_on.iter().any(|c| &**c == "permanent"),
+            Key::TripOn.name(),
+            "must not list \"permanent\"",
+            "remove \"permanent\": a permanent error (a poison message) says the dependency answered"
+                .to_string(),
+        );
+        let problems = problems.into_vec();
+        if !problems.is_empty() {
+            return Err(PolicyError::breaker(self.name.as_deref(), problems));
+        }
+        Ok(CircuitBreaker {
+            counts: Window::new(self.settings.window),
+            settings: self.settings,
+            name: self.name,
+            origin: Instant::now(),
+            state: AtomicU64::new(0),
+            seed: self.seed,
+        })
+    }
+}
