@@ -373,6 +373,29 @@ impl CircuitBreaker {
         }
     }
 
+    /// Shares this breaker with every host using the same name and store
+    /// (feature `redis`; `scope = "fleet"` in a file).
+    ///
+    /// # Errors
+    /// A [`PolicyError`](crate::PolicyError) naming `scope`: fleet-wide
+    /// breakers are not built yet, so a file asking for one is refused
+    /// rather than quietly kept per process.
+    #[cfg(feature = "redis")]
+    pub fn with_fleet(
+        self,
+        options: crate::fleet::FleetOptions,
+    ) -> Result<Self, crate::PolicyError> {
+        let _ = options;
+        Err(crate::PolicyError::breaker(
+            self.name(),
+            vec![crate::Problem {
+                field: retrykit_schema::keys::Key::BreakerScope.name(),
+                rule: "\"fleet\" is not available for breakers in this version",
+                fix: "use scope = \"local\" (each process keeps its own breaker)".to_string(),
+            }],
+        ))
+    }
+
     /// Whether an error of class `class` counts as a failure (`trip_on`).
     ///
     /// ```

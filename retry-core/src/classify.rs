@@ -168,6 +168,34 @@ pub trait CarriesTimeout: Classify {}
 
 impl CarriesTimeout for io::Error {}
 
+/// Marks an error type that can stand for an attempt a circuit breaker
+/// refused: its [`Classify::from_breaker_open`] gives a value. A `#[retry]`
+/// function whose policy names a breaker (in the file the build sees) must
+/// return one, or the build fails: the breaker could never hold its
+/// attempts back. `#[derive(Classify)]` implements it for a type with a
+/// `#[classify(breaker_open)]` variant; implement it by hand next to a
+/// hand-written `from_breaker_open`.
+///
+/// ```
+/// use retrykit_core::{CarriesBreakerOpen, Class, Classify, breaker::BreakerOpen};
+///
+/// #[derive(Debug)]
+/// enum BrokerError { Down, Refused(BreakerOpen) }
+///
+/// impl Classify for BrokerError {
+///     fn class(&self) -> Class { Class::TRANSIENT }
+///     fn from_breaker_open(open: BreakerOpen) -> Option<Self> { Some(BrokerError::Refused(open)) }
+/// }
+/// impl CarriesBreakerOpen for BrokerError {}
+///
+/// fn needs<E: CarriesBreakerOpen>() {}
+/// needs::<BrokerError>();
+/// needs::<std::io::Error>();
+/// ```
+pub trait CarriesBreakerOpen: Classify {}
+
+impl CarriesBreakerOpen for io::Error {}
+
 impl<E: Classify + ?Sized> Classify for Box<E> {
     fn class(&self) -> Class {
         (**self).class()

@@ -109,7 +109,7 @@ pub use backoff::Backoff;
 pub use breaker::CircuitBreaker;
 pub use budget::{BudgetMode, BudgetScope, RetryBudget, RetryBudgetBuilder};
 pub use builder::PolicyBuilder;
-pub use classify::{AttemptTimeout, CarriesTimeout, Class, Classify};
+pub use classify::{AttemptTimeout, CarriesBreakerOpen, CarriesTimeout, Class, Classify};
 pub use hooks::{GiveUpEvent, HookSet, Hooks, RetryEvent};
 pub use jitter::Jitter;
 pub use oracle::{Oracle, OracleState, Verdict};

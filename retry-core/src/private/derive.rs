@@ -10,7 +10,7 @@
 
 use std::time::Duration;
 
-pub use crate::classify::{AttemptTimeout, CarriesTimeout, Class, Classify};
+pub use crate::classify::{AttemptTimeout, CarriesBreakerOpen, CarriesTimeout, Class, Classify};
 pub use crate::registry::linked::DeclaredClass;
 
 /// A `#[classify(retry_after = field)]` field: a `Duration` or an
