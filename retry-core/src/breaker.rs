@@ -165,10 +165,7 @@ impl fmt::Display for BreakerOpen {
                 f,
                 "{name} is half-open and its probes are out: ask again in {wait}"
             ),
-            _ => write!(
-                f,
-                "{name} is open: no attempt is sent for another {wait}"
-            ),
+            _ => write!(f, "{name} is open: no attempt is sent for another {wait}"),
         }
     }
 }
@@ -624,7 +621,9 @@ pub(crate) fn uncarried<E>(breaker: &CircuitBreaker) {
         std::sync::Mutex::new(Vec::new());
     let ty = std::any::type_name::<E>();
     let key = (breaker.name.clone(), ty);
-    let mut said = SAID.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut said = SAID
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     // Bounded: one entry per breaker and error type in the program.
     if said.contains(&key) {
         return;

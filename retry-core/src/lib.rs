@@ -63,6 +63,7 @@ mod say;
 #[path = "private/mod.rs"]
 pub mod __private;
 mod adaptive;
+mod attempt;
 mod backoff;
 pub mod breaker;
 mod budget;

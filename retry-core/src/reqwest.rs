@@ -207,56 +207,35 @@ impl Middleware for RetryMiddleware {
             replayable,
         };
         let mut run = Retry::new(&policy).hooks(hooks).start(false);
+        if !resendable {
+            run.unhedged(Ending::NotIdempotent);
+        } else if !replayable {
+            run.unhedged(Ending::BodyNotReplayable);
+        }
         // Each attempt sends a clone while the original can be sent again,
-        // else the original itself (the hooks then stop any retry). Taken
-        // when the round makes its attempt: a round that only waits (an
-        // adaptive budget pacing the first attempt) leaves it in place.
+        // else the original itself (the hooks then stop any retry), with its
+        // own copy of the extensions (hedges run at once). Taken when the
+        // round makes its attempt: a round that only waits (an adaptive
+        // budget pacing the first attempt) leaves it in place.
         let policy = &policy;
-        if run.hedges() && resendable && replayable {
-            // Hedges run at once: each sends its own clone of the request,
-            // with its own copy of the extensions.
-            let base = extensions.clone();
-            let mut make = move || {
-                let (request, mut extensions, next) =
-                    (request.try_clone(), base.clone(), next.clone());
-                async move {
-                    let Some(request) = request else {
-                        // Not reached: a replayable request clones.
-                        let gone = std::io::Error::other("request body not replayable");
-                        return Err(Failed::Error(reqwest_middleware::Error::middleware(gone)));
-                    };
-                    sent(next.run(request, &mut extensions).await, policy)
-                }
-            };
-            let result = drive!(run, hedged make);
-            return finish(result, run.report());
-        }
-        if run.hedges() {
-            let why = if resendable {
-                Ending::BodyNotReplayable
-            } else {
-                Ending::NotIdempotent
-            };
-            run.unhedged(why);
-        }
-        let mut original = Some(request);
-        let result = drive!(run, || {
+        let (mut original, base) = (Some(request), extensions.clone());
+        let mut make = move || {
             let request = match &original {
                 Some(r) if resendable && replayable => r.try_clone(),
                 _ => None,
             }
             .or_else(|| original.take());
-            let extensions = &mut *extensions;
-            let next = next.clone();
+            let (mut extensions, next) = (base.clone(), next.clone());
             async move {
                 let Some(request) = request else {
                     // Not reached: the hooks refuse a retry once the original is sent.
                     let gone = std::io::Error::other("request body not replayable");
                     return Err(Failed::Error(reqwest_middleware::Error::middleware(gone)));
                 };
-                sent(next.run(request, extensions).await, policy)
+                sent(next.run(request, &mut extensions).await, policy)
             }
-        });
+        };
+        let result = drive!(run, make);
         finish(result, run.report())
     }
 }

@@ -231,14 +231,7 @@ impl<'p, C, S, H> Retry<'p, C, S, H> {
     {
         let mut run = self.start(false);
         let mut op = op;
-        async move {
-            // A hedged call's loop is boxed: a call that does not hedge
-            // carries no room for its races.
-            if run.hedges() {
-                return Box::pin(async move { drive!(run, hedged op) }).await;
-            }
-            drive!(run, &mut op)
-        }
+        async move { drive!(run, op) }
     }
 
     /// Like [`call`](Self::call), also returning how the call ended.
@@ -269,14 +262,7 @@ impl<'p, C, S, H> Retry<'p, C, S, H> {
         let mut run = self.start(true);
         let mut op = op;
         async move {
-            if run.hedges() {
-                let hedged = async move {
-                    let result = drive!(run, hedged op);
-                    (result, run.report())
-                };
-                return Box::pin(hedged).await;
-            }
-            let result = drive!(run, &mut op);
+            let result = drive!(run, op);
             (result, run.report())
         }
     }
@@ -350,7 +336,7 @@ impl<'p, C, S, H> Retry<'p, C, S, H> {
             cancellable: false,
         };
         let mut run = Run::new(self.policy, setup);
-        let result = block_on(async { drive!(run, || std::future::ready(op())) });
+        let result = block_on(async { drive!(run, unhedged || std::future::ready(op())) });
         (result, run.report())
     }
 }

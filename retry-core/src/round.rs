@@ -1,22 +1,17 @@
 //! The one retry loop: [`drive!`](crate::drive) runs rounds until the call
 //! ends, and every entry point uses it: `Retry::call` and the blocking
 //! calls, `#[retry]`'s expansion, the tower layer and the reqwest
-//! middleware. Before the first round comes the wait an adaptive budget
-//! may impose (`Run::pace`); a round is an attempt (an [`Attempt`]: raced
-//! against the policy's `attempt_timeout`), then `Run::settle` (the
-//! success, or the decision and its hooks), then the wait on the call's
-//! timer.
-//!
-//! It is a macro, not a function, because each round's attempt is made by
-//! an `FnOnce` written in place: so an attempt may borrow what the caller
-//! owns mutably (a `#[retry]` method's `&mut self`), and the caller's future
-//! stays `Send` exactly when its parts are (a generic driver over an
-//! attempt-making closure cannot prove that for borrowed attempts today).
+//! middleware; it, not the entry point, chooses between plain and hedged
+//! rounds. Before the first round comes the wait an adaptive budget may
+//! impose (`Run::pace`); a round is an attempt (an [`Attempt`], see
+//! `attempt`; or a hedged race of them), then `Run::settle` (the success,
+//! or the decision and its hooks), then the wait on the call's timer.
 //!
 //! The error of a failed attempt is consumed by the decision before any
 //! await, so a `!Send` error cannot make the future `!Send`.
 
-use crate::classify::{AttemptTimeout, Classify};
+use crate::attempt::{Gated, OnRun, Timed};
+use crate::classify::Classify;
 use crate::clock::{Clock, Sleeper};
 use crate::hooks::HookSet;
 use crate::policy::Policy;
@@ -24,17 +19,28 @@ use crate::run::Run;
 use std::borrow::Borrow;
 use std::future::{Future, poll_fn};
 use std::ops::ControlFlow;
-use std::pin::Pin;
-use std::task::{Context, Poll};
+use std::task::Poll;
 
-/// Runs rounds of `$run` (a `Run`), each attempt made by calling `$make`
-/// (an `FnOnce`, usually a closure written in place), until the call ends;
-/// evaluates to the call's result. `drive!(run, hedged make)` takes an
-/// `FnMut` instead, and each round is a race of hedged attempts
-/// ([`Run::race`]), for a policy with `hedge_after` (see [`Run::hedges`]). Used inside an `async` context.
-/// Statements given before it (`drive!(run, each { let a = x.clone(); } || ...)`)
+/// Runs rounds of `$run` (a `Run`) until the call ends; evaluates to the
+/// call's result. Used inside an `async` context.
+///
+/// `drive!(run, make)`: `make` (a variable holding an `FnMut` that returns
+/// an attempt's future owning what it uses) makes every attempt. The
+/// driver chooses: a call whose policy hedges ([`Run::hedges`]) runs each
+/// round as a race of attempts ([`Run::race`]) in a boxed loop, so a call
+/// that does not hedge carries no room for its races; any other call makes
+/// one attempt a round.
+///
+/// `drive!(run, unhedged make)`: one attempt a round, each made by an
+/// `FnOnce` written in place, so an attempt may borrow what the caller owns
+/// mutably (a `#[retry]` method's `&mut self`); never hedged. Statements
+/// given before it (`drive!(run, unhedged each { let a = x.clone(); } || ...)`)
 /// run at the start of each round, in the loop's scope, so an attempt may
 /// borrow or take what they make.
+///
+/// It is a macro, not a function, so that the caller's future stays `Send`
+/// exactly when its parts are (a generic driver over an attempt-making
+/// closure cannot prove that for borrowed attempts today).
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
@@ -42,8 +48,11 @@ use std::task::{Context, Poll};
 /// use retrykit_core::__private::run::{drive, Run};
 /// let mut run = Run::for_policy(Policy::default().into(), Hooks::new());
 /// let name = String::from("a");
-/// let out: Result<usize, std::io::Error> = drive!(run, each { let copy = name.clone(); } || async { Ok(copy.len()) });
+/// let out: Result<usize, std::io::Error> = drive!(run, unhedged each { let copy = name.clone(); } || async { Ok(copy.len()) });
 /// assert_eq!(out.unwrap(), 1);
+/// let mut run = Run::for_policy(Policy::default().into(), Hooks::new());
+/// let mut make = || { let copy = name.clone(); async move { Ok::<_, std::io::Error>(copy.len() + 1) } };
+/// assert_eq!(drive!(run, make).unwrap(), 2);
 /// # }
 /// ```
 #[doc(hidden)]
@@ -60,15 +69,22 @@ macro_rules! drive {
             $run.wait().await;
         }
     }};
-    ($run:expr, hedged $make:expr) => {
-        $crate::drive!(@rounds $run, each {} $run.race(&mut $make))
-    };
-    ($run:expr, each { $($each:tt)* } $make:expr) => {
+    ($run:expr, unhedged each { $($each:tt)* } $make:expr) => {
         $crate::drive!(@rounds $run, each { $($each)* } $run.attempt($make))
     };
-    ($run:expr, $make:expr) => {
-        $crate::drive!($run, each {} $make)
+    ($run:expr, unhedged $make:expr) => {
+        $crate::drive!($run, unhedged each {} $make)
     };
+    ($run:expr, $make:ident) => {{
+        if $run.hedges() {
+            ::std::boxed::Box::pin(async {
+                $crate::drive!(@rounds $run, each {} $run.race(&mut $make))
+            })
+            .await
+        } else {
+            $crate::drive!(@rounds $run, each {} $run.attempt(&mut $make))
+        }
+    }};
 }
 
 impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
@@ -100,7 +116,7 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
                 out: Some(Err(refusal)),
             },
         };
-        Attempt { run: self, fut }
+        Timed::new(fut, OnRun(self))
     }
 
     /// What an attempt's result makes of the call: its end (`Break`: the
@@ -130,64 +146,6 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     }
 }
 
-pin_project_lite::pin_project! {
-    /// One attempt of a call (see [`Run::attempt`]), raced against the
-    /// policy's `attempt_timeout`. A timeout the error type cannot stand
-    /// for (`Classify::from_timeout` gives `None`) lets the attempt run on
-    /// (`init()` and the build refuse such a policy where they can). Polled
-    /// inside the call's span.
-    #[must_use = "an attempt does nothing until awaited"]
-    pub struct Attempt<'r, P, C, S: Sleeper, H, Fut: Future> {
-        run: &'r mut Run<P, C, S, H>,
-        #[pin]
-        fut: Gated<Fut>,
-    }
-}
-
-pin_project_lite::pin_project! {
-    /// An attempt sent, or refused by the policy's breaker (never made).
-    #[project = GatedProj]
-    enum Gated<Fut: Future> {
-        Sent { #[pin] fut: Fut },
-        Refused { out: Option<Fut::Output> },
-    }
-}
-
-impl<P, C, S, H, Fut, T, E> Future for Attempt<'_, P, C, S, H, Fut>
-where
-    P: Borrow<Policy>,
-    C: Clock,
-    S: Sleeper,
-    H: HookSet<E>,
-    Fut: Future<Output = Result<T, E>>,
-    E: Classify,
-{
-    type Output = Result<T, E>;
-
-    #[inline]
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<T, E>> {
-        let this = self.project();
-        let run = this.run;
-        #[cfg(feature = "tracing")]
-        let _span = run.span().clone().entered();
-        let fut = match this.fut.project() {
-            GatedProj::Sent { fut } => fut,
-            GatedProj::Refused { out } => {
-                return Poll::Ready(out.take().expect("a refused attempt is polled once"));
-            }
-        };
-        if let Poll::Ready(result) = fut.poll(cx) {
-            return Poll::Ready(result);
-        }
-        match run.timer.poll(cx) {
-            Some(Poll::Ready(())) => match E::from_timeout(AttemptTimeout {
-                attempt: run.tally.attempts,
-                timeout: run.policy().attempt_timeout().unwrap_or_default(),
-            }) {
-                Some(timed_out) => Poll::Ready(Err(timed_out)),
-                None => Poll::Pending,
-            },
-            _ => Poll::Pending,
-        }
-    }
-}
+/// One attempt of a plain round (see [`Run::attempt`]): sent or refused,
+/// raced against the call's timer, in the call's span.
+pub type Attempt<'r, P, C, S, H, Fut> = Timed<Gated<Fut>, OnRun<'r, P, C, S, H>>;

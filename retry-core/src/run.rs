@@ -424,7 +424,9 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
                 // The kernel refuses a request that cannot be sent again as
                 // it refuses any disallowed retry; the call says which it was.
                 let ending = match unrepeatable {
-                    Some(why) if refused.is_none() && allowed && in_policy(policy, failure.class) => {
+                    Some(why)
+                        if refused.is_none() && allowed && in_policy(policy, failure.class) =>
+                    {
                         why.ending()
                     }
                     _ => ending,
@@ -471,18 +473,22 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
 }
 
 impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
-    /// Whether the call's policy hedges (`hedge_after`): its rounds are
-    /// races ([`Run::race`]). Never true for a plain policy.
+    /// Whether the call hedges: its policy does (`hedge_after`) and its
+    /// request may be sent twice (see [`unhedged`](Self::unhedged)); then
+    /// `drive!` runs its rounds as races ([`Run::race`]). Never true for a
+    /// plain policy.
     #[inline]
     pub fn hedges(&self) -> bool {
-        !self.plain && self.policy().hedging().is_some()
+        !self.plain && self.policy().hedging().is_some() && self.unhedged.is_none()
     }
 
-    /// Records that the call, under a hedging policy, runs unhedged
-    /// because its request cannot be sent twice (`why`); the report says so.
+    /// Records that the call runs unhedged because its request cannot be
+    /// sent twice (`why`), if its policy hedges; the report says so.
     #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
     pub(crate) fn unhedged(&mut self, why: Ending) {
-        self.unhedged = Some(why);
+        if self.hedges() {
+            self.unhedged = Some(why);
+        }
     }
 
     /// The call's clock, now.

@@ -5,7 +5,8 @@
 //! budget, the registry (its type at the root; install and lookup, and what
 //! a configuration loader needs, in `registry`), the oracle and its state,
 //! the decision kernel stepped by hand (`kernel`, for simulators), hedged
-//! requests' settings, latency estimate and decision (`hedge`), the hook
+//! requests' settings, latency estimate and decision (`hedge`), circuit
+//! breakers (`CircuitBreaker` at the root, the rest in `breaker`), the hook
 //! traits (`hooks`, with `HookSet` at the root), `clock` for callers that
 //! inject a clock or sleeper, and (with `macros`) `#[retry]`.
 //!
@@ -42,13 +43,15 @@ use retrykit_core::{
 };
 
 /// Every name `lib.rs` exports at the root, apart from `#[doc(hidden)]` ones.
-const ROOT: [&str; 34] = [
+const ROOT: [&str; 37] = [
     "AdaptiveLimiter",
     "AttemptTimeout",
     "Backoff",
     "BudgetMode",
     "BudgetScope",
+    "CarriesBreakerOpen",
     "CarriesTimeout",
+    "CircuitBreaker",
     "Class",
     "Classify",
     "Ending",
@@ -71,6 +74,7 @@ const ROOT: [&str; 34] = [
     "RetryBudgetBuilder",
     "RetryEvent",
     "Verdict",
+    "breaker",
     "clock",
     "hedge",
     "hooks",

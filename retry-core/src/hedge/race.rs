@@ -11,7 +11,8 @@
 //! next hedge.
 
 use super::{HedgeStep, HedgeView, is_fatal, next_hedge};
-use crate::classify::{AttemptTimeout, Classify};
+use crate::attempt::{Own, Timed};
+use crate::classify::Classify;
 use crate::clock::{Clock, Sleeper};
 use crate::hooks::HookSet;
 use crate::policy::Policy;
@@ -57,11 +58,11 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
 }
 
 /// One attempt in a race: its number, what the breaker said of it, and
-/// the attempt raced against its timeout.
+/// the attempt raced against its own timeout.
 struct Running<Fut, Sl> {
     attempt: u32,
     gate: Gate,
-    fut: Pin<Box<Timed<Fut, Sl>>>,
+    fut: Pin<Box<Timed<Fut, Own<Sl>>>>,
 }
 
 /// The attempts of one hedged round (see [`Run::race`]).
@@ -133,13 +134,7 @@ where
         self.running.push(Running {
             attempt,
             gate,
-            fut: Box::pin(Timed {
-                fut,
-                limit,
-                attempt,
-                timeout,
-                span,
-            }),
+            fut: Box::pin(Timed::new(fut, Own::new(limit, attempt, timeout, span))),
         });
         self.last_start = now;
         self.failed_since_last_start = false;
@@ -160,10 +155,10 @@ where
         #[cfg(feature = "metrics")]
         if sent {
             crate::metrics::hedged(
-            run.policy(),
-            run.tally.attempts - self.first_attempt,
-            winner != self.first_attempt,
-            self.running.len() as u32,
+                run.policy(),
+                run.tally.attempts - self.first_attempt,
+                winner != self.first_attempt,
+                self.running.len() as u32,
             );
         }
         self.running.clear();
@@ -261,54 +256,3 @@ where
 
 // Nothing in a race is ever pinned (its attempts are boxed), so moving it is fine.
 impl<P, C, S: Sleeper, H, M, Fut: Future> Unpin for Race<'_, P, C, S, H, M, Fut> {}
-
-pin_project_lite::pin_project! {
-    /// An attempt raced against its own `attempt_timeout`; a timeout the
-    /// error type cannot stand for lets it run on.
-    struct Timed<Fut, Sl> {
-        #[pin]
-        fut: Fut,
-        #[pin]
-        limit: Option<Sl>,
-        attempt: u32,
-        timeout: Duration,
-        span: AttemptSpan,
-    }
-}
-
-/// An attempt's span (nothing without the `tracing` feature).
-#[cfg(feature = "tracing")]
-type AttemptSpan = tracing::Span;
-#[cfg(not(feature = "tracing"))]
-type AttemptSpan = ();
-
-impl<Fut, Sl, T, E> Future for Timed<Fut, Sl>
-where
-    Fut: Future<Output = Result<T, E>>,
-    Sl: Future<Output = ()>,
-    E: Classify,
-{
-    type Output = Result<T, E>;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<T, E>> {
-        let mut this = self.project();
-        #[cfg(feature = "tracing")]
-        let _span = this.span.enter();
-        if let Poll::Ready(result) = this.fut.poll(cx) {
-            return Poll::Ready(result);
-        }
-        if let Some(limit) = this.limit.as_mut().as_pin_mut()
-            && limit.poll(cx).is_ready()
-        {
-            this.limit.set(None);
-            let timeout = AttemptTimeout {
-                attempt: *this.attempt,
-                timeout: *this.timeout,
-            };
-            if let Some(timed_out) = E::from_timeout(timeout) {
-                return Poll::Ready(Err(timed_out));
-            }
-        }
-        Poll::Pending
-    }
-}

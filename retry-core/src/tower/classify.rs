@@ -30,27 +30,20 @@ where
     fn call(&mut self, request: Req) -> Self::Future {
         let policy = self.source.current();
         self.source.check_timeout::<S::Error>(&policy);
-        let mut service = self.take_ready();
+        let service = self.take_ready();
         let hooks = SharedHooks(self.hooks.clone());
         Box::pin(async move {
             let mut run = Retry::new(&policy).hooks(hooks).start(false);
-            if run.hedges() {
-                // Hedges run at once: each has its own clones of the request
-                // and the service, made from the ones the maker owns.
-                let mut make = move || {
-                    let (next, mut service) = (request.clone(), service.clone());
-                    async move {
-                        poll_fn(|cx| service.poll_ready(cx)).await?;
-                        service.call(next).await
-                    }
-                };
-                return drive!(run, hedged make);
-            }
-            // Owned by the attempt: a shared `&Req` would need `Req: Sync`.
-            drive!(run, each { let next = request.clone(); } || async {
-                poll_fn(|cx| service.poll_ready(cx)).await?;
-                service.call(next).await
-            })
+            // Each attempt owns its clones of the request and the service
+            // (hedges run at once; a shared `&Req` would need `Req: Sync`).
+            let mut make = move || {
+                let (next, mut service) = (request.clone(), service.clone());
+                async move {
+                    poll_fn(|cx| service.poll_ready(cx)).await?;
+                    service.call(next).await
+                }
+            };
+            drive!(run, make)
         })
     }
 }

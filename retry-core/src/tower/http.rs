@@ -151,7 +151,7 @@ where
 
     fn call(&mut self, request: Request<B>) -> Self::Future {
         let policy = self.source.current();
-        let mut service = self.take_ready();
+        let service = self.take_ready();
         let resendable = may_resend(request.method(), request.headers(), &policy);
         let (parts, body) = request.into_parts();
         // A hedge replays the body while the first send may still be
@@ -177,36 +177,22 @@ where
             #[cfg(feature = "tracing")]
             let mut sends = 0u32;
             // A request that may be sent again is hedged when the policy
-            // says so; each hedge has its own clone of the service.
-            if run.hedges() && !resendable {
+            // says so; each attempt has its own clones of the request and
+            // the service.
+            if !resendable {
                 run.unhedged(crate::Ending::NotIdempotent);
-            } else if run.hedges() && !fits {
+            } else if !fits {
                 run.unhedged(crate::Ending::BodyNotReplayable);
             }
-            let result = if run.hedges() && resendable && fits {
-                let policy = &*policy;
-                let mut make = move || {
-                    let (request, mut service) = (head.request(body.clone()), service.clone());
-                    let attempt = async move {
-                        let sent = match poll_fn(|cx| service.poll_ready(cx)).await {
-                            Ok(()) => service.call(request).await.map_err(Into::into),
-                            Err(e) => Err(e.into()),
-                        };
-                        settle_response(sent, policy)
-                    };
-                    #[cfg(feature = "tracing")]
-                    let attempt = tracing::Instrument::instrument(attempt, resend_span(0));
-                    attempt
-                };
-                drive!(run, hedged make)
-            } else {
-                drive!(run, each { let request = head.request(body.clone()); } || {
-                let attempt = async {
+            let policy = &*policy;
+            let mut make = move || {
+                let (request, mut service) = (head.request(body.clone()), service.clone());
+                let attempt = async move {
                     let sent = match poll_fn(|cx| service.poll_ready(cx)).await {
                         Ok(()) => service.call(request).await.map_err(Into::into),
                         Err(e) => Err(e.into()),
                     };
-                    settle_response(sent, &policy)
+                    settle_response(sent, policy)
                 };
                 #[cfg(feature = "tracing")]
                 let attempt = {
@@ -214,8 +200,8 @@ where
                     tracing::Instrument::instrument(attempt, resend_span(sends - 1))
                 };
                 attempt
-                })
             };
+            let result = drive!(run, make);
             let mut response = result.or_else(FailedAttempt::into_result)?;
             response.extensions_mut().insert(run.report());
             Ok(response)

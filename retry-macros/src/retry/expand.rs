@@ -149,12 +149,28 @@ pub fn expand(
     let kind = Ident::new("__retry_kind", site);
     let body = &func.body.stmts;
 
+    // The attempt, written once: the future of one call of the body. A
+    // hedged site's attempts own their copies (hedges run at once); a plain
+    // site's borrow them from the round.
+    let attempt = |owned: bool| {
+        let movement = owned.then(|| quote! { move });
+        quote! {
+            #krate::__private::classify::tag_future(
+                #kind,
+                #krate::__private::classify::typed::<#ret, _>(async #movement {
+                    #(#whole)*
+                    #(#unpack)*
+                    #(#body)*
+                }),
+            )
+        }
+    };
     let looped = if hedged {
         let run = Ident::new("__retry_run", site);
         let make = Ident::new("__retry_make", site);
-        // Hedges run at once, so each attempt's future owns its copies and
-        // shares the borrowed arguments (none is `&mut`: the build refuses
-        // that); a race is boxed, as `Retry::call`'s.
+        // The driver chooses plain or hedged rounds as the call starts; no
+        // argument is `&mut` (the build refuses that).
+        let attempt = attempt(true);
         quote! {
             let mut #run = #krate::__private::run::Run::for_policy(
                 __RETRY_POLICY.policy(),
@@ -162,17 +178,9 @@ pub fn expand(
             );
             let mut #make = || {
                 #(#copies)*
-                #krate::__private::classify::tag_future(
-                    #kind,
-                    #krate::__private::classify::typed::<#ret, _>(async move {
-                        #(#whole)*
-                        #(#unpack)*
-                        #(#body)*
-                    }),
-                )
+                #attempt
             };
-            ::std::boxed::Box::pin(async move { #krate::__private::run::drive!(#run, hedged #make) })
-                .await
+            #krate::__private::run::drive!(#run, #make)
                 .map_err(#krate::__private::classify::Tagged::into_inner)
         }
     } else if func.sig.asyncness.is_some() {
@@ -181,21 +189,13 @@ pub fn expand(
         // by a closure written in place, so it is `FnOnce` and may hand out
         // borrows of `&mut` arguments; the attempt's future is made inside
         // the round, so it is held once.
+        let attempt = attempt(false);
         quote! {
             let mut #run = #krate::__private::run::Run::for_policy(
                 __RETRY_POLICY.policy(),
                 #hooks,
             );
-            #krate::__private::run::drive!(#run, each { #(#copies)* } || {
-                #krate::__private::classify::tag_future(
-                    #kind,
-                    #krate::__private::classify::typed::<#ret, _>(async {
-                        #(#whole)*
-                        #(#unpack)*
-                        #(#body)*
-                    }),
-                )
-            })
+            #krate::__private::run::drive!(#run, unhedged each { #(#copies)* } || { #attempt })
             .map_err(#krate::__private::classify::Tagged::into_inner)
         }
     } else {

@@ -1,0 +1,176 @@
+//! What happens to one attempt, plain or hedged, in one place: it is sent
+//! or refused by the breaker ([`Gated`]), raced against its time limit, and
+//! polled inside its span ([`Timed`]). A plain round's limit is the call's
+//! one timer ([`OnRun`]); each attempt of a hedged round has its own
+//! ([`Own`]).
+
+use crate::classify::{AttemptTimeout, Classify};
+use crate::clock::Sleeper;
+use crate::policy::Policy;
+use crate::run::Run;
+use std::borrow::Borrow;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+/// What an attempt is raced against: when it runs out, the timeout it ran
+/// out of; and the span it is polled in.
+pub trait Limit {
+    /// `Some` once the attempt's time is up (said once: a limit that fired
+    /// is spent).
+    fn expired(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Option<AttemptTimeout>;
+
+    /// The span the attempt is polled in.
+    #[cfg(feature = "tracing")]
+    fn span(&self) -> tracing::Span;
+}
+
+pin_project_lite::pin_project! {
+    /// An attempt raced against its [`Limit`], polled inside its span. A
+    /// timeout the error type cannot stand for (`Classify::from_timeout`
+    /// gives `None`) lets the attempt run on (`init()` and the build refuse
+    /// such a policy where they can).
+    #[must_use = "an attempt does nothing until awaited"]
+    pub struct Timed<Fut, L> {
+        #[pin]
+        fut: Fut,
+        #[pin]
+        limit: L,
+    }
+}
+
+impl<Fut, L> Timed<Fut, L> {
+    /// `fut` raced against `limit`.
+    pub(crate) fn new(fut: Fut, limit: L) -> Self {
+        Timed { fut, limit }
+    }
+}
+
+impl<Fut, L, T, E> Future for Timed<Fut, L>
+where
+    Fut: Future<Output = Result<T, E>>,
+    L: Limit,
+    E: Classify,
+{
+    type Output = Result<T, E>;
+
+    #[inline]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<T, E>> {
+        let this = self.project();
+        #[cfg(feature = "tracing")]
+        let _span = this.limit.span().entered();
+        if let Poll::Ready(result) = this.fut.poll(cx) {
+            return Poll::Ready(result);
+        }
+        match this.limit.expired(cx).and_then(E::from_timeout) {
+            Some(timed_out) => Poll::Ready(Err(timed_out)),
+            None => Poll::Pending,
+        }
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// An attempt sent, or refused by the policy's breaker: never made, it
+    /// ends at once with the error standing for the refusal.
+    #[project = GatedProj]
+    pub enum Gated<Fut: Future> {
+        /// Sent.
+        Sent { #[pin] fut: Fut },
+        /// Refused.
+        Refused { out: Option<Fut::Output> },
+    }
+}
+
+impl<Fut: Future> Future for Gated<Fut> {
+    type Output = Fut::Output;
+
+    #[inline]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Fut::Output> {
+        match self.project() {
+            GatedProj::Sent { fut } => fut.poll(cx),
+            GatedProj::Refused { out } => {
+                Poll::Ready(out.take().expect("a refused attempt is polled once"))
+            }
+        }
+    }
+}
+
+/// A plain round's limit: the call's one timer, which `begin_attempt`
+/// armed with the policy's `attempt_timeout` (or left empty); polled in
+/// the call's span.
+pub struct OnRun<'r, P, C, S: Sleeper, H>(pub(crate) &'r mut Run<P, C, S, H>);
+
+impl<P: Borrow<Policy>, C, S: Sleeper, H> Limit for OnRun<'_, P, C, S, H> {
+    #[inline]
+    fn expired(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Option<AttemptTimeout> {
+        let run = &mut *self.get_mut().0;
+        match run.timer.poll(cx) {
+            Some(Poll::Ready(())) => Some(AttemptTimeout {
+                attempt: run.tally.attempts,
+                timeout: run.policy().attempt_timeout().unwrap_or_default(),
+            }),
+            _ => None,
+        }
+    }
+
+    #[cfg(feature = "tracing")]
+    fn span(&self) -> tracing::Span {
+        self.0.span().clone()
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// A hedged attempt's own limit: its sleep (none without a timeout), its
+    /// number and timeout, and its own `attempt` span.
+    pub struct Own<Sl> {
+        #[pin]
+        sleep: Option<Sl>,
+        attempt: u32,
+        timeout: Duration,
+        span: AttemptSpan,
+    }
+}
+
+/// An attempt's span (nothing without the `tracing` feature).
+#[cfg(feature = "tracing")]
+pub(crate) type AttemptSpan = tracing::Span;
+#[cfg(not(feature = "tracing"))]
+pub(crate) type AttemptSpan = ();
+
+impl<Sl> Own<Sl> {
+    /// Attempt `attempt`'s limit: `sleep` for its `timeout`, if any.
+    pub(crate) fn new(
+        sleep: Option<Sl>,
+        attempt: u32,
+        timeout: Duration,
+        span: AttemptSpan,
+    ) -> Self {
+        Own {
+            sleep,
+            attempt,
+            timeout,
+            span,
+        }
+    }
+}
+
+impl<Sl: Future<Output = ()>> Limit for Own<Sl> {
+    fn expired(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Option<AttemptTimeout> {
+        let mut this = self.project();
+        let fired = this.sleep.as_mut().as_pin_mut()?.poll(cx).is_ready();
+        if !fired {
+            return None;
+        }
+        this.sleep.set(None);
+        Some(AttemptTimeout {
+            attempt: *this.attempt,
+            timeout: *this.timeout,
+        })
+    }
+
+    #[cfg(feature = "tracing")]
+    fn span(&self) -> tracing::Span {
+        self.span.clone()
+    }
+}
