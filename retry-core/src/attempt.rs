@@ -4,6 +4,7 @@
 //! one timer ([`OnRun`]); each attempt of a hedged round has its own
 //! ([`Own`]).
 
+use crate::breaker::BreakerOpen;
 use crate::classify::{AttemptTimeout, Classify};
 use crate::clock::Sleeper;
 use crate::policy::Policy;
@@ -72,25 +73,34 @@ where
 
 pin_project_lite::pin_project! {
     /// An attempt sent, or refused by the policy's breaker: never made, it
-    /// ends at once with the error standing for the refusal.
+    /// ends at once with the error standing for the refusal (made as it
+    /// ends, so no error is held across an await: a `!Send` error type
+    /// keeps the call's future `Send`).
     #[project = GatedProj]
-    pub enum Gated<Fut: Future> {
+    pub enum Gated<Fut> {
         /// Sent.
         Sent { #[pin] fut: Fut },
         /// Refused.
-        Refused { out: Option<Fut::Output> },
+        Refused { open: Option<BreakerOpen> },
     }
 }
 
-impl<Fut: Future> Future for Gated<Fut> {
-    type Output = Fut::Output;
+impl<Fut, T, E> Future for Gated<Fut>
+where
+    Fut: Future<Output = Result<T, E>>,
+    E: Classify,
+{
+    type Output = Result<T, E>;
 
     #[inline]
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Fut::Output> {
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<T, E>> {
         match self.project() {
             GatedProj::Sent { fut } => fut.poll(cx),
-            GatedProj::Refused { out } => {
-                Poll::Ready(out.take().expect("a refused attempt is polled once"))
+            GatedProj::Refused { open } => {
+                let open = open.take().expect("a refused attempt is polled once");
+                let refusal = E::from_breaker_open(open)
+                    .expect("begin_attempt refuses only for a type that carries a refusal");
+                Poll::Ready(Err(refusal))
             }
         }
     }

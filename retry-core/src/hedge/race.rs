@@ -105,11 +105,11 @@ where
         // and its clock, which a race reads whatever the policy needs.
         let refusal = run.begin_attempt::<E>();
         run.start_clock(now);
-        if let Some(refusal) = refusal {
+        if let Some(open) = refusal {
             self.refused = true;
             match hedge {
                 true => run.unrefuse(),
-                false => self.last = Some(Err(refusal)),
+                false => self.last = E::from_breaker_open(open).map(Err),
             }
             return;
         }
