@@ -59,9 +59,14 @@
 //! ```
 
 mod build;
+#[cfg(feature = "redis")]
+mod fleet;
+mod said;
 mod state;
 
 pub use build::BreakerBuilder;
+#[cfg(feature = "redis")]
+pub use fleet::BreakerFleetStatus;
 pub use state::BreakerState;
 
 use crate::rng::JitterRng;
@@ -86,6 +91,9 @@ pub struct CircuitBreaker {
     state: AtomicU64,
     counts: Window,
     seed: Option<u64>,
+    /// The fleet this breaker is shared with, when its scope is the fleet.
+    #[cfg(feature = "redis")]
+    fleet: Option<fleet::FleetBreaker>,
 }
 
 /// Why an attempt was not sent: the breaker was open, or half-open with
@@ -219,12 +227,14 @@ struct Probe {
     /// `None` once the probe's outcome was recorded.
     breaker: Option<Arc<CircuitBreaker>>,
     period: u8,
+    /// Leased from the fleet breaker (its period is the fleet's).
+    fleet: bool,
 }
 
 impl Drop for Probe {
     fn drop(&mut self) {
         if let Some(breaker) = self.breaker.take() {
-            breaker.release(self.period);
+            breaker.release(self.period, self.fleet);
         }
     }
 }
@@ -281,14 +291,15 @@ impl CircuitBreaker {
     /// assert_eq!(CircuitBreaker::builder().build().unwrap().state(), BreakerState::Closed);
     /// ```
     pub fn state(&self) -> BreakerState {
-        self.word().phase().state()
+        self.deciding_word().phase().state()
     }
 
-    /// The state and counts at `now`.
+    /// The state and counts at `now`: a fleet breaker's while Redis
+    /// answers (the fleet's window), this process's otherwise.
     pub fn status(&self, now: Instant) -> BreakerStatus {
-        let word = self.word();
+        let word = self.deciding_word();
         let (attempts, failures) = match word.phase() {
-            Phase::Closed { from } => self.counts.totals_from(now, from),
+            Phase::Closed { from } => self.closed_totals(now, from),
             _ => (0, 0),
         };
         let open_for = match word.phase() {
@@ -311,6 +322,15 @@ impl CircuitBreaker {
     /// # Errors
     /// [`BreakerOpen`] when the attempt must not be sent.
     pub fn try_acquire(self: &Arc<Self>, now: Instant) -> Result<Ticket, BreakerOpen> {
+        #[cfg(feature = "redis")]
+        if let Some(fleet) = &self.fleet {
+            if fleet.deciding() {
+                return fleet.try_acquire(self, now);
+            }
+            if let Some(view) = fleet.take_fallen() {
+                self.fall_back(view, now);
+            }
+        }
         let mut word = self.word();
         loop {
             let next = match word.phase() {
@@ -337,11 +357,12 @@ impl CircuitBreaker {
             match self.swap(word, next) {
                 Ok(()) => {
                     if word.phase().state() == BreakerState::Open {
-                        self.said_half_open();
+                        self.herald().half_open();
                     }
                     let probe = Probe {
                         breaker: Some(Arc::clone(self)),
                         period: next.period(),
+                        fleet: false,
                     };
                     return Ok(Ticket {
                         began: now,
@@ -367,6 +388,13 @@ impl CircuitBreaker {
             Some(mut probe) => {
                 // Recorded, so its place is not given back.
                 probe.breaker = None;
+                #[cfg(feature = "redis")]
+                if probe.fleet {
+                    if let Some(fleet) = &self.fleet {
+                        fleet.answered(probe.period, Some(failed));
+                    }
+                    return;
+                }
                 self.probe_answered(probe.period, now, failed);
             }
             None => self.counted(ticket.began, now, failed),
@@ -374,26 +402,119 @@ impl CircuitBreaker {
     }
 
     /// Shares this breaker with every host using the same name and store
-    /// (feature `redis`; `scope = "fleet"` in a file).
+    /// (feature `redis`; `scope = "fleet"` in a file): the state and the
+    /// window's counts are kept in Redis, and the half-open probes are
+    /// leased fleet-wide, so the fleet sends `probes` probes, not that many
+    /// per host. It starts a background thread that syncs every
+    /// [`refresh`](crate::fleet::FleetOptions::refresh); no call waits for
+    /// Redis, and while Redis fails this breaker decides alone. The bounds
+    /// (probes, attempts during an open period) are derived in
+    /// [`BreakerFleetStatus`]'s module docs, `breaker/fleet.rs`.
+    ///
+    /// ```
+    /// use retrykit_core::{breaker::CircuitBreaker, fleet::FleetOptions};
+    /// let err = CircuitBreaker::builder().name("db").build().unwrap()
+    ///     .with_fleet(FleetOptions::new("db", "")).unwrap_err();
+    /// assert_eq!(err.problems()[0].field, "store");
+    /// assert!(err.problems()[0].fix.contains("[breakers.db]"), "{}", err.problems()[0].fix);
+    /// ```
     ///
     /// # Errors
-    /// A [`PolicyError`](crate::PolicyError) naming `scope`: fleet-wide
-    /// breakers are not built yet, so a file asking for one is refused
-    /// rather than quietly kept per process.
+    /// A [`PolicyError`](crate::PolicyError) naming each bad option (a
+    /// missing or non-Redis `store`, a bad `timeout` or `refresh`), or the
+    /// background thread that could not start.
     #[cfg(feature = "redis")]
     pub fn with_fleet(
-        self,
+        mut self,
         options: crate::fleet::FleetOptions,
     ) -> Result<Self, crate::PolicyError> {
-        let _ = options;
-        Err(crate::PolicyError::breaker(
-            self.name(),
-            vec![crate::Problem {
-                field: retrykit_schema::keys::Key::BreakerScope.name(),
-                rule: "\"fleet\" is not available for breakers in this version",
-                fix: "use scope = \"local\" (each process keeps its own breaker)".to_string(),
-            }],
-        ))
+        let problems = options.problems("breaker");
+        if !problems.is_empty() {
+            return Err(crate::PolicyError::breaker(self.name(), problems));
+        }
+        let link = fleet::FleetBreaker::start(options, &self).map_err(|e| {
+            crate::PolicyError::breaker(
+                self.name(),
+                vec![crate::Problem {
+                    field: retrykit_schema::keys::Key::BreakerStore.name(),
+                    rule: "needs a background thread to reach the store",
+                    fix: format!("the thread could not start ({e}): free some resources"),
+                }],
+            )
+        })?;
+        self.fleet = Some(link);
+        Ok(self)
+    }
+
+    /// The fleet breaker's options; `None` for a local breaker.
+    ///
+    /// ```
+    /// assert!(retrykit_core::breaker::CircuitBreaker::builder().build().unwrap().fleet_options().is_none());
+    /// ```
+    #[cfg(feature = "redis")]
+    pub fn fleet_options(&self) -> Option<&crate::fleet::FleetOptions> {
+        self.fleet.as_ref().map(fleet::FleetBreaker::options)
+    }
+
+    /// The fleet breaker's link and state as its last round trip saw them;
+    /// `None` for a local breaker.
+    ///
+    /// ```
+    /// assert!(retrykit_core::breaker::CircuitBreaker::builder().build().unwrap().fleet_status().is_none());
+    /// ```
+    #[cfg(feature = "redis")]
+    pub fn fleet_status(&self) -> Option<BreakerFleetStatus> {
+        self.fleet.as_ref().map(fleet::FleetBreaker::status)
+    }
+
+    /// The closed window's counts: the fleet's while it decides.
+    fn closed_totals(&self, now: Instant, from: u64) -> (u64, u64) {
+        #[cfg(feature = "redis")]
+        if let Some(fleet) = self.deciding_fleet() {
+            return fleet.totals();
+        }
+        self.counts.totals_from(now, from)
+    }
+
+    /// The fleet link, while the fleet decides.
+    #[cfg(feature = "redis")]
+    fn deciding_fleet(&self) -> Option<&fleet::FleetBreaker> {
+        self.fleet.as_ref().filter(|f| f.deciding())
+    }
+
+    /// The state that decides: the fleet's while Redis answers, else this
+    /// process's.
+    fn deciding_word(&self) -> Word {
+        #[cfg(feature = "redis")]
+        if let Some(fleet) = self.deciding_fleet() {
+            return fleet.view();
+        }
+        self.word()
+    }
+
+    /// The host fell back from the fleet, whose last state was `view`: the
+    /// local breaker takes it on (open until the same time; half-open
+    /// becomes open until now, so its next attempt is a local probe;
+    /// closed keeps the local window's own counts).
+    #[cfg(feature = "redis")]
+    fn fall_back(&self, view: Word, now: Instant) {
+        let word = self.word();
+        let next = match view.phase() {
+            Phase::Closed { .. } if word.phase().state() == BreakerState::Closed => return,
+            Phase::Closed { .. } => word
+                .turn(Phase::Closed {
+                    from: self.counts.epoch(now),
+                })
+                .with_trips(0),
+            Phase::Open { until_ms } => word.turn(Phase::Open { until_ms }).with_trips(view.trips()),
+            Phase::HalfOpen { .. } => word
+                .turn(Phase::Open {
+                    until_ms: self.ms(now),
+                })
+                .with_trips(view.trips()),
+        };
+        // A call that changed the word meanwhile decided from it already.
+        let _ = self.swap(word, next);
     }
 
     /// Whether an error of class `class` counts as a failure (`trip_on`).
@@ -415,6 +536,17 @@ impl CircuitBreaker {
     /// it began; a failure may trip the breaker.
     fn counted(&self, began: Instant, now: Instant, failed: bool) {
         self.counts.add(began, ATTEMPTS, 1);
+        #[cfg(feature = "redis")]
+        if let Some(fleet) = &self.fleet {
+            fleet.counted(failed);
+            if fleet.deciding() {
+                // The fleet judges; the local window counts all along.
+                if failed {
+                    self.counts.add(began, FAILURES, 1);
+                }
+                return;
+            }
+        }
         if !failed {
             return;
         }
@@ -430,7 +562,7 @@ impl CircuitBreaker {
             let trips = word.trips().saturating_add(1);
             let (next, open_for) = self.opened(word, trips, now);
             match self.swap(word, next) {
-                Ok(()) => return self.said_opened(failures, attempts, open_for),
+                Ok(()) => return self.herald().opened(failures, attempts, open_for),
                 Err(seen) => word = seen,
             }
         }
@@ -452,7 +584,7 @@ impl CircuitBreaker {
                 let trips = word.trips().saturating_add(1);
                 let (next, open_for) = self.opened(word, trips, now);
                 if self.swap(word, next).is_ok() {
-                    return self.said_reopened(open_for);
+                    return self.herald().reopened(open_for);
                 }
                 word = self.word();
                 continue;
@@ -467,7 +599,7 @@ impl CircuitBreaker {
             };
             match self.swap(word, next) {
                 Ok(()) if next.phase().state() == BreakerState::Closed => {
-                    return self.said_closed();
+                    return self.herald().closed();
                 }
                 Ok(()) => return,
                 Err(seen) => word = seen,
@@ -476,7 +608,15 @@ impl CircuitBreaker {
     }
 
     /// Gives back the place of a probe of `period` that was not answered.
-    fn release(&self, period: u8) {
+    fn release(&self, period: u8, fleet: bool) {
+        #[cfg(feature = "redis")]
+        if fleet {
+            if let Some(link) = &self.fleet {
+                link.answered(period, None);
+            }
+            return;
+        }
+        let _ = fleet;
         let mut word = self.word();
         while let Phase::HalfOpen { out, ok } = word.phase() {
             if word.period() != period || out == 0 {
@@ -528,11 +668,7 @@ impl CircuitBreaker {
 
     /// `now` in whole milliseconds since the origin.
     fn ms(&self, now: Instant) -> u64 {
-        let since = now.saturating_duration_since(self.origin);
-        since
-            .as_secs()
-            .saturating_mul(1000)
-            .saturating_add(u64::from(since.subsec_millis()))
+        ms_since(self.origin, now)
     }
 
     fn until(&self, until_ms: u64) -> Instant {
@@ -548,70 +684,13 @@ impl CircuitBreaker {
         }
     }
 
-    fn said_opened(&self, failures: u64, attempts: u64, open_for: Duration) {
-        let ratio = failures as f64 / attempts.max(1) as f64;
-        say_warning!(
-            format!(
-                "retry: {} opened (closed -> open): {failures} of {attempts} attempts failed ({:.0}% >= \
-                 failure_ratio {:.0}%) in the last {}; no attempt is sent for {}",
-                self.shown(),
-                ratio * 100.0,
-                self.settings.failure_ratio * 100.0,
-                retrykit_schema::duration::show_duration(self.settings.window),
-                retrykit_schema::duration::show_duration(open_for),
-            ),
-            breaker = self.name(),
-            from = "closed",
-            to = "open",
-            ratio
-        );
-        #[cfg(feature = "metrics")]
-        crate::metrics::breaker_state(self.name(), BreakerState::Open);
-    }
-
-    fn said_half_open(&self) {
-        say_warning!(
-            format!(
-                "retry: {} half-open (open -> half-open): letting {} probe attempt(s) through",
-                self.shown(),
-                self.settings.probes
-            ),
-            breaker = self.name(),
-            from = "open",
-            to = "half_open"
-        );
-        #[cfg(feature = "metrics")]
-        crate::metrics::breaker_state(self.name(), BreakerState::HalfOpen);
-    }
-
-    fn said_reopened(&self, open_for: Duration) {
-        say_warning!(
-            format!(
-                "retry: {} opened again (half-open -> open): a probe failed; no attempt is sent for {}",
-                self.shown(),
-                retrykit_schema::duration::show_duration(open_for),
-            ),
-            breaker = self.name(),
-            from = "half_open",
-            to = "open"
-        );
-        #[cfg(feature = "metrics")]
-        crate::metrics::breaker_state(self.name(), BreakerState::Open);
-    }
-
-    fn said_closed(&self) {
-        say_warning!(
-            format!(
-                "retry: {} closed (half-open -> closed): {} probe attempt(s) succeeded",
-                self.shown(),
-                self.settings.probes
-            ),
-            breaker = self.name(),
-            from = "half_open",
-            to = "closed"
-        );
-        #[cfg(feature = "metrics")]
-        crate::metrics::breaker_state(self.name(), BreakerState::Closed);
+    /// Says state changes as this breaker makes them (not the fleet's).
+    fn herald(&self) -> said::Herald<'_> {
+        said::Herald {
+            name: self.name(),
+            settings: &self.settings,
+            fleet: false,
+        }
     }
 }
 
@@ -641,6 +720,15 @@ pub(crate) fn uncarried<E>(breaker: &CircuitBreaker) {
         ),
         breaker = breaker.name()
     );
+}
+
+/// `now` in whole milliseconds since `origin`.
+fn ms_since(origin: Instant, now: Instant) -> u64 {
+    let since = now.saturating_duration_since(origin);
+    since
+        .as_secs()
+        .saturating_mul(1000)
+        .saturating_add(u64::from(since.subsec_millis()))
 }
 
 /// Whole milliseconds, rounded up.

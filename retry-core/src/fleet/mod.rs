@@ -52,6 +52,7 @@ mod link;
 mod options;
 mod refill;
 
-pub(crate) use link::FleetLink;
+pub(crate) use link::{FleetLink, Health};
+pub(crate) use refill::{Round, spawn};
 pub use link::{FleetState, FleetStatus};
 pub use options::FleetOptions;
