@@ -287,6 +287,7 @@ impl refill::Round for Shared {
             budget = self.health.options.name(),
             state = (if failing { "failing_open" } else { "fleet" })
         );
+        let _ = failing; // read only by the tracing and metrics features
     }
 }
 
