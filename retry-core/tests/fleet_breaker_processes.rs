@@ -19,7 +19,7 @@
 
 mod support;
 
-use retrykit_core::breaker::{BreakerState, CircuitBreaker};
+use retrykit_core::breaker::CircuitBreaker;
 use retrykit_core::fleet::{FleetOptions, FleetState};
 use std::collections::HashMap;
 use std::process::{Child, Command, Stdio};
@@ -34,6 +34,8 @@ const PROBES: u32 = 3;
 /// Each client's pause after an attempt or a refusal: its rate is at most
 /// one attempt per PACE.
 const PACE: Duration = Duration::from_millis(20);
+/// How long the dependency takes to answer an attempt.
+const LATENCY: Duration = Duration::from_millis(40);
 const REFRESH: Duration = Duration::from_millis(5);
 const TIMEOUT: Duration = Duration::from_millis(100);
 const OPEN_FOR: Duration = Duration::from_millis(300);
@@ -95,9 +97,11 @@ fn breaker_host() {
                     assert!(since.elapsed() < LIMIT, "the host ran too long");
                     let ticket = match breaker.try_acquire(Instant::now()) {
                         Ok(ticket) => ticket,
-                        Err(_) => {
+                        Err(open) => {
+                            // A refused call asks again when told to (a
+                            // round trip, while the fleet leases probes).
                             refused.fetch_add(1, Ordering::Relaxed);
-                            std::thread::sleep(PACE);
+                            std::thread::sleep(open.retry_in().min(PACE));
                             continue;
                         }
                     };
@@ -110,6 +114,9 @@ fn breaker_host() {
                         .arg(kind)
                         .invoke(&mut conn)
                         .unwrap();
+                    // The dependency takes a while to answer, so every host's
+                    // clients come asking while the probes are out.
+                    std::thread::sleep(LATENCY);
                     breaker.record(ticket, Instant::now(), up == 0);
                     if stop == 1 {
                         return;
