@@ -173,10 +173,7 @@ impl fmt::Display for BreakerOpen {
                 f,
                 "{name} is half-open and its probes are out: ask again in {wait}"
             ),
-            _ => write!(
-                f,
-                "{name} is open: no attempt is sent for another {wait}"
-            ),
+            _ => write!(f, "{name} is open: no attempt is sent for another {wait}"),
         }
     }
 }
@@ -401,72 +398,6 @@ impl CircuitBreaker {
         }
     }
 
-    /// Shares this breaker with every host using the same name and store
-    /// (feature `redis`; `scope = "fleet"` in a file): the state and the
-    /// window's counts are kept in Redis, and the half-open probes are
-    /// leased fleet-wide, so the fleet sends `probes` probes, not that many
-    /// per host. It starts a background thread that syncs every
-    /// [`refresh`](crate::fleet::FleetOptions::refresh); no call waits for
-    /// Redis, and while Redis fails this breaker decides alone. The bounds
-    /// (probes, attempts during an open period) are derived in
-    /// [`BreakerFleetStatus`]'s module docs, `breaker/fleet.rs`.
-    ///
-    /// ```
-    /// use retrykit_core::{breaker::CircuitBreaker, fleet::FleetOptions};
-    /// let err = CircuitBreaker::builder().name("db").build().unwrap()
-    ///     .with_fleet(FleetOptions::new("db", "")).unwrap_err();
-    /// assert_eq!(err.problems()[0].field, "store");
-    /// assert!(err.problems()[0].fix.contains("[breakers.db]"), "{}", err.problems()[0].fix);
-    /// ```
-    ///
-    /// # Errors
-    /// A [`PolicyError`](crate::PolicyError) naming each bad option (a
-    /// missing or non-Redis `store`, a bad `timeout` or `refresh`), or the
-    /// background thread that could not start.
-    #[cfg(feature = "redis")]
-    pub fn with_fleet(
-        mut self,
-        options: crate::fleet::FleetOptions,
-    ) -> Result<Self, crate::PolicyError> {
-        let problems = options.problems("breaker");
-        if !problems.is_empty() {
-            return Err(crate::PolicyError::breaker(self.name(), problems));
-        }
-        let link = fleet::FleetBreaker::start(options, &self).map_err(|e| {
-            crate::PolicyError::breaker(
-                self.name(),
-                vec![crate::Problem {
-                    field: retrykit_schema::keys::Key::BreakerStore.name(),
-                    rule: "needs a background thread to reach the store",
-                    fix: format!("the thread could not start ({e}): free some resources"),
-                }],
-            )
-        })?;
-        self.fleet = Some(link);
-        Ok(self)
-    }
-
-    /// The fleet breaker's options; `None` for a local breaker.
-    ///
-    /// ```
-    /// assert!(retrykit_core::breaker::CircuitBreaker::builder().build().unwrap().fleet_options().is_none());
-    /// ```
-    #[cfg(feature = "redis")]
-    pub fn fleet_options(&self) -> Option<&crate::fleet::FleetOptions> {
-        self.fleet.as_ref().map(fleet::FleetBreaker::options)
-    }
-
-    /// The fleet breaker's link and state as its last round trip saw them;
-    /// `None` for a local breaker.
-    ///
-    /// ```
-    /// assert!(retrykit_core::breaker::CircuitBreaker::builder().build().unwrap().fleet_status().is_none());
-    /// ```
-    #[cfg(feature = "redis")]
-    pub fn fleet_status(&self) -> Option<BreakerFleetStatus> {
-        self.fleet.as_ref().map(fleet::FleetBreaker::status)
-    }
-
     /// The closed window's counts: the fleet's while it decides.
     fn closed_totals(&self, now: Instant, from: u64) -> (u64, u64) {
         #[cfg(feature = "redis")]
@@ -474,12 +405,6 @@ impl CircuitBreaker {
             return fleet.totals();
         }
         self.counts.totals_from(now, from)
-    }
-
-    /// The fleet link, while the fleet decides.
-    #[cfg(feature = "redis")]
-    fn deciding_fleet(&self) -> Option<&fleet::FleetBreaker> {
-        self.fleet.as_ref().filter(|f| f.deciding())
     }
 
     /// The state that decides: the fleet's while Redis answers, else this
@@ -490,31 +415,6 @@ impl CircuitBreaker {
             return fleet.view();
         }
         self.word()
-    }
-
-    /// The host fell back from the fleet, whose last state was `view`: the
-    /// local breaker takes it on (open until the same time; half-open
-    /// becomes open until now, so its next attempt is a local probe;
-    /// closed keeps the local window's own counts).
-    #[cfg(feature = "redis")]
-    fn fall_back(&self, view: Word, now: Instant) {
-        let word = self.word();
-        let next = match view.phase() {
-            Phase::Closed { .. } if word.phase().state() == BreakerState::Closed => return,
-            Phase::Closed { .. } => word
-                .turn(Phase::Closed {
-                    from: self.counts.epoch(now),
-                })
-                .with_trips(0),
-            Phase::Open { until_ms } => word.turn(Phase::Open { until_ms }).with_trips(view.trips()),
-            Phase::HalfOpen { .. } => word
-                .turn(Phase::Open {
-                    until_ms: self.ms(now),
-                })
-                .with_trips(view.trips()),
-        };
-        // A call that changed the word meanwhile decided from it already.
-        let _ = self.swap(word, next);
     }
 
     /// Whether an error of class `class` counts as a failure (`trip_on`).
@@ -703,7 +603,9 @@ pub(crate) fn uncarried<E>(breaker: &CircuitBreaker) {
         std::sync::Mutex::new(Vec::new());
     let ty = std::any::type_name::<E>();
     let key = (breaker.name.clone(), ty);
-    let mut said = SAID.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut said = SAID
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     // Bounded: one entry per breaker and error type in the program.
     if said.contains(&key) {
         return;

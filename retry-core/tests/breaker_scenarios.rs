@@ -24,7 +24,9 @@ enum Op {
     Ok,
     Fail,
     /// An attempt asking in open or half-open: granted a probe or refused.
-    Ask { granted: bool },
+    Ask {
+        granted: bool,
+    },
     /// The oldest outstanding probe succeeded / failed / was cancelled.
     ProbeOk,
     ProbeFail,
@@ -230,7 +232,8 @@ impl Fleet {
             .arg(BASE_US + at * 1000)
             .invoke(&mut self.conn)
             .expect("the script runs");
-        let (phase, trips, period, left, granted) = (reply[0], reply[1], reply[2], reply[3], reply[6]);
+        let (phase, trips, period, left, granted) =
+            (reply[0], reply[1], reply[2], reply[3], reply[6]);
         self.period = period;
         let asked = matches!(op, Ask { .. }).then_some(granted == 1);
         if asked == Some(true) {
@@ -276,7 +279,10 @@ fn the_lua_machine_and_the_rust_machine_agree_on_every_scenario() {
             assert_eq!((l.0, l.1), (state, trips), "local, {at_step}");
             assert_eq!((f.0, f.1), (state, trips), "fleet, {at_step}");
             // The local clock starts a few µs after the breaker's origin.
-            assert!(l.2.abs_diff(f.2) <= 1, "time left open: {l:?} vs {f:?}, {at_step}");
+            assert!(
+                l.2.abs_diff(f.2) <= 1,
+                "time left open: {l:?} vs {f:?}, {at_step}"
+            );
             if let Ask { granted } = op {
                 assert_eq!(l_granted, Some(granted), "local, {at_step}");
                 assert_eq!(f_granted, Some(granted), "fleet, {at_step}");

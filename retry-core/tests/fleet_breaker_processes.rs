@@ -82,7 +82,10 @@ fn breaker_host() {
     let breaker = Arc::new(breaker);
     let since = Instant::now();
     while breaker.fleet_status().unwrap().link != FleetState::Fleet {
-        assert!(since.elapsed() < Duration::from_secs(10), "Redis never answered");
+        assert!(
+            since.elapsed() < Duration::from_secs(10),
+            "Redis never answered"
+        );
         std::thread::sleep(Duration::from_millis(2));
     }
     let refused = Arc::new(AtomicU64::new(0));
@@ -169,13 +172,18 @@ fn field(conn: &mut redis::Connection, field: &str) -> u64 {
 #[test]
 fn three_hosts_send_the_configured_probes_and_few_attempts_while_open() {
     let server = RedisServer::start();
-    let mut conn = redis::Client::open(server.url()).unwrap().get_connection().unwrap();
+    let mut conn = redis::Client::open(server.url())
+        .unwrap()
+        .get_connection()
+        .unwrap();
     let since = Instant::now();
     assert_eq!(server.command("SET dependency_up 0"), "+OK");
     let hosts: Vec<Child> = (0..HOSTS).map(|_| start_host(&server.url())).collect();
     // The outage lasts until the fleet breaker has opened twice in a row
     // (its first probes failed), then the dependency comes back.
-    wait_until(since, "the fleet breaker opened twice", || field(&mut conn, "trips") >= 2);
+    wait_until(since, "the fleet breaker opened twice", || {
+        field(&mut conn, "trips") >= 2
+    });
     assert_eq!(server.command("SET dependency_up 1"), "+OK");
     wait_until(since, "the fleet breaker closed", || {
         field(&mut conn, "phase") == 0 && field(&mut conn, "trips") == 0
@@ -201,23 +209,39 @@ fn three_hosts_send_the_configured_probes_and_few_attempts_while_open() {
     }
 
     // The server's counts: "kind:phase:period" -> arrivals.
-    let counts: HashMap<String, u64> = redis::cmd("HGETALL").arg("server").query(&mut conn).unwrap();
+    let counts: HashMap<String, u64> = redis::cmd("HGETALL")
+        .arg("server")
+        .query(&mut conn)
+        .unwrap();
     let final_period = field(&mut conn, "period");
     let at = |kind: &str, phase: u64, period: u64| {
-        counts.get(&format!("{kind}:{phase}:{period}")).copied().unwrap_or(0)
+        counts
+            .get(&format!("{kind}:{phase}:{period}"))
+            .copied()
+            .unwrap_or(0)
     };
     let mut half_open_periods = 0;
     for period in 0..=final_period {
         let probes = at("probe", 2, period);
-        assert!(probes <= u64::from(PROBES), "{probes} probes in half-open period {period}: {counts:?}");
+        assert!(
+            probes <= u64::from(PROBES),
+            "{probes} probes in half-open period {period}: {counts:?}"
+        );
         half_open_periods += u64::from(probes > 0);
-        assert_eq!(at("plain", 2, period), 0, "plain attempts while half-open: {counts:?}");
+        assert_eq!(
+            at("plain", 2, period),
+            0,
+            "plain attempts while half-open: {counts:?}"
+        );
         // Per host: every client's attempt in flight, and one per PACE per
         // client until its next round trip (refresh + timeout).
         let rounds = (REFRESH + TIMEOUT).as_millis().div_ceil(PACE.as_millis()) as u64;
         let bound = HOSTS * CLIENTS * (1 + rounds);
         let open = at("plain", 1, period);
-        assert!(open <= bound, "{open} attempts in open period {period}, bound {bound}: {counts:?}");
+        assert!(
+            open <= bound,
+            "{open} attempts in open period {period}, bound {bound}: {counts:?}"
+        );
     }
     assert!(half_open_periods >= 2, "{counts:?}");
     // The closing half-open period is the one before the last transition.
@@ -226,14 +250,28 @@ fn three_hosts_send_the_configured_probes_and_few_attempts_while_open() {
 
     let mut refused = 0;
     for (stdout, stderr) in &outputs {
-        let result = stdout.lines().find_map(|l| l.split_once("BREAKER-RESULT ")).map(|(_, r)| r);
+        let result = stdout
+            .lines()
+            .find_map(|l| l.split_once("BREAKER-RESULT "))
+            .map(|(_, r)| r);
         let result = result.unwrap_or_else(|| panic!("no result:\n{stdout}\n{stderr}"));
-        assert!(result.contains("fallbacks=0") && result.contains("state=closed"), "{result}");
-        refused += result.split_whitespace().find_map(|p| p.strip_prefix("refused=")).unwrap().parse::<u64>().unwrap();
+        assert!(
+            result.contains("fallbacks=0") && result.contains("state=closed"),
+            "{result}"
+        );
+        refused += result
+            .split_whitespace()
+            .find_map(|p| p.strip_prefix("refused="))
+            .unwrap()
+            .parse::<u64>()
+            .unwrap();
         let said = |what: &str| stderr.lines().filter(|l| l.contains(what)).count();
         assert_eq!(said("(closed -> open)"), 1, "{stderr}");
         assert_eq!(said("-> closed"), 1, "{stderr}");
-        assert!(said(&format!("fleet circuit breaker `{NAME}`")) >= 2, "{stderr}");
+        assert!(
+            said(&format!("fleet circuit breaker `{NAME}`")) >= 2,
+            "{stderr}"
+        );
     }
     // Many calls arrived at the open and half-open breaker and were held back.
     assert!(refused >= 100, "only {refused} refusals");

@@ -2,67 +2,19 @@
 //! every process through Redis, on the fleet budget's link
 //! ([`crate::fleet`]'s round-trip thread, its fail-open and resume).
 //!
-//! **The store.** The breaker is one hash, `{retry-breaker:NAME}`, changed
-//! only by `fleet/breaker.lua`, whose transitions mirror the local ones
-//! (the same rules, checked on the same scenario vectors): attempts and
-//! failures are counted over the window on Redis's clock (`TIME`), and the
-//! state (closed, open until a time, half-open with probes leased) is kept
-//! there, so every host sees the same one.
-//!
-//! **No call waits on Redis.** Every `refresh` (sooner when a call asks for
-//! a probe) the host's thread sends the attempts counted since the last
-//! round trip and the probes' answers, and gets back the fleet's state
-//! (its break's end turned into this host's clock) and the probes leased to
-//! it. A call reads that state from an atomic word; in half-open it sends
-//! only if it takes a probe this host holds a lease for, and is otherwise
-//! refused (told to ask again after the next round trip, or after
-//! `open_for` when every probe place in the fleet is out). A host with
-//! leases but no call asking for them in two rounds gives them back, so
-//! the places go where the calls are. The local breaker keeps counting all
-//! along; while the fleet decides it makes no transition of its own.
-//!
-//! **Bounds.** With `H` hosts, `refresh` r, round-trip `timeout` t, while
-//! Redis answers:
-//!
-//! ```text
-//! probes sent per half-open period  ≤ probes
-//! attempts sent in an open period   ≤ Σ over hosts h of (in_flight_h + rate_h × (r + t))
-//! ```
-//!
-//! - Probes: each probe is a place leased by the script, which leases at
-//!   most `probes − out` and counts every lease in `out`; only a place given
-//!   back (a lease unused, or a probe cancelled — which may have been
-//!   sent, as a local breaker's cancelled probe is), or one unanswered for
-//!   `open_for` (its host may have died; that starts a new half-open
-//!   period), is leased again. So a half-open period sends at most `probes`
-//!   probes plus those cancelled, whatever the number of hosts, where `H`
-//!   local breakers would send `H × probes`.
-//! - Attempts while open: the script opens the breaker at the round trip
-//!   that brings the tripping failure. A host sends attempts only while its
-//!   view says closed, and its next round trip starts at most `r` later and
-//!   ends within `t` (or the host fails open). So after the opening, host
-//!   `h` sends at most the attempts it begins in `r + t` (`rate_h × (r + t)`)
-//!   and those already in flight. A local breaker, by contrast, sends
-//!   attempts until its own window trips, on every host.
-//!
-//! **When Redis fails.** A round trip that errs or takes longer than
-//! `timeout` makes the host fall back to its local breaker, which takes the
-//! fleet's last state (open until the same time; half-open becomes a local
-//! half-open with its own probes; closed keeps its own counts), says so once,
-//! and says so again when the fleet breaker resumes. While failing open the
-//! fleet sends up to `H × probes` probes per half-open period. The counts and
-//! answers of a failed round trip are dropped (the local window has them).
+//! The design (store, leases, bounds, fall-back) is in the [`crate::fleet`]
+//! module docs. Here: the fleet's state as an atomic [`Word`] that calls
+//! read (its period is the fleet's; an open break's end is in this host's
+//! milliseconds), the probe places leased to this host, and the counts and
+//! answers waiting for the next round trip.
 
 use super::state::{Phase, Word};
-use super::{
-    BreakerOpen, BreakerState, CircuitBreaker, Probe, Ticket, build::Settings, ms_since, said,
-};
-use crate::fleet::{FleetOptions, FleetState, Health, Round, spawn};
-use crate::rng::JitterRng;
+use super::{BreakerOpen, BreakerState, CircuitBreaker, Probe, Ticket, build::Settings};
+use crate::fleet::{FleetOptions, FleetState, Health, spawn};
 use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// A fleet breaker's link, as its host sees it.
 ///
@@ -269,7 +221,11 @@ impl FleetBreaker {
             .answers
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |a| {
                 // Answers of an earlier period are stale: Redis has moved on.
-                let a = if a >> 48 == u64::from(period) { a } else { u64::from(period) << 48 };
+                let a = if a >> 48 == u64::from(period) {
+                    a
+                } else {
+                    u64::from(period) << 48
+                };
                 let n = (a >> shift) & 0xFFFF;
                 Some(if n < 0xFFFF { a + (1 << shift) } else { a })
             });
@@ -305,154 +261,101 @@ impl FleetBreaker {
     }
 }
 
-/// What a round trip took: closed attempts and failures (counted in the
-/// view's period) and the probe answers.
-struct Taken {
-    attempts: u64,
-}
-
-impl Round for Shared {
-    type Taken = Taken;
-    type Reply = Vec<u64>;
-    const SCRIPT: &'static str = include_str!("../fleet/breaker.lua");
-    const WHAT: &'static str = "breaker";
-
-    fn health(&self) -> &Health {
-        &self.health
-    }
-
-    fn key(&self) -> String {
-        self.health.options.breaker_key()
-    }
-
-    fn take(&self, invocation: &mut redis::ScriptInvocation<'_>) -> Taken {
-        let view = Word(self.view.load(Ordering::Acquire));
-        let period = u64::from(view.period());
-        let attempts = self.attempts.swap(0, Ordering::AcqRel);
-        let failures = self.failures.swap(0, Ordering::AcqRel).min(attempts);
-        let answers = self.answers.swap(0, Ordering::AcqRel);
-        let answers = if answers >> 48 == period { answers } else { 0 };
-        let field = |shift: u32| (answers >> shift) & 0xFFFF;
-        let demand = self.demand.swap(0, Ordering::AcqRel);
-        let wanting = demand.max(self.demand_last.swap(demand, Ordering::AcqRel));
-        let held = self.held.load(Ordering::Acquire);
-        let holding = if held >> 32 == period { held & 0xFFFF_FFFF } else { 0 };
-        // Leases no call asked for in two rounds go back to the fleet.
-        let unused = if wanting == 0
-            && holding > 0
-            && self
-                .held
-                .compare_exchange(held, period << 32, Ordering::AcqRel, Ordering::Acquire)
-                .is_ok()
-        {
-            holding
-        } else {
-            0
-        };
-        let probes = u64::from(self.settings.probes);
-        let wanted = wanting.min(probes).saturating_sub(holding);
-        let s = &self.settings;
-        let sample = JitterRng::from_seed(self.seed).sample(u32::from(view.period()));
-        invocation
-            .arg(period)
-            .arg(attempts)
-            .arg(failures)
-            .arg(period)
-            .arg(field(SUCCEEDED))
-            .arg(field(FAILED))
-            .arg(field(GIVEN_BACK) + unused)
-            .arg(wanted)
-            .arg(s.failure_ratio)
-            .arg(s.min_calls)
-            .arg(u64::try_from(s.window.as_micros()).unwrap_or(u64::MAX))
-            .arg(s.open_for.as_secs_f64() * 1000.0)
-            .arg(s.max_open_for.as_secs_f64() * 1000.0)
-            .arg(s.open_jitter)
-            .arg(s.probes)
-            .arg(sample.as_f64())
-            .arg("");
-        Taken { attempts }
-    }
-
-    fn answered(&self, taken: Taken, reply: Vec<u64>) {
-        let [phase, trips, period, remaining, out, ok, granted, attempts, failures] = reply[..]
-        else {
-            return self.unanswered(taken);
-        };
-        let now = Instant::now();
-        let period = (period & 0xFF) as u8;
-        let phase = match phase {
-            0 => Phase::Closed { from: 0 },
-            1 => Phase::Open {
-                until_ms: ms_since(self.origin, now).saturating_add(remaining),
-            },
-            _ => Phase::HalfOpen {
-                out: u32::try_from(out).unwrap_or(u32::MAX),
-                ok: u32::try_from(ok).unwrap_or(u32::MAX),
-            },
-        };
-        let next = Word::at(period, u32::try_from(trips).unwrap_or(u32::MAX), phase);
-        let before = Word(self.view.swap(next.0, Ordering::AcqRel));
-        let _ = self
-            .held
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |held| {
-                let kept = if held >> 32 == u64::from(period) { held & 0xFFFF_FFFF } else { 0 };
-                Some(u64::from(period) << 32 | kept.saturating_add(granted).min(0xFFFF_FFFF))
-            });
-        self.totals[0].store(attempts, Ordering::Relaxed);
-        self.totals[1].store(failures, Ordering::Relaxed);
-        self.probes_leased.fetch_add(granted, Ordering::Relaxed);
-        self.attempts_sent.fetch_add(taken.attempts, Ordering::Relaxed);
-        if before.period() != next.period() || before.phase().state() != next.phase().state() {
-            self.said_change(before, next, attempts, failures, Duration::from_millis(remaining));
+/// The fleet side of [`CircuitBreaker`]'s API.
+impl CircuitBreaker {
+    /// Shares this breaker with every host using the same name and store
+    /// (feature `redis`; `scope = "fleet"` in a file): the state and the
+    /// window's counts are kept in Redis, and the half-open probes are
+    /// leased fleet-wide, so the fleet sends `probes` probes, not that many
+    /// per host. It starts a background thread that syncs every
+    /// [`refresh`](crate::fleet::FleetOptions::refresh); no call waits for
+    /// Redis, and while Redis fails this breaker decides alone. The bounds
+    /// (probes, attempts during an open period) are derived in the
+    /// [`fleet`](crate::fleet) module docs.
+    ///
+    /// ```
+    /// use retrykit_core::{breaker::CircuitBreaker, fleet::FleetOptions};
+    /// let err = CircuitBreaker::builder().name("db").build().unwrap()
+    ///     .with_fleet(FleetOptions::new("db", "")).unwrap_err();
+    /// assert_eq!(err.problems()[0].field, "store");
+    /// assert!(err.problems()[0].fix.contains("[breakers.db]"), "{}", err.problems()[0].fix);
+    /// ```
+    ///
+    /// # Errors
+    /// A [`PolicyError`](crate::PolicyError) naming each bad option (a
+    /// missing or non-Redis `store`, a bad `timeout` or `refresh`), or the
+    /// background thread that could not start.
+    pub fn with_fleet(
+        mut self,
+        options: crate::fleet::FleetOptions,
+    ) -> Result<Self, crate::PolicyError> {
+        let problems = options.problems("breaker");
+        if !problems.is_empty() {
+            return Err(crate::PolicyError::breaker(self.name(), problems));
         }
+        let link = FleetBreaker::start(options, &self).map_err(|e| {
+            crate::PolicyError::breaker(
+                self.name(),
+                vec![crate::Problem {
+                    field: retrykit_schema::keys::Key::BreakerStore.name(),
+                    rule: "needs a background thread to reach the store",
+                    fix: format!("the thread could not start ({e}): free some resources"),
+                }],
+            )
+        })?;
+        self.fleet = Some(link);
+        Ok(self)
     }
 
-    fn unanswered(&self, _taken: Taken) {
-        if self.health.state() == FleetState::Fleet {
-            self.fallen.store(true, Ordering::Release);
-        }
+    /// The fleet breaker's options; `None` for a local breaker.
+    ///
+    /// ```
+    /// assert!(retrykit_core::breaker::CircuitBreaker::builder().build().unwrap().fleet_options().is_none());
+    /// ```
+    pub fn fleet_options(&self) -> Option<&crate::fleet::FleetOptions> {
+        self.fleet.as_ref().map(FleetBreaker::options)
     }
 
-    fn said(&self, failing: bool, message: &str) {
-        let fleet_state = self.view().phase().state().as_str();
-        let message = if failing {
-            message.to_owned()
-        } else {
-            format!("{message} (the fleet's state: {fleet_state})")
+    /// The fleet breaker's link and state as its last round trip saw them;
+    /// `None` for a local breaker.
+    ///
+    /// ```
+    /// assert!(retrykit_core::breaker::CircuitBreaker::builder().build().unwrap().fleet_status().is_none());
+    /// ```
+    pub fn fleet_status(&self) -> Option<BreakerFleetStatus> {
+        self.fleet.as_ref().map(FleetBreaker::status)
+    }
+
+    /// The fleet link, while the fleet decides.
+    pub(super) fn deciding_fleet(&self) -> Option<&FleetBreaker> {
+        self.fleet.as_ref().filter(|f| f.deciding())
+    }
+
+    /// The host fell back from the fleet, whose last state was `view`: the
+    /// local breaker takes it on (open until the same time; half-open
+    /// becomes open until now, so its next attempt is a local probe;
+    /// closed keeps the local window's own counts).
+    pub(super) fn fall_back(&self, view: Word, now: Instant) {
+        let word = self.word();
+        let next = match view.phase() {
+            Phase::Closed { .. } if word.phase().state() == BreakerState::Closed => return,
+            Phase::Closed { .. } => word
+                .turn(Phase::Closed {
+                    from: self.counts.epoch(now),
+                })
+                .with_trips(0),
+            Phase::Open { until_ms } => {
+                word.turn(Phase::Open { until_ms }).with_trips(view.trips())
+            }
+            Phase::HalfOpen { .. } => word
+                .turn(Phase::Open {
+                    until_ms: self.ms(now),
+                })
+                .with_trips(view.trips()),
         };
-        say_warning!(
-            message,
-            breaker = self.name.as_deref(),
-            state = (if failing { "failing_open" } else { "fleet" }),
-            fleet_state = fleet_state
-        );
+        // A call that changed the word meanwhile decided from it already.
+        let _ = self.swap(word, next);
     }
 }
 
-impl Shared {
-    fn view(&self) -> Word {
-        Word(self.view.load(Ordering::Acquire))
-    }
-
-    /// Says the fleet's change from `before` to `next`, once on this host.
-    fn said_change(&self, before: Word, next: Word, attempts: u64, failures: u64, open: Duration) {
-        use BreakerState::{Closed, HalfOpen, Open};
-        let herald = said::Herald {
-            name: self.name.as_deref(),
-            settings: &self.settings,
-            fleet: true,
-        };
-        match (before.phase().state(), next.phase().state()) {
-            (Closed, Open) => herald.opened(failures, attempts, open),
-            (Open, HalfOpen) => herald.half_open(),
-            (HalfOpen | Open, Open) => herald.reopened(open),
-            (HalfOpen, Closed) => herald.closed(),
-            // A fresh half-open period (places taken back) or a closed
-            // period after one this host never saw: nothing to say.
-            (HalfOpen, HalfOpen) | (Closed, Closed) => {}
-            (from, to) => herald.jumped(from, to),
-        }
-    }
-}
-
+mod round;

@@ -95,7 +95,11 @@ async fn run<R: Round>(weak: Weak<R>) {
             Ok(reply) => {
                 shared.answered(taken, reply);
                 if health.set_state(FleetState::Fleet) == FleetState::FailingOpen {
-                    say(&*shared, false, &format!("answers again: the fleet {} resumes", R::WHAT));
+                    say(
+                        &*shared,
+                        false,
+                        &format!("answers again: the fleet {} resumes", R::WHAT),
+                    );
                 }
             }
             Err(error) => {
