@@ -59,9 +59,14 @@
 //! ```
 
 mod build;
+#[cfg(feature = "redis")]
+mod fleet;
+mod said;
 mod state;
 
 pub use build::BreakerBuilder;
+#[cfg(feature = "redis")]
+pub use fleet::BreakerFleetStatus;
 pub use state::BreakerState;
 
 use crate::rng::JitterRng;
@@ -86,6 +91,9 @@ pub struct CircuitBreaker {
     state: AtomicU64,
     counts: Window,
     seed: Option<u64>,
+    /// The fleet this breaker is shared with, when its scope is the fleet.
+    #[cfg(feature = "redis")]
+    fleet: Option<fleet::FleetBreaker>,
 }
 
 /// Why an attempt was not sent: the breaker was open, or half-open with
@@ -216,12 +224,14 @@ struct Probe {
     /// `None` once the probe's outcome was recorded.
     breaker: Option<Arc<CircuitBreaker>>,
     period: u8,
+    /// Leased from the fleet breaker (its period is the fleet's).
+    fleet: bool,
 }
 
 impl Drop for Probe {
     fn drop(&mut self) {
         if let Some(breaker) = self.breaker.take() {
-            breaker.release(self.period);
+            breaker.release(self.period, self.fleet);
         }
     }
 }
@@ -278,14 +288,15 @@ impl CircuitBreaker {
     /// assert_eq!(CircuitBreaker::builder().build().unwrap().state(), BreakerState::Closed);
     /// ```
     pub fn state(&self) -> BreakerState {
-        self.word().phase().state()
+        self.deciding_word().phase().state()
     }
 
-    /// The state and counts at `now`.
+    /// The state and counts at `now`: a fleet breaker's while Redis
+    /// answers (the fleet's window), this process's otherwise.
     pub fn status(&self, now: Instant) -> BreakerStatus {
-        let word = self.word();
+        let word = self.deciding_word();
         let (attempts, failures) = match word.phase() {
-            Phase::Closed { from } => self.counts.totals_from(now, from),
+            Phase::Closed { from } => self.closed_totals(now, from),
             _ => (0, 0),
         };
         let open_for = match word.phase() {
@@ -308,6 +319,15 @@ impl CircuitBreaker {
     /// # Errors
     /// [`BreakerOpen`] when the attempt must not be sent.
     pub fn try_acquire(self: &Arc<Self>, now: Instant) -> Result<Ticket, BreakerOpen> {
+        #[cfg(feature = "redis")]
+        if let Some(fleet) = &self.fleet {
+            if fleet.deciding() {
+                return fleet.try_acquire(self, now);
+            }
+            if let Some(view) = fleet.take_fallen() {
+                self.fall_back(view, now);
+            }
+        }
         let mut word = self.word();
         loop {
             let next = match word.phase() {
@@ -334,11 +354,12 @@ impl CircuitBreaker {
             match self.swap(word, next) {
                 Ok(()) => {
                     if word.phase().state() == BreakerState::Open {
-                        self.said_half_open();
+                        self.herald().half_open();
                     }
                     let probe = Probe {
                         breaker: Some(Arc::clone(self)),
                         period: next.period(),
+                        fleet: false,
                     };
                     return Ok(Ticket {
                         began: now,
@@ -364,33 +385,36 @@ impl CircuitBreaker {
             Some(mut probe) => {
                 // Recorded, so its place is not given back.
                 probe.breaker = None;
+                #[cfg(feature = "redis")]
+                if probe.fleet {
+                    if let Some(fleet) = &self.fleet {
+                        fleet.answered(probe.period, Some(failed));
+                    }
+                    return;
+                }
                 self.probe_answered(probe.period, now, failed);
             }
             None => self.counted(ticket.began, now, failed),
         }
     }
 
-    /// Shares this breaker with every host using the same name and store
-    /// (feature `redis`; `scope = "fleet"` in a file).
-    ///
-    /// # Errors
-    /// A [`PolicyError`](crate::PolicyError) naming `scope`: fleet-wide
-    /// breakers are not built yet, so a file asking for one is refused
-    /// rather than quietly kept per process.
-    #[cfg(feature = "redis")]
-    pub fn with_fleet(
-        self,
-        options: crate::fleet::FleetOptions,
-    ) -> Result<Self, crate::PolicyError> {
-        let _ = options;
-        Err(crate::PolicyError::breaker(
-            self.name(),
-            vec![crate::Problem {
-                field: retrykit_schema::keys::Key::BreakerScope.name(),
-                rule: "\"fleet\" is not available for breakers in this version",
-                fix: "use scope = \"local\" (each process keeps its own breaker)".to_string(),
-            }],
-        ))
+    /// The closed window's counts: the fleet's while it decides.
+    fn closed_totals(&self, now: Instant, from: u64) -> (u64, u64) {
+        #[cfg(feature = "redis")]
+        if let Some(fleet) = self.deciding_fleet() {
+            return fleet.totals();
+        }
+        self.counts.totals_from(now, from)
+    }
+
+    /// The state that decides: the fleet's while Redis answers, else this
+    /// process's.
+    fn deciding_word(&self) -> Word {
+        #[cfg(feature = "redis")]
+        if let Some(fleet) = self.deciding_fleet() {
+            return fleet.view();
+        }
+        self.word()
     }
 
     /// Whether an error of class `class` counts as a failure (`trip_on`).
@@ -412,6 +436,17 @@ impl CircuitBreaker {
     /// it began; a failure may trip the breaker.
     fn counted(&self, began: Instant, now: Instant, failed: bool) {
         self.counts.add(began, ATTEMPTS, 1);
+        #[cfg(feature = "redis")]
+        if let Some(fleet) = &self.fleet {
+            fleet.counted(failed);
+            if fleet.deciding() {
+                // The fleet judges; the local window counts all along.
+                if failed {
+                    self.counts.add(began, FAILURES, 1);
+                }
+                return;
+            }
+        }
         if !failed {
             return;
         }
@@ -427,7 +462,7 @@ impl CircuitBreaker {
             let trips = word.trips().saturating_add(1);
             let (next, open_for) = self.opened(word, trips, now);
             match self.swap(word, next) {
-                Ok(()) => return self.said_opened(failures, attempts, open_for),
+                Ok(()) => return self.herald().opened(failures, attempts, open_for),
                 Err(seen) => word = seen,
             }
         }
@@ -449,7 +484,7 @@ impl CircuitBreaker {
                 let trips = word.trips().saturating_add(1);
                 let (next, open_for) = self.opened(word, trips, now);
                 if self.swap(word, next).is_ok() {
-                    return self.said_reopened(open_for);
+                    return self.herald().reopened(open_for);
                 }
                 word = self.word();
                 continue;
@@ -464,7 +499,7 @@ impl CircuitBreaker {
             };
             match self.swap(word, next) {
                 Ok(()) if next.phase().state() == BreakerState::Closed => {
-                    return self.said_closed();
+                    return self.herald().closed();
                 }
                 Ok(()) => return,
                 Err(seen) => word = seen,
@@ -473,7 +508,15 @@ impl CircuitBreaker {
     }
 
     /// Gives back the place of a probe of `period` that was not answered.
-    fn release(&self, period: u8) {
+    fn release(&self, period: u8, fleet: bool) {
+        #[cfg(feature = "redis")]
+        if fleet {
+            if let Some(link) = &self.fleet {
+                link.answered(period, None);
+            }
+            return;
+        }
+        let _ = fleet;
         let mut word = self.word();
         while let Phase::HalfOpen { out, ok } = word.phase() {
             if word.period() != period || out == 0 {
@@ -525,11 +568,7 @@ impl CircuitBreaker {
 
     /// `now` in whole milliseconds since the origin.
     fn ms(&self, now: Instant) -> u64 {
-        let since = now.saturating_duration_since(self.origin);
-        since
-            .as_secs()
-            .saturating_mul(1000)
-            .saturating_add(u64::from(since.subsec_millis()))
+        ms_since(self.origin, now)
     }
 
     fn until(&self, until_ms: u64) -> Instant {
@@ -545,70 +584,13 @@ impl CircuitBreaker {
         }
     }
 
-    fn said_opened(&self, failures: u64, attempts: u64, open_for: Duration) {
-        let ratio = failures as f64 / attempts.max(1) as f64;
-        say_warning!(
-            format!(
-                "retry: {} opened (closed -> open): {failures} of {attempts} attempts failed ({:.0}% >= \
-                 failure_ratio {:.0}%) in the last {}; no attempt is sent for {}",
-                self.shown(),
-                ratio * 100.0,
-                self.settings.failure_ratio * 100.0,
-                retrykit_schema::duration::show_duration(self.settings.window),
-                retrykit_schema::duration::show_duration(open_for),
-            ),
-            breaker = self.name(),
-            from = "closed",
-            to = "open",
-            ratio
-        );
-        #[cfg(feature = "metrics")]
-        crate::metrics::breaker_state(self.name(), BreakerState::Open);
-    }
-
-    fn said_half_open(&self) {
-        say_warning!(
-            format!(
-                "retry: {} half-open (open -> half-open): letting {} probe attempt(s) through",
-                self.shown(),
-                self.settings.probes
-            ),
-            breaker = self.name(),
-            from = "open",
-            to = "half_open"
-        );
-        #[cfg(feature = "metrics")]
-        crate::metrics::breaker_state(self.name(), BreakerState::HalfOpen);
-    }
-
-    fn said_reopened(&self, open_for: Duration) {
-        say_warning!(
-            format!(
-                "retry: {} opened again (half-open -> open): a probe failed; no attempt is sent for {}",
-                self.shown(),
-                retrykit_schema::duration::show_duration(open_for),
-            ),
-            breaker = self.name(),
-            from = "half_open",
-            to = "open"
-        );
-        #[cfg(feature = "metrics")]
-        crate::metrics::breaker_state(self.name(), BreakerState::Open);
-    }
-
-    fn said_closed(&self) {
-        say_warning!(
-            format!(
-                "retry: {} closed (half-open -> closed): {} probe attempt(s) succeeded",
-                self.shown(),
-                self.settings.probes
-            ),
-            breaker = self.name(),
-            from = "half_open",
-            to = "closed"
-        );
-        #[cfg(feature = "metrics")]
-        crate::metrics::breaker_state(self.name(), BreakerState::Closed);
+    /// Says state changes as this breaker makes them (not the fleet's).
+    fn herald(&self) -> said::Herald<'_> {
+        said::Herald {
+            name: self.name(),
+            settings: &self.settings,
+            fleet: false,
+        }
     }
 }
 
@@ -617,8 +599,9 @@ impl CircuitBreaker {
 /// cannot hold its attempts back: they are sent as if it were closed.
 #[cold]
 pub(crate) fn uncarried<E>(breaker: &CircuitBreaker) {
-    static SAID: std::sync::Mutex<Vec<(Option<Arc<str>>, &'static str)>> =
-        std::sync::Mutex::new(Vec::new());
+    /// The breakers and error types said so far.
+    type Said = Vec<(Option<Arc<str>>, &'static str)>;
+    static SAID: std::sync::Mutex<Said> = std::sync::Mutex::new(Vec::new());
     let ty = std::any::type_name::<E>();
     let key = (breaker.name.clone(), ty);
     let mut said = SAID
@@ -642,10 +625,19 @@ pub(crate) fn uncarried<E>(breaker: &CircuitBreaker) {
     );
 }
 
+/// `now` in whole milliseconds since `origin`.
+fn ms_since(origin: Instant, now: Instant) -> u64 {
+    let since = now.saturating_duration_since(origin);
+    since
+        .as_secs()
+        .saturating_mul(1000)
+        .saturating_add(u64::from(since.subsec_millis()))
+}
+
 /// Whole milliseconds, rounded up.
 fn ms_ceil(d: Duration) -> u64 {
     let ms = d.as_millis();
-    let up = if d.subsec_nanos() % 1_000_000 == 0 {
+    let up = if d.subsec_nanos().is_multiple_of(1_000_000) {
         ms
     } else {
         ms + 1

@@ -215,7 +215,7 @@ impl RetryBudget {
         mut self,
         options: crate::fleet::FleetOptions,
     ) -> Result<Self, crate::PolicyError> {
-        let mut problems = options.problems();
+        let mut problems = options.problems("budget");
         if self.limiter.is_some() {
             problems.push(crate::Problem {
                 field: Key::Scope.name(),

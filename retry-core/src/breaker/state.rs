@@ -111,6 +111,13 @@ impl Word {
         Word((self.0 & !0xFF00) | period).with(phase)
     }
 
+    /// Period `period` with `trips` in phase `phase` (a fleet breaker's
+    /// state as Redis gives it).
+    #[cfg(feature = "redis")]
+    pub(super) fn at(period: u8, trips: u32, phase: Phase) -> Word {
+        Word(u64::from(period) << 8).with(phase).with_trips(trips)
+    }
+
     pub(super) fn with_trips(self, trips: u32) -> Word {
         let trips = u64::from(trips.min(MAX_TRIPS)) << 2;
         Word((self.0 & !0b1111_1100) | trips)

@@ -82,36 +82,76 @@ impl Default for FleetStatus {
     }
 }
 
-/// The state shared by a budget's calls and its refill thread.
-pub(super) struct Shared {
-    pub(super) options: FleetOptions,
-    pub(super) ratio: f64,
-    pub(super) min_per_sec: f64,
-    pub(super) window: std::time::Duration,
-    pub(super) lease: AtomicU64,
-    pub(super) pending_calls: AtomicU64,
-    pub(super) state: AtomicU8,
-    pub(super) fallbacks: AtomicU64,
-    pub(super) recoveries: AtomicU64,
-    pub(super) leased: AtomicU64,
-    pub(super) calls_sent: AtomicU64,
-    /// Wakes the refill thread early when a retry found the lease empty.
-    pub(super) wake: tokio::sync::Notify,
+/// A link's health, shared by every kind of fleet link (budget, breaker):
+/// where the store is, who decides now, how often it fell back and resumed,
+/// and how a call wakes the round-trip thread early.
+pub(crate) struct Health {
+    pub(crate) options: FleetOptions,
+    state: AtomicU8,
+    fallbacks: AtomicU64,
+    recoveries: AtomicU64,
+    /// Wakes the round-trip thread before its next refresh.
+    pub(crate) wake: tokio::sync::Notify,
 }
 
-impl Shared {
-    pub(super) fn state(&self) -> FleetState {
+impl Health {
+    pub(crate) fn new(options: FleetOptions) -> Health {
+        Health {
+            options,
+            state: AtomicU8::new(0),
+            fallbacks: AtomicU64::new(0),
+            recoveries: AtomicU64::new(0),
+            wake: tokio::sync::Notify::new(),
+        }
+    }
+
+    pub(crate) fn state(&self) -> FleetState {
         FleetState::from_u8(self.state.load(Ordering::Acquire))
     }
 
-    pub(super) fn set_state(&self, state: FleetState) -> FleetState {
+    /// Sets the state, counting a fall-back or a recovery; the state before.
+    pub(crate) fn set_state(&self, state: FleetState) -> FleetState {
         let code = match state {
             FleetState::Connecting => 0,
             FleetState::Fleet => 1,
             FleetState::FailingOpen => 2,
         };
-        FleetState::from_u8(self.state.swap(code, Ordering::AcqRel))
+        let before = FleetState::from_u8(self.state.swap(code, Ordering::AcqRel));
+        match (before, state) {
+            (FleetState::FailingOpen, FleetState::Fleet) => {
+                self.recoveries.fetch_add(1, Ordering::Relaxed);
+            }
+            (b, FleetState::FailingOpen) if b != FleetState::FailingOpen => {
+                self.fallbacks.fetch_add(1, Ordering::Relaxed);
+            }
+            _ => {}
+        }
+        before
     }
+
+    /// Times the host fell back to its local control, and times the fleet
+    /// one resumed.
+    pub(crate) fn counts(&self) -> (u64, u64) {
+        (
+            self.fallbacks.load(Ordering::Relaxed),
+            self.recoveries.load(Ordering::Relaxed),
+        )
+    }
+}
+
+/// The state shared by a budget's calls and its refill thread.
+pub(super) struct Shared {
+    pub(super) health: Health,
+    pub(super) ratio: f64,
+    pub(super) min_per_sec: f64,
+    pub(super) window: std::time::Duration,
+    pub(super) lease: AtomicU64,
+    pub(super) pending_calls: AtomicU64,
+    /// Calls sent with the last round trip (the lease follows the larger of
+    /// the last two rounds').
+    pub(super) calls_last_round: AtomicU64,
+    pub(super) leased: AtomicU64,
+    pub(super) calls_sent: AtomicU64,
 }
 
 /// A host's link to its fleet budget. Dropping it stops the refill thread.
@@ -122,9 +162,9 @@ pub(crate) struct FleetLink {
 impl fmt::Debug for FleetLink {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("FleetLink")
-            .field("name", &self.shared.options.name())
-            .field("store", &self.shared.options.store_shown())
-            .field("state", &self.shared.state())
+            .field("name", &self.shared.health.options.name())
+            .field("store", &self.shared.health.options.store_shown())
+            .field("state", &self.shared.health.state())
             .finish_non_exhaustive()
     }
 }
@@ -138,26 +178,23 @@ impl FleetLink {
         window: std::time::Duration,
     ) -> std::io::Result<FleetLink> {
         let shared = Arc::new(Shared {
-            options,
+            health: Health::new(options),
             ratio,
             min_per_sec,
             window,
             lease: AtomicU64::new(0),
             pending_calls: AtomicU64::new(0),
-            state: AtomicU8::new(0),
-            fallbacks: AtomicU64::new(0),
-            recoveries: AtomicU64::new(0),
+            calls_last_round: AtomicU64::new(0),
             leased: AtomicU64::new(0),
             calls_sent: AtomicU64::new(0),
-            wake: tokio::sync::Notify::new(),
         });
-        refill::spawn(Arc::downgrade(&shared))?;
+        refill::spawn(&shared)?;
         Ok(FleetLink { shared })
     }
 
     /// The options the link was started with.
     pub(crate) fn options(&self) -> &FleetOptions {
-        &self.shared.options
+        &self.shared.health.options
     }
 
     /// Records one call, to be sent with the next round trip.
@@ -169,7 +206,7 @@ impl FleetLink {
     /// decides, `None` when the local budget must (no round trip has
     /// succeeded yet, or Redis failed). Never waits.
     pub(crate) fn try_take(&self) -> Option<bool> {
-        if self.shared.state() != FleetState::Fleet {
+        if self.shared.health.state() != FleetState::Fleet {
             return None;
         }
         let taken = self
@@ -179,7 +216,7 @@ impl FleetLink {
             .is_ok();
         if !taken {
             // Ask for a top-up now rather than at the next refresh.
-            self.shared.wake.notify_one();
+            self.shared.health.wake.notify_one();
         }
         Some(taken)
     }
@@ -187,13 +224,81 @@ impl FleetLink {
     /// The link's counters and state.
     pub(crate) fn status(&self) -> FleetStatus {
         let s = &self.shared;
+        let (fallbacks, recoveries) = s.health.counts();
         FleetStatus {
-            state: s.state(),
-            fallbacks: s.fallbacks.load(Ordering::Relaxed),
-            recoveries: s.recoveries.load(Ordering::Relaxed),
+            state: s.health.state(),
+            fallbacks,
+            recoveries,
             leased: s.leased.load(Ordering::Relaxed),
             calls_sent: s.calls_sent.load(Ordering::Relaxed),
             lease: s.lease.load(Ordering::Relaxed),
         }
+    }
+}
+
+/// The budget's round trip (`sync.lua`): sends the calls recorded since the
+/// last one and tops the lease up.
+impl refill::Round for Shared {
+    type Taken = u64;
+    type Reply = (u64, u64, u64);
+    const SCRIPT: &'static str = include_str!("sync.lua");
+    const WHAT: &'static str = "budget";
+
+    fn health(&self) -> &Health {
+        &self.health
+    }
+
+    fn key(&self) -> String {
+        self.health.options.key()
+    }
+
+    fn take(&self, invocation: &mut redis::ScriptInvocation<'_>) -> u64 {
+        let calls = self.pending_calls.swap(0, Ordering::AcqRel);
+        let last = self.calls_last_round.swap(calls, Ordering::AcqRel);
+        let wanted = self
+            .lease_target(calls.max(last))
+            .saturating_sub(self.lease.load(Ordering::Acquire));
+        invocation
+            .arg(calls)
+            .arg(wanted)
+            .arg(self.ratio)
+            .arg(self.min_per_sec * self.window.as_secs_f64())
+            .arg(u64::try_from(self.window.as_micros()).unwrap_or(u64::MAX));
+        calls
+    }
+
+    fn answered(&self, calls: u64, (granted, _, _): (u64, u64, u64)) {
+        self.lease.fetch_add(granted, Ordering::AcqRel);
+        self.leased.fetch_add(granted, Ordering::Relaxed);
+        self.calls_sent.fetch_add(calls, Ordering::Relaxed);
+    }
+
+    fn unanswered(&self, calls: u64) {
+        // The calls stay pending for the next round trip; the lease is kept
+        // too (it was granted), the local budget decides.
+        self.pending_calls.fetch_add(calls, Ordering::AcqRel);
+    }
+
+    fn said(&self, failing: bool, message: &str) {
+        #[cfg(feature = "metrics")]
+        crate::metrics::fleet_failing_open(self.health.options.name(), failing);
+        say_warning!(
+            message,
+            budget = self.health.options.name(),
+            state = (if failing { "failing_open" } else { "fleet" })
+        );
+        let _ = failing; // read only by the tracing and metrics features
+    }
+}
+
+impl Shared {
+    /// The lease to hold: `clamp(ceil(ratio × calls per refresh + min_per_sec ×
+    /// refresh), 1, max_lease)` (the module doc's bound rests on it).
+    fn lease_target(&self, calls_per_refresh: u64) -> u64 {
+        let refresh = self.health.options.refresh().as_secs_f64();
+        let want = self.ratio * calls_per_refresh as f64 + self.min_per_sec * refresh;
+        let cap = u64::from(self.health.options.max_lease());
+        // `as` saturates a huge or NaN float; the clamp then bounds it.
+        (want.ceil() as u64).clamp(1, cap)
     }
 }

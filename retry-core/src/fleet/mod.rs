@@ -1,5 +1,10 @@
-//! Fleet budgets: one [`RetryBudget`](crate::RetryBudget) shared by every
-//! host, kept in Redis (feature `redis`).
+//! Fleet budgets and fleet breakers: one [`RetryBudget`](crate::RetryBudget)
+//! or one [`CircuitBreaker`](crate::CircuitBreaker) shared by every host,
+//! kept in Redis (feature `redis`). Both use one link: a background thread
+//! per budget or breaker runs its script every `refresh`, and falls back to
+//! the host's local control when a round trip fails or takes longer than
+//! `timeout` (said once, and said again when the fleet resumes). A call
+//! never waits on Redis.
 //!
 //! **The store.** Each budget is one Redis hash, `{retry-budget:NAME}` (the
 //! braces are a hash tag, so the key is Redis-Cluster-safe). One Lua script
@@ -38,6 +43,60 @@
 //! allows its own local budget: up to `H ×` the floor across the fleet.
 //! A call never waits on Redis, whatever its state.
 //!
+//! ## Fleet breakers
+//!
+//! **The store.** Each breaker is one hash, `{retry-breaker:NAME}`, changed
+//! only by `breaker.lua`, whose transitions mirror the local breaker's (the
+//! same rules on the same fields; one set of scenario vectors checks both):
+//! attempts and failures are counted over the breaker's window on Redis's
+//! clock, and the state (closed; open until a time; half-open with `out`
+//! probes leased and `ok` answered well) is kept there, so every host sees
+//! the same one. Each round trip sends the host's attempts and probe
+//! answers since the last one and brings back the fleet's state (the end of
+//! its break turned into the host's clock) and any probes leased to it. A
+//! call reads that state from an atomic word: closed sends; open refuses;
+//! half-open sends only on a probe lease this host holds, and otherwise is
+//! refused and asks for one (the thread runs at once). Leases no call asked
+//! for in two rounds go back. The local breaker keeps counting all along,
+//! and while the fleet decides makes no transition of its own; each host
+//! says each change of the fleet's state it sees, once.
+//!
+//! **The bound on probes.** The script leases at most `probes − out` places
+//! and counts each in `out`. A place is leased again only when given back (a
+//! lease unused, or a probe cancelled — which may have been sent, as a local
+//! breaker's cancelled probe is), or when unanswered for `open_for` (its host
+//! may have died), which starts a new half-open period. So while Redis
+//! answers, whatever the number of hosts `H`:
+//!
+//! ```text
+//! probes sent per half-open period ≤ probes (+ probes cancelled in flight)
+//! ```
+//!
+//! where `H` local breakers would send `H × probes`.
+//!
+//! **The bound on attempts during an open period.** The script opens the
+//! breaker in the round trip that brings the tripping failure. A host sends
+//! plain attempts only while its view is closed, and its next round trip
+//! starts within `refresh` and ends within `timeout` (or it falls back). So
+//! after the opening, host `h` sends at most the attempts it already had in
+//! flight and those it begins in `refresh + timeout`:
+//!
+//! ```text
+//! attempts(open period) ≤ Σ_h (in_flight_h + rate_h × (refresh + timeout))
+//! ```
+//!
+//! and none once every host has seen the opening, until the probes of the
+//! half-open period. Local breakers send until each host's own window
+//! trips, and each host's half-open sends its own probes.
+//!
+//! **When Redis fails.** Each host falls back to its local breaker, which
+//! takes the fleet's last state (open until the same time; half-open becomes
+//! a local half-open with its own probes; closed keeps its own counts). While
+//! failing open the fleet may send up to `H × probes` probes per half-open
+//! period, and each host judges only its own attempts. The counts and probe
+//! answers of a failed round trip are dropped (the local window has the
+//! counts; an unanswered place comes back after `open_for`).
+//!
 //! ```no_run
 //! use retrykit_core::{RetryBudget, fleet::FleetOptions};
 //! let budget = RetryBudget::builder()
@@ -52,6 +111,7 @@ mod link;
 mod options;
 mod refill;
 
-pub(crate) use link::FleetLink;
+pub(crate) use link::{FleetLink, Health};
 pub use link::{FleetState, FleetStatus};
 pub use options::FleetOptions;
+pub(crate) use refill::{Round, spawn};

@@ -117,6 +117,16 @@ impl FleetOptions {
         format!("{{retry-budget:{}}}", self.name)
     }
 
+    /// The Redis key of a fleet breaker of this name: its own prefix, so a
+    /// budget and a breaker may share a name and a store.
+    ///
+    /// ```
+    /// assert_eq!(retrykit_core::fleet::FleetOptions::new("b", "redis://h/").breaker_key(), "{retry-breaker:b}");
+    /// ```
+    pub fn breaker_key(&self) -> String {
+        format!("{{retry-breaker:{}}}", self.name)
+    }
+
     /// The round-trip timeout.
     ///
     /// ```
@@ -135,7 +145,8 @@ impl FleetOptions {
         self.refresh
     }
 
-    /// The lease's upper bound.
+    /// The lease's upper bound (a fleet budget's; a fleet breaker leases
+    /// at most its `probes`).
     ///
     /// ```
     /// assert_eq!(retrykit_core::fleet::FleetOptions::new("b", "redis://h/").max_lease(), 32);
@@ -144,8 +155,9 @@ impl FleetOptions {
         self.max_lease
     }
 
-    /// Every problem with these options, each naming its field, rule and fix.
-    pub(crate) fn problems(&self) -> Vec<Problem> {
+    /// Every problem with these options for a fleet `kind` ("budget" or
+    /// "breaker"), each naming its field, rule and fix.
+    pub(crate) fn problems(&self, kind: &str) -> Vec<Problem> {
         let mut problems = Problems::default();
         if self.store.is_empty() {
             problems.require(
@@ -153,9 +165,10 @@ impl FleetOptions {
                 Key::Store.name(),
                 "is required when scope is \"fleet\"",
                 format!(
-                    "add store = \"redis://host:6379/\" to [budgets.{}], or set \
-                     RETRY_BUDGET__{}__STORE",
+                    "add store = \"redis://host:6379/\" to [{kind}s.{}], or set \
+                     RETRY_{}__{}__STORE",
                     self.name,
+                    kind.to_uppercase(),
                     self.name.to_uppercase()
                 ),
             );
@@ -174,7 +187,7 @@ impl FleetOptions {
             !self.name.is_empty() && self.name.len() <= 200,
             "name",
             "must be 1 to 200 bytes long",
-            "name the budget as its [budgets.NAME] table does".to_owned(),
+            format!("name the {kind} as its [{kind}s.NAME] table does"),
         );
         for (field, value) in [("timeout", self.timeout), ("refresh", self.refresh)] {
             problems.require(

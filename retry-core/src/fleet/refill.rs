@@ -1,52 +1,75 @@
-//! The refill thread: one per fleet budget, with its own single-threaded
-//! tokio runtime, so a budget works from any caller (async or blocking, on
-//! any runtime or none) and no call ever waits for Redis.
+//! The round-trip thread: one per fleet link (a budget's or a breaker's),
+//! with its own single-threaded tokio runtime, so a fleet control works
+//! from any caller (async or blocking, on any runtime or none) and no call
+//! ever waits for Redis. What a round sends and what it does with the
+//! answer is the link's [`Round`]; connecting, timing out, failing open and
+//! resuming (and saying so) are the same for every link and live here.
 
-use super::link::{FleetState, Shared};
-use std::sync::atomic::Ordering;
+use super::link::{FleetState, Health};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
-
-/// The script's source: see `sync.lua` for what it does.
-const SYNC: &str = include_str!("sync.lua");
 
 /// A connection attempt may take longer than a round trip (a handshake of
 /// its own), but no longer than this, so an unreachable store is noticed.
 const CONNECT_TIMEOUT_FLOOR: Duration = Duration::from_millis(100);
 
-pub(super) fn spawn(shared: Weak<Shared>) -> std::io::Result<()> {
-    let name = shared
-        .upgrade()
-        .map(|s| format!("retry-fleet-{}", s.options.name()))
-        .unwrap_or_default();
+/// One kind of fleet link: the script it runs every `refresh` and what it
+/// does with the answer.
+pub(crate) trait Round: Send + Sync + 'static {
+    /// What a round took from the host's pending counts, given back to
+    /// [`Round::unanswered`] when the round fails.
+    type Taken: Send;
+    /// The script's reply.
+    type Reply: redis::FromRedisValue + Send;
+    /// The Lua script's source.
+    const SCRIPT: &'static str;
+    /// What the link shares, for messages: "budget" or "breaker".
+    const WHAT: &'static str;
+
+    /// The link's health.
+    fn health(&self) -> &Health;
+    /// The Redis key the script runs on.
+    fn key(&self) -> String;
+    /// Takes the host's pending counts and adds the script's arguments.
+    fn take(&self, invocation: &mut redis::ScriptInvocation<'_>) -> Self::Taken;
+    /// Applies Redis's answer to the round.
+    fn answered(&self, taken: Self::Taken, reply: Self::Reply);
+    /// The round failed: what it took is given back or dropped.
+    fn unanswered(&self, taken: Self::Taken);
+    /// Says `message` (the link fell back when `failing`, else resumed),
+    /// with the link's tracing fields and metrics.
+    fn said(&self, failing: bool, message: &str);
+}
+
+/// Starts the round-trip thread of `shared`; it stops once `shared` is dropped.
+pub(crate) fn spawn<R: Round>(shared: &Arc<R>) -> std::io::Result<()> {
+    let name = format!("retry-fleet-{}", shared.health().options.name());
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
+    let weak = Arc::downgrade(shared);
     std::thread::Builder::new()
         .name(name)
-        .spawn(move || runtime.block_on(run(shared)))?;
+        .spawn(move || runtime.block_on(run(weak)))?;
     Ok(())
 }
 
-/// Round trips until the budget is dropped.
-async fn run(weak: Weak<Shared>) {
+/// Round trips until the link is dropped.
+async fn run<R: Round>(weak: Weak<R>) {
     let Some(shared) = weak.upgrade() else { return };
+    let options = &shared.health().options;
     // Checked when the options were validated; a failure here is reported
     // like any unreachable store.
-    let client = redis::Client::open(shared.options.store());
-    let script = redis::Script::new(SYNC);
-    let key = shared.options.key();
-    let refresh = shared.options.refresh();
-    let timeout = shared.options.timeout();
+    let client = redis::Client::open(options.store());
+    let script = redis::Script::new(R::SCRIPT);
+    let key = shared.key();
+    let (refresh, timeout) = (options.refresh(), options.timeout());
     let mut connection = None;
-    let mut calls_last_round = 0u64;
     drop(shared);
     loop {
         let Some(shared) = weak.upgrade() else { return };
-        let calls = shared.pending_calls.swap(0, Ordering::AcqRel);
-        let wanted = lease_target(&shared, calls.max(calls_last_round))
-            .saturating_sub(shared.lease.load(Ordering::Acquire));
-        calls_last_round = calls;
+        let mut invocation = script.key(&key);
+        let taken = shared.take(&mut invocation);
         let outcome = match (&client, connection.take()) {
             (Ok(_), Some(conn)) => Ok(conn),
             (Ok(client), None) => connect(client, timeout).await,
@@ -54,22 +77,12 @@ async fn run(weak: Weak<Shared>) {
         };
         let outcome = match outcome {
             Ok(mut conn) => {
-                let mut invocation = script.key(&key);
-                invocation
-                    .arg(calls)
-                    .arg(wanted)
-                    .arg(shared.ratio)
-                    .arg(shared.min_per_sec * shared.window.as_secs_f64())
-                    .arg(u64::try_from(shared.window.as_micros()).unwrap_or(u64::MAX));
-                match tokio::time::timeout(
-                    timeout,
-                    invocation.invoke_async::<(u64, u64, u64)>(&mut conn),
-                )
-                .await
+                match tokio::time::timeout(timeout, invocation.invoke_async::<R::Reply>(&mut conn))
+                    .await
                 {
-                    Ok(Ok((granted, _, _))) => {
+                    Ok(Ok(reply)) => {
                         connection = Some(conn);
-                        Ok(granted)
+                        Ok(reply)
                     }
                     Ok(Err(e)) => Err(e.to_string()),
                     Err(_) => Err(format!("no answer within {timeout:?}")),
@@ -77,31 +90,28 @@ async fn run(weak: Weak<Shared>) {
             }
             Err(e) => Err(e),
         };
+        let health = shared.health();
         match outcome {
-            Ok(granted) => {
-                shared.lease.fetch_add(granted, Ordering::AcqRel);
-                shared.leased.fetch_add(granted, Ordering::Relaxed);
-                shared.calls_sent.fetch_add(calls, Ordering::Relaxed);
-                if shared.set_state(FleetState::Fleet) == FleetState::FailingOpen {
-                    shared.recoveries.fetch_add(1, Ordering::Relaxed);
-                    #[cfg(feature = "metrics")]
-                    crate::metrics::fleet_failing_open(shared.options.name(), false);
-                    say(&shared, "answers again: the fleet budget resumes");
+            Ok(reply) => {
+                shared.answered(taken, reply);
+                if health.set_state(FleetState::Fleet) == FleetState::FailingOpen {
+                    say(
+                        &*shared,
+                        false,
+                        &format!("answers again: the fleet {} resumes", R::WHAT),
+                    );
                 }
             }
             Err(error) => {
-                // The calls stay pending for the next round trip; the lease
-                // is kept too (it was granted), the local budget decides.
-                shared.pending_calls.fetch_add(calls, Ordering::AcqRel);
-                if shared.set_state(FleetState::FailingOpen) != FleetState::FailingOpen {
-                    shared.fallbacks.fetch_add(1, Ordering::Relaxed);
-                    #[cfg(feature = "metrics")]
-                    crate::metrics::fleet_failing_open(shared.options.name(), true);
+                shared.unanswered(taken);
+                if health.set_state(FleetState::FailingOpen) != FleetState::FailingOpen {
                     say(
-                        &shared,
+                        &*shared,
+                        true,
                         &format!(
-                            "failed ({error}): failing open to this process's local budget \
-                             until it answers (calls do not wait for it)"
+                            "failed ({error}): failing open to this process's local {} \
+                             until it answers (calls do not wait for it)",
+                            R::WHAT
                         ),
                     );
                 }
@@ -109,7 +119,7 @@ async fn run(weak: Weak<Shared>) {
         }
         let wake = Arc::clone(&shared);
         drop(shared);
-        let _ = tokio::time::timeout(refresh, wake.wake.notified()).await;
+        let _ = tokio::time::timeout(refresh, wake.health().wake.notified()).await;
     }
 }
 
@@ -125,26 +135,14 @@ async fn connect(
     }
 }
 
-/// The lease to hold: `clamp(ceil(ratio × calls per refresh + min_per_sec ×
-/// refresh), 1, max_lease)` (the module doc's bound rests on it).
-fn lease_target(shared: &Shared, calls_per_refresh: u64) -> u64 {
-    let refresh = shared.options.refresh().as_secs_f64();
-    let want = shared.ratio * calls_per_refresh as f64 + shared.min_per_sec * refresh;
-    let cap = u64::from(shared.options.max_lease());
-    // `as` saturates a huge or NaN float; the clamp then bounds it.
-    (want.ceil() as u64).clamp(1, cap)
-}
-
 /// One line on stderr and, with the `tracing` feature, a warning event.
-fn say(shared: &Shared, what: &str) {
+fn say<R: Round>(shared: &R, failing: bool, what: &str) {
+    let options = &shared.health().options;
     let message = format!(
-        "retry: fleet budget `{}`: Redis at {} {what}",
-        shared.options.name(),
-        shared.options.store_shown()
+        "retry: fleet {} `{}`: Redis at {} {what}",
+        R::WHAT,
+        options.name(),
+        options.store_shown()
     );
-    say_warning!(
-        message,
-        budget = shared.options.name(),
-        state = shared.state().as_str()
-    );
+    shared.said(failing, &message);
 }

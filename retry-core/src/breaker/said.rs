@@ -1,0 +1,115 @@
+//! How a breaker says its state changes: once, on stderr and as a `warn`
+//! event of target `retry`, naming the breaker, the states and (on opening)
+//! the ratio that tripped it. A local breaker says the changes it makes; a
+//! fleet breaker's host says each change of the fleet's state it sees.
+
+use super::BreakerState;
+use super::build::Settings;
+use retrykit_schema::duration::show_duration;
+use std::time::Duration;
+
+/// The breaker whose changes are said.
+pub(super) struct Herald<'a> {
+    pub(super) name: Option<&'a str>,
+    pub(super) settings: &'a Settings,
+    /// A change of the fleet's state (seen in Redis), not this process's.
+    pub(super) fleet: bool,
+}
+
+impl Herald<'_> {
+    fn shown(&self) -> String {
+        let scope = if self.fleet { "fleet " } else { "" };
+        match self.name {
+            Some(name) => format!("{scope}circuit breaker `{name}`"),
+            None => format!("a {scope}circuit breaker"),
+        }
+    }
+
+    pub(super) fn opened(&self, failures: u64, attempts: u64, open_for: Duration) {
+        let ratio = failures as f64 / attempts.max(1) as f64;
+        say_warning!(
+            format!(
+                "retry: {} opened (closed -> open): {failures} of {attempts} attempts failed ({:.0}% >= \
+                 failure_ratio {:.0}%) in the last {}; no attempt is sent for {}",
+                self.shown(),
+                ratio * 100.0,
+                self.settings.failure_ratio * 100.0,
+                show_duration(self.settings.window),
+                show_duration(open_for),
+            ),
+            breaker = self.name,
+            scope = (if self.fleet { "fleet" } else { "local" }),
+            from = "closed",
+            to = "open",
+            ratio
+        );
+        self.metric(BreakerState::Open);
+    }
+
+    pub(super) fn half_open(&self) {
+        say_warning!(
+            format!(
+                "retry: {} half-open (open -> half-open): letting {} probe attempt(s) through",
+                self.shown(),
+                self.settings.probes
+            ),
+            breaker = self.name,
+            scope = (if self.fleet { "fleet" } else { "local" }),
+            from = "open",
+            to = "half_open"
+        );
+        self.metric(BreakerState::HalfOpen);
+    }
+
+    pub(super) fn reopened(&self, open_for: Duration) {
+        say_warning!(
+            format!(
+                "retry: {} opened again (half-open -> open): a probe failed; no attempt is sent for {}",
+                self.shown(),
+                show_duration(open_for),
+            ),
+            breaker = self.name,
+            scope = (if self.fleet { "fleet" } else { "local" }),
+            from = "half_open",
+            to = "open"
+        );
+        self.metric(BreakerState::Open);
+    }
+
+    pub(super) fn closed(&self) {
+        say_warning!(
+            format!(
+                "retry: {} closed (half-open -> closed): {} probe attempt(s) succeeded",
+                self.shown(),
+                self.settings.probes
+            ),
+            breaker = self.name,
+            scope = (if self.fleet { "fleet" } else { "local" }),
+            from = "half_open",
+            to = "closed"
+        );
+        self.metric(BreakerState::Closed);
+    }
+
+    /// A change between two states that skipped the one between them (a
+    /// fleet host that saw neither end of a short half-open period, say).
+    pub(super) fn jumped(&self, from: BreakerState, to: BreakerState) {
+        say_warning!(
+            format!(
+                "retry: {} {to} ({from} -> {to}; the states between passed between two round trips)",
+                self.shown(),
+            ),
+            breaker = self.name,
+            scope = (if self.fleet { "fleet" } else { "local" }),
+            from = from.as_str(),
+            to = to.as_str()
+        );
+        self.metric(to);
+    }
+
+    fn metric(&self, state: BreakerState) {
+        #[cfg(feature = "metrics")]
+        crate::metrics::breaker_state(self.name, state);
+        let _ = state;
+    }
+}

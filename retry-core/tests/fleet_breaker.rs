@@ -1,0 +1,111 @@
+//! Fleet breakers against a private redis-server, two "hosts" in one
+//! process: a breaker opened by one host's failures refuses on the other;
+//! when Redis dies each host falls back to its local breaker, which takes
+//! the fleet's last state, without a call waiting; when Redis is back the
+//! fleet breaker resumes. Bad options are refused naming the field.
+#![cfg(feature = "redis")]
+
+mod support;
+
+use retrykit_core::breaker::{BreakerState, CircuitBreaker};
+use retrykit_core::fleet::{FleetOptions, FleetState};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use support::redis_server::RedisServer;
+
+/// Polls `done` until it holds, failing after `limit` (the link runs on
+/// real time; this bounds the test, it does not pace it).
+fn wait_until(limit: Duration, what: &str, mut done: impl FnMut() -> bool) {
+    let since = Instant::now();
+    while !done() {
+        assert!(since.elapsed() < limit, "timed out waiting until {what}");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+fn host(store: &str) -> Arc<CircuitBreaker> {
+    let breaker = CircuitBreaker::builder()
+        .name("shared")
+        .min_calls(4)
+        .failure_ratio(0.5)
+        .open_for(Duration::from_secs(60))
+        .max_open_for(Duration::from_secs(60))
+        .open_jitter(0.0)
+        .build()
+        .unwrap()
+        .with_fleet(
+            FleetOptions::new("shared", store)
+                .with_refresh(Duration::from_millis(2))
+                .with_timeout(Duration::from_millis(500)),
+        )
+        .unwrap();
+    let breaker = Arc::new(breaker);
+    wait_until(Duration::from_secs(5), "the fleet answers", || {
+        breaker.fleet_status().unwrap().link == FleetState::Fleet
+    });
+    breaker
+}
+
+#[test]
+fn one_hosts_failures_open_the_breaker_on_every_host_and_a_dead_redis_leaves_it_open() {
+    let mut server = RedisServer::start();
+    let (a, b) = (host(&server.url()), host(&server.url()));
+    let now = Instant::now();
+    for _ in 0..4 {
+        let ticket = a.try_acquire(now).unwrap();
+        a.record(ticket, now, true);
+    }
+    assert_eq!(
+        a.state(),
+        BreakerState::Closed,
+        "the fleet judges, not host a alone"
+    );
+    wait_until(Duration::from_secs(5), "host b sees the fleet open", || {
+        b.state() == BreakerState::Open
+    });
+    let status = b.fleet_status().unwrap();
+    assert_eq!(
+        (status.state, status.trips, status.attempts_sent),
+        (BreakerState::Open, 1, 0)
+    );
+    let refused = b.try_acquire(Instant::now()).unwrap_err();
+    assert!(refused.retry_in() > Duration::from_secs(50), "{refused}");
+    assert_eq!(server.command("HGET {retry-breaker:shared} phase"), "$1");
+
+    server.kill();
+    wait_until(Duration::from_secs(5), "host b falls back", || {
+        b.fleet_status().unwrap().link == FleetState::FailingOpen
+    });
+    // The local breaker took the fleet's state: still open, and no wait.
+    let since = Instant::now();
+    let refused = b.try_acquire(Instant::now()).unwrap_err();
+    assert!(since.elapsed() < Duration::from_millis(50));
+    assert_eq!(refused.state(), BreakerState::Open);
+    assert!(refused.retry_in() > Duration::from_secs(50), "{refused}");
+    assert_eq!(b.status(Instant::now()).state, BreakerState::Open);
+
+    server.restart();
+    wait_until(Duration::from_secs(5), "the fleet breaker resumes", || {
+        b.fleet_status().unwrap().link == FleetState::Fleet
+    });
+    let status = b.fleet_status().unwrap();
+    assert_eq!((status.fallbacks, status.recoveries), (1, 1), "{status:?}");
+    // A restarted Redis forgot the breaker: the fleet is closed again.
+    assert_eq!(b.state(), BreakerState::Closed);
+}
+
+#[test]
+fn a_fleet_breaker_without_a_redis_store_is_refused_naming_the_field() {
+    for store in ["", "postgres://db/"] {
+        let err = CircuitBreaker::builder()
+            .name("db")
+            .build()
+            .unwrap()
+            .with_fleet(FleetOptions::new("db", store))
+            .unwrap_err();
+        let problem = &err.problems()[0];
+        assert_eq!(problem.field, "store");
+        assert!(problem.fix.contains("redis://"), "{}", problem.fix);
+        assert!(err.to_string().contains("circuit breaker `db`"), "{err}");
+    }
+}
