@@ -94,6 +94,8 @@ pub struct CircuitBreaker {
     /// The fleet this breaker is shared with, when its scope is the fleet.
     #[cfg(feature = "redis")]
     fleet: Option<fleet::FleetBreaker>,
+    /// Says nothing of its state changes (a simulator's breaker).
+    quiet: bool,
 }
 
 /// Why an attempt was not sent: the breaker was open, or half-open with
@@ -590,6 +592,7 @@ impl CircuitBreaker {
             name: self.name(),
             settings: &self.settings,
             fleet: false,
+            quiet: self.quiet,
         }
     }
 }
