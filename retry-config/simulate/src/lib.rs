@@ -51,7 +51,7 @@ mod timer;
 
 pub use contention::{Contention, ContentionReport};
 pub use error::SimulateError;
-pub use herd::{Herd, HerdReport, StoppedBy};
+pub use herd::{BreakerScope, Herd, HerdReport, StoppedBy};
 pub use histogram::{ArrivalHistogram, Bin};
 pub use seed::client_seed;
 pub use send::SendRate;
