@@ -10,7 +10,9 @@
 //!   service that is down for a while and then accepts a limited number of
 //!   calls per tick. Without jitter, backoff spreads retries out in time but
 //!   not away from each other, and the whole fleet arrives in the same tick.
-//!   Optionally the clients' own machine is a bottleneck too ([`SendRate`]).
+//!   Optionally the clients' own machine is a bottleneck too ([`SendRate`]),
+//!   and a policy's circuit breaker is the engine's own, one per client
+//!   process or one for the fleet ([`BreakerScope`]).
 //! - [`Contention`]: optimistic-concurrency writes to one row, the model of
 //!   the well-known "Exponential Backoff and Jitter" study.
 //! - [`Tail`]: a server with a heavy latency tail, and clients hedging as

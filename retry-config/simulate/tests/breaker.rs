@@ -48,7 +48,10 @@ fn scoped(herd: &Herd, scope: BreakerScope) -> Herd {
 }
 
 fn accounted(r: &HerdReport) {
-    assert_eq!(r.successes + r.give_ups + r.unfinished, u64::from(r.clients));
+    assert_eq!(
+        r.successes + r.give_ups + r.unfinished,
+        u64::from(r.clients)
+    );
     assert_eq!(r.arrivals.total() + r.first_wave, r.calls);
     assert!(r.breaker_give_ups <= r.give_ups);
     assert!(r.outage_calls <= r.calls);
@@ -110,7 +113,10 @@ fn a_breaker_that_never_judges_changes_nothing() {
 
 #[test]
 fn runs_repeat_and_leave_the_policys_own_breaker_alone() {
-    let braked = with(&policy(Jitter::Full, 10), breaker(SECOND / 4).open_jitter(0.5));
+    let braked = with(
+        &policy(Jitter::Full, 10),
+        breaker(SECOND / 4).open_jitter(0.5),
+    );
     for scope in [BreakerScope::Fleet, BreakerScope::Local { processes: 16 }] {
         let herd = scoped(&outage(), scope);
         let first = herd.run(&braked).unwrap();

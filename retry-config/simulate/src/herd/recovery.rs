@@ -16,10 +16,10 @@
 //! over thousands of growing vectors.
 
 use super::Ctx;
+use super::breakers::record;
 use super::tally::Tally;
 use crate::queue::TickQueue;
 use crate::send::{SendRate, Senders};
-use super::breakers::record;
 use retrykit_core::Class;
 use retrykit_core::breaker::Ticket;
 use retrykit_core::kernel::{Decider, Failure, Step};
