@@ -136,10 +136,14 @@ pub(super) fn table(herd: &Herd, comparisons: &[Comparison<'_>]) -> String {
     let mut out = String::new();
     for c in comparisons {
         let name = shown(c.name);
-        let breaker = c.breaker.name().map(shown).unwrap_or_default();
+        let breaker = match c.breaker.name() {
+            Some(b) => format!("circuit breaker `{}`", shown(b)),
+            None => "a circuit breaker".to_owned(),
+        };
         out.push_str(&format!(
-            "\n`{name}` has circuit breaker `{breaker}`: {}\n\
-             local: one breaker per client process, {} processes of about {} clients; fleet: one breaker for all {} clients\n",
+            "\n`{name}` has {breaker}: {}\n\
+             local: one breaker per client process, {} processes of about {} clients (the row above); \
+             fleet: one breaker for all {} clients\n",
             settings(c.breaker),
             c.processes,
             herd.clients / c.processes.max(1),
@@ -307,7 +311,10 @@ mod tests {
 
         let text = table(&run.herd, &run.breakers);
         assert!(text.contains("`outbox` has circuit breaker `broker`: opens when 10% of at least 100 attempts in 30s failed, for 5s"), "{text}");
-        assert!(text.contains("4 processes of about 500 clients"), "{text}");
+        assert!(
+            text.contains("4 processes of about 500 clients (the row above)"),
+            "{text}"
+        );
         for (scope, r) in &c.runs {
             let row = text
                 .lines()
@@ -351,5 +358,22 @@ mod tests {
         assert_eq!(table(&run.herd, &run.breakers), "");
         let v: Value = serde_json::from_str(&super::super::json::herd(&run)).unwrap();
         assert!(v.get("breakers").is_none());
+    }
+
+    #[test]
+    fn an_unnamed_breaker_is_called_a_circuit_breaker() {
+        let unnamed = Arc::new(CircuitBreaker::builder().build().unwrap());
+        let p = outbox(Jitter::Full)
+            .to_builder()
+            .breaker(Some(unnamed))
+            .build()
+            .unwrap();
+        let policies = vec![("anon".to_owned(), p)];
+        let run = herd_of(herd(), &policies);
+        let text = table(&run.herd, &run.breakers);
+        assert!(
+            text.contains("`anon` has a circuit breaker: opens when"),
+            "{text}"
+        );
     }
 }

@@ -8,13 +8,14 @@
 //! and [`SendRate`](crate::SendRate) cut them; with a fleet scope every
 //! client asks one breaker.
 
+use super::Ctx;
 use crate::error::SimulateError;
 use crate::seed::client_seed;
 use crate::send::process_of;
-use retrykit_core::Class;
 use retrykit_core::breaker::{CircuitBreaker, Ticket};
+use retrykit_core::{Class, Problems};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// How a policy's circuit breaker is shared by a [`Herd`](crate::Herd)'s
 /// clients (a policy without a breaker ignores it).
@@ -67,6 +68,24 @@ impl BreakerScope {
         match self {
             BreakerScope::Local { .. } => "local",
             BreakerScope::Fleet => "fleet",
+        }
+    }
+
+    /// Adds a problem to `c` when a local scope's processes are out of
+    /// bounds for `clients` clients.
+    pub(super) fn check(self, clients: u32, c: &mut Problems) {
+        if let BreakerScope::Local { processes } = self {
+            c.require(
+                (1..=BreakerScope::MAX_PROCESSES).contains(&processes)
+                    && processes <= clients.max(1),
+                "breaker.processes",
+                "must be from 1 to 1024, and at most the clients",
+                format!(
+                    "use the number of client processes, each with its own breaker (at most {}), \
+                     or the fleet scope for one breaker shared by all",
+                    clients.clamp(1, BreakerScope::MAX_PROCESSES)
+                ),
+            );
         }
     }
 
@@ -154,4 +173,21 @@ pub(super) fn record(
         ticket.began()
     };
     breaker.record(ticket, now, failed);
+}
+
+impl Ctx<'_> {
+    /// The tick of the next attempt after one the breaker refused in
+    /// `tick`, which asks again after `wait`: the first tick that starts
+    /// once the wait (or, with a timer model, the timer) is over, and never
+    /// `tick` itself. A tick's attempts ask the breaker at its start, so the
+    /// tick holding the end of the break would still find it open.
+    pub(super) fn refused_tick(&self, tick: u64, wait: Duration) -> u64 {
+        let wait = u64::try_from(wait.as_nanos()).unwrap_or(u64::MAX);
+        let due = tick.saturating_mul(self.tick_ns).saturating_add(wait);
+        let fires = match &self.timer {
+            None => due,
+            Some(timer) => timer.fires_at(due, self.seed),
+        };
+        fires.div_ceil(self.tick_ns).max(tick.saturating_add(1))
+    }
 }

@@ -295,19 +295,7 @@ impl Herd {
                 ),
             );
         }
-        if let BreakerScope::Local { processes } = self.breaker {
-            c.require(
-                (1..=BreakerScope::MAX_PROCESSES).contains(&processes)
-                    && processes <= self.clients.max(1),
-                "breaker.processes",
-                "must be from 1 to 1024, and at most the clients",
-                format!(
-                    "use the number of client processes, each with its own breaker (at most {}), \
-                     or the fleet scope for one breaker shared by all",
-                    self.clients.clamp(1, BreakerScope::MAX_PROCESSES)
-                ),
-            );
-        }
+        self.breaker.check(self.clients, &mut c);
         c.require(
             (2..=MAX_ARRIVAL_BINS).contains(&self.arrival_bins),
             "arrival_bins",
@@ -464,23 +452,6 @@ impl<'p> Ctx<'p> {
                 (timer.fires_at(due, self.seed) / self.tick_ns).max(tick.saturating_add(1))
             }
         }
-    }
-}
-
-impl Ctx<'_> {
-    /// The tick of the next attempt after one the breaker refused in
-    /// `tick`, which asks again after `wait`: the first tick that starts
-    /// once the wait (or, with a timer model, the timer) is over, and never
-    /// `tick` itself. A tick's attempts ask the breaker at its start, so the
-    /// tick holding the end of the break would still find it open.
-    pub(super) fn refused_tick(&self, tick: u64, wait: Duration) -> u64 {
-        let wait = u64::try_from(wait.as_nanos()).unwrap_or(u64::MAX);
-        let due = tick.saturating_mul(self.tick_ns).saturating_add(wait);
-        let fires = match &self.timer {
-            None => due,
-            Some(timer) => timer.fires_at(due, self.seed),
-        };
-        fires.div_ceil(self.tick_ns).max(tick.saturating_add(1))
     }
 }
 
