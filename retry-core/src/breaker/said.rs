@@ -107,6 +107,7 @@ impl Herald<'_> {
 
     /// A change between two states that skipped the one between them (a
     /// fleet host that saw neither end of a short half-open period, say).
+    #[cfg(feature = "redis")]
     pub(super) fn jumped(&self, from: BreakerState, to: BreakerState) {
         if self.quiet {
             return;
