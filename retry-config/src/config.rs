@@ -6,12 +6,15 @@ use crate::env::{self, Env};
 use crate::layers::Layer;
 use crate::lint;
 use crate::read::{FileOrigin, read_file};
-use crate::resolve::{self, ResolvedBudget, ResolvedPolicy};
+use crate::resolve::{self, ResolvedBreaker, ResolvedBudget, ResolvedPolicy};
 use crate::schema::{BUDGET_KEYS, Key, POLICY_KEYS, engine};
+use retrykit_core::breaker::CircuitBreaker;
 use retrykit_core::{Policy, Registry, RetryBudget};
 use retrykit_schema::suggest::did_you_mean;
 use std::path::Path;
 use std::sync::Arc;
+
+mod breakers;
 
 /// What a load reads besides the file: the profile, the environment, and how strict to be.
 ///
@@ -24,7 +27,7 @@ use std::sync::Arc;
 pub struct Options {
     /// The profile whose overlays apply; `None` for the base file alone.
     pub profile: Option<String>,
-    /// The `RETRY_POLICY__*` / `RETRY_BUDGET__*` overrides.
+    /// The `RETRY_POLICY__*` / `RETRY_BUDGET__*` / `RETRY_BREAKER__*` overrides.
     pub env: Env,
     /// Treat warnings as errors.
     pub deny_warnings: bool,
@@ -109,8 +112,8 @@ pub struct Explained {
     pub span: Option<Span>,
 }
 
-/// A loaded configuration: every policy and budget validated, plus the
-/// warnings found along the way.
+/// A loaded configuration: every policy, budget and circuit breaker
+/// validated, plus the warnings found along the way.
 ///
 /// ```
 /// use retrykit_config::{Config, Options};
@@ -135,6 +138,7 @@ pub struct Config {
     profile: Option<String>,
     policies: Vec<ResolvedPolicy>,
     budgets: Vec<ResolvedBudget>,
+    breakers: Vec<ResolvedBreaker>,
     profiles: Vec<String>,
     warnings: Diagnostics,
 }
@@ -253,8 +257,8 @@ impl Config {
                     Explained {
                         key: key.name(),
                         value: match (key, set) {
-                            (Key::Budget, Some(s)) => s.value.to_string(),
-                            (Key::Budget, None) => "none".to_owned(),
+                            (Key::Budget | Key::Breaker, Some(s)) => s.value.to_string(),
+                            (Key::Budget | Key::Breaker, None) => "none".to_owned(),
                             _ => engine::effective(&p.policy, key),
                         },
                         layer: set.map_or(Layer::Builtin, |s| s.layer.clone()),
@@ -339,9 +343,10 @@ impl Config {
         &self.warnings
     }
 
-    /// A registry of every policy and budget. Budgets whose settings match a
-    /// budget of the same name in `previous` keep that one (and its counts),
-    /// so a reload does not reset them.
+    /// A registry of every policy, budget and breaker. Budgets and breakers
+    /// whose settings match one of the same name in `previous` keep that one
+    /// (a budget its counts, a breaker its state and counts), so a reload
+    /// does not reset them.
     ///
     /// ```
     /// let text = "[budgets.b]\n[policies.a]\nbudget = \"b\"\n";
@@ -363,6 +368,16 @@ impl Config {
             kept.push((&b.budget, shared.clone()));
             builder = builder.shared_budget(&b.name, shared);
         }
+        let mut kept_breakers: Vec<(&Arc<CircuitBreaker>, Arc<CircuitBreaker>)> = Vec::new();
+        for b in &self.breakers {
+            let shared = previous
+                .and_then(|prev| prev.breaker(&b.name))
+                .filter(|old| old.same_settings(&b.breaker))
+                .cloned()
+                .unwrap_or_else(|| b.breaker.clone());
+            kept_breakers.push((&b.breaker, shared.clone()));
+            builder = builder.shared_breaker(&b.name, shared);
+        }
         for p in &self.policies {
             // Each of the policy's budgets, as the registry keeps it.
             let shared: Vec<Arc<RetryBudget>> = p
@@ -376,16 +391,28 @@ impl Config {
                     },
                 )
                 .collect();
+            // The policy's breaker, as the registry keeps it.
+            let breaker = p.policy.breaker().map(|own| {
+                match kept_breakers.iter().find(|(new, _)| Arc::ptr_eq(new, own)) {
+                    Some((_, shared)) => shared.clone(),
+                    None => own.clone(),
+                }
+            });
             let unchanged = shared
                 .iter()
                 .zip(p.policy.budgets())
-                .all(|(a, b)| Arc::ptr_eq(a, b));
+                .all(|(a, b)| Arc::ptr_eq(a, b))
+                && breaker
+                    .iter()
+                    .zip(p.policy.breaker())
+                    .all(|(a, b)| Arc::ptr_eq(a, b));
             let policy = if unchanged {
                 (*p.policy).clone()
             } else {
                 p.policy
                     .to_builder()
                     .budgets(shared)
+                    .breaker(breaker)
                     .build()
                     .unwrap_or_else(|_| (*p.policy).clone())
             };
@@ -521,11 +548,18 @@ fn load_profile(
         return None;
     }
     lint::lint_budgets(&resolved.budgets, &resolved.policies, diags);
+    lint::lint_breakers(
+        &resolved.breakers,
+        &resolved.policies,
+        options.known_classes.as_deref(),
+        diags,
+    );
     Some(Config {
         source: source.clone(),
         profile: options.profile.clone(),
         policies: resolved.policies,
         budgets: resolved.budgets,
+        breakers: resolved.breakers,
         profiles: doc.profiles.iter().map(|p| p.name.clone()).collect(),
         warnings: Diagnostics::new(),
     })
