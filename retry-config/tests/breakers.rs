@@ -281,3 +281,42 @@ fn a_fleet_breaker_names_what_it_is_missing() {
         problems.render()
     );
 }
+
+/// With the feature and a store, the breaker is retrykit-core's
+/// `with_fleet` of the local one: whatever that gives (a fleet breaker, or
+/// its refusal while fleet breakers are being built) is what the load
+/// gives, a refusal placed at `scope`.
+#[cfg(feature = "redis")]
+#[test]
+fn a_fleet_breaker_is_retry_cores_with_fleet() {
+    use retrykit_core::breaker::CircuitBreaker;
+    use retrykit_core::fleet::FleetOptions;
+    let store = "redis://127.0.0.1:1/";
+    let text = format!(
+        "[policies.p]\nattempt_timeout = \"1s\"\nbreaker = \"b\"\n[breakers.b]\nprobes = 2\nscope = \"fleet\"\nstore = \"{store}\"\n"
+    );
+    let core = CircuitBreaker::builder()
+        .name("b")
+        .probes(2)
+        .build()
+        .unwrap()
+        .with_fleet(FleetOptions::new("b", store));
+    let loaded = Config::load_str(&text, "f.toml", &Options::new());
+    match (core, loaded) {
+        (Ok(_), Ok(config)) => assert_eq!(config.breaker("b").unwrap().probes(), 2),
+        (Err(refused), Err(problems)) => {
+            let errors: Vec<_> = problems.errors().collect();
+            assert_eq!(errors.len(), refused.problems().len(), "{}", problems.render());
+            for (d, p) in errors.iter().zip(refused.problems()) {
+                assert_eq!(d.key, format!("breakers.b.{}", p.field));
+                assert!(d.message.contains(p.rule), "{}", d.message);
+            }
+            assert!(problems.to_string().contains("f.toml:6:9"), "{problems}");
+        }
+        (core, loaded) => panic!(
+            "the load must give what with_fleet gives: {:?} against {:?}",
+            core.map(|_| ()),
+            loaded.map(|_| ()).map_err(|d| d.render())
+        ),
+    }
+}
