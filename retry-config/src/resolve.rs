@@ -293,14 +293,15 @@ pub(crate) fn resolve<'d>(
                 }
             }
         }
-        let breaker = match breaker_checks::named(&p.name, &fields, doc, (&breaker_index, &breakers)) {
-            Ok(breaker) => breaker,
-            Err(problem) => {
-                // An invalid breaker was reported where it is defined.
-                problem.into_iter().for_each(|d| diags.push(d));
-                continue;
-            }
-        };
+        let breaker =
+            match breaker_checks::named(&p.name, &fields, doc, (&breaker_index, &breakers)) {
+                Ok(breaker) => breaker,
+                Err(problem) => {
+                    // An invalid breaker was reported where it is defined.
+                    problem.into_iter().for_each(|d| diags.push(d));
+                    continue;
+                }
+            };
         if !usable {
             continue;
         }

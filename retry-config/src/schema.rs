@@ -557,7 +557,10 @@ fn breaker_name(
         "" => Err(cx
             .error(
                 value.span(),
-                format!("`{}` is empty: it must name a breaker, or be \"{NONE}\"", key.name()),
+                format!(
+                    "`{}` is empty: it must name a breaker, or be \"{NONE}\"",
+                    key.name()
+                ),
                 "no name",
             )
             .note(fix())),
@@ -598,7 +601,10 @@ fn classes(
         other => Err(cx
             .error(
                 value.span(),
-                format!("`{name}` must be an array of class names, found {}", type_name(other)),
+                format!(
+                    "`{name}` must be an array of class names, found {}",
+                    type_name(other)
+                ),
                 "wrong type",
             )
             .note(format!("write it as: {}", cx.fix(key, key.example())))),

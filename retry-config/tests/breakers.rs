@@ -80,7 +80,10 @@ fn every_policy_naming_a_breaker_shares_the_one_built_from_its_table() {
     assert!(config.policy("plain").unwrap().breaker().is_none());
     assert_eq!(config.breaker_names().collect::<Vec<_>>(), ["broker", "db"]);
     // The built-in defaults are retrykit-core's.
-    assert_eq!((db.failure_ratio(), db.min_calls(), db.probes()), (0.1, 100, 1));
+    assert_eq!(
+        (db.failure_ratio(), db.min_calls(), db.probes()),
+        (0.1, 100, 1)
+    );
 
     // One breaker: what trips it through one policy refuses the other's attempts.
     let now = Instant::now();
@@ -192,7 +195,10 @@ fn a_reload_keeps_an_unchanged_breaker_with_its_state_and_replaces_a_changed_one
 
     let second = load(&Options::new()).registry(Some(&first));
     let kept = second.breaker("broker").unwrap();
-    assert!(Arc::ptr_eq(kept, &broker), "same settings: the same breaker");
+    assert!(
+        Arc::ptr_eq(kept, &broker),
+        "same settings: the same breaker"
+    );
     assert_eq!(kept.state(), BreakerState::Open, "and its state");
     for name in ["publish", "consume"] {
         let policy = second.policy(name).unwrap();
@@ -202,7 +208,10 @@ fn a_reload_keeps_an_unchanged_breaker_with_its_state_and_replaces_a_changed_one
     let changed = Env::new().with("RETRY_BREAKER__BROKER__PROBES", "3");
     let third = load(&Options::new().env(changed)).registry(Some(&second));
     let replaced = third.breaker("broker").unwrap();
-    assert!(!Arc::ptr_eq(replaced, &broker), "new settings: a new breaker");
+    assert!(
+        !Arc::ptr_eq(replaced, &broker),
+        "new settings: a new breaker"
+    );
     assert_eq!(replaced.state(), BreakerState::Closed);
     assert!(Arc::ptr_eq(
         third.policy("publish").unwrap().breaker().unwrap(),
@@ -227,7 +236,12 @@ fn every_key_a_file_can_set_reaches_the_breaker_as_written() {
         if e.key == "scope" || e.key == "store" {
             continue;
         }
-        assert_eq!(e.layer, Layer::File, "`{}` was not read from the file", e.key);
+        assert_eq!(
+            e.layer,
+            Layer::File,
+            "`{}` was not read from the file",
+            e.key
+        );
     }
     let values: Vec<(&str, &str)> = explained
         .iter()
@@ -306,7 +320,12 @@ fn a_fleet_breaker_is_retry_cores_with_fleet() {
         (Ok(_), Ok(config)) => assert_eq!(config.breaker("b").unwrap().probes(), 2),
         (Err(refused), Err(problems)) => {
             let errors: Vec<_> = problems.errors().collect();
-            assert_eq!(errors.len(), refused.problems().len(), "{}", problems.render());
+            assert_eq!(
+                errors.len(),
+                refused.problems().len(),
+                "{}",
+                problems.render()
+            );
             for (d, p) in errors.iter().zip(refused.problems()) {
                 assert_eq!(d.key, format!("breakers.b.{}", p.field));
                 assert!(d.message.contains(p.rule), "{}", d.message);

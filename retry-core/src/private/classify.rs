@@ -63,11 +63,8 @@ where
     Tagged<R::Err, K>: Classify,
 {
     let _ = kind;
-    let probe = crate::breaker::BreakerOpen::new(
-        None,
-        crate::breaker::BreakerState::Open,
-        Duration::ZERO,
-    );
+    let probe =
+        crate::breaker::BreakerOpen::new(None, crate::breaker::BreakerState::Open, Duration::ZERO);
     <Tagged<R::Err, K> as Classify>::from_breaker_open(probe).is_some()
 }
 

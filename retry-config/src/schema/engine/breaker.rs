@@ -88,7 +88,11 @@ pub(crate) fn build_breaker(name: &str, fields: &Fields) -> Result<CircuitBreake
 }
 
 #[cfg(feature = "redis")]
-fn fleet(breaker: CircuitBreaker, name: &str, fields: &Fields) -> Result<CircuitBreaker, PolicyError> {
+fn fleet(
+    breaker: CircuitBreaker,
+    name: &str,
+    fields: &Fields,
+) -> Result<CircuitBreaker, PolicyError> {
     let store = breaker_store(fields).unwrap_or_default();
     breaker.with_fleet(retrykit_core::fleet::FleetOptions::new(name, store))
 }
