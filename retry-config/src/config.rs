@@ -249,24 +249,13 @@ impl Config {
     /// ```
     pub fn explain(&self, name: &str) -> Option<Vec<Explained>> {
         let p = self.policies.iter().find(|p| p.name == name)?;
-        Some(
-            POLICY_KEYS
-                .iter()
-                .map(|&key| {
-                    let set = p.fields.get(key);
-                    Explained {
-                        key: key.name(),
-                        value: match (key, set) {
-                            (Key::Budget | Key::Breaker, Some(s)) => s.value.to_string(),
-                            (Key::Budget | Key::Breaker, None) => "none".to_owned(),
-                            _ => engine::effective(&p.policy, key),
-                        },
-                        layer: set.map_or(Layer::Builtin, |s| s.layer.clone()),
-                        span: set.and_then(|s| s.span.clone()),
-                    }
-                })
-                .collect(),
-        )
+        Some(explained(POLICY_KEYS, &p.fields, |key| {
+            match (key, p.fields.get(key)) {
+                (Key::Budget | Key::Breaker, Some(s)) => s.value.to_string(),
+                (Key::Budget | Key::Breaker, None) => "none".to_owned(),
+                _ => engine::effective(&p.policy, key),
+            }
+        }))
     }
 
     /// Every setting of budget `name`, like [`explain`](Self::explain)
@@ -279,25 +268,13 @@ impl Config {
     /// ```
     pub fn explain_budget(&self, name: &str) -> Option<Vec<Explained>> {
         let b = self.budgets.iter().find(|b| b.name == name)?;
-        Some(
-            BUDGET_KEYS
-                .iter()
-                .map(|&key| {
-                    let set = b.fields.get(key);
-                    let value = if key.applies_to_mode(b.budget.mode().as_str()) {
-                        engine::effective_budget(&b.budget, key)
-                    } else {
-                        format!("- (unused by {} budgets)", b.budget.mode())
-                    };
-                    Explained {
-                        key: key.name(),
-                        value,
-                        layer: set.map_or(Layer::Builtin, |s| s.layer.clone()),
-                        span: set.and_then(|s| s.span.clone()),
-                    }
-                })
-                .collect(),
-        )
+        Some(explained(BUDGET_KEYS, &b.fields, |key| {
+            if key.applies_to_mode(b.budget.mode().as_str()) {
+                engine::effective_budget(&b.budget, key)
+            } else {
+                format!("- (unused by {} budgets)", b.budget.mode())
+            }
+        }))
     }
 
     /// The selected profile.
@@ -360,44 +337,27 @@ impl Config {
         let mut builder = Registry::builder();
         let mut kept: Vec<(&Arc<RetryBudget>, Arc<RetryBudget>)> = Vec::new();
         for b in &self.budgets {
-            let shared = previous
-                .and_then(|prev| prev.budget(&b.name))
-                .filter(|old| old.same_settings(&b.budget))
-                .cloned()
-                .unwrap_or_else(|| b.budget.clone());
+            let old = previous.and_then(|prev| prev.budget(&b.name));
+            let shared = keep(&b.budget, old, RetryBudget::same_settings);
             kept.push((&b.budget, shared.clone()));
             builder = builder.shared_budget(&b.name, shared);
         }
         let mut kept_breakers: Vec<(&Arc<CircuitBreaker>, Arc<CircuitBreaker>)> = Vec::new();
         for b in &self.breakers {
-            let shared = previous
-                .and_then(|prev| prev.breaker(&b.name))
-                .filter(|old| old.same_settings(&b.breaker))
-                .cloned()
-                .unwrap_or_else(|| b.breaker.clone());
+            let old = previous.and_then(|prev| prev.breaker(&b.name));
+            let shared = keep(&b.breaker, old, CircuitBreaker::same_settings);
             kept_breakers.push((&b.breaker, shared.clone()));
             builder = builder.shared_breaker(&b.name, shared);
         }
         for p in &self.policies {
-            // Each of the policy's budgets, as the registry keeps it.
+            // The policy's budgets and breaker, as the registry keeps them.
             let shared: Vec<Arc<RetryBudget>> = p
                 .policy
                 .budgets()
                 .iter()
-                .map(
-                    |own| match kept.iter().find(|(new, _)| Arc::ptr_eq(new, own)) {
-                        Some((_, shared)) => shared.clone(),
-                        None => own.clone(),
-                    },
-                )
+                .map(|own| as_kept(&kept, own))
                 .collect();
-            // The policy's breaker, as the registry keeps it.
-            let breaker = p.policy.breaker().map(|own| {
-                match kept_breakers.iter().find(|(new, _)| Arc::ptr_eq(new, own)) {
-                    Some((_, shared)) => shared.clone(),
-                    None => own.clone(),
-                }
-            });
+            let breaker = p.policy.breaker().map(|own| as_kept(&kept_breakers, own));
             let unchanged = shared
                 .iter()
                 .zip(p.policy.budgets())
@@ -419,6 +379,44 @@ impl Config {
             builder = builder.policy(&p.name, policy);
         }
         builder.build()
+    }
+}
+
+/// Each of `keys` as `explain` shows it: `value(key)`, and the layer and
+/// text `fields` say it came from (built-in when no layer set it).
+fn explained(
+    keys: &[Key],
+    fields: &crate::layers::Fields,
+    value: impl Fn(Key) -> String,
+) -> Vec<Explained> {
+    keys.iter()
+        .map(|&key| {
+            let set = fields.get(key);
+            Explained {
+                key: key.name(),
+                value: value(key),
+                layer: set.map_or(Layer::Builtin, |s| s.layer.clone()),
+                span: set.and_then(|s| s.span.clone()),
+            }
+        })
+        .collect()
+}
+
+/// `new`, or `old` (the previous registry's of the same name) when its
+/// settings are the same, so a reload keeps its state.
+fn keep<T>(new: &Arc<T>, old: Option<&Arc<T>>, same: fn(&T, &T) -> bool) -> Arc<T> {
+    match old {
+        Some(old) if same(old, new) => old.clone(),
+        _ => new.clone(),
+    }
+}
+
+/// What the registry keeps in place of `own`, one of this load's (`kept`
+/// pairs each with what [`keep`] chose).
+fn as_kept<T>(kept: &[(&Arc<T>, Arc<T>)], own: &Arc<T>) -> Arc<T> {
+    match kept.iter().find(|(new, _)| Arc::ptr_eq(new, own)) {
+        Some((_, shared)) => shared.clone(),
+        None => own.clone(),
     }
 }
 

@@ -2,7 +2,6 @@
 //! explained key by key like its policies and budgets.
 
 use super::{Config, Explained};
-use crate::layers::Layer;
 use crate::schema::{BREAKER_KEYS, engine};
 use retrykit_core::breaker::CircuitBreaker;
 use std::sync::Arc;
@@ -49,19 +48,8 @@ impl Config {
     /// ```
     pub fn explain_breaker(&self, name: &str) -> Option<Vec<Explained>> {
         let b = self.breakers.iter().find(|b| b.name == name)?;
-        Some(
-            BREAKER_KEYS
-                .iter()
-                .map(|&key| {
-                    let set = b.fields.get(key);
-                    Explained {
-                        key: key.name(),
-                        value: engine::effective_breaker(&b.breaker, &b.fields, key),
-                        layer: set.map_or(Layer::Builtin, |s| s.layer.clone()),
-                        span: set.and_then(|s| s.span.clone()),
-                    }
-                })
-                .collect(),
-        )
+        Some(super::explained(BREAKER_KEYS, &b.fields, |key| {
+            engine::effective_breaker(&b.breaker, &b.fields, key)
+        }))
     }
 }

@@ -330,15 +330,26 @@ pub(crate) fn budget_mode(fields: &Fields) -> &'static str {
 
 /// The budget's scope, from `fields` or the built-in default.
 pub(crate) fn budget_scope(fields: &Fields) -> &'static str {
-    match fields.get(Key::Scope).map(|s| &s.value) {
-        Some(Value::Scope(scope)) => scope,
-        _ => Key::Scope.built_in().word().unwrap_or("local"),
-    }
+    scope_of(fields, Key::Scope)
 }
 
 /// The budget's store URL, when one is set.
 pub(crate) fn budget_store(fields: &Fields) -> Option<String> {
-    match fields.get(Key::Store).map(|s| &s.value) {
+    store_of(fields, Key::Store)
+}
+
+/// The scope `key` (a budget's or a breaker's) gives, from `fields` or the
+/// built-in default.
+fn scope_of(fields: &Fields, key: Key) -> &'static str {
+    match fields.get(key).map(|s| &s.value) {
+        Some(Value::Scope(scope)) => scope,
+        _ => key.built_in().word().unwrap_or("local"),
+    }
+}
+
+/// The store URL `key` (a budget's or a breaker's) gives, when one is set.
+fn store_of(fields: &Fields, key: Key) -> Option<String> {
+    match fields.get(key).map(|s| &s.value) {
         Some(Value::MaybeStore(store)) => store.clone(),
         _ => None,
     }

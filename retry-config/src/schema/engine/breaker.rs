@@ -105,18 +105,12 @@ fn fleet(breaker: CircuitBreaker, _: &str, _: &Fields) -> Result<CircuitBreaker,
 
 /// The breaker's scope, from `fields` or the built-in default.
 pub(crate) fn breaker_scope(fields: &Fields) -> &'static str {
-    match fields.get(Key::BreakerScope).map(|s| &s.value) {
-        Some(Value::Scope(scope)) => scope,
-        _ => Key::BreakerScope.built_in().word().unwrap_or("local"),
-    }
+    super::scope_of(fields, Key::BreakerScope)
 }
 
 /// The breaker's store URL, when one is set.
 pub(crate) fn breaker_store(fields: &Fields) -> Option<String> {
-    match fields.get(Key::BreakerStore).map(|s| &s.value) {
-        Some(Value::MaybeStore(store)) => store.clone(),
-        _ => None,
-    }
+    super::store_of(fields, Key::BreakerStore)
 }
 
 /// The effective value of a breaker key, as a file writes it: read back
