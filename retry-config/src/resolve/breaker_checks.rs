@@ -76,6 +76,8 @@ pub(super) fn checks(b: &Named, fields: &Fields) -> Vec<Diagnostic> {
 /// `index` (the position of each of the file's breakers) among `built`. An error
 /// for a name the file does not define, with a did-you-mean; `Err(None)`
 /// for a breaker that is defined but invalid (reported where it is).
+// A missing breaker is the cold path: boxing its diagnostic would only add noise.
+#[allow(clippy::result_large_err)]
 pub(super) fn named(
     policy: &str,
     fields: &Fields,

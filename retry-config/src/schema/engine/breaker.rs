@@ -8,12 +8,13 @@ use retrykit_core::PolicyError;
 use retrykit_core::breaker::{BreakerBuilder, CircuitBreaker};
 use retrykit_schema::keys::NONE;
 
+/// Where a breaker key's value goes, and how it is read back.
+type Set = fn(BreakerBuilder, &Value) -> BreakerBuilder;
+type Get = fn(&CircuitBreaker) -> String;
+
 /// The binding of a breaker key (`engine::binding` sends every breaker key here).
 pub(super) fn binding(key: Key) -> Binding {
-    let (set, get): (
-        fn(BreakerBuilder, &Value) -> BreakerBuilder,
-        fn(&CircuitBreaker) -> String,
-    ) = match key {
+    let (set, get): (Set, Get) = match key {
         Key::FailureRatio => (
             |b, v| apply(b, number(v), BreakerBuilder::failure_ratio),
             |c| crate::show_number(c.failure_ratio()),
