@@ -165,10 +165,7 @@ impl fmt::Display for BreakerOpen {
                 f,
                 "{name} is half-open and its probes are out: ask again in {wait}"
             ),
-            _ => write!(
-                f,
-                "{name} is open: no attempt is sent for another {wait}"
-            ),
+            _ => write!(f, "{name} is open: no attempt is sent for another {wait}"),
         }
     }
 }
@@ -620,11 +617,14 @@ impl CircuitBreaker {
 /// cannot hold its attempts back: they are sent as if it were closed.
 #[cold]
 pub(crate) fn uncarried<E>(breaker: &CircuitBreaker) {
-    static SAID: std::sync::Mutex<Vec<(Option<Arc<str>>, &'static str)>> =
-        std::sync::Mutex::new(Vec::new());
+    /// A breaker's name and an error type's.
+    type Said = (Option<Arc<str>>, &'static str);
+    static SAID: std::sync::Mutex<Vec<Said>> = std::sync::Mutex::new(Vec::new());
     let ty = std::any::type_name::<E>();
     let key = (breaker.name.clone(), ty);
-    let mut said = SAID.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut said = SAID
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     // Bounded: one entry per breaker and error type in the program.
     if said.contains(&key) {
         return;
@@ -646,7 +646,7 @@ pub(crate) fn uncarried<E>(breaker: &CircuitBreaker) {
 /// Whole milliseconds, rounded up.
 fn ms_ceil(d: Duration) -> u64 {
     let ms = d.as_millis();
-    let up = if d.subsec_nanos() % 1_000_000 == 0 {
+    let up = if d.subsec_nanos().is_multiple_of(1_000_000) {
         ms
     } else {
         ms + 1

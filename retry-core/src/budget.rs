@@ -19,8 +19,8 @@ pub(crate) use set::Budgets;
 
 use crate::adaptive::AdaptiveLimiter;
 use crate::problem::Problems;
-use retrykit_schema::keys::Key;
 use crate::window::Window;
+use retrykit_schema::keys::Key;
 use std::fmt;
 use std::time::{Duration, Instant};
 

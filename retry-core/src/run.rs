@@ -424,7 +424,9 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
                 // The kernel refuses a request that cannot be sent again as
                 // it refuses any disallowed retry; the call says which it was.
                 let ending = match unrepeatable {
-                    Some(why) if refused.is_none() && allowed && in_policy(policy, failure.class) => {
+                    Some(why)
+                        if refused.is_none() && allowed && in_policy(policy, failure.class) =>
+                    {
                         why.ending()
                     }
                     _ => ending,

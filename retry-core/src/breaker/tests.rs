@@ -33,7 +33,11 @@ fn it_judges_only_from_min_calls_and_opens_at_the_ratio() {
     assert_eq!(b.state(), BreakerState::Closed, "3 attempts < min_calls 4");
     let ok = b.try_acquire(t0).unwrap();
     b.record(ok, t0, false);
-    assert_eq!(b.state(), BreakerState::Closed, "the ratio is only judged on a failure");
+    assert_eq!(
+        b.state(),
+        BreakerState::Closed,
+        "the ratio is only judged on a failure"
+    );
     fail(&b, t0, 1);
     assert_eq!(b.state(), BreakerState::Open, "4 of 5 failed >= 50%");
     assert_eq!(b.status(t0).trips, 1);
@@ -73,7 +77,11 @@ fn open_periods_double_up_to_the_maximum_and_a_success_closes() {
     assert_eq!(b.state(), BreakerState::Closed);
     assert_eq!(b.status(now).trips, 0, "closing forgets the trips");
     let status = b.status(now);
-    assert_eq!((status.attempts, status.failures), (0, 0), "it judges afresh");
+    assert_eq!(
+        (status.attempts, status.failures),
+        (0, 0),
+        "it judges afresh"
+    );
 }
 
 #[test]
@@ -101,7 +109,9 @@ fn a_dropped_probe_gives_its_place_back_and_counts_nothing() {
     let later = t0 + Duration::from_secs(1);
     drop(b.try_acquire(later).unwrap());
     assert_eq!(b.state(), BreakerState::HalfOpen);
-    let probe = b.try_acquire(later).expect("the cancelled probe's place is free again");
+    let probe = b
+        .try_acquire(later)
+        .expect("the cancelled probe's place is free again");
     b.record(probe, later, false);
     assert_eq!(b.state(), BreakerState::Closed);
 }
@@ -145,7 +155,10 @@ fn slow_attempts_count_as_failures() {
 
 #[test]
 fn permanent_errors_never_count_and_trip_on_picks_the_classes() {
-    let b = CircuitBreaker::builder().trip_on(["throttled"]).build().unwrap();
+    let b = CircuitBreaker::builder()
+        .trip_on(["throttled"])
+        .build()
+        .unwrap();
     assert!(b.counts_class(Class::THROTTLED));
     assert!(!b.counts_class(Class::TRANSIENT));
     assert!(!b.counts_class(Class::Permanent));
@@ -207,7 +220,10 @@ fn open_jitter_cuts_each_period_by_at_most_its_share() {
     for _ in 0..20 {
         fail(&b, now, 1);
         let wait = b.try_acquire(now).unwrap_err().retry_in();
-        assert!(wait >= Duration::from_secs(5) && wait <= Duration::from_secs(10), "{wait:?}");
+        assert!(
+            wait >= Duration::from_secs(5) && wait <= Duration::from_secs(10),
+            "{wait:?}"
+        );
         seen.push(wait);
         now += wait;
         let probe = b.try_acquire(now).unwrap();
@@ -236,7 +252,10 @@ fn under_contention_exactly_the_probes_go_through_and_one_thread_says_each_chang
                     })
                 })
                 .collect();
-            handles.into_iter().flat_map(|h| h.join().unwrap()).collect()
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().unwrap())
+                .collect()
         });
         assert_eq!(tickets.len(), 5, "10,000 asks, 5 probes");
         let period = b.word().period();
@@ -247,6 +266,10 @@ fn under_contention_exactly_the_probes_go_through_and_one_thread_says_each_chang
             }
         });
         assert_eq!(b.state(), BreakerState::Closed);
-        assert_eq!(b.word().period(), period.wrapping_add(1), "closed exactly once");
+        assert_eq!(
+            b.word().period(),
+            period.wrapping_add(1),
+            "closed exactly once"
+        );
     }
 }

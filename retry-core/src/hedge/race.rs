@@ -160,10 +160,10 @@ where
         #[cfg(feature = "metrics")]
         if sent {
             crate::metrics::hedged(
-            run.policy(),
-            run.tally.attempts - self.first_attempt,
-            winner != self.first_attempt,
-            self.running.len() as u32,
+                run.policy(),
+                run.tally.attempts - self.first_attempt,
+                winner != self.first_attempt,
+                self.running.len() as u32,
             );
         }
         self.running.clear();
