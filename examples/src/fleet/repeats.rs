@@ -200,7 +200,11 @@ impl Repeats<'_> {
     /// median and spread, the send rates, the verdict, and each run's warnings.
     pub(crate) fn table(&self) -> String {
         let n = self.runs.len();
-        let mut out = self.runs.first().map(Comparison::header).unwrap_or_default();
+        let mut out = self
+            .runs
+            .first()
+            .map(Comparison::header)
+            .unwrap_or_default();
         let _ = writeln!(
             out,
             "repeats: {n} runs, one after another; each run's send-rate prediction is from the rate its own first wave showed"
@@ -248,7 +252,11 @@ impl Repeats<'_> {
                         .map(|v| format!("{:>9}", num(*v)))
                         .collect::<String>(),
                     num(s.map(|s| s.median)),
-                    s.map_or("-".to_owned(), |s| format!("{}–{}", num(Some(s.min)), num(Some(s.max)))),
+                    s.map_or("-".to_owned(), |s| format!(
+                        "{}–{}",
+                        num(Some(s.min)),
+                        num(Some(s.max))
+                    )),
                 );
             }
             let inside: String = c
@@ -277,7 +285,11 @@ impl Repeats<'_> {
     /// Each modelled quantity, run by run: measured from the run against
     /// what the send-rate model took, and the median of those shares.
     fn differences(&self) -> String {
-        let Some(first) = self.runs.iter().find(|r| !r.differences.quantities.is_empty()) else {
+        let Some(first) = self
+            .runs
+            .iter()
+            .find(|r| !r.differences.quantities.is_empty())
+        else {
             return String::new();
         };
         let mut out = String::from(
@@ -294,7 +306,9 @@ impl Repeats<'_> {
                 out,
                 "{:<64}{}  median {}",
                 q.name,
-                off.iter().map(|d| format!("{:>9}", pct(*d))).collect::<String>(),
+                off.iter()
+                    .map(|d| format!("{:>9}", pct(*d)))
+                    .collect::<String>(),
                 pct(median)
             );
         }
@@ -357,5 +371,127 @@ impl Repeats<'_> {
             "runs": runs,
         });
         serde_json::to_string_pretty(&value).unwrap_or_default() + "\n"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fleet::report::tests::{comparison_of, fleet_args, outcome};
+    use retrykit_core::Policy;
+
+    #[test]
+    fn a_spread_has_the_median_and_the_ends() {
+        let s = Spread::of(&[3.0, 1.0, 2.0]).unwrap();
+        assert_eq!((s.median, s.min, s.max), (2.0, 1.0, 3.0));
+        // An even count: the mean of the two middle values.
+        assert_eq!(Spread::of(&[4.0, 1.0, 2.0, 10.0]).unwrap().median, 3.0);
+        assert_eq!(Spread::of(&[]), None);
+        assert_eq!(Spread::of(&[f64::NAN]), None);
+        assert!(s.holds(1.0) && s.holds(3.0) && !s.holds(3.5));
+    }
+
+    /// Three runs: predicted peaks 30, 32, 40 against measured 25, 28, 35
+    /// (every run over-predicts), calls 100 predicted and 95 to 105 measured.
+    fn three_runs<'a>(args: &'a FleetArgs, policy: &'a Policy) -> Repeats<'a> {
+        let runs = [(30, 25, 95), (32, 28, 100), (40, 35, 105)]
+            .into_iter()
+            .map(|(predicted, measured, calls)| {
+                let mut c = comparison_of(args, policy, true);
+                let sent = &mut c.send_rate.as_mut().unwrap().1;
+                *sent = outcome(&[0, predicted], 100);
+                c.measured = outcome(&[0, measured], calls);
+                c
+            })
+            .collect();
+        Repeats { runs }
+    }
+
+    use crate::fleet::FleetArgs;
+
+    #[test]
+    fn the_verdict_compares_medians_and_says_which_runs_lie_inside_the_measured_spread() {
+        let (args, policy) = (fleet_args(), Policy::default());
+        let r = three_runs(&args, &policy);
+        let table = r.table();
+        // Medians 32 predicted, 28 measured: -12.5%.
+        assert!(
+            table.contains("verdict on the medians of 3 runs, against the send-rate model: peak retries per tick -12.5% (predicted inside the measured spread in 2 of 3 runs; every run over-predicts (3 of 3)); calls +0.0% (predicted inside the measured spread in 3 of 3 runs; 1 over, 1 under): both medians within 20%"),
+            "{table}"
+        );
+        let line = |start: &str, after: &str| {
+            let at = table
+                .find(after)
+                .unwrap_or_else(|| panic!("{after}: {table}"));
+            table[at..]
+                .lines()
+                .find(|l| l.starts_with(start))
+                .unwrap()
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        assert_eq!(
+            line("  predicted", "peak retries"),
+            "predicted 30 32 40 32 30–40"
+        );
+        assert_eq!(
+            line("  measured", "peak retries"),
+            "measured 25 28 35 28 25–35 -12.5%"
+        );
+        assert_eq!(
+            line("  inside measured spread", "peak retries"),
+            "inside measured spread yes yes no"
+        );
+        assert!(table.contains("run 3: warning: something did not behave as configured"));
+    }
+
+    #[test]
+    fn the_json_gives_every_run_and_each_figure_s_medians_and_spreads() {
+        let (args, policy) = (fleet_args(), Policy::default());
+        let v: Value = serde_json::from_str(&three_runs(&args, &policy).json()).unwrap();
+        assert_eq!(v["fleet"]["repeat"], 3);
+        assert_eq!(v["fleet"]["clients"], 10);
+        assert_eq!(v["runs"].as_array().unwrap().len(), 3);
+        assert_eq!(v["runs"][2]["measured"]["peak_retries_per_tick"], 35);
+        let peak = &v["repeats"]["figures"]["peak_retries_per_tick"];
+        assert_eq!(peak["predicted"]["runs"], json!([30.0, 32.0, 40.0]));
+        assert_eq!(
+            (
+                &peak["measured"]["median"],
+                &peak["measured"]["min"],
+                &peak["measured"]["max"]
+            ),
+            (&json!(28.0), &json!(25.0), &json!(35.0))
+        );
+        assert_eq!(peak["median_diff"], -0.125);
+        assert_eq!(peak["inside_measured_spread"], json!([true, true, false]));
+        assert_eq!(
+            (&peak["runs_over_predicted"], &peak["runs_under_predicted"]),
+            (&json!(3), &json!(0))
+        );
+        let verdict = &v["repeats"]["verdict"];
+        assert_eq!(verdict["peak_within"], true);
+        assert_eq!(verdict["calls_median_diff"], 0.0);
+        assert_eq!(
+            v["repeats"]["models"],
+            json!(["send_rate", "send_rate", "send_rate"])
+        );
+        // p50 is unknown in these outcomes: no median, and no run inside.
+        let p50 = &v["repeats"]["figures"]["p50_ms"];
+        assert_eq!(p50["measured"]["median"], Value::Null);
+        assert_eq!(p50["inside_measured_spread"], json!([null, null, null]));
+    }
+
+    #[test]
+    fn a_median_off_by_more_than_20_percent_misses() {
+        let (args, policy) = (fleet_args(), Policy::default());
+        let mut r = three_runs(&args, &policy);
+        for c in &mut r.runs {
+            c.measured.calls = 50;
+        }
+        let table = r.table();
+        assert!(table.contains("calls -50.0%"), "{table}");
+        assert!(table.contains(": calls not within 20%\n"), "{table}");
     }
 }

@@ -185,7 +185,9 @@ impl Comparison<'_> {
             );
         }
         let (peak, calls) = self.verdict();
-        let missed = [peak, calls].iter().any(|d| !d.is_some_and(|d| d.abs() <= WITHIN));
+        let missed = [peak, calls]
+            .iter()
+            .any(|d| !d.is_some_and(|d| d.abs() <= WITHIN));
         let furthest = qs
             .iter()
             .filter_map(|q| Some((q, q.off_by()?)))
@@ -389,20 +391,22 @@ impl Comparison<'_> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::fleet::server::ServerCounts;
     use crate::fleet::{FleetArgs, Plan};
     use clap::Parser;
 
-    fn outcome(retries: &[u64], calls: u64) -> Outcome {
+    pub(crate) fn outcome(retries: &[u64], calls: u64) -> Outcome {
         let mut o = Outcome::from_series(retries, 8);
         o.calls = calls;
         o.first_calls = 10;
         o
     }
 
-    fn comparison_of<'a>(
+    /// A comparison of a 10-client fleet: plain, send-rate (when
+    /// `measured_rate`) and measured outcomes with peaks 6, 5 and 5.
+    pub(crate) fn comparison_of<'a>(
         args: &'a FleetArgs,
         policy: &'a Policy,
         measured_rate: bool,
@@ -431,7 +435,7 @@ mod tests {
         }
     }
 
-    fn fleet_args() -> FleetArgs {
+    pub(crate) fn fleet_args() -> FleetArgs {
         FleetArgs::try_parse_from(["fleet", "--config", "f", "--policy", "p", "--clients", "10"])
             .unwrap()
     }

@@ -129,7 +129,10 @@ impl ServerCounts {
 
     /// Ticks from tick 0 to the last a first call reached: the first wave.
     pub(crate) fn first_wave_ticks(&self) -> usize {
-        self.first_calls.iter().rposition(|&n| n > 0).map_or(0, |i| i + 1)
+        self.first_calls
+            .iter()
+            .rposition(|&n| n > 0)
+            .map_or(0, |i| i + 1)
     }
 
     /// The `q`-quantile of lateness (upper bound of its power-of-two bucket), in µs.
