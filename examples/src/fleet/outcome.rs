@@ -82,13 +82,15 @@ fn quantile(sorted: &[u64], q: f64) -> Option<u64> {
 
 impl Outcome {
     /// The outcome of a retry series alone (tick 0 first): calls and
-    /// clients are left to the caller.
+    /// clients are left to the caller. The peak is the busiest tick after
+    /// tick 0, as retrykit-sim's `peak_retries` is, so that predicted and
+    /// measured peaks count the same ticks.
     pub(crate) fn from_series(retries: &[u64], bins: usize) -> Self {
         let mut arrivals = ArrivalHistogram::new(bins);
         let mut peak = (0, 0);
         for (t, &n) in retries.iter().enumerate() {
             arrivals.record(t as u64, n);
-            if n > peak.0 {
+            if t > 0 && n > peak.0 {
                 peak = (n, t as u64);
             }
         }
@@ -186,6 +188,15 @@ mod tests {
         assert_eq!((o.peak_retries_per_tick, o.peak_tick), (7, 5));
         assert_eq!(o.retries, 11);
         assert_eq!(o.shape.quiet_ticks, 2); // ticks 3 and 4, inside the busy span 2..=5
+    }
+
+    #[test]
+    fn the_peak_is_after_tick_0_as_the_simulator_counts_it() {
+        // Retries in tick 0 (a wait shorter than the tick) count in the
+        // total, but the peak, like retrykit-sim's, is the busiest later tick.
+        let o = Outcome::from_series(&[9, 4, 2], 8);
+        assert_eq!((o.peak_retries_per_tick, o.peak_tick), (4, 1));
+        assert_eq!(o.retries, 15);
     }
 
     #[test]
