@@ -6,7 +6,8 @@
 //! that the machine sends retries waiting in its queue at that same rate;
 //! that it sends its queue in order, so no retry goes out before the last
 //! first call; and so that the first wave lasts as long as the rate says.
-//! Each is checked here from the server's own counts: how many calls
+//! Each is checked here from the server's own counts: what a typical
+//! whole tick of the first wave held (the rate is its busiest), how many calls
 //! reached it in the ticks after the first wave in which most calls came
 //! later than their timer allowed (calls were waiting, so the tick shows
 //! the rate), how many retries arrived while the first wave was still
@@ -66,6 +67,12 @@ impl Differences {
         let busiest = waiting.last().copied().unwrap_or(0);
         let median = waiting.get(waiting.len() / 2).copied().unwrap_or(0);
         let first_wave_retries: u64 = (0..wave).map(|t| at(&server.retries, t)).sum();
+        // The first wave's ticks but its last (cut short when the wave
+        // ended): what the machine sent in a typical whole tick of it,
+        // beside the busiest one the rate is.
+        let mut whole: Vec<u64> = (0..wave.saturating_sub(1)).map(calls).collect();
+        whole.sort_unstable();
+        let typical = whole.get(whole.len() / 2).copied();
         let predicted_retries = predicted
             .arrivals
             .bins()
@@ -74,6 +81,12 @@ impl Differences {
             .sum::<u64>();
         Differences {
             quantities: vec![
+                Quantity {
+                    name: "send rate in the first wave, median whole tick",
+                    key: "first_wave_median_tick",
+                    modelled: per_tick,
+                    measured: typical.unwrap_or(0) as f64,
+                },
                 Quantity {
                     name: "send rate for calls waiting after the first wave, busiest tick",
                     key: "waiting_busiest_tick",
@@ -146,6 +159,9 @@ mod tests {
             let q = d.quantities.iter().find(|q| q.key == key).unwrap();
             (q.modelled, q.measured)
         };
+        // The first wave's whole ticks held 300 and 290: the median of two
+        // is the upper one.
+        assert_eq!(q("first_wave_median_tick"), (300.0, 300.0));
         assert_eq!(q("waiting_busiest_tick"), (300.0, 260.0));
         assert_eq!(q("waiting_median_tick"), (300.0, 250.0));
         // The model kept its queue full for 4 ticks after its first wave;
@@ -153,7 +169,7 @@ mod tests {
         assert_eq!(q("waiting_ticks"), (4.0, 3.0));
         assert_eq!(q("first_wave_ticks"), (2.0, 3.0));
         assert_eq!(q("first_wave_retries"), (0.0, 40.0));
-        let busiest = &d.quantities[0];
+        let busiest = &d.quantities[1];
         assert!((busiest.off_by().unwrap() + 0.1333).abs() < 1e-3);
         let v = d.json();
         assert_eq!(v["first_wave_retries"]["off_by"], Value::Null);
