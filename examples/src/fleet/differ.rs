@@ -19,12 +19,44 @@ use super::outcome::Outcome;
 use super::server::ServerCounts;
 use serde_json::{Value, json};
 
+/// The modelled quantities, in the order reports list them: key, name,
+/// and whether it is the send rate (which matters to the peak only where
+/// the rate binds it).
+pub(crate) const QUANTITIES: [(&str, &str, bool); 8] = [
+    (
+        "first_wave_median_tick",
+        "send rate in the first wave, median whole tick",
+        true,
+    ),
+    (
+        "waiting_busiest_tick",
+        "send rate for calls waiting after the first wave, busiest tick",
+        true,
+    ),
+    ("waiting_median_tick", "  median tick", true),
+    (
+        "waiting_ticks",
+        "ticks with calls waiting after the first wave",
+        true,
+    ),
+    ("first_wave_ticks", "first wave (ticks)", false),
+    (
+        "first_wave_retries",
+        "retries arriving during the first wave",
+        false,
+    ),
+    (
+        "quiet_ticks",
+        "ticks without a retry (the timer model's skipped steps)",
+        false,
+    ),
+    ("retries", "retries", false),
+];
+
 /// One modelled quantity: what the model took, what the run showed.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Quantity {
-    /// Its name, as the report prints it.
-    pub(crate) name: &'static str,
-    /// Its key in the JSON.
+    /// Its key in the JSON and in [`QUANTITIES`].
     pub(crate) key: &'static str,
     pub(crate) modelled: f64,
     pub(crate) measured: f64,
@@ -36,22 +68,51 @@ impl Quantity {
     pub(crate) fn off_by(&self) -> Option<f64> {
         super::report::diff_share(self.modelled, self.measured)
     }
+
+    /// Its name, as the report prints it.
+    pub(crate) fn name(&self) -> &'static str {
+        QUANTITIES
+            .iter()
+            .find(|(k, _, _)| *k == self.key)
+            .map_or(self.key, |(_, name, _)| name)
+    }
+
+    /// Whether it is the send rate's.
+    fn of_the_rate(&self) -> bool {
+        QUANTITIES
+            .iter()
+            .any(|(k, _, rate)| *k == self.key && *rate)
+    }
 }
 
-/// The modelled quantities of one run; empty when no send rate was measured.
+/// The modelled quantities of one run (those the run could measure);
+/// empty when no send rate was measured.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Differences {
     pub(crate) quantities: Vec<Quantity>,
+    /// Whether the rate bound the prediction: the model's queue kept the
+    /// machine busy for a whole tick after the first wave.
+    pub(crate) rate_binds: bool,
 }
 
 /// A tick counts as one with calls waiting when at least this share of
 /// its calls arrived later than their timer allowed.
 const WAITING_SHARE: f64 = 0.5;
 
+/// The upper median of sorted values.
+fn median(sorted: &[u64]) -> Option<u64> {
+    sorted.get(sorted.len() / 2).copied()
+}
+
 impl Differences {
     /// Sets `predicted` (the send-rate model at `per_tick` calls a tick)
-    /// against what `server` counted.
-    pub(crate) fn of(server: &ServerCounts, predicted: &Outcome, per_tick: f64) -> Self {
+    /// against what `server` counted and `measured` shows.
+    pub(crate) fn of(
+        server: &ServerCounts,
+        predicted: &Outcome,
+        measured: &Outcome,
+        per_tick: f64,
+    ) -> Self {
         let wave = server.first_wave_ticks();
         let at = |v: &[u32], t: usize| u64::from(v.get(t).copied().unwrap_or(0));
         let calls = |t: usize| at(&server.first_calls, t) + at(&server.retries, t);
@@ -64,61 +125,65 @@ impl Differences {
             .map(calls)
             .collect();
         waiting.sort_unstable();
-        let busiest = waiting.last().copied().unwrap_or(0);
-        let median = waiting.get(waiting.len() / 2).copied().unwrap_or(0);
-        let first_wave_retries: u64 = (0..wave).map(|t| at(&server.retries, t)).sum();
         // The first wave's ticks but its last (cut short when the wave
         // ended): what the machine sent in a typical whole tick of it,
         // beside the busiest one the rate is.
         let mut whole: Vec<u64> = (0..wave.saturating_sub(1)).map(calls).collect();
         whole.sort_unstable();
-        let typical = whole.get(whole.len() / 2).copied();
         let predicted_retries = predicted
             .arrivals
             .bins()
-            .take(predicted.first_wave_ticks as usize)
+            .take(usize::try_from(predicted.first_wave_ticks).unwrap_or(usize::MAX))
             .map(|b| b.calls)
             .sum::<u64>();
+        let full_ticks = predicted.full_ticks_after_wave(per_tick);
+        let q = |key, modelled: f64, measured: Option<u64>| {
+            measured.map(|m| Quantity {
+                key,
+                modelled,
+                measured: m as f64,
+            })
+        };
+        let quantities = [
+            q("first_wave_median_tick", per_tick, median(&whole)),
+            q("waiting_busiest_tick", per_tick, waiting.last().copied()),
+            q("waiting_median_tick", per_tick, median(&waiting)),
+            q(
+                "waiting_ticks",
+                full_ticks as f64,
+                Some(waiting.len() as u64),
+            ),
+            q(
+                "first_wave_ticks",
+                predicted.first_wave_ticks as f64,
+                Some(wave as u64),
+            ),
+            q(
+                "first_wave_retries",
+                predicted_retries as f64,
+                Some((0..wave).map(|t| at(&server.retries, t)).sum()),
+            ),
+            q(
+                "quiet_ticks",
+                predicted.shape.quiet_ticks as f64,
+                Some(measured.shape.quiet_ticks),
+            ),
+            q("retries", predicted.retries as f64, Some(measured.retries)),
+        ];
         Differences {
-            quantities: vec![
-                Quantity {
-                    name: "send rate in the first wave, median whole tick",
-                    key: "first_wave_median_tick",
-                    modelled: per_tick,
-                    measured: typical.unwrap_or(0) as f64,
-                },
-                Quantity {
-                    name: "send rate for calls waiting after the first wave, busiest tick",
-                    key: "waiting_busiest_tick",
-                    modelled: per_tick,
-                    measured: busiest as f64,
-                },
-                Quantity {
-                    name: "  median tick",
-                    key: "waiting_median_tick",
-                    modelled: per_tick,
-                    measured: median as f64,
-                },
-                Quantity {
-                    name: "ticks with calls waiting after the first wave",
-                    key: "waiting_ticks",
-                    modelled: predicted.full_ticks_after_wave(per_tick) as f64,
-                    measured: waiting.len() as f64,
-                },
-                Quantity {
-                    name: "first wave (ticks)",
-                    key: "first_wave_ticks",
-                    modelled: predicted.first_wave_ticks as f64,
-                    measured: wave as f64,
-                },
-                Quantity {
-                    name: "retries arriving during the first wave",
-                    key: "first_wave_retries",
-                    modelled: predicted_retries as f64,
-                    measured: first_wave_retries as f64,
-                },
-            ],
+            quantities: quantities.into_iter().flatten().collect(),
+            rate_binds: full_ticks > 0,
         }
+    }
+
+    /// The quantity furthest off among those that bear on the peak: the
+    /// send rate's only where it bound the prediction.
+    pub(crate) fn furthest_off(&self) -> Option<(&Quantity, f64)> {
+        self.quantities
+            .iter()
+            .filter(|q| self.rate_binds || !q.of_the_rate())
+            .filter_map(|q| Some((q, q.off_by()?)))
+            .max_by(|a, b| a.1.abs().total_cmp(&b.1.abs()))
     }
 
     /// The JSON object, one entry per quantity.
@@ -133,6 +198,8 @@ impl Differences {
                 )
             })
             .collect();
+        let mut map = map;
+        map.insert("rate_binds".into(), Value::Bool(self.rate_binds));
         Value::Object(map)
     }
 }
@@ -154,7 +221,8 @@ mod tests {
         };
         let mut predicted = Outcome::from_series(&[0, 0, 0, 300, 300, 300, 300, 100], 8);
         predicted.first_wave_ticks = 2;
-        let d = Differences::of(&server, &predicted, 300.0);
+        let measured = Outcome::from_series(&[0, 10, 30, 250, 240, 260, 100], 8);
+        let d = Differences::of(&server, &predicted, &measured, 300.0);
         let q = |key: &str| {
             let q = d.quantities.iter().find(|q| q.key == key).unwrap();
             (q.modelled, q.measured)
@@ -169,10 +237,56 @@ mod tests {
         assert_eq!(q("waiting_ticks"), (4.0, 3.0));
         assert_eq!(q("first_wave_ticks"), (2.0, 3.0));
         assert_eq!(q("first_wave_retries"), (0.0, 40.0));
+        assert_eq!(q("retries"), (1300.0, 890.0));
         let busiest = &d.quantities[1];
         assert!((busiest.off_by().unwrap() + 0.1333).abs() < 1e-3);
+        assert_eq!(
+            busiest.name(),
+            "send rate for calls waiting after the first wave, busiest tick"
+        );
+        // The rate bound the prediction; furthest off: the first wave,
+        // 3 ticks measured against 2 modelled.
+        assert!(d.rate_binds);
+        assert_eq!(
+            d.furthest_off().map(|(q, _)| q.key),
+            Some("first_wave_ticks")
+        );
         let v = d.json();
         assert_eq!(v["first_wave_retries"]["off_by"], Value::Null);
         assert_eq!(v["waiting_ticks"]["measured"], 3.0);
+    }
+}
+
+#[cfg(test)]
+mod unbound {
+    use super::*;
+
+    #[test]
+    fn where_the_rate_did_not_bind_its_quantities_are_not_blamed_and_unmeasured_ones_are_left_out()
+    {
+        // A first wave in one tick, and no tick after it with calls waiting.
+        let server = ServerCounts {
+            first_calls: vec![500, 0, 0],
+            retries: vec![0, 8, 70],
+            late: vec![0, 0, 0],
+            ..Default::default()
+        };
+        let mut predicted = Outcome::from_series(&[0, 10, 76], 8);
+        predicted.first_wave_ticks = 1;
+        let measured = Outcome::from_series(&[0, 8, 70], 8);
+        let d = Differences::of(&server, &predicted, &measured, 500.0);
+        assert!(!d.rate_binds);
+        let keys: Vec<&str> = d.quantities.iter().map(|q| q.key).collect();
+        assert_eq!(
+            keys,
+            [
+                "waiting_ticks",
+                "first_wave_ticks",
+                "first_wave_retries",
+                "quiet_ticks",
+                "retries"
+            ]
+        );
+        assert_eq!(d.furthest_off().map(|(q, _)| q.key), Some("retries"));
     }
 }

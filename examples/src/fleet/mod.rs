@@ -215,7 +215,7 @@ fn run_once<'a>(
         Some((rate, predicted)) => {
             // The whole machine's calls per tick, every process's queue included.
             let per_tick = rate.per_ms() * args.tick.as_secs_f64() * 1e3;
-            Differences::of(&m.server, predicted, per_tick)
+            Differences::of(&m.server, predicted, &measured, per_tick)
         }
         None => Differences::default(),
     };

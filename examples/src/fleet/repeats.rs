@@ -8,6 +8,7 @@
 //! runs moved a peak 2.15×), but a bias can: when every run errs the same
 //! way, the report says so.
 
+use super::differ::QUANTITIES;
 use super::outcome::Outcome;
 use super::report::{Comparison, WITHIN, diff_share, ms};
 use serde_json::{Value, json};
@@ -285,27 +286,29 @@ impl Repeats<'_> {
     /// Each modelled quantity, run by run: measured from the run against
     /// what the send-rate model took, and the median of those shares.
     fn differences(&self) -> String {
-        let Some(first) = self
+        if self
             .runs
             .iter()
-            .find(|r| !r.differences.quantities.is_empty())
-        else {
+            .all(|r| r.differences.quantities.is_empty())
+        {
             return String::new();
-        };
+        }
         let mut out = String::from(
             "\nwhere the send-rate model and the machine differ, run by run (measured against modelled):\n",
         );
-        for (i, q) in first.differences.quantities.iter().enumerate() {
+        for (key, name, _) in QUANTITIES {
             let off: Vec<Option<f64>> = self
                 .runs
                 .iter()
-                .map(|r| r.differences.quantities.get(i).and_then(|q| q.off_by()))
+                .map(|r| {
+                    let q = r.differences.quantities.iter().find(|q| q.key == key);
+                    q.and_then(|q| q.off_by())
+                })
                 .collect();
             let median = Compared::spread(&off).map(|s| s.median);
             let _ = writeln!(
                 out,
-                "{:<64}{}  median {}",
-                q.name,
+                "{name:<64}{}  median {}",
                 off.iter()
                     .map(|d| format!("{:>9}", pct(*d)))
                     .collect::<String>(),

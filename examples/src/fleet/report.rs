@@ -178,7 +178,7 @@ impl Comparison<'_> {
             let _ = writeln!(
                 out,
                 "  {:<64}{:>9.0}{:>9.0}{:>9}",
-                q.name,
+                q.name(),
                 q.modelled,
                 q.measured,
                 share(q.off_by())
@@ -188,15 +188,11 @@ impl Comparison<'_> {
         let missed = [peak, calls]
             .iter()
             .any(|d| !d.is_some_and(|d| d.abs() <= WITHIN));
-        let furthest = qs
-            .iter()
-            .filter_map(|q| Some((q, q.off_by()?)))
-            .max_by(|a, b| a.1.abs().total_cmp(&b.1.abs()));
-        if missed && let Some((q, d)) = furthest {
+        if missed && let Some((q, d)) = self.differences.furthest_off() {
             let _ = writeln!(
                 out,
                 "missed: the modelled quantity furthest off is {} (modelled {:.0}, measured {:.0}, {})",
-                q.name.trim(),
+                q.name().trim(),
                 q.modelled,
                 q.measured,
                 share(Some(d))
