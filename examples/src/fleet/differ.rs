@@ -18,6 +18,7 @@
 use super::outcome::Outcome;
 use super::server::ServerCounts;
 use serde_json::{Value, json};
+use std::fmt::Write;
 
 /// The modelled quantities, in the order reports list them: key, name,
 /// and whether it is the send rate (which matters to the peak only where
@@ -186,6 +187,38 @@ impl Differences {
             .max_by(|a, b| a.1.abs().total_cmp(&b.1.abs()))
     }
 
+    /// Each quantity beside what this run measured of it, and, when the
+    /// run `missed` (peak or calls not within 20%), the one furthest off.
+    pub(crate) fn text(&self, missed: bool) -> String {
+        if self.quantities.is_empty() {
+            return String::new();
+        }
+        let mut out = String::from(
+            "where the send-rate model and this run differ (modelled, measured from this run, off by):\n",
+        );
+        for q in &self.quantities {
+            let _ = writeln!(
+                out,
+                "  {:<64}{:>9.0}{:>9.0}{:>9}",
+                q.name(),
+                q.modelled,
+                q.measured,
+                share(q.off_by())
+            );
+        }
+        if missed && let Some((q, d)) = self.furthest_off() {
+            let _ = writeln!(
+                out,
+                "missed: the modelled quantity furthest off is {} (modelled {:.0}, measured {:.0}, {})",
+                q.name().trim(),
+                q.modelled,
+                q.measured,
+                share(Some(d))
+            );
+        }
+        out
+    }
+
     /// The JSON object, one entry per quantity.
     pub(crate) fn json(&self) -> Value {
         let map: serde_json::Map<String, Value> = self
@@ -202,6 +235,37 @@ impl Differences {
         map.insert("rate_binds".into(), Value::Bool(self.rate_binds));
         Value::Object(map)
     }
+}
+
+fn share(d: Option<f64>) -> String {
+    d.map_or("-".to_owned(), |d| format!("{:+.1}%", 100.0 * d))
+}
+
+/// Each modelled quantity, run by run: measured from the run against
+/// what the send-rate model took, and the median of those shares.
+pub(crate) fn run_by_run(runs: &[&Differences]) -> String {
+    if runs.iter().all(|d| d.quantities.is_empty()) {
+        return String::new();
+    }
+    let mut out = String::from(
+        "\nwhere the send-rate model and the machine differ, run by run (measured against modelled):\n",
+    );
+    for (key, name, _) in QUANTITIES {
+        let off: Vec<f64> = runs
+            .iter()
+            .map(|d| {
+                let q = d.quantities.iter().find(|q| q.key == key);
+                q.and_then(Quantity::off_by).unwrap_or(f64::NAN)
+            })
+            .collect();
+        let median = super::repeats::Spread::of(&off).map(|s| s.median);
+        let each: String = off
+            .iter()
+            .map(|&d| format!("{:>9}", share(Some(d).filter(|d| d.is_finite()))))
+            .collect();
+        let _ = writeln!(out, "{name:<64}{each}  median {}", share(median));
+    }
+    out
 }
 
 #[cfg(test)]
@@ -288,5 +352,27 @@ mod unbound {
             ]
         );
         assert_eq!(d.furthest_off().map(|(q, _)| q.key), Some("retries"));
+        // A run that missed names it, with both values; one that held does not.
+        let text = d.text(true);
+        assert!(
+            text.contains("missed: the modelled quantity furthest off is retries (modelled 86, measured 78, -9.3%)"),
+            "{text}"
+        );
+        assert!(!d.text(false).contains("missed"));
+        // Run by run, a quantity a run could not measure shows as "-".
+        let bound = Differences {
+            quantities: vec![Quantity {
+                key: "waiting_busiest_tick",
+                modelled: 100.0,
+                measured: 90.0,
+            }],
+            rate_binds: true,
+        };
+        let table = run_by_run(&[&bound, &d]);
+        let line = table
+            .lines()
+            .find(|l| l.starts_with("send rate for calls waiting"))
+            .unwrap();
+        assert!(line.ends_with("-10.0%        -  median -10.0%"), "{table}");
     }
 }

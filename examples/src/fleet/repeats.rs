@@ -8,7 +8,7 @@
 //! runs moved a peak 2.15×), but a bias can: when every run errs the same
 //! way, the report says so.
 
-use super::differ::QUANTITIES;
+use super::differ::{Differences, run_by_run};
 use super::outcome::Outcome;
 use super::report::{Comparison, WITHIN, diff_share, ms};
 use serde_json::{Value, json};
@@ -274,46 +274,12 @@ impl Repeats<'_> {
                 .collect();
             let _ = writeln!(out, "{:<28}{inside}", "  inside measured spread");
         }
-        out.push_str(&self.differences());
+        let differences: Vec<&Differences> = self.runs.iter().map(|r| &r.differences).collect();
+        out.push_str(&run_by_run(&differences));
         for (i, r) in self.runs.iter().enumerate() {
             for w in &r.warnings {
                 let _ = writeln!(out, "run {}: warning: {w}", i + 1);
             }
-        }
-        out
-    }
-
-    /// Each modelled quantity, run by run: measured from the run against
-    /// what the send-rate model took, and the median of those shares.
-    fn differences(&self) -> String {
-        if self
-            .runs
-            .iter()
-            .all(|r| r.differences.quantities.is_empty())
-        {
-            return String::new();
-        }
-        let mut out = String::from(
-            "\nwhere the send-rate model and the machine differ, run by run (measured against modelled):\n",
-        );
-        for (key, name, _) in QUANTITIES {
-            let off: Vec<Option<f64>> = self
-                .runs
-                .iter()
-                .map(|r| {
-                    let q = r.differences.quantities.iter().find(|q| q.key == key);
-                    q.and_then(|q| q.off_by())
-                })
-                .collect();
-            let median = Compared::spread(&off).map(|s| s.median);
-            let _ = writeln!(
-                out,
-                "{name:<64}{}  median {}",
-                off.iter()
-                    .map(|d| format!("{:>9}", pct(*d)))
-                    .collect::<String>(),
-                pct(median)
-            );
         }
         out
     }

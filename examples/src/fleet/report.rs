@@ -159,45 +159,10 @@ impl Comparison<'_> {
             share(peak),
             share(calls)
         );
-        out.push_str(&self.differences_text());
-        out
-    }
-
-    /// Each modelled quantity beside what this run measured of it, and,
-    /// when peak or calls missed, the one furthest off.
-    fn differences_text(&self) -> String {
-        let qs = &self.differences.quantities;
-        if qs.is_empty() {
-            return String::new();
-        }
-        let share = |d: Option<f64>| d.map_or("-".to_owned(), |d| format!("{:+.1}%", 100.0 * d));
-        let mut out = String::from(
-            "where the send-rate model and this run differ (modelled, measured from this run, off by):\n",
-        );
-        for q in qs {
-            let _ = writeln!(
-                out,
-                "  {:<64}{:>9.0}{:>9.0}{:>9}",
-                q.name(),
-                q.modelled,
-                q.measured,
-                share(q.off_by())
-            );
-        }
-        let (peak, calls) = self.verdict();
         let missed = [peak, calls]
             .iter()
             .any(|d| !d.is_some_and(|d| d.abs() <= WITHIN));
-        if missed && let Some((q, d)) = self.differences.furthest_off() {
-            let _ = writeln!(
-                out,
-                "missed: the modelled quantity furthest off is {} (modelled {:.0}, measured {:.0}, {})",
-                q.name().trim(),
-                q.modelled,
-                q.measured,
-                share(Some(d))
-            );
-        }
+        out.push_str(&self.differences.text(missed));
         out
     }
 
