@@ -291,7 +291,9 @@ fn the_fleet_doc_repeat_predictions_are_what_simulate_says() {
         .expect("docs/fleet.md has its repeats table");
     let rows: Vec<Vec<String>> = page[at..]
         .lines()
-        .take_while(|l| l.starts_with('|') || !l.starts_with("##"))
+        // The blank line and the heading, then up to the next heading.
+        .skip(2)
+        .take_while(|l| !l.starts_with("##"))
         .filter(|l| l.starts_with("| outbox/") || l.starts_with("| base "))
         .map(|l| l.split('|').map(|c| c.trim().to_owned()).collect())
         .collect();
