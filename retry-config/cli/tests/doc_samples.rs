@@ -260,14 +260,9 @@ fn the_fleet_doc_send_rate_predictions_are_what_simulate_says() {
     let at = page
         .find("\n## The clients' machine")
         .expect("docs/fleet.md has its send-rate section");
-    let rows: Vec<Vec<String>> = page[at..]
-        .lines()
-        .filter(|l| l.starts_with("| outbox/") || l.starts_with("| base 50 ms"))
-        .map(|l| {
-            l.split('|')
-                .map(|c| c.trim().to_owned())
-                .collect::<Vec<_>>()
-        })
+    let end = page.find("\n## Repeats").unwrap_or(page.len());
+    let rows: Vec<Vec<String>> = fleet_table_rows(&page[at..end])
+        .into_iter()
         // Its 11 columns; the summaries after it have fewer.
         .filter(|cells| cells.len() == 13)
         .collect();
@@ -289,14 +284,8 @@ fn the_fleet_doc_repeat_predictions_are_what_simulate_says() {
     let at = page
         .find("\n### The table, five runs a row")
         .expect("docs/fleet.md has its repeats table");
-    let rows: Vec<Vec<String>> = page[at..]
-        .lines()
-        // The blank line and the heading, then up to the next heading.
-        .skip(2)
-        .take_while(|l| !l.starts_with("##"))
-        .filter(|l| l.starts_with("| outbox/") || l.starts_with("| base "))
-        .map(|l| l.split('|').map(|c| c.trim().to_owned()).collect())
-        .collect();
+    // The section runs to the end of the page.
+    let rows = fleet_table_rows(&page[at..]);
     assert!(
         rows.len() >= 27,
         "the table's rows were found: {}",
@@ -307,6 +296,15 @@ fn the_fleet_doc_repeat_predictions_are_what_simulate_says() {
             s.spawn(move || check_repeat_row(cells));
         }
     });
+}
+
+/// The cells of docs/fleet.md's table rows in `text`: the rows of a
+/// policy (`outbox/JITTER`, or `base B ms, ...`), split at their bars.
+fn fleet_table_rows(text: &str) -> Vec<Vec<String>> {
+    text.lines()
+        .filter(|l| l.starts_with("| outbox/") || l.starts_with("| base "))
+        .map(|l| l.split('|').map(|c| c.trim().to_owned()).collect())
+        .collect()
 }
 
 /// The environment and `simulate` flags of a fleet.md row's policy
