@@ -206,17 +206,22 @@ impl Differences {
                 share(q.off_by())
             );
         }
-        if missed && let Some((q, d)) = self.furthest_off() {
-            let _ = writeln!(
-                out,
-                "missed: the modelled quantity furthest off is {} (modelled {:.0}, measured {:.0}, {})",
-                q.name().trim(),
-                q.modelled,
-                q.measured,
-                share(Some(d))
-            );
+        if missed && let Some(line) = self.furthest_off_text() {
+            let _ = writeln!(out, "missed: {line}");
         }
         out
+    }
+
+    /// The quantity furthest off, in words with both values, if any.
+    pub(crate) fn furthest_off_text(&self) -> Option<String> {
+        let (q, d) = self.furthest_off()?;
+        Some(format!(
+            "the modelled quantity furthest off is {} (modelled {:.0}, measured {:.0}, {})",
+            q.name().trim(),
+            q.modelled,
+            q.measured,
+            share(Some(d))
+        ))
     }
 
     /// The JSON object, one entry per quantity.

@@ -276,6 +276,14 @@ impl Repeats<'_> {
         }
         let differences: Vec<&Differences> = self.runs.iter().map(|r| &r.differences).collect();
         out.push_str(&run_by_run(&differences));
+        // Each run that missed on its own, and the quantity furthest off in it.
+        for (i, r) in self.runs.iter().enumerate() {
+            if r.missed()
+                && let Some(line) = r.differences.furthest_off_text()
+            {
+                let _ = writeln!(out, "run {} missed: {line}", i + 1);
+            }
+        }
         for (i, r) in self.runs.iter().enumerate() {
             for w in &r.warnings {
                 let _ = writeln!(out, "run {}: warning: {w}", i + 1);
@@ -459,8 +467,25 @@ mod tests {
         for c in &mut r.runs {
             c.measured.calls = 50;
         }
+        // The first run measured its first wave at twice the ticks modelled.
+        r.runs[0].differences = crate::fleet::differ::Differences {
+            quantities: vec![crate::fleet::differ::Quantity {
+                key: "first_wave_ticks",
+                modelled: 3.0,
+                measured: 6.0,
+            }],
+            rate_binds: true,
+        };
         let table = r.table();
         assert!(table.contains("calls -50.0%"), "{table}");
         assert!(table.contains(": calls not within 20%\n"), "{table}");
+        assert!(
+            table.contains("run 1 missed: the modelled quantity furthest off is first wave (ticks) (modelled 3, measured 6, +100.0%)\n"),
+            "{table}"
+        );
+        assert!(
+            !table.contains("run 2 missed"),
+            "no differences measured: {table}"
+        );
     }
 }

@@ -159,11 +159,16 @@ impl Comparison<'_> {
             share(peak),
             share(calls)
         );
-        let missed = [peak, calls]
-            .iter()
-            .any(|d| !d.is_some_and(|d| d.abs() <= WITHIN));
-        out.push_str(&self.differences.text(missed));
+        out.push_str(&self.differences.text(self.missed()));
         out
+    }
+
+    /// Whether peak or calls is not within 20% of the verdict's prediction.
+    pub(crate) fn missed(&self) -> bool {
+        let (peak, calls) = self.verdict();
+        [peak, calls]
+            .iter()
+            .any(|d| !d.is_some_and(|d| d.abs() <= WITHIN))
     }
 
     /// The fleet, the policy and the prediction's model, as run.
