@@ -10,6 +10,8 @@ use crate::resolve::{self, ResolvedBudget, ResolvedPolicy};
 use crate::schema::{BUDGET_KEYS, Key, POLICY_KEYS, engine};
 use retrykit_core::{Policy, Registry, RetryBudget};
 use retrykit_schema::suggest::did_you_mean;
+use std::collections::HashSet;
+use std::hash::{Hash, Hasher};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -445,14 +447,23 @@ pub fn check_file(path: impl AsRef<Path>, options: &Options) -> Diagnostics {
 }
 
 /// A diagnostic found under a profile that the base file already produced is
-/// not repeated.
+/// not repeated. Linear: each is looked up in a hash set of those kept.
 fn dedup_across_profiles(diags: &mut Diagnostics) {
-    let mut seen: Vec<(Option<Span>, String)> = Vec::new();
+    /// Where a diagnostic points and what it says; hashed by the source's
+    /// name and the range (never the source's text), compared in full.
+    #[derive(PartialEq, Eq)]
+    struct Seen(Option<Span>, String);
+    impl Hash for Seen {
+        fn hash<H: Hasher>(&self, state: &mut H) {
+            let at = self.0.as_ref().map(|s| (s.source().name(), s.range()));
+            at.hash(state);
+            self.1.hash(state);
+        }
+    }
+    let mut seen = HashSet::new();
     let items: Vec<Diagnostic> = std::mem::take(diags).into_iter_owned().collect();
     for d in items {
-        let id = (d.span.clone(), d.message.clone());
-        if !seen.contains(&id) {
-            seen.push(id);
+        if seen.insert(Seen(d.span.clone(), d.message.clone())) {
             diags.push(d);
         }
     }

@@ -4,7 +4,7 @@
 use crate::diagnostic::{Diagnostic, Diagnostics, Source, Span, shown};
 use crate::env;
 use crate::layers::{Fields, Layer, Set};
-use crate::limits::{MAX_BUDGETS, MAX_POLICIES, MAX_PROFILES};
+use crate::limits::{MAX_BUDGETS, MAX_CLASSES, MAX_POLICIES, MAX_PROFILES};
 use crate::schema::{self, BUDGET_KEYS, Cx, Key, POLICY_KEYS};
 use retrykit_schema::layering::{
     BUDGETS, DEFAULTS, EXTENDS, POLICIES, PROFILE_SECTIONS, PROFILES, SECTIONS,
@@ -213,7 +213,55 @@ impl Walker<'_> {
                 )),
             );
         }
-        beyond
+        beyond | self.beyond_class_limit(root)
+    }
+
+    /// Whether the file's `retry_on` lists name more than [`MAX_CLASSES`]
+    /// distinct classes: one error, at the list that goes past it.
+    fn beyond_class_limit(&mut self, root: &DeTable<'_>) -> bool {
+        fn table<'v, 'i>(v: &'v Spanned<DeValue<'i>>) -> Option<&'v DeTable<'i>> {
+            match v.get_ref() {
+                DeValue::Table(t) => Some(t),
+                _ => None,
+            }
+        }
+        // [defaults] and every policy, in the file and in each profile's overlay.
+        let mut layers = vec![root];
+        if let Some(profiles) = root.get(PROFILES).and_then(table) {
+            layers.extend(profiles.values().filter_map(table));
+        }
+        let mut distinct = std::collections::HashSet::new();
+        for layer in layers {
+            let defaults = layer.get(DEFAULTS).and_then(table).into_iter();
+            let policies = layer.get(POLICIES).and_then(table);
+            let tables = defaults.chain(policies.into_iter().flat_map(|p| p.values().filter_map(table)));
+            for list in tables.filter_map(|t| t.get(Key::RetryOn.name())) {
+                let DeValue::Array(items) = list.get_ref() else {
+                    continue;
+                };
+                distinct.extend(items.iter().filter_map(|i| i.get_ref().as_str()));
+                if distinct.len() <= MAX_CLASSES {
+                    continue;
+                }
+                self.diags.push(
+                    Diagnostic::error(
+                        Key::RetryOn.name(),
+                        format!(
+                            "the file's `retry_on` lists name more than {MAX_CLASSES} distinct classes, the most a file may name"
+                        ),
+                    )
+                    .at(Some(self.span(list)), format!("past {MAX_CLASSES} distinct classes"))
+                    .note(
+                        "the limit (MAX_CLASSES in retrykit-config) bounds the time and memory a load takes; a program declares a few dozen classes",
+                    )
+                    .note(format!(
+                        "name at most {MAX_CLASSES} distinct classes: list only those your error types declare (#[classify(...)]), or check that this is the right file"
+                    )),
+                );
+                return true;
+            }
+        }
+        false
     }
 
     fn profiles(&mut self, table: &DeTable<'_>) -> Vec<Profile> {

@@ -10,6 +10,8 @@
 use super::Cx;
 use crate::diagnostic::{Diagnostic, Diagnostics};
 use retrykit_schema::classes::{BUILT_IN, Verdict, judge};
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::ops::Range;
 use toml::Spanned;
 use toml::de::DeValue;
@@ -26,14 +28,39 @@ pub(crate) fn check(value: &Spanned<DeValue<'_>>, cx: &Cx<'_>, diags: &mut Diagn
             }
         }
     }
+    // Where each name was first listed: a name listed again is a mistake
+    // (said once per repeat, unless the name is wrong anyway).
+    let mut first = HashMap::new();
     for (class, range) in written(value) {
         // An empty name is retrykit-core's rule, reported with the policy.
         if class.trim().is_empty() {
             continue;
         }
+        let repeat_of = match first.entry(class) {
+            Entry::Occupied(at) => Some(cx.span(Range::clone(at.get()))),
+            Entry::Vacant(slot) => {
+                slot.insert(range.clone());
+                None
+            }
+        };
         let known_list = || format!("known classes: {}", candidates.join(", "));
+        let fine = match repeat_of {
+            None => None,
+            Some(at) => Some(
+                Diagnostic::warning(
+                    cx.key_path,
+                    format!("`retry_on` lists `{class}` twice"),
+                )
+                .at(Some(cx.span(range.clone())), "listed again")
+                .note(format!("first listed at {at}"))
+                .note("remove the repeat: a class listed once is retried; listing it again changes nothing"),
+            ),
+        };
         let diagnostic = match judge(class, &candidates) {
-            Verdict::Known => continue,
+            Verdict::Known => match fine {
+                Some(repeat) => repeat,
+                None => continue,
+            },
             Verdict::NeverRetried => cx.error(
                 range,
                 format!("`retry_on` names `{class}`, but permanent errors are never retried"),
@@ -50,6 +77,9 @@ pub(crate) fn check(value: &Spanned<DeValue<'_>>, cx: &Cx<'_>, diags: &mut Diagn
             .note(known_list()),
             Verdict::Unknown(suggestion) => {
                 if cx.known_classes.is_none() && suggestion.is_none() {
+                    if let Some(repeat) = fine {
+                        diags.push(repeat);
+                    }
                     continue;
                 }
                 Diagnostic::warning(
