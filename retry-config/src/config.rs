@@ -44,13 +44,15 @@ impl Options {
         Self::default()
     }
 
-    /// Selects a profile.
+    /// Selects a profile. An empty name selects none (the base settings),
+    /// as an empty `RETRY_PROFILE` does: the one rule for `--profile ""` too.
     ///
     /// ```
-    /// let _ = retrykit_config::Options::new().profile("prod");
+    /// assert_eq!(retrykit_config::Options::new().profile("prod").profile.as_deref(), Some("prod"));
+    /// assert_eq!(retrykit_config::Options::new().profile("").profile, None);
     /// ```
     pub fn profile(mut self, profile: impl Into<String>) -> Self {
-        self.profile = Some(profile.into());
+        self.profile = Some(profile.into()).filter(|p| !p.is_empty());
         self
     }
 
@@ -354,6 +356,15 @@ impl Config {
     /// assert!(std::sync::Arc::ptr_eq(second.policy("a").unwrap().budget().unwrap(), second.budget("b").unwrap()));
     /// ```
     pub fn registry(&self, previous: Option<&Registry>) -> Registry {
+        self.registry_without(previous, &[])
+    }
+
+    /// [`registry`](Self::registry) without the policies `left_out`.
+    pub(crate) fn registry_without(
+        &self,
+        previous: Option<&Registry>,
+        left_out: &[String],
+    ) -> Registry {
         let mut builder = Registry::builder();
         let mut kept: Vec<(&Arc<RetryBudget>, Arc<RetryBudget>)> = Vec::new();
         for b in &self.budgets {
@@ -365,7 +376,7 @@ impl Config {
             kept.push((&b.budget, shared.clone()));
             builder = builder.shared_budget(&b.name, shared);
         }
-        for p in &self.policies {
+        for p in self.policies.iter().filter(|p| !left_out.contains(&p.name)) {
             // Each of the policy's budgets, as the registry keeps it.
             let shared: Vec<Arc<RetryBudget>> = p
                 .policy

@@ -29,6 +29,19 @@ pub(crate) fn shown(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// The most characters of a value [`quoted`] shows.
+const MAX_QUOTED: usize = 48;
+
+/// A value as a message quotes it: [`shown`] (control characters escaped),
+/// cut after [`MAX_QUOTED`] characters with `…`.
+pub(crate) fn quoted(value: &str) -> String {
+    let mut out: String = value.chars().take(MAX_QUOTED).collect();
+    if value.chars().nth(MAX_QUOTED).is_some() {
+        out.push('…');
+    }
+    shown(&out).into_owned()
+}
+
 /// How serious a [`Diagnostic`] is.
 ///
 /// ```

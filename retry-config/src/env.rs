@@ -60,7 +60,7 @@ pub(crate) fn strict_setting(value: Option<&str>) -> Result<Option<bool>, Diagno
         STRICT_VAR,
         format!(
             "{STRICT_VAR} is `{}`, which turns strict mode neither on nor off",
-            crate::diagnostic::shown(raw)
+            crate::diagnostic::quoted(raw)
         ),
     )
     .at(Some(span), "not a strict-mode setting")
@@ -153,6 +153,31 @@ impl Env {
     pub fn is_empty(&self) -> bool {
         self.vars.is_empty()
     }
+
+    /// The value of override `name`, if set.
+    pub(crate) fn value(&self, name: &str) -> Option<&str> {
+        self.vars
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// These overrides without `names`.
+    pub(crate) fn without(&self, names: &[&str]) -> Env {
+        let mut env = self.clone();
+        env.vars.retain(|(k, _)| !names.contains(&k.as_str()));
+        env
+    }
+}
+
+/// For an override variable, whether it sets a budget and the name part
+/// (`RETRY_POLICY__OUTBOX_FAST__BASE`: policy, `OUTBOX_FAST`).
+pub(crate) fn override_target(var: &str) -> Option<(bool, &str)> {
+    let (budget, rest) = match var.strip_prefix(POLICY_PREFIX) {
+        Some(rest) => (false, rest),
+        None => (true, var.strip_prefix(BUDGET_PREFIX)?),
+    };
+    Some((budget, rest.split_once("__").map_or(rest, |(name, _)| name)))
 }
 
 impl<K: Into<String>, V: Into<String>> FromIterator<(K, V)> for Env {

@@ -217,6 +217,13 @@ fn site(call: &CallSite) -> String {
 /// The warning for a call whose policy the registry lacks.
 pub(crate) fn missing_policy(call: &CallSite) -> String {
     let name = call.policy;
+    if let Some(why) = loading::withheld(name) {
+        return format!(
+            "warning: {} uses retry policy `{name}`, which was left out of the policies loaded, \
+             so it runs once, without retry, until this is fixed: {why}",
+            site(call)
+        );
+    }
     let defined = registry::current();
     let names: Vec<&str> = defined.policy_names().collect();
     let suggestion = retrykit_schema::suggest::did_you_mean(name, names.iter().copied())
@@ -232,7 +239,17 @@ pub(crate) fn missing_policy(call: &CallSite) -> String {
     };
     let why = match (loading::origin(), registry::is_installed()) {
         (Some(origin), true) => format!("{origin}; {known}"),
-        (Some(origin), false) => origin,
+        (Some(origin), false) => {
+            // Nothing was installed: whether the file defines the name is
+            // not known, so the fix is the load's, not a table to add.
+            return format!(
+                "warning: {} uses retry policy `{name}`, which was not loaded, so it runs once, without retry\n  \
+                 {origin}\n  \
+                 fix: mend what was printed when the policy file was read (`retry-policy check` lists it), \
+                 and call retrykit_config::init() at start-up to make this an error there (RETRY_STRICT=1 makes it fatal)",
+                site(call)
+            );
+        }
         (None, true) => format!("the registry was installed by the program; {known}"),
         (None, false) => "nothing was loaded: no configuration loader is linked into this \
                           program (the crate with this #[retry] does not depend on \
