@@ -438,7 +438,9 @@ pub fn check_str(text: &str, name: &str, options: &Options) -> Diagnostics {
     if options.deny_warnings {
         diags.deny_warnings();
     }
-    dedup_across_profiles(&mut diags);
+    if options.profile.is_none() && !doc.profiles.is_empty() {
+        dedup_across_profiles(&mut diags);
+    }
     diags.sort_and_dedup();
     diags
 }

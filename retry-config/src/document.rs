@@ -10,6 +10,7 @@ use retrykit_schema::layering::{
     BUDGETS, DEFAULTS, EXTENDS, POLICIES, PROFILE_SECTIONS, PROFILES, SECTIONS,
 };
 use retrykit_schema::suggest::did_you_mean;
+use std::ops::Range;
 use std::sync::Arc;
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
@@ -55,19 +56,26 @@ pub(crate) fn parse(
     diags: &mut Diagnostics,
 ) -> Document {
     let (root, errors) = DeTable::parse_recoverable(source.text());
+    let mut broken = Vec::new();
     for e in errors {
         let span = e.span().map(|r| Span::new(source.clone(), r));
         let message = e.message().trim_end().to_owned();
-        diags.push(
-            Diagnostic::error("", format!("invalid TOML: {}", first_line(&message)))
-                .at(span, "here")
-                .note("the file must be valid TOML (https://toml.io)"),
-        );
+        let mut d = Diagnostic::error("", format!("invalid TOML: {}", first_line(&message)))
+            .at(span, "here")
+            .note("the file must be valid TOML (https://toml.io)");
+        if let Some(keys) = e.span().and_then(|r| under_broken_header(source.text(), r.start)) {
+            d = d.note(
+                "the keys under this table header are not checked until the header is fixed",
+            );
+            broken.push(keys);
+        }
+        diags.push(d);
     }
     let walker = Walker {
         source,
         known_classes,
         diags,
+        broken,
     };
     walker.document(root.get_ref())
 }
@@ -76,10 +84,33 @@ fn first_line(s: &str) -> &str {
     s.lines().next().unwrap_or(s)
 }
 
+/// When the error at byte `at` is on a table header line (`[policies.x`
+/// unclosed), the bytes of the keys under it: up to the next header. The
+/// parser files those keys under the table before, so their "unknown key"
+/// would be about a table nobody wrote.
+fn under_broken_header(text: &str, at: usize) -> Option<Range<usize>> {
+    let at = at.min(text.len());
+    let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    if !text[line_start..].trim_start().starts_with('[') {
+        return None;
+    }
+    let body = text[line_start..].find('\n').map_or(text.len(), |i| line_start + i + 1);
+    let mut end = body;
+    for line in text[body..].split_inclusive('\n') {
+        if line.trim_start().starts_with('[') {
+            break;
+        }
+        end += line.len();
+    }
+    Some(body..end)
+}
+
 struct Walker<'a> {
     source: &'a Arc<Source>,
     known_classes: Option<&'a [String]>,
     diags: &'a mut Diagnostics,
+    /// The keys under table headers TOML could not read (see [`under_broken_header`]).
+    broken: Vec<Range<usize>>,
 }
 
 impl Walker<'_> {
@@ -95,6 +126,10 @@ impl Walker<'_> {
         valid: &[&str],
     ) {
         let name = key.get_ref();
+        if self.broken.iter().any(|keys| keys.contains(&key.span().start)) {
+            // Filed under the wrong table by a broken header, which is the error.
+            return;
+        }
         self.diags.push(
             Diagnostic::error(join(path, name), format!("unknown key `{name}` in {what}"))
                 .at(Some(self.span(key)), "unknown key")

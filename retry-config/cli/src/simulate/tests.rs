@@ -339,3 +339,18 @@ fn a_bad_send_rate_is_refused_naming_the_flag_the_rule_and_the_fix() {
         err.message
     );
 }
+
+#[test]
+fn a_policy_named_twice_is_a_usage_error_not_identical_rows() {
+    for argv in [
+        &["checkout", "--compare", "checkout,checkout"][..],
+        &["checkout", "--compare", "lockstep, checkout"],
+    ] {
+        let Err(e) = simulate(argv, None) else {
+            panic!("{argv:?} ran");
+        };
+        let text = format!("{e:?}");
+        assert!(text.contains("policy `checkout` is named more than once"), "{text}");
+        assert!(text.contains("name each policy once"), "{text}");
+    }
+}
