@@ -213,7 +213,7 @@ fn without_a_file_the_build_says_once_that_nothing_is_checked_and_how_to_check()
         "one warning, not one per call site:\n{stderr}"
     );
     for part in [
-        "warning: use of deprecated constant",
+        "no_retry_toml_found_so_policy_names_are_not_checked`: no retry.toml for crate",
         "policy names are not checked at build time",
         &format!("looked in {} and every directory above it", dir.display()),
         "set RETRY_CONFIG to the file",

@@ -298,7 +298,8 @@ pub fn find_policy<'c>(
             .map(|n| format!(" (did you mean `{n}`?)"))
             .unwrap_or_default();
         CliError::usage(format!(
-            "no policy `{name}` in {}{close}; defined: {}",
+            "no policy `{}` in {}{close}; defined: {}",
+            shown(name),
             config.source().name(),
             if names.is_empty() {
                 "none".to_owned()

@@ -137,15 +137,19 @@ impl Search {
             dir.display(),
             manifest.display(),
         );
-        let warning = Ident::new("retry_toml_not_found", name.span());
+        // Stable Rust lets a macro warn only through a lint: rustc's
+        // "use of deprecated constant `PATH`: NOTE". The constant's name is
+        // the sentence, so the warning leads with it.
+        let warning = Ident::new(
+            "no_retry_toml_found_so_policy_names_are_not_checked",
+            name.span(),
+        );
         quote_spanned! {name.span()=>
             #tracked
-            const _: () = {
-                #[deprecated(note = #note)]
-                #[allow(non_upper_case_globals)]
-                const #warning: () = ();
-                #warning
-            };
+            #[deprecated(note = #note)]
+            #[allow(non_upper_case_globals)]
+            const #warning: () = ();
+            let () = #warning;
         }
     }
 }
