@@ -19,6 +19,12 @@
 //!   come only from code turns it off with `[package.metadata.retry]
 //!   expect-config = false` in its Cargo.toml (or `#[allow(deprecated)]`
 //!   on the function).
+//! - The file is read only for what `#[retry]` needs (names, and the keys
+//!   behind its other checks), so one that is not TOML is a compile error
+//!   (no name can be read) while a bad value is not: validating values is
+//!   retrykit-config's, which depends on retrykit-core, of which these
+//!   macros are a part, so the build cannot run it. `init()` and
+//!   `retry-policy check` do, and the compile error for a broken file says so.
 
 mod read;
 
@@ -228,7 +234,8 @@ impl ConfigFile {
             Err(problem) => Some(syn::Error::new(
                 name.span(),
                 format!(
-                    "cannot check policy `{}`: {shown} is not valid TOML ({problem}); fix the file (`retry-policy check` shows every problem)",
+                    "cannot check policy `{}`: {shown} is not valid TOML ({problem}); fix the file (`retry-policy check` shows every problem)\n\
+                     note: the build reads the file only for policy names and what #[retry] needs; values (`base = \"garbage\"`) are checked by retrykit_config::init() and `retry-policy check`, not here",
                     name.value()
                 ),
             )),
