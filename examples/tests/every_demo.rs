@@ -45,8 +45,15 @@ fn an_unknown_flag_is_an_error_and_runs_nothing() {
         let out = run(bin, &["--no-such-flag"], false);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{name}: {stderr}");
-        assert!(stderr.contains("unexpected argument '--no-such-flag'"), "{name}: {stderr}");
-        assert!(out.stdout.is_empty(), "{name} ran: {}", String::from_utf8_lossy(&out.stdout));
+        assert!(
+            stderr.contains("unexpected argument '--no-such-flag'"),
+            "{name}: {stderr}"
+        );
+        assert!(
+            out.stdout.is_empty(),
+            "{name} ran: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
     }
 }
 

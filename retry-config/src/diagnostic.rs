@@ -506,8 +506,7 @@ impl<'s> Excerpt<'s> {
         let last_line = index.line_of(end.max(start));
         let last_end = line_end(last_line);
         if last_line - first_line < EXCERPT_LINES
-            && (first_line..=last_line)
-                .all(|l| line_end(l) - index.line_starts[l] <= EXCERPT_WIDTH)
+            && (first_line..=last_line).all(|l| line_end(l) - index.line_starts[l] <= EXCERPT_WIDTH)
         {
             let covered = &text[line_start..last_end];
             return Excerpt {

@@ -63,10 +63,12 @@ pub(crate) fn parse(
         let mut d = Diagnostic::error("", format!("invalid TOML: {}", first_line(&message)))
             .at(span, "here")
             .note("the file must be valid TOML (https://toml.io)");
-        if let Some(keys) = e.span().and_then(|r| under_broken_header(source.text(), r.start)) {
-            d = d.note(
-                "the keys under this table header are not checked until the header is fixed",
-            );
+        if let Some(keys) = e
+            .span()
+            .and_then(|r| under_broken_header(source.text(), r.start))
+        {
+            d = d
+                .note("the keys under this table header are not checked until the header is fixed");
             broken.push(keys);
         }
         diags.push(d);
@@ -94,7 +96,9 @@ fn under_broken_header(text: &str, at: usize) -> Option<Range<usize>> {
     if !text[line_start..].trim_start().starts_with('[') {
         return None;
     }
-    let body = text[line_start..].find('\n').map_or(text.len(), |i| line_start + i + 1);
+    let body = text[line_start..]
+        .find('\n')
+        .map_or(text.len(), |i| line_start + i + 1);
     let mut end = body;
     for line in text[body..].split_inclusive('\n') {
         if line.trim_start().starts_with('[') {
@@ -126,7 +130,11 @@ impl Walker<'_> {
         valid: &[&str],
     ) {
         let name = key.get_ref();
-        if self.broken.iter().any(|keys| keys.contains(&key.span().start)) {
+        if self
+            .broken
+            .iter()
+            .any(|keys| keys.contains(&key.span().start))
+        {
             // Filed under the wrong table by a broken header, which is the error.
             return;
         }
@@ -269,7 +277,11 @@ impl Walker<'_> {
         for layer in layers {
             let defaults = layer.get(DEFAULTS).and_then(table).into_iter();
             let policies = layer.get(POLICIES).and_then(table);
-            let tables = defaults.chain(policies.into_iter().flat_map(|p| p.values().filter_map(table)));
+            let tables = defaults.chain(
+                policies
+                    .into_iter()
+                    .flat_map(|p| p.values().filter_map(table)),
+            );
             for list in tables.filter_map(|t| t.get(Key::RetryOn.name())) {
                 let DeValue::Array(items) = list.get_ref() else {
                     continue;

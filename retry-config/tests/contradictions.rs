@@ -38,7 +38,11 @@ fn hedge_floor_or_share_without_hedge_after_is_named() {
             &format!("policies.a.{key}"),
             value,
         );
-        assert!(d.notes.iter().any(|n| n.contains("set hedge_after")), "{}", d.render());
+        assert!(
+            d.notes.iter().any(|n| n.contains("set hedge_after")),
+            "{}",
+            d.render()
+        );
     }
 }
 
@@ -54,7 +58,11 @@ fn a_fixed_hedge_after_at_or_beyond_the_deadline_is_named() {
             "policies.a.hedge_after",
             after,
         );
-        assert!(d.notes.iter().any(|n| n.contains("no hedge is ever sent")), "{}", d.render());
+        assert!(
+            d.notes.iter().any(|n| n.contains("no hedge is ever sent")),
+            "{}",
+            d.render()
+        );
     }
     // Below the deadline: nothing to say.
     let fine = "[budgets.b]\n[policies.a]\ncap = \"1s\"\ndeadline = \"2s\"\nbudget = \"b\"\nhedge_after = \"50ms\"\n";
@@ -74,9 +82,20 @@ fn a_schedule_that_adds_up_to_a_hot_loop_is_named_though_no_value_is_zero() {
 #[test]
 fn a_class_listed_twice_is_named_at_the_repeat() {
     let text = "[policies.a]\ncap = \"1s\"\nretry_on = [\"transient\", \"transient\"]\n";
-    let d = the_warning(text, "lists `transient` twice", "policies.a.retry_on", "\"transient\"");
+    let d = the_warning(
+        text,
+        "lists `transient` twice",
+        "policies.a.retry_on",
+        "\"transient\"",
+    );
     assert_eq!(d.span.as_ref().unwrap().line_column(), (3, 26));
-    assert!(d.notes.iter().any(|n| n.contains("first listed at retry.toml:3:13")), "{}", d.render());
+    assert!(
+        d.notes
+            .iter()
+            .any(|n| n.contains("first listed at retry.toml:3:13")),
+        "{}",
+        d.render()
+    );
 }
 
 #[test]
@@ -91,8 +110,20 @@ fn an_unclosed_table_header_is_one_error_without_a_spurious_unknown_key() {
         diags.render()
     );
     // A real mistake under the next header is still named.
-    assert!(messages.iter().any(|m| m.contains("unknown key `bsae`")), "{}", diags.render());
-    assert!(diags.iter().next().unwrap().notes.iter().any(|n| n.contains("not checked until the header is fixed")));
+    assert!(
+        messages.iter().any(|m| m.contains("unknown key `bsae`")),
+        "{}",
+        diags.render()
+    );
+    assert!(
+        diags
+            .iter()
+            .next()
+            .unwrap()
+            .notes
+            .iter()
+            .any(|n| n.contains("not checked until the header is fixed"))
+    );
 }
 
 #[test]

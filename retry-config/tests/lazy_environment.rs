@@ -51,7 +51,9 @@ fn run(vars: &[(&str, &str)]) -> (String, String) {
             cmd.env_remove(k);
         }
     }
-    cmd.env(CHILD, "1").env("RETRY_CONFIG", &path).envs(vars.iter().copied());
+    cmd.env(CHILD, "1")
+        .env("RETRY_CONFIG", &path)
+        .envs(vars.iter().copied());
     let out = cmd.output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(out.status.success(), "the child failed:\n{stderr}");
@@ -61,7 +63,10 @@ fn run(vars: &[(&str, &str)]) -> (String, String) {
 #[test]
 fn a_bad_retry_strict_leaves_strict_mode_off_and_every_policy_retrying() {
     let (stdout, stderr) = run(&[("RETRY_STRICT", "2"), ("LAZY_ENV_TEST_INIT", "1")]);
-    assert!(stdout.contains("quick=4 other=6 child=6"), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("quick=4 other=6 child=6"),
+        "{stdout}\n{stderr}"
+    );
     assert!(stdout.contains("init refused: true"), "{stdout}");
     assert!(stderr.contains("RETRY_STRICT is `2`"), "{stderr}");
     assert!(stderr.contains("set RETRY_STRICT=1"), "the fix: {stderr}");
@@ -72,7 +77,10 @@ fn a_bad_retry_strict_leaves_strict_mode_off_and_every_policy_retrying() {
 #[test]
 fn a_profile_the_file_lacks_leaves_the_base_settings() {
     let (stdout, stderr) = run(&[("RETRY_PROFILE", "typo"), ("LAZY_ENV_TEST_INIT", "1")]);
-    assert!(stdout.contains("quick=4 other=6 child=6"), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("quick=4 other=6 child=6"),
+        "{stdout}\n{stderr}"
+    );
     assert!(stdout.contains("init refused: true"), "{stdout}");
     assert!(stderr.contains("profile `typo` is not defined"), "{stderr}");
     assert!(stderr.contains("RETRY_PROFILE is `typo`"), "{stderr}");
@@ -88,21 +96,30 @@ fn a_bad_value_for_one_policy_withholds_it_and_its_children_only() {
     ]);
     // `quick` retries as the file says; `other` (and `other-child`, which
     // extends it) run once.
-    assert!(stdout.contains("quick=4 other=1 child=0"), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("quick=4 other=1 child=0"),
+        "{stdout}\n{stderr}"
+    );
     assert!(stdout.contains("init refused: true"), "{stdout}");
     assert!(
-        stderr.contains("RETRY_POLICY__OTHER__BASE is not used: policies other, other-child run once"),
+        stderr.contains(
+            "RETRY_POLICY__OTHER__BASE is not used: policies other, other-child run once"
+        ),
         "said at load: {stderr}"
     );
     // At `other`'s first call, once: the variable, its escaped value, the fix.
-    let first_call = "`fetch_other` at src/other.rs:5 uses retry policy `other`, which was left out";
+    let first_call =
+        "`fetch_other` at src/other.rs:5 uses retry policy `other`, which was left out";
     assert_eq!(stderr.matches(first_call).count(), 1, "{stderr}");
     assert!(
         stderr.contains("RETRY_POLICY__OTHER__BASE is `garbage\\u{1b}[31m`"),
         "{stderr}"
     );
     assert!(stderr.contains("fix: "), "{stderr}");
-    assert!(!stderr.contains("`quick`"), "quick is not concerned: {stderr}");
+    assert!(
+        !stderr.contains("`quick`"),
+        "quick is not concerned: {stderr}"
+    );
     assert!(!stderr.contains("define [policies."), "{stderr}");
 }
 
@@ -119,9 +136,15 @@ fn a_bad_profile_and_a_bad_value_together_cost_only_what_the_value_concerns() {
         ("RETRY_PROFILE", "typo"),
         ("RETRY_POLICY__OTHER__BASE", "garbage"),
     ]);
-    assert!(stdout.contains("quick=4 other=1 child=0"), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("quick=4 other=1 child=0"),
+        "{stdout}\n{stderr}"
+    );
     assert!(stderr.contains("RETRY_PROFILE is `typo`"), "{stderr}");
-    assert!(stderr.contains("RETRY_POLICY__OTHER__BASE is `garbage`"), "{stderr}");
+    assert!(
+        stderr.contains("RETRY_POLICY__OTHER__BASE is `garbage`"),
+        "{stderr}"
+    );
 }
 
 #[test]

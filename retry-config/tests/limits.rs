@@ -5,8 +5,8 @@
 //! shows a window of a long line, never the whole line.
 
 use retrykit_config::{
-    Config, Diagnostics, MAX_CLASSES, MAX_EXTENDS_DEPTH, MAX_POLICIES, MAX_SHOWN_DIAGNOSTICS, Options,
-    check_str,
+    Config, Diagnostics, MAX_CLASSES, MAX_EXTENDS_DEPTH, MAX_POLICIES, MAX_SHOWN_DIAGNOSTICS,
+    Options, check_str,
 };
 
 fn load(text: &str) -> Result<Config, Diagnostics> {
@@ -187,8 +187,14 @@ fn more_distinct_classes_than_the_limit_is_one_clear_error() {
     );
     assert_eq!(e.span.as_ref().unwrap().line_column().0, 4);
     assert!(e.notes.iter().any(|n| n.contains("MAX_CLASSES")), "{e:?}");
-    assert!(e.notes.iter().any(|n| n.contains("name at most 1000")), "{e:?}");
+    assert!(
+        e.notes.iter().any(|n| n.contains("name at most 1000")),
+        "{e:?}"
+    );
     // Far past it, in one list: refused before any entry is judged.
-    let many = format!("[policies.a]\nretry_on = [{}, \"Transient\"]\n", names(50_000));
+    let many = format!(
+        "[policies.a]\nretry_on = [{}, \"Transient\"]\n",
+        names(50_000)
+    );
     assert_eq!(load(&many).unwrap_err().len(), 1);
 }

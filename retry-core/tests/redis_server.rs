@@ -49,7 +49,10 @@ fn without_root_or_apt_get_the_failure_names_the_package_and_the_command() {
         let text = cannot_install(root, apt_get).unwrap();
         assert!(text.contains(why), "{text}");
         assert!(text.contains("the package redis-server"), "{text}");
-        assert!(text.contains("`sudo apt-get install -y redis-server`"), "{text}");
+        assert!(
+            text.contains("`sudo apt-get install -y redis-server`"),
+            "{text}"
+        );
         assert_eq!(text.lines().count(), 1, "{text}");
     }
 }

@@ -133,7 +133,9 @@ fn an_invalid_retry_toml_is_reported_once_not_once_per_call_site() {
     // Issue 31: one rule, said where it bites: the build reads names only.
     assert!(
         stderr.contains("the build reads the file only for policy names")
-            && stderr.contains("are checked by retrykit_config::init() and `retry-policy check`, not here"),
+            && stderr.contains(
+                "are checked by retrykit_config::init() and `retry-policy check`, not here"
+            ),
         "{stderr}"
     );
 }

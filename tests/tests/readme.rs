@@ -149,11 +149,22 @@ fn the_readme_dependency_lines_name_crates_this_checkout_holds() {
 fn readme_example_crate() -> std::path::PathBuf {
     let text = readme();
     let section = &text[text.find("## Using it").expect("the section")..];
-    let deps = blocks(section, "toml").into_iter().next().expect("its toml block");
-    let main = blocks(section, "rust").into_iter().next().expect("its rust block");
+    let deps = blocks(section, "toml")
+        .into_iter()
+        .next()
+        .expect("its toml block");
+    let main = blocks(section, "rust")
+        .into_iter()
+        .next()
+        .expect("its rust block");
     let policies = &text[text.find("## The policy file").expect("the section")..];
-    let policies = blocks(policies, "toml").into_iter().next().expect("the policy file");
-    let workspace = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let policies = blocks(policies, "toml")
+        .into_iter()
+        .next()
+        .expect("the policy file");
+    let workspace = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap();
     let dir = tests::scratch_target_dir().join("readme-example");
     std::fs::create_dir_all(dir.join("src")).unwrap();
     let deps = deps.replace("\"../retry/", &format!("\"{}/", workspace.display()));
@@ -182,7 +193,10 @@ fn the_readme_example_builds_from_the_dependency_lines_alone() {
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "the README's example does not build:\n{stderr}");
+    assert!(
+        out.status.success(),
+        "the README's example does not build:\n{stderr}"
+    );
 }
 
 /// Issue 31: `cargo test --workspace` installs redis-server and PostgreSQL
@@ -190,9 +204,17 @@ fn the_readme_example_builds_from_the_dependency_lines_alone() {
 #[test]
 fn the_test_command_says_what_it_installs() {
     let text = readme();
-    let at = text.find("cargo test --workspace").expect("the test command");
+    let at = text
+        .find("cargo test --workspace")
+        .expect("the test command");
     let next = &text[at..(at + 800).min(text.len())];
-    for word in ["redis-server", "postgresql", "apt-get", "as root", "sudo apt-get install -y redis-server postgresql"] {
+    for word in [
+        "redis-server",
+        "postgresql",
+        "apt-get",
+        "as root",
+        "sudo apt-get install -y redis-server postgresql",
+    ] {
         assert!(next.contains(word), "{word:?} next to the command:\n{next}");
     }
 }

@@ -5,7 +5,9 @@ use std::process::{Command, Output};
 
 fn run(args: &[&str], profile_var: Option<&str>) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_retry-policy"));
-    cmd.args(args).env_remove("RETRY_CONFIG").env_remove("RETRY_PROFILE");
+    cmd.args(args)
+        .env_remove("RETRY_CONFIG")
+        .env_remove("RETRY_PROFILE");
     if let Some(p) = profile_var {
         cmd.env("RETRY_PROFILE", p);
     }
@@ -30,8 +32,15 @@ fn an_empty_profile_flag_is_the_base_settings_like_an_empty_variable() {
     assert!(!flag_err.contains("[profiles.]"), "{flag_err}");
     assert_eq!(flag_out, String::from_utf8_lossy(&var.stdout));
     assert!(flag_out.contains("10ms"), "the base settings: {flag_out}");
-    for args in [&["check", file, "--profile", ""][..], &["list", "-c", file, "--profile", ""]] {
+    for args in [
+        &["check", file, "--profile", ""][..],
+        &["list", "-c", file, "--profile", ""],
+    ] {
         let out = run(args, None);
-        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
 }

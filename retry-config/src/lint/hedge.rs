@@ -94,7 +94,10 @@ pub(super) struct Hedging(HashSet<(Key, String, Range<usize>)>);
 impl Hedging {
     pub(super) fn of(policies: &[ResolvedPolicy]) -> Self {
         let mut used = HashSet::new();
-        for p in policies.iter().filter(|p| p.policy.hedge_settings().is_some()) {
+        for p in policies
+            .iter()
+            .filter(|p| p.policy.hedge_settings().is_some())
+        {
             for key in [Key::HedgeFloor, Key::HedgeShare] {
                 if let Some(at) = p.fields.get(key).and_then(|s| where_set(key, s)) {
                     used.insert(at);

@@ -34,7 +34,10 @@ impl Setup {
                 "{PROFILE_VAR} is `{}`: set it to a profile the file defines, or unset it",
                 quoted(&profile)
             ));
-            say(&problem, "the file's base settings are used, without a profile");
+            say(
+                &problem,
+                "the file's base settings are used, without a profile",
+            );
             // A missing profile stops the load before the overrides are read.
             match self.load_file() {
                 Ok(_) => return Vec::new(),
@@ -101,7 +104,9 @@ fn concerned(config: &Config, var: &str) -> Vec<String> {
                 };
                 config.budget_names().filter(|b| named(b)).any(|b| {
                     config.budget(b).is_some_and(|budget| {
-                        p.budgets().iter().any(|own| std::sync::Arc::ptr_eq(own, budget))
+                        p.budgets()
+                            .iter()
+                            .any(|own| std::sync::Arc::ptr_eq(own, budget))
                     })
                 })
             } else {

@@ -350,7 +350,10 @@ fn a_policy_named_twice_is_a_usage_error_not_identical_rows() {
             panic!("{argv:?} ran");
         };
         let text = format!("{e:?}");
-        assert!(text.contains("policy `checkout` is named more than once"), "{text}");
+        assert!(
+            text.contains("policy `checkout` is named more than once"),
+            "{text}"
+        );
         assert!(text.contains("name each policy once"), "{text}");
     }
 }
