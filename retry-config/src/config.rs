@@ -473,6 +473,8 @@ fn dedup_across_profiles(diags: &mut Diagnostics) {
             self.1.hash(state);
         }
     }
+    // A Source caches its line index in a OnceLock, which neither Hash nor Eq reads.
+    #[allow(clippy::mutable_key_type)]
     let mut seen = HashSet::new();
     let items: Vec<Diagnostic> = std::mem::take(diags).into_iter_owned().collect();
     for d in items {

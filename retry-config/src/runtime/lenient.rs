@@ -122,8 +122,8 @@ fn concerned(config: &Config, var: &str) -> Vec<String> {
 
 /// Says `problem` on stderr, then what the lazy load does about it.
 fn say(problem: &Diagnostic, outcome: &str) {
-    eprint!(
-        "retrykit-config: {}retrykit-config: {outcome} (init() refuses this; the lazy load goes on)\n",
+    eprintln!(
+        "retrykit-config: {}retrykit-config: {outcome} (init() refuses this; the lazy load goes on)",
         problem.render()
     );
 }

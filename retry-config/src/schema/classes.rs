@@ -8,7 +8,7 @@
 //! program may declare it, so only a likely typo of a built-in class warns.
 
 use super::Cx;
-use crate::diagnostic::{Diagnostic, Diagnostics};
+use crate::diagnostic::{Diagnostic, Diagnostics, Span};
 use retrykit_schema::classes::{BUILT_IN, Verdict, judge};
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
@@ -44,21 +44,16 @@ pub(crate) fn check(value: &Spanned<DeValue<'_>>, cx: &Cx<'_>, diags: &mut Diagn
             }
         };
         let known_list = || format!("known classes: {}", candidates.join(", "));
-        let fine = match repeat_of {
-            None => None,
-            Some(at) => Some(
-                Diagnostic::warning(
-                    cx.key_path,
-                    format!("`retry_on` lists `{class}` twice"),
-                )
+        // Said only for a name that is otherwise fine (a wrong one has its own error).
+        let repeated = |at: Span| {
+            Diagnostic::warning(cx.key_path, format!("`retry_on` lists `{class}` twice"))
                 .at(Some(cx.span(range.clone())), "listed again")
                 .note(format!("first listed at {at}"))
-                .note("remove the repeat: a class listed once is retried; listing it again changes nothing"),
-            ),
+                .note("remove the repeat: a class listed once is retried; listing it again changes nothing")
         };
         let diagnostic = match judge(class, &candidates) {
-            Verdict::Known => match fine {
-                Some(repeat) => repeat,
+            Verdict::Known => match repeat_of {
+                Some(at) => repeated(at),
                 None => continue,
             },
             Verdict::NeverRetried => cx.error(
@@ -77,8 +72,8 @@ pub(crate) fn check(value: &Spanned<DeValue<'_>>, cx: &Cx<'_>, diags: &mut Diagn
             .note(known_list()),
             Verdict::Unknown(suggestion) => {
                 if cx.known_classes.is_none() && suggestion.is_none() {
-                    if let Some(repeat) = fine {
-                        diags.push(repeat);
+                    if let Some(at) = repeat_of {
+                        diags.push(repeated(at));
                     }
                     continue;
                 }
