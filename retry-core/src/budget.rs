@@ -22,6 +22,11 @@ use crate::adaptive::AdaptiveLimiter;
 use crate::problem::Problems;
 use retrykit_schema::keys::Key;
 use std::fmt;
+// loom's atomics under `--cfg loom`, so tests/loom.rs can model-check the
+// window's counters over every interleaving.
+#[cfg(loom)]
+use loom::sync::atomic::{AtomicU64, Ordering};
+#[cfg(not(loom))]
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -55,11 +60,20 @@ pub struct RetryBudget {
     limiter: Option<AdaptiveLimiter>,
 }
 
-#[derive(Default)]
 struct Slot {
     epoch: AtomicU64,
     calls: AtomicU64,
     retries: AtomicU64,
+}
+
+impl Default for Slot {
+    fn default() -> Self {
+        Slot {
+            epoch: AtomicU64::new(0),
+            calls: AtomicU64::new(0),
+            retries: AtomicU64::new(0),
+        }
+    }
 }
 
 impl fmt::Debug for RetryBudget {
@@ -327,13 +341,30 @@ impl RetryBudget {
             }
             return granted;
         }
-        let (calls, retries) = self.totals(now);
-        let allowed = self.ratio * calls as f64 + self.min_per_sec * self.window.as_secs_f64();
-        if (retries as f64) + 1.0 > allowed {
-            return false;
+        // Check and take in one step: the count taken is the one the check
+        // saw, else (another withdrawal came between) check again. Two
+        // withdrawals racing for the last retry get it once (tests/loom.rs).
+        let slot = self.slot(now);
+        loop {
+            let seen = slot.retries.load(Ordering::Acquire);
+            let (calls, retries) = self.totals(now);
+            let allowed = self.ratio * calls as f64 + self.min_per_sec * self.window.as_secs_f64();
+            if (retries as f64) + 1.0 > allowed {
+                return false;
+            }
+            if slot
+                .retries
+                .compare_exchange(
+                    seen,
+                    seen.saturating_add(1),
+                    Ordering::AcqRel,
+                    Ordering::Relaxed,
+                )
+                .is_ok()
+            {
+                return true;
+            }
         }
-        self.slot(now).retries.fetch_add(1, Ordering::Relaxed);
-        true
     }
 
     /// Calls and retries counted in the window ending at `now`.
