@@ -602,6 +602,14 @@ pub(crate) fn lazy_load() {
             loader::set_origin(format!(
                 "nothing was loaded: {path} has errors (printed when it was read)"
             ));
+            // Whether the file defines a site's policy is not known: each
+            // site says the load failed, never "define [policies.NAME]".
+            let why = format!(
+                "{path} has errors (printed when it was read), so nothing was loaded\n  \
+                 fix: mend them (`retry-policy check` lists them), and call retrykit_config::init() \
+                 at start-up to make this an error there"
+            );
+            loader::set_withheld(loader::call_sites().map(|s| (s.policy.to_owned(), why.clone())));
             if strict {
                 eprintln!("retrykit-config: strict mode (RETRY_STRICT) stops the program");
                 std::process::exit(1);

@@ -162,7 +162,7 @@ fn a_file_with_errors_says_not_loaded_never_define_the_table() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("uses retry policy `quick`, which was not loaded"),
+        stderr.contains("uses retry policy `quick`, which was left out of the policies loaded"),
         "{stderr}"
     );
     assert!(!stderr.contains("define [policies.quick]"), "{stderr}");

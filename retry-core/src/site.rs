@@ -239,17 +239,7 @@ pub(crate) fn missing_policy(call: &CallSite) -> String {
     };
     let why = match (loading::origin(), registry::is_installed()) {
         (Some(origin), true) => format!("{origin}; {known}"),
-        (Some(origin), false) => {
-            // Nothing was installed: whether the file defines the name is
-            // not known, so the fix is the load's, not a table to add.
-            return format!(
-                "warning: {} uses retry policy `{name}`, which was not loaded, so it runs once, without retry\n  \
-                 {origin}\n  \
-                 fix: mend what was printed when the policy file was read (`retry-policy check` lists it), \
-                 and call retrykit_config::init() at start-up to make this an error there (RETRY_STRICT=1 makes it fatal)",
-                site(call)
-            );
-        }
+        (Some(origin), false) => origin,
         (None, true) => format!("the registry was installed by the program; {known}"),
         (None, false) => "nothing was loaded: no configuration loader is linked into this \
                           program (the crate with this #[retry] does not depend on \
