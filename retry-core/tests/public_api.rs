@@ -80,7 +80,7 @@ const ROOT: [&str; 34] = [
 ];
 
 /// Every public item the `registry` module defines.
-const REGISTRY: [&str; 16] = [
+const REGISTRY: [&str; 17] = [
     "CallSite",
     "DeclaredClass",
     "LazyLoader",
@@ -96,6 +96,7 @@ const REGISTRY: [&str; 16] = [
     "policy",
     "set_origin",
     "set_strict",
+    "set_withheld",
     "with_policy",
 ];
 
