@@ -11,6 +11,8 @@ use crate::schema::{BUDGET_KEYS, Key, POLICY_KEYS, engine};
 use retrykit_core::breaker::CircuitBreaker;
 use retrykit_core::{Policy, Registry, RetryBudget};
 use retrykit_schema::suggest::did_you_mean;
+use std::collections::HashSet;
+use std::hash::{Hash, Hasher};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -45,13 +47,15 @@ impl Options {
         Self::default()
     }
 
-    /// Selects a profile.
+    /// Selects a profile. An empty name selects none (the base settings),
+    /// as an empty `RETRY_PROFILE` does: the one rule for `--profile ""` too.
     ///
     /// ```
-    /// let _ = retrykit_config::Options::new().profile("prod");
+    /// assert_eq!(retrykit_config::Options::new().profile("prod").profile.as_deref(), Some("prod"));
+    /// assert_eq!(retrykit_config::Options::new().profile("").profile, None);
     /// ```
     pub fn profile(mut self, profile: impl Into<String>) -> Self {
-        self.profile = Some(profile.into());
+        self.profile = Some(profile.into()).filter(|p| !p.is_empty());
         self
     }
 
@@ -334,6 +338,15 @@ impl Config {
     /// assert!(std::sync::Arc::ptr_eq(second.policy("a").unwrap().budget().unwrap(), second.budget("b").unwrap()));
     /// ```
     pub fn registry(&self, previous: Option<&Registry>) -> Registry {
+        self.registry_without(previous, &[])
+    }
+
+    /// [`registry`](Self::registry) without the policies `left_out`.
+    pub(crate) fn registry_without(
+        &self,
+        previous: Option<&Registry>,
+        left_out: &[String],
+    ) -> Registry {
         let mut builder = Registry::builder();
         let mut kept: Vec<(&Arc<RetryBudget>, Arc<RetryBudget>)> = Vec::new();
         for b in &self.budgets {
@@ -349,7 +362,7 @@ impl Config {
             kept_breakers.push((&b.breaker, shared.clone()));
             builder = builder.shared_breaker(&b.name, shared);
         }
-        for p in &self.policies {
+        for p in self.policies.iter().filter(|p| !left_out.contains(&p.name)) {
             // The policy's budgets and breaker, as the registry keeps them.
             let shared: Vec<Arc<RetryBudget>> = p
                 .policy
@@ -450,7 +463,9 @@ pub fn check_str(text: &str, name: &str, options: &Options) -> Diagnostics {
     if options.deny_warnings {
         diags.deny_warnings();
     }
-    dedup_across_profiles(&mut diags);
+    if options.profile.is_none() && !doc.profiles.is_empty() {
+        dedup_across_profiles(&mut diags);
+    }
     diags.sort_and_dedup();
     diags
 }
@@ -470,14 +485,25 @@ pub fn check_file(path: impl AsRef<Path>, options: &Options) -> Diagnostics {
 }
 
 /// A diagnostic found under a profile that the base file already produced is
-/// not repeated.
+/// not repeated. Linear: each is looked up in a hash set of those kept.
 fn dedup_across_profiles(diags: &mut Diagnostics) {
-    let mut seen: Vec<(Option<Span>, String)> = Vec::new();
+    /// Where a diagnostic points and what it says; hashed by the source's
+    /// name and the range (never the source's text), compared in full.
+    #[derive(PartialEq, Eq)]
+    struct Seen(Option<Span>, String);
+    impl Hash for Seen {
+        fn hash<H: Hasher>(&self, state: &mut H) {
+            let at = self.0.as_ref().map(|s| (s.source().name(), s.range()));
+            at.hash(state);
+            self.1.hash(state);
+        }
+    }
+    // A Source caches its line index in a OnceLock, which neither Hash nor Eq reads.
+    #[allow(clippy::mutable_key_type)]
+    let mut seen = HashSet::new();
     let items: Vec<Diagnostic> = std::mem::take(diags).into_iter_owned().collect();
     for d in items {
-        let id = (d.span.clone(), d.message.clone());
-        if !seen.contains(&id) {
-            seen.push(id);
+        if seen.insert(Seen(d.span.clone(), d.message.clone())) {
             diags.push(d);
         }
     }

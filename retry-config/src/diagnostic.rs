@@ -2,13 +2,14 @@
 //! text it is about (a line of the file or an environment variable) with a
 //! caret, the key, what is wrong, and how to fix it.
 
+use crate::limits::MAX_SHOWN_DIAGNOSTICS;
 use codespan_reporting::diagnostic::{Diagnostic as Report, Label, Severity as ReportSeverity};
 use codespan_reporting::files::{self, Files, SimpleFile};
 use codespan_reporting::term::{self, Chars, Config as TermConfig, termcolor};
 use std::borrow::Cow;
 use std::fmt;
 use std::ops::Range;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// `text` as a message quotes it: control characters (an escape sequence,
 /// a newline) are written escaped (`\u{1b}`, `\n`), so that a name taken
@@ -26,6 +27,19 @@ pub(crate) fn shown(text: &str) -> Cow<'_, str> {
         }
     }
     Cow::Owned(out)
+}
+
+/// The most characters of a value [`quoted`] shows.
+const MAX_QUOTED: usize = 48;
+
+/// A value as a message quotes it: [`shown`] (control characters escaped),
+/// cut after [`MAX_QUOTED`] characters with `…`.
+pub(crate) fn quoted(value: &str) -> String {
+    let mut out: String = value.chars().take(MAX_QUOTED).collect();
+    if value.chars().nth(MAX_QUOTED).is_some() {
+        out.push('…');
+    }
+    shown(&out).into_owned()
 }
 
 /// How serious a [`Diagnostic`] is.
@@ -58,10 +72,79 @@ impl fmt::Display for Severity {
 /// let src = retrykit_config::Source::new("retry.toml", "[defaults]\nmax_attempts = 3\n");
 /// assert_eq!(src.line_column(11), (2, 1));
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct Source {
     name: String,
     text: String,
+    /// Where each line starts, built on the first position asked for, so
+    /// that placing n diagnostics costs O(n log lines), not O(n × file).
+    index: OnceLock<LineIndex>,
+}
+
+impl PartialEq for Source {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name && self.text == other.text
+    }
+}
+
+impl Eq for Source {}
+
+/// How many bytes one [`LineIndex`] character checkpoint covers.
+const CHECKPOINT: usize = 1024;
+
+/// A source's lines and characters, counted once: the byte offset where each
+/// line starts, and the characters before every [`CHECKPOINT`]th byte, so a
+/// column on a long line costs at most one checkpoint's bytes to count.
+#[derive(Debug, Clone)]
+struct LineIndex {
+    line_starts: Vec<usize>,
+    chars_before: Vec<usize>,
+}
+
+impl LineIndex {
+    fn new(text: &str) -> Self {
+        let bytes = text.as_bytes();
+        let mut line_starts = vec![0];
+        let mut chars_before = Vec::with_capacity(bytes.len() / CHECKPOINT + 1);
+        let mut chars = 0;
+        for (i, &b) in bytes.iter().enumerate() {
+            if i % CHECKPOINT == 0 {
+                chars_before.push(chars);
+            }
+            if b == b'\n' {
+                line_starts.push(i + 1);
+            }
+            chars += usize::from(!is_continuation(b));
+        }
+        LineIndex {
+            line_starts,
+            chars_before,
+        }
+    }
+
+    /// The 0-based line holding byte `offset`.
+    fn line_of(&self, offset: usize) -> usize {
+        self.line_starts.partition_point(|&s| s <= offset) - 1
+    }
+
+    /// The characters before byte `offset` (a character boundary) of `text`.
+    fn chars_to(&self, text: &str, offset: usize) -> usize {
+        let checkpoint = offset / CHECKPOINT;
+        let Some(&before) = self.chars_before.get(checkpoint) else {
+            return 0;
+        };
+        let from = checkpoint * CHECKPOINT;
+        before
+            + text.as_bytes()[from..offset]
+                .iter()
+                .filter(|&&b| !is_continuation(b))
+                .count()
+    }
+}
+
+/// Whether `b` continues a UTF-8 character (is not its first byte).
+fn is_continuation(b: u8) -> bool {
+    b & 0xC0 == 0x80
 }
 
 impl Source {
@@ -75,6 +158,7 @@ impl Source {
         Source {
             name: name.into(),
             text: text.into(),
+            index: OnceLock::new(),
         }
     }
 
@@ -109,11 +193,15 @@ impl Source {
         while !self.text.is_char_boundary(offset) {
             offset -= 1;
         }
-        let before = &self.text[..offset];
-        let line = before.matches('\n').count() + 1;
-        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-        let column = self.text[line_start..offset].chars().count() + 1;
-        (line, column)
+        let index = self.index();
+        let line = index.line_of(offset);
+        let line_start = index.line_starts[line];
+        let column = index.chars_to(&self.text, offset) - index.chars_to(&self.text, line_start);
+        (line + 1, column + 1)
+    }
+
+    fn index(&self) -> &LineIndex {
+        self.index.get_or_init(|| LineIndex::new(&self.text))
     }
 }
 
@@ -401,17 +489,26 @@ impl<'s> Excerpt<'s> {
 
     fn around(span: &'s Span) -> Self {
         let text = span.source.text.as_str();
+        let index = span.source.index();
         let Range { start, end } = span.range();
-        let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
-        let first_line = text[..line_start].matches('\n').count();
-        let line_end_from = |at: usize| text[at..].find('\n').map_or(text.len(), |i| at + i);
-        let first_line_end = line_end_from(start);
+        // Found through the source's line index: placing each of many
+        // diagnostics costs its own lines, never the file before it.
+        let first_line = index.line_of(start);
+        let line_start = index.line_starts[first_line];
+        let line_end = |line: usize| {
+            index
+                .line_starts
+                .get(line + 1)
+                .map_or(text.len(), |next| next - 1)
+        };
+        let first_line_end = line_end(first_line);
         // A span over a few short lines is shown whole.
-        let last_end = line_end_from(end.max(start));
-        let covered = &text[line_start..last_end];
-        if covered.lines().count() <= EXCERPT_LINES
-            && covered.lines().all(|l| l.len() <= EXCERPT_WIDTH)
+        let last_line = index.line_of(end.max(start));
+        let last_end = line_end(last_line);
+        if last_line - first_line < EXCERPT_LINES
+            && (first_line..=last_line).all(|l| line_end(l) - index.line_starts[l] <= EXCERPT_WIDTH)
         {
+            let covered = &text[line_start..last_end];
             return Excerpt {
                 file: SimpleFile::new(span.source.name.as_str(), covered.to_owned()),
                 first_line,
@@ -443,9 +540,7 @@ impl<'s> Excerpt<'s> {
         Excerpt {
             file: SimpleFile::new(span.source.name.as_str(), shown),
             first_line,
-            columns_cut: text[line_start..from]
-                .chars()
-                .count()
+            columns_cut: (index.chars_to(text, from) - index.chars_to(text, line_start))
                 .saturating_sub(cut_before as usize),
             range: span_start..span_end.max(span_start),
         }
@@ -599,7 +694,9 @@ impl Diagnostics {
         self.errors().next().is_some()
     }
 
-    /// Every diagnostic rendered with its source excerpt, then a summary line.
+    /// The first [`MAX_SHOWN_DIAGNOSTICS`] diagnostics rendered with their
+    /// source excerpts, a line saying how many more there are and how to see
+    /// them all (when there are more), then a summary line counting every one.
     ///
     /// ```
     /// let mut d = retrykit_config::Diagnostics::new();
@@ -607,7 +704,7 @@ impl Diagnostics {
     /// assert!(d.render().ends_with("1 error, 0 warnings\n"));
     /// ```
     pub fn render(&self) -> String {
-        self.render_to(false)
+        self.render_to(false, MAX_SHOWN_DIAGNOSTICS)
     }
 
     /// Like [`render`](Self::render), coloured with ANSI escapes for a terminal.
@@ -616,13 +713,32 @@ impl Diagnostics {
     /// assert!(retrykit_config::Diagnostics::new().render_ansi().contains("0 errors"));
     /// ```
     pub fn render_ansi(&self) -> String {
-        self.render_to(true)
+        self.render_to(true, MAX_SHOWN_DIAGNOSTICS)
     }
 
-    fn render_to(&self, color: bool) -> String {
+    /// Like [`render`](Self::render) (or [`render_ansi`](Self::render_ansi)
+    /// when `ansi`), with every diagnostic however many there are: what
+    /// `retry-policy check --all` prints.
+    ///
+    /// ```
+    /// let d: retrykit_config::Diagnostics = (0..=retrykit_config::MAX_SHOWN_DIAGNOSTICS)
+    ///     .map(|i| retrykit_config::Diagnostic::error("k", format!("bad {i}")))
+    ///     .collect();
+    /// assert!(d.render().contains("1 more not shown"));
+    /// assert!(!d.render_all(false).contains("not shown"));
+    /// ```
+    pub fn render_all(&self, ansi: bool) -> String {
+        self.render_to(ansi, usize::MAX)
+    }
+
+    fn render_to(&self, color: bool, limit: usize) -> String {
         let mut out = String::new();
-        for d in &self.items {
+        for d in self.items.iter().take(limit) {
             out.push_str(&d.render_to(color));
+        }
+        if let Some(more) = self.not_shown(limit) {
+            out.push_str(&more);
+            out.push('\n');
         }
         let (e, w) = (self.errors().count(), self.warnings().count());
         let plural = |n: usize| if n == 1 { "" } else { "s" };
@@ -651,18 +767,27 @@ impl Diagnostics {
         }
     }
 
+    /// The line that ends a list cut at `shown` diagnostics, when it was cut.
+    fn not_shown(&self, shown: usize) -> Option<String> {
+        let more = self.items.len().checked_sub(shown).filter(|&n| n > 0)?;
+        Some(format!(
+            "... {more} more not shown (the first {shown} are); \
+             `retry-policy check --all` prints every one, `--format json` one line each"
+        ))
+    }
+
     /// Sorts by source, then position, errors before warnings; drops exact duplicates.
     pub(crate) fn sort_and_dedup(&mut self) {
         self.items.sort_by(|a, b| {
-            let pos = |d: &Diagnostic| {
+            fn pos(d: &Diagnostic) -> Option<(bool, &str, usize)> {
                 d.span.as_ref().map(|s| {
                     (
                         s.source().name() != "environment",
-                        s.source().name().to_owned(),
-                        s.range().start,
+                        s.source().name(),
+                        s.range.start,
                     )
                 })
-            };
+            }
             pos(a)
                 .cmp(&pos(b))
                 .then(a.severity.cmp(&b.severity))
@@ -677,10 +802,14 @@ impl Diagnostics {
 }
 
 impl fmt::Display for Diagnostics {
-    /// One line per diagnostic (see [`Diagnostic`]'s `Display`).
+    /// One line per diagnostic (see [`Diagnostic`]'s `Display`), the first
+    /// [`MAX_SHOWN_DIAGNOSTICS`] only, then how many more there are.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for d in &self.items {
+        for d in self.items.iter().take(MAX_SHOWN_DIAGNOSTICS) {
             writeln!(f, "{d}")?;
+        }
+        if let Some(more) = self.not_shown(MAX_SHOWN_DIAGNOSTICS) {
+            writeln!(f, "{more}")?;
         }
         Ok(())
     }

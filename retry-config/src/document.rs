@@ -4,13 +4,14 @@
 use crate::diagnostic::{Diagnostic, Diagnostics, Source, Span, shown};
 use crate::env;
 use crate::layers::{Fields, Layer, Set};
-use crate::limits::{MAX_BREAKERS, MAX_BUDGETS, MAX_POLICIES, MAX_PROFILES};
+use crate::limits::{MAX_BREAKERS, MAX_BUDGETS, MAX_CLASSES, MAX_POLICIES, MAX_PROFILES};
 use crate::schema::{self, Cx, Key};
 use crate::section::Section;
 use retrykit_schema::layering::{
     BREAKERS, BUDGETS, DEFAULTS, EXTENDS, POLICIES, PROFILE_SECTIONS, PROFILES, SECTIONS,
 };
 use retrykit_schema::suggest::did_you_mean;
+use std::ops::Range;
 use std::sync::Arc;
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
@@ -78,19 +79,28 @@ pub(crate) fn parse(
     diags: &mut Diagnostics,
 ) -> Document {
     let (root, errors) = DeTable::parse_recoverable(source.text());
+    let mut broken = Vec::new();
     for e in errors {
         let span = e.span().map(|r| Span::new(source.clone(), r));
         let message = e.message().trim_end().to_owned();
-        diags.push(
-            Diagnostic::error("", format!("invalid TOML: {}", first_line(&message)))
-                .at(span, "here")
-                .note("the file must be valid TOML (https://toml.io)"),
-        );
+        let mut d = Diagnostic::error("", format!("invalid TOML: {}", first_line(&message)))
+            .at(span, "here")
+            .note("the file must be valid TOML (https://toml.io)");
+        if let Some(keys) = e
+            .span()
+            .and_then(|r| under_broken_header(source.text(), r.start))
+        {
+            d = d
+                .note("the keys under this table header are not checked until the header is fixed");
+            broken.push(keys);
+        }
+        diags.push(d);
     }
     let walker = Walker {
         source,
         known_classes,
         diags,
+        broken,
     };
     walker.document(root.get_ref())
 }
@@ -99,10 +109,35 @@ fn first_line(s: &str) -> &str {
     s.lines().next().unwrap_or(s)
 }
 
+/// When the error at byte `at` is on a table header line (`[policies.x`
+/// unclosed), the bytes of the keys under it: up to the next header. The
+/// parser files those keys under the table before, so their "unknown key"
+/// would be about a table nobody wrote.
+fn under_broken_header(text: &str, at: usize) -> Option<Range<usize>> {
+    let at = at.min(text.len());
+    let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    if !text[line_start..].trim_start().starts_with('[') {
+        return None;
+    }
+    let body = text[line_start..]
+        .find('\n')
+        .map_or(text.len(), |i| line_start + i + 1);
+    let mut end = body;
+    for line in text[body..].split_inclusive('\n') {
+        if line.trim_start().starts_with('[') {
+            break;
+        }
+        end += line.len();
+    }
+    Some(body..end)
+}
+
 struct Walker<'a> {
     source: &'a Arc<Source>,
     known_classes: Option<&'a [String]>,
     diags: &'a mut Diagnostics,
+    /// The keys under table headers TOML could not read (see [`under_broken_header`]).
+    broken: Vec<Range<usize>>,
 }
 
 impl Walker<'_> {
@@ -118,6 +153,14 @@ impl Walker<'_> {
         valid: &[&str],
     ) {
         let name = key.get_ref();
+        if self
+            .broken
+            .iter()
+            .any(|keys| keys.contains(&key.span().start))
+        {
+            // Filed under the wrong table by a broken header, which is the error.
+            return;
+        }
         self.diags.push(
             Diagnostic::error(join(path, name), format!("unknown key `{name}` in {what}"))
                 .at(Some(self.span(key)), "unknown key")
@@ -248,7 +291,59 @@ impl Walker<'_> {
                 )),
             );
         }
-        beyond
+        beyond | self.beyond_class_limit(root)
+    }
+
+    /// Whether the file's `retry_on` lists name more than [`MAX_CLASSES`]
+    /// distinct classes: one error, at the list that goes past it.
+    fn beyond_class_limit(&mut self, root: &DeTable<'_>) -> bool {
+        fn table<'v, 'i>(v: &'v Spanned<DeValue<'i>>) -> Option<&'v DeTable<'i>> {
+            match v.get_ref() {
+                DeValue::Table(t) => Some(t),
+                _ => None,
+            }
+        }
+        // [defaults] and every policy, in the file and in each profile's overlay.
+        let mut layers = vec![root];
+        if let Some(profiles) = root.get(PROFILES).and_then(table) {
+            layers.extend(profiles.values().filter_map(table));
+        }
+        let mut distinct = std::collections::HashSet::new();
+        for layer in layers {
+            let defaults = layer.get(DEFAULTS).and_then(table).into_iter();
+            let policies = layer.get(POLICIES).and_then(table);
+            let tables = defaults.chain(
+                policies
+                    .into_iter()
+                    .flat_map(|p| p.values().filter_map(table)),
+            );
+            for list in tables.filter_map(|t| t.get(Key::RetryOn.name())) {
+                let DeValue::Array(items) = list.get_ref() else {
+                    continue;
+                };
+                distinct.extend(items.iter().filter_map(|i| i.get_ref().as_str()));
+                if distinct.len() <= MAX_CLASSES {
+                    continue;
+                }
+                self.diags.push(
+                    Diagnostic::error(
+                        Key::RetryOn.name(),
+                        format!(
+                            "the file's `retry_on` lists name more than {MAX_CLASSES} distinct classes, the most a file may name"
+                        ),
+                    )
+                    .at(Some(self.span(list)), format!("past {MAX_CLASSES} distinct classes"))
+                    .note(
+                        "the limit (MAX_CLASSES in retrykit-config) bounds the time and memory a load takes; a program declares a few dozen classes",
+                    )
+                    .note(format!(
+                        "name at most {MAX_CLASSES} distinct classes: list only those your error types declare (#[classify(...)]), or check that this is the right file"
+                    )),
+                );
+                return true;
+            }
+        }
+        false
     }
 
     fn profiles(&mut self, table: &DeTable<'_>) -> Vec<Profile> {

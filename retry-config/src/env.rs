@@ -60,7 +60,7 @@ pub(crate) fn strict_setting(value: Option<&str>) -> Result<Option<bool>, Diagno
         STRICT_VAR,
         format!(
             "{STRICT_VAR} is `{}`, which turns strict mode neither on nor off",
-            crate::diagnostic::shown(raw)
+            crate::diagnostic::quoted(raw)
         ),
     )
     .at(Some(span), "not a strict-mode setting")
@@ -153,6 +153,29 @@ impl Env {
     pub fn is_empty(&self) -> bool {
         self.vars.is_empty()
     }
+
+    /// The value of override `name`, if set.
+    pub(crate) fn value(&self, name: &str) -> Option<&str> {
+        self.vars
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// These overrides without `names`.
+    pub(crate) fn without(&self, names: &[&str]) -> Env {
+        let mut env = self.clone();
+        env.vars.retain(|(k, _)| !names.contains(&k.as_str()));
+        env
+    }
+}
+
+/// For an override variable, the kind of table it sets and the name part
+/// (`RETRY_POLICY__OUTBOX_FAST__BASE`: a policy, `OUTBOX_FAST`).
+pub(crate) fn override_target(var: &str) -> Option<(Section, &str)> {
+    let section = override_section(var)?;
+    let rest = var.strip_prefix(section.env_prefix())?;
+    Some((section, rest.split_once("__").map_or(rest, |(name, _)| name)))
 }
 
 impl<K: Into<String>, V: Into<String>> FromIterator<(K, V)> for Env {

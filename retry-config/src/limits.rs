@@ -41,6 +41,18 @@ pub const MAX_BREAKERS: usize = 10_000;
 /// ```
 pub const MAX_PROFILES: usize = 100;
 
+/// The most distinct class names a file's `retry_on` lists may name, all
+/// policies, `[defaults]` and profiles together: past it the file is refused
+/// (one error, at the list that goes past it) before any policy is read.
+///
+/// ```
+/// let classes: Vec<String> = (0..=retrykit_config::MAX_CLASSES).map(|i| format!("\"c{i}\"")).collect();
+/// let text = format!("[policies.a]\nretry_on = [{}]\n", classes.join(", "));
+/// let err = retrykit_config::Config::load_str(&text, "f", &Default::default()).unwrap_err();
+/// assert!(err.to_string().contains("more than 1000 distinct classes"));
+/// ```
+pub const MAX_CLASSES: usize = 1_000;
+
 /// The deepest `extends` chain: a policy may have at most this many
 /// ancestors. A policy past it is an error (once, at its `extends`) before
 /// any chain is resolved.
@@ -54,3 +66,14 @@ pub const MAX_PROFILES: usize = 100;
 /// assert!(err.to_string().contains("at most 32"));
 /// ```
 pub const MAX_EXTENDS_DEPTH: usize = 32;
+
+/// The most diagnostics [`Diagnostics::render`](crate::Diagnostics::render)
+/// (what `init` and `retry-policy check` print) and `Display` show: past it
+/// one line says how many more there are and that `retry-policy check --all`
+/// prints every one. Every diagnostic is still returned
+/// ([`Diagnostics::iter`](crate::Diagnostics::iter)); this bounds the output.
+///
+/// ```
+/// assert_eq!(retrykit_config::MAX_SHOWN_DIAGNOSTICS, 50);
+/// ```
+pub const MAX_SHOWN_DIAGNOSTICS: usize = 50;

@@ -37,15 +37,16 @@ pub(crate) const HORIZON: Duration = Duration::from_secs(3600);
 /// Warns about every policy, once per value that is risky.
 pub(crate) fn lint_policies(policies: &[ResolvedPolicy], diags: &mut Diagnostics) {
     let mut groups = Groups::default();
+    let hedging = hedge::Hedging::of(policies);
     for p in policies {
-        for finding in findings(p) {
+        for finding in findings(p, &hedging) {
             groups.add(p, finding);
         }
     }
     groups.report(diags);
 }
 
-fn findings(p: &ResolvedPolicy) -> Vec<Finding> {
+fn findings(p: &ResolvedPolicy, hedging: &hedge::Hedging) -> Vec<Finding> {
     let policy = &p.policy;
     // `fields` holds only values some layer set: built-in defaults are absent.
     let set = |key: Key| p.fields.get(key);
@@ -88,6 +89,7 @@ fn findings(p: &ResolvedPolicy) -> Vec<Finding> {
         ];
         out.push(f);
     }
+    out.extend(hot_schedule(p, retries));
     match policy.deadline() {
         Some(deadline) if retries => out.extend(against_deadline(p, deadline, finding)),
         Some(_) => {}
@@ -118,9 +120,54 @@ fn findings(p: &ResolvedPolicy) -> Vec<Finding> {
         f.notes = vec!["remove factor, or use backoff = \"exponential\"".into()];
         out.push(f);
     }
-    out.extend(hedge::findings(p));
+    out.extend(hedge::findings(p, hedging));
     out.extend(breaker::findings(p));
     out
+}
+
+/// The least a retry should wait on average, whatever the schedule's shape:
+/// less, and a failing call retries about as fast as the other side fails.
+const HOT_WAIT: Duration = Duration::from_millis(1);
+/// How many retries of an unlimited schedule [`hot_schedule`] adds up.
+const HOT_RETRIES: u32 = 100;
+
+/// A schedule whose waits add up to less than [`HOT_WAIT`] per retry (a
+/// hot loop, though no one value is 0: `base = "1ns"` with `cap = "1ns"`),
+/// judged on what the waits add up to over the retries the policy allows.
+/// (Waits of 0 have their own warning, at `base`.)
+fn hot_schedule(p: &ResolvedPolicy, retries: bool) -> Option<Finding> {
+    let policy = &p.policy;
+    let zero = policy.base().is_zero() && policy.min_delay().is_zero();
+    if !retries || zero {
+        return None;
+    }
+    let n = match policy.max_attempts() {
+        Some(0) | None => HOT_RETRIES,
+        Some(max) => (max - 1).min(HOT_RETRIES),
+    };
+    let total: Duration = (0..n).map(|i| policy.envelope(i)).sum();
+    if total >= HOT_WAIT * n {
+        return None;
+    }
+    // At the value someone wrote that keeps the waits short.
+    let key = [Key::Cap, Key::Base, Key::MinDelay]
+        .into_iter()
+        .find(|&k| p.fields.get(k).is_some())?;
+    Some(Finding {
+        key,
+        set: p.fields.get(key).cloned(),
+        headline: format!(
+            "{n} retries wait {} in all, under {} each: a hot retry loop",
+            show_duration(total),
+            show_duration(HOT_WAIT)
+        ),
+        detail: None,
+        label: "waits too short".into(),
+        notes: vec![
+            "a failing call retries about as fast as the other side fails, and a fleet of them floods a service that is already down".into(),
+            "raise base and cap to at least 1ms (e.g. base = \"100ms\", cap = \"10s\"), or set max_attempts = 1 to not retry".into(),
+        ],
+    })
 }
 
 /// Settings that the deadline makes useless.

@@ -17,6 +17,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::thread;
 use std::time::Duration;
 
+mod lenient;
+
 /// The file `init` reads when `RETRY_CONFIG` is not set.
 ///
 /// ```
@@ -259,6 +261,16 @@ impl Setup {
     /// Loads and installs; returns the config and the call sites it lacks
     /// (which fail the install when they are `Required`).
     fn install_inner(&self, call_sites: CallSites) -> Result<(Config, Diagnostics), Diagnostics> {
+        self.install_withholding(call_sites, Vec::new())
+    }
+
+    /// [`install_inner`](Self::install_inner), leaving out the policies
+    /// `withheld` (each with why, said at its call sites' first call).
+    fn install_withholding(
+        &self,
+        call_sites: CallSites,
+        withheld: Vec<(String, String)>,
+    ) -> Result<(Config, Diagnostics), Diagnostics> {
         // Held from read to install, so concurrent reloads (a `reload` call
         // racing the watcher) install in the order they read the file.
         let mut last = LAST.lock().unwrap_or_else(PoisonError::into_inner);
@@ -277,7 +289,8 @@ impl Setup {
             )
             .collect());
         }
-        let registry = config.registry(last.as_deref());
+        let left_out: Vec<String> = withheld.iter().map(|(name, _)| name.clone()).collect();
+        let registry = config.registry_without(last.as_deref(), &left_out);
         let missing = call_site_problems(&registry, &config);
         if call_sites == CallSites::Required && missing.has_errors() {
             return Err(missing);
@@ -285,6 +298,7 @@ impl Setup {
         let registry = Arc::new(registry);
         *last = Some(registry.clone());
         loader::set_origin(self.origin());
+        loader::set_withheld(withheld);
         registry::install(Arc::unwrap_or_clone(registry));
         Ok((config, missing))
     }
@@ -573,7 +587,15 @@ pub(crate) fn lazy_load() {
         // Said by each call site whose policy is missing, with its name.
         return;
     }
-    match setup.install_inner(CallSites::Reported) {
+    // Kept as found, for `reload`, which refuses a bad environment as `init` does.
+    let as_found = setup.clone();
+    let mut setup = setup;
+    let withheld = if strict {
+        Vec::new()
+    } else {
+        setup.set_aside_bad_environment()
+    };
+    match setup.install_withholding(CallSites::Reported, withheld) {
         Ok((config, missing)) => {
             if !config.warnings().is_empty() {
                 eprint!("retrykit-config: {path}:\n{}", config.warnings().render());
@@ -591,7 +613,7 @@ pub(crate) fn lazy_load() {
                     std::process::exit(1);
                 }
             }
-            *ACTIVE.lock().unwrap_or_else(PoisonError::into_inner) = Some(setup);
+            *ACTIVE.lock().unwrap_or_else(PoisonError::into_inner) = Some(as_found);
         }
         Err(problems) => {
             eprint!(
@@ -601,6 +623,14 @@ pub(crate) fn lazy_load() {
             loader::set_origin(format!(
                 "nothing was loaded: {path} has errors (printed when it was read)"
             ));
+            // Whether the file defines a site's policy is not known: each
+            // site says the load failed, never "define [policies.NAME]".
+            let why = format!(
+                "{path} has errors (printed when it was read), so nothing was loaded\n  \
+                 fix: mend them (`retry-policy check` lists them), and call retrykit_config::init() \
+                 at start-up to make this an error there"
+            );
+            loader::set_withheld(loader::call_sites().map(|s| (s.policy.to_owned(), why.clone())));
             if strict {
                 eprintln!("retrykit-config: strict mode (RETRY_STRICT) stops the program");
                 std::process::exit(1);

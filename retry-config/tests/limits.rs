@@ -4,7 +4,10 @@
 //! with an error naming the limit and the fix. Bounded output: a diagnostic
 //! shows a window of a long line, never the whole line.
 
-use retrykit_config::{Config, Diagnostics, MAX_EXTENDS_DEPTH, MAX_POLICIES, Options, check_str};
+use retrykit_config::{
+    Config, Diagnostics, MAX_CLASSES, MAX_EXTENDS_DEPTH, MAX_POLICIES, MAX_SHOWN_DIAGNOSTICS,
+    Options, check_str,
+};
 
 fn load(text: &str) -> Result<Config, Diagnostics> {
     Config::load_str(text, "retry.toml", &Options::new())
@@ -106,4 +109,92 @@ fn a_diagnostic_on_a_very_long_line_shows_a_bounded_window() {
         "an ellipsis marks the cut: {rendered}"
     );
     assert!(rendered.len() < 4_000 && diags.render_ansi().len() < 5_000);
+}
+
+/// One policy whose `retry_on` lists `Transient` (a near miss of
+/// `transient`, so each entry is an error) `n` times.
+fn bad_retry_on(n: usize) -> String {
+    let list = vec!["\"Transient\""; n].join(", ");
+    format!("[policies.api]\nretry_on = [{list}]\n")
+}
+
+#[test]
+fn a_hundred_thousand_bad_entries_print_at_most_the_cap_then_how_many_more() {
+    // Every one is found (and kept: `iter` returns them all), but what is
+    // printed stays small. The time this takes is measured by
+    // `cargo bench -p retrykit-config --bench diagnostics`, not asserted.
+    let diags = check_str(&bad_retry_on(100_000), "retry.toml", &Options::new());
+    assert_eq!(diags.errors().count(), 100_000);
+    let last = diags.iter().last().unwrap();
+    assert_eq!(
+        last.span.as_ref().unwrap().line_column(),
+        (2, 13 + 13 * 99_999),
+        "the last entry's real column"
+    );
+    for rendered in [diags.render(), diags.render_ansi(), diags.to_string()] {
+        assert!(rendered.len() < 100_000, "{} bytes", rendered.len());
+        let shown = MAX_SHOWN_DIAGNOSTICS;
+        assert!(
+            rendered.contains(&format!(
+                "... {} more not shown (the first {shown} are); `retry-policy check --all` prints every one",
+                100_000 - shown
+            )),
+            "{}",
+            &rendered[rendered.len().saturating_sub(600)..]
+        );
+    }
+    assert!(diags.render().ends_with("100000 errors, 0 warnings\n"));
+    assert_eq!(
+        diags.render().matches("can never match").count(),
+        MAX_SHOWN_DIAGNOSTICS
+    );
+    // Every one, when asked for.
+    assert_eq!(
+        diags.render_all(false).matches("can never match").count(),
+        100_000
+    );
+}
+
+#[test]
+fn more_distinct_classes_than_the_limit_is_one_clear_error() {
+    let names = |n: usize| -> String {
+        (0..n)
+            .map(|i| format!("\"c{i}\""))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    // At the limit, split over a policy and a profile's overlay: loads.
+    let half = MAX_CLASSES / 2;
+    let at_limit = format!(
+        "[policies.a]\nretry_on = [{}]\n[profiles.p.policies.a]\nretry_on = [{}, \"c0\"]\n",
+        names(half),
+        (half..MAX_CLASSES)
+            .map(|i| format!("\"c{i}\""))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    assert!(load(&at_limit).is_ok());
+    // One more distinct name, in the overlay: one error there, naming the limit and the fix.
+    let past = at_limit.replace("\"c0\"]", "\"one-more\"]");
+    let diags = load(&past).unwrap_err();
+    assert_eq!(diags.len(), 1, "{diags}");
+    let e = diags.errors().next().unwrap();
+    assert_eq!(e.key, "retry_on");
+    assert!(
+        e.message.contains("more than 1000 distinct classes"),
+        "{}",
+        e.message
+    );
+    assert_eq!(e.span.as_ref().unwrap().line_column().0, 4);
+    assert!(e.notes.iter().any(|n| n.contains("MAX_CLASSES")), "{e:?}");
+    assert!(
+        e.notes.iter().any(|n| n.contains("name at most 1000")),
+        "{e:?}"
+    );
+    // Far past it, in one list: refused before any entry is judged.
+    let many = format!(
+        "[policies.a]\nretry_on = [{}, \"Transient\"]\n",
+        names(50_000)
+    );
+    assert_eq!(load(&many).unwrap_err().len(), 1);
 }

@@ -319,13 +319,11 @@ impl RetryBudget {
             }
             return granted;
         }
-        let (calls, retries) = self.totals(now);
-        let allowed = self.ratio * calls as f64 + self.min_per_sec * self.window.as_secs_f64();
-        if (retries as f64) + 1.0 > allowed {
-            return false;
-        }
-        self.counts.add(now, RETRIES, 1);
-        true
+        // Checked and taken in one step (two racing for the last one get it once).
+        let floor = self.min_per_sec * self.window.as_secs_f64();
+        self.counts.try_take(now, RETRIES, |(calls, retries)| {
+            (retries as f64) + 1.0 <= self.ratio * calls as f64 + floor
+        })
     }
 
     /// Calls and retries counted in the window ending at `now`.

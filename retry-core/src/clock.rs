@@ -174,8 +174,9 @@ impl Sleeper for TokioSleeper {
 ///
 /// tokio has no public way to ask whether a runtime's timer is on, and
 /// making a sleep is what panics without it, so the second case makes a
-/// zero sleep under `catch_unwind`: tokio's own panic message is printed
-/// too (by the panic hook) before the caller's.
+/// zero sleep under `catch_unwind`, with the panic hook silenced for that
+/// probe on this thread only (see [`quiet_probe`]): the caller's message is
+/// the first thing printed, not tokio's panic and its backtrace.
 #[cfg(feature = "tokio")]
 pub(crate) fn tokio_timer_missing() -> Option<&'static str> {
     if tokio::runtime::Handle::try_current().is_err() {
@@ -184,9 +185,36 @@ pub(crate) fn tokio_timer_missing() -> Option<&'static str> {
              futures::executor::block_on, polls it)",
         );
     }
-    let made = std::panic::catch_unwind(|| drop(tokio::time::sleep(Duration::ZERO)));
-    made.is_err()
+    quiet_probe(|| drop(tokio::time::sleep(Duration::ZERO)))
         .then_some("this call runs in a tokio runtime built without its timer")
+}
+
+/// Whether `probe` panics, without the panic hook printing it. The hook in
+/// place when the first probe runs is wrapped, once, by one that passes
+/// every panic on to it except those of a probe running on the same thread;
+/// a hook the program sets later replaces the wrapper (a probe is then
+/// printed, as before, and nothing else changes).
+#[cfg(feature = "tokio")]
+fn quiet_probe(probe: impl FnOnce()) -> bool {
+    use std::cell::Cell;
+    use std::panic::{self, AssertUnwindSafe};
+    use std::sync::Once;
+    thread_local! {
+        static PROBING: Cell<bool> = const { Cell::new(false) };
+    }
+    static WRAP: Once = Once::new();
+    WRAP.call_once(|| {
+        let previous = panic::take_hook();
+        panic::set_hook(Box::new(move |info| {
+            if !PROBING.with(Cell::get) {
+                previous(info);
+            }
+        }));
+    });
+    PROBING.with(|p| p.set(true));
+    let panicked = panic::catch_unwind(AssertUnwindSafe(probe)).is_err();
+    PROBING.with(|p| p.set(false));
+    panicked
 }
 
 /// The clock async retries use by default: tokio's with the `tokio` feature.

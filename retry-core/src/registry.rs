@@ -23,7 +23,7 @@ pub(crate) mod linked;
 pub(crate) mod loading;
 
 pub use linked::{CallSite, DeclaredClass, call_sites, declared_classes, missing_policies};
-pub use loading::{LazyLoader, is_strict, origin, set_origin, set_strict};
+pub use loading::{LazyLoader, is_strict, origin, set_origin, set_strict, set_withheld};
 mod snapshot;
 
 use crate::breaker::CircuitBreaker;

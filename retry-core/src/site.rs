@@ -217,6 +217,13 @@ fn site(call: &CallSite) -> String {
 /// The warning for a call whose policy the registry lacks.
 pub(crate) fn missing_policy(call: &CallSite) -> String {
     let name = call.policy;
+    if let Some(why) = loading::withheld(name) {
+        return format!(
+            "warning: {} uses retry policy `{name}`, which was left out of the policies loaded, \
+             so it runs once, without retry, until this is fixed: {why}",
+            site(call)
+        );
+    }
     let defined = registry::current();
     let names: Vec<&str> = defined.policy_names().collect();
     let suggestion = retrykit_schema::suggest::did_you_mean(name, names.iter().copied())

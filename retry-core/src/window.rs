@@ -4,6 +4,11 @@
 //! threads racing on a slot's rollover may lose a count or two, which a
 //! budget or a breaker can afford.
 
+// loom's atomics under `--cfg loom`, so tests/loom.rs can model-check the
+// counters over every interleaving.
+#[cfg(loom)]
+use loom::sync::atomic::{AtomicU64, Ordering};
+#[cfg(not(loom))]
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -17,10 +22,18 @@ pub(crate) struct Window {
     slots: [Slot; SLOTS],
 }
 
-#[derive(Default)]
 struct Slot {
     epoch: AtomicU64,
     counts: [AtomicU64; 2],
+}
+
+impl Default for Slot {
+    fn default() -> Self {
+        Slot {
+            epoch: AtomicU64::new(0),
+            counts: [AtomicU64::new(0), AtomicU64::new(0)],
+        }
+    }
 }
 
 impl Window {
@@ -45,6 +58,33 @@ impl Window {
     #[inline]
     pub(crate) fn add(&self, now: Instant, which: usize, n: u64) {
         self.slot(now).counts[which].fetch_add(n, Ordering::Relaxed);
+    }
+
+    /// Adds one to counter `which` in the slot of `now` if `allowed` says
+    /// yes to the window's totals, checking and taking in one step: the
+    /// count taken is the one the check saw, else (another taker came
+    /// between) it checks again. Two takers racing for the last one get it
+    /// once (tests/loom.rs).
+    pub(crate) fn try_take(
+        &self,
+        now: Instant,
+        which: usize,
+        allowed: impl Fn((u64, u64)) -> bool,
+    ) -> bool {
+        let count = &self.slot(now).counts[which];
+        loop {
+            let seen = count.load(Ordering::Acquire);
+            if !allowed(self.totals(now)) {
+                return false;
+            }
+            let next = seen.saturating_add(1);
+            if count
+                .compare_exchange(seen, next, Ordering::AcqRel, Ordering::Relaxed)
+                .is_ok()
+            {
+                return true;
+            }
+        }
     }
 
     /// Both counters over the window ending at `now`, counting only the

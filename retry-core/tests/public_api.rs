@@ -84,7 +84,7 @@ const ROOT: [&str; 37] = [
 ];
 
 /// Every public item the `registry` module defines.
-const REGISTRY: [&str; 16] = [
+const REGISTRY: [&str; 17] = [
     "CallSite",
     "DeclaredClass",
     "LazyLoader",
@@ -100,6 +100,7 @@ const REGISTRY: [&str; 16] = [
     "policy",
     "set_origin",
     "set_strict",
+    "set_withheld",
     "with_policy",
 ];
 

@@ -38,3 +38,21 @@ fn a_panicking_test_does_not_leave_its_server_running() {
     let port = *port.downcast::<u16>().unwrap();
     assert!(std::net::TcpStream::connect(("127.0.0.1", port)).is_err());
 }
+
+/// Issue 31: where the tests cannot install redis-server they say so in one
+/// message naming the package and the command, instead of trying apt-get.
+#[test]
+fn without_root_or_apt_get_the_failure_names_the_package_and_the_command() {
+    use support::redis_server::cannot_install;
+    assert_eq!(cannot_install(true, true), None);
+    for (root, apt_get, why) in [(false, true, "as root"), (true, false, "no apt-get")] {
+        let text = cannot_install(root, apt_get).unwrap();
+        assert!(text.contains(why), "{text}");
+        assert!(text.contains("the package redis-server"), "{text}");
+        assert!(
+            text.contains("`sudo apt-get install -y redis-server`"),
+            "{text}"
+        );
+        assert_eq!(text.lines().count(), 1, "{text}");
+    }
+}

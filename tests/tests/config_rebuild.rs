@@ -130,6 +130,14 @@ fn an_invalid_retry_toml_is_reported_once_not_once_per_call_site() {
         1,
         "one error for the file, not one per call site:\n{stderr}"
     );
+    // Issue 31: one rule, said where it bites: the build reads names only.
+    assert!(
+        stderr.contains("the build reads the file only for policy names")
+            && stderr.contains(
+                "are checked by retrykit_config::init() and `retry-policy check`, not here"
+            ),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -213,7 +221,7 @@ fn without_a_file_the_build_says_once_that_nothing_is_checked_and_how_to_check()
         "one warning, not one per call site:\n{stderr}"
     );
     for part in [
-        "warning: use of deprecated constant",
+        "no_retry_toml_found_so_policy_names_are_not_checked`: no retry.toml for crate",
         "policy names are not checked at build time",
         &format!("looked in {} and every directory above it", dir.display()),
         "set RETRY_CONFIG to the file",

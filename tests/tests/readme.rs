@@ -92,7 +92,8 @@ fn the_readme_dependency_lines_name_crates_this_checkout_holds() {
         .expect("its toml block");
     let root = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."));
     let mut lines = 0;
-    for line in deps.lines().filter(|l| l.contains(" = {")) {
+    let ours = deps.lines().filter(|l| l.starts_with("retrykit-"));
+    for line in ours.filter(|l| l.contains(" = {")) {
         let key = line.split(" = ").next().unwrap().trim();
         let path = line
             .split("path = \"")
@@ -139,4 +140,81 @@ fn the_readme_dependency_lines_name_crates_this_checkout_holds() {
         section.contains(&format!("cargo install {name}`")),
         "the tool's published install line"
     );
+}
+
+/// The README's first example, as a crate: its dependencies are the lines
+/// under "Using it" (pointed at this checkout), its `src/main.rs` the first
+/// Rust block there, and its retry.toml the README's policy file. Returns
+/// the crate's directory.
+fn readme_example_crate() -> std::path::PathBuf {
+    let text = readme();
+    let section = &text[text.find("## Using it").expect("the section")..];
+    let deps = blocks(section, "toml")
+        .into_iter()
+        .next()
+        .expect("its toml block");
+    let main = blocks(section, "rust")
+        .into_iter()
+        .next()
+        .expect("its rust block");
+    let policies = &text[text.find("## The policy file").expect("the section")..];
+    let policies = blocks(policies, "toml")
+        .into_iter()
+        .next()
+        .expect("the policy file");
+    let workspace = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap();
+    let dir = tests::scratch_target_dir().join("readme-example");
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    let deps = deps.replace("\"../retry/", &format!("\"{}/", workspace.display()));
+    let manifest = format!(
+        "[package]\nname = \"readme-example\"\nversion = \"0.0.0\"\nedition = \"2024\"\npublish = false\n\n{deps}\n[workspace]\n"
+    );
+    std::fs::write(dir.join("Cargo.toml"), manifest).unwrap();
+    std::fs::copy(workspace.join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
+    std::fs::write(dir.join("src/main.rs"), main).unwrap();
+    std::fs::write(dir.join("retry.toml"), policies).unwrap();
+    dir
+}
+
+/// Issue 31: the dependency lines alone did not build the example (no
+/// tokio, then no multi-threaded runtime). They do now.
+#[test]
+fn the_readme_example_builds_from_the_dependency_lines_alone() {
+    let dir = readme_example_crate();
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let out = std::process::Command::new(cargo)
+        .args(["build", "--quiet", "--offline"])
+        .current_dir(&dir)
+        .env("CARGO_TARGET_DIR", tests::scratch_target_dir())
+        .env_remove("RETRY_CONFIG")
+        .env_remove("RUSTFLAGS")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "the README's example does not build:\n{stderr}"
+    );
+}
+
+/// Issue 31: `cargo test --workspace` installs redis-server and PostgreSQL
+/// when missing (as root); the README says so next to the command.
+#[test]
+fn the_test_command_says_what_it_installs() {
+    let text = readme();
+    let at = text
+        .find("cargo test --workspace")
+        .expect("the test command");
+    let next = &text[at..(at + 800).min(text.len())];
+    for word in [
+        "redis-server",
+        "postgresql",
+        "apt-get",
+        "as root",
+        "sudo apt-get install -y redis-server postgresql",
+    ] {
+        assert!(next.contains(word), "{word:?} next to the command:\n{next}");
+    }
 }

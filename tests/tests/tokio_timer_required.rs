@@ -95,3 +95,31 @@ fn an_async_retry_in_a_runtime_with_time_runs() {
         .unwrap();
     assert_eq!(runtime.block_on(succeeds_with_time()).unwrap(), 7);
 }
+
+/// Issue 31: finding out that the runtime has no timer made tokio panic
+/// (caught), and the panic hook printed tokio's message and a backtrace
+/// before ours. Ours is the first thing printed now, and tokio's not at all.
+#[test]
+fn without_a_timer_our_message_is_the_first_thing_printed() {
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "an_async_retry_in_a_runtime_without_time_fails_at_its_first_call",
+            "--nocapture",
+        ])
+        .env("RUST_BACKTRACE", "1")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stderr.contains("timers are disabled"), "{stderr}");
+    let first = stderr
+        .lines()
+        .position(|l| l.contains("panicked at"))
+        .unwrap_or_else(|| panic!("no panic printed: {stderr}"));
+    let next: Vec<&str> = stderr.lines().skip(first).take(2).collect();
+    assert!(
+        next.join("\n").contains("succeeds_without_time"),
+        "ours comes first: {stderr}"
+    );
+}

@@ -1,12 +1,28 @@
 //! A small demo: retries a flaky async operation with a policy built in code,
 //! printing each retry and the final report.
 
+use clap::Parser;
+use examples::output::{exit_with, println};
 use retrykit_core::{Hooks, Jitter, Policy, Retry, RetryEvent};
 use std::io::{Error, ErrorKind};
 use std::time::Duration;
 
+/// Retries a flaky async operation (three dropped connections, then a
+/// success) with a policy built in code, printing each retry and the report.
+#[derive(Parser)]
+#[command(name = "flaky")]
+struct Cli {}
+
+fn main() {
+    let Cli {} = Cli::parse();
+    // A closed stdout (`flaky | head -1`) ends quietly.
+    if let Err(e) = demo() {
+        exit_with(&*e, 1);
+    }
+}
+
 #[tokio::main(flavor = "current_thread")]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
+async fn demo() -> Result<(), Box<dyn std::error::Error>> {
     let policy = Policy::builder()
         .name("flaky-demo")
         .base(Duration::from_millis(20))
@@ -19,10 +35,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut calls = 0u32;
     let (result, report) = Retry::new(&policy)
         .hooks(Hooks::new().on_retry(|e: &RetryEvent<'_, Error>| {
-            println!(
+            // A hook cannot fail the call: a closed stdout is noticed by the
+            // report's lines below, which end the demo quietly.
+            let _ = println(&format!(
                 "attempt {} failed ({}); retrying in {:?}",
                 e.attempt, e.error, e.wait
-            );
+            ));
         }))
         .call_with_report(|| {
             calls += 1;
@@ -39,10 +57,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
         })
         .await;
-    println!("result: {result:?}");
-    println!(
+    println(&format!("result: {result:?}"))?;
+    println(&format!(
         "ended: {} after {} attempts, waited {:?} in {:?}",
         report.ending, report.attempts, report.waited, report.elapsed
-    );
+    ))?;
     result.map(drop).map_err(Into::into)
 }

@@ -290,8 +290,15 @@ fn install() -> Result<(), ClusterError> {
             fix,
         ));
     }
+    if !Path::new("/usr/bin/apt-get").is_file() {
+        return Err(ClusterError::new(
+            "PostgreSQL (initdb, pg_ctl) is not installed and there is no apt-get (not Debian) to install the package postgresql",
+            fix,
+        ));
+    }
+    // One line says so; apt-get's own output is shown only if it fails.
     eprintln!(
-        "PostgreSQL is not installed: running apt-get update && apt-get install -y postgresql"
+        "PostgreSQL is not installed: installing Debian's package postgresql (apt-get update && apt-get install -y postgresql)"
     );
     for args in [
         &["-qq", "update"][..],
@@ -311,7 +318,6 @@ fn install() -> Result<(), ClusterError> {
         run(cmd, &format!("apt-get {}", args.join(" ")))
             .map_err(|e| ClusterError::new(e.what, fix))?;
     }
-    eprintln!("PostgreSQL installed");
     Ok(())
 }
 

@@ -18,6 +18,9 @@ pub struct Args {
     /// How to print diagnostics: with source excerpts, one line each, or JSON lines
     #[arg(long, value_enum, value_name = "FORMAT", default_value_t = Format::Human)]
     format: Format,
+    /// Print every diagnostic (human and short formats print the first 50, then how many more)
+    #[arg(long)]
+    all: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -51,10 +54,15 @@ pub fn run(args: Args, cx: &Context) -> Result<ExitCode, CliError> {
                 outln!("{}", json(d));
             }
         }
+        Format::Short if args.all => diags.iter().for_each(|d| outln!("{d}")),
         Format::Short => out!("{diags}"),
         Format::Human if diags.is_empty() => outln!("{}: ok ({scope})", path.display()),
         Format::Human => {
-            out!("{}", cx.render(&diags, Stream::Stdout));
+            if args.all {
+                out!("{}", diags.render_all(cx.color(Stream::Stdout)));
+            } else {
+                out!("{}", cx.render(&diags, Stream::Stdout));
+            }
             if !diags.has_errors() {
                 outln!("{}: ok with warnings ({scope})", path.display());
             }

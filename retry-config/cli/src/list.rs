@@ -2,6 +2,7 @@
 
 use super::{CliError, Context, shown};
 use retrykit_config::{Config, show_duration, show_number};
+use retrykit_core::hedge::HedgeAfter;
 use retrykit_core::{Backoff, Jitter, Policy};
 use std::process::ExitCode;
 
@@ -138,6 +139,17 @@ fn summary(config: &Config, name: &str, p: &Policy) -> String {
     }
     if let Some(classes) = p.retry_on() {
         parts.push(format!("on {}", classes.join("|")));
+    }
+    if let Some(h) = p.hedge_settings() {
+        let floor = match h.after {
+            HedgeAfter::Percentile(_) => format!("floor {}, ", show_duration(h.floor)),
+            HedgeAfter::Fixed(_) => String::new(),
+        };
+        parts.push(format!(
+            "hedge after {} ({floor}at most {}% of calls)",
+            h.after,
+            show_number(h.share * 100.0)
+        ));
     }
     let explained = config.explain(name).unwrap_or_default();
     if let Some(b) = explained

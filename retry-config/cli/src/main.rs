@@ -170,8 +170,18 @@ impl Context {
 
     /// Diagnostics rendered for `stream`, coloured when `--color` says so.
     pub fn render(&self, diags: &retrykit_config::Diagnostics, stream: Stream) -> String {
+        if self.color(stream) {
+            diags.render_ansi()
+        } else {
+            diags.render()
+        }
+    }
+
+    /// Whether output to `stream` is coloured (`--color`, else a terminal
+    /// without NO_COLOR or TERM=dumb).
+    pub fn color(&self, stream: Stream) -> bool {
         use std::io::IsTerminal;
-        let color = match COLOR.get().copied().unwrap_or(Color::Auto) {
+        match COLOR.get().copied().unwrap_or(Color::Auto) {
             Color::Always => true,
             Color::Never => false,
             Color::Auto => {
@@ -183,11 +193,6 @@ impl Context {
                     && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
                     && std::env::var_os("TERM").is_none_or(|t| t != "dumb")
             }
-        };
-        if color {
-            diags.render_ansi()
-        } else {
-            diags.render()
         }
     }
 }
@@ -293,7 +298,8 @@ pub fn find_policy<'c>(
             .map(|n| format!(" (did you mean `{n}`?)"))
             .unwrap_or_default();
         CliError::usage(format!(
-            "no policy `{name}` in {}{close}; defined: {}",
+            "no policy `{}` in {}{close}; defined: {}",
+            shown(name),
             config.source().name(),
             if names.is_empty() {
                 "none".to_owned()

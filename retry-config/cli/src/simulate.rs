@@ -211,6 +211,18 @@ fn render(args: &Args, cx: &Context) -> Result<Output, CliError> {
         .map(|n| n.trim().to_owned())
         .filter(|n| !n.is_empty())
         .collect();
+    // The same policy twice would be identical rows that compare nothing.
+    if let Some(twice) = names
+        .iter()
+        .enumerate()
+        .find_map(|(i, n)| names[..i].contains(n).then_some(n))
+    {
+        return Err(CliError::usage(format!(
+            "policy `{}` is named more than once (POLICY and --compare together), so its rows \
+             would be identical: name each policy once",
+            super::shown(twice)
+        )));
+    }
     let mut policies: Vec<(String, Policy)> = if names.is_empty() {
         if args.scenario == ScenarioKind::Herd {
             return Err(CliError::usage(

@@ -3,19 +3,41 @@
 //! median, needs latencies only a running program has: it is the loop's.)
 
 use super::group::Finding;
+use crate::layers::Set;
 use crate::resolve::ResolvedPolicy;
 use crate::schema::Key;
 use retrykit_core::hedge::HedgeAfter;
 use retrykit_schema::duration::show_duration;
+use std::collections::HashSet;
+use std::ops::Range;
 
 /// The hedging findings of one policy: hedging without a retry budget, and
 /// an attempt timeout that cancels attempts before a hedge is due.
-pub(super) fn findings(p: &ResolvedPolicy) -> Vec<Finding> {
+pub(super) fn findings(p: &ResolvedPolicy, hedging: &Hedging) -> Vec<Finding> {
     let policy = &p.policy;
     let Some(settings) = policy.hedge_settings() else {
-        return Vec::new();
+        return unused(p, hedging);
     };
     let mut out = Vec::new();
+    if let (HedgeAfter::Fixed(after), Some(deadline)) = (settings.after, policy.deadline())
+        && after >= deadline
+    {
+        out.push(Finding {
+            key: Key::HedgeAfter,
+            set: p.fields.get(Key::HedgeAfter).cloned(),
+            headline: "hedge_after is not shorter than the deadline".into(),
+            detail: Some(format!(
+                "hedge_after {} against deadline {}",
+                show_duration(after),
+                show_duration(deadline)
+            )),
+            label: "never due".into(),
+            notes: vec![
+                "the call ends at its deadline before a hedge is due, so no hedge is ever sent".into(),
+                "lower hedge_after below the deadline, raise the deadline, or set hedge_after = \"none\"".into(),
+            ],
+        });
+    }
     if policy.budgets().is_empty() {
         out.push(Finding {
             key: Key::HedgeAfter,
@@ -63,4 +85,56 @@ pub(super) fn findings(p: &ResolvedPolicy) -> Vec<Finding> {
         });
     }
     out
+}
+
+/// Where the hedging policies' `hedge_floor` and `hedge_share` were set:
+/// a value set there (in `[defaults]`, or a policy others extend) is used.
+pub(super) struct Hedging(HashSet<(Key, String, Range<usize>)>);
+
+impl Hedging {
+    pub(super) fn of(policies: &[ResolvedPolicy]) -> Self {
+        let mut used = HashSet::new();
+        for p in policies
+            .iter()
+            .filter(|p| p.policy.hedge_settings().is_some())
+        {
+            for key in [Key::HedgeFloor, Key::HedgeShare] {
+                if let Some(at) = p.fields.get(key).and_then(|s| where_set(key, s)) {
+                    used.insert(at);
+                }
+            }
+        }
+        Hedging(used)
+    }
+}
+
+fn where_set(key: Key, set: &Set) -> Option<(Key, String, Range<usize>)> {
+    let span = set.span.as_ref()?;
+    Some((key, span.source().name().to_owned(), span.range()))
+}
+
+/// `hedge_floor` and `hedge_share` set where no policy hedges: they do
+/// nothing without `hedge_after`.
+fn unused(p: &ResolvedPolicy, hedging: &Hedging) -> Vec<Finding> {
+    [Key::HedgeFloor, Key::HedgeShare]
+        .into_iter()
+        .filter_map(|key| {
+            let set = p.fields.get(key)?;
+            if where_set(key, set).is_some_and(|at| hedging.0.contains(&at)) {
+                return None;
+            }
+            Some(Finding {
+                key,
+                set: Some(set.clone()),
+                headline: format!("{} is unused without hedge_after", key.name()),
+                detail: None,
+                label: "unused".into(),
+                notes: vec![format!(
+                    "the policy sends no hedges, so {} changes nothing; set hedge_after (e.g. hedge_after = \"p95\") to hedge, or remove {}",
+                    key.name(),
+                    key.name()
+                )],
+            })
+        })
+        .collect()
 }

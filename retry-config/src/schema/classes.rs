@@ -10,8 +10,10 @@
 //! program may declare it, so only a likely typo of a built-in class warns.
 
 use super::{Cx, Key};
-use crate::diagnostic::{Diagnostic, Diagnostics};
+use crate::diagnostic::{Diagnostic, Diagnostics, Span};
 use retrykit_schema::classes::{BUILT_IN, Verdict, judge};
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::ops::Range;
 use toml::Spanned;
 use toml::de::DeValue;
@@ -29,14 +31,34 @@ pub(crate) fn check(key: Key, value: &Spanned<DeValue<'_>>, cx: &Cx<'_>, diags: 
             }
         }
     }
+    // Where each name was first listed: a name listed again is a mistake
+    // (said once per repeat, unless the name is wrong anyway).
+    let mut first = HashMap::new();
     for (class, range) in written(value) {
         // An empty name is retrykit-core's rule, reported with the policy.
         if class.trim().is_empty() {
             continue;
         }
+        let repeat_of = match first.entry(class) {
+            Entry::Occupied(at) => Some(cx.span(Range::clone(at.get()))),
+            Entry::Vacant(slot) => {
+                slot.insert(range.clone());
+                None
+            }
+        };
         let known_list = || format!("known classes: {}", candidates.join(", "));
+        // Said only for a name that is otherwise fine (a wrong one has its own error).
+        let repeated = |at: Span| {
+            Diagnostic::warning(cx.key_path, format!("`{name}` lists `{class}` twice"))
+                .at(Some(cx.span(range.clone())), "listed again")
+                .note(format!("first listed at {at}"))
+                .note("remove the repeat: a class listed once is retried; listing it again changes nothing")
+        };
         let diagnostic = match judge(class, &candidates) {
-            Verdict::Known => continue,
+            Verdict::Known => match repeat_of {
+                Some(at) => repeated(at),
+                None => continue,
+            },
             Verdict::NeverRetried if key != Key::RetryOn => continue,
             Verdict::NeverRetried => cx.error(
                 range,
@@ -54,6 +76,9 @@ pub(crate) fn check(key: Key, value: &Spanned<DeValue<'_>>, cx: &Cx<'_>, diags: 
             .note(known_list()),
             Verdict::Unknown(suggestion) => {
                 if cx.known_classes.is_none() && suggestion.is_none() {
+                    if let Some(at) = repeat_of {
+                        diags.push(repeated(at));
+                    }
                     continue;
                 }
                 Diagnostic::warning(

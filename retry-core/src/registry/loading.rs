@@ -26,6 +26,38 @@ pub fn set_origin(text: impl Into<String>) {
     *ORIGIN.lock().unwrap_or_else(PoisonError::into_inner) = Some(text.into());
 }
 
+/// Policies the loader left out of the registry it installed, each with
+/// why (a bad environment value that concerns it, with the fix): the first
+/// call of a site naming one says that, rather than "not defined".
+static WITHHELD: Mutex<Vec<(String, String)>> = Mutex::new(Vec::new());
+
+/// Records the policies a loader left out of the registry it is about to
+/// install, each with the reason (replacing what was recorded before). A
+/// site whose policy is one of them runs once, without retry, and its first
+/// call says the reason.
+///
+/// ```
+/// use retrykit_core::__private::site::{CallSite, PolicyCache};
+/// let why = "RETRY_POLICY__DOC_WITHHELD__BASE is `x`".to_owned();
+/// retrykit_core::registry::set_withheld([("doc-withheld".to_owned(), why)]);
+/// let site = PolicyCache::new(CallSite::new("doc-withheld", file!(), line!(), "doc"));
+/// assert_eq!(site.policy().max_attempts(), Some(1), "it runs once, saying why");
+/// retrykit_core::registry::set_withheld([]);
+/// ```
+pub fn set_withheld(policies: impl IntoIterator<Item = (String, String)>) {
+    *WITHHELD.lock().unwrap_or_else(PoisonError::into_inner) = policies.into_iter().collect();
+}
+
+/// Why the loader left policy `name` out (see [`set_withheld`]).
+pub(crate) fn withheld(name: &str) -> Option<String> {
+    WITHHELD
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .iter()
+        .find(|(policy, _)| policy == name)
+        .map(|(_, why)| why.clone())
+}
+
 /// What [`set_origin`] last recorded.
 ///
 /// ```

@@ -125,27 +125,58 @@ fn free_port() -> u16 {
     listener.local_addr().expect("its address").port()
 }
 
-/// `redis-server`, installed from Debian's package when missing.
+/// `redis-server`, installed from Debian's package when missing: as root,
+/// with apt-get, saying so in one line. Otherwise (not root, or no apt-get)
+/// the tests fail with one message naming the package and the command.
 fn redis_server_binary() -> &'static str {
     static FOUND: OnceLock<()> = OnceLock::new();
     FOUND.get_or_init(|| {
-        if !on_path("redis-server") {
-            eprintln!("redis-server is missing: installing Debian's package (apt-get)");
-            let installed = Command::new("sh")
-                .args([
-                    "-c",
-                    "apt-get update -qq && apt-get install -y -qq redis-server",
-                ])
-                .status()
-                .is_ok_and(|s| s.success());
-            assert!(
-                installed && on_path("redis-server"),
-                "redis-server is missing and apt-get could not install it: \
-                 install it with `apt-get install -y redis-server`"
-            );
+        if on_path("redis-server") {
+            return;
         }
+        if let Some(why) = cannot_install(is_root(), on_path("apt-get")) {
+            panic!("{why}");
+        }
+        eprintln!("redis-server is missing: installing Debian's package redis-server with apt-get");
+        let out = Command::new("sh")
+            .args([
+                "-c",
+                "apt-get update -qq && apt-get install -y -qq redis-server",
+            ])
+            .env("DEBIAN_FRONTEND", "noninteractive")
+            .stdin(Stdio::null())
+            .output();
+        let said = out.as_ref().map_or_else(
+            |e| e.to_string(),
+            |o| String::from_utf8_lossy(&o.stderr).trim().to_owned(),
+        );
+        assert!(
+            out.is_ok_and(|o| o.status.success()) && on_path("redis-server"),
+            "redis-server is missing and apt-get could not install it ({said}): \
+             install Debian's package with `apt-get install -y redis-server`"
+        );
     });
     "redis-server"
+}
+
+/// Why the tests cannot install `redis-server` here (`None`: they can, as
+/// root with apt-get): one message naming the package and the command.
+pub fn cannot_install(root: bool, apt_get: bool) -> Option<String> {
+    let why = match (root, apt_get) {
+        (true, true) => return None,
+        (_, false) => "there is no apt-get here (the tests install Debian's package)",
+        (false, true) => "the tests install it with apt-get only when run as root",
+    };
+    Some(format!(
+        "redis-server is missing and {why}: install the package redis-server \
+         (`sudo apt-get install -y redis-server` on Debian), or put a redis-server on the PATH"
+    ))
+}
+
+/// Whether this process runs as root.
+fn is_root() -> bool {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
 }
 
 fn on_path(binary: &str) -> bool {

@@ -19,6 +19,12 @@
 //!   come only from code turns it off with `[package.metadata.retry]
 //!   expect-config = false` in its Cargo.toml (or `#[allow(deprecated)]`
 //!   on the function).
+//! - The file is read only for what `#[retry]` needs (names, and the keys
+//!   behind its other checks), so one that is not TOML is a compile error
+//!   (no name can be read) while a bad value is not: validating values is
+//!   retrykit-config's, which depends on retrykit-core, of which these
+//!   macros are a part, so the build cannot run it. `init()` and
+//!   `retry-policy check` do, and the compile error for a broken file says so.
 
 mod read;
 
@@ -137,15 +143,19 @@ impl Search {
             dir.display(),
             manifest.display(),
         );
-        let warning = Ident::new("retry_toml_not_found", name.span());
+        // Stable Rust lets a macro warn only through a lint: rustc's
+        // "use of deprecated constant `PATH`: NOTE". The constant's name is
+        // the sentence, so the warning leads with it.
+        let warning = Ident::new(
+            "no_retry_toml_found_so_policy_names_are_not_checked",
+            name.span(),
+        );
         quote_spanned! {name.span()=>
             #tracked
-            const _: () = {
-                #[deprecated(note = #note)]
-                #[allow(non_upper_case_globals)]
-                const #warning: () = ();
-                #warning
-            };
+            #[deprecated(note = #note)]
+            #[allow(non_upper_case_globals)]
+            const #warning: () = ();
+            let () = #warning;
         }
     }
 }
@@ -224,7 +234,8 @@ impl ConfigFile {
             Err(problem) => Some(syn::Error::new(
                 name.span(),
                 format!(
-                    "cannot check policy `{}`: {shown} is not valid TOML ({problem}); fix the file (`retry-policy check` shows every problem)",
+                    "cannot check policy `{}`: {shown} is not valid TOML ({problem}); fix the file (`retry-policy check` shows every problem)\n\
+                     note: the build reads the file only for policy names and what #[retry] needs; values (`base = \"garbage\"`) are checked by retrykit_config::init() and `retry-policy check`, not here",
                     name.value()
                 ),
             )),

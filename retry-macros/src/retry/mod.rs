@@ -46,14 +46,21 @@ pub fn retry(attr: TokenStream, item: TokenStream) -> TokenStream {
     let name = args.policy.value();
     let file = config.file();
     let hedge_at = file.and_then(|c| c.hedge_after_set_at(&name));
+    // Why the site runs one attempt at a time, and the change that lets it hedge.
     let one_at_a_time = if func.sig.asyncness.is_none() {
-        Some("is a blocking fn")
+        Some((
+            "is a blocking fn",
+            "make the function async (taking shared references)",
+        ))
     } else if expand::takes_mut(&func.sig.inputs) {
-        Some("takes a `&mut` argument, which two attempts cannot hold at once")
+        Some((
+            "takes a `&mut` argument, which two attempts cannot hold at once",
+            "take `&self` (and shared references) instead of `&mut`, keeping what the attempts change behind a lock (e.g. a tokio::sync::Mutex field)",
+        ))
     } else {
         None
     };
-    if let (Some(at), Some(why)) = (&hedge_at, one_at_a_time) {
+    if let (Some(at), Some((why, change))) = (&hedge_at, one_at_a_time) {
         let path = file
             .map(|c| c.path.display().to_string())
             .unwrap_or_default();
@@ -61,7 +68,7 @@ pub fn retry(attr: TokenStream, item: TokenStream) -> TokenStream {
             func.sig.fn_token.span,
             format!(
                 "policy `{name}` sets `hedge_after` ({at} in {path}), but `{}` {why}: it runs one attempt at a time, so it cannot hedge\n\
-                 fix: make the function async and take shared references, use a policy without hedge_after, or set `hedge_after = \"none\"` for policy `{name}`",
+                 fix: {change}, use a policy without hedge_after, or set `hedge_after = \"none\"` for policy `{name}`",
                 func.sig.ident
             ),
         );

@@ -404,3 +404,21 @@ fn more_breaker_processes_than_clients_is_an_error_naming_the_flag() {
         "{err}"
     );
 }
+
+#[test]
+fn a_policy_named_twice_is_a_usage_error_not_identical_rows() {
+    for argv in [
+        &["checkout", "--compare", "checkout,checkout"][..],
+        &["checkout", "--compare", "lockstep, checkout"],
+    ] {
+        let Err(e) = simulate(argv, None) else {
+            panic!("{argv:?} ran");
+        };
+        let text = format!("{e:?}");
+        assert!(
+            text.contains("policy `checkout` is named more than once"),
+            "{text}"
+        );
+        assert!(text.contains("name each policy once"), "{text}");
+    }
+}
