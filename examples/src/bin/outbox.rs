@@ -18,7 +18,7 @@ use examples::outbox::{
     BrokerSettings, FakeBroker, OutboxStore, PostgresStore, Relay, SqliteStore, StoreError,
     while_database_unavailable,
 };
-use examples::policies::load_policies;
+use examples::policies::{PolicyProblems, load_policies_with};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -174,6 +174,10 @@ struct BrokerArgs {
     /// The retry profile [default: $RETRY_PROFILE, else demo].
     #[arg(long)]
     profile: Option<String>,
+    /// Publish without the `publish` policy's circuit breaker (`breaker =
+    /// "none"`), to compare the broker calls during the outage.
+    #[arg(long)]
+    no_breaker: bool,
     /// Seeds the broker's failures.
     #[arg(long, default_value_t = 7)]
     seed: u64,
@@ -253,6 +257,23 @@ impl BrokerArgs {
             format!("--ack-latency={}", duration(self.ack_latency)),
             format!("--profile={}", self.profile()),
         ]
+        .into_iter()
+        .chain(self.no_breaker.then(|| "--no-breaker".to_owned()))
+        .collect()
+    }
+
+    /// The overrides `--no-breaker` sets over the policy file.
+    fn overrides(&self) -> &'static [(&'static str, &'static str)] {
+        if self.no_breaker {
+            &[("RETRY_POLICY__PUBLISH__BREAKER", "none")]
+        } else {
+            &[]
+        }
+    }
+
+    /// Loads the policies with this profile and these overrides.
+    fn load_policies(&self) -> Result<retrykit_config::Config, PolicyProblems> {
+        load_policies_with(&self.profile(), self.overrides())
     }
 
     fn profile(&self) -> String {
@@ -339,7 +360,7 @@ struct RelayOptions {
 }
 
 async fn relay_command(database: Database, options: RelayOptions) -> Fallible<()> {
-    load_policies(&options.broker.profile())?;
+    options.broker.load_policies()?;
     let who = options.name.as_deref().unwrap_or("relay");
     match database {
         Database::Sqlite(path) => {
@@ -392,13 +413,15 @@ async fn run_relay(store: impl OutboxStore, options: RelayOptions) -> Fallible<(
         .run_until_idle(Duration::from_millis(20), |pass| {
             if pass.claimed() > 0 && closed.is_none() {
                 closed = examples::output::println(&format!(
-                    "{name}: published {} rescheduled {} dead {} calls {} released {} lease-lost {}",
+                    "{name}: published {} rescheduled {} dead {} calls {} released {} lease-lost {} \
+                     held-back {}",
                     pass.published,
                     pass.rescheduled,
                     pass.dead,
                     pass.calls,
                     pass.released,
-                    pass.lease_lost
+                    pass.lease_lost,
+                    pass.held_back
                 ))
                 .err();
             }
