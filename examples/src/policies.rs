@@ -2,7 +2,7 @@
 //! reporting what is wrong in the same rendered form as `retry-policy check`
 //! (source excerpt, did-you-mean, notes), never a one-line summary of it.
 
-use retrykit_config::{Config, Diagnostics, Env};
+use retrykit_config::{Config, Diagnostics};
 use std::fmt;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -48,12 +48,9 @@ pub fn profile(flag: Option<&str>) -> String {
 /// assert!(retrykit_core::registry::policy("outbox").is_some());
 /// ```
 pub fn install_policies(profile: &str) -> Result<Config, Diagnostics> {
-    install_with(profile, Env::from_process())
-}
-
-/// Installs [`policy_file`] with `profile` and the overrides in `env`.
-fn install_with(profile: &str, env: Env) -> Result<Config, Diagnostics> {
-    let options = retrykit_config::Options::new().profile(profile).env(env);
+    let options = retrykit_config::Options::new()
+        .profile(profile)
+        .env(retrykit_config::Env::from_process());
     retrykit_config::Setup::new(policy_file())
         .options(options)
         .install()
@@ -68,28 +65,7 @@ fn install_with(profile: &str, env: Env) -> Result<Config, Diagnostics> {
 /// assert!(err.to_string().contains("defined profiles"));
 /// ```
 pub fn load_policies(profile: &str) -> Result<Config, PolicyProblems> {
-    load_policies_with(profile, &[])
-}
-
-/// [`load_policies`] with `overrides`: `RETRY_POLICY__*`-style variables
-/// a demo's flag sets (`outbox --no-breaker`), applied after those of the
-/// environment.
-///
-/// ```
-/// let overrides = [("RETRY_POLICY__PUBLISH__MAX_ATTEMPTS", "5")];
-/// let config = examples::policies::load_policies_with("test", &overrides).unwrap();
-/// assert_eq!(config.policy("publish").unwrap().max_attempts(), Some(5));
-/// ```
-pub fn load_policies_with(
-    profile: &str,
-    overrides: &[(&str, &str)],
-) -> Result<Config, PolicyProblems> {
-    let env = overrides
-        .iter()
-        .fold(Env::from_process(), |env, (name, value)| {
-            env.with(*name, *value)
-        });
-    let config = install_with(profile, env).map_err(PolicyProblems)?;
+    let config = install_policies(profile).map_err(PolicyProblems)?;
     if !config.warnings().is_empty() {
         eprint!("{}", render(config.warnings()));
     }
@@ -100,7 +76,7 @@ pub fn load_policies_with(
 /// `RETRY_POLICY__*` overrides from the environment (the harnesses check a
 /// prediction against what the program itself would run).
 pub fn load_as_program(path: &Path) -> Result<Config, PolicyProblems> {
-    use retrykit_config::Options;
+    use retrykit_config::{Env, Options};
     let mut options = Options::new().env(Env::from_process());
     if let Some(p) = std::env::var("RETRY_PROFILE")
         .ok()

@@ -18,7 +18,8 @@ use examples::outbox::{
     BrokerSettings, FakeBroker, OutboxStore, PostgresStore, Relay, SqliteStore, StoreError,
     while_database_unavailable,
 };
-use examples::policies::{PolicyProblems, load_policies_with};
+use examples::policies::load_policies;
+use retrykit_core::{Registry, registry};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -262,18 +263,27 @@ impl BrokerArgs {
         .collect()
     }
 
-    /// The overrides `--no-breaker` sets over the policy file.
-    fn overrides(&self) -> &'static [(&'static str, &'static str)] {
+    /// Loads and installs the policies with this profile; with
+    /// `--no-breaker`, the `publish` policy is installed without its
+    /// circuit breaker (the file is left as it is, so nothing warns that
+    /// its breaker is unused).
+    fn load_policies(&self) -> Fallible<retrykit_config::Config> {
+        let config = load_policies(&self.profile())?;
         if self.no_breaker {
-            &[("RETRY_POLICY__PUBLISH__BREAKER", "none")]
-        } else {
-            &[]
+            let mut policies = Registry::builder();
+            for name in config.policy_names() {
+                let Some(policy) = config.policy(name) else {
+                    continue;
+                };
+                let builder = match name {
+                    "publish" => policy.to_builder().breaker(None),
+                    _ => policy.to_builder(),
+                };
+                policies = policies.policy(name, builder.build()?);
+            }
+            registry::install(policies.build());
         }
-    }
-
-    /// Loads the policies with this profile and these overrides.
-    fn load_policies(&self) -> Result<retrykit_config::Config, PolicyProblems> {
-        load_policies_with(&self.profile(), self.overrides())
+        Ok(config)
     }
 
     fn profile(&self) -> String {

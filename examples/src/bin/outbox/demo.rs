@@ -188,6 +188,8 @@ async fn relay_all<S: OutboxStore>(
     }
     let max_attempts = |name| config.policy(name).and_then(|p| p.max_attempts());
     let broker = FakeBroker::open(&broker_db, Default::default())?;
+    // As installed: `--no-breaker` takes the breaker off.
+    let publish = retrykit_core::registry::policy("publish");
     let outage = !args.broker.outage.is_zero();
     let summary = Summary {
         events: &monitor.events().await?,
@@ -196,8 +198,8 @@ async fn relay_all<S: OutboxStore>(
         outbox_max_attempts: max_attempts("outbox"),
         publish_max_attempts: max_attempts("publish"),
         outage_calls: outage.then(|| broker.outage_calls()).transpose()?,
-        breaker: config
-            .policy("publish")
+        breaker: publish
+            .as_ref()
             .and_then(|p| p.breaker())
             .and_then(|b| b.name()),
     };
