@@ -22,7 +22,12 @@ fn keys(v: &Value) -> BTreeSet<String> {
 
 /// One run of the small fleet, as JSON.
 fn small_fleet() -> Value {
-    let out = fleet(&[
+    small_fleet_with(&[])
+}
+
+/// The small fleet with `extra` flags, as JSON.
+fn small_fleet_with(extra: &[&str]) -> Value {
+    let small = [
         "--policy",
         "outbox",
         "--clients",
@@ -37,10 +42,95 @@ fn small_fleet() -> Value {
         "3",
         "--format",
         "json",
-    ]);
+    ];
+    let out = fleet(&[&small[..], extra].concat());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     serde_json::from_slice(&out.stdout).expect("JSON on stdout")
+}
+
+/// Issue 34: `--repeat 3` runs the fleet three times, each run measured and
+/// predicted from its own send rate, and sums them up in medians, spreads
+/// and a verdict on the medians, each figure as the runs gave it.
+#[test]
+fn repeats_report_each_run_with_medians_spreads_and_a_verdict_on_the_medians() {
+    let v = small_fleet_with(&["--repeat", "3"]);
+    assert_eq!(v["fleet"]["repeat"], 3);
+    let runs = v["runs"].as_array().expect("every run's own report");
+    assert_eq!(runs.len(), 3);
+    let median = |mut xs: Vec<f64>| {
+        xs.sort_by(f64::total_cmp);
+        xs[1]
+    };
+    for key in ["peak_retries_per_tick", "calls", "give_ups"] {
+        let figure = &v["repeats"]["figures"][key];
+        for side in ["predicted", "measured"] {
+            let from_runs: Vec<f64> = runs
+                .iter()
+                .map(|r| r[side][key].as_f64().expect("a figure per run"))
+                .collect();
+            let said: Vec<f64> = figure[side]["runs"]
+                .as_array()
+                .expect("each run's value")
+                .iter()
+                .map(|x| x.as_f64().unwrap())
+                .collect();
+            assert_eq!(said, from_runs, "{key} {side}");
+            assert_eq!(
+                figure[side]["median"].as_f64(),
+                Some(median(from_runs.clone()))
+            );
+            let min = from_runs.iter().copied().fold(f64::INFINITY, f64::min);
+            let max = from_runs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            assert_eq!(
+                (figure[side]["min"].as_f64(), figure[side]["max"].as_f64()),
+                (Some(min), Some(max))
+            );
+        }
+        let (lo, hi) = (
+            figure["measured"]["min"].as_f64().unwrap(),
+            figure["measured"]["max"].as_f64().unwrap(),
+        );
+        for (i, run) in runs.iter().enumerate() {
+            let p = run["predicted"][key].as_f64().unwrap();
+            assert_eq!(
+                figure["inside_measured_spread"][i],
+                Value::Bool(lo <= p && p <= hi),
+                "{key} run {i}"
+            );
+        }
+    }
+    // Each run's send rate is its own, measured from its own first wave,
+    // and its send-rate prediction is made from it.
+    for run in runs {
+        assert!(
+            run["send_rate"]["per_ms"].as_f64().is_some_and(|r| r > 0.0),
+            "{run}"
+        );
+        assert_eq!(run["predicted"], run["predicted_send_rate"]);
+        assert!(
+            run["differences"]["waiting_busiest_tick"]["modelled"]
+                .as_f64()
+                .is_some(),
+            "{run}"
+        );
+    }
+    let peak = &v["repeats"]["figures"]["peak_retries_per_tick"];
+    let verdict = &v["repeats"]["verdict"];
+    assert_eq!(verdict["peak_median_diff"], peak["median_diff"]);
+    let diff = peak["median_diff"].as_f64().expect("a median difference");
+    assert_eq!(verdict["peak_within"], Value::Bool(diff.abs() <= 0.2));
+}
+
+#[test]
+fn repeats_are_bounded() {
+    let out = fleet(&["--policy", "outbox", "--repeat", "21"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "accepted");
+    assert!(
+        stderr.contains("--repeat") && stderr.contains("1..=20"),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -6,12 +6,15 @@ use crate::env::{self, Env};
 use crate::layers::Layer;
 use crate::lint;
 use crate::read::{FileOrigin, read_file};
-use crate::resolve::{self, ResolvedBudget, ResolvedPolicy};
+use crate::resolve::{self, ResolvedBreaker, ResolvedBudget, ResolvedPolicy};
 use crate::schema::{BUDGET_KEYS, Key, POLICY_KEYS, engine};
+use retrykit_core::breaker::CircuitBreaker;
 use retrykit_core::{Policy, Registry, RetryBudget};
 use retrykit_schema::suggest::did_you_mean;
 use std::path::Path;
 use std::sync::Arc;
+
+mod breakers;
 
 /// What a load reads besides the file: the profile, the environment, and how strict to be.
 ///
@@ -24,7 +27,7 @@ use std::sync::Arc;
 pub struct Options {
     /// The profile whose overlays apply; `None` for the base file alone.
     pub profile: Option<String>,
-    /// The `RETRY_POLICY__*` / `RETRY_BUDGET__*` overrides.
+    /// The `RETRY_POLICY__*` / `RETRY_BUDGET__*` / `RETRY_BREAKER__*` overrides.
     pub env: Env,
     /// Treat warnings as errors.
     pub deny_warnings: bool,
@@ -109,8 +112,8 @@ pub struct Explained {
     pub span: Option<Span>,
 }
 
-/// A loaded configuration: every policy and budget validated, plus the
-/// warnings found along the way.
+/// A loaded configuration: every policy, budget and circuit breaker
+/// validated, plus the warnings found along the way.
 ///
 /// ```
 /// use retrykit_config::{Config, Options};
@@ -135,6 +138,7 @@ pub struct Config {
     profile: Option<String>,
     policies: Vec<ResolvedPolicy>,
     budgets: Vec<ResolvedBudget>,
+    breakers: Vec<ResolvedBreaker>,
     profiles: Vec<String>,
     warnings: Diagnostics,
 }
@@ -245,24 +249,13 @@ impl Config {
     /// ```
     pub fn explain(&self, name: &str) -> Option<Vec<Explained>> {
         let p = self.policies.iter().find(|p| p.name == name)?;
-        Some(
-            POLICY_KEYS
-                .iter()
-                .map(|&key| {
-                    let set = p.fields.get(key);
-                    Explained {
-                        key: key.name(),
-                        value: match (key, set) {
-                            (Key::Budget, Some(s)) => s.value.to_string(),
-                            (Key::Budget, None) => "none".to_owned(),
-                            _ => engine::effective(&p.policy, key),
-                        },
-                        layer: set.map_or(Layer::Builtin, |s| s.layer.clone()),
-                        span: set.and_then(|s| s.span.clone()),
-                    }
-                })
-                .collect(),
-        )
+        Some(explained(POLICY_KEYS, &p.fields, |key| {
+            match (key, p.fields.get(key)) {
+                (Key::Budget | Key::Breaker, Some(s)) => s.value.to_string(),
+                (Key::Budget | Key::Breaker, None) => "none".to_owned(),
+                _ => engine::effective(&p.policy, key),
+            }
+        }))
     }
 
     /// Every setting of budget `name`, like [`explain`](Self::explain)
@@ -275,25 +268,13 @@ impl Config {
     /// ```
     pub fn explain_budget(&self, name: &str) -> Option<Vec<Explained>> {
         let b = self.budgets.iter().find(|b| b.name == name)?;
-        Some(
-            BUDGET_KEYS
-                .iter()
-                .map(|&key| {
-                    let set = b.fields.get(key);
-                    let value = if key.applies_to_mode(b.budget.mode().as_str()) {
-                        engine::effective_budget(&b.budget, key)
-                    } else {
-                        format!("- (unused by {} budgets)", b.budget.mode())
-                    };
-                    Explained {
-                        key: key.name(),
-                        value,
-                        layer: set.map_or(Layer::Builtin, |s| s.layer.clone()),
-                        span: set.and_then(|s| s.span.clone()),
-                    }
-                })
-                .collect(),
-        )
+        Some(explained(BUDGET_KEYS, &b.fields, |key| {
+            if key.applies_to_mode(b.budget.mode().as_str()) {
+                engine::effective_budget(&b.budget, key)
+            } else {
+                format!("- (unused by {} budgets)", b.budget.mode())
+            }
+        }))
     }
 
     /// The selected profile.
@@ -339,9 +320,10 @@ impl Config {
         &self.warnings
     }
 
-    /// A registry of every policy and budget. Budgets whose settings match a
-    /// budget of the same name in `previous` keep that one (and its counts),
-    /// so a reload does not reset them.
+    /// A registry of every policy, budget and breaker. Budgets and breakers
+    /// whose settings match one of the same name in `previous` keep that one
+    /// (a budget its counts, a breaker its state and counts), so a reload
+    /// does not reset them.
     ///
     /// ```
     /// let text = "[budgets.b]\n[policies.a]\nbudget = \"b\"\n";
@@ -355,43 +337,86 @@ impl Config {
         let mut builder = Registry::builder();
         let mut kept: Vec<(&Arc<RetryBudget>, Arc<RetryBudget>)> = Vec::new();
         for b in &self.budgets {
-            let shared = previous
-                .and_then(|prev| prev.budget(&b.name))
-                .filter(|old| old.same_settings(&b.budget))
-                .cloned()
-                .unwrap_or_else(|| b.budget.clone());
+            let old = previous.and_then(|prev| prev.budget(&b.name));
+            let shared = keep(&b.budget, old, RetryBudget::same_settings);
             kept.push((&b.budget, shared.clone()));
             builder = builder.shared_budget(&b.name, shared);
         }
+        let mut kept_breakers: Vec<(&Arc<CircuitBreaker>, Arc<CircuitBreaker>)> = Vec::new();
+        for b in &self.breakers {
+            let old = previous.and_then(|prev| prev.breaker(&b.name));
+            let shared = keep(&b.breaker, old, CircuitBreaker::same_settings);
+            kept_breakers.push((&b.breaker, shared.clone()));
+            builder = builder.shared_breaker(&b.name, shared);
+        }
         for p in &self.policies {
-            // Each of the policy's budgets, as the registry keeps it.
+            // The policy's budgets and breaker, as the registry keeps them.
             let shared: Vec<Arc<RetryBudget>> = p
                 .policy
                 .budgets()
                 .iter()
-                .map(
-                    |own| match kept.iter().find(|(new, _)| Arc::ptr_eq(new, own)) {
-                        Some((_, shared)) => shared.clone(),
-                        None => own.clone(),
-                    },
-                )
+                .map(|own| as_kept(&kept, own))
                 .collect();
+            let breaker = p.policy.breaker().map(|own| as_kept(&kept_breakers, own));
             let unchanged = shared
                 .iter()
                 .zip(p.policy.budgets())
-                .all(|(a, b)| Arc::ptr_eq(a, b));
+                .all(|(a, b)| Arc::ptr_eq(a, b))
+                && breaker
+                    .iter()
+                    .zip(p.policy.breaker())
+                    .all(|(a, b)| Arc::ptr_eq(a, b));
             let policy = if unchanged {
                 (*p.policy).clone()
             } else {
                 p.policy
                     .to_builder()
                     .budgets(shared)
+                    .breaker(breaker)
                     .build()
                     .unwrap_or_else(|_| (*p.policy).clone())
             };
             builder = builder.policy(&p.name, policy);
         }
         builder.build()
+    }
+}
+
+/// Each of `keys` as `explain` shows it: `value(key)`, and the layer and
+/// text `fields` say it came from (built-in when no layer set it).
+fn explained(
+    keys: &[Key],
+    fields: &crate::layers::Fields,
+    value: impl Fn(Key) -> String,
+) -> Vec<Explained> {
+    keys.iter()
+        .map(|&key| {
+            let set = fields.get(key);
+            Explained {
+                key: key.name(),
+                value: value(key),
+                layer: set.map_or(Layer::Builtin, |s| s.layer.clone()),
+                span: set.and_then(|s| s.span.clone()),
+            }
+        })
+        .collect()
+}
+
+/// `new`, or `old` (the previous registry's of the same name) when its
+/// settings are the same, so a reload keeps its state.
+fn keep<T>(new: &Arc<T>, old: Option<&Arc<T>>, same: fn(&T, &T) -> bool) -> Arc<T> {
+    match old {
+        Some(old) if same(old, new) => old.clone(),
+        _ => new.clone(),
+    }
+}
+
+/// What the registry keeps in place of `own`, one of this load's (`kept`
+/// pairs each with what [`keep`] chose).
+fn as_kept<T>(kept: &[(&Arc<T>, Arc<T>)], own: &Arc<T>) -> Arc<T> {
+    match kept.iter().find(|(new, _)| Arc::ptr_eq(new, own)) {
+        Some((_, shared)) => shared.clone(),
+        None => own.clone(),
     }
 }
 
@@ -521,11 +546,18 @@ fn load_profile(
         return None;
     }
     lint::lint_budgets(&resolved.budgets, &resolved.policies, diags);
+    lint::lint_breakers(
+        &resolved.breakers,
+        &resolved.policies,
+        options.known_classes.as_deref(),
+        diags,
+    );
     Some(Config {
         source: source.clone(),
         profile: options.profile.clone(),
         policies: resolved.policies,
         budgets: resolved.budgets,
+        breakers: resolved.breakers,
         profiles: doc.profiles.iter().map(|p| p.name.clone()).collect(),
         warnings: Diagnostics::new(),
     })

@@ -4,17 +4,18 @@
 use crate::diagnostic::{Diagnostic, Diagnostics, Source, Span, shown};
 use crate::env;
 use crate::layers::{Fields, Layer, Set};
-use crate::limits::{MAX_BUDGETS, MAX_POLICIES, MAX_PROFILES};
-use crate::schema::{self, BUDGET_KEYS, Cx, Key, POLICY_KEYS};
+use crate::limits::{MAX_BREAKERS, MAX_BUDGETS, MAX_POLICIES, MAX_PROFILES};
+use crate::schema::{self, Cx, Key};
+use crate::section::Section;
 use retrykit_schema::layering::{
-    BUDGETS, DEFAULTS, EXTENDS, POLICIES, PROFILE_SECTIONS, PROFILES, SECTIONS,
+    BREAKERS, BUDGETS, DEFAULTS, EXTENDS, POLICIES, PROFILE_SECTIONS, PROFILES, SECTIONS,
 };
 use retrykit_schema::suggest::did_you_mean;
 use std::sync::Arc;
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
-/// A named table: a policy, a budget, or a profile's overlay of one.
+/// A named table: a policy, a budget, a breaker, or a profile's overlay of one.
 #[derive(Debug, Clone)]
 pub(crate) struct Named {
     pub name: String,
@@ -24,12 +25,13 @@ pub(crate) struct Named {
     pub extends: Option<(String, Span)>,
 }
 
-/// A profile: overlays on existing policies and budgets.
+/// A profile: overlays on existing policies, budgets and breakers.
 #[derive(Debug, Clone)]
 pub(crate) struct Profile {
     pub name: String,
     pub policies: Vec<Named>,
     pub budgets: Vec<Named>,
+    pub breakers: Vec<Named>,
 }
 
 /// The whole file, structurally valid parts only.
@@ -38,12 +40,33 @@ pub(crate) struct Document {
     pub defaults: Fields,
     pub policies: Vec<Named>,
     pub budgets: Vec<Named>,
+    pub breakers: Vec<Named>,
     pub profiles: Vec<Profile>,
 }
 
 impl Document {
     pub(crate) fn profile(&self, name: &str) -> Option<&Profile> {
         self.profiles.iter().find(|p| p.name == name)
+    }
+
+    /// The file's tables of `section`.
+    pub(crate) fn tables(&self, section: Section) -> &[Named] {
+        match section {
+            Section::Policy => &self.policies,
+            Section::Budget => &self.budgets,
+            Section::Breaker => &self.breakers,
+        }
+    }
+}
+
+impl Profile {
+    /// The profile's overlays of `section`'s tables.
+    pub(crate) fn overlays(&self, section: Section) -> &[Named] {
+        match section {
+            Section::Policy => &self.policies,
+            Section::Budget => &self.budgets,
+            Section::Breaker => &self.breakers,
+        }
     }
 }
 
@@ -132,18 +155,29 @@ impl Walker<'_> {
             match key.get_ref().as_ref() {
                 DEFAULTS => {
                     if let Some(t) = self.table(value, DEFAULTS) {
-                        doc.defaults =
-                            self.fields(t, DEFAULTS, "[defaults]", Layer::Defaults, false);
+                        doc.defaults = self.fields(
+                            t,
+                            DEFAULTS,
+                            "[defaults]",
+                            Layer::Defaults,
+                            Section::Policy,
+                        );
                     }
                 }
                 POLICIES => {
                     if let Some(t) = self.table(value, POLICIES) {
-                        doc.policies = self.named(t, POLICIES, "policy", Layer::File, true);
+                        doc.policies = self.named(t, POLICIES, Section::Policy, Layer::File, true);
                     }
                 }
                 BUDGETS => {
                     if let Some(t) = self.table(value, BUDGETS) {
-                        doc.budgets = self.named(t, BUDGETS, "budget", Layer::File, false);
+                        doc.budgets = self.named(t, BUDGETS, Section::Budget, Layer::File, false);
+                    }
+                }
+                BREAKERS => {
+                    if let Some(t) = self.table(value, BREAKERS) {
+                        doc.breakers =
+                            self.named(t, BREAKERS, Section::Breaker, Layer::File, false);
                     }
                 }
                 PROFILES => {
@@ -185,6 +219,7 @@ impl Walker<'_> {
             let (limit, what, constant) = match section {
                 POLICIES => (MAX_POLICIES, "policies", "MAX_POLICIES"),
                 BUDGETS => (MAX_BUDGETS, "budgets", "MAX_BUDGETS"),
+                BREAKERS => (MAX_BREAKERS, "breakers", "MAX_BREAKERS"),
                 PROFILES if path == PROFILES => (MAX_PROFILES, "profiles", "MAX_PROFILES"),
                 _ => continue,
             };
@@ -221,7 +256,7 @@ impl Walker<'_> {
         for (key, value) in table.iter() {
             let name = key.get_ref().to_string();
             let path = format!("{PROFILES}.{name}");
-            self.check_name(key, &path, "profile");
+            self.check_name_as(key, &path, "profile", None);
             let Some(t) = self.table(value, &path) else {
                 continue;
             };
@@ -229,6 +264,7 @@ impl Walker<'_> {
                 name: name.clone(),
                 policies: Vec::new(),
                 budgets: Vec::new(),
+                breakers: Vec::new(),
             };
             for (k, v) in t.iter() {
                 let sub = format!("{path}.{}", k.get_ref());
@@ -236,12 +272,17 @@ impl Walker<'_> {
                 match k.get_ref().as_ref() {
                     POLICIES => {
                         if let Some(t) = self.table(v, &sub) {
-                            profile.policies = self.named(t, &sub, "policy overlay", layer, false);
+                            profile.policies = self.named(t, &sub, Section::Policy, layer, false);
                         }
                     }
                     BUDGETS => {
                         if let Some(t) = self.table(v, &sub) {
-                            profile.budgets = self.named(t, &sub, "budget overlay", layer, false);
+                            profile.budgets = self.named(t, &sub, Section::Budget, layer, false);
+                        }
+                    }
+                    BREAKERS => {
+                        if let Some(t) = self.table(v, &sub) {
+                            profile.breakers = self.named(t, &sub, Section::Breaker, layer, false);
                         }
                     }
                     _ => {
@@ -254,28 +295,30 @@ impl Walker<'_> {
         out
     }
 
-    /// A table of named tables: `[policies.NAME]`, `[budgets.NAME]` and their overlays.
+    /// A table of named tables: `[policies.NAME]`, `[budgets.NAME]`,
+    /// `[breakers.NAME]` and their overlays (`layer` says which).
     fn named(
         &mut self,
         table: &DeTable<'_>,
         path: &str,
-        what: &str,
+        section: Section,
         layer: Layer,
         may_extend: bool,
     ) -> Vec<Named> {
-        let budgets = path.ends_with(BUDGETS);
+        let policies = section == Section::Policy;
+        let overlay = !matches!(layer, Layer::File);
         let mut out = Vec::new();
         for (key, value) in table.iter() {
             let name = key.get_ref().to_string();
             let sub = join(path, &name);
-            self.check_name(key, &sub, what);
+            self.check_name(key, &sub, section, overlay);
             let Some(t) = self.table(value, &sub) else {
                 continue;
             };
             let mut extends = None;
             let mut rest = DeTable::new();
             for (k, v) in t.iter() {
-                if k.get_ref() == EXTENDS && !budgets {
+                if k.get_ref() == EXTENDS && policies {
                     if !may_extend {
                         self.diags.push(
                             Diagnostic::error(join(&sub, EXTENDS), "a profile cannot change `extends`")
@@ -298,9 +341,8 @@ impl Walker<'_> {
                     rest.insert(k.clone(), v.clone());
                 }
             }
-            let keys_of = if budgets { "budget" } else { "policy" };
-            let described = format!("{keys_of} `{name}`");
-            let fields = self.fields(&rest, &sub, &described, layer.clone(), budgets);
+            let described = format!("{} `{name}`", section.what());
+            let fields = self.fields(&rest, &sub, &described, layer.clone(), section);
             out.push(Named {
                 name,
                 span: self.span(key),
@@ -311,24 +353,25 @@ impl Walker<'_> {
         out
     }
 
-    /// Policy or budget keys of one table.
+    /// The keys of one table of `section` (`[defaults]` takes policy keys).
     fn fields(
         &mut self,
         table: &DeTable<'_>,
         path: &str,
         what: &str,
         layer: Layer,
-        budget: bool,
+        section: Section,
     ) -> Fields {
-        let keys = if budget { BUDGET_KEYS } else { POLICY_KEYS };
+        let keys = section.keys();
+        let policy = section == Section::Policy;
         let mut fields = Fields::default();
         for (k, v) in table.iter() {
             let Some(key) = Key::find(keys, k.get_ref()) else {
                 let mut valid: Vec<&str> = keys.iter().map(|k| k.name()).collect();
-                if !budget && path.starts_with("policies.") {
+                if policy && path.starts_with("policies.") {
                     valid.push(EXTENDS);
                 }
-                if !budget && path == DEFAULTS && k.get_ref() == EXTENDS {
+                if policy && path == DEFAULTS && k.get_ref() == EXTENDS {
                     self.diags.push(
                         Diagnostic::error("defaults.extends", "[defaults] cannot extend a policy")
                             .at(Some(self.span(k)), "not allowed here")
@@ -362,7 +405,30 @@ impl Walker<'_> {
     }
 
     /// Names must map to environment variables: letters, digits, `-` and `_`.
-    fn check_name(&mut self, key: &Spanned<std::borrow::Cow<'_, str>>, path: &str, what: &str) {
+    fn check_name(
+        &mut self,
+        key: &Spanned<std::borrow::Cow<'_, str>>,
+        path: &str,
+        section: Section,
+        overlay: bool,
+    ) {
+        let what = if overlay {
+            format!("{} overlay", section.what())
+        } else {
+            section.what().to_owned()
+        };
+        self.check_name_as(key, path, &what, (!overlay).then_some(section));
+    }
+
+    /// [`check_name`](Self::check_name) for a table called `what`; a
+    /// `section`'s own tables must also be addressable by its variables.
+    fn check_name_as(
+        &mut self,
+        key: &Spanned<std::borrow::Cow<'_, str>>,
+        path: &str,
+        what: &str,
+        section: Option<Section>,
+    ) {
         let name = key.get_ref();
         let ok = !name.is_empty()
             && name
@@ -378,12 +444,10 @@ impl Walker<'_> {
         }
         // Profiles are named whole by RETRY_PROFILE; overlays name what the
         // file defines, which is checked there.
-        let budget = match what {
-            "policy" => false,
-            "budget" => true,
-            _ => return,
+        let Some(section) = section else {
+            return;
         };
-        if let Some((reason, fixed)) = env::unaddressable(name, budget) {
+        if let Some((reason, fixed)) = env::unaddressable(name, section) {
             let mut d = Diagnostic::error(
                 path,
                 format!("invalid {what} name `{name}`: no environment variable can address it"),

@@ -1,6 +1,7 @@
 //! Overrides from environment variables:
-//! `RETRY_POLICY__<NAME>__<KEY>=<value>` and `RETRY_BUDGET__<NAME>__<KEY>=<value>`,
-//! the name upper-cased with `-` written as `_`. Any other `RETRY_*`
+//! `RETRY_POLICY__<NAME>__<KEY>=<value>`, `RETRY_BUDGET__<NAME>__<KEY>=<value>`
+//! and `RETRY_BREAKER__<NAME>__<KEY>=<value>`, the name upper-cased with `-`
+//! written as `_`. Any other `RETRY_*`
 //! variable the project does not read warns (see [`unread`]).
 
 mod unread;
@@ -8,14 +9,13 @@ mod unread;
 use crate::diagnostic::{Diagnostic, Diagnostics, Source};
 use crate::document::{Document, Named};
 use crate::layers::{Fields, Layer, Set};
-use crate::schema::{self, BUDGET_KEYS, Cx, Key, POLICY_KEYS};
+use crate::schema::{self, Cx, Key};
+use crate::section::Section;
 use retrykit_schema::suggest::did_you_mean;
 use std::collections::HashMap;
 use std::sync::Arc;
 use toml::de::DeValue;
 
-const POLICY_PREFIX: &str = "RETRY_POLICY__";
-const BUDGET_PREFIX: &str = "RETRY_BUDGET__";
 /// What every variable of this project starts with.
 const RETRY_PREFIX: &str = "RETRY_";
 
@@ -116,8 +116,8 @@ impl Env {
             .collect()
     }
 
-    /// Adds a variable. `RETRY_POLICY__*` and `RETRY_BUDGET__*` are
-    /// overrides; any other `RETRY_*` variable but `RETRY_CONFIG`,
+    /// Adds a variable. `RETRY_POLICY__*`, `RETRY_BUDGET__*` and
+    /// `RETRY_BREAKER__*` are overrides; any other `RETRY_*` variable but `RETRY_CONFIG`,
     /// `RETRY_PROFILE` and `RETRY_STRICT` is kept to be warned about (it is
     /// most likely a misspelt override); other variables are ignored.
     ///
@@ -163,7 +163,14 @@ impl<K: Into<String>, V: Into<String>> FromIterator<(K, V)> for Env {
 }
 
 fn is_override(name: &str) -> bool {
-    name.starts_with(POLICY_PREFIX) || name.starts_with(BUDGET_PREFIX)
+    override_section(name).is_some()
+}
+
+/// The kind of table the override variable `name` addresses.
+fn override_section(name: &str) -> Option<Section> {
+    Section::ALL
+        .into_iter()
+        .find(|s| name.starts_with(s.env_prefix()))
 }
 
 /// A policy or budget name as it appears in a variable name.
@@ -171,20 +178,17 @@ pub(crate) fn env_name(name: &str) -> String {
     name.to_ascii_uppercase().replace('-', "_")
 }
 
-/// Why no variable can address the policy (or budget) `name`, and a name
+/// Why no variable can address the table `name` of `section`, and a name
 /// that would work; `None` when one can. `__` ends the name in a variable,
 /// so the name's own form may not contain it, nor end in `_` (which joins
 /// the `__` after it).
-pub(crate) fn unaddressable(name: &str, budget: bool) -> Option<(String, String)> {
+pub(crate) fn unaddressable(name: &str, section: Section) -> Option<(String, String)> {
     let upper = env_name(name);
     if !upper.contains("__") && !upper.ends_with('_') {
         return None;
     }
-    let (prefix, what, key) = if budget {
-        (BUDGET_PREFIX, "budget", "RATIO")
-    } else {
-        (POLICY_PREFIX, "policy", "BASE")
-    };
+    let (prefix, what) = (section.env_prefix(), section.what());
+    let key = section.example_key().name().to_ascii_uppercase();
     let var = format!("{prefix}{upper}__{key}");
     let (read_name, read_key) = var[prefix.len()..].split_once("__").unwrap_or_default();
     let reason = format!(
@@ -201,11 +205,22 @@ pub(crate) fn unaddressable(name: &str, budget: bool) -> Option<(String, String)
     Some((reason, fixed))
 }
 
-/// The overlays the environment applies, by policy and budget name.
+/// The overlays the environment applies, by policy, budget and breaker name.
 #[derive(Debug, Default)]
 pub(crate) struct EnvOverlays {
     pub policies: HashMap<String, Fields>,
     pub budgets: HashMap<String, Fields>,
+    pub breakers: HashMap<String, Fields>,
+}
+
+impl EnvOverlays {
+    fn of(&mut self, section: Section) -> &mut HashMap<String, Fields> {
+        match section {
+            Section::Policy => &mut self.policies,
+            Section::Budget => &mut self.budgets,
+            Section::Breaker => &mut self.breakers,
+        }
+    }
 }
 
 /// Reads every override variable against the document's names (and
@@ -220,11 +235,15 @@ pub(crate) fn overlays(
     let mut vars = env.vars.clone();
     vars.sort();
     for (var, value) in &vars {
-        let (prefix, targets, keys, what) = if var.starts_with(POLICY_PREFIX) {
-            (POLICY_PREFIX, &doc.policies, POLICY_KEYS, "policy")
-        } else {
-            (BUDGET_PREFIX, &doc.budgets, BUDGET_KEYS, "budget")
+        let Some(section) = override_section(var) else {
+            continue; // only overrides are kept in `vars`
         };
+        let (prefix, targets, keys, what) = (
+            section.env_prefix(),
+            doc.tables(section),
+            section.keys(),
+            section.what(),
+        );
         let line = format!("{var}={value}");
         let source = Arc::new(Source::new("environment", line));
         let whole = crate::diagnostic::Span::new(source.clone(), 0..var.len());
@@ -284,12 +303,7 @@ pub(crate) fn overlays(
             known_classes,
         };
         if let Some(v) = schema::read(key, &parsed, &cx, diags) {
-            let map = if what == "policy" {
-                &mut out.policies
-            } else {
-                &mut out.budgets
-            };
-            map.entry(target.name.clone()).or_default().set(
+            out.of(section).entry(target.name.clone()).or_default().set(
                 key,
                 Set {
                     value: v,

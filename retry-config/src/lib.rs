@@ -80,12 +80,13 @@ mod read;
 mod resolve;
 mod runtime;
 mod schema;
+mod section;
 
 pub use config::{Config, Explained, Options, check_file, check_str};
 pub use diagnostic::{Diagnostic, Diagnostics, Severity, Source, Span};
 pub use env::Env;
 pub use layers::Layer;
-pub use limits::{MAX_BUDGETS, MAX_EXTENDS_DEPTH, MAX_POLICIES, MAX_PROFILES};
+pub use limits::{MAX_BREAKERS, MAX_BUDGETS, MAX_EXTENDS_DEPTH, MAX_POLICIES, MAX_PROFILES};
 pub use number::show_number;
 pub use read::{FileOrigin, MAX_FILE_BYTES, read_file};
 pub use retrykit_schema::duration::{parse_duration, show_duration};

@@ -23,6 +23,16 @@ pub const MAX_POLICIES: usize = 10_000;
 /// ```
 pub const MAX_BUDGETS: usize = 10_000;
 
+/// The most circuit breakers a file may define (`[breakers.NAME]` tables),
+/// checked like [`MAX_POLICIES`].
+///
+/// ```
+/// let text: String = (0..=retrykit_config::MAX_BREAKERS).map(|i| format!("[breakers.b{i}]\n")).collect();
+/// let err = retrykit_config::Config::load_str(&text, "f", &Default::default()).unwrap_err();
+/// assert!(err.to_string().contains("defines 10001 breakers, but a file may define at most 10000"));
+/// ```
+pub const MAX_BREAKERS: usize = 10_000;
+
 /// The most profiles a file may define: `check` resolves every policy once
 /// per profile, so this and [`MAX_POLICIES`] bound its work.
 ///

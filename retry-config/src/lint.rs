@@ -10,8 +10,11 @@
 //! longest wait the policy allows before its last one, add up past
 //! [`HORIZON`]: a bound that loose is no bound in practice.
 
+mod breaker;
 mod group;
 mod hedge;
+
+pub(crate) use breaker::lint_breakers;
 
 use crate::diagnostic::{Diagnostic, Diagnostics};
 use crate::layers::Layer;
@@ -116,6 +119,7 @@ fn findings(p: &ResolvedPolicy) -> Vec<Finding> {
         out.push(f);
     }
     out.extend(hedge::findings(p));
+    out.extend(breaker::findings(p));
     out
 }
 

@@ -1,22 +1,25 @@
-//! From a parsed document to validated policies and budgets: profile
-//! selection, `extends` chains, overlays in their documented order, and
-//! retrykit-core's own validation mapped back to the text that set each value.
+//! From a parsed document to validated policies, budgets and breakers:
+//! profile selection, `extends` chains, overlays in their documented order,
+//! and retrykit-core's own validation mapped back to the text that set each value.
 
 use crate::diagnostic::shown;
-use crate::diagnostic::{Diagnostic, Diagnostics, Span};
+use crate::diagnostic::{Diagnostic, Diagnostics, Severity, Span};
 use crate::document::{Document, Named};
 use crate::env::{EnvOverlays, collisions, env_name};
 use crate::layers::{Fields, Layer};
 use crate::limits::MAX_EXTENDS_DEPTH;
-use crate::schema::engine::{build_budget, build_policy, report};
-use crate::schema::{Key, Value};
+use crate::schema::engine::{build_breaker, build_budget, build_policy, report};
+use crate::schema::{Key, POLICY_KEYS, Value};
+use crate::section::Section;
 use chain::{Broken, Chains, Lineage};
-use retrykit_core::{Policy, RetryBudget};
+use retrykit_core::breaker::CircuitBreaker;
+use retrykit_core::{Policy, PolicyError, RetryBudget};
 use retrykit_schema::layering;
 use retrykit_schema::suggest::did_you_mean;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
+mod breaker_checks;
 mod budget_checks;
 mod chain;
 
@@ -41,17 +44,28 @@ pub(crate) struct ResolvedBudget {
     pub budget: Arc<RetryBudget>,
 }
 
+/// A circuit breaker that passed validation.
+#[derive(Debug, Clone)]
+pub(crate) struct ResolvedBreaker {
+    pub name: String,
+    pub span: Span,
+    pub fields: Fields,
+    pub breaker: Arc<CircuitBreaker>,
+}
+
 /// Everything resolved for one profile. Only complete when `diags` gained no error.
 pub(crate) struct Resolved {
     pub policies: Vec<ResolvedPolicy>,
     pub budgets: Vec<ResolvedBudget>,
+    pub breakers: Vec<ResolvedBreaker>,
 }
 
 /// Checks that hold whatever profile is selected: names that collide in the
-/// environment, and profile overlays of policies or budgets the file lacks.
+/// environment, and profile overlays of tables the file lacks.
 pub(crate) fn check_structure(doc: &Document, diags: &mut Diagnostics) {
-    for (plural, named) in [("policies", &doc.policies), ("budgets", &doc.budgets)] {
-        for (first, second) in collisions(named) {
+    for section in Section::ALL {
+        let plural = section.plural();
+        for (first, second) in collisions(doc.tables(section)) {
             diags.push(
                 Diagnostic::error(
                     format!("{plural}.{}", second.name),
@@ -70,38 +84,35 @@ pub(crate) fn check_structure(doc: &Document, diags: &mut Diagnostics) {
             );
         }
     }
-    for budget in &doc.budgets {
-        if budget.name == "none" {
+    for section in [Section::Budget, Section::Breaker] {
+        let (what, plural) = (section.what(), section.plural());
+        for named in doc.tables(section).iter().filter(|n| n.name == "none") {
             diags.push(
-                Diagnostic::error("budgets.none", "a budget cannot be named `none`")
-                    .at(Some(budget.span.clone()), "reserved name")
-                    .note("`budget = \"none\"` means no budget; choose another name"),
+                Diagnostic::error(
+                    format!("{plural}.none"),
+                    format!("a {what} cannot be named `none`"),
+                )
+                .at(Some(named.span.clone()), "reserved name")
+                .note(format!(
+                    "`{what} = \"none\"` means no {what}; choose another name"
+                )),
             );
         }
     }
     // Names in file order (for did-you-mean), and as sets: a search per
     // overlay would cost the square of a big file.
-    let (policy_names, budget_names) = (names(&doc.policies), names(&doc.budgets));
-    let policy_set: HashSet<&str> = policy_names.iter().copied().collect();
-    let budget_set: HashSet<&str> = budget_names.iter().copied().collect();
+    let defined: Vec<(Vec<&str>, HashSet<&str>)> = Section::ALL
+        .iter()
+        .map(|&section| {
+            let names = names(doc.tables(section));
+            let set = names.iter().copied().collect();
+            (names, set)
+        })
+        .collect();
     for profile in &doc.profiles {
-        for (what, plural, overlays, names, defined) in [
-            (
-                "policy",
-                "policies",
-                &profile.policies,
-                &policy_names,
-                &policy_set,
-            ),
-            (
-                "budget",
-                "budgets",
-                &profile.budgets,
-                &budget_names,
-                &budget_set,
-            ),
-        ] {
-            for overlay in overlays.iter() {
+        for (section, (names, defined)) in Section::ALL.into_iter().zip(&defined) {
+            let (what, plural) = (section.what(), section.plural());
+            for overlay in profile.overlays(section) {
                 if !defined.contains(overlay.name.as_str()) {
                     diags.push(
                         Diagnostic::error(
@@ -143,7 +154,7 @@ fn undefined_budget(policy: &str, name: &str, span: Option<Span>, doc: &Document
     ))
 }
 
-/// Resolves every policy and budget for `profile` (already checked to exist).
+/// Resolves every policy, budget and breaker for `profile` (already checked to exist).
 pub(crate) fn resolve<'d>(
     doc: &'d Document,
     profile: Option<&str>,
@@ -156,8 +167,12 @@ pub(crate) fn resolve<'d>(
     let by_name = |named: &'d [Named]| -> HashMap<&'d str, &'d Named> {
         named.iter().map(|n| (n.name.as_str(), n)).collect()
     };
-    let (policy_overlays, budget_overlays) = match profile {
-        Some(p) => (by_name(&p.policies), by_name(&p.budgets)),
+    let (policy_overlays, budget_overlays, breaker_overlays) = match profile {
+        Some(p) => (
+            by_name(&p.policies),
+            by_name(&p.budgets),
+            by_name(&p.breakers),
+        ),
         None => Default::default(),
     };
     let budget_index: HashMap<&str, usize> = doc
@@ -167,46 +182,51 @@ pub(crate) fn resolve<'d>(
         .map(|(i, b)| (b.name.as_str(), i))
         .collect();
     // Each budget of the file, when it is valid.
-    let built: Vec<Option<ResolvedBudget>> = doc
-        .budgets
-        .iter()
-        .map(|b| {
-            let mut fields = b.fields.clone();
-            if let Some(o) = budget_overlays.get(b.name.as_str()) {
-                fields.overlay(&o.fields, None);
-            }
-            if let Some(o) = env.budgets.get(&b.name) {
-                fields.overlay(o, None);
-            }
-            if let Some(d) = budget_checks::unused_store(&b.name, &b.span, &fields) {
-                diags.push(d);
-            }
-            let refused = budget_checks::refused_keys(&b.name, &b.span, &fields);
-            if !refused.is_empty() {
-                refused.into_iter().for_each(|d| diags.push(d));
-                return None;
-            }
-            match build_budget(&b.name, &fields) {
-                Ok(budget) => Some(ResolvedBudget {
-                    name: b.name.clone(),
-                    span: b.span.clone(),
-                    fields,
-                    budget: Arc::new(budget),
-                }),
-                Err(e) => {
-                    report(
-                        &e,
-                        &format!("budget `{}`", b.name),
-                        &format!("budgets.{}", b.name),
-                        &b.span,
-                        &fields,
-                        diags,
-                    );
-                    None
-                }
-            }
+    let built: Vec<Option<ResolvedBudget>> = build_shared(
+        (&doc.budgets, Section::Budget),
+        (&budget_overlays, &env.budgets),
+        |b, fields| {
+            let unused = budget_checks::unused_store(&b.name, &b.span, fields);
+            let refused = budget_checks::refused_keys(&b.name, &b.span, fields);
+            unused.into_iter().chain(refused).collect()
+        },
+        build_budget,
+        diags,
+    )
+    .into_iter()
+    .map(|built| {
+        built.map(|(b, fields, budget)| ResolvedBudget {
+            name: b.name.clone(),
+            span: b.span.clone(),
+            fields,
+            budget,
         })
+    })
+    .collect();
+    let breaker_index: HashMap<&str, usize> = doc
+        .breakers
+        .iter()
+        .enumerate()
+        .map(|(i, b)| (b.name.as_str(), i))
         .collect();
+    // Each breaker of the file, when it is valid.
+    let breakers: Vec<Option<ResolvedBreaker>> = build_shared(
+        (&doc.breakers, Section::Breaker),
+        (&breaker_overlays, &env.breakers),
+        breaker_checks::checks,
+        build_breaker,
+        diags,
+    )
+    .into_iter()
+    .map(|built| {
+        built.map(|(b, fields, breaker)| ResolvedBreaker {
+            name: b.name.clone(),
+            span: b.span.clone(),
+            fields,
+            breaker,
+        })
+    })
+    .collect();
 
     let chains = Chains::link(&doc.policies, |broken| {
         diags.push(chain_error(broken, &doc.policies))
@@ -273,10 +293,19 @@ pub(crate) fn resolve<'d>(
                 }
             }
         }
+        let breaker =
+            match breaker_checks::named(&p.name, &fields, doc, (&breaker_index, &breakers)) {
+                Ok(breaker) => breaker,
+                Err(problem) => {
+                    // An invalid breaker was reported where it is defined.
+                    problem.into_iter().for_each(|d| diags.push(d));
+                    continue;
+                }
+            };
         if !usable {
             continue;
         }
-        match build_policy(&p.name, &fields, budgets) {
+        match build_policy(&p.name, &fields, budgets, breaker) {
             Ok(policy) => policies.push(ResolvedPolicy {
                 name: p.name.clone(),
                 span: p.span.clone(),
@@ -289,13 +318,63 @@ pub(crate) fn resolve<'d>(
                 &format!("policy `{}`", p.name),
                 &format!("policies.{}", p.name),
                 &p.span,
-                &fields,
+                (&fields, POLICY_KEYS),
                 diags,
             ),
         }
     }
-    let budgets = built.into_iter().flatten().collect();
-    Resolved { policies, budgets }
+    Resolved {
+        policies,
+        budgets: built.into_iter().flatten().collect(),
+        breakers: breakers.into_iter().flatten().collect(),
+    }
+}
+
+/// Each table of a shared section (budgets, breakers) with the selected
+/// profile's overlay and the environment's over it, checked by `checks`
+/// (an error among what they find keeps it from being built) and then by
+/// retrykit-core in `build`; `None` for one that is invalid, its problems
+/// reported where they were written.
+fn build_shared<'d, T>(
+    (tables, section): (&'d [Named], Section),
+    (profile, env): (&HashMap<&str, &Named>, &HashMap<String, Fields>),
+    checks: impl Fn(&Named, &Fields) -> Vec<Diagnostic>,
+    build: impl Fn(&str, &Fields) -> Result<T, PolicyError>,
+    diags: &mut Diagnostics,
+) -> Vec<Option<(&'d Named, Fields, Arc<T>)>> {
+    let mut out = Vec::with_capacity(tables.len());
+    for t in tables {
+        let mut fields = t.fields.clone();
+        if let Some(o) = profile.get(t.name.as_str()) {
+            fields.overlay(&o.fields, None);
+        }
+        if let Some(o) = env.get(&t.name) {
+            fields.overlay(o, None);
+        }
+        let found = checks(t, &fields);
+        let refused = found.iter().any(|d| d.severity == Severity::Error);
+        found.into_iter().for_each(|d| diags.push(d));
+        if refused {
+            out.push(None);
+            continue;
+        }
+        match build(&t.name, &fields) {
+            Ok(built) => out.push(Some((t, fields, Arc::new(built)))),
+            Err(e) => {
+                let (what, plural) = (section.what(), section.plural());
+                report(
+                    &e,
+                    &format!("{what} `{}`", t.name),
+                    &format!("{plural}.{}", t.name),
+                    &t.span,
+                    (&fields, section.keys()),
+                    diags,
+                );
+                out.push(None);
+            }
+        }
+    }
+    out
 }
 
 /// What a policy passes on to the policies that extend it: its chain's own

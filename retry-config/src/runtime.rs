@@ -69,7 +69,7 @@ impl Setup {
     /// to the working directory), else the nearest `retry.toml` walking up
     /// from the working directory, else the file each `#[retry]` call site
     /// was checked against at build time. The profile is `RETRY_PROFILE`;
-    /// overrides come from `RETRY_POLICY__*` / `RETRY_BUDGET__*`; strict mode
+    /// overrides come from `RETRY_POLICY__*` / `RETRY_BUDGET__*` / `RETRY_BREAKER__*`; strict mode
     /// from `RETRY_STRICT` (`1`, `true`, `yes`, `on` or `0`, `false`, `no`,
     /// `off`, any case; empty is unset; any other value makes
     /// [`load`](Self::load) and [`install`](Self::install) fail, naming it).
@@ -443,8 +443,8 @@ fn not_found(search: &Found) -> Diagnostics {
 }
 
 /// Call sites the configuration cannot serve, as errors: a policy it lacks,
-/// an `attempt_timeout` the site's error type cannot carry, or a hedging
-/// policy on a blocking fn.
+/// an `attempt_timeout` or a breaker's refusal the site's error type cannot
+/// carry, or a hedging policy on a blocking fn.
 fn call_site_problems(registry: &Registry, config: &Config) -> Diagnostics {
     let missing = loader::missing_policies(registry).into_iter().map(|site| {
         Diagnostic::error(
@@ -477,6 +477,23 @@ fn call_site_problems(registry: &Registry, config: &Config) -> Diagnostics {
             )
             .note(format!(
                 "add a `#[classify(timeout)]` unit variant to that error type, or set attempt_timeout = \"none\" for policy `{}`",
+                site.policy
+            ))
+        })
+    });
+    let unbreakable = loader::call_sites().filter_map(|site| {
+        let breaker = registry.policy(site.policy)?.breaker()?;
+        let name = breaker.name().unwrap_or_default();
+        site.cannot_carry_breaker_open().then(|| {
+            Diagnostic::error(
+                format!("policies.{}.breaker", site.policy),
+                format!(
+                    "policy `{}` names breaker `{name}`, but `{}` at {}:{} returns an error type that cannot stand for an attempt the breaker refused, so the breaker could never hold its attempts back there",
+                    site.policy, site.function, site.file, site.line
+                ),
+            )
+            .note(format!(
+                "add a `#[classify(breaker_open)]` variant to that error type (or implement `Classify::from_breaker_open` and `retrykit_core::CarriesBreakerOpen`), or set breaker = \"none\" for policy `{}`",
                 site.policy
             ))
         })
@@ -515,7 +532,11 @@ fn call_site_problems(registry: &Registry, config: &Config) -> Diagnostics {
             .note(fix),
         )
     });
-    missing.chain(untimed).chain(unhedgeable).collect()
+    missing
+        .chain(untimed)
+        .chain(unbreakable)
+        .chain(unhedgeable)
+        .collect()
 }
 
 /// Whether every call site's policy must be defined for an install to go ahead.

@@ -22,7 +22,7 @@ mod http;
 
 use retrykit_schema::duration::show_duration;
 use retrykit_schema::hedge::{HEDGE_AFTER_FORMS, HedgeAfterText, Percentile};
-pub(crate) use retrykit_schema::keys::{BUDGET_KEYS, Key, Kind, POLICY_KEYS};
+pub(crate) use retrykit_schema::keys::{BREAKER_KEYS, BUDGET_KEYS, Key, Kind, POLICY_KEYS};
 use retrykit_schema::keys::{BUDGET_MODES, JITTER_MODES, NONE, PROPORTIONAL, SCOPES, SHAPES};
 
 /// A parsed value of some key.
@@ -39,6 +39,8 @@ pub(crate) enum Value {
     Classes(Vec<String>),
     /// Budget names; none for `"none"`.
     Names(Vec<String>),
+    /// A breaker's name; `None` for `"none"`.
+    MaybeName(Option<String>),
     /// HTTP status codes (the engine checks which it accepts).
     Statuses(Vec<u16>),
     /// HTTP method names (the engine checks their form).
@@ -60,7 +62,10 @@ impl fmt::Display for Value {
             Value::Shape(s) => f.write_str(s),
             Value::Number(n) => f.write_str(&crate::show_number(*n)),
             Value::Duration(d) | Value::MaybeDuration(Some(d)) => f.write_str(&show_duration(*d)),
-            Value::MaybeDuration(None) | Value::MaybeStore(None) => f.write_str(NONE),
+            Value::MaybeDuration(None) | Value::MaybeStore(None) | Value::MaybeName(None) => {
+                f.write_str(NONE)
+            }
+            Value::MaybeName(Some(name)) => f.write_str(name),
             Value::Names(names) => match names.as_slice() {
                 [] => f.write_str(NONE),
                 [one] => f.write_str(one),
@@ -90,6 +95,17 @@ impl fmt::Display for Value {
             Value::Bytes(n) => write!(f, "{n}"),
             Value::HedgeAfter(Some(after)) => write!(f, "{after}"),
             Value::HedgeAfter(None) => f.write_str(NONE),
+        }
+    }
+}
+
+impl Value {
+    /// The value as a message about `key` shows it: `0 (unlimited)` is
+    /// `max_attempts`'s alone (a breaker's `min_calls = 0` is just 0).
+    pub(crate) fn shown_for(&self, key: Key) -> String {
+        match self {
+            Value::Count(n) if key != Key::MaxAttempts => n.to_string(),
+            other => other.to_string(),
         }
     }
 }
@@ -147,7 +163,7 @@ pub(crate) fn read(
     match parse_value(key, value, cx, diags) {
         Ok(parsed) => {
             if key.kind() == Kind::Classes {
-                classes::check(value, cx, diags);
+                classes::check(key, value, cx, diags);
             }
             Some(parsed)
         }
@@ -223,12 +239,15 @@ fn parse_value(
                         format!("`{name}` must be from 0 to {}, found {int}", u32::MAX),
                         "out of range",
                     )
-                    .note(
-                        "it counts calls, the first included; 0 means unlimited (needs a deadline)",
-                    )),
+                    .note(if key == Key::MaxAttempts {
+                        "it counts calls, the first included; 0 means unlimited (needs a deadline)"
+                            .to_owned()
+                    } else {
+                        format!("write it as: {}", cx.fix(key, key.example()))
+                    })),
             }
         }
-        Kind::Classes => classes(value, cx).map(Value::Classes),
+        Kind::Classes => classes(key, value, cx).map(Value::Classes),
         Kind::Statuses => http::statuses(key, value, cx)
             .map(Value::Statuses)
             .map_err(|problems| all_but_last(problems, diags)),
@@ -252,6 +271,7 @@ fn parse_value(
             }
         }
         Kind::NamesOrNone => budget_names(value, cx).map(Value::Names),
+        Kind::NameOrNone => breaker_name(key, value, cx).map(Value::MaybeName),
         Kind::BudgetMode => {
             let s = value
                 .get_ref()
@@ -498,7 +518,63 @@ fn budget_names(
     }
 }
 
-fn classes(value: &toml::Spanned<DeValue<'_>>, cx: &Cx<'_>) -> Result<Vec<String>, Diagnostic> {
+/// A policy's breaker: one name, or `"none"` (from the environment, the
+/// word as it is, trimmed).
+fn breaker_name(
+    key: Key,
+    value: &toml::Spanned<DeValue<'_>>,
+    cx: &Cx<'_>,
+) -> Result<Option<String>, Diagnostic> {
+    let fix = || format!("write it as: {}", cx.fix(key, key.example()));
+    let name = match value.get_ref() {
+        DeValue::String(s) => s.trim(),
+        DeValue::Array(_) => {
+            return Err(cx
+                .error(
+                    value.span(),
+                    format!("`{}` names one breaker, found an array", key.name()),
+                    "one name expected",
+                )
+                .note("every attempt asks a single breaker: the one that guards the dependency the policy calls")
+                .note(fix()));
+        }
+        other => {
+            return Err(cx
+                .error(
+                    value.span(),
+                    format!(
+                        "`{}` must be a breaker name or \"{NONE}\", found {}",
+                        key.name(),
+                        type_name(other)
+                    ),
+                    "wrong type",
+                )
+                .note(fix()));
+        }
+    };
+    match name {
+        NONE => Ok(None),
+        "" => Err(cx
+            .error(
+                value.span(),
+                format!(
+                    "`{}` is empty: it must name a breaker, or be \"{NONE}\"",
+                    key.name()
+                ),
+                "no name",
+            )
+            .note(fix())),
+        name => Ok(Some(name.to_owned())),
+    }
+}
+
+/// A list of class names (`retry_on`, a breaker's `trip_on`).
+fn classes(
+    key: Key,
+    value: &toml::Spanned<DeValue<'_>>,
+    cx: &Cx<'_>,
+) -> Result<Vec<String>, Diagnostic> {
+    let name = key.name();
     match value.get_ref() {
         DeValue::Array(items) => items
             .iter()
@@ -507,15 +583,12 @@ fn classes(value: &toml::Spanned<DeValue<'_>>, cx: &Cx<'_>) -> Result<Vec<String
                     cx.error(
                         item.span(),
                         format!(
-                            "`retry_on` lists class names (strings), found {}",
+                            "`{name}` lists class names (strings), found {}",
                             type_name(item.get_ref())
                         ),
                         "not a class name",
                     )
-                    .note(format!(
-                        "write it as: {}",
-                        cx.fix(Key::RetryOn, Key::RetryOn.example())
-                    ))
+                    .note(format!("write it as: {}", cx.fix(key, key.example())))
                 })
             })
             .collect(),
@@ -529,14 +602,11 @@ fn classes(value: &toml::Spanned<DeValue<'_>>, cx: &Cx<'_>) -> Result<Vec<String
             .error(
                 value.span(),
                 format!(
-                    "`retry_on` must be an array of class names, found {}",
+                    "`{name}` must be an array of class names, found {}",
                     type_name(other)
                 ),
                 "wrong type",
             )
-            .note(format!(
-                "write it as: {}",
-                cx.fix(Key::RetryOn, Key::RetryOn.example())
-            ))),
+            .note(format!("write it as: {}", cx.fix(key, key.example())))),
     }
 }

@@ -4,16 +4,18 @@
 
 use retrykit_config::{Config, Layer, Options};
 use retrykit_core::{Policy, RetryBudget};
-use retrykit_schema::keys::{BUDGET_KEYS, Key};
+use retrykit_schema::keys::{BREAKER_KEYS, BUDGET_KEYS, Key};
 use std::fmt::Write;
 
-/// A file with `[policies.written]` and `[budgets.written]` setting every
-/// key to its schema default, and an empty `built-in` of each.
+/// A file with `[policies.written]`, `[budgets.written]` and
+/// `[breakers.written]` setting every key to its schema default, and an
+/// empty `built-in` of each.
 fn defaults_file() -> String {
     let mut text = String::new();
     for (table, keys) in [
         ("policies", retrykit_schema::keys::POLICY_KEYS),
         ("budgets", BUDGET_KEYS),
+        ("breakers", BREAKER_KEYS),
     ] {
         writeln!(text, "[{table}.written]").unwrap();
         for key in keys {
@@ -36,6 +38,10 @@ fn built_in_defaults_are_retry_cores() {
         (
             config.explain_budget("written"),
             config.explain_budget("built-in"),
+        ),
+        (
+            config.explain_breaker("written"),
+            config.explain_breaker("built-in"),
         ),
     ];
     for (written, built_in) in explained {
@@ -68,6 +74,16 @@ fn built_in_defaults_are_retry_cores() {
     assert_eq!(written.retry_methods(), core.retry_methods());
     assert_eq!(written.max_replay_body(), core.max_replay_body());
     assert!(written.budget().is_none() && core.budget().is_none());
+    assert!(written.breaker().is_none() && core.breaker().is_none());
+    let breaker = config.breaker("written").unwrap();
+    let core_breaker = retrykit_core::breaker::CircuitBreaker::builder()
+        .name("written")
+        .build()
+        .unwrap();
+    assert!(
+        breaker.same_settings(&core_breaker),
+        "a breaker that writes every default out is retrykit-core's default"
+    );
     let budget = config.explain_budget("written").unwrap();
     let core_budget = RetryBudget::builder().build().unwrap();
     let value = |key: Key| &budget.iter().find(|f| f.key == key.name()).unwrap().value;

@@ -190,16 +190,22 @@ pub(crate) fn decide(
 
 /// The kernel's rule for an attempt the policy's circuit breaker refused
 /// (nothing was sent): wait `retry_in` (until the breaker lets attempts
-/// through again, or is worth asking again) when an attempt is left and the
+/// through again, or is worth asking again), lengthened by a random share
+/// of up to the breaker's `open_jitter` so that the calls it held back do
+/// not all come back in the same instant, when an attempt is left and the
 /// wait ends before the deadline; end with `BreakerOpen` otherwise. No
 /// budget is asked and the backoff does not move: the dependency did not
 /// fail. `clock` is called only for a deadline.
 pub(crate) fn decide_refused(
     policy: &Policy,
     tally: &mut Tally,
+    rng: JitterRng,
     retry_in: Duration,
     clock: impl FnOnce() -> (Duration, Instant),
 ) -> Step {
+    let spread = policy.breaker().map_or(0.0, |b| b.open_jitter());
+    let share = spread * rng.sample(tally.attempts).as_f64();
+    let retry_in = retry_in.saturating_add(retry_in.mul_f64(share));
     if policy
         .max_attempts()
         .is_some_and(|max| tally.attempts >= max)
@@ -338,7 +344,8 @@ impl Decider {
 
     /// Decides what follows an attempt the policy's circuit breaker refused
     /// at `now`, which lets attempts through again in `retry_in` (see
-    /// [`crate::breaker`]): wait for it, or end with `BreakerOpen`.
+    /// [`crate::breaker`]): wait for it (and a random share of up to the
+    /// breaker's `open_jitter` more), or end with `BreakerOpen`.
     ///
     /// ```
     /// use retrykit_core::{Ending, Policy, kernel::{Decider, Step}};
@@ -352,7 +359,7 @@ impl Decider {
     /// ```
     pub fn after_refusal(&mut self, policy: &Policy, retry_in: Duration, now: Instant) -> Step {
         let elapsed = self.elapsed(now);
-        decide_refused(policy, &mut self.tally, retry_in, || (elapsed, now))
+        decide_refused(policy, &mut self.tally, self.rng, retry_in, || (elapsed, now))
     }
 
     /// Time since the first attempt began (zero before it, or when the start

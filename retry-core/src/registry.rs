@@ -1,4 +1,4 @@
-//! The process-wide registry of named policies and budgets.
+//! The process-wide registry of named policies, budgets and circuit breakers.
 //!
 //! A [`Registry`] is an immutable snapshot; [`install`] swaps the current one
 //! atomically (`arc-swap`). A lookup is a lock-free load plus a hash lookup by
@@ -26,6 +26,7 @@ pub use linked::{CallSite, DeclaredClass, call_sites, declared_classes, missing_
 pub use loading::{LazyLoader, is_strict, origin, set_origin, set_strict};
 mod snapshot;
 
+use crate::breaker::CircuitBreaker;
 use crate::budget::RetryBudget;
 use crate::policy::Policy;
 use arc_swap::ArcSwap;
@@ -39,7 +40,7 @@ use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 /// [`Registry::policy_index`]); hashed by foldhash with a fixed seed.
 type ByName<V> = IndexMap<Box<str>, V, foldhash::fast::FixedState>;
 
-/// An immutable set of named policies and budgets.
+/// An immutable set of named policies, budgets and circuit breakers.
 ///
 /// ```
 /// use retrykit_core::{Policy, Registry};
@@ -51,6 +52,7 @@ type ByName<V> = IndexMap<Box<str>, V, foldhash::fast::FixedState>;
 pub struct Registry {
     policies: ByName<Arc<Policy>>,
     budgets: ByName<Arc<RetryBudget>>,
+    breakers: ByName<Arc<CircuitBreaker>>,
     /// The install generation it is current for (0 until installed).
     generation: u64,
 }
@@ -103,6 +105,15 @@ impl Registry {
         self.budgets.get(name)
     }
 
+    /// The circuit breaker named `name`.
+    ///
+    /// ```
+    /// assert!(retrykit_core::Registry::default().breaker("nope").is_none());
+    /// ```
+    pub fn breaker(&self, name: &str) -> Option<&Arc<CircuitBreaker>> {
+        self.breakers.get(name)
+    }
+
     /// Every policy name, sorted.
     ///
     /// ```
@@ -123,6 +134,17 @@ impl Registry {
     /// ```
     pub fn budget_names(&self) -> impl Iterator<Item = &str> {
         let mut names: Vec<&str> = self.budgets.keys().map(|k| &**k).collect();
+        names.sort_unstable();
+        names.into_iter()
+    }
+
+    /// Every circuit breaker name, sorted.
+    ///
+    /// ```
+    /// assert_eq!(retrykit_core::Registry::default().breaker_names().count(), 0);
+    /// ```
+    pub fn breaker_names(&self) -> impl Iterator<Item = &str> {
+        let mut names: Vec<&str> = self.breakers.keys().map(|k| &**k).collect();
         names.sort_unstable();
         names.into_iter()
     }
@@ -183,6 +205,22 @@ impl RegistryBuilder {
     /// ```
     pub fn shared_budget(mut self, name: &str, budget: Arc<RetryBudget>) -> Self {
         self.inner.budgets.insert(name.into(), budget);
+        self
+    }
+
+    /// Adds (or replaces) a circuit breaker, shared: the policies that name
+    /// it hold the same `Arc` (a reload keeps an unchanged breaker, and its
+    /// state, by passing the previous registry's).
+    ///
+    /// ```
+    /// use retrykit_core::breaker::CircuitBreaker;
+    /// use std::sync::Arc;
+    /// let b = Arc::new(CircuitBreaker::builder().name("broker").build().unwrap());
+    /// let reg = retrykit_core::Registry::builder().shared_breaker("broker", b.clone()).build();
+    /// assert!(Arc::ptr_eq(reg.breaker("broker").unwrap(), &b));
+    /// ```
+    pub fn shared_breaker(mut self, name: &str, breaker: Arc<CircuitBreaker>) -> Self {
+        self.inner.breakers.insert(name.into(), breaker);
         self
     }
 

@@ -387,7 +387,7 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
         };
         let policy: &Policy = self.policy.borrow();
         let step = match refused {
-            Some(retry_in) => decide_refused(policy, &mut self.tally, retry_in, now),
+            Some(retry_in) => decide_refused(policy, &mut self.tally, self.rng, retry_in, now),
             None => decide(
                 policy,
                 &mut self.tally,

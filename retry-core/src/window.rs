@@ -26,12 +26,17 @@ struct Slot {
 impl Window {
     /// A window of `length` (at least 1 ns is used), starting now.
     pub(crate) fn new(length: Duration) -> Window {
+        Window::starting(length, Instant::now())
+    }
+
+    /// A window of `length` whose first slot starts at `origin`.
+    pub(crate) fn starting(length: Duration, origin: Instant) -> Window {
         let slot_nanos = u64::try_from(length.as_nanos() / SLOTS as u128)
             .unwrap_or(u64::MAX)
             .max(1);
         Window {
             slot_nanos,
-            origin: Instant::now(),
+            origin,
             slots: Default::default(),
         }
     }

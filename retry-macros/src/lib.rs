@@ -104,6 +104,12 @@ use proc_macro::TokenStream;
 ///   the error type can stand for a timeout (`Classify::from_timeout`; with the
 ///   derive, a `#[classify(timeout)]` variant); a blocking attempt is never
 ///   cancelled.
+/// - A policy that names a circuit breaker (`breaker = "NAME"` in the file
+///   the build sees, under any profile) needs an error type that can stand
+///   for an attempt the breaker refused (`retrykit_core::CarriesBreakerOpen`:
+///   a `#[classify(breaker_open)]` variant, or `io::Error`): a compile error
+///   at the return type otherwise, and `init()` refuses such a call site
+///   when the build did not see the breaker.
 /// - A function taking `&mut self` (or another `&mut` argument) cannot return
 ///   a borrow of it: each attempt reborrows it, and the borrow checker cannot
 ///   see that only the last attempt's borrow escapes. That is a compile error

@@ -1,6 +1,6 @@
 //! A real fleet against a local server, beside the simulator's prediction:
 //! `fleet --config FILE --policy NAME --clients N --outage D --capacity C
-//! --tick T --seed S [--format json]`. See `examples::fleet`.
+//! --tick T --seed S [--repeat N] [--format json]`. See `examples::fleet`.
 
 use clap::Parser;
 use examples::fleet::{FleetArgs, run, run_child};

@@ -35,11 +35,7 @@ pub(crate) struct KeepingUp {
 impl KeepingUp {
     /// Measures it from the server's counts and the clients' own call counts.
     pub(crate) fn of(server: &ServerCounts, clients: &[ClientOutcome]) -> Self {
-        let first_wave_ticks = server
-            .first_calls
-            .iter()
-            .rposition(|&n| n > 0)
-            .map_or(0, |i| i as u64 + 1);
+        let first_wave_ticks = server.first_wave_ticks() as u64;
         let made: u64 = clients.iter().map(|c| u64::from(c.attempts)).sum();
         let calls = server.calls();
         KeepingUp {

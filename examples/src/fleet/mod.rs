@@ -28,9 +28,11 @@
 mod child;
 mod clients;
 mod coordinator;
+mod differ;
 mod keeping_up;
 mod options;
 mod outcome;
+mod repeats;
 mod report;
 mod send_rate;
 mod server;
@@ -40,9 +42,11 @@ pub use options::{FleetArgs, Format};
 
 use child::ChildPlan;
 use coordinator::measure;
+use differ::Differences;
 use keeping_up::KeepingUp;
 use options::{Limits, Plan};
 use outcome::Outcome;
+use repeats::Repeats;
 use report::Comparison;
 use send_rate::MeasuredRate;
 
@@ -162,11 +166,39 @@ fn bins(args: &FleetArgs) -> usize {
 /// ```
 pub fn run(args: &FleetArgs) -> Result<String, Box<dyn Error>> {
     let plan = args.check(&Limits::of_this_machine())?;
-    let (policy, mut warnings) = load_policy(args)?;
-    // The plain prediction first, so that it does not take CPU from the fleet.
+    let (policy, warnings) = load_policy(args)?;
+    // The plain prediction first, so that it does not take CPU from the
+    // fleet; it depends on no measurement, so every run shares it.
     let plain = Outcome::predicted(&herd(args).run(&policy)?);
     let exe = std::env::current_exe()?;
-    let m = measure(args, plan, &exe)?;
+    let mut runs = Vec::with_capacity(args.repeat as usize);
+    for _ in 0..args.repeat {
+        runs.push(run_once(args, plan, &policy, &exe, &plain, &warnings)?);
+    }
+    if let [one] = &runs[..] {
+        return Ok(match args.format {
+            Format::Table => one.table(),
+            Format::Json => one.json(),
+        });
+    }
+    let repeats = Repeats { runs };
+    Ok(match args.format {
+        Format::Table => repeats.table(),
+        Format::Json => repeats.json(),
+    })
+}
+
+/// One real fleet, and its send-rate prediction from the rate this run
+/// measured, beside the shared plain prediction.
+fn run_once<'a>(
+    args: &'a FleetArgs,
+    plan: Plan,
+    policy: &'a Policy,
+    exe: &std::path::Path,
+    plain: &Outcome,
+    warnings: &[String],
+) -> Result<Comparison<'a>, Box<dyn Error>> {
+    let m = measure(args, plan, exe)?;
     let measured = Outcome::measured(&m.server, &m.clients, bins(args));
     // The send-rate prediction needs this run's first wave: after the fleet.
     let send_rate = match MeasuredRate::of(&m.server, args.tick, plan.processes) {
@@ -175,25 +207,31 @@ pub fn run(args: &FleetArgs) -> Result<String, Box<dyn Error>> {
                 send: Some(rate.model()),
                 ..herd(args)
             };
-            Some((rate, Outcome::predicted(&herd.run(&policy)?)))
+            Some((rate, Outcome::predicted(&herd.run(policy)?)))
         }
         None => None,
     };
+    let differences = match &send_rate {
+        Some((rate, predicted)) => {
+            // The whole machine's calls per tick, every process's queue included.
+            let per_tick = rate.per_ms() * args.tick.as_secs_f64() * 1e3;
+            Differences::of(&m.server, predicted, &measured, per_tick)
+        }
+        None => Differences::default(),
+    };
     let keeping_up = KeepingUp::of(&m.server, &m.clients);
+    let mut warnings = warnings.to_vec();
     warnings.extend(keeping_up.warnings(args.tick));
-    let comparison = Comparison {
+    Ok(Comparison {
         args,
-        policy: &policy,
+        policy,
         plan,
-        plain,
+        plain: plain.clone(),
         send_rate,
         measured,
+        differences,
         keeping_up,
         warnings,
-    };
-    Ok(match args.format {
-        Format::Table => comparison.table(),
-        Format::Json => comparison.json(),
     })
 }
 

@@ -16,6 +16,8 @@ pub(crate) const MAX_PROCESSES: u32 = 64;
 pub(crate) const SPARE_FDS: u64 = 64;
 /// The most clients: each is a tokio task holding its retry loop.
 pub(crate) const MAX_CLIENTS: u32 = 200_000;
+/// The most runs `--repeat` makes: each is a real fleet in real time.
+pub(crate) const MAX_REPEAT: u32 = 20;
 /// Connections when `--connections` is not given (see `wire` for why they are shared).
 pub(crate) const DEFAULT_CONNECTIONS: u32 = 16;
 
@@ -107,6 +109,12 @@ pub struct FleetArgs {
     /// check the send-rate model against [default: as fast as the machine goes]
     #[arg(long, value_name = "CALLS_PER_MS", value_parser = parse_throttle, allow_negative_numbers = true)]
     pub throttle: Option<f64>,
+    /// Runs of the same fleet, one after another, each predicted from its
+    /// own measured send rate; the report gives each run, the medians and
+    /// spreads, and a verdict on the medians (at most 20)
+    #[arg(long, value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_REPEAT)))]
+    pub repeat: u32,
     /// Output format
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,

@@ -18,6 +18,8 @@ pub(crate) struct Outcome {
     pub(crate) calls: u64,
     /// First calls.
     pub(crate) first_calls: u64,
+    /// Ticks from tick 0 to the last with a first call.
+    pub(crate) first_wave_ticks: u64,
     /// Calls after the first.
     pub(crate) retries: u64,
     /// Clients whose call succeeded.
@@ -80,13 +82,15 @@ fn quantile(sorted: &[u64], q: f64) -> Option<u64> {
 
 impl Outcome {
     /// The outcome of a retry series alone (tick 0 first): calls and
-    /// clients are left to the caller.
+    /// clients are left to the caller. The peak is the busiest tick after
+    /// tick 0, as retrykit-sim's `peak_retries` is, so that predicted and
+    /// measured peaks count the same ticks.
     pub(crate) fn from_series(retries: &[u64], bins: usize) -> Self {
         let mut arrivals = ArrivalHistogram::new(bins);
         let mut peak = (0, 0);
         for (t, &n) in retries.iter().enumerate() {
             arrivals.record(t as u64, n);
-            if n > peak.0 {
+            if t > 0 && n > peak.0 {
                 peak = (n, t as u64);
             }
         }
@@ -95,6 +99,7 @@ impl Outcome {
             peak_tick: peak.1,
             calls: 0,
             first_calls: 0,
+            first_wave_ticks: 0,
             retries: retries.iter().sum(),
             successes: 0,
             give_ups: 0,
@@ -115,6 +120,7 @@ impl Outcome {
             peak_tick: report.peak_tick,
             calls: report.calls,
             first_calls: report.first_wave,
+            first_wave_ticks: report.first_wave_ticks,
             retries: report.calls - report.first_wave,
             successes: report.successes,
             give_ups: report.give_ups,
@@ -138,6 +144,7 @@ impl Outcome {
         let retries: Vec<u64> = server.retries.iter().map(|&n| u64::from(n)).collect();
         let mut o = Outcome::from_series(&retries, bins);
         o.first_calls = server.first_calls.iter().map(|&n| u64::from(n)).sum();
+        o.first_wave_ticks = server.first_wave_ticks() as u64;
         o.calls = o.first_calls + o.retries;
         let count = |f: Finish| clients.iter().filter(|c| c.finish == f).count() as u64;
         o.successes = count(Finish::Succeeded);
@@ -153,6 +160,22 @@ impl Outcome {
         o.p99 = quantile(&done, 0.99).map(Duration::from_micros);
         o
     }
+
+    /// Ticks after the first wave that held at least `per_tick` retries
+    /// (less one, for a rate's fraction): with a send rate of `per_tick`
+    /// calls a tick, the ticks the model's queue kept the machine busy.
+    /// Counted only when the histogram keeps every tick.
+    pub(crate) fn full_ticks_after_wave(&self, per_tick: f64) -> u64 {
+        if self.arrivals.bin_ticks() != 1 {
+            return 0;
+        }
+        let full = (per_tick.floor() - 1.0).max(1.0);
+        self.arrivals
+            .bins()
+            .skip(usize::try_from(self.first_wave_ticks).unwrap_or(usize::MAX))
+            .filter(|b| b.calls as f64 >= full)
+            .count() as u64
+    }
 }
 
 #[cfg(test)]
@@ -165,6 +188,15 @@ mod tests {
         assert_eq!((o.peak_retries_per_tick, o.peak_tick), (7, 5));
         assert_eq!(o.retries, 11);
         assert_eq!(o.shape.quiet_ticks, 2); // ticks 3 and 4, inside the busy span 2..=5
+    }
+
+    #[test]
+    fn the_peak_is_after_tick_0_as_the_simulator_counts_it() {
+        // Retries in tick 0 (a wait shorter than the tick) count in the
+        // total, but the peak, like retrykit-sim's, is the busiest later tick.
+        let o = Outcome::from_series(&[9, 4, 2], 8);
+        assert_eq!((o.peak_retries_per_tick, o.peak_tick), (4, 1));
+        assert_eq!(o.retries, 15);
     }
 
     #[test]

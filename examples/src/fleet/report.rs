@@ -4,6 +4,7 @@
 //! objects have the same keys; which prediction the verdict uses, and
 //! whether the machine kept up with the fleet.
 
+use super::differ::Differences;
 use super::keeping_up::KeepingUp;
 use super::outcome::Outcome;
 use super::send_rate::MeasuredRate;
@@ -29,6 +30,8 @@ pub(crate) struct Comparison<'a> {
     pub(crate) send_rate: Option<(MeasuredRate, Outcome)>,
     /// The real fleet.
     pub(crate) measured: Outcome,
+    /// Where the send-rate model and this run's machine differ.
+    pub(crate) differences: Differences,
     /// Whether the machine kept up.
     pub(crate) keeping_up: KeepingUp,
     /// Everything that did not behave as configured.
@@ -40,11 +43,11 @@ pub(crate) const WITHIN: f64 = 0.2;
 
 /// The measured value's distance from the predicted, as a share of the
 /// predicted (`None` when nothing was predicted).
-fn diff_share(predicted: f64, measured: f64) -> Option<f64> {
+pub(crate) fn diff_share(predicted: f64, measured: f64) -> Option<f64> {
     (predicted != 0.0).then(|| (measured - predicted) / predicted)
 }
 
-fn ms(d: Duration) -> f64 {
+pub(crate) fn ms(d: Duration) -> f64 {
     (d.as_secs_f64() * 1e6).round() / 1e3
 }
 
@@ -72,6 +75,7 @@ fn outcome_json(o: &Outcome, tick: Duration) -> Value {
         "peak_at_ms": ms(tick) * o.peak_tick as f64,
         "calls": o.calls,
         "first_calls": o.first_calls,
+        "first_wave_ticks": o.first_wave_ticks,
         "retries": o.retries,
         "successes": o.successes,
         "give_ups": o.give_ups,
@@ -150,14 +154,25 @@ impl Comparison<'_> {
             "send_rate" => "the send-rate model",
             _ => "the plain model",
         };
-        format!(
+        let mut out = format!(
             "{rate}verdict: {which} (DIFF is measured against it): peak {}, calls {}: {held}\n",
             share(peak),
             share(calls)
-        )
+        );
+        out.push_str(&self.differences.text(self.missed()));
+        out
     }
 
-    fn header(&self) -> String {
+    /// Whether peak or calls is not within 20% of the verdict's prediction.
+    pub(crate) fn missed(&self) -> bool {
+        let (peak, calls) = self.verdict();
+        [peak, calls]
+            .iter()
+            .any(|d| !d.is_some_and(|d| d.abs() <= WITHIN))
+    }
+
+    /// The fleet, the policy and the prediction's model, as run.
+    pub(crate) fn header(&self) -> String {
         let a = self.args;
         format!(
             "fleet: {} clients in {} process{}, sharing {} connections to 127.0.0.1{}; the server is down for {}, then serves {} calls per {} tick (seed {})\n\
@@ -277,12 +292,17 @@ impl Comparison<'_> {
         out
     }
 
-    /// The JSON object.
+    /// The JSON object, as text.
     pub(crate) fn json(&self) -> String {
+        serde_json::to_string_pretty(&self.json_value()).unwrap_or_default() + "\n"
+    }
+
+    /// The JSON object.
+    pub(crate) fn json_value(&self) -> Value {
         let a = self.args;
         let k = &self.keeping_up;
         let (peak, calls) = self.verdict();
-        let value = json!({
+        json!({
             "fleet": {
                 "clients": a.clients,
                 "processes": self.plan.processes,
@@ -311,6 +331,7 @@ impl Comparison<'_> {
                 "processes": r.model().processes,
                 "per_process_per_ms": r.model().per_ms,
             })),
+            "differences": self.differences.json(),
             "verdict": {
                 "model": self.verdict_model().1,
                 "peak_diff": peak,
@@ -331,26 +352,27 @@ impl Comparison<'_> {
                 "uncounted_calls": k.uncounted,
             },
             "warnings": self.warnings,
-        });
-        serde_json::to_string_pretty(&value).unwrap_or_default() + "\n"
+        })
     }
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::fleet::server::ServerCounts;
     use crate::fleet::{FleetArgs, Plan};
     use clap::Parser;
 
-    fn outcome(retries: &[u64], calls: u64) -> Outcome {
+    pub(crate) fn outcome(retries: &[u64], calls: u64) -> Outcome {
         let mut o = Outcome::from_series(retries, 8);
         o.calls = calls;
         o.first_calls = 10;
         o
     }
 
-    fn comparison_of<'a>(
+    /// A comparison of a 10-client fleet: plain, send-rate (when
+    /// `measured_rate`) and measured outcomes with peaks 6, 5 and 5.
+    pub(crate) fn comparison_of<'a>(
         args: &'a FleetArgs,
         policy: &'a Policy,
         measured_rate: bool,
@@ -373,12 +395,13 @@ mod tests {
             plain: outcome(&[0, 4, 6], 20),
             send_rate: measured_rate.then(|| (rate, outcome(&[0, 5, 4], 19))),
             measured: outcome(&[0, 5, 3], 18),
+            differences: Differences::default(),
             keeping_up: KeepingUp::of(&server, &[]),
             warnings: vec!["something did not behave as configured".into()],
         }
     }
 
-    fn fleet_args() -> FleetArgs {
+    pub(crate) fn fleet_args() -> FleetArgs {
         FleetArgs::try_parse_from(["fleet", "--config", "f", "--policy", "p", "--clients", "10"])
             .unwrap()
     }

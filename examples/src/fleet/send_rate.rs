@@ -43,7 +43,7 @@ impl MeasuredRate {
     /// `processes` client processes; `None` when no first call arrived.
     pub(crate) fn of(server: &ServerCounts, tick: Duration, processes: u32) -> Option<Self> {
         // The first wave: up to the last tick a first call reached.
-        let wave = server.first_calls.iter().rposition(|&n| n > 0)? + 1;
+        let wave = Some(server.first_wave_ticks()).filter(|&w| w > 0)?;
         let retries = server.retries.iter().copied().chain(std::iter::repeat(0));
         let per_tick: Vec<u64> = server.first_calls[..wave]
             .iter()

@@ -127,6 +127,14 @@ impl ServerCounts {
         sum(&self.first_calls) + sum(&self.retries)
     }
 
+    /// Ticks from tick 0 to the last a first call reached: the first wave.
+    pub(crate) fn first_wave_ticks(&self) -> usize {
+        self.first_calls
+            .iter()
+            .rposition(|&n| n > 0)
+            .map_or(0, |i| i + 1)
+    }
+
     /// The `q`-quantile of lateness (upper bound of its power-of-two bucket), in µs.
     pub(crate) fn lateness_quantile_us(&self, q: f64) -> Option<u64> {
         let total: u64 = self.lateness_buckets.iter().sum();

@@ -1,5 +1,6 @@
 //! `retry-policy explain NAME`: every setting's effective value and the layer
-//! it came from (built-in, `[defaults]`, extends, own table, profile, environment).
+//! it came from (built-in, `[defaults]`, extends, own table, profile,
+//! environment), for a policy, a budget or a circuit breaker.
 
 use super::{CliError, Context};
 use retrykit_config::Explained;
@@ -8,7 +9,7 @@ use std::process::ExitCode;
 /// Options of `explain`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The policy (or budget) to explain
+    /// The policy (or budget, or breaker) to explain
     #[arg(value_name = "POLICY")]
     name: String,
 }
@@ -38,7 +39,17 @@ pub fn run(args: Args, cx: &Context) -> Result<ExitCode, CliError> {
                 outln!("budget `{}`{profile}", args.name);
                 fields
             }
-            None => return Err(super::find_policy(&config, &args.name).unwrap_err()),
+            None => match config.explain_breaker(&args.name) {
+                Some(fields) => {
+                    outln!("breaker `{}`{profile}", args.name);
+                    let users = super::list::breaker_users(&config, &args.name);
+                    if !users.is_empty() {
+                        outln!("named by: {}", users.join(", "));
+                    }
+                    fields
+                }
+                None => return Err(super::find_policy(&config, &args.name).unwrap_err()),
+            },
         },
     };
     out!("{}", table(&fields));

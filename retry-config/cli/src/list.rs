@@ -1,4 +1,4 @@
-//! `retry-policy list`: every policy and budget on one line each.
+//! `retry-policy list`: every policy, budget and circuit breaker on one line each.
 
 use super::{CliError, Context, shown};
 use retrykit_config::{Config, show_duration, show_number};
@@ -9,7 +9,7 @@ use std::process::ExitCode;
 #[derive(Debug, clap::Args)]
 pub struct Args {}
 
-/// Prints the policies, then the budgets.
+/// Prints the policies, then the budgets, then the breakers.
 pub fn run(_args: Args, cx: &Context) -> Result<ExitCode, CliError> {
     let config = cx.load()?;
     out!("{}", render(&config));
@@ -56,7 +56,54 @@ fn render(config: &Config) -> String {
         .collect();
     out.push_str(&format!("budgets ({}):\n", budgets.len()));
     out.push_str(&indent(&columns(&[], &budgets)));
+    let breakers: Vec<[String; 2]> = config
+        .breaker_names()
+        .filter_map(|name| {
+            let b = config.breaker(name)?;
+            let users = breaker_users(config, name);
+            let used = if users.is_empty() {
+                "unused".to_owned()
+            } else {
+                format!("used by {}", users.join(", "))
+            };
+            let slow = match b.slow_call() {
+                Some(d) => format!(", slow_call {}", show_duration(d)),
+                None => String::new(),
+            };
+            Some([
+                shown(name),
+                format!(
+                    "opens at {}% failed of at least {} attempts over {}, for {}..{}; {} probe(s){slow}; {used}",
+                    show_number(b.failure_ratio() * 100.0),
+                    b.min_calls(),
+                    show_duration(b.window()),
+                    show_duration(b.open_for()),
+                    show_duration(b.max_open_for()),
+                    b.probes(),
+                ),
+            ])
+        })
+        .collect();
+    out.push_str(&format!("breakers ({}):\n", breakers.len()));
+    out.push_str(&indent(&columns(&[], &breakers)));
     out
+}
+
+/// The policies that name breaker `name`, as tables show them.
+pub fn breaker_users(config: &Config, name: &str) -> Vec<String> {
+    let Some(b) = config.breaker(name) else {
+        return Vec::new();
+    };
+    config
+        .policy_names()
+        .filter(|p| {
+            config
+                .policy(p)
+                .and_then(|p| p.breaker())
+                .is_some_and(|pb| std::sync::Arc::ptr_eq(pb, b))
+        })
+        .map(shown)
+        .collect()
 }
 
 /// A policy in one line: shape, range, jitter, limits, budget.
@@ -98,6 +145,9 @@ fn summary(config: &Config, name: &str, p: &Policy) -> String {
         .find(|f| f.key == "budget" && f.value != "none")
     {
         parts.push(format!("budget {}", shown(&b.value)));
+    }
+    if let Some(name) = p.breaker().and_then(|b| b.name()) {
+        parts.push(format!("breaker {}", shown(name)));
     }
     if let Some(chain) = config.extends(name).filter(|c| !c.is_empty()) {
         parts.push(format!("extends {}", shown(chain[0])));

@@ -102,9 +102,9 @@ enum Command {
     Check(check::Args),
     /// Show a policy's schedule: envelope, sampled wait and time of each attempt
     Show(show::Args),
-    /// Show every setting of a policy and the layer it came from
+    /// Show every setting of a policy, budget or breaker and the layer it came from
     Explain(explain::Args),
-    /// List every policy and budget with a one-line summary
+    /// List every policy, budget and breaker with a one-line summary
     List(list::Args),
     /// Simulate a fleet of clients against a failing or slow server (herd, contention, tail)
     Simulate(Box<simulate::Args>),

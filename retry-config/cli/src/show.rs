@@ -85,10 +85,12 @@ fn random_seed() -> u64 {
 
 /// Drives retrykit-core's `Decider` with failures that take no time.
 fn schedule(policy: &Policy, seed: u64, shown: u32) -> (Vec<Row>, End) {
-    // No budget (it is shared state) and every class retried: show the policy's own limits.
+    // No budget or breaker (they are shared state) and every class
+    // retried: show the policy's own limits.
     let policy = policy
         .to_builder()
         .budget(None)
+        .breaker(None)
         .retry_any_class()
         .build()
         .unwrap_or_else(|_| policy.clone());
@@ -195,6 +197,13 @@ fn table(
             "under load its budgets may end the call sooner or make it wait longer (not shown)\n",
         );
     }
+    if let Some(b) = policy.breaker() {
+        out.push_str(&format!(
+            "breaker `{}` is asked before every attempt: while it is open no attempt is sent, and the call waits for it or ends (not shown; `retry-policy explain {}`)\n",
+            super::shown(b.name().unwrap_or_default()),
+            super::shown(b.name().unwrap_or_default())
+        ));
+    }
     if let Some(line) = hedging(policy) {
         out.push_str(&line);
         out.push('\n');
@@ -256,6 +265,7 @@ fn json(
         "deadline_ms": policy.deadline().map(ms),
         "attempts": attempts,
         "ends": { "reason": reason, "after_attempt": after },
+        "breaker": policy.breaker().and_then(|b| b.name()),
         "hedge": policy.hedge_settings().map(|s| serde_json::json!({
             "after": s.after.to_string(),
             "floor_ms": ms(s.floor),

@@ -11,6 +11,7 @@
 //! Wiring (owned by `cli/mod.rs`): `Command::Simulate(simulate::Args)` and
 //! `simulate::run(args, &cx)`; `--config` and `--profile` are global options.
 
+mod breaker;
 mod chart;
 mod json;
 mod svg;
@@ -99,6 +100,9 @@ pub struct Args {
     #[arg(long, value_name = "P", requires = "send_rate",
           value_parser = clap::value_parser!(u32).range(1..=i64::from(SendRate::MAX_PROCESSES)))]
     send_processes: Option<u32>,
+    /// The circuit breaker's flag
+    #[command(flatten)]
+    breaker: breaker::BreakerFlags,
     /// Seed for every client's jitter (and the network, for contention)
     #[arg(long, value_name = "S", default_value_t = 0)]
     seed: u64,
@@ -166,6 +170,8 @@ pub(crate) struct Named<'a> {
 pub(crate) struct HerdRun<'a> {
     pub(crate) herd: Herd,
     pub(crate) results: Vec<(Named<'a>, HerdReport)>,
+    /// The policies with a circuit breaker, without it, local and fleet.
+    pub(crate) breakers: Vec<breaker::Comparison<'a>>,
 }
 
 /// Contention results: for each policy, one report per fleet size.
@@ -241,7 +247,11 @@ fn render(args: &Args, cx: &Context) -> Result<Output, CliError> {
         ScenarioKind::Herd => {
             let run = run_herd(args, named)?;
             let text = match args.format {
-                Format::Table => table::herd(&run) + &chart::herd(&run),
+                Format::Table => {
+                    table::herd(&run)
+                        + &breaker::table(&run.herd, &run.breakers)
+                        + &chart::herd(&run)
+                }
                 Format::Json => json::herd(&run),
             };
             (text, args.svg.is_some().then(|| svg::herd(&run)))
@@ -260,7 +270,7 @@ fn render(args: &Args, cx: &Context) -> Result<Output, CliError> {
 }
 
 fn run_herd<'a>(args: &Args, policies: Vec<Named<'a>>) -> Result<HerdRun<'a>, CliError> {
-    let herd = Herd {
+    let mut herd = Herd {
         clients: args.clients.unwrap_or(10_000),
         outage: args.outage.unwrap_or(DEFAULT_OUTAGE),
         capacity: args.capacity.unwrap_or(DEFAULT_CAPACITY),
@@ -285,12 +295,13 @@ fn run_herd<'a>(args: &Args, policies: Vec<Named<'a>>) -> Result<HerdRun<'a>, Cl
             show_duration(herd.horizon)
         )));
     }
+    herd.breaker = breaker::scope(args, &herd)?;
     let mut results = Vec::with_capacity(policies.len());
     for named in policies {
         let report = herd.run(named.policy).map_err(|e| scenario_error(&e))?;
         results.push((named, report));
     }
-    Ok(HerdRun { herd, results })
+    breaker::herd_run(herd, results)
 }
 
 /// The scenario's problems in terms of this command's flags (`--tick`, not
@@ -328,6 +339,10 @@ fn herd_only(args: &Args) -> Result<(), CliError> {
             args.timer_resolution.is_some() && args.scenario != ScenarioKind::Tail,
         ),
         ("--send-rate", args.send_rate.is_some()),
+        (
+            "--breaker-processes",
+            args.breaker.breaker_processes.is_some(),
+        ),
     ];
     let lines: Vec<String> = given
         .iter()
@@ -456,7 +471,7 @@ pub(crate) mod fixtures {
             .iter()
             .map(|(name, policy)| (Named { name, policy }, herd.run(policy).unwrap()))
             .collect();
-        HerdRun { herd, results }
+        breaker::herd_run(herd, results).unwrap()
     }
 
     pub(crate) fn contention(policies: &[(String, Policy)]) -> ContentionRun<'_> {

@@ -529,6 +529,7 @@ policies (3):
   short        constant 1s..5s, full jitter, unlimited attempts, deadline 3s 500ms
 budgets (1):
   broker  ratio 0.1, at least 10/s, window 10s; used by outbox, outbox-fast
+breakers (0):
 ";
     assert_eq!(text, expected);
     assert!(

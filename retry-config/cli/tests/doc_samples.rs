@@ -260,14 +260,9 @@ fn the_fleet_doc_send_rate_predictions_are_what_simulate_says() {
     let at = page
         .find("\n## The clients' machine")
         .expect("docs/fleet.md has its send-rate section");
-    let rows: Vec<Vec<String>> = page[at..]
-        .lines()
-        .filter(|l| l.starts_with("| outbox/") || l.starts_with("| base 50 ms"))
-        .map(|l| {
-            l.split('|')
-                .map(|c| c.trim().to_owned())
-                .collect::<Vec<_>>()
-        })
+    let end = page.find("\n## Repeats").unwrap_or(page.len());
+    let rows: Vec<Vec<String>> = fleet_table_rows(&page[at..end])
+        .into_iter()
         // Its 11 columns; the summaries after it have fewer.
         .filter(|cells| cells.len() == 13)
         .collect();
@@ -279,24 +274,68 @@ fn the_fleet_doc_send_rate_predictions_are_what_simulate_says() {
     });
 }
 
-/// One row of docs/fleet.md's send-rate table: policy, tick, seed, load,
-/// rate, the three peaks, the three call counts.
-fn check_send_rate_row(cells: &[String]) {
-    let line = cells.join(" | ");
-    let (jitter, mut vars) = match cells[1].strip_prefix("outbox/") {
+/// docs/fleet.md's repeats table sets the medians of five real runs beside
+/// the medians of their five send-rate predictions: each row lists the
+/// five rates its runs measured, and its predicted peak (median, min and
+/// max) and predicted calls (median) are what `simulate` says at them.
+#[test]
+fn the_fleet_doc_repeat_predictions_are_what_simulate_says() {
+    let page = doc("docs/fleet.md");
+    let at = page
+        .find("\n### The table, five runs a row")
+        .expect("docs/fleet.md has its repeats table");
+    // The section runs to the end of the page.
+    let rows = fleet_table_rows(&page[at..]);
+    assert!(
+        rows.len() >= 27,
+        "the table's rows were found: {}",
+        rows.len()
+    );
+    std::thread::scope(|s| {
+        for cells in &rows {
+            s.spawn(move || check_repeat_row(cells));
+        }
+    });
+}
+
+/// The cells of docs/fleet.md's table rows in `text`: the rows of a
+/// policy (`outbox/JITTER`, or `base B ms, ...`), split at their bars.
+fn fleet_table_rows(text: &str) -> Vec<Vec<String>> {
+    text.lines()
+        .filter(|l| l.starts_with("| outbox/") || l.starts_with("| base "))
+        .map(|l| l.split('|').map(|c| c.trim().to_owned()).collect())
+        .collect()
+}
+
+/// The environment and `simulate` flags of a fleet.md row's policy
+/// (`outbox/JITTER`, or `base B ms, JITTER, N attempts`), tick and seed.
+fn fleet_row_run<'a>(
+    policy: &'a str,
+    tick: &str,
+    seed: &'a str,
+) -> (Vec<(&'static str, &'a str)>, Vec<&'a str>) {
+    let (jitter, mut vars) = match policy.strip_prefix("outbox/") {
         Some(jitter) => (jitter, vec![]),
-        None => (
-            "full",
-            vec![
-                ("RETRY_POLICY__OUTBOX__BASE", "50ms"),
-                ("RETRY_POLICY__OUTBOX__MAX_ATTEMPTS", "10"),
-            ],
-        ),
+        None => {
+            let words: Vec<&str> = policy.split([' ', ',']).filter(|w| !w.is_empty()).collect();
+            // base, B, ms, JITTER, N, attempts
+            let base = match words[1] {
+                "20" => "20ms",
+                "50" => "50ms",
+                other => panic!("a base of {other} ms: {policy}"),
+            };
+            (
+                words[3],
+                vec![
+                    ("RETRY_POLICY__OUTBOX__BASE", base),
+                    ("RETRY_POLICY__OUTBOX__MAX_ATTEMPTS", words[4]),
+                ],
+            )
+        }
     };
     vars.push(("RETRY_POLICY__OUTBOX__JITTER", jitter));
-    let mut args = vec!["outbox"];
-    args.extend(["--seed", &cells[3]]);
-    match cells[2].as_str() {
+    let mut args = vec!["outbox", "--seed", seed];
+    match tick {
         "10 ms" => args.extend(["--tick", "10ms", "--capacity", "200"]),
         "1 ms" => args.extend([
             "--capacity",
@@ -306,8 +345,43 @@ fn check_send_rate_row(cells: &[String]) {
             "--timer-skipped",
             "0.25",
         ]),
-        other => panic!("a tick of {other}: {line}"),
+        other => panic!("a tick of {other}: {policy}"),
     }
+    (vars, args)
+}
+
+/// One row of docs/fleet.md's repeats table: policy, tick, seed, load, the
+/// five rates, the predicted peak as `MEDIAN (MIN–MAX)`, ..., the
+/// predicted calls' median.
+fn check_repeat_row(cells: &[String]) {
+    let line = cells.join(" | ");
+    let (vars, args) = fleet_row_run(&cells[1], &cells[2], &cells[3]);
+    let mut said: Vec<(u64, u64)> = cells[5]
+        .split_whitespace()
+        .map(|rate| {
+            let row = simulate_rows(
+                &[&args[..], &["--send-rate", rate]].concat(),
+                &vars,
+                "outbox ",
+            );
+            let row = row.first().unwrap_or_else(|| panic!("no row: {line}"));
+            (row[2].parse().unwrap(), row[4].parse().unwrap())
+        })
+        .collect();
+    assert_eq!(said.len(), 5, "five rates: {line}");
+    said.sort_unstable();
+    let peaks = format!("{} ({}–{})", said[2].0, said[0].0, said[4].0);
+    assert_eq!(cells[6], peaks, "predicted peaks: {line}");
+    let mut calls: Vec<u64> = said.iter().map(|s| s.1).collect();
+    calls.sort_unstable();
+    assert_eq!(cells[10], calls[2].to_string(), "predicted calls: {line}");
+}
+
+/// One row of docs/fleet.md's send-rate table: policy, tick, seed, load,
+/// rate, the three peaks, the three call counts.
+fn check_send_rate_row(cells: &[String]) {
+    let line = cells.join(" | ");
+    let (vars, args) = fleet_row_run(&cells[1], &cells[2], &cells[3]);
     let row = |args: &[&str]| -> Vec<String> {
         let rows = simulate_rows(args, &vars, "outbox ");
         rows.into_iter()

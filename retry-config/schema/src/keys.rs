@@ -38,7 +38,7 @@ pub const JITTER_MODES: &[&str] = &["none", "full", "equal", "decorrelated"];
 pub const PROPORTIONAL: &str = "proportional";
 
 /// The word that switches off a duration that may be absent (a deadline,
-/// an attempt timeout, a hint ceiling) or a policy's budgets.
+/// an attempt timeout, a hint ceiling), a policy's budgets or its breaker.
 ///
 /// ```
 /// assert_eq!(retrykit_schema::keys::NONE, "none");
@@ -69,6 +69,8 @@ pub enum Kind {
     Classes,
     /// The name of a `[budgets.NAME]` table, an array of such names, or [`NONE`].
     NamesOrNone,
+    /// The name of one `[breakers.NAME]` table, or [`NONE`].
+    NameOrNone,
     /// An array of HTTP status codes (whole numbers).
     Statuses,
     /// An array of HTTP method names (strings, upper case).
@@ -269,7 +271,9 @@ impl Key {
 
     /// The policy or budget key called `name`: how a field named by
     /// retrykit-core's validation (which names fields with [`Key::name`]) maps
-    /// back to its key.
+    /// back to its key. A breaker's fields are found among
+    /// [`BREAKER_KEYS`] (`Key::find(BREAKER_KEYS, name)`): some share a
+    /// name with a budget key.
     ///
     /// ```
     /// use retrykit_schema::keys::Key;
@@ -362,6 +366,9 @@ keys! {
         MaxRetryAfter = "max_retry_after", DurationOrNone, "\"60s\"", BuiltIn::Duration(Duration::from_secs(60));
         /// The shared budgets: one name, or a list of them.
         Budget = "budget", NamesOrNone, "\"broker\"", BuiltIn::None;
+        /// The shared circuit breaker every attempt asks first: the name of a
+        /// `[breakers.NAME]` table, or `none`.
+        Breaker = "breaker", NameOrNone, "\"broker\"", BuiltIn::None;
         /// HTTP statuses retried besides 408, 429, 500, 502, 503 and 504.
         RetryOnStatus = "retry_on_status", Statuses, "[409]", BuiltIn::Empty;
         /// HTTP methods sent again besides the idempotent ones.

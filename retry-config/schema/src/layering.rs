@@ -39,7 +39,15 @@ pub const POLICIES: &str = "policies";
 /// assert_eq!(retrykit_schema::layering::BUDGETS, "budgets");
 /// ```
 pub const BUDGETS: &str = "budgets";
-/// The `[profiles.NAME]` tables, each with `policies` and `budgets` overlays.
+/// The `[breakers.NAME]` tables: circuit breakers shared by the policies
+/// that name them.
+///
+/// ```
+/// assert_eq!(retrykit_schema::layering::BREAKERS, "breakers");
+/// ```
+pub const BREAKERS: &str = "breakers";
+/// The `[profiles.NAME]` tables, each with `policies`, `budgets` and
+/// `breakers` overlays.
 ///
 /// ```
 /// assert_eq!(retrykit_schema::layering::PROFILES, "profiles");
@@ -57,15 +65,15 @@ pub const EXTENDS: &str = "extends";
 /// ```
 /// assert!(retrykit_schema::layering::SECTIONS.contains(&"profiles"));
 /// ```
-pub const SECTIONS: [&str; 4] = [DEFAULTS, POLICIES, BUDGETS, PROFILES];
+pub const SECTIONS: [&str; 5] = [DEFAULTS, POLICIES, BUDGETS, BREAKERS, PROFILES];
 
-/// The sections a profile may have: overlays of policies and budgets (a
-/// profile has no `[defaults]`).
+/// The sections a profile may have: overlays of policies, budgets and
+/// breakers (a profile has no `[defaults]`).
 ///
 /// ```
 /// assert!(!retrykit_schema::layering::PROFILE_SECTIONS.contains(&"defaults"));
 /// ```
-pub const PROFILE_SECTIONS: [&str; 2] = [POLICIES, BUDGETS];
+pub const PROFILE_SECTIONS: [&str; 3] = [POLICIES, BUDGETS, BREAKERS];
 
 /// A layer of a policy's settings.
 ///
@@ -90,8 +98,8 @@ pub enum Layer {
 }
 
 /// The layers in the order they apply: a value set by a later one wins.
-/// Budgets have no `[defaults]` and no chain: their own table, the profile's
-/// overlay, then the environment.
+/// Budgets and breakers have no `[defaults]` and no chain: their own table,
+/// the profile's overlay, then the environment.
 ///
 /// ```
 /// use retrykit_schema::layering::{Layer, ORDER};

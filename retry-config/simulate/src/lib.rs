@@ -10,7 +10,9 @@
 //!   service that is down for a while and then accepts a limited number of
 //!   calls per tick. Without jitter, backoff spreads retries out in time but
 //!   not away from each other, and the whole fleet arrives in the same tick.
-//!   Optionally the clients' own machine is a bottleneck too ([`SendRate`]).
+//!   Optionally the clients' own machine is a bottleneck too ([`SendRate`]),
+//!   and a policy's circuit breaker is the engine's own, one per client
+//!   process or one for the fleet ([`BreakerScope`]).
 //! - [`Contention`]: optimistic-concurrency writes to one row, the model of
 //!   the well-known "Exponential Backoff and Jitter" study.
 //! - [`Tail`]: a server with a heavy latency tail, and clients hedging as
@@ -51,7 +53,7 @@ mod timer;
 
 pub use contention::{Contention, ContentionReport};
 pub use error::SimulateError;
-pub use herd::{Herd, HerdReport, StoppedBy};
+pub use herd::{BreakerScope, Herd, HerdReport, StoppedBy};
 pub use histogram::{ArrivalHistogram, Bin};
 pub use seed::client_seed;
 pub use send::SendRate;

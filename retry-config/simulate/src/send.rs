@@ -87,6 +87,16 @@ impl SendRate {
     }
 }
 
+/// The process (below `processes`, at least 1) of fleet client `client`
+/// of `clients` (at least 1): process `p` holds clients
+/// `clients·p/P .. clients·(p+1)/P`, as the fleet's plan cuts them.
+pub(crate) fn process_of(client: u32, clients: u64, processes: usize) -> usize {
+    // The last p with clients·p/P <= client; (client + 1)·P fits in u128.
+    let p = processes.max(1) as u128;
+    let process = ((u128::from(client) + 1) * p - 1) / u128::from(clients.max(1));
+    (process as usize).min(processes.max(1) - 1)
+}
+
 /// One process's queue: calls due and not yet sent, and when its sender is
 /// next free.
 #[derive(Debug, Default)]
@@ -142,10 +152,7 @@ impl Senders {
     /// The process of fleet client `client`: process `p` holds clients
     /// `clients·p/P .. clients·(p+1)/P`, as the fleet's plan cuts them.
     fn lane_of(&self, client: u32) -> usize {
-        // The last p with clients·p/P <= client; (client + 1)·P fits in u128.
-        let p = self.lanes.len() as u128;
-        let lane = ((u128::from(client) + 1) * p - 1) / u128::from(self.clients);
-        (lane as usize).min(self.lanes.len() - 1)
+        process_of(client, self.clients, self.lanes.len())
     }
 
     /// Queues a call of `client` that fell due, behind every call its

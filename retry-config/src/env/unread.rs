@@ -3,10 +3,11 @@
 //! otherwise change nothing, silently; each warns with the spelling that
 //! would work.
 
-use super::{BUDGET_PREFIX, POLICY_PREFIX, RETRY_PREFIX, SETTINGS, env_name};
+use super::{RETRY_PREFIX, SETTINGS, env_name};
 use crate::diagnostic::{Diagnostic, Diagnostics, Source, Span};
 use crate::document::Document;
-use crate::schema::{BUDGET_KEYS, Key, POLICY_KEYS};
+use crate::schema::Key;
+use crate::section::Section;
 use retrykit_schema::suggest::did_you_mean;
 use std::sync::Arc;
 
@@ -21,7 +22,7 @@ pub(super) fn warn(unread: &[(String, String)], doc: &Document, diags: &mut Diag
             )
             .at(Some(Span::new(source, 0..var.len())), "not read")
             .suggest(respelling(var, doc))
-            .note("overrides are RETRY_POLICY__<NAME>__<KEY> and RETRY_BUDGET__<NAME>__<KEY>, with `__` around the name")
+            .note("overrides are RETRY_POLICY__<NAME>__<KEY>, RETRY_BUDGET__<NAME>__<KEY> and RETRY_BREAKER__<NAME>__<KEY>, with `__` around the name")
             .note(format!("also read: {}", SETTINGS.join(", "))),
         );
     }
@@ -29,12 +30,9 @@ pub(super) fn warn(unread: &[(String, String)], doc: &Document, diags: &mut Diag
 
 /// The variable `var` most likely means.
 fn respelling(var: &str, doc: &Document) -> Option<String> {
-    let overrides = [
-        (POLICY_PREFIX, &doc.policies, POLICY_KEYS),
-        (BUDGET_PREFIX, &doc.budgets, BUDGET_KEYS),
-    ];
     // The right prefix with single underscores: find a defined name and a key after it.
-    for (prefix, targets, keys) in overrides {
+    for section in Section::ALL {
+        let (prefix, targets, keys) = (section.env_prefix(), doc.tables(section), section.keys());
         let head = prefix.trim_end_matches('_');
         let Some(rest) = var.strip_prefix(head).filter(|r| r.starts_with('_')) else {
             continue;
@@ -63,7 +61,8 @@ fn respelling(var: &str, doc: &Document) -> Option<String> {
             .collect()
     };
     if let Some((head, rest)) = word.split_once("__") {
-        let heads = unprefixed(&[POLICY_PREFIX, BUDGET_PREFIX]);
+        let prefixes = Section::ALL.map(Section::env_prefix);
+        let heads = unprefixed(&prefixes);
         return did_you_mean(head, heads).map(|h| format!("{RETRY_PREFIX}{h}__{rest}"));
     }
     did_you_mean(word, unprefixed(SETTINGS)).map(|s| format!("{RETRY_PREFIX}{s}"))

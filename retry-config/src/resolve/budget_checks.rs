@@ -73,10 +73,10 @@ pub(super) fn unused_store(name: &str, span: &Span, fields: &Fields) -> Option<D
 
 /// `d` placed at the text that set `key` (the table's name when an
 /// environment variable did), saying which layer set it.
-fn at(d: Diagnostic, set: &Set, table: &Span, key: Key) -> Diagnostic {
+pub(super) fn at(d: Diagnostic, set: &Set, table: &Span, key: Key) -> Diagnostic {
     let d = d.at(
         set.span.clone().or_else(|| Some(table.clone())),
-        format!("{} = {}", key.name(), set.value),
+        format!("{} = {}", key.name(), set.value.shown_for(key)),
     );
     if set.layer == Layer::File {
         d

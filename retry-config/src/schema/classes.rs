@@ -1,21 +1,24 @@
-//! `retry_on` class names, checked where they are written (once per place,
-//! however many policies inherit them), by retrykit-schema's rule
-//! ([`retrykit_schema::classes`]): a name that can never match (a near miss of
-//! a known class, or `permanent`) is an error with a did-you-mean.
+//! Class names (`retry_on`, a breaker's `trip_on`), checked where they are
+//! written (once per place, however many policies inherit them), by
+//! retrykit-schema's rule ([`retrykit_schema::classes`]): a name that can
+//! never match (a near miss of a known class, or `permanent` in `retry_on`)
+//! is an error with a did-you-mean. (`permanent` in `trip_on` is
+//! retrykit-core's rule, reported with the breaker.)
 //!
 //! A name near nothing keeps its warning: when the program's classes are
 //! known, nothing produces it; when they are not (`retry-policy check`), the
 //! program may declare it, so only a likely typo of a built-in class warns.
 
-use super::Cx;
+use super::{Cx, Key};
 use crate::diagnostic::{Diagnostic, Diagnostics};
 use retrykit_schema::classes::{BUILT_IN, Verdict, judge};
 use std::ops::Range;
 use toml::Spanned;
 use toml::de::DeValue;
 
-/// Checks every class a `retry_on` value names (already read as a list).
-pub(crate) fn check(value: &Spanned<DeValue<'_>>, cx: &Cx<'_>, diags: &mut Diagnostics) {
+/// Checks every class a `retry_on` or `trip_on` value names (already read as a list).
+pub(crate) fn check(key: Key, value: &Spanned<DeValue<'_>>, cx: &Cx<'_>, diags: &mut Diagnostics) {
+    let name = key.name();
     let mut candidates: Vec<&str> = BUILT_IN.to_vec();
     if let Some(known) = cx.known_classes {
         // A declared class may repeat a built-in one (or another declaration):
@@ -34,6 +37,7 @@ pub(crate) fn check(value: &Spanned<DeValue<'_>>, cx: &Cx<'_>, diags: &mut Diagn
         let known_list = || format!("known classes: {}", candidates.join(", "));
         let diagnostic = match judge(class, &candidates) {
             Verdict::Known => continue,
+            Verdict::NeverRetried if key != Key::RetryOn => continue,
             Verdict::NeverRetried => cx.error(
                 range,
                 format!("`retry_on` names `{class}`, but permanent errors are never retried"),
@@ -43,7 +47,7 @@ pub(crate) fn check(value: &Spanned<DeValue<'_>>, cx: &Cx<'_>, diags: &mut Diagn
             .note("remove it; to retry such an error, classify it as a retryable class (e.g. #[classify(transient)])"),
             Verdict::NearMiss(meant) => cx.error(
                 range,
-                format!("`retry_on` names `{class}`, which can never match: classes match exactly, case included"),
+                format!("`{name}` names `{class}`, which can never match: classes match exactly, case included"),
                 "no such class",
             )
             .suggest(Some(meant.to_owned()))
@@ -54,7 +58,7 @@ pub(crate) fn check(value: &Spanned<DeValue<'_>>, cx: &Cx<'_>, diags: &mut Diagn
                 }
                 Diagnostic::warning(
                     cx.key_path,
-                    format!("`retry_on` names class `{class}`, which no code declares"),
+                    format!("`{name}` names class `{class}`, which no code declares"),
                 )
                 .at(Some(cx.span(range)), "unknown class")
                 .suggest(suggestion)

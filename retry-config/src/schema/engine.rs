@@ -10,6 +10,7 @@
 use super::{BUDGET_KEYS, Key, POLICY_KEYS, Value};
 use crate::diagnostic::{Diagnostic, Diagnostics, Span};
 use crate::layers::{Fields, Layer};
+use retrykit_core::breaker::{BreakerBuilder, CircuitBreaker};
 use retrykit_core::hedge::{HedgeAfter, HedgeSettings};
 use retrykit_core::{
     Backoff, Jitter, Policy, PolicyBuilder, PolicyError, RetryBudget, RetryBudgetBuilder,
@@ -18,6 +19,10 @@ use retrykit_schema::hedge::HedgeAfterText;
 use retrykit_schema::keys::{JITTER_MODES, NONE};
 use std::sync::Arc;
 use std::time::Duration;
+
+mod breaker;
+
+pub(crate) use breaker::{breaker_scope, breaker_store, build_breaker, effective_breaker};
 
 /// Where a key's value goes in retrykit-core and how it is read back.
 enum Binding {
@@ -28,6 +33,10 @@ enum Binding {
     Budget {
         set: fn(RetryBudgetBuilder, &Value) -> RetryBudgetBuilder,
         get: fn(&RetryBudget) -> String,
+    },
+    Breaker {
+        set: fn(BreakerBuilder, &Value) -> BreakerBuilder,
+        get: fn(&CircuitBreaker) -> String,
     },
 }
 
@@ -106,6 +115,15 @@ fn binding(key: Key) -> Binding {
                 n => format!("({n} shared budgets)"),
             },
         },
+        // A name, looked up among the file's breakers when the policy is
+        // resolved; a built policy holds the breaker, which knows its name.
+        Key::Breaker => Policy {
+            set: |b, _| b,
+            get: |p| match p.breaker() {
+                Some(b) => b.name().unwrap_or("(an unnamed breaker)").to_owned(),
+                None => NONE.to_owned(),
+            },
+        },
         Key::RetryOnStatus => Policy {
             set: |b, v| match v {
                 Value::Statuses(codes) => b.retry_on_status(codes.iter().copied()),
@@ -181,6 +199,17 @@ fn binding(key: Key) -> Binding {
             set: |b, _| b,
             get: |b| store_shown(b).unwrap_or_else(|| NONE.to_owned()),
         },
+        Key::FailureRatio
+        | Key::MinCalls
+        | Key::BreakerWindow
+        | Key::OpenFor
+        | Key::MaxOpenFor
+        | Key::OpenJitter
+        | Key::Probes
+        | Key::SlowCall
+        | Key::TripOn
+        | Key::BreakerScope
+        | Key::BreakerStore => breaker::binding(key),
     }
 }
 
@@ -214,13 +243,18 @@ fn number(v: &Value) -> Option<f64> {
     }
 }
 
-/// The policy `fields` describe, checked by retrykit-core.
+/// The policy `fields` describe, checked by retrykit-core, with the shared
+/// budgets and breaker its names were resolved to.
 pub(crate) fn build_policy(
     name: &str,
     fields: &Fields,
     budgets: Vec<Arc<RetryBudget>>,
+    breaker: Option<Arc<CircuitBreaker>>,
 ) -> Result<Policy, PolicyError> {
-    let mut b = Policy::builder().name(name).budgets(budgets);
+    let mut b = Policy::builder()
+        .name(name)
+        .budgets(budgets)
+        .breaker(breaker);
     // Always `Some` (the schema's words and defaults are retrykit-core's, tested).
     if let Some(backoff) = backoff(fields) {
         b = b.backoff(backoff);
@@ -296,15 +330,26 @@ pub(crate) fn budget_mode(fields: &Fields) -> &'static str {
 
 /// The budget's scope, from `fields` or the built-in default.
 pub(crate) fn budget_scope(fields: &Fields) -> &'static str {
-    match fields.get(Key::Scope).map(|s| &s.value) {
-        Some(Value::Scope(scope)) => scope,
-        _ => Key::Scope.built_in().word().unwrap_or("local"),
-    }
+    scope_of(fields, Key::Scope)
 }
 
 /// The budget's store URL, when one is set.
 pub(crate) fn budget_store(fields: &Fields) -> Option<String> {
-    match fields.get(Key::Store).map(|s| &s.value) {
+    store_of(fields, Key::Store)
+}
+
+/// The scope `key` (a budget's or a breaker's) gives, from `fields` or the
+/// built-in default.
+fn scope_of(fields: &Fields, key: Key) -> &'static str {
+    match fields.get(key).map(|s| &s.value) {
+        Some(Value::Scope(scope)) => scope,
+        _ => key.built_in().word().unwrap_or("local"),
+    }
+}
+
+/// The store URL `key` (a budget's or a breaker's) gives, when one is set.
+fn store_of(fields: &Fields, key: Key) -> Option<String> {
+    match fields.get(key).map(|s| &s.value) {
         Some(Value::MaybeStore(store)) => store.clone(),
         _ => None,
     }
@@ -325,7 +370,7 @@ fn store_shown(_: &RetryBudget) -> Option<String> {
 pub(crate) fn effective(policy: &Policy, key: Key) -> String {
     match binding(key) {
         Binding::Policy { get, .. } => get(policy),
-        Binding::Budget { .. } => String::new(),
+        Binding::Budget { .. } | Binding::Breaker { .. } => String::new(),
     }
 }
 
@@ -333,7 +378,7 @@ pub(crate) fn effective(policy: &Policy, key: Key) -> String {
 pub(crate) fn effective_budget(budget: &RetryBudget, key: Key) -> String {
     match binding(key) {
         Binding::Budget { get, .. } => get(budget),
-        Binding::Policy { .. } => String::new(),
+        Binding::Policy { .. } | Binding::Breaker { .. } => String::new(),
     }
 }
 
@@ -373,17 +418,18 @@ pub(crate) fn jitter_mode(mode: &str) -> Option<Jitter> {
     .find(|j| JITTER_MODES.contains(&mode) && j.name() == mode)
 }
 
-/// Maps retrykit-core's problems to diagnostics at the text that set the field.
+/// Maps retrykit-core's problems to diagnostics at the text that set the
+/// field, one of `keys` (the table's: a breaker's `window` is not a budget's).
 pub(crate) fn report(
     error: &PolicyError,
     subject: &str,
     path: &str,
     name_span: &Span,
-    fields: &Fields,
+    (fields, keys): (&Fields, &[Key]),
     diags: &mut Diagnostics,
 ) {
     for problem in error.problems() {
-        let key = Key::named(problem.field);
+        let key = Key::find(keys, problem.field);
         // `factor` rules also apply to the default factor of an exponential backoff.
         let set = key.and_then(|k| fields.get(k)).or_else(|| {
             (key == Some(Key::Factor))
@@ -396,10 +442,8 @@ pub(crate) fn report(
         );
         d = match set {
             Some(set) => {
-                let d = d.at(
-                    set.span.clone(),
-                    format!("{} = {}", problem.field, set.value),
-                );
+                let shown = key.map_or_else(|| set.value.to_string(), |k| set.value.shown_for(k));
+                let d = d.at(set.span.clone(), format!("{} = {shown}", problem.field));
                 if set.layer == Layer::File {
                     d
                 } else {
@@ -434,6 +478,7 @@ fn related(key: Key) -> Option<Key> {
         Key::MinDelay => Some(Key::Cap),
         Key::MaxAttempts => Some(Key::Deadline),
         Key::HedgeFloor | Key::HedgeShare => Some(Key::HedgeAfter),
+        Key::MaxOpenFor => Some(Key::OpenFor),
         _ => None,
     }
 }
@@ -462,6 +507,9 @@ mod tests {
         }
         for &key in BUDGET_KEYS {
             assert!(matches!(binding(key), Binding::Budget { .. }), "{key:?}");
+        }
+        for &key in super::super::BREAKER_KEYS {
+            assert!(matches!(binding(key), Binding::Breaker { .. }), "{key:?}");
         }
     }
 }

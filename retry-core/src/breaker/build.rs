@@ -39,6 +39,8 @@ pub struct BreakerBuilder {
     settings: Settings,
     name: Option<Arc<str>>,
     seed: Option<u64>,
+    /// Set by [`BreakerBuilder::simulated`]: the clock's origin, and quiet.
+    simulated: Option<Instant>,
 }
 
 impl CircuitBreaker {
@@ -69,6 +71,27 @@ impl CircuitBreaker {
             },
             name: None,
             seed: None,
+            simulated: None,
+        }
+    }
+
+    /// A builder holding this breaker's settings, name and seed, to build
+    /// another like it with its own state (a simulator builds one per
+    /// simulated process and run).
+    ///
+    /// ```
+    /// use retrykit_core::breaker::CircuitBreaker;
+    /// let a = CircuitBreaker::builder().name("db").probes(3).build().unwrap();
+    /// let b = a.to_builder().build().unwrap();
+    /// assert!(a.same_settings(&b));
+    /// assert!(!a.same_settings(&a.to_builder().probes(2).build().unwrap()));
+    /// ```
+    pub fn to_builder(&self) -> BreakerBuilder {
+        BreakerBuilder {
+            settings: self.settings.clone(),
+            name: self.name.clone(),
+            seed: self.seed,
+            simulated: None,
         }
     }
 
@@ -226,6 +249,28 @@ impl BreakerBuilder {
         self
     }
 
+    /// For a simulator stepping synthetic time: the breaker's clock starts
+    /// at `origin` (so a simulated instant falls in the same millisecond
+    /// and window slot on every run), and it says nothing of its state
+    /// changes (no stderr line, tracing event or metric: a simulated
+    /// breaker is not this process's).
+    ///
+    /// ```
+    /// use retrykit_core::breaker::{BreakerState, CircuitBreaker};
+    /// use std::{sync::Arc, time::{Duration, Instant}};
+    /// let t0 = Instant::now();
+    /// let b = Arc::new(CircuitBreaker::builder().min_calls(1).open_jitter(0.0)
+    ///     .open_for(Duration::from_millis(10)).simulated(t0).build().unwrap());
+    /// let ticket = b.try_acquire(t0).unwrap();
+    /// b.record(ticket, t0, true); // opens, silently
+    /// assert_eq!(b.try_acquire(t0).unwrap_err().retry_in(), Duration::from_millis(10));
+    /// assert_eq!(b.state(), BreakerState::Open);
+    /// ```
+    pub fn simulated(mut self, origin: Instant) -> Self {
+        self.simulated = Some(origin);
+        self
+    }
+
     /// Checks every rule and builds the breaker, or says every problem.
     ///
     /// # Errors
@@ -304,15 +349,17 @@ impl BreakerBuilder {
         if !problems.is_empty() {
             return Err(PolicyError::breaker(self.name.as_deref(), problems));
         }
+        let origin = self.simulated.unwrap_or_else(Instant::now);
         Ok(CircuitBreaker {
-            counts: Window::new(self.settings.window),
+            counts: Window::starting(self.settings.window, origin),
             settings: self.settings,
             name: self.name,
-            origin: Instant::now(),
+            origin,
             state: AtomicU64::new(0),
             seed: self.seed,
             #[cfg(feature = "redis")]
             fleet: None,
+            quiet: self.simulated.is_some(),
         })
     }
 }

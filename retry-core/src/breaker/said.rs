@@ -14,6 +14,8 @@ pub(super) struct Herald<'a> {
     pub(super) settings: &'a Settings,
     /// A change of the fleet's state (seen in Redis), not this process's.
     pub(super) fleet: bool,
+    /// Says nothing (a simulator's breaker: [`BreakerBuilder::simulated`](super::BreakerBuilder::simulated)).
+    pub(super) quiet: bool,
 }
 
 impl Herald<'_> {
@@ -26,6 +28,9 @@ impl Herald<'_> {
     }
 
     pub(super) fn opened(&self, failures: u64, attempts: u64, open_for: Duration) {
+        if self.quiet {
+            return;
+        }
         let ratio = failures as f64 / attempts.max(1) as f64;
         say_warning!(
             format!(
@@ -47,6 +52,9 @@ impl Herald<'_> {
     }
 
     pub(super) fn half_open(&self) {
+        if self.quiet {
+            return;
+        }
         say_warning!(
             format!(
                 "retry: {} half-open (open -> half-open): letting {} probe attempt(s) through",
@@ -62,6 +70,9 @@ impl Herald<'_> {
     }
 
     pub(super) fn reopened(&self, open_for: Duration) {
+        if self.quiet {
+            return;
+        }
         say_warning!(
             format!(
                 "retry: {} opened again (half-open -> open): a probe failed; no attempt is sent for {}",
@@ -77,6 +88,9 @@ impl Herald<'_> {
     }
 
     pub(super) fn closed(&self) {
+        if self.quiet {
+            return;
+        }
         say_warning!(
             format!(
                 "retry: {} closed (half-open -> closed): {} probe attempt(s) succeeded",
@@ -93,7 +107,11 @@ impl Herald<'_> {
 
     /// A change between two states that skipped the one between them (a
     /// fleet host that saw neither end of a short half-open period, say).
+    #[cfg(feature = "redis")]
     pub(super) fn jumped(&self, from: BreakerState, to: BreakerState) {
+        if self.quiet {
+            return;
+        }
         say_warning!(
             format!(
                 "retry: {} {to} ({from} -> {to}; the states between passed between two round trips)",

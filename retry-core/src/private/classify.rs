@@ -48,6 +48,26 @@ where
     <Tagged<R::Err, K> as Classify>::from_timeout(probe).is_some()
 }
 
+/// Whether the error type of `R` (classified by `kind`, as the loop
+/// classifies it) can stand for an attempt a circuit breaker refused.
+/// `#[retry]` registers this with its call site so `init()` can refuse a
+/// policy whose breaker could never hold the function's attempts back.
+///
+/// ```
+/// use retrykit_core::__private::classify::{carries_breaker_open, AllTransient, ByClassify};
+/// assert!(carries_breaker_open::<Result<(), std::io::Error>, _>(ByClassify));
+/// assert!(!carries_breaker_open::<Result<(), String>, _>(AllTransient));
+/// ```
+pub fn carries_breaker_open<R: IsResult, K>(kind: K) -> bool
+where
+    Tagged<R::Err, K>: Classify,
+{
+    let _ = kind;
+    let probe =
+        crate::breaker::BreakerOpen::new(None, crate::breaker::BreakerState::Open, Duration::ZERO);
+    <Tagged<R::Err, K> as Classify>::from_breaker_open(probe).is_some()
+}
+
 /// Fixes the output type of an attempt's `async` block so `?` and `return`
 /// inside the original body infer as they did in the function.
 pub fn typed<R, F: Future<Output = R>>(attempt: F) -> F {
@@ -186,6 +206,12 @@ impl<E: Classify> Classify for Tagged<E, ByClassify> {
     }
     fn from_timeout(timeout: AttemptTimeout) -> Option<Self> {
         E::from_timeout(timeout).map(|error| Tagged {
+            error,
+            kind: PhantomData,
+        })
+    }
+    fn from_breaker_open(open: crate::breaker::BreakerOpen) -> Option<Self> {
+        E::from_breaker_open(open).map(|error| Tagged {
             error,
             kind: PhantomData,
         })

@@ -36,6 +36,10 @@ pub struct CallSite {
     /// (`Classify::from_timeout` gives a value); `None` when the build could
     /// not tell (a generic error type).
     pub carries_timeout: Option<fn() -> bool>,
+    /// Whether the function's error type can stand for an attempt a
+    /// circuit breaker refused (`Classify::from_breaker_open` gives a
+    /// value); `None` when the build could not tell (a generic error type).
+    pub carries_breaker_open: Option<fn() -> bool>,
     /// Whether the annotated function is blocking (not `async`): it runs
     /// one attempt at a time, so a policy that hedges cannot serve it.
     /// `false` for a site that does not say.
@@ -72,6 +76,7 @@ impl CallSite {
             config: None,
             loader: None,
             carries_timeout: None,
+            carries_breaker_open: None,
             blocking: false,
             hedged: false,
             waits_on_tokio: false,
@@ -89,6 +94,20 @@ impl CallSite {
     /// ```
     pub fn cannot_time_out(&self) -> bool {
         self.carries_timeout.is_some_and(|carries| !carries())
+    }
+
+    /// Whether the function's error type is known to be unable to stand for
+    /// an attempt a circuit breaker refused, so a policy's breaker could
+    /// never hold its attempts back there.
+    ///
+    /// ```
+    /// let mut site = retrykit_core::registry::CallSite::new("db", "src/db.rs", 3, "query");
+    /// assert!(!site.cannot_carry_breaker_open()); // unknown
+    /// site.carries_breaker_open = Some(|| false);
+    /// assert!(site.cannot_carry_breaker_open());
+    /// ```
+    pub fn cannot_carry_breaker_open(&self) -> bool {
+        self.carries_breaker_open.is_some_and(|carries| !carries())
     }
 }
 

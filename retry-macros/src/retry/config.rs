@@ -274,6 +274,17 @@ impl ConfigFile {
             .map(|(table, _)| table)
     }
 
+    /// Where the policy names a breaker under any profile (the table that
+    /// sets it, and the breaker), for the check that its error type can
+    /// stand for an attempt the breaker refused.
+    pub fn breaker_set_at(&self, name: &str) -> Option<(String, String)> {
+        let policies = self.policies.as_ref().ok()?;
+        policies
+            .effective(name, |s| s.breaker.as_ref())
+            .into_iter()
+            .find_map(|(table, breaker)| breaker.clone().map(|b| (table, b)))
+    }
+
     /// Where the policy gets a `hedge_after` under any profile (the table
     /// that sets it), for the check that a blocking fn does not hedge.
     pub fn hedge_after_set_at(&self, name: &str) -> Option<String> {

@@ -9,6 +9,7 @@
 //! attempt as a clone (the first attempt included, since a consumed value
 //! cannot be got back); references are captured, never cloned.
 
+use super::capability;
 use super::config::ConfigFile;
 use super::validate::{RetryArgs, RetryFn};
 use proc_macro2::{Span, TokenStream};
@@ -40,6 +41,9 @@ pub struct FileChecks {
     /// Where the policy gets an `attempt_timeout`: the error type must then
     /// be able to stand for a timed-out attempt.
     pub attempt_timeout_at: Option<String>,
+    /// Where the policy names a breaker, and which: the error type must then
+    /// be able to stand for an attempt the breaker refused.
+    pub breaker_at: Option<(String, String)>,
     /// Without a file: the warning that names are not checked, or nothing.
     pub unchecked: TokenStream,
     /// Whether the policy sets `hedge_after` in some layer of the file: the
@@ -77,24 +81,10 @@ pub fn expand(
         }
         None => quote! { ::core::option::Option::None },
     };
-    let carries = if mentions_outer_generics(ret, &func.sig.generics) {
-        // An item inside the function cannot name the function's generics:
-        // the run-time check is left to the build-time one.
-        quote! { ::core::option::Option::None }
-    } else {
-        quote! {
-            ::core::option::Option::Some({
-                fn __retry_carries_timeout() -> bool {
-                    #[allow(unused_imports)]
-                    use #krate::__private::classify::{ViaClassify as _, ViaTransient as _};
-                    #krate::__private::classify::carries_timeout::<#ret, _>(
-                        (&&#krate::__private::classify::probe::<#ret>()).__retry_kind(),
-                    )
-                }
-                __retry_carries_timeout
-            })
-        }
-    };
+    // An item inside the function cannot name the function's generics:
+    // then the run-time checks are left to the build-time ones.
+    let generic = mentions_outer_generics(ret, &func.sig.generics);
+    let (carries, carries_breaker_open) = capability::probes(args, ret, generic);
     let blocking = func.sig.asyncness.is_none();
     let hedged = file_checks.hedged && !blocking;
     // An async fn's waits run on tokio's timer: its first call checks for it.
@@ -105,6 +95,7 @@ pub fn expand(
             config: #checked_file,
             loader: #loader,
             carries_timeout: #carries,
+            carries_breaker_open: #carries_breaker_open,
             blocking: #blocking,
             hedged: #hedged,
             waits_on_tokio: #waits_on_tokio,
@@ -124,7 +115,11 @@ pub fn expand(
     let timeout_check = file_checks
         .attempt_timeout_at
         .as_deref()
-        .map(|at| timeout_check(args, ret, at, config));
+        .map(|at| capability::timeout_check(args, ret, at, config));
+    let breaker_check = file_checks
+        .breaker_at
+        .as_ref()
+        .map(|(at, name)| capability::breaker_check(args, ret, (at, name), config));
     let checks = resupplied.iter().map(clone_check);
     let copies: Vec<TokenStream> = resupplied
         .iter()
@@ -228,6 +223,7 @@ pub fn expand(
             #(#checks)*
             #classified
             #timeout_check
+            #breaker_check
             // Where this call site's calls get their policy: no lookup by
             // name while the registry is unchanged.
             static __RETRY_POLICY: #krate::__private::site::PolicyCache =
@@ -419,42 +415,6 @@ fn classified_check(args: &RetryArgs, ret: &Type, retry_on: &[String]) -> TokenS
             fn __retry_classified<R: #krate::__private::classify::IsResult>()
             where
                 R::Err: __RetryClassified,
-            {
-            }
-            #call
-        }
-    }
-}
-
-/// When the policy gets an `attempt_timeout` from the file seen at build
-/// time, the error type must be able to stand for a timed-out attempt:
-/// otherwise the engine could never cut an attempt short, and the timeout
-/// would be silently ignored. Reported at the return type.
-fn timeout_check(
-    args: &RetryArgs,
-    ret: &Type,
-    at: &str,
-    config: Option<&ConfigFile>,
-) -> TokenStream {
-    let krate = &args.krate;
-    let policy = args.policy.value();
-    let file = config.map_or_else(String::new, |c| format!(" in {}", c.path.display()));
-    let message = format!(
-        "policy `{policy}` sets `attempt_timeout` ({at}{file}), but `{{Self}}` cannot stand for a timed-out attempt, so the timeout could never be enforced"
-    );
-    let label = "this error type has no variant for a timed-out attempt";
-    let note = format!(
-        "fix: add a unit variant marked `#[classify(timeout)]` (e.g. `TimedOut`) to the error type and derive `Classify`; for a hand-written `Classify` whose `from_timeout` returns `Some`, implement `retrykit_core::CarriesTimeout`; or set `attempt_timeout = \"none\"` for policy `{policy}`"
-    );
-    let call = quote_spanned! {ret.span()=> __retry_times_out::<#ret>(); };
-    quote! {
-        {
-            #[diagnostic::on_unimplemented(message = #message, label = #label, note = #note)]
-            trait __RetryTimesOut {}
-            impl<E: #krate::__private::classify::CarriesTimeout> __RetryTimesOut for E {}
-            fn __retry_times_out<R: #krate::__private::classify::IsResult>()
-            where
-                R::Err: __RetryTimesOut,
             {
             }
             #call

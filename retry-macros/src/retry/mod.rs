@@ -1,5 +1,6 @@
 //! `#[retry(...)]`: parse, validate, check the name against retry.toml, expand.
 
+mod capability;
 mod config;
 mod expand;
 mod link;
@@ -69,6 +70,7 @@ pub fn retry(attr: TokenStream, item: TokenStream) -> TokenStream {
     let checks = expand::FileChecks {
         narrow_retry_on: file.and_then(|c| c.retry_on_without_transient(&name)),
         attempt_timeout_at: file.and_then(|c| c.attempt_timeout_set_at(&name)),
+        breaker_at: file.and_then(|c| c.breaker_set_at(&name)),
         unchecked: config.unchecked_warning(&args.policy),
         hedged: hedge_at.is_some(),
     };

@@ -72,6 +72,13 @@ pub(super) fn herd(run: &HerdRun<'_>) -> String {
             json!(run.results.first().map_or(0, |(_, r)| r.first_wave_ticks)),
         );
     }
+    // Likewise the breakers' comparison, only when a policy has one.
+    if let (false, Some(object)) = (run.breakers.is_empty(), value.as_object_mut()) {
+        object.insert(
+            "breakers".into(),
+            super::breaker::json(&run.breakers).into(),
+        );
+    }
     pretty(&value)
 }
 

@@ -7,7 +7,7 @@ use retrykit_sim::{Herd, HerdReport, SendRate, StoppedBy};
 
 /// Columns padded to their widest cell, at most [`MAX_WIDTH`]; the first
 /// `left` columns are left-aligned (names), the rest right-aligned (numbers).
-fn grid(header: &[String], rows: &[Vec<String>], left: usize) -> String {
+pub(super) fn grid(header: &[String], rows: &[Vec<String>], left: usize) -> String {
     let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
     for row in rows {
         for (i, cell) in row.iter().enumerate() {
@@ -123,7 +123,7 @@ fn send_model(send: &SendRate, tick: std::time::Duration) -> String {
 }
 
 /// A rate as a person writes it: 90, 2.5, 0.001.
-fn rate(r: f64) -> String {
+pub(super) fn rate(r: f64) -> String {
     let text = format!("{r:.6}");
     text.trim_end_matches('0').trim_end_matches('.').to_owned()
 }

@@ -339,3 +339,68 @@ fn a_bad_send_rate_is_refused_naming_the_flag_the_rule_and_the_fix() {
         err.message
     );
 }
+
+#[test]
+fn breaker_processes_default_to_the_send_models_and_must_agree_with_them() {
+    let scope = |argv: &[&str]| {
+        let mut full = vec!["simulate", "checkout"];
+        full.extend(argv);
+        let cmd = Cmd::try_parse_from(full).unwrap_or_else(|e| panic!("{e}"));
+        let herd = Herd {
+            clients: 500,
+            send: cmd.args.send_rate.map(|per_ms| SendRate {
+                per_ms,
+                processes: cmd.args.send_processes.unwrap_or(1),
+            }),
+            ..Herd::default()
+        };
+        breaker::scope(&cmd.args, &herd)
+    };
+    let local = |processes| retrykit_sim::BreakerScope::Local { processes };
+    assert_eq!(scope(&[]).unwrap(), local(10));
+    assert_eq!(scope(&["--breaker-processes", "7"]).unwrap(), local(7));
+    let sent = ["--send-rate", "5", "--send-processes", "3"];
+    assert_eq!(scope(&sent).unwrap(), local(3));
+    let both = [&sent[..], &["--breaker-processes", "3"]].concat();
+    assert_eq!(scope(&both).unwrap(), local(3));
+    let differ = [&sent[..], &["--breaker-processes", "4"]].concat();
+    let err = scope(&differ).unwrap_err().message;
+    assert!(
+        err.contains("--breaker-processes 4 and --send-processes 3 differ"),
+        "{err}"
+    );
+    for bad in ["0", "1025", "-1", "99999999999"] {
+        assert!(
+            Cmd::try_parse_from(["simulate", "checkout", "--breaker-processes", bad]).is_err(),
+            "{bad}"
+        );
+    }
+}
+
+#[test]
+fn more_breaker_processes_than_clients_is_an_error_naming_the_flag() {
+    let err = simulate(
+        &["checkout", "--clients", "5", "--breaker-processes", "6"],
+        None,
+    )
+    .err()
+    .unwrap()
+    .message;
+    assert!(
+        err.contains("--breaker-processes must be from 1 to 1024, and at most the clients"),
+        "{err}"
+    );
+    // Fewer clients than the default's ten processes: one process each.
+    assert!(simulate(&["checkout", "--clients", "5"], None).is_ok());
+    let err = simulate(
+        &["--scenario", "contention", "--breaker-processes", "2"],
+        None,
+    )
+    .err()
+    .unwrap()
+    .message;
+    assert!(
+        err.contains("--breaker-processes applies to the herd scenario only"),
+        "{err}"
+    );
+}

@@ -13,8 +13,11 @@
 //! The run has two phases: during the outage clients cannot affect each
 //! other, so each runs on its own through windows of ticks ([`outage`]);
 //! once the service is back they compete for capacity and run tick by tick
-//! ([`recovery`]).
+//! ([`recovery`]). A policy with a circuit breaker couples the clients
+//! through it from the first call, so it runs tick by tick from tick 0
+//! ([`breakers`]).
 
+mod breakers;
 mod outage;
 mod recovery;
 mod tally;
@@ -24,6 +27,8 @@ use super::histogram::ArrivalHistogram;
 use super::seed::client_seed;
 use super::send::SendRate;
 use super::timer::TimerModel;
+pub use breakers::BreakerScope;
+use breakers::Breakers;
 use recovery::Recovery;
 use retrykit_core::Policy;
 use retrykit_core::Problems;
@@ -88,12 +93,17 @@ pub struct Herd {
     /// Bins of the arrivals histogram (2 to 2²⁰): a run longer than this
     /// many ticks merges neighbouring ticks into one bin.
     pub arrival_bins: usize,
+    /// How the policy's circuit breaker, if it has one, is shared: one per
+    /// client process, or one for the fleet (see [`BreakerScope`]). Each
+    /// run builds its own, from the policy's breaker's settings.
+    pub breaker: BreakerScope,
 }
 
 impl Default for Herd {
     /// 1000 clients, a 1 s outage, 100 calls per 1 ms tick, seed 0, a one-day
-    /// horizon, at most a billion calls, no timer or send-rate model and
-    /// [`ArrivalHistogram::DEFAULT_MAX_BINS`] bins.
+    /// horizon, at most a billion calls, no timer or send-rate model,
+    /// [`ArrivalHistogram::DEFAULT_MAX_BINS`] bins and one breaker per
+    /// process in one process.
     fn default() -> Self {
         Herd {
             clients: 1000,
@@ -106,6 +116,7 @@ impl Default for Herd {
             timer: None,
             send: None,
             arrival_bins: ArrivalHistogram::DEFAULT_MAX_BINS,
+            breaker: BreakerScope::default(),
         }
     }
 }
@@ -157,6 +168,26 @@ pub struct HerdReport {
     /// Whether the policy had a retry budget, which the simulation ignores: a
     /// budget belongs to one process, and here each client is its own process.
     pub ignored_budget: bool,
+    /// Calls that reached the service while it was down: made in a tick
+    /// that starts before the outage ends, first calls included.
+    pub outage_calls: u64,
+    /// Calls (first calls and retries) in the busiest tick from the first
+    /// that starts after the outage.
+    pub peak_after_outage: u64,
+    /// The (first) tick where [`peak_after_outage`](Self::peak_after_outage) happened.
+    pub peak_after_outage_tick: u64,
+    /// Time from the outage's end until every client had succeeded or
+    /// given up (zero if all were done before it); `None` when the run
+    /// stopped with clients unfinished.
+    pub drain: Option<Duration>,
+    /// Attempts the circuit breaker refused: not sent, so in no other count
+    /// of calls (a refused attempt still uses one of the policy's attempts).
+    pub refused: u64,
+    /// Of [`give_ups`](Self::give_ups), the clients whose last attempt the
+    /// breaker refused, with no attempt or time left to wait for it.
+    pub breaker_give_ups: u64,
+    /// The scope the policy's circuit breaker ran at; `None` without one.
+    pub breaker: Option<BreakerScope>,
 }
 
 /// What stopped a [`Herd`] run before every client had succeeded or given up.
@@ -264,6 +295,7 @@ impl Herd {
                 ),
             );
         }
+        self.breaker.check(self.clients, &mut c);
         c.require(
             (2..=MAX_ARRIVAL_BINS).contains(&self.arrival_bins),
             "arrival_bins",
@@ -308,16 +340,21 @@ impl Herd {
         } else {
             policy
         };
-        let ctx = Ctx::new(self, policy);
-        let mut tally = Tally::new(self.clients, self.arrival_bins);
+        let mut ctx = Ctx::new(self, policy);
+        ctx.breakers = policy
+            .breaker()
+            .map(|b| Breakers::new(b, self.breaker, self.clients, self.seed, ctx.origin))
+            .transpose()?;
+        let mut tally = Tally::new(self.clients, self.arrival_bins, ctx.outage_ticks);
         // The longest computed wait, in ticks: the span the wheel should cover.
         let span = policy.cap().as_nanos() / self.tick.as_nanos();
         let mut recovery = Recovery::new(u64::try_from(span).unwrap_or(u64::MAX), self.clients);
         let seed = self.seed;
         let client = |i: u32| Decider::new(Some(client_seed(seed, u64::from(i))));
         // With a send rate, clients share their machine from the first
-        // call, so they run together from tick 0 (see `recovery`).
-        if ctx.outage_ticks == 0 || ctx.send.is_some() {
+        // call, and with a breaker they share it: they run together from
+        // tick 0 (see `recovery`).
+        if ctx.outage_ticks == 0 || ctx.send.is_some() || ctx.breakers.is_some() {
             for i in 0..self.clients {
                 recovery.add(0, client(i));
             }
@@ -332,7 +369,8 @@ impl Herd {
             );
         }
         recovery.run(&ctx, &mut tally);
-        Ok(tally.report(self, ignored_budget))
+        let breaker = ctx.breakers.is_some().then_some(self.breaker);
+        Ok(tally.report(self, ignored_budget, breaker))
     }
 }
 
@@ -347,6 +385,8 @@ pub(super) struct Ctx<'p> {
     pub(super) capacity: u64,
     /// The clients' send rate, when modelled.
     pub(super) send: Option<SendRate>,
+    /// The run's circuit breakers, when the policy has one.
+    breakers: Option<Breakers>,
     timer: Option<TimerModel>,
     seed: u64,
     origin: Instant,
@@ -365,6 +405,7 @@ impl<'p> Ctx<'p> {
             max_calls: herd.max_calls,
             capacity: herd.capacity,
             send: herd.send,
+            breakers: None,
             timer: herd.timer,
             seed: herd.seed,
             origin: Instant::now(),

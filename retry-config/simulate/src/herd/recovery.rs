@@ -6,21 +6,30 @@
 //! ([`crate::SendRate`]), so a send-rate run is this phase from tick 0, the
 //! outage included: calls made before the service is back fail as transient.
 //!
+//! With a circuit breaker ([`super::breakers`]) every attempt asks its
+//! client's breaker at the start of its tick, before any of the tick's
+//! calls is answered at its end; a refused attempt is not sent and its
+//! client waits as the kernel's `after_refusal` says.
+//!
 //! Clients stay in one table and the queue holds their 4-byte indices:
 //! moving whole deciders from bucket to bucket would scatter copies of them
 //! over thousands of growing vectors.
 
 use super::Ctx;
+use super::breakers::record;
 use super::tally::Tally;
 use crate::queue::TickQueue;
 use crate::send::{SendRate, Senders};
 use retrykit_core::Class;
+use retrykit_core::breaker::Ticket;
 use retrykit_core::kernel::{Decider, Failure, Step};
 
 /// The clients still retrying once the service is back, keyed by their next call.
 pub(super) struct Recovery {
     queue: TickQueue<u32>,
     clients: Vec<Decider>,
+    /// One tick's calls that were sent, with their breaker tickets.
+    sent: Vec<(u32, Option<Ticket>)>,
 }
 
 impl Recovery {
@@ -30,6 +39,7 @@ impl Recovery {
         Recovery {
             queue: TickQueue::new(span),
             clients: Vec::with_capacity(clients as usize),
+            sent: Vec::new(),
         }
     }
 
@@ -92,12 +102,14 @@ impl Recovery {
         }
     }
 
-    /// Makes the calls that reach the server in `tick`, in order: during
-    /// the outage each fails as transient; after it the first `capacity`
-    /// succeed and the rest are throttled, and each client that retries is
+    /// Makes the calls due in `tick`, in order: each asks its breaker, if
+    /// any, and a refused one waits or gives up; during the outage each
+    /// call sent fails as transient; after it the first `capacity` succeed
+    /// and the rest are throttled, and each client that retries is
     /// scheduled for the tick its wait ends in. Returns false when the
-    /// horizon or call limit stops the run, counting every client not yet
-    /// done (`waiting` of them still in send queues) as unfinished.
+    /// horizon or call limit (which counts refused attempts too) stops the
+    /// run, counting every client not yet done (`waiting` of them still in
+    /// send queues) as unfinished.
     fn answer(
         &mut self,
         ctx: &Ctx<'_>,
@@ -107,12 +119,41 @@ impl Recovery {
         waiting: usize,
     ) -> bool {
         let count = arrivals.len() as u64;
-        if tick >= ctx.horizon_ticks || tally.calls.saturating_add(count) > ctx.max_calls {
+        let made = tally.calls.saturating_add(tally.refused);
+        if tick >= ctx.horizon_ticks || made.saturating_add(count) > ctx.max_calls {
             tally.hit_call_limit |= tick < ctx.horizon_ticks;
             tally.unfinished += count + self.queue.len() as u64 + waiting as u64;
             return false;
         }
-        tally.calls += count;
+        let (start, end) = (ctx.start(tick), ctx.end(tick));
+        // First every attempt of the tick asks its breaker (at the tick's
+        // start), then the calls sent are answered (at its end).
+        let mut first_calls = 0;
+        self.sent.clear();
+        for &client in arrivals {
+            let decider = &mut self.clients[client as usize];
+            let first = decider.attempts() == 0;
+            decider.begin_attempt(ctx.policy, start);
+            let breaker = ctx.breakers.as_ref().and_then(|b| b.of(client));
+            let ticket = match breaker.map(|b| b.try_acquire(start)) {
+                None => None,
+                Some(Ok(ticket)) => Some(ticket),
+                Some(Err(open)) => {
+                    tally.refused += 1;
+                    match decider.after_refusal(ctx.policy, open.retry_in(), start) {
+                        Step::Retry { wait, .. } => {
+                            self.queue.push(ctx.refused_tick(tick, wait), client);
+                        }
+                        Step::GiveUp(_) => tally.breaker_give_up(tick),
+                    }
+                    continue;
+                }
+            };
+            first_calls += u64::from(first);
+            self.sent.push((client, ticket));
+        }
+        let sent = self.sent.len() as u64;
+        tally.calls += sent;
         // Calls over capacity are turned away as throttled (a 429, or a 503
         // with no hint).
         let throttled = Failure {
@@ -125,19 +166,17 @@ impl Recovery {
             hint: None,
             allowed: true,
         };
-        let (start, end) = (ctx.start(tick), ctx.end(tick));
         let mut room = if tick < ctx.outage_ticks {
             0
         } else {
             ctx.capacity
         };
-        let mut first_calls = 0;
-        for &client in arrivals {
+        for (client, ticket) in self.sent.drain(..) {
             let decider = &mut self.clients[client as usize];
-            first_calls += u64::from(decider.attempts() == 0);
-            decider.begin_attempt(ctx.policy, start);
+            let breaker = ctx.breakers.as_ref().and_then(|b| b.of(client));
             if room > 0 {
                 room -= 1;
+                record(breaker, ticket, None, end);
                 tally.succeed(tick);
                 continue;
             }
@@ -146,12 +185,15 @@ impl Recovery {
             } else {
                 throttled
             };
+            record(breaker, ticket, Some(failure.class), end);
             match decider.after_failure(ctx.policy, failure, end) {
                 Step::Retry { wait, .. } => self.queue.push(ctx.next_tick(tick, wait), client),
                 Step::GiveUp(_) => tally.give_up(tick),
             }
         }
-        tally.tick(tick, first_calls, count - first_calls);
+        if sent > 0 {
+            tally.tick(tick, first_calls, sent - first_calls);
+        }
         true
     }
 }

@@ -1,6 +1,6 @@
 //! The counters of a herd run in progress, and the report they become.
 
-use super::{Herd, HerdReport, StoppedBy, ticks_to_duration};
+use super::{BreakerScope, Herd, HerdReport, StoppedBy, ticks_to_duration};
 use crate::ArrivalHistogram;
 use std::time::Duration;
 
@@ -20,10 +20,20 @@ pub(super) struct Tally {
     last_tick: Option<u64>,
     /// The tick of each success, for the percentiles.
     success_ticks: Vec<u64>,
+    /// The first tick that starts after the outage.
+    outage_ticks: u64,
+    /// Calls made in ticks before it.
+    outage_calls: u64,
+    /// (calls, tick) of the busiest tick from it on; the earliest wins ties.
+    peak_after: (u64, u64),
+    /// Attempts a circuit breaker refused (never sent).
+    pub(super) refused: u64,
+    /// Clients that gave up because the breaker refused their last attempt.
+    breaker_give_ups: u64,
 }
 
 impl Tally {
-    pub(super) fn new(clients: u32, bins: usize) -> Self {
+    pub(super) fn new(clients: u32, bins: usize, outage_ticks: u64) -> Self {
         Tally {
             arrivals: ArrivalHistogram::new(bins),
             first_wave: 0,
@@ -36,6 +46,11 @@ impl Tally {
             hit_call_limit: false,
             last_tick: None,
             success_ticks: Vec::with_capacity(clients as usize),
+            outage_ticks,
+            outage_calls: 0,
+            peak_after: (0, 0),
+            refused: 0,
+            breaker_give_ups: 0,
         }
     }
 
@@ -53,6 +68,12 @@ impl Tally {
         self.arrivals.record(tick, retries);
         if tick > 0 && retries > self.peak.0 {
             self.peak = (retries, tick);
+        }
+        let calls = first_calls + retries;
+        if tick < self.outage_ticks {
+            self.outage_calls += calls;
+        } else if calls > self.peak_after.0 {
+            self.peak_after = (calls, tick);
         }
     }
 
@@ -76,6 +97,12 @@ impl Tally {
         self.finish(tick);
     }
 
+    /// A client gave up in `tick` because the breaker refused its last attempt.
+    pub(super) fn breaker_give_up(&mut self, tick: u64) {
+        self.breaker_give_ups += 1;
+        self.give_up(tick);
+    }
+
     /// `count` give-ups, the last of them in `last`.
     pub(super) fn give_ups(&mut self, count: u64, last: u64) {
         self.give_ups += count;
@@ -86,7 +113,12 @@ impl Tally {
         self.last_tick = Some(self.last_tick.map_or(tick, |t| t.max(tick)));
     }
 
-    pub(super) fn report(mut self, herd: &Herd, ignored_budget: bool) -> HerdReport {
+    pub(super) fn report(
+        mut self,
+        herd: &Herd,
+        ignored_budget: bool,
+        breaker: Option<BreakerScope>,
+    ) -> HerdReport {
         let ticks = if self.unfinished > 0 {
             self.arrivals.ticks()
         } else {
@@ -94,6 +126,8 @@ impl Tally {
         };
         let p50 = percentile(&mut self.success_ticks, 0.5, herd.tick);
         let p99 = percentile(&mut self.success_ticks, 0.99, herd.tick);
+        let drain = (self.unfinished == 0)
+            .then(|| ticks_to_duration(ticks, herd.tick).saturating_sub(herd.outage));
         HerdReport {
             clients: herd.clients,
             tick: herd.tick,
@@ -116,6 +150,13 @@ impl Tally {
             p99,
             arrivals: self.arrivals,
             ignored_budget,
+            outage_calls: self.outage_calls,
+            peak_after_outage: self.peak_after.0,
+            peak_after_outage_tick: self.peak_after.1,
+            drain,
+            refused: self.refused,
+            breaker_give_ups: self.breaker_give_ups,
+            breaker,
         }
     }
 }

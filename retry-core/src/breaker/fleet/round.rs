@@ -172,6 +172,7 @@ impl Shared {
             name: self.name.as_deref(),
             settings: &self.settings,
             fleet: true,
+            quiet: false,
         };
         match (before.phase().state(), next.phase().state()) {
             (Closed, Open) => herald.opened(failures, attempts, open),

@@ -28,6 +28,8 @@ pub(super) struct Settings {
     pub(super) attempt_timeout: Option<bool>,
     /// Whether `hedge_after` is set to a delay (`false`: to `"none"`).
     pub(super) hedge_after: Option<bool>,
+    /// The breaker `breaker` names (`None` inside: set to `"none"`).
+    pub(super) breaker: Option<Option<String>>,
 }
 
 impl Policies {
@@ -95,6 +97,11 @@ pub(super) fn read(path: &Path) -> Result<Policies, String> {
             hedge_after: get(table, Key::HedgeAfter.name()).map(|value| match value {
                 DeValue::String(s) => s.as_ref() != NONE,
                 _ => true,
+            }),
+            // A value of another type is the loader's error to report.
+            breaker: get(table, Key::Breaker.name()).map(|value| match value {
+                DeValue::String(s) if s.trim() != NONE => Some(s.trim().to_owned()),
+                _ => None,
             }),
         }
     }
@@ -175,5 +182,37 @@ mod tests {
         std::fs::write(&file, "[policies\n").unwrap();
         assert!(read(&file).is_err());
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn reads_the_breaker_a_policy_names_through_every_layer() {
+        let dir = std::env::temp_dir().join(format!("retry-macros-breaker-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("retry.toml");
+        std::fs::write(
+            &file,
+            "[defaults]\nbreaker = \"broker\"\n[policies.a]\n[policies.b]\nbreaker = \"none\"\n\
+             [policies.c]\nextends = \"b\"\n[profiles.prod.policies.c]\nbreaker = \" db \"\n",
+        )
+        .unwrap();
+        let policies = read(&file).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        // One value under no profile, and one under `prod`.
+        let named = |name: &str| policies.effective(name, |s| s.breaker.clone());
+        let defaults = ("[defaults]".to_owned(), Some("broker".to_owned()));
+        assert_eq!(named("a"), [defaults.clone(), defaults]);
+        let off = ("[policies.b]".to_owned(), None);
+        assert_eq!(named("b"), [off.clone(), off], "switched off");
+        assert_eq!(
+            named("c"),
+            [
+                ("[policies.b]".to_owned(), None),
+                (
+                    "[profiles.prod.policies.c]".to_owned(),
+                    Some("db".to_owned())
+                )
+            ],
+            "inherited, then a profile's"
+        );
     }
 }

@@ -1,0 +1,151 @@
+//! `retry-policy` on circuit breakers: `check` reports their problems at
+//! the text, `list` shows them and which policies name them, `explain`
+//! explains one key by key, and `show` says a policy's schedule has one.
+
+use std::process::{Command, Output};
+
+const FILE: &str = r#"
+[defaults]
+attempt_timeout = "2s"
+
+[policies.publish]
+breaker = "broker"
+
+[policies.consume]
+breaker = "broker"
+
+[policies.plain]
+
+[breakers.broker]
+failure_ratio = 0.5
+min_calls = 20
+probes = 3
+slow_call = "1s"
+
+[breakers.spare]
+"#;
+
+/// Runs the binary on `file` (in a fresh directory) with a clean retry
+/// environment plus `vars`.
+fn run(file: &str, args: &[&str], vars: &[(&str, &str)]) -> Output {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("retry.toml");
+    std::fs::write(&path, file).unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_retry-policy"));
+    cmd.args(args).arg("--config").arg(&path);
+    for (k, _) in std::env::vars() {
+        if k.starts_with("RETRY_") {
+            cmd.env_remove(k);
+        }
+    }
+    cmd.envs(vars.iter().copied()).output().unwrap()
+}
+
+fn text(o: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn list_shows_each_breaker_and_the_policies_that_name_it() {
+    let out = run(FILE, &["list"], &[]);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stdout.contains("publish  exponential ×2 100ms..10s, full jitter, 3 attempts, timeout 2s, breaker broker\n"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(
+            "breakers (2):\n  broker  opens at 50% failed of at least 20 attempts over 30s, for 5s..30s; 3 probe(s), slow_call 1s; used by publish, consume\n  spare   opens at 10% failed of at least 100 attempts over 30s, for 5s..30s; 1 probe(s); unused\n"
+        ),
+        "{stdout}"
+    );
+    assert!(
+        stderr.contains("breaker `spare` is not used by any policy"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn explain_shows_a_breakers_every_key_and_a_policys_breaker() {
+    let vars = [("RETRY_BREAKER__BROKER__OPEN_FOR", "2s")];
+    let out = run(FILE, &["explain", "broker"], &vars);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stdout.starts_with("breaker `broker`\nnamed by: publish, consume\n"),
+        "{stdout}"
+    );
+    let row = |key: &str| {
+        stdout
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(key))
+            .unwrap_or_else(|| panic!("no {key} row in\n{stdout}"))
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    assert!(
+        row("failure_ratio").starts_with("failure_ratio 0.5 own table"),
+        "{stdout}"
+    );
+    assert_eq!(
+        row("open_for"),
+        "open_for 2s environment RETRY_BREAKER__BROKER__OPEN_FOR environment:1:33"
+    );
+    assert_eq!(row("max_open_for"), "max_open_for 30s built-in default");
+    let out = run(FILE, &["explain", "publish"], &[]);
+    let (stdout, _) = text(&out);
+    let words = |l: &str| l.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        stdout
+            .lines()
+            .any(|l| words(l).starts_with("breaker broker own table")
+                && l.ends_with("retry.toml:6:11")),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn show_says_the_breaker_may_refuse_attempts() {
+    let out = run(FILE, &["show", "publish", "--seed", "1"], &[]);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stdout.contains("breaker `broker` is asked before every attempt"),
+        "{stdout}"
+    );
+    let out = run(FILE, &["show", "plain", "--seed", "1"], &[]);
+    assert!(!text(&out).0.contains("breaker"), "{}", text(&out).0);
+    let out = run(
+        FILE,
+        &["show", "publish", "--seed", "1", "--format", "json"],
+        &[],
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["breaker"], "broker");
+}
+
+#[test]
+fn check_points_at_a_breaker_that_does_not_exist_and_at_bad_breaker_values() {
+    let bad = FILE
+        .replace(
+            "breaker = \"broker\"\n\n[policies.consume]",
+            "breaker = \"brokr\"\n\n[policies.consume]",
+        )
+        .replace("probes = 3", "probes = 0");
+    let out = run(&bad, &["check", "--format", "short"], &[]);
+    let (stdout, _) = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains(":6:11: error: policy `publish` uses breaker `brokr`, which is not defined [policies.publish.breaker] (did you mean `broker`?)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(":16:10: error: breaker `broker`: `probes` must be from 1 to 10000"),
+        "{stdout}"
+    );
+}
