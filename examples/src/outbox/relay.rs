@@ -2,19 +2,17 @@
 //! writes back the long backoff the core's stateful oracle decides. It makes
 //! no retry decision of its own about events.
 //!
-//! When the `publish` policy's circuit breaker refuses a publish (the broker
-//! is down: too many recent calls failed), nothing was sent, and the event
-//! is not judged: it is handed back, due again when the breaker lets calls
-//! through ([`BreakerOpen::retry_in`](retrykit_core::breaker::BreakerOpen::retry_in)),
-//! its schedule untouched. A refusal
-//! never dead-letters an event and never counts as a broker failure.
+//! When the `publish` policy's circuit breaker refuses a publish (too many
+//! recent calls failed), nothing was sent and the event is not judged: it is
+//! handed back, due when the breaker lets calls through again
+//! ([`BreakerOpen::retry_in`](retrykit_core::breaker::BreakerOpen::retry_in)).
+//! A refusal never dead-letters an event nor counts as a broker failure.
 
 use super::broker::{BrokerError, FakeBroker};
+use super::database::{RelayError, default_database_retry, retry_database};
 use super::event::{Delivery, EventRow, EventState, duration_ms, now_ms};
 use super::store::{OutboxStore, StoreError};
-use retrykit_core::{
-    Class, Classify, Hooks, Oracle, Policy, Retry, RetryEvent, Verdict, registry, retry,
-};
+use retrykit_core::{Oracle, Policy, Verdict, registry, retry};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
@@ -71,9 +69,8 @@ impl PassStats {
     }
 }
 
-/// What one publish sent: the calls that reached the broker, and the last
-/// error it answered. (An attempt the breaker refused is never made, so it
-/// is in neither.)
+/// What one publish sent: the calls that reached the broker and its last
+/// error (an attempt the breaker refused is never made, so is in neither).
 #[derive(Default)]
 struct Sent {
     calls: AtomicU32,
@@ -484,55 +481,9 @@ impl<S: OutboxStore> Relay<S> {
     }
 }
 
-/// Runs `op` (connecting to the outbox, say) and, while it fails because
-/// the database is unavailable, runs it again: every 50 ms at first, backing
-/// off to a second, for up to a minute, with a warning naming `who` and
-/// `what` for each retry. Any other error, or the last, is returned.
-///
-/// ```
-/// # #[tokio::main(flavor = "current_thread")] async fn main() {
-/// use examples::outbox::{SqliteStore, StoreError, while_database_unavailable};
-/// let store = while_database_unavailable("relay-1", "opening the outbox", || async {
-///     Ok::<_, StoreError>(SqliteStore::open_in_memory()?)
-/// })
-/// .await
-/// .unwrap();
-/// assert_eq!(store.counts(0).unwrap().total(), 0);
-/// # }
-/// ```
-pub async fn while_database_unavailable<T, E, F, Fut>(who: &str, what: &str, op: F) -> Result<T, E>
-where
-    E: Classify + std::fmt::Display,
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Result<T, E>>,
-{
-    retry_database(&default_database_retry(), who, what, op).await
-}
-
-async fn retry_database<T, E, F, Fut>(policy: &Policy, who: &str, what: &str, op: F) -> Result<T, E>
-where
-    E: Classify + std::fmt::Display,
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Result<T, E>>,
-{
-    // Says, for each retry, what failed and when the relay tries again.
-    let warn = move |e: &RetryEvent<'_, E>| {
-        eprintln!(
-            "warning: {who}: {what} failed ({}); retrying in {} ms",
-            e.error,
-            e.wait.as_millis()
-        );
-    };
-    Retry::new(policy)
-        .hooks(Hooks::new().on_retry(warn))
-        .call(op)
-        .await
-}
-
-/// The broker's last answer, when a publish the breaker ended had sent
-/// `calls` first (they failed and were retried until the breaker refused):
-/// `None` when nothing was sent. A call cut off by `attempt_timeout` left no
-/// answer of its own: it stands as [`BrokerError::TimedOut`].
+/// The broker's last answer when a publish the breaker ended had sent
+/// `calls` first (failed, retried, then refused), or `None`; a call cut off
+/// by `attempt_timeout` left none and stands as [`BrokerError::TimedOut`].
 fn refused_after(sent: &Sent, calls: u32) -> Option<BrokerError> {
     if calls == 0 {
         return None;
@@ -545,69 +496,4 @@ fn refused_after(sent: &Sent, calls: u32) -> Option<BrokerError> {
 fn unique_suffix() -> u32 {
     use rand::{Rng, SeedableRng};
     rand::rngs::SmallRng::from_os_rng().random()
-}
-
-/// While the database is away: retry every 50 ms at first, backing off to
-/// a second, for up to a minute, then give up with the error. (Built here,
-/// not in retry.toml: it guards the demo's own plumbing, and a write-back
-/// shortens its deadline to the lease that is left.)
-fn default_database_retry() -> Policy {
-    Policy::builder()
-        .name("outbox-database")
-        .base(Duration::from_millis(50))
-        .cap(Duration::from_secs(1))
-        .max_attempts(0)
-        .deadline(Some(Duration::from_secs(60)))
-        .build()
-        .unwrap_or_default()
-}
-
-/// Why the relay stopped.
-///
-/// ```
-/// let e = examples::outbox::RelayError::MissingPolicy("outbox");
-/// assert!(e.to_string().contains("outbox"));
-/// ```
-#[derive(Debug)]
-pub enum RelayError {
-    /// The registry has no policy of that name.
-    MissingPolicy(&'static str),
-    /// The database failed.
-    Db(StoreError),
-}
-
-impl std::fmt::Display for RelayError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            RelayError::MissingPolicy(name) => write!(
-                f,
-                "no retry policy named `{name}` is loaded; add [policies.{name}] to retry.toml"
-            ),
-            RelayError::Db(e) => write!(f, "outbox database: {e}"),
-        }
-    }
-}
-
-impl std::error::Error for RelayError {}
-
-/// A database that is away is worth waiting for; a missing policy is not.
-impl Classify for RelayError {
-    fn class(&self) -> Class {
-        match self {
-            RelayError::Db(e) => e.class(),
-            RelayError::MissingPolicy(_) => Class::Permanent,
-        }
-    }
-}
-
-impl From<StoreError> for RelayError {
-    fn from(e: StoreError) -> Self {
-        RelayError::Db(e)
-    }
-}
-
-impl From<rusqlite::Error> for RelayError {
-    fn from(e: rusqlite::Error) -> Self {
-        RelayError::Db(StoreError::Sqlite(e))
-    }
 }
