@@ -29,23 +29,20 @@ fn run(tmp: &Path, args: &[&str]) -> Output {
 
 /// A short, quiet demo run: `events` events, no outage, the `test` profile.
 fn quick(tmp: &Path, events: &str, rates: [&str; 3]) -> Output {
+    quick_with(tmp, events, rates, "0s", &[])
+}
+
+/// [`quick`] with an outage of `outage` (from the start) and more flags.
+fn quick_with(tmp: &Path, events: &str, rates: [&str; 3], outage: &str, more: &[&str]) -> Output {
     let [failure, throttle, reject] = rates;
-    let args = [
-        "--events",
-        events,
-        "--failure-rate",
-        failure,
-        "--throttle-rate",
-        throttle,
-        "--reject-rate",
-        reject,
-        "--outage",
-        "0s",
-        "--profile",
-        "test",
-        "--seed",
-        "1",
-    ];
+    let flags = format!(
+        "--events {events} --failure-rate {failure} --throttle-rate {throttle} \
+         --reject-rate {reject} --outage {outage} --outage-at 0s --profile test --seed 1"
+    );
+    let args: Vec<&str> = flags
+        .split_whitespace()
+        .chain(more.iter().copied())
+        .collect();
     run(tmp, &args)
 }
 
@@ -105,8 +102,9 @@ fn dead_letters_beyond_the_listed_five_are_counted() {
 fn scheduled_attempts_and_publish_calls_are_told_apart() {
     // Every call fails: each event uses the whole `outbox` schedule (8
     // scheduled attempts), each attempt the whole `publish` policy (3 calls).
+    // Without the breaker, which would stop calling a broker that always fails.
     let tmp = scratch("attempts");
-    let out = quick(tmp.path(), "2", ["1", "0", "0"]);
+    let out = quick_with(tmp.path(), "2", ["1", "0", "0"], "0s", &["--no-breaker"]);
     let text = stdout(&out);
     assert!(out.status.success(), "{text}{}", stderr(&out));
     assert_eq!(
@@ -459,4 +457,43 @@ fn a_relay_that_finds_its_files_locked_waits_for_them() {
     let rest: Vec<String> = lines.map(Result::unwrap).collect();
     let status = relay.wait().unwrap();
     assert!(status.success(), "{said}{}", rest.join("\n"));
+}
+
+/// Issue 29: the summary counts the broker calls during the outage and says
+/// whether `publish`'s breaker was on (`--no-breaker` takes it off); how many
+/// fewer: docs/outbox.md, and counted exactly in outbox_breaker.rs.
+#[test]
+fn the_summary_counts_the_broker_calls_during_the_outage() {
+    let tmp = scratch("outage-calls");
+    examples::install_policies("test").unwrap();
+    let publish = retrykit_core::registry::policy("publish").unwrap();
+    let file_breaker = publish.breaker().and_then(|b| b.name().map(str::to_owned));
+    for breaker in [true, false] {
+        let flags: &[&str] = if breaker { &[] } else { &["--no-breaker"] };
+        // A broker that never fails, but is down for the first 200 ms.
+        let out = quick_with(tmp.path(), "5", ["0", "0", "0"], "200ms", flags);
+        let text = stdout(&out);
+        assert!(out.status.success(), "{text}{}", stderr(&out));
+        let line = text
+            .lines()
+            .find(|l| l.trim_start().starts_with("broker calls in the outage"))
+            .unwrap_or_else(|| panic!("no outage line in:\n{text}"));
+        let calls: u32 = line.split_whitespace().nth(5).unwrap().parse().unwrap();
+        assert!(calls >= 1, "{line}");
+        // The breaker the policy file's `publish` names, unless turned off.
+        let expected = match file_breaker.as_deref() {
+            Some(name) if breaker => {
+                format!("(circuit breaker `{name}`; --no-breaker turns it off)")
+            }
+            _ => "(no circuit breaker)".to_owned(),
+        };
+        assert!(line.ends_with(&expected), "{line}");
+        // None lost: each published, or dead-lettered if the outage outlasted it.
+        let finished =
+            summary_number(&text, "published") + summary_number(&text, "dead-lettered (gave up)");
+        assert_eq!(finished, 5, "{text}");
+    }
+    // Without an outage, there is nothing to count.
+    let out = quick(tmp.path(), "2", ["0", "0", "0"]);
+    assert!(!stdout(&out).contains("in the outage"), "{}", stdout(&out));
 }

@@ -11,7 +11,11 @@
 #![allow(dead_code)] // Each binary uses its own subset.
 
 use backon::{ExponentialBuilder, Retryable as _};
-use retrykit_core::{Backoff, Class, Classify, Jitter, Policy, Registry, Retry, retry};
+use retrykit_core::breaker::BreakerOpen;
+use retrykit_core::{
+    AttemptTimeout, Backoff, CarriesBreakerOpen, CarriesTimeout, Class, Classify, Jitter, Policy,
+    Registry, Retry, retry,
+};
 use std::cell::Cell;
 use std::future::{Future, ready};
 use std::hint::black_box;
@@ -34,7 +38,23 @@ impl Classify for Flaky {
     fn class(&self) -> Class {
         Class::TRANSIENT
     }
+
+    // The file's `publish` sets `attempt_timeout` and names a breaker, so
+    // the `#[retry]` functions below must return a type that can stand for
+    // both; the benchmarks install policies with neither, so neither is
+    // ever made.
+    fn from_timeout(_: AttemptTimeout) -> Option<Self> {
+        Some(Flaky)
+    }
+
+    fn from_breaker_open(_: BreakerOpen) -> Option<Self> {
+        Some(Flaky)
+    }
 }
+
+impl CarriesTimeout for Flaky {}
+
+impl CarriesBreakerOpen for Flaky {}
 
 /// The call every contender wraps: no I/O, so the wrapper's cost is all
 /// that is left to see.

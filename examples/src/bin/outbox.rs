@@ -19,6 +19,7 @@ use examples::outbox::{
     while_database_unavailable,
 };
 use examples::policies::load_policies;
+use retrykit_core::{Registry, registry};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -174,6 +175,10 @@ struct BrokerArgs {
     /// The retry profile [default: $RETRY_PROFILE, else demo].
     #[arg(long)]
     profile: Option<String>,
+    /// Publish without the `publish` policy's circuit breaker (`breaker =
+    /// "none"`), to compare the broker calls during the outage.
+    #[arg(long)]
+    no_breaker: bool,
     /// Seeds the broker's failures.
     #[arg(long, default_value_t = 7)]
     seed: u64,
@@ -253,6 +258,32 @@ impl BrokerArgs {
             format!("--ack-latency={}", duration(self.ack_latency)),
             format!("--profile={}", self.profile()),
         ]
+        .into_iter()
+        .chain(self.no_breaker.then(|| "--no-breaker".to_owned()))
+        .collect()
+    }
+
+    /// Loads and installs the policies with this profile; with
+    /// `--no-breaker`, the `publish` policy is installed without its
+    /// circuit breaker (the file is left as it is, so nothing warns that
+    /// its breaker is unused).
+    fn load_policies(&self) -> Fallible<retrykit_config::Config> {
+        let config = load_policies(&self.profile())?;
+        if self.no_breaker {
+            let mut policies = Registry::builder();
+            for name in config.policy_names() {
+                let Some(policy) = config.policy(name) else {
+                    continue;
+                };
+                let builder = match name {
+                    "publish" => policy.to_builder().breaker(None),
+                    _ => policy.to_builder(),
+                };
+                policies = policies.policy(name, builder.build()?);
+            }
+            registry::install(policies.build());
+        }
+        Ok(config)
     }
 
     fn profile(&self) -> String {
@@ -339,7 +370,7 @@ struct RelayOptions {
 }
 
 async fn relay_command(database: Database, options: RelayOptions) -> Fallible<()> {
-    load_policies(&options.broker.profile())?;
+    options.broker.load_policies()?;
     let who = options.name.as_deref().unwrap_or("relay");
     match database {
         Database::Sqlite(path) => {
@@ -392,13 +423,15 @@ async fn run_relay(store: impl OutboxStore, options: RelayOptions) -> Fallible<(
         .run_until_idle(Duration::from_millis(20), |pass| {
             if pass.claimed() > 0 && closed.is_none() {
                 closed = examples::output::println(&format!(
-                    "{name}: published {} rescheduled {} dead {} calls {} released {} lease-lost {}",
+                    "{name}: published {} rescheduled {} dead {} calls {} released {} lease-lost {} \
+                     held-back {}",
                     pass.published,
                     pass.rescheduled,
                     pass.dead,
                     pass.calls,
                     pass.released,
-                    pass.lease_lost
+                    pass.lease_lost,
+                    pass.held_back
                 ))
                 .err();
             }

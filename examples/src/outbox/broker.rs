@@ -1,11 +1,13 @@
 //! An in-process fake broker that fails, throttles with hints, rejects, and
 //! has outages, each at a configured rate. What it accepts is written to its
 //! own SQLite file before it answers, so deliveries survive a relay crash
-//! and duplicates can be counted by event id.
+//! and duplicates can be counted by event id. So is each call that arrives
+//! during an outage: the demo's summary counts them, in every relay process.
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use retrykit_core::Classify;
+use retrykit_core::breaker::BreakerOpen;
+use retrykit_core::{AttemptTimeout, CarriesBreakerOpen, CarriesTimeout, Class, Classify};
 use rusqlite::{Connection, params};
 use std::fmt;
 use std::path::Path;
@@ -66,27 +68,60 @@ impl Default for BrokerSettings {
 /// assert_eq!(BrokerError::Rejected("bad".into()).class(), Class::Permanent);
 /// assert_eq!(BrokerError::TimedOut.class(), Class::TIMEOUT);
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, Classify)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum BrokerError {
-    /// The broker is down or dropped the connection.
-    #[classify(transient)]
+    /// The broker is down or dropped the connection (transient).
     Unavailable(String),
-    /// The broker asked the client to slow down for this long.
-    #[classify(class = "throttled", retry_after = retry_after)]
+    /// The broker asked the client to slow down for this long (throttled,
+    /// with the hint).
     Throttled {
         /// The broker's Retry-After.
         retry_after: Duration,
     },
-    /// The broker will never accept this message.
-    #[classify(permanent)]
+    /// The broker will never accept this message (permanent).
     Rejected(String),
     /// The publish ran past the policy's `attempt_timeout` and was cut off.
     /// What the engine builds for a timed-out attempt: without it the
     /// timeout could not be enforced. Retried like a dropped connection
     /// (the class `timeout` is always retryable).
-    #[classify(timeout)]
     TimedOut,
+    /// The `publish` policy's circuit breaker refused the call: nothing was
+    /// sent. What the engine builds for a refused attempt; the relay leaves
+    /// the event for a later pass, after [`BreakerOpen::retry_in`]. Permanent,
+    /// so that no outer retry hammers an open breaker.
+    BreakerOpen(BreakerOpen),
 }
+
+/// Written by hand for the breaker's variant (`from_breaker_open`).
+impl Classify for BrokerError {
+    fn class(&self) -> Class {
+        match self {
+            BrokerError::Unavailable(_) => Class::TRANSIENT,
+            BrokerError::Throttled { .. } => Class::THROTTLED,
+            BrokerError::Rejected(_) | BrokerError::BreakerOpen(_) => Class::Permanent,
+            BrokerError::TimedOut => Class::TIMEOUT,
+        }
+    }
+
+    fn retry_after(&self) -> Option<Duration> {
+        match self {
+            BrokerError::Throttled { retry_after } => Some(*retry_after),
+            _ => None,
+        }
+    }
+
+    fn from_timeout(_: AttemptTimeout) -> Option<Self> {
+        Some(BrokerError::TimedOut)
+    }
+
+    fn from_breaker_open(open: BreakerOpen) -> Option<Self> {
+        Some(BrokerError::BreakerOpen(open))
+    }
+}
+
+impl CarriesTimeout for BrokerError {}
+
+impl CarriesBreakerOpen for BrokerError {}
 
 impl fmt::Display for BrokerError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -97,6 +132,7 @@ impl fmt::Display for BrokerError {
             }
             BrokerError::Rejected(why) => write!(f, "rejected: {why}"),
             BrokerError::TimedOut => f.write_str("publish timed out (attempt_timeout)"),
+            BrokerError::BreakerOpen(open) => write!(f, "not sent: {open}"),
         }
     }
 }
@@ -153,6 +189,10 @@ impl FakeBroker {
                  seq INTEGER PRIMARY KEY AUTOINCREMENT,
                  event_id TEXT NOT NULL,
                  payload TEXT NOT NULL
+             );
+             CREATE TABLE IF NOT EXISTS outage_calls (
+                 one INTEGER PRIMARY KEY CHECK (one = 1),
+                 calls INTEGER NOT NULL
              );",
         )?;
         Ok(FakeBroker {
@@ -180,6 +220,8 @@ impl FakeBroker {
         if let Some((start, len)) = s.outage {
             let t = self.started.elapsed();
             if t >= start && t < start.saturating_add(len) {
+                // Counted before it answers, as a delivery is logged.
+                self.log_outage_call()?;
                 return Err(BrokerError::Unavailable("outage".into()));
             }
         }
@@ -204,16 +246,53 @@ impl FakeBroker {
 
     /// Writes the delivery to the broker's log: from here on it is delivered.
     fn log_delivery(&self, event_id: &str, payload: &str) -> Result<(), BrokerError> {
+        self.write_log(
+            "INSERT INTO deliveries (event_id, payload) VALUES (?1, ?2)",
+            params![event_id, payload],
+        )
+    }
+
+    /// Counts one call that arrived during the outage in the broker's log.
+    fn log_outage_call(&self) -> Result<(), BrokerError> {
+        self.write_log(
+            "INSERT INTO outage_calls (one, calls) VALUES (1, 1)
+             ON CONFLICT (one) DO UPDATE SET calls = calls + 1",
+            [],
+        )
+    }
+
+    /// Runs one statement on the broker's log; a failure is the broker's.
+    fn write_log(&self, sql: &str, params: impl rusqlite::Params) -> Result<(), BrokerError> {
         let log = self
             .log
             .lock()
             .map_err(|_| BrokerError::Unavailable("broker log poisoned".into()))?;
-        log.execute(
-            "INSERT INTO deliveries (event_id, payload) VALUES (?1, ?2)",
-            params![event_id, payload],
-        )
-        .map_err(|e| BrokerError::Unavailable(e.to_string()))?;
+        log.execute(sql, params)
+            .map_err(|e| BrokerError::Unavailable(e.to_string()))?;
         Ok(())
+    }
+
+    /// The calls that arrived while the broker was down (its outage), by
+    /// every process sharing its log.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// use examples::outbox::{BrokerSettings, FakeBroker};
+    /// use std::time::Duration;
+    /// let down = BrokerSettings { outage: Some((Duration::ZERO, Duration::from_secs(60))), ..Default::default() };
+    /// let broker = FakeBroker::in_memory(down).unwrap();
+    /// assert!(broker.publish("e-1", "{}").await.is_err());
+    /// assert!(broker.publish("e-1", "{}").await.is_err());
+    /// assert_eq!(broker.outage_calls().unwrap(), 2);
+    /// # }
+    /// ```
+    pub fn outage_calls(&self) -> rusqlite::Result<u64> {
+        let log = self.log.lock().unwrap_or_else(|e| e.into_inner());
+        log.query_row(
+            "SELECT COALESCE(SUM(calls), 0) FROM outage_calls",
+            [],
+            |r| r.get(0),
+        )
     }
 
     /// Every delivered event id, in delivery order (duplicates included).

@@ -18,6 +18,7 @@
 //! Events that exhaust `outbox` are dead-lettered with their last error.
 
 mod broker;
+mod database;
 mod event;
 mod postgres;
 mod private_postgres;
@@ -28,10 +29,11 @@ mod store;
 mod summary;
 
 pub use broker::{BrokerError, BrokerSettings, FakeBroker};
+pub use database::{RelayError, while_database_unavailable};
 pub use event::{ClaimRecord, Counts, Delivery, EventRow, EventState, now_ms};
 pub use postgres::PostgresStore;
 pub use private_postgres::{ClusterError, PrivatePostgres};
-pub use relay::{DEFAULT_LEASE, PassStats, Relay, RelayError, while_database_unavailable};
+pub use relay::{DEFAULT_LEASE, PassStats, Relay};
 pub use sqlite::SqliteStore;
 pub use store::{OutboxStore, StoreError};
 pub use summary::Summary;

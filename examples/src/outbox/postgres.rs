@@ -87,7 +87,8 @@ struct Connection {
     client: Client,
     claim: Statement,
     record: Statement,
-    release: Statement,
+    /// Hands an event back (released, or held back by the breaker).
+    postpone: Statement,
 }
 
 /// The outbox in a PostgreSQL database. One connection, opened again on the
@@ -145,9 +146,11 @@ impl PostgresStore {
         let connection = Arc::new(Connection {
             claim: client.prepare(CLAIM).await?,
             record: client.prepare(&record_sql()).await?,
-            release: client
+            postpone: client
                 .prepare(&format!(
-                    "UPDATE outbox SET lease_until_ms = NULL WHERE {HOLDS_LEASE}"
+                    "UPDATE outbox SET lease_until_ms = NULL,
+                         next_attempt_ms = GREATEST(next_attempt_ms, $4)
+                     WHERE {HOLDS_LEASE}"
                 ))
                 .await?,
             client,
@@ -357,18 +360,24 @@ impl OutboxStore for PostgresStore {
     }
 
     async fn release(&self, claimed: &EventRow) -> Result<(), StoreError> {
+        self.postpone(claimed, i64::MIN).await.map(drop)
+    }
+
+    async fn postpone(&self, claimed: &EventRow, until_ms: i64) -> Result<bool, StoreError> {
         let c = self.connection().await?;
-        c.client
+        let written = c
+            .client
             .execute(
-                &c.release,
+                &c.postpone,
                 &[
                     &claimed.event_id,
                     &claimed.lease_owner,
                     &i64::from(claimed.claims),
+                    &until_ms,
                 ],
             )
             .await?;
-        Ok(())
+        Ok(written == 1)
     }
 
     async fn next_due(&self) -> Result<Option<i64>, StoreError> {

@@ -1,15 +1,20 @@
 //! The relay: claims due events, publishes each with short retries, and
 //! writes back the long backoff the core's stateful oracle decides. It makes
 //! no retry decision of its own about events.
+//!
+//! When the `publish` policy's circuit breaker refuses a publish (too many
+//! recent calls failed), nothing was sent and the event is not judged: it is
+//! handed back, due when the breaker lets calls through again
+//! ([`BreakerOpen::retry_in`](retrykit_core::breaker::BreakerOpen::retry_in)).
+//! A refusal never dead-letters an event nor counts as a broker failure.
 
 use super::broker::{BrokerError, FakeBroker};
+use super::database::{RelayError, default_database_retry, retry_database};
 use super::event::{Delivery, EventRow, EventState, duration_ms, now_ms};
 use super::store::{OutboxStore, StoreError};
-use retrykit_core::{
-    Class, Classify, Hooks, Oracle, Policy, Retry, RetryEvent, Verdict, registry, retry,
-};
-use std::sync::Arc;
+use retrykit_core::{Oracle, Policy, Verdict, registry, retry};
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 /// How long a claim lasts unless [`Relay::lease`] says otherwise.
@@ -37,6 +42,9 @@ pub struct PassStats {
     /// Claimed events handed back unattempted: too little of their lease
     /// was left to start a publish.
     pub released: u32,
+    /// Claimed events the circuit breaker held back (it refused the publish,
+    /// so nothing was sent): handed back, due when it lets calls through.
+    pub held_back: u32,
 }
 
 impl PassStats {
@@ -53,24 +61,43 @@ impl PassStats {
     /// Events claimed in the pass, whatever came of them.
     ///
     /// ```
-    /// let s = examples::outbox::PassStats { published: 1, lease_lost: 1, released: 2, ..Default::default() };
-    /// assert_eq!(s.claimed(), 4);
+    /// let s = examples::outbox::PassStats { published: 1, lease_lost: 1, released: 2, held_back: 3, ..Default::default() };
+    /// assert_eq!(s.claimed(), 7);
     /// ```
     pub const fn claimed(&self) -> u32 {
-        self.handled() + self.lease_lost + self.released
+        self.handled() + self.lease_lost + self.released + self.held_back
     }
 }
 
-/// Publishes one event, with the `publish` policy's short retries around
-/// it; counts every call into `calls`.
+/// What one publish sent: the calls that reached the broker and its last
+/// error (an attempt the breaker refused is never made, so is in neither).
+#[derive(Default)]
+struct Sent {
+    calls: AtomicU32,
+    last_error: Mutex<Option<BrokerError>>,
+}
+
+/// Publishes one event, with the `publish` policy's short retries (and its
+/// circuit breaker, if it names one) around it; notes each call in `sent`.
 #[retry(policy = "publish")]
-async fn publish(
-    broker: &FakeBroker,
-    event: &EventRow,
-    calls: &AtomicU32,
-) -> Result<(), BrokerError> {
-    calls.fetch_add(1, Ordering::Relaxed);
-    broker.publish(&event.event_id, &event.payload).await
+async fn publish(broker: &FakeBroker, event: &EventRow, sent: &Sent) -> Result<(), BrokerError> {
+    sent.calls.fetch_add(1, Ordering::Relaxed);
+    let answer = broker.publish(&event.event_id, &event.payload).await;
+    if let Err(e) = &answer
+        && let Ok(mut last) = sent.last_error.lock()
+    {
+        *last = Some(e.clone());
+    }
+    answer
+}
+
+/// What came of one scheduled attempt.
+enum Outcome {
+    /// The broker was called: write back what came of it.
+    Attempted(Delivery),
+    /// The circuit breaker refused the publish before any call was sent:
+    /// hand the event back, due again at `until_ms`.
+    HeldBack { until_ms: i64 },
 }
 
 /// The outbox relay, over any [`OutboxStore`].
@@ -266,9 +293,19 @@ impl<S: OutboxStore> Relay<S> {
                 }
                 break;
             }
-            let (delivery, calls) = self.attempt(&event, &outbox_policy).await;
-            stats.calls += calls;
-            if !self.record(&event, &delivery).await? {
+            let outcome = self.attempt(&event, &outbox_policy).await;
+            let written = match &outcome {
+                Outcome::Attempted(delivery) => {
+                    stats.calls += delivery.calls;
+                    self.write_back(&event, || self.store.record(&event, delivery))
+                        .await?
+                }
+                Outcome::HeldBack { until_ms } => {
+                    let postpone = || self.store.postpone(&event, *until_ms);
+                    self.write_back(&event, postpone).await?
+                }
+            };
+            if !written {
                 stats.lease_lost += 1;
                 eprintln!(
                     "warning: {}: the lease on {} ran out and another relay claimed it; \
@@ -277,10 +314,13 @@ impl<S: OutboxStore> Relay<S> {
                 );
                 continue;
             }
-            match delivery.state {
-                EventState::Published => stats.published += 1,
-                EventState::Pending => stats.rescheduled += 1,
-                EventState::Dead => stats.dead += 1,
+            match outcome {
+                Outcome::HeldBack { .. } => stats.held_back += 1,
+                Outcome::Attempted(delivery) => match delivery.state {
+                    EventState::Published => stats.published += 1,
+                    EventState::Pending => stats.rescheduled += 1,
+                    EventState::Dead => stats.dead += 1,
+                },
             }
         }
         Ok(stats)
@@ -294,54 +334,74 @@ impl<S: OutboxStore> Relay<S> {
     }
 
     /// One scheduled attempt: publish, then ask the oracle what follows.
-    /// Returns what to write back and the publish calls made.
-    async fn attempt(&self, event: &EventRow, outbox_policy: &Policy) -> (Delivery, u32) {
-        let calls = AtomicU32::new(0);
+    async fn attempt(&self, event: &EventRow, outbox_policy: &Policy) -> Outcome {
+        let sent = Sent::default();
         let mut oracle = Oracle::resume(outbox_policy, event.oracle);
         // The deadline counts from the start of the first attempt.
         oracle.attempt(SystemTime::now());
         // No transaction or lock is held while publishing.
-        let outcome = publish(&self.broker, event, &calls).await;
-        let calls = calls.load(Ordering::Relaxed);
+        let outcome = publish(&self.broker, event, &sent).await;
+        let calls = sent.calls.load(Ordering::Relaxed);
         let (now, wall) = (now_ms(), SystemTime::now());
-        let delivery = match outcome {
+        let (err, not_before) = match outcome {
             Ok(()) => {
                 oracle.success(wall);
-                Delivery::published(calls, oracle.state(), now)
+                return Outcome::Attempted(Delivery::published(calls, oracle.state(), now));
             }
-            // The engine's kernel decides: the class against the policy's
-            // `retry_on`, the broker's hint up to `max_retry_after`,
-            // attempts, deadline and budget.
-            Err(err) => match oracle.failure_of(&err, wall) {
-                Verdict::Wait(wait) => {
-                    let wait_ms = duration_ms(wait);
-                    Delivery {
-                        state: EventState::Pending,
-                        calls,
-                        oracle: oracle.state(),
-                        next_attempt_ms: now.saturating_add(wait_ms),
-                        waited_ms: wait_ms,
-                        error: Some(err.to_string()),
-                    }
+            Err(BrokerError::BreakerOpen(open)) => {
+                let until_ms = now.saturating_add(duration_ms(open.retry_in()).max(1));
+                match refused_after(&sent, calls) {
+                    // Nothing was sent: not now, and nothing to judge.
+                    None => return Outcome::HeldBack { until_ms },
+                    // Calls were sent and failed, then the breaker opened:
+                    // the broker's answer is judged, as without a breaker,
+                    // and the event waits at least for the breaker.
+                    Some(answered) => (answered, Some((open, until_ms))),
                 }
-                Verdict::GiveUp(ending) => Delivery {
-                    state: EventState::Dead,
+            }
+            Err(err) => (err, None),
+        };
+        // The engine's kernel decides: the class against the policy's
+        // `retry_on`, the broker's hint up to `max_retry_after`, attempts,
+        // deadline and budget.
+        let refused = not_before
+            .as_ref()
+            .map_or_else(String::new, |(open, _)| format!("; then {open}"));
+        let delivery = match oracle.failure_of(&err, wall) {
+            Verdict::Wait(wait) => {
+                let next = now.saturating_add(duration_ms(wait));
+                let next = not_before.map_or(next, |(_, until_ms)| next.max(until_ms));
+                Delivery {
+                    state: EventState::Pending,
                     calls,
-                    oracle: event.oracle,
-                    next_attempt_ms: now,
-                    waited_ms: 0,
-                    error: Some(format!("{err} (gave up: {ending})")),
-                },
+                    oracle: oracle.state(),
+                    next_attempt_ms: next,
+                    waited_ms: next - now,
+                    error: Some(format!("{err}{refused}")),
+                }
+            }
+            Verdict::GiveUp(ending) => Delivery {
+                state: EventState::Dead,
+                calls,
+                oracle: event.oracle,
+                next_attempt_ms: now,
+                waited_ms: 0,
+                error: Some(format!("{err} (gave up: {ending}){refused}")),
             },
         };
-        (delivery, calls)
+        Outcome::Attempted(delivery)
     }
 
-    /// Writes an outcome back, riding out a database that is briefly away
-    /// (a restart, a lost connection) for as long as the lease lasts: after
-    /// it, another relay may have claimed the event and the write is refused
+    /// Writes an outcome back with `write` (`Ok(false)`: the lease was no
+    /// longer this claim's), riding out a database that is briefly away (a
+    /// restart, a lost connection) for as long as the lease lasts: after it,
+    /// another relay may have claimed the event and the write is refused
     /// anyway.
-    async fn record(&self, event: &EventRow, delivery: &Delivery) -> Result<bool, StoreError> {
+    async fn write_back<F, Fut>(&self, event: &EventRow, mut write: F) -> Result<bool, StoreError>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<bool, StoreError>>,
+    {
         let left = event.lease_until_ms.unwrap_or(0).saturating_sub(now_ms());
         let left = Duration::from_millis(u64::try_from(left).unwrap_or(0));
         let until_lease_ends = match self
@@ -353,13 +413,10 @@ impl<S: OutboxStore> Relay<S> {
             Ok(policy) if !left.is_zero() => policy,
             // The lease is over: one try, which the store refuses unless no
             // other relay has claimed the event since.
-            _ => return self.store.record(event, delivery).await,
+            _ => return write().await,
         };
         let what = "writing an outcome back";
-        retry_database(&until_lease_ends, &self.name, what, || {
-            self.store.record(event, delivery)
-        })
-        .await
+        retry_database(&until_lease_ends, &self.name, what, write).await
     }
 
     /// Runs passes until no event is pending, calling `progress` after each
@@ -424,118 +481,19 @@ impl<S: OutboxStore> Relay<S> {
     }
 }
 
-/// Runs `op` (connecting to the outbox, say) and, while it fails because
-/// the database is unavailable, runs it again: every 50 ms at first, backing
-/// off to a second, for up to a minute, with a warning naming `who` and
-/// `what` for each retry. Any other error, or the last, is returned.
-///
-/// ```
-/// # #[tokio::main(flavor = "current_thread")] async fn main() {
-/// use examples::outbox::{SqliteStore, StoreError, while_database_unavailable};
-/// let store = while_database_unavailable("relay-1", "opening the outbox", || async {
-///     Ok::<_, StoreError>(SqliteStore::open_in_memory()?)
-/// })
-/// .await
-/// .unwrap();
-/// assert_eq!(store.counts(0).unwrap().total(), 0);
-/// # }
-/// ```
-pub async fn while_database_unavailable<T, E, F, Fut>(who: &str, what: &str, op: F) -> Result<T, E>
-where
-    E: Classify + std::fmt::Display,
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Result<T, E>>,
-{
-    retry_database(&default_database_retry(), who, what, op).await
-}
-
-async fn retry_database<T, E, F, Fut>(policy: &Policy, who: &str, what: &str, op: F) -> Result<T, E>
-where
-    E: Classify + std::fmt::Display,
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Result<T, E>>,
-{
-    // Says, for each retry, what failed and when the relay tries again.
-    let warn = move |e: &RetryEvent<'_, E>| {
-        eprintln!(
-            "warning: {who}: {what} failed ({}); retrying in {} ms",
-            e.error,
-            e.wait.as_millis()
-        );
-    };
-    Retry::new(policy)
-        .hooks(Hooks::new().on_retry(warn))
-        .call(op)
-        .await
+/// The broker's last answer when a publish the breaker ended had sent
+/// `calls` first (failed, retried, then refused), or `None`; a call cut off
+/// by `attempt_timeout` left none and stands as [`BrokerError::TimedOut`].
+fn refused_after(sent: &Sent, calls: u32) -> Option<BrokerError> {
+    if calls == 0 {
+        return None;
+    }
+    let last = sent.last_error.lock().ok().and_then(|mut e| e.take());
+    Some(last.unwrap_or(BrokerError::TimedOut))
 }
 
 /// A random number, so that relay names differ across hosts too.
 fn unique_suffix() -> u32 {
     use rand::{Rng, SeedableRng};
     rand::rngs::SmallRng::from_os_rng().random()
-}
-
-/// While the database is away: retry every 50 ms at first, backing off to
-/// a second, for up to a minute, then give up with the error. (Built here,
-/// not in retry.toml: it guards the demo's own plumbing, and a write-back
-/// shortens its deadline to the lease that is left.)
-fn default_database_retry() -> Policy {
-    Policy::builder()
-        .name("outbox-database")
-        .base(Duration::from_millis(50))
-        .cap(Duration::from_secs(1))
-        .max_attempts(0)
-        .deadline(Some(Duration::from_secs(60)))
-        .build()
-        .unwrap_or_default()
-}
-
-/// Why the relay stopped.
-///
-/// ```
-/// let e = examples::outbox::RelayError::MissingPolicy("outbox");
-/// assert!(e.to_string().contains("outbox"));
-/// ```
-#[derive(Debug)]
-pub enum RelayError {
-    /// The registry has no policy of that name.
-    MissingPolicy(&'static str),
-    /// The database failed.
-    Db(StoreError),
-}
-
-impl std::fmt::Display for RelayError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            RelayError::MissingPolicy(name) => write!(
-                f,
-                "no retry policy named `{name}` is loaded; add [policies.{name}] to retry.toml"
-            ),
-            RelayError::Db(e) => write!(f, "outbox database: {e}"),
-        }
-    }
-}
-
-impl std::error::Error for RelayError {}
-
-/// A database that is away is worth waiting for; a missing policy is not.
-impl Classify for RelayError {
-    fn class(&self) -> Class {
-        match self {
-            RelayError::Db(e) => e.class(),
-            RelayError::MissingPolicy(_) => Class::Permanent,
-        }
-    }
-}
-
-impl From<StoreError> for RelayError {
-    fn from(e: StoreError) -> Self {
-        RelayError::Db(e)
-    }
-}
-
-impl From<rusqlite::Error> for RelayError {
-    fn from(e: rusqlite::Error) -> Self {
-        RelayError::Db(StoreError::Sqlite(e))
-    }
 }

@@ -258,11 +258,37 @@ impl SqliteStore {
     /// assert_eq!(store.claim("r2", now_ms(), lease, 1).unwrap().len(), 1);
     /// ```
     pub fn release(&self, claimed: &EventRow) -> rusqlite::Result<()> {
-        self.conn.execute(
-            &format!("UPDATE outbox SET lease_until_ms = NULL WHERE {HOLDS_LEASE}"),
-            params![claimed.event_id, claimed.lease_owner, claimed.claims],
+        self.postpone(claimed, i64::MIN).map(drop)
+    }
+
+    /// See [`OutboxStore::postpone`].
+    ///
+    /// ```
+    /// use examples::outbox::{SqliteStore, now_ms};
+    /// let store = SqliteStore::open_in_memory().unwrap();
+    /// let id = store.place_order("hat").unwrap();
+    /// let lease = std::time::Duration::from_secs(60);
+    /// let row = store.claim("r1", now_ms(), lease, 1).unwrap().remove(0);
+    /// let later = now_ms() + 60_000;
+    /// assert!(store.postpone(&row, later).unwrap());
+    /// let row = store.event(&id).unwrap().unwrap();
+    /// assert_eq!((row.next_attempt_ms, row.publish_calls, row.scheduled_attempts), (later, 0, 0));
+    /// assert!(store.claim("r2", now_ms(), lease, 1).unwrap().is_empty());
+    /// ```
+    pub fn postpone(&self, claimed: &EventRow, until_ms: i64) -> rusqlite::Result<bool> {
+        let changed = self.conn.execute(
+            &format!(
+                "UPDATE outbox SET lease_until_ms = NULL, next_attempt_ms = MAX(next_attempt_ms, ?4)
+                 WHERE {HOLDS_LEASE}"
+            ),
+            params![
+                claimed.event_id,
+                claimed.lease_owner,
+                claimed.claims,
+                until_ms
+            ],
         )?;
-        Ok(())
+        Ok(changed == 1)
     }
 
     /// One event by id.
@@ -397,6 +423,10 @@ impl OutboxStore for SqliteStore {
 
     async fn release(&self, claimed: &EventRow) -> Result<(), StoreError> {
         Ok(SqliteStore::release(self, claimed)?)
+    }
+
+    async fn postpone(&self, claimed: &EventRow, until_ms: i64) -> Result<bool, StoreError> {
+        Ok(SqliteStore::postpone(self, claimed, until_ms)?)
     }
 
     async fn next_due(&self) -> Result<Option<i64>, StoreError> {

@@ -69,6 +69,17 @@ pub trait OutboxStore {
     /// may claim it now rather than when the lease ends.
     fn release(&self, claimed: &EventRow) -> impl Future<Output = Result<(), StoreError>>;
 
+    /// Hands back a claimed event the circuit breaker held back (no call
+    /// was sent): its schedule (the oracle's state, the attempt log) and
+    /// counts are untouched, and it is due again no earlier than `until_ms`.
+    /// `Ok(false)`: the lease was no longer this claim's, so nothing was
+    /// written.
+    fn postpone(
+        &self,
+        claimed: &EventRow,
+        until_ms: i64,
+    ) -> impl Future<Output = Result<bool, StoreError>>;
+
     /// The earliest next attempt among pending events, if any.
     fn next_due(&self) -> impl Future<Output = Result<Option<i64>, StoreError>>;
 

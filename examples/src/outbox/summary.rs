@@ -6,6 +6,10 @@
 //! retries the call itself under the `publish` policy). They get a table
 //! each, titled with the policy that bounds them, so that 24 calls for an
 //! event with `max_attempts = 8` reads as 8 × 3, not as a broken limit.
+//!
+//! With an outage, it also counts the calls that reached the broker while
+//! it was down, and says whether the `publish` policy's circuit breaker was
+//! on: run the demo with and without `--no-breaker` to compare the two.
 
 use super::event::{EventRow, EventState};
 use std::collections::BTreeMap;
@@ -28,10 +32,13 @@ const DEAD_LETTERS_LISTED: usize = 5;
 ///     elapsed: std::time::Duration::from_secs(1),
 ///     outbox_max_attempts: Some(8),
 ///     publish_max_attempts: Some(3),
+///     outage_calls: Some(12),
+///     breaker: Some("broker"),
 /// };
 /// let text = summary.to_string();
 /// assert!(text.contains("scheduled attempts per event (policy `outbox`, max_attempts = 8)"));
 /// assert!(text.contains("publish calls per event (policy `publish`, up to 3 per scheduled attempt)"));
+/// assert!(text.contains("broker calls in the outage          12  (circuit breaker `broker`; --no-breaker turns it off)"));
 /// ```
 #[derive(Debug, Clone, Copy)]
 pub struct Summary<'a> {
@@ -45,6 +52,12 @@ pub struct Summary<'a> {
     pub outbox_max_attempts: Option<u32>,
     /// The `publish` policy's attempt limit (`None`: unlimited).
     pub publish_max_attempts: Option<u32>,
+    /// Calls that reached the broker while it was down (`None`: the run
+    /// had no outage).
+    pub outage_calls: Option<u64>,
+    /// The circuit breaker the `publish` policy named (`None`: none, or
+    /// turned off with `--no-breaker`).
+    pub breaker: Option<&'a str>,
 }
 
 impl fmt::Display for Summary<'_> {
@@ -64,6 +77,17 @@ impl fmt::Display for Summary<'_> {
         row(f, "scheduled attempts", &scheduled)?;
         row(f, "publish calls", &calls)?;
         row(f, "broker deliveries", &self.deliveries)?;
+        if let Some(calls) = self.outage_calls {
+            let breaker = match self.breaker {
+                Some(name) => format!("circuit breaker `{name}`; --no-breaker turns it off"),
+                None => "no circuit breaker".to_owned(),
+            };
+            writeln!(
+                f,
+                "  {:<28}{calls:>10}  ({breaker})",
+                "broker calls in the outage"
+            )?;
+        }
         let total_wait = format!("{}s", total_wait_ms as f64 / 1000.0);
         row(f, "total wait in the table", &total_wait)?;
         row(f, "elapsed", &format!("{:.1}s", self.elapsed.as_secs_f64()))?;

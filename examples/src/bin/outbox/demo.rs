@@ -8,7 +8,6 @@ use examples::outbox::{
     now_ms,
 };
 use examples::output::{print, println};
-use examples::policies::load_policies;
 use std::cell::Cell;
 use std::io::IsTerminal;
 use std::path::Path;
@@ -55,7 +54,7 @@ impl std::fmt::Display for Interrupted {
 impl std::error::Error for Interrupted {}
 
 pub(crate) async fn demo(args: DemoArgs) -> Fallible<()> {
-    let config = load_policies(&args.broker.profile())?;
+    let config = args.broker.load_policies()?;
     // The broker's log, and the outbox unless --database names one, live here.
     let scratch = tempfile::Builder::new().prefix("outbox-demo-").tempdir()?;
     let path = scratch.path().to_owned();
@@ -188,13 +187,21 @@ async fn relay_all<S: OutboxStore>(
         println("")?;
     }
     let max_attempts = |name| config.policy(name).and_then(|p| p.max_attempts());
-    let deliveries = FakeBroker::open(&broker_db, Default::default())?.deliveries()?;
+    let broker = FakeBroker::open(&broker_db, Default::default())?;
+    // As installed: `--no-breaker` takes the breaker off.
+    let publish = retrykit_core::registry::policy("publish");
+    let outage = !args.broker.outage.is_zero();
     let summary = Summary {
         events: &monitor.events().await?,
-        deliveries: deliveries.len(),
+        deliveries: broker.deliveries()?.len(),
         elapsed,
         outbox_max_attempts: max_attempts("outbox"),
         publish_max_attempts: max_attempts("publish"),
+        outage_calls: outage.then(|| broker.outage_calls()).transpose()?,
+        breaker: publish
+            .as_ref()
+            .and_then(|p| p.breaker())
+            .and_then(|b| b.name()),
     };
     print(&summary.to_string())?;
     Ok(())
