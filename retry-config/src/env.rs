@@ -175,7 +175,10 @@ impl Env {
 pub(crate) fn override_target(var: &str) -> Option<(Section, &str)> {
     let section = override_section(var)?;
     let rest = var.strip_prefix(section.env_prefix())?;
-    Some((section, rest.split_once("__").map_or(rest, |(name, _)| name)))
+    Some((
+        section,
+        rest.split_once("__").map_or(rest, |(name, _)| name),
+    ))
 }
 
 impl<K: Into<String>, V: Into<String>> FromIterator<(K, V)> for Env {

@@ -359,7 +359,9 @@ impl Decider {
     /// ```
     pub fn after_refusal(&mut self, policy: &Policy, retry_in: Duration, now: Instant) -> Step {
         let elapsed = self.elapsed(now);
-        decide_refused(policy, &mut self.tally, self.rng, retry_in, || (elapsed, now))
+        decide_refused(policy, &mut self.tally, self.rng, retry_in, || {
+            (elapsed, now)
+        })
     }
 
     /// Time since the first attempt began (zero before it, or when the start
