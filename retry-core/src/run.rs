@@ -75,8 +75,6 @@ pub struct Run<P, C, S: Sleeper, H> {
     unhedged: Option<Ending>,
     /// What the policy's circuit breaker said of the attempt in flight.
     pub(crate) gate: Gate,
-    /// Attempts the breaker refused.
-    refused: u32,
     pub(crate) timer: Timer<S::Sleep>,
     /// The call's `retry` span: every round runs inside it.
     #[cfg(feature = "tracing")]
@@ -157,7 +155,6 @@ impl<P: Borrow<Policy>, C, S: Sleeper, H> Run<P, C, S, H> {
             ending: None,
             unhedged: None,
             gate: Gate::Idle,
-            refused: 0,
             timer: Timer::default(),
             #[cfg(feature = "tracing")]
             span,
@@ -201,7 +198,7 @@ impl<P: Borrow<Policy>, C, S: Sleeper, H> Run<P, C, S, H> {
                 u32::from(self.tally.winner)
             },
             unhedged: self.unhedged,
-            refused: self.refused,
+            refused: self.tally.refused,
             waited: self.tally.waited(),
             elapsed: elapsed(self.started, now),
             budget_failing_open: false,
@@ -258,8 +255,8 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
                     let retry_in = open.retry_in();
                     match E::from_breaker_open(open) {
                         Some(refusal) => {
+                            // Counted (`tally.refused`) by the decision it goes to.
                             self.gate = Gate::Refused(retry_in);
-                            self.refused = self.refused.saturating_add(1);
                             self.timer.disarm();
                             #[cfg(feature = "metrics")]
                             crate::metrics::breaker_refused(policy);
@@ -282,7 +279,6 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     /// not an attempt (a refused hedge is simply not sent).
     pub(crate) fn unrefuse(&mut self) {
         self.tally.attempts = self.tally.attempts.saturating_sub(1);
-        self.refused = self.refused.saturating_sub(1);
         self.gate = Gate::Idle;
     }
 
