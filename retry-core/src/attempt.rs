@@ -4,6 +4,7 @@
 //! one timer ([`OnRun`]); each attempt of a hedged round has its own
 //! ([`Own`]).
 
+use crate::breaker::BreakerOpen;
 use crate::classify::{AttemptTimeout, Classify};
 use crate::clock::Sleeper;
 use crate::policy::Policy;
@@ -72,28 +73,42 @@ where
 
 pin_project_lite::pin_project! {
     /// An attempt sent, or refused by the policy's breaker: never made, it
-    /// ends at once with the error standing for the refusal.
+    /// ends at once with the error standing for the refusal. The error is
+    /// built when polled, from the (`Send`) refusal, so an error type that
+    /// is not `Send` is never held across an await and the call stays
+    /// `Send` whenever the attempt is.
     #[project = GatedProj]
-    pub enum Gated<Fut: Future> {
+    pub enum Gated<Fut> {
         /// Sent.
         Sent { #[pin] fut: Fut },
         /// Refused.
-        Refused { out: Option<Fut::Output> },
+        Refused { open: Option<BreakerOpen> },
     }
 }
 
-impl<Fut: Future> Future for Gated<Fut> {
-    type Output = Fut::Output;
+impl<Fut, T, E> Future for Gated<Fut>
+where
+    Fut: Future<Output = Result<T, E>>,
+    E: Classify,
+{
+    type Output = Result<T, E>;
 
     #[inline]
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Fut::Output> {
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<T, E>> {
         match self.project() {
             GatedProj::Sent { fut } => fut.poll(cx),
-            GatedProj::Refused { out } => {
-                Poll::Ready(out.take().expect("a refused attempt is polled once"))
+            GatedProj::Refused { open } => {
+                let open = open.take().expect("a refused attempt is polled once");
+                Poll::Ready(Err(refusal(open)))
             }
         }
     }
+}
+
+/// The error of type `E` that stands for `open`; only asked of a type
+/// `begin_attempt` found can stand for one.
+pub(crate) fn refusal<E: Classify>(open: BreakerOpen) -> E {
+    E::from_breaker_open(open).expect("begin_attempt refuses only for a type that carries it")
 }
 
 /// A plain round's limit: the call's one timer, which `begin_attempt`

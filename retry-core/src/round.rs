@@ -112,9 +112,7 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     {
         let fut = match self.begin_attempt::<E>() {
             None => Gated::Sent { fut: make() },
-            Some(refusal) => Gated::Refused {
-                out: Some(Err(refusal)),
-            },
+            Some(open) => Gated::Refused { open: Some(open) },
         };
         Timed::new(fut, OnRun(self))
     }

@@ -14,7 +14,7 @@
 //!   that succeeds at once makes none, and a call that retries makes
 //!   exactly one. (A hedged round's attempts have their own timeouts.)
 
-use crate::breaker::Ticket;
+use crate::breaker::{BreakerOpen, Ticket};
 use crate::classify::Classify;
 use crate::clock::{Clock, Sleeper};
 use crate::decide::{Failure, Owed, Step, Tally, decide, decide_refused, in_policy};
@@ -211,10 +211,10 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     /// Begins an attempt: counts it, starts the call's clock when the
     /// policy, a give-up hook or the caller's report needs it (depositing
     /// in the window budgets), asks the policy's breaker, and arms the
-    /// attempt's timeout if any. `Some` is the error that stands for the
-    /// breaker's refusal: the attempt must not be sent.
+    /// attempt's timeout if any. `Some` is the breaker's refusal, which
+    /// error type `E` can stand for: the attempt must not be sent.
     #[inline]
-    pub(crate) fn begin_attempt<E>(&mut self) -> Option<E>
+    pub(crate) fn begin_attempt<E>(&mut self) -> Option<BreakerOpen>
     where
         E: Classify,
         H: HookSet<E>,
@@ -230,7 +230,7 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     /// attempt that reads the clock or arms a timeout.
     #[cold]
     #[inline(never)]
-    fn begin_attempt_slowly<E>(&mut self) -> Option<E>
+    fn begin_attempt_slowly<E>(&mut self) -> Option<BreakerOpen>
     where
         E: Classify,
         H: HookSet<E>,
@@ -251,21 +251,18 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
             let now = now.unwrap_or_else(|| self.clock.now());
             match breaker.try_acquire(now) {
                 Ok(ticket) => self.gate = Gate::Sent(ticket),
-                Err(open) => {
-                    let retry_in = open.retry_in();
-                    match E::from_breaker_open(open) {
-                        Some(refusal) => {
-                            // Counted (`tally.refused`) by the decision it goes to.
-                            self.gate = Gate::Refused(retry_in);
-                            self.timer.disarm();
-                            #[cfg(feature = "metrics")]
-                            crate::metrics::breaker_refused(policy);
-                            return Some(refusal);
-                        }
-                        // The type cannot say so: the attempt goes, uncounted.
-                        None => crate::breaker::uncarried::<E>(breaker),
-                    }
+                // Held back only when the type can say so (the error is
+                // built again when the refused attempt is polled).
+                Err(open) if E::from_breaker_open(open.clone()).is_some() => {
+                    // Counted (`tally.refused`) by the decision it goes to.
+                    self.gate = Gate::Refused(open.retry_in());
+                    self.timer.disarm();
+                    #[cfg(feature = "metrics")]
+                    crate::metrics::breaker_refused(policy);
+                    return Some(open);
                 }
+                // The type cannot say so: the attempt goes, uncounted.
+                Err(_) => crate::breaker::uncarried::<E>(breaker),
             }
         }
         match policy.attempt_timeout().filter(|_| self.cancellable) {

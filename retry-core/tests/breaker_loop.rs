@@ -436,3 +436,30 @@ fn attempt_a_lost_hedge_is_not_counted() {
         assert_eq!(status.attempts, 1, "only the winner is counted; the loser was cancelled");
     });
 }
+
+/// An error that is not `Send`.
+#[derive(Debug)]
+struct Local(#[allow(dead_code)] std::rc::Rc<()>);
+
+impl Classify for Local {
+    fn class(&self) -> Class {
+        Class::TRANSIENT
+    }
+}
+
+/// A `!Send` error must not make the call `!Send`: the error a refusal
+/// stands for is built when the refused attempt is polled, never kept in
+/// the attempt across an await (as `#[retry]` expands an unhedged site).
+#[test]
+fn attempt_a_refusal_keeps_a_call_with_a_non_send_error_send() {
+    use retrykit_core::__private::run::{Run, drive};
+    fn assert_send<T: Send>(_: &T) {}
+    let p = Arc::new(Policy::default());
+    let call = async move {
+        let mut run = Run::for_policy(p, Hooks::new());
+        let out: Result<(), Local> =
+            drive!(run, unhedged || async { Err(Local(Default::default())) });
+        out.is_err()
+    };
+    assert_send(&call);
+}

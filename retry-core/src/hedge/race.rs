@@ -109,7 +109,7 @@ where
             self.refused = true;
             match hedge {
                 true => run.unrefuse(),
-                false => self.last = Some(Err(refusal)),
+                false => self.last = Some(Err(crate::attempt::refusal(refusal))),
             }
             return;
         }
