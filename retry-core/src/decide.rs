@@ -150,7 +150,10 @@ pub(crate) fn decide(
         return Step::GiveUp(Ending::Exhausted);
     }
     // The failures so far, less one: refused attempts were not failures.
-    let retry = tally.attempts.saturating_sub(1).saturating_sub(tally.refused);
+    let retry = tally
+        .attempts
+        .saturating_sub(1)
+        .saturating_sub(tally.refused);
     let computed =
         Duration::from_nanos(policy.delay_ns(retry, tally.last_delay_ns, || rng.sample(retry)));
     let scheduled = match owed {

@@ -76,7 +76,8 @@ impl PolicySource {
         }
         if let Some(breaker) = policy.breaker() {
             let state = crate::breaker::BreakerState::Open;
-            let refusal = crate::breaker::BreakerOpen::new(breaker.name(), state, Default::default());
+            let refusal =
+                crate::breaker::BreakerOpen::new(breaker.name(), state, Default::default());
             if E::from_breaker_open(refusal).is_none() {
                 site::warn_breaker_not_carried(site(), policy);
             }

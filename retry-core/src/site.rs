@@ -197,7 +197,10 @@ pub(crate) fn warn_timeout_not_carried(call: &CallSite, policy: &Policy) {
 #[cfg(feature = "tower")]
 pub(crate) fn warn_breaker_not_carried(call: &CallSite, policy: &Policy) {
     once(call, Problem::BreakerNotCarried, || {
-        let breaker = policy.breaker().and_then(|b| b.name()).unwrap_or("<unnamed>");
+        let breaker = policy
+            .breaker()
+            .and_then(|b| b.name())
+            .unwrap_or("<unnamed>");
         format!(
             "warning: {} uses retry policy `{}`, whose circuit breaker `{breaker}` cannot hold its \
              attempts back there: its error type cannot stand for an attempt the breaker refused, so \

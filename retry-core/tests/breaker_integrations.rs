@@ -70,7 +70,10 @@ fn tower_http_waits_for_the_reopening_and_its_report_counts_the_refusal() {
     paused_runtime().block_on(async {
         let response = via_tower_http(policy(&b, 3), &SENT).await.unwrap();
         let report = response.extensions().get::<Report>().unwrap();
-        assert_eq!((report.ending, report.attempts, report.refused), (Ending::Success, 2, 1));
+        assert_eq!(
+            (report.ending, report.attempts, report.refused),
+            (Ending::Success, 2, 1)
+        );
         assert_eq!(SENT.load(SeqCst), 1, "the refused attempt was never sent");
     });
 }
@@ -82,7 +85,10 @@ fn tower_http_ends_with_an_error_that_downcasts_to_breaker_open() {
     paused_runtime().block_on(async {
         let error = via_tower_http(policy(&b, 1), &SENT).await.unwrap_err();
         let open = error.downcast_ref::<BreakerOpen>().expect("a BreakerOpen");
-        assert_eq!((open.breaker(), open.state()), (Some("dep"), BreakerState::Open));
+        assert_eq!(
+            (open.breaker(), open.state()),
+            (Some("dep"), BreakerState::Open)
+        );
         assert_eq!(SENT.load(SeqCst), 0);
     });
 }
@@ -115,7 +121,10 @@ fn the_classify_layer_returns_the_users_own_refusal() {
             panic!("not refused")
         };
         let left = OPEN_FOR - open.retry_in();
-        assert!(left < Duration::from_millis(1), "the break, to the millisecond: {left:?}");
+        assert!(
+            left < Duration::from_millis(1),
+            "the break, to the millisecond: {left:?}"
+        );
         assert_eq!(SENT.load(SeqCst), 0);
     });
 }
@@ -145,7 +154,10 @@ fn the_classify_layer_warns_once_when_the_error_type_cannot_carry_a_refusal() {
         let warning = "whose circuit breaker `dep` cannot hold its attempts back there: its \
                        error type cannot stand for an attempt the breaker refused";
         assert_eq!(stderr.matches(warning).count(), 1, "{stderr}");
-        assert!(stderr.contains("fix: add a `#[classify(breaker_open)]` variant"), "{stderr}");
+        assert!(
+            stderr.contains("fix: add a `#[classify(breaker_open)]` variant"),
+            "{stderr}"
+        );
         return;
     }
     static SENT: AtomicU32 = AtomicU32::new(0);
@@ -165,7 +177,9 @@ fn the_classify_layer_warns_once_when_the_error_type_cannot_carry_a_refusal() {
 }
 
 type Answered<'a> = std::pin::Pin<
-    Box<dyn std::future::Future<Output = reqwest_middleware::Result<reqwest::Response>> + Send + 'a>,
+    Box<
+        dyn std::future::Future<Output = reqwest_middleware::Result<reqwest::Response>> + Send + 'a,
+    >,
 >;
 
 static REQWEST_SENT: AtomicU32 = AtomicU32::new(0);
@@ -190,14 +204,21 @@ fn reqwest_returns_a_middleware_error_wrapping_breaker_open_or_waits() {
                 .with(server)
                 .build()
         };
-        let refused = client(policy(&b, 1)).get("http://dep.invalid/").send().await;
+        let refused = client(policy(&b, 1))
+            .get("http://dep.invalid/")
+            .send()
+            .await;
         let Err(reqwest_middleware::Error::Middleware(error)) = refused else {
             panic!("{refused:?}")
         };
         let open = error.downcast_ref::<BreakerOpen>().expect("a BreakerOpen");
         assert_eq!(open.breaker(), Some("dep"));
         assert_eq!(REQWEST_SENT.load(SeqCst), 0);
-        let waited = client(policy(&b, 3)).get("http://dep.invalid/").send().await.unwrap();
+        let waited = client(policy(&b, 3))
+            .get("http://dep.invalid/")
+            .send()
+            .await
+            .unwrap();
         let report = waited.extensions().get::<Report>().unwrap();
         assert_eq!((report.ending, report.refused), (Ending::Success, 1));
         assert_eq!(REQWEST_SENT.load(SeqCst), 1);

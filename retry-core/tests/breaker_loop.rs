@@ -6,8 +6,10 @@
 
 use retrykit_core::breaker::{BreakerOpen, BreakerState, CircuitBreaker};
 use retrykit_core::{
-    Class, Classify, Ending, HookSet, Hooks, Jitter, Policy, PolicyBuilder, Retry, RetryBudget, RetryEvent,
+    Class, Classify, Ending, HookSet, Hooks, Jitter, Policy, PolicyBuilder, Report, Retry,
+    RetryBudget, RetryEvent,
 };
+use std::future::Future;
 use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -77,6 +79,24 @@ fn trip(b: &Arc<CircuitBreaker>) {
     assert_eq!(b.state(), BreakerState::Open);
 }
 
+/// One call through `p` whose `n`-th attempt (from 1) is `attempt(n)`:
+/// its result, its report, and how many attempts reached the server.
+async fn sends<T, Fut>(p: &Policy, attempt: impl Fn(u32) -> Fut) -> (Result<T, Answer>, Report, u32)
+where
+    Fut: Future<Output = Result<T, Answer>>,
+{
+    let sent = AtomicU32::new(0);
+    let (result, report) = Retry::new(p)
+        .call_with_report(|| attempt(sent.fetch_add(1, SeqCst) + 1))
+        .await;
+    (result, report, sent.load(SeqCst))
+}
+
+/// A server that answers at once.
+async fn up(_: u32) -> Result<(), Answer> {
+    Ok(())
+}
+
 /// `a` and `b` within the breaker's millisecond resolution.
 fn near(a: Duration, b: Duration) -> bool {
     a.abs_diff(b) <= Duration::from_millis(2)
@@ -103,21 +123,21 @@ fn deadline_a_reopening_past_the_deadline_ends_the_call_at_once() {
             .deadline(Some(Duration::from_millis(500)))
             .build()
             .unwrap();
-        let sent = AtomicU32::new(0);
-        let (result, report) = Retry::new(&p)
-            .call_with_report(|| {
-                sent.fetch_add(1, SeqCst);
-                async { Ok::<_, Answer>(()) }
-            })
-            .await;
+        let (result, report, sent) = sends(&p, up).await;
         let Err(Answer::Refused(open)) = result else {
             panic!("{result:?}")
         };
-        assert_eq!((open.breaker(), open.state()), (Some("dep"), BreakerState::Open));
-        assert_eq!(sent.load(SeqCst), 0, "a refused attempt is never sent");
+        assert_eq!(
+            (open.breaker(), open.state()),
+            (Some("dep"), BreakerState::Open)
+        );
+        assert_eq!(sent, 0, "a refused attempt is never sent");
         assert_eq!(report.ending, Ending::BreakerOpen);
         assert_eq!((report.attempts, report.refused), (1, 1));
-        assert_eq!((report.waited, report.elapsed), (Duration::ZERO, Duration::ZERO));
+        assert_eq!(
+            (report.waited, report.elapsed),
+            (Duration::ZERO, Duration::ZERO)
+        );
     });
 }
 
@@ -137,7 +157,11 @@ fn deadline_a_failure_whose_wait_reaches_it_ends_the_call_before_the_breaker_is_
             .await;
         assert!(matches!(result, Err(Answer::Down)));
         assert_eq!(b.state(), BreakerState::Open);
-        assert_eq!(report.ending, Ending::Deadline, "not BreakerOpen: the deadline came first");
+        assert_eq!(
+            report.ending,
+            Ending::Deadline,
+            "not BreakerOpen: the deadline came first"
+        );
         assert_eq!((report.attempts, report.refused), (1, 0));
     });
 }
@@ -160,15 +184,9 @@ fn budget_a_refused_attempt_withdraws_nothing_and_waits_even_when_the_budget_is_
             .build()
             .unwrap();
         trip(&b);
-        let sent = AtomicU32::new(0);
-        let (result, report) = Retry::new(&p)
-            .call_with_report(|| {
-                sent.fetch_add(1, SeqCst);
-                async { Ok::<_, Answer>(()) }
-            })
-            .await;
+        let (result, report, sent) = sends(&p, up).await;
         assert!(result.is_ok(), "{result:?}");
-        assert_eq!(sent.load(SeqCst), 1, "only the probe after the break");
+        assert_eq!(sent, 1, "only the probe after the break");
         assert_eq!((report.attempts, report.refused), (2, 1));
         assert_eq!(report.ending, Ending::Success);
         let (_, retries) = empty.totals(now());
@@ -189,15 +207,9 @@ fn breaker_the_call_waits_for_the_reopening_when_it_fits() {
     paused_runtime().block_on(async {
         trip(&b);
         let p = policy(&b, 3).build().unwrap();
-        let sent = AtomicU32::new(0);
-        let (result, report) = Retry::new(&p)
-            .call_with_report(|| {
-                sent.fetch_add(1, SeqCst);
-                async { Ok::<_, Answer>(7) }
-            })
-            .await;
+        let (result, report, sent) = sends(&p, |_| async { Ok(7) }).await;
         assert_eq!(result.unwrap(), 7);
-        assert_eq!(sent.load(SeqCst), 1, "the refused attempt was not sent");
+        assert_eq!(sent, 1, "the refused attempt was not sent");
         assert_eq!((report.attempts, report.refused), (2, 1));
         assert!(near(report.elapsed, OPEN_FOR), "{:?}", report.elapsed);
         assert!(near(report.waited, OPEN_FOR), "{:?}", report.waited);
@@ -211,15 +223,9 @@ fn breaker_with_no_attempt_left_the_call_ends_with_breaker_open() {
     paused_runtime().block_on(async {
         trip(&b);
         let p = policy(&b, 1).build().unwrap();
-        let sent = AtomicU32::new(0);
-        let (result, report) = Retry::new(&p)
-            .call_with_report(|| {
-                sent.fetch_add(1, SeqCst);
-                async { Ok::<_, Answer>(()) }
-            })
-            .await;
+        let (result, report, sent) = sends(&p, up).await;
         assert!(matches!(result, Err(Answer::Refused(_))), "{result:?}");
-        assert_eq!(sent.load(SeqCst), 0);
+        assert_eq!(sent, 0);
         assert_eq!(report.ending, Ending::BreakerOpen);
         assert_eq!(report.elapsed, Duration::ZERO, "ended at once");
     });
@@ -231,11 +237,11 @@ fn breaker_a_refusal_is_not_retried_as_a_failure_the_backoff_does_not_move() {
     paused_runtime().block_on(async {
         let p = policy(&b, 6).build().unwrap();
         let (hooks, waits) = recorded_waits();
-        let sent = AtomicU32::new(0);
+        let counted = AtomicU32::new(0);
         let (result, report) = Retry::new(&p)
             .hooks(hooks)
             .call_with_report(|| {
-                let n = sent.fetch_add(1, SeqCst) + 1;
+                let n = counted.fetch_add(1, SeqCst) + 1;
                 let b = Arc::clone(&b);
                 async move {
                     match n {
@@ -259,7 +265,10 @@ fn breaker_a_refusal_is_not_retried_as_a_failure_the_backoff_does_not_move() {
         let waits = waits.lock().unwrap().clone();
         assert_eq!(waits.len(), 4, "{waits:?}");
         assert_eq!(waits[0], Duration::from_millis(100), "backoff, 1st failure");
-        assert!(near(waits[1], Duration::from_millis(950)), "until the break ends: {waits:?}");
+        assert!(
+            near(waits[1], Duration::from_millis(950)),
+            "until the break ends: {waits:?}"
+        );
         assert_eq!(
             waits[2],
             Duration::from_millis(200),
@@ -267,7 +276,7 @@ fn breaker_a_refusal_is_not_retried_as_a_failure_the_backoff_does_not_move() {
         );
         // The failed probe opened the breaker for 2 s (the 2nd trip in a row).
         assert!(near(waits[3], Duration::from_millis(1800)), "{waits:?}");
-        assert_eq!(sent.load(SeqCst), 3);
+        assert_eq!(counted.load(SeqCst), 3);
         assert_eq!((report.attempts, report.refused), (5, 2));
     });
 }
@@ -280,9 +289,9 @@ fn breaker_half_open_lets_only_the_probes_through_and_the_others_wait_or_end() {
         tokio::time::sleep(OPEN_FOR).await;
         let waits = policy(&b, 3).build().unwrap();
         let ends = policy(&b, 1).build().unwrap();
-        let sent = AtomicU32::new(0);
+        let counted = AtomicU32::new(0);
         let attempt = || {
-            sent.fetch_add(1, SeqCst);
+            counted.fetch_add(1, SeqCst);
             async {
                 tokio::time::sleep(Duration::from_millis(100)).await;
                 Ok::<_, Answer>(())
@@ -305,7 +314,11 @@ fn breaker_half_open_lets_only_the_probes_through_and_the_others_wait_or_end() {
         };
         assert_eq!(open.state(), BreakerState::HalfOpen);
         assert_eq!(ended.1.ending, Ending::BreakerOpen);
-        assert_eq!(sent.load(SeqCst), 2, "the probe, then the waiter once closed");
+        assert_eq!(
+            counted.load(SeqCst),
+            2,
+            "the probe, then the waiter once closed"
+        );
     });
 }
 
@@ -315,16 +328,13 @@ fn breaker_hedges_ask_it_and_a_refused_hedge_is_not_sent() {
     paused_runtime().block_on(async {
         trip(&b);
         tokio::time::sleep(OPEN_FOR).await;
-        let p = hedging(20, 3).breaker(Some(Arc::clone(&b))).build().unwrap();
-        let sent = AtomicU32::new(0);
-        let (result, report) = Retry::new(&p)
-            .call_with_report(|| {
-                let n = sent.fetch_add(1, SeqCst) + 1;
-                support::first_stuck::<Answer>(n)
-            })
-            .await;
+        let p = hedging(20, 3)
+            .breaker(Some(Arc::clone(&b)))
+            .build()
+            .unwrap();
+        let (result, report, sent) = sends(&p, support::first_stuck).await;
         assert_eq!(result.unwrap(), 1, "the probe's own answer");
-        assert_eq!(sent.load(SeqCst), 1, "the hedge due at 20 ms was refused, not sent");
+        assert_eq!(sent, 1, "the hedge due at 20 ms was refused, not sent");
         assert_eq!((report.hedges, report.refused), (0, 0));
         assert_eq!(b.state(), BreakerState::Closed);
     });
@@ -335,16 +345,13 @@ fn breaker_a_hedged_call_whose_first_attempt_is_refused_waits_for_the_reopening(
     let b = breaker(1);
     paused_runtime().block_on(async {
         trip(&b);
-        let p = hedging(20, 3).breaker(Some(Arc::clone(&b))).build().unwrap();
-        let sent = AtomicU32::new(0);
-        let (result, report) = Retry::new(&p)
-            .call_with_report(|| {
-                sent.fetch_add(1, SeqCst);
-                async { Ok::<_, Answer>(()) }
-            })
-            .await;
+        let p = hedging(20, 3)
+            .breaker(Some(Arc::clone(&b)))
+            .build()
+            .unwrap();
+        let (result, report, sent) = sends(&p, up).await;
         assert!(result.is_ok());
-        assert_eq!(sent.load(SeqCst), 1);
+        assert_eq!(sent, 1);
         assert_eq!((report.attempts, report.refused), (2, 1));
         assert!(near(report.elapsed, OPEN_FOR), "{:?}", report.elapsed);
     });
@@ -365,7 +372,11 @@ fn attempt_a_permanent_error_never_opens_it() {
         }
         let status = b.status(now());
         assert_eq!(status.state, BreakerState::Closed);
-        assert_eq!((status.attempts, status.failures), (20, 0), "answered: successes");
+        assert_eq!(
+            (status.attempts, status.failures),
+            (20, 0),
+            "answered: successes"
+        );
     });
 }
 
@@ -374,17 +385,11 @@ fn attempt_failures_through_the_loop_open_it() {
     let b = breaker(1);
     paused_runtime().block_on(async {
         let p = policy(&b, 5).build().unwrap();
-        let sent = AtomicU32::new(0);
-        let (result, report) = Retry::new(&p)
-            .call_with_report(|| {
-                sent.fetch_add(1, SeqCst);
-                async { Err::<(), _>(Answer::Down) }
-            })
-            .await;
+        let (result, report, sent) = sends(&p, |_| async { Err::<(), _>(Answer::Down) }).await;
         assert!(result.is_err());
         // Two failures open it; the third attempt is refused, waits the
         // break, and the probe fails (opening it for 2 s); the fifth is refused.
-        assert_eq!(sent.load(SeqCst), 3);
+        assert_eq!(sent, 3);
         assert_eq!((report.attempts, report.refused), (5, 2));
         assert_eq!(report.ending, Ending::BreakerOpen);
         assert_eq!(b.status(now()).trips, 2);
@@ -401,13 +406,25 @@ fn attempt_a_cancelled_attempt_counts_nothing_and_gives_a_probe_back() {
             Ok::<_, Answer>(())
         };
         let cut = Duration::from_millis(10);
-        assert!(tokio::time::timeout(cut, Retry::new(&p).call(hang)).await.is_err());
+        assert!(
+            tokio::time::timeout(cut, Retry::new(&p).call(hang))
+                .await
+                .is_err()
+        );
         let status = b.status(now());
-        assert_eq!((status.attempts, status.failures), (0, 0), "closed: nothing counted");
+        assert_eq!(
+            (status.attempts, status.failures),
+            (0, 0),
+            "closed: nothing counted"
+        );
         trip(&b);
         tokio::time::sleep(OPEN_FOR).await;
         // The probe's call is dropped: its place is free for the next call.
-        assert!(tokio::time::timeout(cut, Retry::new(&p).call(hang)).await.is_err());
+        assert!(
+            tokio::time::timeout(cut, Retry::new(&p).call(hang))
+                .await
+                .is_err()
+        );
         assert_eq!(b.state(), BreakerState::HalfOpen);
         let (result, report) = Retry::new(&p)
             .call_with_report(|| async { Ok::<_, Answer>(()) })
@@ -422,18 +439,19 @@ fn attempt_a_cancelled_attempt_counts_nothing_and_gives_a_probe_back() {
 fn attempt_a_lost_hedge_is_not_counted() {
     let b = breaker(1);
     paused_runtime().block_on(async {
-        let p = hedging(20, 3).breaker(Some(Arc::clone(&b))).build().unwrap();
-        let sent = AtomicU32::new(0);
-        let (result, report) = Retry::new(&p)
-            .call_with_report(|| {
-                let n = sent.fetch_add(1, SeqCst) + 1;
-                support::first_stuck::<Answer>(n)
-            })
-            .await;
+        let p = hedging(20, 3)
+            .breaker(Some(Arc::clone(&b)))
+            .build()
+            .unwrap();
+        let (result, report, sent) = sends(&p, support::first_stuck).await;
         assert_eq!(result.unwrap(), 2, "the hedge won");
+        assert_eq!(sent, 2);
         assert_eq!(report.hedges, 1);
         let status = b.status(now());
-        assert_eq!(status.attempts, 1, "only the winner is counted; the loser was cancelled");
+        assert_eq!(
+            status.attempts, 1,
+            "only the winner is counted; the loser was cancelled"
+        );
     });
 }
 

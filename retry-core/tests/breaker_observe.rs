@@ -99,7 +99,9 @@ fn lifecycle() -> Vec<(BreakerState, u32, Option<Duration>)> {
         let status = |seen: &mut Vec<_>| {
             let s = b.status(now());
             // To the breaker's resolution (whole milliseconds of its own clock).
-            let open_for = s.open_for.map(|d| Duration::from_millis((d.as_millis() as u64).div_ceil(10) * 10));
+            let open_for = s
+                .open_for
+                .map(|d| Duration::from_millis((d.as_millis() as u64).div_ceil(10) * 10));
             seen.push((s.state, s.trips, open_for));
         };
         status(&mut seen);
@@ -139,9 +141,8 @@ fn each_state_change_is_said_once_naming_the_breaker_the_states_and_the_ratio() 
         lifecycle();
         return;
     }
-    let (stdout, stderr) = child(
-        "each_state_change_is_said_once_naming_the_breaker_the_states_and_the_ratio",
-    );
+    let (stdout, stderr) =
+        child("each_state_change_is_said_once_naming_the_breaker_the_states_and_the_ratio");
     let said = |text: &str| stderr.matches(text).count();
     assert_eq!(
         said(
@@ -157,16 +158,24 @@ fn each_state_change_is_said_once_naming_the_breaker_the_states_and_the_ratio() 
         "two half-open periods, each said once: {stderr}"
     );
     assert_eq!(
-        said("circuit breaker `observed` opened again (half-open -> open): a probe failed; no attempt is sent for 2s"),
+        said(
+            "circuit breaker `observed` opened again (half-open -> open): a probe failed; no attempt is sent for 2s"
+        ),
         1,
         "{stderr}"
     );
     assert_eq!(
-        said("circuit breaker `observed` closed (half-open -> closed): 1 probe attempt(s) succeeded"),
+        said(
+            "circuit breaker `observed` closed (half-open -> closed): 1 probe attempt(s) succeeded"
+        ),
         1,
         "{stderr}"
     );
-    assert_eq!(said("circuit breaker `observed`"), 5, "nothing else: {stderr}");
+    assert_eq!(
+        said("circuit breaker `observed`"),
+        5,
+        "nothing else: {stderr}"
+    );
     if cfg!(feature = "tracing") {
         // (The first may follow the harness's "test ... " on its line.)
         let events: Vec<&str> = stdout
@@ -255,7 +264,11 @@ fn with_metrics_the_changes_the_refusals_and_the_state_are_recorded() {
         );
     }
     let state = find(BREAKER_STATE, &[b]);
-    assert_eq!(state, Some(&DebugValue::Gauge(0.0.into())), "closed at the end");
+    assert_eq!(
+        state,
+        Some(&DebugValue::Gauge(0.0.into())),
+        "closed at the end"
+    );
     let refusals = find(BREAKER_REFUSALS, &[("retry.policy", "observed-policy")]);
     assert_eq!(refusals, Some(&DebugValue::Counter(1)));
 }
@@ -265,12 +278,21 @@ fn ten_thousand_calls_at_a_half_open_breaker_send_exactly_the_probes() {
     const CALLS: u32 = 10_000;
     const PROBES: u32 = 5;
     if std::env::var_os(CHILD).is_none() {
-        let (_, stderr) = child("ten_thousand_calls_at_a_half_open_breaker_send_exactly_the_probes");
+        let (_, stderr) =
+            child("ten_thousand_calls_at_a_half_open_breaker_send_exactly_the_probes");
         let said = |text: &str| stderr.matches(text).count();
         // A transition is never lost nor made twice under contention.
         assert_eq!(said("`crowded` opened (closed -> open)"), 1, "{stderr}");
-        assert_eq!(said("`crowded` half-open (open -> half-open)"), 1, "{stderr}");
-        assert_eq!(said("`crowded` closed (half-open -> closed)"), 1, "{stderr}");
+        assert_eq!(
+            said("`crowded` half-open (open -> half-open)"),
+            1,
+            "{stderr}"
+        );
+        assert_eq!(
+            said("`crowded` closed (half-open -> closed)"),
+            1,
+            "{stderr}"
+        );
         return;
     }
     let b = breaker("crowded", PROBES, Duration::from_millis(1));
@@ -319,9 +341,16 @@ fn ten_thousand_calls_at_a_half_open_breaker_send_exactly_the_probes() {
         }
         endings
     });
-    assert_eq!(reached.load(SeqCst), PROBES, "exactly the probes reached the server");
+    assert_eq!(
+        reached.load(SeqCst),
+        PROBES,
+        "exactly the probes reached the server"
+    );
     let ok = endings.iter().filter(|e| **e == Ending::Success).count();
-    let open = endings.iter().filter(|e| **e == Ending::BreakerOpen).count();
+    let open = endings
+        .iter()
+        .filter(|e| **e == Ending::BreakerOpen)
+        .count();
     assert_eq!((ok, open), (PROBES as usize, (CALLS - PROBES) as usize));
     assert_eq!(b.state(), BreakerState::Closed);
 }
