@@ -624,8 +624,8 @@ impl CircuitBreaker {
 /// cannot hold its attempts back: they are sent as if it were closed.
 #[cold]
 pub(crate) fn uncarried<E>(breaker: &CircuitBreaker) {
-    static SAID: std::sync::Mutex<Vec<(Option<Arc<str>>, &'static str)>> =
-        std::sync::Mutex::new(Vec::new());
+    type Said = Vec<(Option<Arc<str>>, &'static str)>;
+    static SAID: std::sync::Mutex<Said> = std::sync::Mutex::new(Vec::new());
     let ty = std::any::type_name::<E>();
     let key = (breaker.name.clone(), ty);
     let mut said = SAID
@@ -652,7 +652,7 @@ pub(crate) fn uncarried<E>(breaker: &CircuitBreaker) {
 /// Whole milliseconds, rounded up.
 fn ms_ceil(d: Duration) -> u64 {
     let ms = d.as_millis();
-    let up = if d.subsec_nanos() % 1_000_000 == 0 {
+    let up = if d.subsec_nanos().is_multiple_of(1_000_000) {
         ms
     } else {
         ms + 1

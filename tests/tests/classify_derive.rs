@@ -241,12 +241,21 @@ mod breaker_open {
         let tuple = carries(Tuple::from_breaker_open(open()).unwrap());
         assert!(matches!(&tuple, Tuple::Refused(o) if *o == open()));
         assert_eq!(tuple.class(), Class::Permanent);
-        assert_eq!(Tuple::Down.class(), Class::TRANSIENT, "the default still applies elsewhere");
+        assert_eq!(
+            Tuple::Down.class(),
+            Class::TRANSIENT,
+            "the default still applies elsewhere"
+        );
         let named = carries(Named::from_breaker_open(open()).unwrap());
-        assert!(matches!(&named, Named::Refused { open: o } if o.retry_in() == Duration::from_secs(3)));
+        assert!(
+            matches!(&named, Named::Refused { open: o } if o.retry_in() == Duration::from_secs(3))
+        );
         assert_eq!(named.class(), Class::Permanent);
         let refusal = carries(Refusal::from_breaker_open(open()).unwrap());
-        assert_eq!((refusal.0.breaker(), refusal.class()), (Some("broker"), Class::Permanent));
+        assert_eq!(
+            (refusal.0.breaker(), refusal.class()),
+            (Some("broker"), Class::Permanent)
+        );
         assert_eq!(Unit::Down.class(), Class::TRANSIENT);
         let reset = std::io::Error::from(std::io::ErrorKind::ConnectionReset);
         assert_eq!(Named::Io(reset).class(), Class::TRANSIENT);

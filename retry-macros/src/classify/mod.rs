@@ -80,9 +80,25 @@ fn plan(input: &DeriveInput) -> Result<(validate::Container, Vec<validate::Plan>
                     &mut errors,
                 );
                 let refusal = p.breaker_open.as_ref().map(|r| r.span);
-                only_one(&mut timeout, p.timeout, &v.ident, "timeout", "a timed-out attempt", "", &mut errors);
+                only_one(
+                    &mut timeout,
+                    p.timeout,
+                    &v.ident,
+                    "timeout",
+                    "a timed-out attempt",
+                    "",
+                    &mut errors,
+                );
                 let choices = format!("\n{}", validate::BREAKER_OPEN_CHOICES);
-                only_one(&mut breaker_open, refusal, &v.ident, "breaker_open", "an attempt the circuit breaker refused", &choices, &mut errors);
+                only_one(
+                    &mut breaker_open,
+                    refusal,
+                    &v.ident,
+                    "breaker_open",
+                    "an attempt the circuit breaker refused",
+                    &choices,
+                    &mut errors,
+                );
                 plans.push(p);
             }
             (container, plans)
