@@ -245,9 +245,7 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
         if self.tally.attempts == 1 && self.started.is_none() && needs_clock {
             let start = *now.insert(self.clock.now());
             self.started = Some(start);
-            if !policy.budgets.is_empty() {
-                policy.budgets.deposit(start);
-            }
+            policy.budgets.deposit(start);
         }
         if let Some(breaker) = &policy.breaker {
             let now = now.unwrap_or_else(|| self.clock.now());
