@@ -23,7 +23,7 @@
 mod common;
 
 use common::{Flaky, poll_once};
-use retrykit_core::{Jitter, Policy, PolicyBuilder, RetryBudget, registry};
+use retrykit_core::{CircuitBreaker, Jitter, Policy, PolicyBuilder, RetryBudget, registry};
 use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -81,6 +81,8 @@ struct Setup {
     deadline: Policy,
     /// The default policy with a retry budget.
     budgeted: Policy,
+    /// The default policy with a circuit breaker (closed).
+    breaker: Policy,
     /// The zero-wait loop policy of the one-failure rows.
     zero_wait: Policy,
     /// The same with full jitter.
@@ -104,6 +106,8 @@ impl Setup {
             .budget(Some(Arc::new(budget)))
             .build()
             .expect("a valid budgeted policy");
+        let breaker =
+            with(|b| b.breaker(Some(Arc::new(CircuitBreaker::builder().build().unwrap()))));
         let jitter = |jitter| {
             Policy::builder()
                 .jitter(jitter)
@@ -115,6 +119,7 @@ impl Setup {
             timeout,
             deadline,
             budgeted,
+            breaker,
             core,
             zero_wait: common::loop_policy(),
             zero_wait_jittered: common::jittered_loop_policy(),
@@ -225,6 +230,11 @@ const ROWS: &[Row] = &[
         name: "success/retry-core-budget",
         kind: Kind::Ours,
         run: |s, n| repeat(n, || poll_once(common::core(&s.budgeted, black_box(ARG)))),
+    },
+    Row {
+        name: "success/retry-core-breaker",
+        kind: Kind::Ours,
+        run: |s, n| repeat(n, || poll_once(common::core(&s.breaker, black_box(ARG)))),
     },
     Row {
         name: "one_failure_in_runtime/by-hand",

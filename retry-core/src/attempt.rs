@@ -73,9 +73,10 @@ where
 
 pin_project_lite::pin_project! {
     /// An attempt sent, or refused by the policy's breaker: never made, it
-    /// ends at once with the error standing for the refusal (made as it
-    /// ends, so no error is held across an await: a `!Send` error type
-    /// keeps the call's future `Send`).
+    /// ends at once with the error standing for the refusal. The error is
+    /// built when polled, from the (`Send`) refusal, so an error type that
+    /// is not `Send` is never held across an await and the call stays
+    /// `Send` whenever the attempt is.
     #[project = GatedProj]
     pub enum Gated<Fut> {
         /// Sent.
@@ -98,12 +99,16 @@ where
             GatedProj::Sent { fut } => fut.poll(cx),
             GatedProj::Refused { open } => {
                 let open = open.take().expect("a refused attempt is polled once");
-                let refusal = E::from_breaker_open(open)
-                    .expect("begin_attempt refuses only for a type that carries a refusal");
-                Poll::Ready(Err(refusal))
+                Poll::Ready(Err(refusal(open)))
             }
         }
     }
+}
+
+/// The error of type `E` that stands for `open`; only asked of a type
+/// `begin_attempt` found can stand for one.
+pub(crate) fn refusal<E: Classify>(open: BreakerOpen) -> E {
+    E::from_breaker_open(open).expect("begin_attempt refuses only for a type that carries it")
 }
 
 /// A plain round's limit: the call's one timer, which `begin_attempt`

@@ -332,6 +332,13 @@ impl CircuitBreaker {
             }
         }
         let mut word = self.word();
+        // Closed: one load and one test, the payload left undecoded.
+        if word.is_closed() {
+            return Ok(Ticket {
+                began: now,
+                probe: None,
+            });
+        }
         loop {
             let next = match word.phase() {
                 Phase::Closed { .. } => {
@@ -603,7 +610,6 @@ impl CircuitBreaker {
 /// cannot hold its attempts back: they are sent as if it were closed.
 #[cold]
 pub(crate) fn uncarried<E>(breaker: &CircuitBreaker) {
-    /// The breakers and error types said so far.
     type Said = Vec<(Option<Arc<str>>, &'static str)>;
     static SAID: std::sync::Mutex<Said> = std::sync::Mutex::new(Vec::new());
     let ty = std::any::type_name::<E>();

@@ -63,8 +63,12 @@ pub struct Failure {
 pub(crate) struct Tally {
     /// Attempts begun, the failed one included.
     pub(crate) attempts: u32,
+    /// Of those, attempts the circuit breaker refused: not failures, so
+    /// the schedule skips them (the next failure waits as if they had
+    /// not been).
+    pub(crate) refused: u32,
     /// Of those, hedges: attempts begun while another was in flight.
-    /// (Saturating: with `attempts`' spare bytes, the state stays 24 bytes.)
+    /// (Saturating: u16 with `winner`, so the counts take 12 bytes.)
     pub(crate) hedges: u16,
     /// The attempt whose result a hedged call returned (0: the last one).
     pub(crate) winner: u16,
@@ -78,6 +82,7 @@ impl Tally {
     pub(crate) const fn new(attempts: u32, last_delay: Duration, waited: Duration) -> Self {
         Tally {
             attempts,
+            refused: 0,
             hedges: 0,
             winner: 0,
             last_delay_ns: nanos(last_delay),
@@ -144,7 +149,11 @@ pub(crate) fn decide(
     {
         return Step::GiveUp(Ending::Exhausted);
     }
-    let retry = tally.attempts.saturating_sub(1);
+    // The failures so far, less one: refused attempts were not failures.
+    let retry = tally
+        .attempts
+        .saturating_sub(1)
+        .saturating_sub(tally.refused);
     let computed =
         Duration::from_nanos(policy.delay_ns(retry, tally.last_delay_ns, || rng.sample(retry)));
     let scheduled = match owed {
@@ -195,7 +204,9 @@ pub(crate) fn decide(
 /// not all come back in the same instant, when an attempt is left and the
 /// wait ends before the deadline; end with `BreakerOpen` otherwise. No
 /// budget is asked and the backoff does not move: the dependency did not
-/// fail. `clock` is called only for a deadline.
+/// fail, and the refusal is counted in `tally.refused` whatever the verdict,
+/// so the next failure's wait is the schedule's next one. `clock` is called
+/// only for a deadline.
 pub(crate) fn decide_refused(
     policy: &Policy,
     tally: &mut Tally,
@@ -203,6 +214,7 @@ pub(crate) fn decide_refused(
     retry_in: Duration,
     clock: impl FnOnce() -> (Duration, Instant),
 ) -> Step {
+    tally.refused = tally.refused.saturating_add(1);
     let spread = policy.breaker().map_or(0.0, |b| b.open_jitter());
     let share = spread * rng.sample(tally.attempts).as_f64();
     let retry_in = retry_in.saturating_add(retry_in.mul_f64(share));
@@ -390,7 +402,7 @@ impl Decider {
             hedges: 0,
             winner: self.tally.attempts,
             unhedged: None,
-            refused: 0,
+            refused: self.tally.refused,
             waited: self.tally.waited(),
             elapsed: self.elapsed(now),
             // Known to the policy's budget, not to the decision state: the

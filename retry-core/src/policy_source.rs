@@ -59,18 +59,28 @@ impl PolicySource {
 
     #[cfg(feature = "tower")]
     /// Warns once when `policy` sets an `attempt_timeout` that error type
-    /// `E` cannot stand for (so it is not enforced).
-    pub(crate) fn check_timeout<E: crate::Classify>(&self, policy: &Policy) {
+    /// `E` cannot stand for (so it is not enforced), or names a circuit
+    /// breaker whose refusal `E` cannot stand for (so it cannot hold
+    /// attempts back).
+    pub(crate) fn check_carried<E: crate::Classify>(&self, policy: &Policy) {
+        let site = || match &*self.0 {
+            Source::Fixed(site, _) => site,
+            Source::Named(cache) => cache.site(),
+        };
         let probe = crate::AttemptTimeout {
             attempt: 1,
             timeout: std::time::Duration::ZERO,
         };
         if policy.attempt_timeout().is_some() && E::from_timeout(probe).is_none() {
-            let site = match &*self.0 {
-                Source::Fixed(site, _) => site,
-                Source::Named(cache) => cache.site(),
-            };
-            site::warn_timeout_not_carried(site, policy);
+            site::warn_timeout_not_carried(site(), policy);
+        }
+        if let Some(breaker) = policy.breaker() {
+            let state = crate::breaker::BreakerState::Open;
+            let refusal =
+                crate::breaker::BreakerOpen::new(breaker.name(), state, Default::default());
+            if E::from_breaker_open(refusal).is_none() {
+                site::warn_breaker_not_carried(site(), policy);
+            }
         }
     }
 }

@@ -9,7 +9,10 @@
 //! stream (which cannot be cloned), is sent once, and the call ends "body
 //! not replayable" when it would have been retried. A failed call returns
 //! the last response (a 503 is still a response) with its
-//! [`Report`](crate::Report) in the response's extensions.
+//! [`Report`](crate::Report) in the response's extensions. A call that ends
+//! because the policy's circuit breaker refused its attempt returns
+//! `reqwest_middleware::Error::Middleware` wrapping the
+//! [`BreakerOpen`](crate::breaker::BreakerOpen) (downcast it to match).
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), reqwest_middleware::Error> {
@@ -23,6 +26,7 @@
 //! # Ok(()) }
 //! ```
 
+use crate::breaker::BreakerOpen;
 use crate::classify::{AttemptTimeout, Class, Classify};
 use crate::drive;
 use crate::hooks::{HookSet, Unrepeatable};
@@ -138,6 +142,8 @@ enum Failed {
     Status(Response, HttpFailure),
     Error(reqwest_middleware::Error),
     TimedOut(AttemptTimeout),
+    /// The policy's circuit breaker refused the attempt (nothing was sent).
+    Refused(BreakerOpen),
 }
 
 impl Classify for Failed {
@@ -154,6 +160,7 @@ impl Classify for Failed {
             }
             Failed::Error(_) => Class::Permanent,
             Failed::TimedOut(_) => Class::TIMEOUT,
+            Failed::Refused(_) => Class::Permanent,
         }
     }
     fn retry_after(&self) -> Option<Duration> {
@@ -164,6 +171,9 @@ impl Classify for Failed {
     }
     fn from_timeout(timeout: AttemptTimeout) -> Option<Self> {
         Some(Failed::TimedOut(timeout))
+    }
+    fn from_breaker_open(open: BreakerOpen) -> Option<Self> {
+        Some(Failed::Refused(open))
     }
 }
 
@@ -265,6 +275,7 @@ fn finish(result: std::result::Result<Response, Failed>, report: Report) -> Resu
         Err(Failed::TimedOut(timeout)) => {
             return Err(reqwest_middleware::Error::middleware(timeout));
         }
+        Err(Failed::Refused(open)) => return Err(reqwest_middleware::Error::middleware(open)),
     };
     response.extensions_mut().insert(report);
     Ok(response)

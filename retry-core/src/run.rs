@@ -40,7 +40,7 @@ use std::time::{Duration, Instant};
 /// let policy = Arc::new(Policy::builder().max_attempts(3).build().unwrap());
 /// let mut run = Run::for_policy(policy, Hooks::new());
 /// let mut failures = 1;
-/// let out: Result<u8, std::io::Error> = drive!(run, || {
+/// let out: Result<u8, std::io::Error> = drive!(run, unhedged || {
 ///     failures -= 1;
 ///     let fail = failures >= 0;
 ///     async move { if fail { Err(std::io::ErrorKind::ConnectionReset.into()) } else { Ok(7) } }
@@ -75,8 +75,6 @@ pub struct Run<P, C, S: Sleeper, H> {
     unhedged: Option<Ending>,
     /// What the policy's circuit breaker said of the attempt in flight.
     pub(crate) gate: Gate,
-    /// Attempts the breaker refused.
-    refused: u32,
     pub(crate) timer: Timer<S::Sleep>,
     /// The call's `retry` span: every round runs inside it.
     #[cfg(feature = "tracing")]
@@ -157,7 +155,6 @@ impl<P: Borrow<Policy>, C, S: Sleeper, H> Run<P, C, S, H> {
             ending: None,
             unhedged: None,
             gate: Gate::Idle,
-            refused: 0,
             timer: Timer::default(),
             #[cfg(feature = "tracing")]
             span,
@@ -201,7 +198,7 @@ impl<P: Borrow<Policy>, C, S: Sleeper, H> Run<P, C, S, H> {
                 u32::from(self.tally.winner)
             },
             unhedged: self.unhedged,
-            refused: self.refused,
+            refused: self.tally.refused,
             waited: self.tally.waited(),
             elapsed: elapsed(self.started, now),
             budget_failing_open: false,
@@ -214,8 +211,8 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     /// Begins an attempt: counts it, starts the call's clock when the
     /// policy, a give-up hook or the caller's report needs it (depositing
     /// in the window budgets), asks the policy's breaker, and arms the
-    /// attempt's timeout if any. `Some` is the breaker's refusal (the error
-    /// type can stand for it): the attempt must not be sent.
+    /// attempt's timeout if any. `Some` is the breaker's refusal, which
+    /// error type `E` can stand for: the attempt must not be sent.
     #[inline]
     pub(crate) fn begin_attempt<E>(&mut self) -> Option<BreakerOpen>
     where
@@ -254,21 +251,18 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
             let now = now.unwrap_or_else(|| self.clock.now());
             match breaker.try_acquire(now) {
                 Ok(ticket) => self.gate = Gate::Sent(ticket),
-                Err(open) => {
-                    let retry_in = open.retry_in();
-                    match E::from_breaker_open(open.clone()) {
-                        Some(_) => {
-                            self.gate = Gate::Refused(retry_in);
-                            self.refused = self.refused.saturating_add(1);
-                            self.timer.disarm();
-                            #[cfg(feature = "metrics")]
-                            crate::metrics::breaker_refused(policy);
-                            return Some(open);
-                        }
-                        // The type cannot say so: the attempt goes, uncounted.
-                        None => crate::breaker::uncarried::<E>(breaker),
-                    }
+                // Held back only when the type can say so (the error is
+                // built again when the refused attempt is polled).
+                Err(open) if E::from_breaker_open(open.clone()).is_some() => {
+                    // Counted (`tally.refused`) by the decision it goes to.
+                    self.gate = Gate::Refused(open.retry_in());
+                    self.timer.disarm();
+                    #[cfg(feature = "metrics")]
+                    crate::metrics::breaker_refused(policy);
+                    return Some(open);
                 }
+                // The type cannot say so: the attempt goes, uncounted.
+                Err(_) => crate::breaker::uncarried::<E>(breaker),
             }
         }
         match policy.attempt_timeout().filter(|_| self.cancellable) {
@@ -282,7 +276,6 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     /// not an attempt (a refused hedge is simply not sent).
     pub(crate) fn unrefuse(&mut self) {
         self.tally.attempts = self.tally.attempts.saturating_sub(1);
-        self.refused = self.refused.saturating_sub(1);
         self.gate = Gate::Idle;
     }
 

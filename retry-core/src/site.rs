@@ -156,6 +156,8 @@ pub(crate) fn checked(call: &CallSite, found: Option<&Arc<Policy>>) -> Arc<Polic
 enum Problem {
     MissingPolicy,
     TimeoutNotCarried,
+    #[cfg(feature = "tower")]
+    BreakerNotCarried,
     BlockingTimeout,
     NotHedged,
 }
@@ -187,6 +189,27 @@ fn once(call: &CallSite, problem: Problem, message: impl FnOnce() -> String) {
 pub(crate) fn warn_timeout_not_carried(call: &CallSite, policy: &Policy) {
     once(call, Problem::TimeoutNotCarried, || {
         timeout_not_carried(call, policy)
+    });
+}
+
+/// Says, once per site, that `policy`'s circuit breaker cannot hold the
+/// site's attempts back: its error type cannot stand for a refusal.
+#[cfg(feature = "tower")]
+pub(crate) fn warn_breaker_not_carried(call: &CallSite, policy: &Policy) {
+    once(call, Problem::BreakerNotCarried, || {
+        let breaker = policy
+            .breaker()
+            .and_then(|b| b.name())
+            .unwrap_or("<unnamed>");
+        format!(
+            "warning: {} uses retry policy `{}`, whose circuit breaker `{breaker}` cannot hold its \
+             attempts back there: its error type cannot stand for an attempt the breaker refused, so \
+             every attempt is sent even while the breaker is open\n  \
+             fix: add a `#[classify(breaker_open)]` variant to the error type (or return an error type \
+             whose `Classify::from_breaker_open` gives a value), or remove the breaker from this policy",
+            site(call),
+            call.policy
+        )
     });
 }
 

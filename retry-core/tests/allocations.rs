@@ -64,6 +64,33 @@ fn a_first_attempt_success_allocates_nothing() {
     assert_eq!(info.count_total, 0, "{info:?}");
 }
 
+/// A policy whose circuit breaker is closed: asking it and telling it the
+/// outcome allocate nothing (its state is one atomic word, its counts a
+/// fixed ring of atomics).
+#[test]
+fn a_closed_breaker_adds_no_allocation() {
+    let breaker = retrykit_core::CircuitBreaker::builder().build().unwrap();
+    let policy = Policy::builder()
+        .breaker(Some(std::sync::Arc::new(breaker)))
+        .build()
+        .unwrap();
+    let rt = current_thread();
+    let _context = rt.enter();
+    let _ = poll_once(Retry::new(&policy).call(|| async { Ok::<_, Flaky>(1) }));
+    let info = allocation_counter::measure(|| {
+        for _ in 0..100 {
+            let r = poll_once(Retry::new(&policy).call(|| async { Ok::<_, Flaky>(1) }));
+            assert!(matches!(r, Poll::Ready(Ok(1))));
+        }
+    });
+    assert_eq!(info.count_total, 0, "{info:?}");
+    let status = policy
+        .breaker()
+        .unwrap()
+        .status(tokio::time::Instant::now().into_std());
+    assert_eq!(status.attempts, 101, "every attempt was counted");
+}
+
 /// The call's one timer is made once, at the first retry, however many
 /// retries follow; a policy with an attempt timeout makes it at the first
 /// attempt instead.

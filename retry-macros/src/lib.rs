@@ -166,7 +166,14 @@ pub fn retry(attr: TokenStream, item: TokenStream) -> TokenStream {
 ///   `Duration` or `Option<Duration>` field, or a tuple index), and
 ///   `#[classify(timeout)]` on a unit variant (what `from_timeout` builds, so
 ///   the policy's `attempt_timeout` can cancel attempts; class `timeout` unless
-///   given).
+///   given), and `#[classify(breaker_open)]` on a unit variant or on one whose
+///   single field is a `retrykit_core::breaker::BreakerOpen` (what
+///   `from_breaker_open` builds when the policy's circuit breaker refuses an
+///   attempt, so the breaker can hold attempts back; also implements
+///   `CarriesBreakerOpen`). Its class is always **permanent**: the call that
+///   gets it has already waited for the breaker as long as its policy allows,
+///   and a retry around it must not hammer an open breaker. It takes no other
+///   class key.
 /// - On an enum: `#[classify(default = "transient")]` for variants without
 ///   their own, and `#[classify(crate = "path")]`.
 /// - It reads only `classify` attributes, so it composes with `thiserror`.
@@ -189,6 +196,9 @@ pub fn retry(attr: TokenStream, item: TokenStream) -> TokenStream {
 ///     #[error("timed out")]
 ///     #[classify(timeout)]
 ///     TimedOut,
+///     #[error("{0}")]
+///     #[classify(breaker_open)]
+///     Refused(retrykit_core::breaker::BreakerOpen),
 ///     #[error(transparent)]
 ///     #[classify(source)]
 ///     Io(#[from] std::io::Error),
@@ -202,6 +212,11 @@ pub fn retry(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// assert_eq!(ApiError::from(std::io::Error::from(std::io::ErrorKind::NotFound)).class(), Class::Permanent);
 /// assert!(matches!(ApiError::from_timeout(retrykit_core::AttemptTimeout {
 ///     attempt: 1, timeout: Duration::from_secs(1) }), Some(ApiError::TimedOut)));
+/// use retrykit_core::breaker::{BreakerOpen, BreakerState};
+/// let open = BreakerOpen::new(Some("api"), BreakerState::Open, Duration::from_secs(5));
+/// let refused = ApiError::from_breaker_open(open).unwrap();
+/// assert!(matches!(&refused, ApiError::Refused(o) if o.breaker() == Some("api")));
+/// assert_eq!(refused.class(), Class::Permanent);
 /// ```
 #[proc_macro_derive(Classify, attributes(classify))]
 pub fn derive_classify(input: TokenStream) -> TokenStream {

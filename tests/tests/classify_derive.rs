@@ -190,3 +190,79 @@ fn struct_level_source_and_field_level_retry_after() {
         Some(Duration::from_secs(1))
     );
 }
+
+/// The three shapes a `#[classify(breaker_open)]` variant takes.
+mod breaker_open {
+    use retrykit_core::breaker::{BreakerOpen, BreakerState};
+    use retrykit_core::{CarriesBreakerOpen, Class, Classify};
+    use std::time::Duration;
+
+    #[derive(Debug, Classify)]
+    enum Unit {
+        #[classify(transient)]
+        Down,
+        #[classify(breaker_open)]
+        CircuitOpen,
+    }
+
+    #[derive(Debug, Classify)]
+    #[classify(default = "transient")]
+    enum Tuple {
+        Down,
+        #[classify(breaker_open)]
+        Refused(BreakerOpen),
+    }
+
+    #[derive(Debug, Classify)]
+    enum Named {
+        #[classify(breaker_open)]
+        Refused { open: BreakerOpen },
+        #[classify(source)]
+        Io(std::io::Error),
+    }
+
+    #[derive(Debug, Classify)]
+    #[classify(breaker_open)]
+    struct Refusal(BreakerOpen);
+
+    fn open() -> BreakerOpen {
+        BreakerOpen::new(Some("broker"), BreakerState::Open, Duration::from_secs(3))
+    }
+
+    fn carries<E: CarriesBreakerOpen>(e: E) -> E {
+        e
+    }
+
+    #[test]
+    fn from_breaker_open_builds_the_marked_variant_which_is_permanent() {
+        let unit = carries(Unit::from_breaker_open(open()).unwrap());
+        assert!(matches!(unit, Unit::CircuitOpen));
+        assert_eq!(unit.class(), Class::Permanent);
+        let tuple = carries(Tuple::from_breaker_open(open()).unwrap());
+        assert!(matches!(&tuple, Tuple::Refused(o) if *o == open()));
+        assert_eq!(tuple.class(), Class::Permanent);
+        assert_eq!(
+            Tuple::Down.class(),
+            Class::TRANSIENT,
+            "the default still applies elsewhere"
+        );
+        let named = carries(Named::from_breaker_open(open()).unwrap());
+        assert!(
+            matches!(&named, Named::Refused { open: o } if o.retry_in() == Duration::from_secs(3))
+        );
+        assert_eq!(named.class(), Class::Permanent);
+        let refusal = carries(Refusal::from_breaker_open(open()).unwrap());
+        assert_eq!(
+            (refusal.0.breaker(), refusal.class()),
+            (Some("broker"), Class::Permanent)
+        );
+        assert_eq!(Unit::Down.class(), Class::TRANSIENT);
+        let reset = std::io::Error::from(std::io::ErrorKind::ConnectionReset);
+        assert_eq!(Named::Io(reset).class(), Class::TRANSIENT);
+    }
+
+    #[test]
+    fn a_type_without_the_variant_cannot_stand_for_a_refusal() {
+        assert!(super::HttpError::from_breaker_open(open()).is_none());
+    }
+}

@@ -109,7 +109,7 @@ where
             self.refused = true;
             match hedge {
                 true => run.unrefuse(),
-                false => self.last = E::from_breaker_open(open).map(Err),
+                false => self.last = Some(Err(crate::attempt::refusal(open))),
             }
             return;
         }

@@ -10,6 +10,7 @@
 
 use std::time::Duration;
 
+pub use crate::breaker::BreakerOpen;
 pub use crate::classify::{AttemptTimeout, CarriesBreakerOpen, CarriesTimeout, Class, Classify};
 pub use crate::registry::linked::DeclaredClass;
 
@@ -41,6 +42,31 @@ impl RetryAfterField for Duration {
 impl RetryAfterField for Option<Duration> {
     fn retry_after(&self) -> Option<Duration> {
         *self
+    }
+}
+
+/// The field of a `#[classify(breaker_open)]` variant: the
+/// [`BreakerOpen`] itself.
+///
+/// ```
+/// use retrykit_core::__private::derive::BreakerOpenField;
+/// use retrykit_core::breaker::{BreakerOpen, BreakerState};
+/// let open = BreakerOpen::new(Some("db"), BreakerState::Open, Default::default());
+/// assert_eq!(BreakerOpen::from_breaker_open(open.clone()), open);
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "the field of a `#[classify(breaker_open)]` variant must be a `retrykit_core::breaker::BreakerOpen`, found `{Self}`",
+    label = "the engine puts the breaker's refusal here",
+    note = "valid: `#[classify(breaker_open)]` on a unit variant such as `BreakerOpen`, or on a variant whose one field is a `retrykit_core::breaker::BreakerOpen` (`Refused(BreakerOpen)`, `Refused {{ open: BreakerOpen }}`)"
+)]
+pub trait BreakerOpenField: Sized {
+    /// The field holding `open`.
+    fn from_breaker_open(open: BreakerOpen) -> Self;
+}
+
+impl BreakerOpenField for BreakerOpen {
+    fn from_breaker_open(open: BreakerOpen) -> Self {
+        open
     }
 }
 

@@ -29,7 +29,7 @@ where
 
     fn call(&mut self, request: Req) -> Self::Future {
         let policy = self.source.current();
-        self.source.check_timeout::<S::Error>(&policy);
+        self.source.check_carried::<S::Error>(&policy);
         let service = self.take_ready();
         let hooks = SharedHooks(self.hooks.clone());
         Box::pin(async move {

@@ -4,6 +4,7 @@
 //! again are.
 
 use super::{Http, ResponseFuture, RetryService, SharedHooks};
+use crate::breaker::BreakerOpen;
 use crate::classify::{AttemptTimeout, Class, Classify};
 use crate::drive;
 use crate::hooks::{GiveUpEvent, HookSet, RetryEvent, Unrepeatable};
@@ -38,6 +39,10 @@ pub enum FailedAttempt<R> {
     Transport(BoxError),
     /// The attempt ran past the policy's `attempt_timeout`.
     TimedOut(AttemptTimeout),
+    /// The policy's circuit breaker refused the attempt: nothing was sent.
+    /// Permanent; when it ends the call, the caller's `BoxError` downcasts
+    /// to the [`BreakerOpen`].
+    BreakerOpen(BreakerOpen),
 }
 
 impl<R> Classify for FailedAttempt<R> {
@@ -46,6 +51,7 @@ impl<R> Classify for FailedAttempt<R> {
             FailedAttempt::Status { failure, .. } => failure.class,
             FailedAttempt::Transport(_) => Class::TRANSIENT,
             FailedAttempt::TimedOut(_) => Class::TIMEOUT,
+            FailedAttempt::BreakerOpen(_) => Class::Permanent,
         }
     }
     fn retry_after(&self) -> Option<Duration> {
@@ -57,6 +63,9 @@ impl<R> Classify for FailedAttempt<R> {
     fn from_timeout(timeout: AttemptTimeout) -> Option<Self> {
         Some(FailedAttempt::TimedOut(timeout))
     }
+    fn from_breaker_open(open: BreakerOpen) -> Option<Self> {
+        Some(FailedAttempt::BreakerOpen(open))
+    }
 }
 
 impl<R> fmt::Debug for FailedAttempt<R> {
@@ -65,6 +74,7 @@ impl<R> fmt::Debug for FailedAttempt<R> {
             FailedAttempt::Status { failure, .. } => write!(f, "Status({failure})"),
             FailedAttempt::Transport(e) => write!(f, "Transport({e})"),
             FailedAttempt::TimedOut(t) => write!(f, "TimedOut({t})"),
+            FailedAttempt::BreakerOpen(open) => write!(f, "BreakerOpen({open})"),
         }
     }
 }
@@ -77,6 +87,7 @@ impl<R> FailedAttempt<R> {
             FailedAttempt::Status { response, .. } => Ok(response),
             FailedAttempt::Transport(error) => Err(error),
             FailedAttempt::TimedOut(timeout) => Err(Box::new(timeout)),
+            FailedAttempt::BreakerOpen(open) => Err(Box::new(open)),
         }
     }
 }

@@ -80,8 +80,11 @@ pub struct ByClassify;
 /// replay up to the policy's `max_replay_body`; only requests that
 /// [`may_resend`](crate::http::may_resend) are sent again; a failed call
 /// returns the last response (a 503 is still a response), or the last
-/// transport error as a [`BoxError`](crate::http::BoxError). The final
-/// response carries the call's [`Report`](crate::Report) in its extensions.
+/// transport error as a [`BoxError`](crate::http::BoxError); a call the
+/// policy's circuit breaker ended returns a `BoxError` that downcasts to
+/// [`BreakerOpen`](crate::breaker::BreakerOpen). The final response carries
+/// the call's [`Report`](crate::Report) in its extensions (its `refused`
+/// counts the attempts the breaker held back).
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {

@@ -1,5 +1,6 @@
 //! The `Classify` impl: `class`, `retry_after` and, when a variant is marked
-//! `timeout`, `from_timeout`.
+//! `timeout` or `breaker_open`, `from_timeout` or `from_breaker_open` (with
+//! the marker traits `CarriesTimeout` and `CarriesBreakerOpen`).
 
 use super::parse::ClassSpec;
 use super::validate::{Container, Plan};
@@ -96,6 +97,22 @@ pub fn expand(input: &DeriveInput, container: &Container, plans: &[Plan]) -> Tok
             }
         }
     });
+    let from_breaker_open = plans.iter().find_map(|plan| {
+        let refusal = plan.breaker_open.as_ref()?;
+        let pat = path(plan);
+        let build = match &refusal.field {
+            Some((member, ty)) => {
+                let call = on_field(ty, quote! { #private::BreakerOpenField }, "from_breaker_open");
+                quote! { #pat { #member: #call } }
+            }
+            None => quote! { #pat {} },
+        };
+        Some(quote! {
+            fn from_breaker_open(__retry_field: #private::BreakerOpen) -> ::core::option::Option<Self> {
+                ::core::option::Option::Some(#build)
+            }
+        })
+    });
     let class_body = if plans.is_empty() {
         quote! { match *self {} }
     } else {
@@ -130,12 +147,20 @@ pub fn expand(input: &DeriveInput, container: &Container, plans: &[Plan]) -> Tok
             impl #impl_generics #private::CarriesTimeout for #name #ty_generics #where_clause {}
         }
     });
+    // A type with a breaker_open variant can stand for a breaker's refusal.
+    let carries_refusal = from_breaker_open.is_some().then(|| {
+        quote! {
+            #[automatically_derived]
+            impl #impl_generics #private::CarriesBreakerOpen for #name #ty_generics #where_clause {}
+        }
+    });
     quote! {
         const _: () = {
             #(#declared)*
         };
 
         #carries
+        #carries_refusal
 
         #[automatically_derived]
         impl #impl_generics #private::Classify for #name #ty_generics #where_clause {
@@ -144,6 +169,7 @@ pub fn expand(input: &DeriveInput, container: &Container, plans: &[Plan]) -> Tok
             }
             #retry_after
             #from_timeout
+            #from_breaker_open
         }
     }
 }

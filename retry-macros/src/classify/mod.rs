@@ -1,5 +1,6 @@
 //! `#[derive(Classify)]`: per-variant classes, server hints, delegation to a
-//! source field, and the variant that stands for a timed-out attempt.
+//! source field, and the variants that stand for a timed-out attempt and for
+//! an attempt a circuit breaker refused.
 
 mod expand;
 mod parse;
@@ -19,6 +20,27 @@ pub fn derive(input: TokenStream) -> TokenStream {
         Ok((container, plans)) => expand::expand(&input, &container, &plans),
         Err(e) => e.to_compile_error(),
     }
+}
+
+/// Remembers `variant` as the one that stands for `what` (marked `key` at
+/// `span`), or says that another one already does.
+fn only_one<'v>(
+    first: &mut Option<&'v syn::Ident>,
+    span: Option<proc_macro2::Span>,
+    variant: &'v syn::Ident,
+    key: &str,
+    what: &str,
+    choices: &str,
+    errors: &mut Vec<syn::Error>,
+) {
+    let Some(span) = span else { return };
+    if let Some(first) = first {
+        errors.push(syn::Error::new(
+            span,
+            format!("only one variant can stand for {what}, and `{first}` already does; fix: remove `{key}` from one of them{choices}"),
+        ));
+    }
+    first.get_or_insert(variant);
 }
 
 fn plan(input: &DeriveInput) -> Result<(validate::Container, Vec<validate::Plan>), syn::Error> {
@@ -41,6 +63,7 @@ fn plan(input: &DeriveInput) -> Result<(validate::Container, Vec<validate::Plan>
             };
             let mut plans = Vec::new();
             let mut timeout: Option<&syn::Ident> = None;
+            let mut breaker_open: Option<&syn::Ident> = None;
             for v in &data.variants {
                 let before = errors.len();
                 let said = parse::read(&v.attrs, &VARIANT_KEYS, "variant", &mut errors);
@@ -56,15 +79,26 @@ fn plan(input: &DeriveInput) -> Result<(validate::Container, Vec<validate::Plan>
                     container.default.as_ref(),
                     &mut errors,
                 );
-                if let Some(span) = p.timeout {
-                    if let Some(first) = timeout {
-                        errors.push(syn::Error::new(
-                            span,
-                            format!("only one variant can stand for a timed-out attempt, and `{first}` already does; fix: remove `timeout` from one of them"),
-                        ));
-                    }
-                    timeout = Some(&v.ident);
-                }
+                let refusal = p.breaker_open.as_ref().map(|r| r.span);
+                only_one(
+                    &mut timeout,
+                    p.timeout,
+                    &v.ident,
+                    "timeout",
+                    "a timed-out attempt",
+                    "",
+                    &mut errors,
+                );
+                let choices = format!("\n{}", validate::BREAKER_OPEN_CHOICES);
+                only_one(
+                    &mut breaker_open,
+                    refusal,
+                    &v.ident,
+                    "breaker_open",
+                    "an attempt the circuit breaker refused",
+                    &choices,
+                    &mut errors,
+                );
                 plans.push(p);
             }
             (container, plans)

@@ -9,13 +9,14 @@ use syn::spanned::Spanned;
 use syn::{Attribute, Expr, ExprLit, Lit, LitStr, Path};
 
 /// Keys on a variant (or on a struct).
-pub const VARIANT_KEYS: [&str; 6] = [
+pub const VARIANT_KEYS: [&str; 7] = [
     "transient",
     "permanent",
     "class",
     "retry_after",
     "source",
     "timeout",
+    "breaker_open",
 ];
 /// Keys on an enum.
 pub const ENUM_KEYS: [&str; 2] = ["default", "crate"];
@@ -46,6 +47,7 @@ pub struct Said {
     pub retry_after: Option<(Expr, Span)>,
     pub source: Option<Span>,
     pub timeout: Option<Span>,
+    pub breaker_open: Option<Span>,
     pub default: Option<Chosen>,
     pub krate: Option<Path>,
     /// An error was already reported for these attributes: do not add
@@ -99,6 +101,7 @@ pub fn read(attrs: &[Attribute], keys: &[&str], level: &str, errors: &mut Vec<sy
                     }
                 }
                 "timeout" => duplicate(&mut said.timeout, span, "timeout", errors),
+                "breaker_open" => duplicate(&mut said.breaker_open, span, "breaker_open", errors),
                 "class" | "default" => {
                     let lit = string_value(&meta, &key, "\"throttled\"")?;
                     if let Some(chosen) = class_name(&key, &lit, errors) {

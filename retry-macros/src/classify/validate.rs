@@ -17,7 +17,19 @@ pub struct Plan {
     pub source: Option<(Member, Type)>,
     /// Where `timeout` was written, when this variant stands for a timed-out attempt.
     pub timeout: Option<Span>,
+    /// When this variant stands for an attempt a circuit breaker refused.
+    pub breaker_open: Option<Refusal>,
 }
+
+/// A `breaker_open` variant: where the key was written, and the field that
+/// holds the `BreakerOpen` (none for a unit variant).
+pub struct Refusal {
+    pub span: Span,
+    pub field: Option<(Member, Type)>,
+}
+
+/// What a `breaker_open` variant may be: every misuse lists it.
+pub const BREAKER_OPEN_CHOICES: &str = "valid: `#[classify(breaker_open)]` with no other class key (its class is always permanent: an outer retry must not hammer an open breaker), on a unit variant such as `BreakerOpen`, or on a variant whose one field is a `retrykit_core::breaker::BreakerOpen` (`Refused(BreakerOpen)`, `Refused { open: BreakerOpen }`); one such variant per type";
 
 /// Container-level settings.
 pub struct Container {
@@ -73,6 +85,10 @@ pub fn plan(
             retry_after = Some((member, field.ty.clone()));
         }
     }
+
+    let breaker_open = said
+        .breaker_open
+        .map(|span| refusal(span, &what, &mut class, said.timeout, fields, errors));
 
     // `source` on the variant: the marked field, else thiserror's
     // `#[source]`/`#[from]` field, else the only field.
@@ -163,7 +179,47 @@ pub fn plan(
         retry_after,
         source,
         timeout,
+        breaker_open,
     }
+}
+
+/// Checks a `breaker_open` variant: no other class, at most one field (its
+/// type is checked where the expansion builds it). Its class is permanent.
+fn refusal(
+    span: Span,
+    what: &str,
+    class: &mut Option<Chosen>,
+    timeout: Option<Span>,
+    fields: &Fields,
+    errors: &mut Vec<syn::Error>,
+) -> Refusal {
+    let other = match (&*class, timeout) {
+        (Some(chosen), _) => Some(chosen.shown.clone()),
+        (None, Some(_)) => Some("`timeout`".to_owned()),
+        (None, None) => None,
+    };
+    if let Some(other) = other {
+        errors.push(syn::Error::new(
+            span,
+            format!("`breaker_open` conflicts with {other} on {what}: the variant that stands for an attempt the circuit breaker refused has no other class; fix: keep only one of them\n{BREAKER_OPEN_CHOICES}"),
+        ));
+    }
+    if fields.len() > 1 {
+        errors.push(syn::Error::new(
+            span,
+            format!("`breaker_open` marks the variant the engine builds when the circuit breaker refuses an attempt, so it holds at most the `BreakerOpen`, but {what} has {} fields; fix: keep one field of type `retrykit_core::breaker::BreakerOpen`, or none\n{BREAKER_OPEN_CHOICES}", fields.len()),
+        ));
+    }
+    class.get_or_insert(Chosen {
+        spec: ClassSpec::Permanent,
+        span,
+        shown: "`breaker_open`".into(),
+    });
+    let field = match fields.iter().next() {
+        Some(f) if fields.len() == 1 => Some((member(f, 0), f.ty.clone())),
+        _ => None,
+    };
+    Refusal { span, field }
 }
 
 fn member(field: &syn::Field, index: usize) -> Member {

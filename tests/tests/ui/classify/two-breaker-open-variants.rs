@@ -1,0 +1,12 @@
+use retrykit_core::Classify;
+use retrykit_core::breaker::BreakerOpen;
+
+#[derive(Debug, Classify)]
+enum BrokerError {
+    #[classify(breaker_open)]
+    Refused(BreakerOpen),
+    #[classify(breaker_open)]
+    CircuitOpen,
+}
+
+fn main() {}
