@@ -47,11 +47,13 @@ impl Drop for Children {
     }
 }
 
-/// Runs the fleet of `args` in `processes` client processes of `exe`.
+/// Runs the fleet of `args` in `processes` client processes of `exe`,
+/// each given `extra` flags besides its share (a breaker's scope).
 pub(crate) fn measure(
     args: &FleetArgs,
     plan: Plan,
     exe: &std::path::Path,
+    extra: &[String],
 ) -> Result<Measurement, Box<dyn std::error::Error>> {
     // One worker: the server is the measuring instrument, and one thread
     // takes the least CPU from the clients and wakes no other thread.
@@ -89,6 +91,7 @@ pub(crate) fn measure(
                     .iter()
                     .flat_map(|t| ["--throttle".to_owned(), t.to_string()]),
             )
+            .args(extra)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
