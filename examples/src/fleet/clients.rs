@@ -9,7 +9,8 @@
 
 use super::wire::Lane;
 use crate::http::HttpError;
-use retrykit_core::{Ending, Hooks, Policy, Retry, RetryEvent};
+use retrykit_core::breaker::BreakerOpen;
+use retrykit_core::{CarriesBreakerOpen, Class, Classify, Ending, Hooks, Policy, Retry, RetryEvent};
 use retrykit_sim::client_seed;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -112,6 +113,51 @@ pub(crate) async fn connect_all(
     Ok(connections)
 }
 
+/// A client's failed attempt: the server's answer, or a refusal by the
+/// policy's circuit breaker (nothing was sent). `HttpError` alone cannot
+/// stand for a refusal, and then the engine sends the attempt anyway.
+#[derive(Debug)]
+pub(crate) enum CallError {
+    /// The server answered with an error, or the connection failed.
+    Http(HttpError),
+    /// The breaker refused the attempt.
+    Refused(BreakerOpen),
+}
+
+impl std::fmt::Display for CallError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CallError::Http(e) => e.fmt(f),
+            CallError::Refused(open) => open.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for CallError {}
+
+impl Classify for CallError {
+    fn class(&self) -> Class {
+        match self {
+            CallError::Http(e) => e.class(),
+            // Never sent, so never counted: the loop waits for the breaker.
+            CallError::Refused(_) => Class::TRANSIENT,
+        }
+    }
+
+    fn retry_after(&self) -> Option<Duration> {
+        match self {
+            CallError::Http(e) => e.retry_after(),
+            CallError::Refused(_) => None,
+        }
+    }
+
+    fn from_breaker_open(open: BreakerOpen) -> Option<Self> {
+        Some(CallError::Refused(open))
+    }
+}
+
+impl CarriesBreakerOpen for CallError {}
+
 /// When one client's next call is due: the loop's `on_retry` hook turns
 /// each retry's wait into this instant, which the next call carries so the
 /// server can tell a late timer.
@@ -121,7 +167,7 @@ struct DueInstant {
 }
 
 impl DueInstant {
-    fn on_retry(&self, event: &RetryEvent<'_, HttpError>) {
+    fn on_retry(&self, event: &RetryEvent<'_, CallError>) {
         let due = Instant::now() + event.wait;
         let us = due.saturating_duration_since(self.origin).as_micros();
         self.due_us
@@ -147,12 +193,12 @@ pub(crate) async fn run_client(
     let attempts = AtomicU32::new(0);
     let call = Retry::new(&policy)
         .seed(client_seed(seed, u64::from(index)))
-        .hooks(Hooks::new().on_retry(|e: &RetryEvent<'_, HttpError>| due.on_retry(e)))
+        .hooks(Hooks::new().on_retry(|e: &RetryEvent<'_, CallError>| due.on_retry(e)))
         .call_with_report(|| {
             let attempt = attempts.fetch_add(1, Ordering::Relaxed) + 1;
             let due_us = due.due_us.load(Ordering::Relaxed);
             let lane = &lane;
-            async move { lane.call(attempt, due_us).await }
+            async move { lane.call(attempt, due_us).await.map_err(CallError::Http) }
         });
     let finish = match tokio::time::timeout_at((origin + limit).into(), call).await {
         Ok((_, report)) if report.ending == Ending::Success => Finish::Succeeded,

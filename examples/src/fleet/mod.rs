@@ -127,6 +127,18 @@ pub(crate) fn herd(args: &FleetArgs) -> Herd {
     }
 }
 
+/// The scenario for the fleet as `plan` lays it out: a policy's breaker,
+/// if it has one, is each client process's own, so the prediction gives
+/// each of the plan's processes one (`--breaker` runs each scope apart).
+fn herd_of(args: &FleetArgs, plan: Plan) -> Herd {
+    Herd {
+        breaker: retrykit_sim::BreakerScope::Local {
+            processes: plan.processes,
+        },
+        ..herd(args)
+    }
+}
+
 /// Whether the prediction models the clients' timer: only when it is no
 /// finer than the tick (retrykit-sim moves a tick at a time; a finer timer
 /// changes nothing a tick can show, and the report says so).
@@ -180,7 +192,7 @@ pub fn run(args: &FleetArgs) -> Result<String, Box<dyn Error>> {
     }
     // The plain prediction first, so that it does not take CPU from the
     // fleet; it depends on no measurement, so every run shares it.
-    let plain = Outcome::predicted(&herd(args).run(&policy)?);
+    let plain = Outcome::predicted(&herd_of(args, plan).run(&policy)?);
     let exe = std::env::current_exe()?;
     let mut runs = Vec::with_capacity(args.repeat as usize);
     for _ in 0..args.repeat {
@@ -242,7 +254,7 @@ fn run_once<'a>(
         Some(rate) => {
             let herd = Herd {
                 send: Some(rate.model()),
-                ..herd(args)
+                ..herd_of(args, plan)
             };
             Some((rate, Outcome::predicted(&herd.run(policy)?)))
         }
