@@ -338,7 +338,14 @@ fn help_opens_with_what_fleet_does() {
 fn breaker_compare_runs_none_local_and_fleet_beside_their_predictions() {
     let config = concat!(env!("CARGO_MANIFEST_DIR"), "/fleet-breaker.toml");
     let out = Command::new(env!("CARGO_BIN_EXE_fleet"))
-        .args(["--config", config, "--policy", "broker", "--breaker", "compare"])
+        .args([
+            "--config",
+            config,
+            "--policy",
+            "broker",
+            "--breaker",
+            "compare",
+        ])
         .args(["--clients", "400", "--processes", "2", "--seed", "3"])
         .args(["--outage", "1s", "--capacity", "10", "--tick", "10ms"])
         .args(["--horizon", "20s", "--format", "json"])
@@ -351,7 +358,10 @@ fn breaker_compare_runs_none_local_and_fleet_beside_their_predictions() {
     assert_eq!(v["fleet"]["processes"], 2, "{v}");
     assert_eq!(v["fleet"]["breaker"], "compare");
     let runs = v["runs"].as_array().expect("one run per scope");
-    let scopes: Vec<&str> = runs.iter().map(|r| r["breaker"].as_str().unwrap()).collect();
+    let scopes: Vec<&str> = runs
+        .iter()
+        .map(|r| r["breaker"].as_str().unwrap())
+        .collect();
     assert_eq!(scopes, ["none", "local", "fleet"]);
     let n = |o: &Value, k: &str| o[k].as_f64().unwrap_or_else(|| panic!("{k}: {o}"));
     for r in runs {
@@ -406,10 +416,20 @@ fn breaker_flags_are_refused_naming_the_fix() {
     ] {
         assert!(stderr.contains(e), "no `{e}` in {stderr}");
     }
-    let out = fleet(&["--policy", "outbox", "--breaker", "compare", "--repeat", "2"]);
+    let out = fleet(&[
+        "--policy",
+        "outbox",
+        "--breaker",
+        "compare",
+        "--repeat",
+        "2",
+    ]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "accepted");
-    assert!(stderr.contains("--repeat 2") && stderr.contains("--breaker"), "{stderr}");
+    assert!(
+        stderr.contains("--repeat 2") && stderr.contains("--breaker"),
+        "{stderr}"
+    );
     let out = fleet(&["--policy", "outbox", "--breaker", "global"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "accepted");

@@ -106,7 +106,10 @@ impl BreakerComparison<'_> {
             "GAVE UP",
             "PREDICTED"
         );
-        let drain = |f: &Figures| f.drain.map_or("-".to_owned(), |d| format!("{:.2}s", d.as_secs_f64()));
+        let drain = |f: &Figures| {
+            f.drain
+                .map_or("-".to_owned(), |d| format!("{:.2}s", d.as_secs_f64()))
+        };
         for r in &self.runs {
             let (p, m) = (&r.predicted, &r.measured);
             let _ = writeln!(

@@ -89,15 +89,25 @@ pub(crate) fn scoped(
         (_, None) => return Err(no_breaker(name, mode).into()),
         (BreakerMode::Local, Some(b)) => Some(b.to_builder().build()?),
         (BreakerMode::Fleet, Some(b)) => {
-            let store = store.ok_or("--breaker fleet in a client process needs --child-breaker-store")?;
+            let store =
+                store.ok_or("--breaker fleet in a client process needs --child-breaker-store")?;
             let key = b.name().unwrap_or(name).to_owned();
-            Some(b.to_builder().build()?.with_fleet(FleetOptions::new(key, store))?)
+            Some(
+                b.to_builder()
+                    .build()?
+                    .with_fleet(FleetOptions::new(key, store))?,
+            )
         }
         (BreakerMode::Compare, Some(_)) => {
-            return Err("--breaker compare runs the scopes one after another; a client process runs one".into());
+            return Err(
+                "--breaker compare runs the scopes one after another; a client process runs one"
+                    .into(),
+            );
         }
     };
-    Ok(Arc::new(policy.to_builder().breaker(breaker.map(Arc::new)).build()?))
+    Ok(Arc::new(
+        policy.to_builder().breaker(breaker.map(Arc::new)).build()?,
+    ))
 }
 
 fn no_breaker(policy: &str, mode: BreakerMode) -> String {
@@ -260,9 +270,14 @@ mod tests {
     fn a_scope_without_a_breaker_is_refused_naming_the_fix() {
         let plain = Arc::new(Policy::builder().build().unwrap());
         for mode in [BreakerMode::Local, BreakerMode::Fleet, BreakerMode::Compare] {
-            let err = scoped(plain.clone(), "outbox", Some(mode), Some("redis://127.0.0.1:1/"))
-                .unwrap_err()
-                .to_string();
+            let err = scoped(
+                plain.clone(),
+                "outbox",
+                Some(mode),
+                Some("redis://127.0.0.1:1/"),
+            )
+            .unwrap_err()
+            .to_string();
             assert!(err.contains(&format!("--breaker {}", mode.name())), "{err}");
             assert!(err.contains("RETRY_POLICY__OUTBOX__BREAKER=NAME"), "{err}");
         }
@@ -282,8 +297,20 @@ mod tests {
         assert!(lb.same_settings(b));
         assert!(lb.fleet_status().is_none(), "local");
         // Nothing listens on port 1: the fleet breaker falls back, but it is one.
-        let fleet = scoped(policy.clone(), "broker", Some(BreakerMode::Fleet), Some("redis://127.0.0.1:1/")).unwrap();
-        assert!(fleet.breaker().expect("a fleet breaker").fleet_status().is_some());
+        let fleet = scoped(
+            policy.clone(),
+            "broker",
+            Some(BreakerMode::Fleet),
+            Some("redis://127.0.0.1:1/"),
+        )
+        .unwrap();
+        assert!(
+            fleet
+                .breaker()
+                .expect("a fleet breaker")
+                .fleet_status()
+                .is_some()
+        );
         let err = scoped(policy.clone(), "broker", Some(BreakerMode::Fleet), None).unwrap_err();
         assert!(err.to_string().contains("--child-breaker-store"), "{err}");
         let none = scoped(policy, "broker", Some(BreakerMode::None), None).unwrap();
@@ -292,7 +319,18 @@ mod tests {
 
     #[test]
     fn the_prediction_divides_the_breaker_as_the_fleet_does() {
-        let a = args(&["--policy", "broker", "--clients", "400", "--outage", "1s", "--tick", "10ms", "--capacity", "10"]);
+        let a = args(&[
+            "--policy",
+            "broker",
+            "--clients",
+            "400",
+            "--outage",
+            "1s",
+            "--tick",
+            "10ms",
+            "--capacity",
+            "10",
+        ]);
         let (policy, _) = super::super::load_policy(&a).unwrap();
         let two = Plan {
             processes: 2,
@@ -306,14 +344,20 @@ mod tests {
         );
         // Every first call goes out; the breakers hold retries back.
         assert!(none.outage_calls > local.outage_calls, "{none:?} {local:?}");
-        assert!(local.outage_calls >= fleet.outage_calls, "{local:?} {fleet:?}");
+        assert!(
+            local.outage_calls >= fleet.outage_calls,
+            "{local:?} {fleet:?}"
+        );
         assert!(fleet.outage_calls >= 400, "{fleet:?}");
         let one = Plan {
             processes: 1,
             ..two
         };
         // One process: its local breaker is the fleet's.
-        assert_eq!(predict(&a, one, &policy, BreakerMode::Local).unwrap(), fleet);
+        assert_eq!(
+            predict(&a, one, &policy, BreakerMode::Local).unwrap(),
+            fleet
+        );
     }
 
     #[test]
@@ -329,12 +373,18 @@ mod tests {
             after_us,
             attempts: 1,
         };
-        let ended = [client(Finish::Succeeded, 2_500_000), client(Finish::GaveUp, 1_200_000)];
+        let ended = [
+            client(Finish::Succeeded, 2_500_000),
+            client(Finish::GaveUp, 1_200_000),
+        ];
         let f = Figures::measured(&server, &ended, 2, Duration::from_secs(1));
         assert_eq!((f.outage_calls, f.peak_after, f.calls), (8, 7, 17));
         assert_eq!((f.successes, f.give_ups), (1, 1));
         assert_eq!(f.drain, Some(Duration::from_millis(1500)));
         let cut = [client(Finish::Unfinished, 60_000_000)];
-        assert_eq!(Figures::measured(&server, &cut, 2, Duration::from_secs(1)).drain, None);
+        assert_eq!(
+            Figures::measured(&server, &cut, 2, Duration::from_secs(1)).drain,
+            None
+        );
     }
 }

@@ -10,7 +10,9 @@
 use super::wire::Lane;
 use crate::http::HttpError;
 use retrykit_core::breaker::BreakerOpen;
-use retrykit_core::{CarriesBreakerOpen, Class, Classify, Ending, Hooks, Policy, Retry, RetryEvent};
+use retrykit_core::{
+    CarriesBreakerOpen, Class, Classify, Ending, Hooks, Policy, Retry, RetryEvent,
+};
 use retrykit_sim::client_seed;
 use std::net::SocketAddr;
 use std::sync::Arc;

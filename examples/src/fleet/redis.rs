@@ -46,10 +46,14 @@ impl PrivateRedis {
         let since = Instant::now();
         while !redis.answers_ping() {
             if let Ok(Some(status)) = redis.child.try_wait() {
-                return Err(format!("redis-server on port {port} exited at start ({status})").into());
+                return Err(
+                    format!("redis-server on port {port} exited at start ({status})").into(),
+                );
             }
             if since.elapsed() > START_WITHIN {
-                return Err(format!("redis-server on port {port} did not answer within 10s").into());
+                return Err(
+                    format!("redis-server on port {port} did not answer within 10s").into(),
+                );
             }
             std::thread::sleep(Duration::from_millis(5));
         }
