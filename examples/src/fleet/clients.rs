@@ -292,6 +292,55 @@ mod tests {
         assert_eq!((counts.first_calls, counts.retries), (vec![2], vec![2]));
     }
 
+    /// With `HttpError` alone the engine sent refused attempts anyway.
+    #[tokio::test]
+    async fn an_open_breaker_keeps_a_client_s_attempt_from_the_server() {
+        let service = Service {
+            tick: Duration::from_secs(60),
+            outage: Duration::from_secs(60),
+            capacity: 1,
+            ticks: 1,
+            clients: 2,
+        };
+        let server = FleetServer::bind(service, Duration::from_millis(1))
+            .await
+            .unwrap();
+        let lanes = connect_all(server.addr(), 1, None).await.unwrap();
+        let origin = Instant::now();
+        server.start(origin);
+        let minute = Duration::from_secs(60);
+        let breaker = retrykit_core::breaker::CircuitBreaker::builder()
+            .min_calls(1)
+            .open_for(minute)
+            .max_open_for(minute)
+            .build()
+            .unwrap();
+        let policy = three_quick_calls()
+            .to_builder()
+            .deadline(Some(Duration::from_secs(5)))
+            .breaker(Some(Arc::new(breaker)))
+            .build()
+            .unwrap();
+        let policy = Arc::new(policy);
+        let limit = Duration::from_secs(10);
+        // The first client's failed call opens the breaker for a minute;
+        // its retries and the second client's call end at once, never sent.
+        let first = run_client(policy.clone(), 0, 0, lanes[0].clone(), origin, limit).await;
+        let second = run_client(policy, 0, 1, lanes[0].clone(), origin, limit).await;
+        assert_eq!(
+            (first.finish, first.attempts),
+            (Finish::GaveUp, 1),
+            "{first:?}"
+        );
+        assert_eq!(
+            (second.finish, second.attempts),
+            (Finish::GaveUp, 0),
+            "{second:?}"
+        );
+        let counts = server.counts();
+        assert_eq!((counts.first_calls, counts.retries), (vec![1], vec![0]));
+    }
+
     #[tokio::test]
     async fn a_client_still_retrying_at_the_limit_is_unfinished() {
         let service = Service {
