@@ -292,9 +292,8 @@ mod tests {
         assert_eq!((counts.first_calls, counts.retries), (vec![2], vec![2]));
     }
 
-    /// With `HttpError` alone the engine sent refused attempts anyway.
-    #[tokio::test]
-    async fn an_open_breaker_keeps_a_client_s_attempt_from_the_server() {
+    /// A server down for a minute, started now, and one lane to it.
+    async fn down_for_a_minute() -> (FleetServer, Lane, Instant) {
         let service = Service {
             tick: Duration::from_secs(60),
             outage: Duration::from_secs(60),
@@ -305,9 +304,16 @@ mod tests {
         let server = FleetServer::bind(service, Duration::from_millis(1))
             .await
             .unwrap();
-        let lanes = connect_all(server.addr(), 1, None).await.unwrap();
+        let lane = Lane::open(server.addr(), None).await.unwrap();
         let origin = Instant::now();
         server.start(origin);
+        (server, lane, origin)
+    }
+
+    /// With `HttpError` alone the engine sent refused attempts anyway.
+    #[tokio::test]
+    async fn an_open_breaker_keeps_a_client_s_attempt_from_the_server() {
+        let (server, lane, origin) = down_for_a_minute().await;
         let minute = Duration::from_secs(60);
         let breaker = retrykit_core::breaker::CircuitBreaker::builder()
             .min_calls(1)
@@ -325,8 +331,8 @@ mod tests {
         let limit = Duration::from_secs(10);
         // The first client's failed call opens the breaker for a minute;
         // its retries and the second client's call end at once, never sent.
-        let first = run_client(policy.clone(), 0, 0, lanes[0].clone(), origin, limit).await;
-        let second = run_client(policy, 0, 1, lanes[0].clone(), origin, limit).await;
+        let first = run_client(policy.clone(), 0, 0, lane.clone(), origin, limit).await;
+        let second = run_client(policy, 0, 1, lane, origin, limit).await;
         assert_eq!(
             (first.finish, first.attempts),
             (Finish::GaveUp, 1),
@@ -343,19 +349,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_client_still_retrying_at_the_limit_is_unfinished() {
-        let service = Service {
-            tick: Duration::from_secs(60),
-            outage: Duration::from_secs(60),
-            capacity: 1,
-            ticks: 1,
-            clients: 2,
-        };
-        let server = FleetServer::bind(service, Duration::from_millis(1))
-            .await
-            .unwrap();
-        let lanes = connect_all(server.addr(), 1, None).await.unwrap();
-        let origin = Instant::now();
-        server.start(origin);
+        let (_server, lane, origin) = down_for_a_minute().await;
         let endless = Policy::builder()
             .base(Duration::from_millis(1))
             .cap(Duration::from_millis(1))
@@ -364,7 +358,7 @@ mod tests {
             .build()
             .unwrap();
         let limit = Duration::from_millis(5);
-        let o = run_client(Arc::new(endless), 0, 0, lanes[0].clone(), origin, limit).await;
+        let o = run_client(Arc::new(endless), 0, 0, lane, origin, limit).await;
         assert_eq!(o.finish, Finish::Unfinished, "{o:?}");
         assert!(o.attempts >= 1 && o.after_us >= 5_000, "{o:?}");
     }
