@@ -378,6 +378,22 @@ fn breaker_compare_runs_none_local_and_fleet_beside_their_predictions() {
                 assert_eq!(n(o, "successes") + n(o, "give_ups"), 400.0, "{r}");
             }
         }
+        assert_eq!(n(p, "first_calls"), 400.0, "{r}");
+        let first = n(m, "first_calls");
+        let said = |start: &str| {
+            v["warnings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|w| w.as_str().unwrap().starts_with(start))
+        };
+        let scope = r["breaker"].as_str().unwrap();
+        // A first call the breaker refused is never hidden.
+        assert_eq!(
+            said(&format!("{scope}: {first} of 400 first calls")),
+            first < 400.0,
+            "{v}"
+        );
         let diff = (n(m, "outage_calls") - n(p, "outage_calls")) / n(p, "outage_calls");
         assert!((n(r, "outage_calls_diff") - diff).abs() < 1e-9, "{r}");
         assert_eq!(r["outage_calls_within"], Value::Bool(diff.abs() <= 0.2));

@@ -25,6 +25,7 @@ fn figures_json(f: &Figures) -> Value {
         "outage_calls": f.outage_calls,
         "peak_after_outage": f.peak_after,
         "drain_ms": f.drain.map(ms),
+        "first_calls": f.first_calls,
         "calls": f.calls,
         "successes": f.successes,
         "give_ups": f.give_ups,

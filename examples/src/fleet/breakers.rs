@@ -130,6 +130,8 @@ pub(crate) struct Figures {
     /// From the outage's end until every client succeeded or gave up;
     /// `None` when some were still retrying at the horizon.
     pub(crate) drain: Option<Duration>,
+    /// First calls (one per client, unless a breaker refused it).
+    pub(crate) first_calls: u64,
     /// Every call.
     pub(crate) calls: u64,
     /// Clients whose call succeeded.
@@ -145,6 +147,7 @@ impl Figures {
             outage_calls: r.outage_calls,
             peak_after: r.peak_after_outage,
             drain: r.drain,
+            first_calls: r.first_wave,
             calls: r.calls,
             successes: r.successes,
             give_ups: r.give_ups,
@@ -169,6 +172,7 @@ impl Figures {
             outage_calls,
             peak_after,
             drain,
+            first_calls: server.first_calls.iter().map(|&n| u64::from(n)).sum(),
             calls: server.calls(),
             successes: count(Finish::Succeeded),
             give_ups: count(Finish::GaveUp),
@@ -184,6 +188,26 @@ pub(crate) struct ScopeRun {
     pub(crate) measured: Figures,
     /// Whether the machine delivered the calls when their timers said.
     pub(crate) kept_up: bool,
+}
+
+impl ScopeRun {
+    /// What this run did that the prediction does not model, one sentence each.
+    pub(crate) fn warnings(&self, clients: u32) -> Vec<String> {
+        let mut w = Vec::new();
+        let scope = self.scope.name();
+        if !self.kept_up {
+            w.push(format!(
+                "{scope}: the machine could not keep up (calls reached the server ticks after their timers; see the default run's keeping_up)"
+            ));
+        }
+        if self.measured.first_calls < u64::from(clients) {
+            w.push(format!(
+                "{scope}: {} of {clients} first calls reached the server: the breaker refused those the machine delivered after it opened (the simulator sends every first call in tick 0)",
+                self.measured.first_calls
+            ));
+        }
+        w
+    }
 }
 
 /// The simulator's figures for `scope`, the breaker divided as the
@@ -379,6 +403,7 @@ mod tests {
         ];
         let f = Figures::measured(&server, &ended, 2, Duration::from_secs(1));
         assert_eq!((f.outage_calls, f.peak_after, f.calls), (8, 7, 17));
+        assert_eq!(f.first_calls, 5);
         assert_eq!((f.successes, f.give_ups), (1, 1));
         assert_eq!(f.drain, Some(Duration::from_millis(1500)));
         let cut = [client(Finish::Unfinished, 60_000_000)];

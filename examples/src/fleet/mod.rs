@@ -224,6 +224,9 @@ fn run_breakers(
         );
     }
     let runs = breakers::run_scopes(args, plan, policy, &std::env::current_exe()?)?;
+    for r in &runs {
+        warnings.extend(r.warnings(args.clients));
+    }
     let report = breaker_report::BreakerComparison {
         args,
         policy,
