@@ -197,7 +197,7 @@ impl ScopeRun {
         let scope = self.scope.name();
         if !self.kept_up {
             w.push(format!(
-                "{scope}: the machine could not keep up (calls reached the server ticks after their timers; see the default run's keeping_up)"
+                "{scope}: the machine could not keep up: more than 1% of calls reached the server ticks after their timers, or the first wave over more than one tick"
             ));
         }
         if self.measured.first_calls < u64::from(clients) {
