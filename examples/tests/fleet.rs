@@ -398,6 +398,18 @@ fn breaker_compare_runs_none_local_and_fleet_beside_their_predictions() {
         assert!((n(r, "outage_calls_diff") - diff).abs() < 1e-9, "{r}");
         assert_eq!(r["outage_calls_within"], Value::Bool(diff.abs() <= 0.2));
     }
+    // Only the fleet run has a store, and says how often its processes
+    // fell back to their local breakers (Redis later than its timeout).
+    assert!(runs[0]["store_fallbacks"].is_null() && runs[1]["store_fallbacks"].is_null());
+    let fallbacks = runs[2]["store_fallbacks"]
+        .as_u64()
+        .expect("the fleet run's");
+    let warned = v["warnings"].as_array().unwrap().iter().any(|w| {
+        w.as_str()
+            .unwrap()
+            .starts_with("fleet: the processes fell back")
+    });
+    assert_eq!(warned, fallbacks > 0, "{v}");
     let outage = |i: usize, side: &str| n(&runs[i][side], "outage_calls");
     // Without a breaker each client retries through the whole outage; a
     // breaker opens on the first wave and holds the retries back, on the

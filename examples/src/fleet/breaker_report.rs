@@ -175,6 +175,7 @@ impl BreakerComparison<'_> {
                     "drain_diff": r.drain_diff(),
                     "outage_calls_within": r.within(),
                     "kept_up": r.kept_up,
+                    "store_fallbacks": r.fallbacks,
                 })
             })
             .collect();

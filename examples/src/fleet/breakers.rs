@@ -188,6 +188,8 @@ pub(crate) struct ScopeRun {
     pub(crate) measured: Figures,
     /// Whether the machine delivered the calls when their timers said.
     pub(crate) kept_up: bool,
+    /// Times the fleet breakers fell back to local ones (fleet runs).
+    pub(crate) fallbacks: Option<u64>,
 }
 
 impl ScopeRun {
@@ -204,6 +206,11 @@ impl ScopeRun {
             w.push(format!(
                 "{scope}: {} of {clients} first calls reached the server: the breaker refused those the machine delivered after it opened (the simulator sends every first call in tick 0)",
                 self.measured.first_calls
+            ));
+        }
+        if let Some(n) = self.fallbacks.filter(|&n| n > 0) {
+            w.push(format!(
+                "{scope}: the processes fell back to their local breakers {n} times (Redis answered later than the fleet link's timeout), so the fleet breaker was partly local"
             ));
         }
         w
@@ -267,6 +274,7 @@ pub(crate) fn run_scopes(
             predicted,
             measured: Figures::measured(&m.server, &m.clients, outage_ticks, args.outage),
             kept_up: KeepingUp::of(&m.server, &m.clients).kept_up(),
+            fallbacks: m.fallbacks,
         });
     }
     Ok(runs)
