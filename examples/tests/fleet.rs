@@ -327,3 +327,139 @@ fn help_opens_with_what_fleet_does() {
         assert!(!help.contains(leaked), "`{leaked}` in:\n{help}");
     }
 }
+
+/// Issue 29: `--breaker compare` runs the outage three times, without the
+/// policy's breaker, with one per client process and with one shared
+/// through a private redis-server, each beside the simulator's prediction
+/// for the same division. Real time (about three short fleets); the
+/// assertions are on structure and on what a breaker must change, with
+/// bounds wide enough for a loaded machine.
+#[test]
+fn breaker_compare_runs_none_local_and_fleet_beside_their_predictions() {
+    let config = concat!(env!("CARGO_MANIFEST_DIR"), "/fleet-breaker.toml");
+    let out = Command::new(env!("CARGO_BIN_EXE_fleet"))
+        .args([
+            "--config",
+            config,
+            "--policy",
+            "broker",
+            "--breaker",
+            "compare",
+        ])
+        .args(["--clients", "400", "--processes", "2", "--seed", "3"])
+        .args(["--outage", "1s", "--capacity", "10", "--tick", "10ms"])
+        .args(["--horizon", "20s", "--format", "json"])
+        .env_remove("RETRY_PROFILE")
+        .output()
+        .expect("run the fleet binary");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let v: Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    assert_eq!(v["fleet"]["processes"], 2, "{v}");
+    assert_eq!(v["fleet"]["breaker"], "compare");
+    let runs = v["runs"].as_array().expect("one run per scope");
+    let scopes: Vec<&str> = runs
+        .iter()
+        .map(|r| r["breaker"].as_str().unwrap())
+        .collect();
+    assert_eq!(scopes, ["none", "local", "fleet"]);
+    let n = |o: &Value, k: &str| o[k].as_f64().unwrap_or_else(|| panic!("{k}: {o}"));
+    for r in runs {
+        let (p, m) = (&r["predicted"], &r["measured"]);
+        assert_eq!(keys(p), keys(m), "{r}");
+        // The whole first wave reaches the simulated server during the
+        // outage; a real fleet breaker may already refuse the last first
+        // calls a loaded machine delivers late.
+        assert!(n(p, "outage_calls") >= 400.0, "{r}");
+        assert!(n(m, "outage_calls") >= 200.0, "{r}");
+        for o in [p, m] {
+            assert!(n(o, "calls") >= n(o, "outage_calls"), "{r}");
+            if o["drain_ms"].is_number() {
+                assert_eq!(n(o, "successes") + n(o, "give_ups"), 400.0, "{r}");
+            }
+        }
+        assert_eq!(n(p, "first_calls"), 400.0, "{r}");
+        let first = n(m, "first_calls");
+        let said = |start: &str| {
+            v["warnings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|w| w.as_str().unwrap().starts_with(start))
+        };
+        let scope = r["breaker"].as_str().unwrap();
+        // A first call the breaker refused is never hidden.
+        assert_eq!(
+            said(&format!("{scope}: {first} of 400 first calls")),
+            first < 400.0,
+            "{v}"
+        );
+        let diff = (n(m, "outage_calls") - n(p, "outage_calls")) / n(p, "outage_calls");
+        assert!((n(r, "outage_calls_diff") - diff).abs() < 1e-9, "{r}");
+        assert_eq!(r["outage_calls_within"], Value::Bool(diff.abs() <= 0.2));
+    }
+    // Only the fleet run has a store, and says how often its processes
+    // fell back to their local breakers (Redis later than its timeout).
+    assert!(runs[0]["store_fallbacks"].is_null() && runs[1]["store_fallbacks"].is_null());
+    let fallbacks = runs[2]["store_fallbacks"]
+        .as_u64()
+        .expect("the fleet run's");
+    let warned = v["warnings"].as_array().unwrap().iter().any(|w| {
+        w.as_str()
+            .unwrap()
+            .starts_with("fleet: the processes fell back")
+    });
+    assert_eq!(warned, fallbacks > 0, "{v}");
+    let outage = |i: usize, side: &str| n(&runs[i][side], "outage_calls");
+    // Without a breaker each client retries through the whole outage; a
+    // breaker opens on the first wave and holds the retries back, on the
+    // simulator's side and the server's.
+    for side in ["predicted", "measured"] {
+        for with in [1, 2] {
+            assert!(
+                outage(with, side) < 0.6 * outage(0, side),
+                "{side}: {} vs none {}; {v}",
+                outage(with, side),
+                outage(0, side)
+            );
+        }
+    }
+    assert!(outage(2, "predicted") <= outage(1, "predicted"), "{v}");
+    assert_eq!(
+        v["verdict"]["outage_calls_within"],
+        Value::Bool(runs.iter().all(|r| r["outage_calls_within"] == true))
+    );
+}
+
+#[test]
+fn breaker_flags_are_refused_naming_the_fix() {
+    let out = fleet(&["--policy", "outbox", "--breaker", "local"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "accepted");
+    for e in [
+        "--breaker local",
+        "`outbox` names no circuit breaker",
+        "RETRY_POLICY__OUTBOX__BREAKER=NAME",
+        "--breaker none",
+    ] {
+        assert!(stderr.contains(e), "no `{e}` in {stderr}");
+    }
+    let out = fleet(&[
+        "--policy",
+        "outbox",
+        "--breaker",
+        "compare",
+        "--repeat",
+        "2",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "accepted");
+    assert!(
+        stderr.contains("--repeat 2") && stderr.contains("--breaker"),
+        "{stderr}"
+    );
+    let out = fleet(&["--policy", "outbox", "--breaker", "global"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "accepted");
+    assert!(stderr.contains("none, local, fleet, compare"), "{stderr}");
+}

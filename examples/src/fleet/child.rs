@@ -4,7 +4,9 @@
 //! The protocol with the coordinator, one line each way at a time:
 //! `ready EPOCH_NS` (stdout; the wall-clock time this process's tokio timer
 //! counts its milliseconds from), `go START_NS` (stdin; the common start, in
-//! wall-clock nanoseconds), then a `client ...` line per client and `done`.
+//! wall-clock nanoseconds), then a `client ...` line per client, with a
+//! fleet breaker `fallbacks N` (times it fell back to its local breaker),
+//! and `done`.
 
 use super::clients::{connect_all, run_client};
 use std::io::{BufRead, Write};
@@ -112,6 +114,11 @@ pub(crate) fn run(plan: ChildPlan) -> std::io::Result<()> {
     let mut out = std::io::BufWriter::new(stdout);
     for outcome in outcomes {
         writeln!(out, "{}", outcome.to_line())?;
+    }
+    // A fleet breaker says how often this process fell back to its local
+    // breaker (Redis slower than its timeout): the fleet run was partly local.
+    if let Some(status) = plan.policy.breaker().and_then(|b| b.fleet_status()) {
+        writeln!(out, "fallbacks {}", status.fallbacks)?;
     }
     writeln!(out, "done")?;
     out.flush()

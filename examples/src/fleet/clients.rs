@@ -9,7 +9,10 @@
 
 use super::wire::Lane;
 use crate::http::HttpError;
-use retrykit_core::{Ending, Hooks, Policy, Retry, RetryEvent};
+use retrykit_core::breaker::BreakerOpen;
+use retrykit_core::{
+    CarriesBreakerOpen, Class, Classify, Ending, Hooks, Policy, Retry, RetryEvent,
+};
 use retrykit_sim::client_seed;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -112,6 +115,51 @@ pub(crate) async fn connect_all(
     Ok(connections)
 }
 
+/// A client's failed attempt: the server's answer, or a refusal by the
+/// policy's circuit breaker (nothing was sent). `HttpError` alone cannot
+/// stand for a refusal, and then the engine sends the attempt anyway.
+#[derive(Debug)]
+pub(crate) enum CallError {
+    /// The server answered with an error, or the connection failed.
+    Http(HttpError),
+    /// The breaker refused the attempt.
+    Refused(BreakerOpen),
+}
+
+impl std::fmt::Display for CallError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CallError::Http(e) => e.fmt(f),
+            CallError::Refused(open) => open.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for CallError {}
+
+impl Classify for CallError {
+    fn class(&self) -> Class {
+        match self {
+            CallError::Http(e) => e.class(),
+            // Never sent, so never counted: the loop waits for the breaker.
+            CallError::Refused(_) => Class::TRANSIENT,
+        }
+    }
+
+    fn retry_after(&self) -> Option<Duration> {
+        match self {
+            CallError::Http(e) => e.retry_after(),
+            CallError::Refused(_) => None,
+        }
+    }
+
+    fn from_breaker_open(open: BreakerOpen) -> Option<Self> {
+        Some(CallError::Refused(open))
+    }
+}
+
+impl CarriesBreakerOpen for CallError {}
+
 /// When one client's next call is due: the loop's `on_retry` hook turns
 /// each retry's wait into this instant, which the next call carries so the
 /// server can tell a late timer.
@@ -121,7 +169,7 @@ struct DueInstant {
 }
 
 impl DueInstant {
-    fn on_retry(&self, event: &RetryEvent<'_, HttpError>) {
+    fn on_retry(&self, event: &RetryEvent<'_, CallError>) {
         let due = Instant::now() + event.wait;
         let us = due.saturating_duration_since(self.origin).as_micros();
         self.due_us
@@ -147,12 +195,12 @@ pub(crate) async fn run_client(
     let attempts = AtomicU32::new(0);
     let call = Retry::new(&policy)
         .seed(client_seed(seed, u64::from(index)))
-        .hooks(Hooks::new().on_retry(|e: &RetryEvent<'_, HttpError>| due.on_retry(e)))
+        .hooks(Hooks::new().on_retry(|e: &RetryEvent<'_, CallError>| due.on_retry(e)))
         .call_with_report(|| {
             let attempt = attempts.fetch_add(1, Ordering::Relaxed) + 1;
             let due_us = due.due_us.load(Ordering::Relaxed);
             let lane = &lane;
-            async move { lane.call(attempt, due_us).await }
+            async move { lane.call(attempt, due_us).await.map_err(CallError::Http) }
         });
     let finish = match tokio::time::timeout_at((origin + limit).into(), call).await {
         Ok((_, report)) if report.ending == Ending::Success => Finish::Succeeded,
@@ -244,8 +292,8 @@ mod tests {
         assert_eq!((counts.first_calls, counts.retries), (vec![2], vec![2]));
     }
 
-    #[tokio::test]
-    async fn a_client_still_retrying_at_the_limit_is_unfinished() {
+    /// A server down for a minute, started now, and one lane to it.
+    async fn down_for_a_minute() -> (FleetServer, Lane, Instant) {
         let service = Service {
             tick: Duration::from_secs(60),
             outage: Duration::from_secs(60),
@@ -256,9 +304,52 @@ mod tests {
         let server = FleetServer::bind(service, Duration::from_millis(1))
             .await
             .unwrap();
-        let lanes = connect_all(server.addr(), 1, None).await.unwrap();
+        let lane = Lane::open(server.addr(), None).await.unwrap();
         let origin = Instant::now();
         server.start(origin);
+        (server, lane, origin)
+    }
+
+    /// With `HttpError` alone the engine sent refused attempts anyway.
+    #[tokio::test]
+    async fn an_open_breaker_keeps_a_client_s_attempt_from_the_server() {
+        let (server, lane, origin) = down_for_a_minute().await;
+        let minute = Duration::from_secs(60);
+        let breaker = retrykit_core::breaker::CircuitBreaker::builder()
+            .min_calls(1)
+            .open_for(minute)
+            .max_open_for(minute)
+            .build()
+            .unwrap();
+        let policy = three_quick_calls()
+            .to_builder()
+            .deadline(Some(Duration::from_secs(5)))
+            .breaker(Some(Arc::new(breaker)))
+            .build()
+            .unwrap();
+        let policy = Arc::new(policy);
+        let limit = Duration::from_secs(10);
+        // The first client's failed call opens the breaker for a minute;
+        // its retries and the second client's call end at once, never sent.
+        let first = run_client(policy.clone(), 0, 0, lane.clone(), origin, limit).await;
+        let second = run_client(policy, 0, 1, lane, origin, limit).await;
+        assert_eq!(
+            (first.finish, first.attempts),
+            (Finish::GaveUp, 1),
+            "{first:?}"
+        );
+        assert_eq!(
+            (second.finish, second.attempts),
+            (Finish::GaveUp, 0),
+            "{second:?}"
+        );
+        let counts = server.counts();
+        assert_eq!((counts.first_calls, counts.retries), (vec![1], vec![0]));
+    }
+
+    #[tokio::test]
+    async fn a_client_still_retrying_at_the_limit_is_unfinished() {
+        let (_server, lane, origin) = down_for_a_minute().await;
         let endless = Policy::builder()
             .base(Duration::from_millis(1))
             .cap(Duration::from_millis(1))
@@ -267,7 +358,7 @@ mod tests {
             .build()
             .unwrap();
         let limit = Duration::from_millis(5);
-        let o = run_client(Arc::new(endless), 0, 0, lanes[0].clone(), origin, limit).await;
+        let o = run_client(Arc::new(endless), 0, 0, lane, origin, limit).await;
         assert_eq!(o.finish, Finish::Unfinished, "{o:?}");
         assert!(o.attempts >= 1 && o.after_us >= 5_000, "{o:?}");
     }

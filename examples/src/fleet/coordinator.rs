@@ -25,6 +25,9 @@ pub(crate) struct Measurement {
     pub(crate) server: ServerCounts,
     /// Every client's ending, by index.
     pub(crate) clients: Vec<ClientOutcome>,
+    /// Times the processes' fleet breakers fell back to their local ones,
+    /// when they had fleet breakers.
+    pub(crate) fallbacks: Option<u64>,
 }
 
 /// A line from a client process, or its end.
@@ -47,11 +50,13 @@ impl Drop for Children {
     }
 }
 
-/// Runs the fleet of `args` in `processes` client processes of `exe`.
+/// Runs the fleet of `args` in `processes` client processes of `exe`,
+/// each given `extra` flags besides its share (a breaker's scope).
 pub(crate) fn measure(
     args: &FleetArgs,
     plan: Plan,
     exe: &std::path::Path,
+    extra: &[String],
 ) -> Result<Measurement, Box<dyn std::error::Error>> {
     // One worker: the server is the measuring instrument, and one thread
     // takes the least CPU from the clients and wakes no other thread.
@@ -89,6 +94,7 @@ pub(crate) fn measure(
                     .iter()
                     .flat_map(|t| ["--throttle".to_owned(), t.to_string()]),
             )
+            .args(extra)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -124,7 +130,7 @@ pub(crate) fn measure(
         writeln!(stdin, "go {start_ns}")?;
         stdin.flush()?;
     }
-    let clients = collect(
+    let (clients, fallbacks) = collect(
         &rx,
         processes as usize,
         start + args.horizon + REPORT_WITHIN,
@@ -138,6 +144,7 @@ pub(crate) fn measure(
     Ok(Measurement {
         server: server.counts(),
         clients,
+        fallbacks,
     })
 }
 
@@ -172,13 +179,15 @@ fn wait_ready(
     Ok(epochs.into_iter().flatten().collect())
 }
 
-/// Every client's outcome, once all processes have said `done`.
+/// Every client's outcome, once all processes have said `done`, and the
+/// fleet breakers' fall-backs summed when any process reported them.
 fn collect(
     rx: &Receiver<(usize, Said)>,
     processes: usize,
     until: Instant,
-) -> Result<Vec<ClientOutcome>, Box<dyn std::error::Error>> {
+) -> Result<(Vec<ClientOutcome>, Option<u64>), Box<dyn std::error::Error>> {
     let mut outcomes = Vec::new();
+    let mut fallbacks = None;
     let mut done = vec![false; processes];
     while done.iter().any(|d| !d) {
         let left = until.saturating_duration_since(Instant::now());
@@ -187,6 +196,12 @@ fn collect(
             .map_err(|_| "client processes did not report within 30s of the horizon")?;
         match said {
             Said::Line(line) if line == "done" => done[p] = true,
+            Said::Line(line) if line.starts_with("fallbacks ") => {
+                let n: u64 = line["fallbacks ".len()..]
+                    .parse()
+                    .map_err(|_| format!("client process {p} said {line:?}"))?;
+                fallbacks = Some(fallbacks.unwrap_or(0u64).saturating_add(n));
+            }
             Said::Line(line) => outcomes.push(ClientOutcome::parse(&line).ok_or_else(|| {
                 format!("client process {p} said {line:?}, not a client's outcome")
             })?),
@@ -201,5 +216,5 @@ fn collect(
         }
     }
     outcomes.sort_by_key(|o| o.index);
-    Ok(outcomes)
+    Ok((outcomes, fallbacks))
 }

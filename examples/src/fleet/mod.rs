@@ -24,7 +24,13 @@
 //! - `outcome` and `report`: one shape for predicted and measured, and
 //!   the table and JSON, with both predictions (plain and send-rate) and
 //!   which one the verdict uses.
+//! - `breakers` and `breaker_report` (`--breaker`): the outage with no
+//!   breaker, a local breaker per process and one fleet breaker (through
+//!   `redis`, a private redis-server), calls during the outage and drain
+//!   predicted beside measured.
 
+mod breaker_report;
+mod breakers;
 mod child;
 mod clients;
 mod coordinator;
@@ -32,12 +38,14 @@ mod differ;
 mod keeping_up;
 mod options;
 mod outcome;
+mod redis;
 mod repeats;
 mod report;
 mod send_rate;
 mod server;
 mod wire;
 
+pub use breakers::BreakerMode;
 pub use options::{FleetArgs, Format};
 
 use child::ChildPlan;
@@ -119,6 +127,18 @@ pub(crate) fn herd(args: &FleetArgs) -> Herd {
     }
 }
 
+/// The scenario for the fleet as `plan` lays it out: a policy's breaker,
+/// if it has one, is each client process's own, so the prediction gives
+/// each of the plan's processes one (`--breaker` runs each scope apart).
+fn herd_of(args: &FleetArgs, plan: Plan) -> Herd {
+    Herd {
+        breaker: retrykit_sim::BreakerScope::Local {
+            processes: plan.processes,
+        },
+        ..herd(args)
+    }
+}
+
 /// Whether the prediction models the clients' timer: only when it is no
 /// finer than the tick (retrykit-sim moves a tick at a time; a finer timer
 /// changes nothing a tick can show, and the report says so).
@@ -167,9 +187,12 @@ fn bins(args: &FleetArgs) -> usize {
 pub fn run(args: &FleetArgs) -> Result<String, Box<dyn Error>> {
     let plan = args.check(&Limits::of_this_machine())?;
     let (policy, warnings) = load_policy(args)?;
+    if args.breaker.is_some() {
+        return run_breakers(args, plan, &policy, warnings);
+    }
     // The plain prediction first, so that it does not take CPU from the
     // fleet; it depends on no measurement, so every run shares it.
-    let plain = Outcome::predicted(&herd(args).run(&policy)?);
+    let plain = Outcome::predicted(&herd_of(args, plan).run(&policy)?);
     let exe = std::env::current_exe()?;
     let mut runs = Vec::with_capacity(args.repeat as usize);
     for _ in 0..args.repeat {
@@ -188,6 +211,35 @@ pub fn run(args: &FleetArgs) -> Result<String, Box<dyn Error>> {
     })
 }
 
+/// `--breaker`: the outage once per scope, predicted beside measured.
+fn run_breakers(
+    args: &FleetArgs,
+    plan: Plan,
+    policy: &Policy,
+    mut warnings: Vec<String>,
+) -> Result<String, Box<dyn Error>> {
+    if args.breaker == Some(BreakerMode::Compare) && plan.processes == 1 {
+        warnings.push(
+            "one client process: its local breaker is the whole fleet's, so local and fleet differ only by the store's round trips; use --processes 2 or more to compare them".to_owned(),
+        );
+    }
+    let runs = breakers::run_scopes(args, plan, policy, &std::env::current_exe()?)?;
+    for r in &runs {
+        warnings.extend(r.warnings(args.clients));
+    }
+    let report = breaker_report::BreakerComparison {
+        args,
+        policy,
+        plan,
+        runs,
+        warnings,
+    };
+    Ok(match args.format {
+        Format::Table => report.table(),
+        Format::Json => report.json(),
+    })
+}
+
 /// One real fleet, and its send-rate prediction from the rate this run
 /// measured, beside the shared plain prediction.
 fn run_once<'a>(
@@ -198,14 +250,14 @@ fn run_once<'a>(
     plain: &Outcome,
     warnings: &[String],
 ) -> Result<Comparison<'a>, Box<dyn Error>> {
-    let m = measure(args, plan, exe)?;
+    let m = measure(args, plan, exe, &[])?;
     let measured = Outcome::measured(&m.server, &m.clients, bins(args));
     // The send-rate prediction needs this run's first wave: after the fleet.
     let send_rate = match MeasuredRate::of(&m.server, args.tick, plan.processes) {
         Some(rate) => {
             let herd = Herd {
                 send: Some(rate.model()),
-                ..herd(args)
+                ..herd_of(args, plan)
             };
             Some((rate, Outcome::predicted(&herd.run(policy)?)))
         }
@@ -255,6 +307,8 @@ pub fn run_child(args: &FleetArgs) -> Result<(), Box<dyn Error>> {
         return Err("--child-of, --child-clients and --connections go together".into());
     };
     let (policy, _) = load_policy(args)?;
+    let store = args.child_breaker_store.as_deref();
+    let policy = breakers::scoped(policy, &args.policy, args.breaker, store)?;
     child::run(ChildPlan {
         server,
         clients: first..end,

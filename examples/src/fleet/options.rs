@@ -1,6 +1,7 @@
 //! The `fleet` command's flags, and the checks that keep every value within
 //! what one machine can run: each refusal names the flag, the rule and the fix.
 
+use super::breakers::BreakerMode;
 use retrykit_config::{parse_duration, show_duration};
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -115,6 +116,13 @@ pub struct FleetArgs {
     #[arg(long, value_name = "N", default_value_t = 1,
           value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_REPEAT)))]
     pub repeat: u32,
+    /// Runs the outage with the policy's circuit breaker as each scope
+    /// says (`none`, `local`: one per client process, `fleet`: one shared
+    /// through a private redis-server, `compare`: all three) and prints
+    /// predicted beside measured calls during the outage, peak and drain
+    /// [default: the policy as loaded, the peak comparison]
+    #[arg(long, value_enum, value_name = "SCOPE")]
+    pub breaker: Option<BreakerMode>,
     /// Output format
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
@@ -124,6 +132,9 @@ pub struct FleetArgs {
     /// Internal: the client processes' share of the fleet, FIRST..END
     #[arg(long, hide = true, value_name = "FIRST..END", value_parser = parse_range)]
     pub child_clients: Option<(u32, u32)>,
+    /// Internal: the Redis store of a client process's fleet breaker
+    #[arg(long, hide = true, value_name = "URL", requires = "child_of")]
+    pub child_breaker_store: Option<String>,
 }
 
 fn parse_tick(text: &str) -> Result<Duration, String> {
@@ -271,6 +282,13 @@ impl FleetArgs {
                  use a longer --horizon or a shorter --outage",
                 show_duration(self.outage),
                 show_duration(self.horizon)
+            )));
+        }
+        if self.breaker.is_some() && self.repeat > 1 {
+            return Err(FlagError(format!(
+                "--breaker runs the fleet once per scope, and --repeat {} would repeat each; \
+                 leave out --repeat, or run each scope on its own (--breaker local)",
+                self.repeat
             )));
         }
         let k = u64::from(

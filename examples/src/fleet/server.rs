@@ -127,6 +127,27 @@ impl ServerCounts {
         sum(&self.first_calls) + sum(&self.retries)
     }
 
+    /// Calls in the ticks before `outage_ticks` (the outage), and in the
+    /// busiest tick from it on, first calls included: the simulator's
+    /// `outage_calls` and `peak_after_outage`.
+    pub(crate) fn around_outage(&self, outage_ticks: u64) -> (u64, u64) {
+        let split = usize::try_from(outage_ticks).unwrap_or(usize::MAX);
+        let per_tick = self
+            .first_calls
+            .iter()
+            .zip(&self.retries)
+            .map(|(&f, &r)| u64::from(f) + u64::from(r));
+        let (mut during, mut peak) = (0, 0);
+        for (t, n) in per_tick.enumerate() {
+            if t < split {
+                during += n;
+            } else {
+                peak = peak.max(n);
+            }
+        }
+        (during, peak)
+    }
+
     /// Ticks from tick 0 to the last a first call reached: the first wave.
     pub(crate) fn first_wave_ticks(&self) -> usize {
         self.first_calls
