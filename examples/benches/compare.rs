@@ -301,7 +301,10 @@ fn threads(runtime: &Runtime) {
                     })
                 })
                 .collect();
-            workers.into_iter().map(|w| w.join().expect("a worker")).sum()
+            workers
+                .into_iter()
+                .map(|w| w.join().expect("a worker"))
+                .sum()
         });
         println!(
             "| {threads} | {:.1} M | {:.1} M |",

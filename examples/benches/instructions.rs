@@ -571,7 +571,9 @@ fn run_child(exe: &Path, scratch: &Path, row: &str, iters: u64) -> Result<Totals
     let numbers: Vec<u64> = line("totals:")
         .or_else(|| line("summary:"))
         .map_or(vec![], |l| {
-            l.split_whitespace().filter_map(|n| n.parse().ok()).collect()
+            l.split_whitespace()
+                .filter_map(|n| n.parse().ok())
+                .collect()
         });
     let total = |event: &str| {
         let at = events.iter().position(|e| *e == event)?;
@@ -660,7 +662,10 @@ fn parse_budget(text: &str) -> Result<Budget, String> {
                 instructions: counts.next()??,
                 atomics: counts.next()??,
             };
-            counts.next().is_none().then(|| (row.trim().to_owned(), allowed))
+            counts
+                .next()
+                .is_none()
+                .then(|| (row.trim().to_owned(), allowed))
         });
         let Some((row, allowed)) = parsed else {
             return Err(format!(
@@ -698,9 +703,7 @@ fn print_table(counted: &[Counted], budget: &Budget) -> Vec<String> {
                 if c.per_call > allowed.instructions as f64 {
                     let by = c.per_call - allowed.instructions as f64;
                     let percent = 100.0 * by / allowed.instructions as f64;
-                    over.push(format!(
-                        "over by {by:.1} instructions (+{percent:.1}%)"
-                    ));
+                    over.push(format!("over by {by:.1} instructions (+{percent:.1}%)"));
                 }
                 if c.atomics > allowed.atomics as f64 {
                     over.push(format!(
@@ -718,7 +721,10 @@ fn print_table(counted: &[Counted], budget: &Budget) -> Vec<String> {
                     true => "ok".to_owned(),
                     false => format!("**{}**", over.join(", ")),
                 };
-                (format!("{} / {}", allowed.instructions, allowed.atomics), verdict)
+                (
+                    format!("{} / {}", allowed.instructions, allowed.atomics),
+                    verdict,
+                )
             }
             (Kind::Ours, None) => {
                 problems.push(format!(

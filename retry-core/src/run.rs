@@ -381,7 +381,8 @@ impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     fn arm_timeout_slowly(&mut self, began: Instant) {
         let limit = self.policy().attempt_timeout().unwrap_or_default();
         let spent = self.clock.now().saturating_duration_since(began);
-        self.timer.arm(self.sleeper.sleep(limit.saturating_sub(spent)));
+        self.timer
+            .arm(self.sleeper.sleep(limit.saturating_sub(spent)));
     }
 
     /// Takes back a hedge the breaker refused: it was never sent, so it is

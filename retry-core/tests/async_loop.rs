@@ -475,7 +475,11 @@ fn an_attempt_timeout_is_armed_at_the_first_pending_for_what_is_left() {
         (0..=pending_polls).fold(Poll::Pending, |_, _| fut.as_mut().poll(&mut cx))
     };
     assert_eq!(call(0), Poll::Ready(Ok(1)));
-    assert_eq!(*sleeps.borrow(), [], "an attempt ready at once makes no sleep");
+    assert_eq!(
+        *sleeps.borrow(),
+        [],
+        "an attempt ready at once makes no sleep"
+    );
     assert_eq!(call(2), Poll::Ready(Ok(3)));
     assert_eq!(
         *sleeps.borrow(),
