@@ -222,6 +222,7 @@ impl std::borrow::Borrow<Policy> for SitePolicy {
     /// The policy picked up. The loop reads a plain policy only after
     /// [`CallPolicy::hold`](crate::run::CallPolicy::hold) (a plain start and
     /// success read nothing of it).
+    #[inline]
     fn borrow(&self) -> &Policy {
         self.held
             .as_deref()

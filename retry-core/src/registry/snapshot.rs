@@ -35,10 +35,16 @@ impl View {
     #[inline]
     fn load(&mut self) -> &Registry {
         if self.current.generation() != GENERATION.load(Ordering::Acquire) {
-            let newer = CURRENT.load_full();
-            self.previous = Some(std::mem::replace(&mut self.current, newer));
+            self.revalidate();
         }
         &self.current
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn revalidate(&mut self) {
+        let newer = CURRENT.load_full();
+        self.previous = Some(std::mem::replace(&mut self.current, newer));
     }
 }
 
@@ -95,9 +101,11 @@ pub(crate) fn with_generation<R>(generation: u64, read: impl FnOnce(Option<&Regi
     let viewed = VIEW.try_with(|view| {
         let view = view.try_borrow().ok()?;
         let view = view.as_ref()?;
-        let found = std::iter::once(&view.current)
-            .chain(&view.previous)
-            .find(|registry| registry.generation() == generation);
+        let found = match &view.previous {
+            _ if view.current.generation() == generation => Some(&view.current),
+            Some(previous) if previous.generation() == generation => Some(previous),
+            _ => None,
+        };
         found.map(|registry| read.take().map(|read| read(Some(registry))))?
     });
     if let Ok(Some(out)) = viewed {
