@@ -360,10 +360,8 @@ impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
         // The timeout counts from now; `arm_timeout` arms it if the attempt
         // is not ready at once.
         self.timer.disarm();
-        self.timeout_from = match policy.attempt_timeout().filter(|_| self.cancellable) {
-            Some(_) => Some(now.unwrap_or_else(|| self.clock.now())),
-            None => None,
-        };
+        self.timeout_from = (policy.attempt_timeout().is_some() && self.cancellable)
+            .then(|| now.unwrap_or_else(|| self.clock.now()));
         None
     }
 
