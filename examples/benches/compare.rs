@@ -42,6 +42,9 @@ fn success(c: &mut Criterion, core_policy: &Policy) {
     g.bench_function("tryhard", |b| {
         b.iter(|| poll_once(common::tryhard(black_box(n))))
     });
+    g.bench_function("by-hand-tokio-timeout", |b| {
+        b.iter(|| poll_once(common::by_hand_timeout(black_box(n))))
+    });
     // What each feature costs on the success path, against `retrykit-core`.
     let with = |f: fn(PolicyBuilder) -> PolicyBuilder| f(core_policy.to_builder()).build().unwrap();
     let timeout = with(|b| b.attempt_timeout(Some(Duration::from_secs(5))));
@@ -264,6 +267,51 @@ fn main() {
     lookups(&mut c, &scale);
     c.final_summary();
     summary::print(&criterion_home(), started);
+    threads(&runtime);
+}
+
+/// Calls per second when every thread calls one `#[retry]` fn (its site's
+/// policy shared by all), at 1 and 2 threads and up to the machine's cores:
+/// what the calls' shared state costs when it moves between cores. Each
+/// thread makes plain success-path calls for a fixed time.
+fn threads(runtime: &Runtime) {
+    const FOR: Duration = Duration::from_millis(1500);
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    println!("\n| threads calling `annotated` | calls per second | per thread |");
+    println!("| ---: | ---: | ---: |");
+    for threads in (1..=cores.max(2)).filter(|t| *t <= 2 || t.is_power_of_two()) {
+        let start = std::sync::Barrier::new(threads);
+        let per_second: f64 = std::thread::scope(|scope| {
+            let workers: Vec<_> = (0..threads)
+                .map(|_| {
+                    let (start, handle) = (&start, runtime.handle());
+                    scope.spawn(move || {
+                        let _timer_context = handle.enter();
+                        start.wait();
+                        let began = Instant::now();
+                        let mut calls = 0u64;
+                        while began.elapsed() < FOR {
+                            for _ in 0..1024 {
+                                black_box(poll_once(common::annotated(black_box(41))))
+                                    .expect("the call succeeds");
+                            }
+                            calls += 1024;
+                        }
+                        calls as f64 / began.elapsed().as_secs_f64()
+                    })
+                })
+                .collect();
+            workers
+                .into_iter()
+                .map(|w| w.join().expect("a worker"))
+                .sum()
+        });
+        println!(
+            "| {threads} | {:.1} M | {:.1} M |",
+            per_second / 1e6,
+            per_second / 1e6 / threads as f64
+        );
+    }
 }
 
 /// Where criterion writes its estimates, found the way criterion finds it.
@@ -299,6 +347,7 @@ mod summary {
                 "backon",
                 "tokio-retry2",
                 "tryhard",
+                "by-hand-tokio-timeout",
                 "retry-core-attempt-timeout",
                 "retry-core-deadline",
                 "retry-core-budget",

@@ -1,5 +1,5 @@
-//! Instructions per call, counted by Callgrind, checked against a committed
-//! budget: the success path, one failure on tokio's timer, the loop without
+//! Instructions and atomic operations per call, counted by Callgrind,
+//! checked against a committed budget: the success path, one failure on tokio's timer, the loop without
 //! a timer, the next delay per jitter mode, registry lookups and what each
 //! policy feature adds to `Retry::call`, for the same contenders as
 //! `compare` (the functions of `common`).
@@ -8,17 +8,21 @@
 //! binary re-executes itself under `valgrind --tool=callgrind` twice per row,
 //! once with `N` and once with `2N` calls (the environment variables
 //! [`ROW_VAR`] and [`ITERS_VAR`] tell the child which), and reads each run's
-//! total from its Callgrind output file. The row's figure is
+//! totals from its Callgrind output file: instructions (`Ir`) and, with
+//! `--collect-bus=yes`, global bus events (`Ge`: the locked
+//! read-modify-writes, `lock`-prefixed or `xchg` with memory, that make
+//! reference counts, locks and atomic counters). A row's figures are
 //! `(total(2N) - total(N)) / N`: start-up, setup and anything done once (the
 //! runtime, the registry, a first call's lazy state) are the same in both
 //! runs and cancel, so what is left is the steady-state cost of one call and
 //! its loop iteration. For the same binary the counts repeat exactly.
 //!
-//! It prints a Markdown table (row, instructions per call, ratio to the plain
-//! call, budget, verdict) and exits non-zero when one of our rows is over its
-//! budget in `benches/instructions.budget`, or has none there, or the file
+//! It prints a Markdown table (row, instructions and atomics per call, ratio
+//! to the plain call, budget, verdict) and exits non-zero when one of our
+//! rows is over either budget in `benches/instructions.budget`, or has none there, or the file
 //! names a row that no longer exists. With [`WRITE_BUDGET_VAR`] set to `1` it
-//! rewrites that file from this run instead (each of our rows plus 10%).
+//! rewrites that file from this run instead (each of our rows' instructions
+//! plus 10%, their atomics as counted).
 
 mod common;
 
@@ -217,6 +221,11 @@ const ROWS: &[Row] = &[
         run: |_, n| repeat(n, || poll_once(common::tryhard(black_box(ARG)))),
     },
     Row {
+        name: "success/by-hand-tokio-timeout",
+        kind: Kind::Limit,
+        run: |_, n| repeat(n, || poll_once(common::by_hand_timeout(black_box(ARG)))),
+    },
+    Row {
         name: "success/retry-core-attempt-timeout",
         kind: Kind::Ours,
         run: |s, n| repeat(n, || poll_once(common::core(&s.timeout, black_box(ARG)))),
@@ -397,7 +406,17 @@ fn child(name: &str) -> ExitCode {
 /// One row's result.
 struct Counted {
     row: &'static Row,
+    /// Instructions per call.
     per_call: f64,
+    /// Atomic read-modify-writes per call (Callgrind's `Ge`).
+    atomics: f64,
+}
+
+/// One child run's totals: instructions and global bus events.
+#[derive(Debug, Clone, Copy, Default)]
+struct Totals {
+    instructions: u64,
+    atomics: u64,
 }
 
 /// Counts every row under valgrind, prints the table, then checks the
@@ -480,7 +499,7 @@ fn budget_path() -> PathBuf {
 /// instruction counts do not depend on what else runs).
 fn count_all(exe: &Path, scratch: &Path) -> Result<Vec<Counted>, String> {
     let jobs: Vec<(usize, u64)> = (0..ROWS.len()).flat_map(|i| [(i, N), (i, 2 * N)]).collect();
-    let totals = Mutex::new(vec![[0u64; 2]; ROWS.len()]);
+    let totals = Mutex::new(vec![[Totals::default(); 2]; ROWS.len()]);
     let errors = Mutex::new(Vec::new());
     let next = AtomicUsize::new(0);
     let workers = std::thread::available_parallelism()
@@ -508,28 +527,35 @@ fn count_all(exe: &Path, scratch: &Path) -> Result<Vec<Counted>, String> {
     ROWS.iter()
         .zip(totals)
         .map(|(row, [once, twice])| {
-            let extra = twice.checked_sub(once).ok_or_else(|| {
-                format!(
-                    "{}: {} calls counted fewer instructions ({twice}) than {N} ({once})",
-                    row.name,
-                    2 * N
-                )
-            })?;
+            let extra = |what: &str, once: u64, twice: u64| {
+                twice.checked_sub(once).ok_or_else(|| {
+                    format!(
+                        "{}: {} calls counted fewer {what} ({twice}) than {N} ({once})",
+                        row.name,
+                        2 * N
+                    )
+                })
+            };
+            let instructions = extra("instructions", once.instructions, twice.instructions)?;
+            let atomics = extra("atomics", once.atomics, twice.atomics)?;
             Ok(Counted {
                 row,
-                per_call: extra as f64 / N as f64,
+                per_call: instructions as f64 / N as f64,
+                atomics: atomics as f64 / N as f64,
             })
         })
         .collect()
 }
 
-/// One child run under Callgrind: the program's total instruction count.
-fn run_child(exe: &Path, scratch: &Path, row: &str, iters: u64) -> Result<u64, String> {
+/// One child run under Callgrind: the program's total instructions and
+/// global bus events (atomic read-modify-writes).
+fn run_child(exe: &Path, scratch: &Path, row: &str, iters: u64) -> Result<Totals, String> {
     let out = scratch.join(format!("{}-{iters}.callgrind", row.replace('/', "_")));
     let valgrind = std::env::var_os(VALGRIND_VAR).unwrap_or_else(|| "valgrind".into());
     let output = Command::new(&valgrind)
         .arg("--tool=callgrind")
         .arg("--quiet")
+        .arg("--collect-bus=yes")
         .arg(format!("--callgrind-out-file={}", out.display()))
         .arg(exe)
         .env(ROW_VAR, row)
@@ -550,42 +576,70 @@ fn run_child(exe: &Path, scratch: &Path, row: &str, iters: u64) -> Result<u64, S
     }
     let text = std::fs::read_to_string(&out)
         .map_err(|e| format!("{row}: cannot read {}: {e}", out.display()))?;
-    let total = |key: &str| {
-        text.lines()
-            .find_map(|line| line.strip_prefix(key))
-            .and_then(|rest| rest.split_whitespace().next()?.parse::<u64>().ok())
+    let line = |key: &str| text.lines().find_map(|line| line.strip_prefix(key));
+    let events: Vec<&str> = line("events:").map_or(vec![], |l| l.split_whitespace().collect());
+    let numbers: Vec<u64> = line("totals:")
+        .or_else(|| line("summary:"))
+        .map_or(vec![], |l| {
+            l.split_whitespace()
+                .filter_map(|n| n.parse().ok())
+                .collect()
+        });
+    let total = |event: &str| {
+        let at = events.iter().position(|e| *e == event)?;
+        numbers.get(at).copied()
     };
-    total("totals:")
-        .or_else(|| total("summary:"))
-        .ok_or_else(|| format!("{row}: no totals: or summary: line in {}", out.display()))
+    match (total("Ir"), total("Ge")) {
+        (Some(instructions), Some(atomics)) => Ok(Totals {
+            instructions,
+            atomics,
+        }),
+        _ => Err(format!(
+            "{row}: no Ir and Ge totals in {} (events: {events:?})",
+            out.display()
+        )),
+    }
 }
 
-/// Row name to budgeted instructions per call.
-type Budget = BTreeMap<String, u64>;
+/// A row's budget: instructions and atomic read-modify-writes per call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Allowed {
+    instructions: u64,
+    atomics: u64,
+}
 
-/// This run's counts plus the headroom, for our rows.
+/// Row name to its budget.
+type Budget = BTreeMap<String, Allowed>;
+
+/// This run's counts plus the headroom (instructions) or as counted, up to
+/// the next whole one (atomics), for our rows.
 fn budget_from(counted: &[Counted]) -> Budget {
     counted
         .iter()
         .filter(|c| c.row.kind == Kind::Ours)
         .map(|c| {
-            let budget = (c.per_call * (1.0 + HEADROOM)).ceil() as u64;
-            (c.row.name.to_owned(), budget)
+            let allowed = Allowed {
+                instructions: (c.per_call * (1.0 + HEADROOM)).ceil() as u64,
+                atomics: c.atomics.ceil() as u64,
+            };
+            (c.row.name.to_owned(), allowed)
         })
         .collect()
 }
 
 /// The header of the budget file, each line a comment.
 const BUDGET_HEADER: &str = "\
-# Instructions per call that `cargo bench -p examples --bench instructions`
-# allows each of our rows (retrykit-core and #[retry]): the count Callgrind
-# measured when this file was last written, plus 10%. The bench fails when
-# a row is over its budget, when one of our rows has no line here, or when a
-# line names a row that no longer exists. Peers (backon, tokio-retry2,
-# tryhard) and the limits (the plain call, the loop by hand) are reported,
-# not budgeted.
+# Instructions and atomic read-modify-writes per call that
+# `cargo bench -p examples --bench instructions` allows each of our rows
+# (retrykit-core and #[retry]): the instructions Callgrind counted when this
+# file was last written plus 10%, and the atomics (Callgrind's global bus
+# events, `Ge`) as counted, rounded up: they are exact, so one more is a
+# regression. The bench fails when a row is over either, when one of our
+# rows has no line here, or when a line names a row that no longer exists.
+# Peers (backon, tokio-retry2, tryhard) and the limits (the plain call, the
+# loops by hand) are reported, not budgeted.
 #
-# Format: `row = instructions`, one a line; `#` starts a comment.
+# Format: `row = instructions atomics`, one a line; `#` starts a comment.
 # Regenerate from a run of today's code with
 #   INSTRUCTIONS_WRITE_BUDGET=1 cargo bench -p examples --bench instructions
 # Raising a budget takes a commit whose message says why.
@@ -595,8 +649,11 @@ fn render_budget(budget: &Budget) -> String {
     let mut text = BUDGET_HEADER.to_owned();
     text.push('\n');
     for row in ROWS.iter().filter(|r| r.kind == Kind::Ours) {
-        if let Some(count) = budget.get(row.name) {
-            text.push_str(&format!("{} = {count}\n", row.name));
+        if let Some(allowed) = budget.get(row.name) {
+            text.push_str(&format!(
+                "{} = {} {}\n",
+                row.name, allowed.instructions, allowed.atomics
+            ));
         }
     }
     text
@@ -609,16 +666,24 @@ fn parse_budget(text: &str) -> Result<Budget, String> {
         if line.is_empty() {
             continue;
         }
-        let parsed = line.split_once('=').and_then(|(row, count)| {
-            Some((row.trim().to_owned(), count.trim().parse::<u64>().ok()?))
+        let parsed = line.split_once('=').and_then(|(row, counts)| {
+            let mut counts = counts.split_whitespace().map(|n| n.parse::<u64>().ok());
+            let allowed = Allowed {
+                instructions: counts.next()??,
+                atomics: counts.next()??,
+            };
+            counts
+                .next()
+                .is_none()
+                .then(|| (row.trim().to_owned(), allowed))
         });
-        let Some((row, count)) = parsed else {
+        let Some((row, allowed)) = parsed else {
             return Err(format!(
-                "line {}: expected `row = instructions`, found {line:?}",
+                "line {}: expected `row = instructions atomics` (two whole numbers), found {line:?}",
                 number + 1
             ));
         };
-        if budget.insert(row.clone(), count).is_some() {
+        if budget.insert(row.clone(), allowed).is_some() {
             return Err(format!("line {}: {row} appears twice", number + 1));
         }
     }
@@ -632,8 +697,10 @@ fn print_table(counted: &[Counted], budget: &Budget) -> Vec<String> {
         .find(|c| c.row.name == "success/plain")
         .map_or(f64::NAN, |c| c.per_call);
     let mut problems = Vec::new();
-    println!("\n| row | instructions per call | ratio to plain | budget | verdict |");
-    println!("| --- | ---: | ---: | ---: | --- |");
+    println!(
+        "\n| row | instructions per call | ratio to plain | atomics per call | budget | verdict |"
+    );
+    println!("| --- | ---: | ---: | ---: | ---: | --- |");
     for c in counted {
         let ratio = if plain > 0.0 {
             format!("{:.1}×", c.per_call / plain)
@@ -641,26 +708,38 @@ fn print_table(counted: &[Counted], budget: &Budget) -> Vec<String> {
             "—".to_owned()
         };
         let (limit, verdict) = match (c.row.kind, budget.get(c.row.name)) {
-            (Kind::Ours, Some(&limit)) if c.per_call <= limit as f64 => {
-                (limit.to_string(), "ok".to_owned())
-            }
-            (Kind::Ours, Some(&limit)) => {
-                let over = c.per_call - limit as f64;
-                let percent = 100.0 * over / limit as f64;
-                problems.push(format!(
-                    "{} is over its budget by {over:.1} instructions per call \
-                     ({:.1} against {limit}, +{percent:.1}%)",
-                    c.row.name, c.per_call
-                ));
+            (Kind::Ours, Some(&allowed)) => {
+                let mut over = Vec::new();
+                if c.per_call > allowed.instructions as f64 {
+                    let by = c.per_call - allowed.instructions as f64;
+                    let percent = 100.0 * by / allowed.instructions as f64;
+                    over.push(format!("over by {by:.1} instructions (+{percent:.1}%)"));
+                }
+                if c.atomics > allowed.atomics as f64 {
+                    over.push(format!(
+                        "over by {:.2} atomics",
+                        c.atomics - allowed.atomics as f64
+                    ));
+                }
+                for what in &over {
+                    problems.push(format!(
+                        "{} is {what} per call ({:.1} instructions and {:.2} atomics against {} and {})",
+                        c.row.name, c.per_call, c.atomics, allowed.instructions, allowed.atomics
+                    ));
+                }
+                let verdict = match over.is_empty() {
+                    true => "ok".to_owned(),
+                    false => format!("**{}**", over.join(", ")),
+                };
                 (
-                    limit.to_string(),
-                    format!("**over by {over:.1} (+{percent:.1}%)**"),
+                    format!("{} / {}", allowed.instructions, allowed.atomics),
+                    verdict,
                 )
             }
             (Kind::Ours, None) => {
                 problems.push(format!(
-                    "{} has no budget ({:.1} instructions per call this run)",
-                    c.row.name, c.per_call
+                    "{} has no budget ({:.1} instructions and {:.2} atomics per call this run)",
+                    c.row.name, c.per_call, c.atomics
                 ));
                 ("—".to_owned(), "**no budget**".to_owned())
             }
@@ -668,8 +747,8 @@ fn print_table(counted: &[Counted], budget: &Budget) -> Vec<String> {
             (Kind::Peer, _) => ("—".to_owned(), "peer, reported".to_owned()),
         };
         println!(
-            "| {} | {:.1} | {ratio} | {limit} | {verdict} |",
-            c.row.name, c.per_call
+            "| {} | {:.1} | {ratio} | {:.2} | {limit} | {verdict} |",
+            c.row.name, c.per_call, c.atomics
         );
     }
     for row in budget.keys() {

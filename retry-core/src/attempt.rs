@@ -6,10 +6,8 @@
 
 use crate::breaker::BreakerOpen;
 use crate::classify::{AttemptTimeout, Classify};
-use crate::clock::Sleeper;
-use crate::policy::Policy;
-use crate::run::Run;
-use std::borrow::Borrow;
+use crate::clock::{Clock, Sleeper};
+use crate::run::{CallPolicy, Run};
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -111,15 +109,19 @@ pub(crate) fn refusal<E: Classify>(open: BreakerOpen) -> E {
     E::from_breaker_open(open).expect("begin_attempt refuses only for a type that carries it")
 }
 
-/// A plain round's limit: the call's one timer, which `begin_attempt`
-/// armed with the policy's `attempt_timeout` (or left empty); polled in
-/// the call's span.
+/// A plain round's limit: the call's one timer, armed with what is left of
+/// the policy's `attempt_timeout` (counted from `begin_attempt`) when the
+/// attempt first returns `Pending`, or left empty; polled in the call's
+/// span. That first `Pending` is also where a call that has not picked up
+/// its policy does (see `site::SitePolicy`).
 pub struct OnRun<'r, P, C, S: Sleeper, H>(pub(crate) &'r mut Run<P, C, S, H>);
 
-impl<P: Borrow<Policy>, C, S: Sleeper, H> Limit for OnRun<'_, P, C, S, H> {
+impl<P: CallPolicy, C: Clock, S: Sleeper, H> Limit for OnRun<'_, P, C, S, H> {
     #[inline]
     fn expired(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Option<AttemptTimeout> {
         let run = &mut *self.get_mut().0;
+        run.hold_policy();
+        run.arm_timeout();
         match run.timer.poll(cx) {
             Some(Poll::Ready(())) => Some(AttemptTimeout {
                 attempt: run.tally.attempts,

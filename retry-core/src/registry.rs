@@ -32,7 +32,7 @@ use crate::policy::Policy;
 use arc_swap::ArcSwap;
 use indexmap::IndexMap;
 use loading::ensure_loaded;
-pub(crate) use snapshot::with_current;
+pub(crate) use snapshot::{with_current, with_generation};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 

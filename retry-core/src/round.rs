@@ -14,9 +14,7 @@ use crate::attempt::{Gated, OnRun, Timed};
 use crate::classify::Classify;
 use crate::clock::{Clock, Sleeper};
 use crate::hooks::HookSet;
-use crate::policy::Policy;
-use crate::run::Run;
-use std::borrow::Borrow;
+use crate::run::{CallPolicy, Run};
 use std::future::{Future, poll_fn};
 use std::ops::ControlFlow;
 use std::task::Poll;
@@ -87,7 +85,7 @@ macro_rules! drive {
     }};
 }
 
-impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
+impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     /// The wait an adaptive budget imposes before the call's first attempt:
     /// ready at once for every other policy (one inline test).
     #[inline]

@@ -5,14 +5,20 @@
 //!
 //! Invariants:
 //! - the policy is held for the whole call, so a reload reaches the next
-//!   call and never a running one;
+//!   call and never a running one; an async `#[retry]` call under a plain
+//!   policy picks it up only when its first attempt fails or first returns
+//!   `Pending` (`site::SitePolicy` says exactly where), and nothing here
+//!   reads the policy before that;
 //! - the clock is read only when a deadline, a budget, a give-up hook, a
 //!   report or hedging needs it;
 //! - the call's one timer (an attempt's timeout, the wait after a failure,
 //!   or a hedged round's wait for its next hedge: one at a time) lives in
-//!   one heap block, made by the first attempt that needs a timer; a call
-//!   that succeeds at once makes none, and a call that retries makes
-//!   exactly one. (A hedged round's attempts have their own timeouts.)
+//!   one heap block, made the first time a timer is armed; a call that
+//!   succeeds at once makes none, and a call that retries makes exactly
+//!   one. An attempt's timeout counts from the attempt's start but is armed
+//!   only at its first `Pending` (as `tokio::time::timeout` registers its
+//!   timer only then): an attempt ready at once makes no sleep and
+//!   allocates nothing. (A hedged round's attempts have their own timeouts.)
 
 use crate::breaker::{BreakerOpen, Ticket};
 use crate::classify::Classify;
@@ -76,10 +82,47 @@ pub struct Run<P, C, S: Sleeper, H> {
     /// What the policy's circuit breaker said of the attempt in flight.
     pub(crate) gate: Gate,
     pub(crate) timer: Timer<S::Sleep>,
+    /// When the attempt in flight began, while its timeout waits to be
+    /// armed at its first `Pending` ([`arm_timeout`](Self::arm_timeout)).
+    timeout_from: Option<Instant>,
     /// The call's `retry` span: every round runs inside it.
     #[cfg(feature = "tracing")]
     span: tracing::Span,
 }
+
+/// What a call holds of its policy: the policy itself (borrowed, or an
+/// `Arc`), or, for an async `#[retry]` call under a plain policy, where to
+/// pick it up ([`SitePolicy`](crate::site::SitePolicy)). `Run` reads the
+/// policy (`Borrow`) only after [`hold`](Self::hold), unless
+/// [`starts_plainly`](Self::starts_plainly) was false.
+pub trait CallPolicy: Borrow<Policy> {
+    /// Whether the call starts and succeeds without reading its policy
+    /// (`Policy::starts_plainly`).
+    #[inline]
+    fn starts_plainly(&self) -> bool {
+        self.borrow().starts_plainly()
+    }
+
+    /// The policy's name, for the call's span.
+    fn name(&self) -> Option<&str> {
+        self.borrow().name()
+    }
+
+    /// Makes sure the policy is held, before its first read after the
+    /// start; `true` when it was picked up just now.
+    #[inline]
+    fn hold(&mut self) -> bool {
+        false
+    }
+
+    /// The policy, if held.
+    fn held(&self) -> Option<&Policy> {
+        Some(self.borrow())
+    }
+}
+
+impl CallPolicy for &Policy {}
+impl CallPolicy for std::sync::Arc<Policy> {}
 
 /// What the policy's circuit breaker said of the attempt in flight (see
 /// [`crate::breaker`]); `Idle` under a policy without one.
@@ -117,6 +160,33 @@ impl<H> Run<std::sync::Arc<Policy>, crate::clock::DefaultClock, crate::clock::De
     /// ```
     #[inline]
     pub fn for_policy(policy: std::sync::Arc<Policy>, hooks: H) -> Self {
+        Run::on_tokio(policy, hooks)
+    }
+}
+
+#[cfg(feature = "tokio")]
+impl<H> Run<crate::site::SitePolicy, crate::clock::DefaultClock, crate::clock::DefaultSleeper, H> {
+    /// An async `#[retry]` call at the site whose policy `cache` keeps, on
+    /// tokio's clock and timer: it holds what
+    /// [`PolicyCache::start`](crate::__private::site::PolicyCache::start) gives.
+    ///
+    /// ```
+    /// use retrykit_core::Hooks;
+    /// use retrykit_core::__private::site::{CallSite, PolicyCache};
+    /// static CACHE: PolicyCache = PolicyCache::new(CallSite::new("run-doc-site", file!(), line!(), "doc"));
+    /// let run = retrykit_core::__private::run::Run::for_site(&CACHE, Hooks::new());
+    /// assert_eq!(run.report().attempts, 0);
+    /// ```
+    #[inline]
+    pub fn for_site(cache: &'static crate::site::PolicyCache, hooks: H) -> Self {
+        Run::on_tokio(cache.start(), hooks)
+    }
+}
+
+#[cfg(feature = "tokio")]
+impl<P: CallPolicy, H> Run<P, crate::clock::DefaultClock, crate::clock::DefaultSleeper, H> {
+    #[inline]
+    fn on_tokio(policy: P, hooks: H) -> Self {
         Run::new(
             policy,
             Setup {
@@ -131,14 +201,14 @@ impl<H> Run<std::sync::Arc<Policy>, crate::clock::DefaultClock, crate::clock::De
     }
 }
 
-impl<P: Borrow<Policy>, C, S: Sleeper, H> Run<P, C, S, H> {
+impl<P: CallPolicy, C, S: Sleeper, H> Run<P, C, S, H> {
     /// A call about to make its first attempt under `policy`.
     #[inline]
     pub(crate) fn new(policy: P, setup: Setup<C, S, H>) -> Self {
-        let plain = policy.borrow().starts_plainly() && !setup.timed;
+        let plain = policy.starts_plainly() && !setup.timed;
         #[cfg(feature = "tracing")]
         let span = {
-            let name = policy.borrow().name().unwrap_or("<unnamed>");
+            let name = policy.name().unwrap_or("<unnamed>");
             tracing::debug_span!("retry", policy = name)
         };
         Run {
@@ -156,14 +226,24 @@ impl<P: Borrow<Policy>, C, S: Sleeper, H> Run<P, C, S, H> {
             unhedged: None,
             gate: Gate::Idle,
             timer: Timer::default(),
+            timeout_from: None,
             #[cfg(feature = "tracing")]
             span,
         }
     }
 
-    /// The call's policy.
+    /// The call's policy (see [`CallPolicy`]).
     pub(crate) fn policy(&self) -> &Policy {
         self.policy.borrow()
+    }
+
+    /// Picks the call's policy up if it does not hold it yet (see
+    /// [`CallPolicy::hold`]); the call stays plain only if the policy is.
+    #[inline]
+    pub(crate) fn hold_policy(&mut self) {
+        if self.policy.hold() {
+            self.plain &= self.policy().starts_plainly();
+        }
     }
 
     /// The call's `retry` span.
@@ -188,7 +268,7 @@ impl<P: Borrow<Policy>, C, S: Sleeper, H> Run<P, C, S, H> {
 
     /// The report of the call ending as `ending` at `now`.
     fn report_at(&self, ending: Ending, now: Instant) -> Report {
-        Report {
+        let report = Report {
             ending,
             attempts: self.tally.attempts,
             hedges: u32::from(self.tally.hedges),
@@ -202,12 +282,16 @@ impl<P: Borrow<Policy>, C, S: Sleeper, H> Run<P, C, S, H> {
             waited: self.tally.waited(),
             elapsed: elapsed(self.started, now),
             budget_failing_open: false,
+        };
+        // A policy not held yet is plain: it has no budget.
+        match self.policy.held() {
+            Some(policy) => report.budget_state(policy),
+            None => report,
         }
-        .budget_state(self.policy())
     }
 }
 
-impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
+impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     /// Begins an attempt: counts it, starts the call's clock when the
     /// policy, a give-up hook or the caller's report needs it (depositing
     /// in the window budgets), asks the policy's breaker, and arms the
@@ -235,6 +319,7 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
         E: Classify,
         H: HookSet<E>,
     {
+        self.hold_policy();
         let policy: &Policy = self.policy.borrow();
         let needs_clock = self.timed
             || self.hooks.wants_give_up()
@@ -257,6 +342,7 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
                     // Counted (`tally.refused`) by the decision it goes to.
                     self.gate = Gate::Refused(open.retry_in());
                     self.timer.disarm();
+                    self.timeout_from = None;
                     #[cfg(feature = "metrics")]
                     crate::metrics::breaker_refused(policy);
                     return Some(open);
@@ -265,11 +351,30 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
                 Err(_) => crate::breaker::uncarried::<E>(breaker),
             }
         }
-        match policy.attempt_timeout().filter(|_| self.cancellable) {
-            Some(limit) => self.timer.arm(self.sleeper.sleep(limit)),
-            None => self.timer.disarm(),
-        }
+        // The timeout counts from now; `arm_timeout` arms it if the attempt
+        // is not ready at once.
+        self.timer.disarm();
+        self.timeout_from = (policy.attempt_timeout().is_some() && self.cancellable)
+            .then(|| now.unwrap_or_else(|| self.clock.now()));
         None
+    }
+
+    /// Arms the timeout of the attempt in flight, for what is left of it,
+    /// at the attempt's first `Pending`; nothing once armed, or without one.
+    #[inline]
+    pub(crate) fn arm_timeout(&mut self) {
+        if let Some(began) = self.timeout_from.take() {
+            self.arm_timeout_slowly(began);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn arm_timeout_slowly(&mut self, began: Instant) {
+        let limit = self.policy().attempt_timeout().unwrap_or_default();
+        let spent = self.clock.now().saturating_duration_since(began);
+        self.timer
+            .arm(self.sleeper.sleep(limit.saturating_sub(spent)));
     }
 
     /// Takes back a hedge the breaker refused: it was never sent, so it is
@@ -362,6 +467,7 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     {
         #[cfg(feature = "tracing")]
         let _span = self.span.clone().entered();
+        self.hold_policy();
         let (failure, allowed, unrepeatable) = self.failure_of(&error);
         let gate = std::mem::replace(&mut self.gate, Gate::Idle);
         let refused = match gate {
@@ -454,6 +560,7 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
         if self.plain && !cfg!(feature = "metrics") {
             return;
         }
+        self.hold_policy();
         let gate = std::mem::replace(&mut self.gate, Gate::Idle);
         self.record(gate, None);
         let policy: &Policy = self.policy.borrow();
@@ -465,7 +572,7 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     }
 }
 
-impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
+impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     /// Whether the call hedges: its policy does (`hedge_after`) and its
     /// request may be sent twice (see [`unhedged`](Self::unhedged)); then
     /// `drive!` runs its rounds as races ([`Run::race`]). Never true for a
@@ -514,10 +621,10 @@ fn record_success(policy: &Policy, clock: &impl Clock) {
     policy.budgets.record(clock.now(), false);
 }
 
-impl<P: Borrow<Policy>, C, S: Sleeper, H> fmt::Debug for Run<P, C, S, H> {
+impl<P: CallPolicy, C, S: Sleeper, H> fmt::Debug for Run<P, C, S, H> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Run")
-            .field("policy", &self.policy.borrow().name())
+            .field("policy", &self.policy.name())
             .field("tally", &self.tally)
             .field("ending", &self.ending)
             .finish_non_exhaustive()

@@ -426,3 +426,64 @@ fn the_blocking_loop_follows_the_same_rules() {
     assert_eq!(r, Err(TestError::Fatal));
     assert_eq!((calls, report.ending), (3, Ending::Permanent));
 }
+
+/// An attempt's timeout counts from the attempt's start, but is armed (its
+/// sleep made) only when the attempt first returns `Pending`, for what is
+/// left of it: an attempt ready at once makes no sleep, as
+/// `tokio::time::timeout` registers no timer for a future ready at once.
+#[test]
+fn an_attempt_timeout_is_armed_at_the_first_pending_for_what_is_left() {
+    use std::cell::{Cell, RefCell};
+    use std::task::{Context, Poll, Waker};
+    /// Each reading one second after the last.
+    struct Leaping(Cell<std::time::Instant>);
+    impl retrykit_core::clock::Clock for Leaping {
+        fn now(&self) -> std::time::Instant {
+            self.0.set(self.0.get() + Duration::from_secs(1));
+            self.0.get()
+        }
+    }
+    /// Records each sleep asked for; none ever ends.
+    struct Recording<'a>(&'a RefCell<Vec<Duration>>);
+    impl retrykit_core::clock::Sleeper for Recording<'_> {
+        type Sleep = std::future::Pending<()>;
+        fn sleep(&self, d: Duration) -> Self::Sleep {
+            self.0.borrow_mut().push(d);
+            std::future::pending()
+        }
+    }
+    let policy = fixed(0, 0, 3)
+        .attempt_timeout(Some(Duration::from_secs(5)))
+        .build()
+        .unwrap();
+    let sleeps = RefCell::new(Vec::new());
+    let call = |pending_polls: u32| {
+        let retry = Retry::new(&policy)
+            .clock(Leaping(Cell::new(std::time::Instant::now())))
+            .sleeper(Recording(&sleeps));
+        let mut polls = 0;
+        let mut fut = std::pin::pin!(retry.call(move || {
+            std::future::poll_fn(move |_| {
+                polls += 1;
+                match polls > pending_polls {
+                    true => Poll::Ready(Ok::<_, TestError>(polls)),
+                    false => Poll::Pending,
+                }
+            })
+        }));
+        let mut cx = Context::from_waker(Waker::noop());
+        (0..=pending_polls).fold(Poll::Pending, |_, _| fut.as_mut().poll(&mut cx))
+    };
+    assert_eq!(call(0), Poll::Ready(Ok(1)));
+    assert_eq!(
+        *sleeps.borrow(),
+        [],
+        "an attempt ready at once makes no sleep"
+    );
+    assert_eq!(call(2), Poll::Ready(Ok(3)));
+    assert_eq!(
+        *sleeps.borrow(),
+        [Duration::from_secs(4)],
+        "armed once, at the first Pending, one second (one clock reading) into the attempt"
+    );
+}

@@ -60,6 +60,44 @@ fn first_attempt_success_allocates_nothing() {
     assert_eq!(info.count_total, 0, "{info:?}");
 }
 
+#[retry(policy = "alloc-timeout")]
+async fn timed(id: u32) -> Result<u32, Busy> {
+    Ok(id)
+}
+
+/// An attempt ready at once makes no sleep: `attempt_timeout` is armed only
+/// at an attempt's first `Pending`, so its success path allocates nothing
+/// either (as `tokio::time::timeout`, which registers its timer only when
+/// polled); `Retry::call` and `#[retry]` alike.
+#[test]
+fn an_attempt_timeout_allocates_nothing_on_the_success_path() {
+    let policy = retrykit_core::Policy::builder()
+        .attempt_timeout(Some(std::time::Duration::from_secs(5)))
+        .build()
+        .unwrap();
+    tests::add_policy("alloc-timeout", policy.clone());
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    let _context = rt.enter();
+    let core = || retrykit_core::Retry::new(&policy).call(|| async { Ok::<_, Busy>(5) });
+    // Warm up thread-locals (jitter generator, clock context).
+    let _ = poll_once(timed(1));
+    let _ = poll_once(core());
+    if retrykit_core::RECORDS_METRICS {
+        eprintln!(
+            "skipped: with retrykit-core's `metrics` feature, each call's metric labels allocate"
+        );
+        return;
+    }
+    let info = allocation_counter::measure(|| {
+        assert!(matches!(poll_once(timed(4)), Poll::Ready(Ok(4))));
+        assert!(matches!(poll_once(core()), Poll::Ready(Ok(5))));
+    });
+    assert_eq!(info.count_total, 0, "{info:?}");
+}
+
 #[test]
 fn the_counter_does_see_allocations() {
     let info = allocation_counter::measure(|| {

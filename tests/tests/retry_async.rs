@@ -458,3 +458,48 @@ async fn a_reload_that_adds_a_deadline_reaches_the_next_calls_start() {
     assert_eq!(GAINS_DEADLINE_CALLS.load(Ordering::SeqCst), 3);
     assert_eq!(start.elapsed(), Duration::from_millis(500));
 }
+
+/// How many references to `name`'s policy exist besides this lookup's own:
+/// the registry's, and the running call's once it holds the policy.
+fn holders(name: &str) -> usize {
+    std::sync::Arc::strong_count(&retrykit_core::registry::policy(name).unwrap()) - 1
+}
+
+static PICKUP_HOLDERS: Mutex<Vec<usize>> = Mutex::new(Vec::new());
+
+#[retry(policy = "async-pickup")]
+async fn picks_up(failures: u32) -> Result<(), ApiError> {
+    let mut seen = PICKUP_HOLDERS.lock().unwrap();
+    seen.push(holders("async-pickup"));
+    match seen.len() as u32 <= failures {
+        true => Err(ApiError::Unavailable),
+        false => Ok(()),
+    }
+}
+
+/// Where a call picks up its policy (`SitePolicy`): under a plain policy,
+/// only when its first attempt fails, so a success at once never touches
+/// the reference count; a policy that is not plain (here a deadline) is
+/// held from the start.
+#[tokio::test(start_paused = true)]
+async fn a_plain_call_picks_its_policy_up_when_its_first_attempt_fails() {
+    for (policy, first) in [
+        (constant(10, 3), 1),
+        (
+            constant(10, 3)
+                .to_builder()
+                .deadline(Some(Duration::from_secs(5)))
+                .build()
+                .unwrap(),
+            2,
+        ),
+    ] {
+        add_policy("async-pickup", policy);
+        // The first call after a reload looks the name up (and holds it).
+        picks_up(0).await.unwrap();
+        PICKUP_HOLDERS.lock().unwrap().clear();
+        picks_up(1).await.unwrap();
+        let seen = std::mem::take(&mut *PICKUP_HOLDERS.lock().unwrap());
+        assert_eq!(seen, [first, 2], "the first attempt, then the retry");
+    }
+}

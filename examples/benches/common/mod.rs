@@ -133,6 +133,14 @@ pub async fn annotated_flaky(failures: &Cell<u32>, n: u64) -> Result<u64, Flaky>
     fetch_flaky(failures, n).await
 }
 
+/// The limit for a policy with `attempt_timeout`: the call under
+/// `tokio::time::timeout` (5 s), by hand, a timeout mapped to the error.
+pub async fn by_hand_timeout(n: u64) -> Result<u64, Flaky> {
+    tokio::time::timeout(Duration::from_secs(5), fetch(n))
+        .await
+        .unwrap_or(Err(Flaky))
+}
+
 /// retrykit-core's API, used directly with a policy the caller holds.
 pub fn core(policy: &Policy, n: u64) -> impl Future<Output = Result<u64, Flaky>> + '_ {
     Retry::new(policy).call(move || fetch(n))

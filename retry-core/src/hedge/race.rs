@@ -15,15 +15,13 @@ use crate::attempt::{Own, Timed};
 use crate::classify::Classify;
 use crate::clock::{Clock, Sleeper};
 use crate::hooks::HookSet;
-use crate::policy::Policy;
-use crate::run::{Gate, Run};
-use std::borrow::Borrow;
+use crate::run::{CallPolicy, Gate, Run};
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
+impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     /// This round's attempts under a hedging policy, each made by `make`.
     /// A policy without `hedge_after` gets a single attempt, as
     /// [`attempt`](Self::attempt) makes it.
@@ -86,7 +84,7 @@ pub struct Race<'r, P, C, S: Sleeper, H, M, Fut: Future> {
 
 impl<P, C, S, H, M, Fut, T, E> Race<'_, P, C, S, H, M, Fut>
 where
-    P: Borrow<Policy>,
+    P: CallPolicy,
     C: Clock,
     S: Sleeper,
     H: HookSet<E>,
@@ -168,7 +166,7 @@ where
 
 impl<P, C, S, H, M, Fut, T, E> Future for Race<'_, P, C, S, H, M, Fut>
 where
-    P: Borrow<Policy>,
+    P: CallPolicy,
     C: Clock,
     S: Sleeper,
     H: HookSet<E>,

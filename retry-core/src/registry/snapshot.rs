@@ -1,19 +1,52 @@
 //! Each thread's view of the current registry: what every lookup by name
 //! reads, so that the hot path takes no reference count and no lock.
 //!
-//! Checking that the view is still current is one relaxed load of the
-//! shared pointer (`arc_swap::Cache`), where `ArcSwap::load` would write to
-//! its debt list. The view keeps the registry it last saw alive until this
-//! thread's next lookup.
+//! Checking that the view is still current is one load of the install
+//! generation, where `ArcSwap::load` would write to its debt list. The view
+//! keeps the registry it last saw alive until this thread's next lookup
+//! after a reload, and the one before that until the next such lookup: a
+//! `#[retry]` call that started under it picks its policy up from there
+//! (see `site::SitePolicy`).
 
 use super::loading::ensure_loaded;
-use super::{CURRENT, Registry};
-use arc_swap::ArcSwap;
-use arc_swap::cache::Cache;
+use super::{CURRENT, GENERATION, Registry};
 use std::cell::RefCell;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
-type View = Cache<&'static ArcSwap<Registry>, Arc<Registry>>;
+/// This thread's view: the registry current at its last lookup, and the
+/// one it replaced.
+struct View {
+    current: Arc<Registry>,
+    previous: Option<Arc<Registry>>,
+}
+
+impl View {
+    fn new() -> Self {
+        View {
+            current: CURRENT.load_full(),
+            previous: None,
+        }
+    }
+
+    /// The current registry: the one held, unless an install since made
+    /// another (`install` counts the generation after the swap, so a newer
+    /// generation finds the newer registry).
+    #[inline]
+    fn load(&mut self) -> &Registry {
+        if self.current.generation() != GENERATION.load(Ordering::Acquire) {
+            self.revalidate();
+        }
+        &self.current
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn revalidate(&mut self) {
+        let newer = CURRENT.load_full();
+        self.previous = Some(std::mem::replace(&mut self.current, newer));
+    }
+}
 
 thread_local! {
     /// `None` until this thread's first lookup. It is made only after the
@@ -54,8 +87,31 @@ fn first_lookup_or_nested<R>(read: impl FnOnce(&Registry) -> R) -> R {
     ensure_loaded();
     let _ = VIEW.try_with(|view| {
         if let Ok(mut view) = view.try_borrow_mut() {
-            view.get_or_insert_with(|| Cache::new(&*CURRENT));
+            view.get_or_insert_with(View::new);
         }
     });
     read(&CURRENT.load())
+}
+
+/// Runs `read` on the registry of install generation `generation` if this
+/// thread still holds it (its view's current or previous registry, or the
+/// shared one), without revalidating the view; `None` when it is gone.
+pub(crate) fn with_generation<R>(generation: u64, read: impl FnOnce(Option<&Registry>) -> R) -> R {
+    let mut read = Some(read);
+    let viewed = VIEW.try_with(|view| {
+        let view = view.try_borrow().ok()?;
+        let view = view.as_ref()?;
+        let found = match &view.previous {
+            _ if view.current.generation() == generation => Some(&view.current),
+            Some(previous) if previous.generation() == generation => Some(previous),
+            _ => None,
+        };
+        found.map(|registry| read.take().map(|read| read(Some(registry))))?
+    });
+    if let Ok(Some(out)) = viewed {
+        return out;
+    }
+    let read = read.expect("`read` is still here when the view did not run it");
+    let shared = CURRENT.load();
+    read(Some(&**shared).filter(|registry| registry.generation() == generation))
 }

@@ -167,10 +167,7 @@ pub fn expand(
         // argument is `&mut` (the build refuses that).
         let attempt = attempt(true);
         quote! {
-            let mut #run = #krate::__private::run::Run::for_policy(
-                __RETRY_POLICY.policy(),
-                #hooks,
-            );
+            let mut #run = #krate::__private::run::Run::for_site(&__RETRY_POLICY, #hooks);
             let mut #make = || {
                 #(#copies)*
                 #attempt
@@ -186,28 +183,30 @@ pub fn expand(
         // the round, so it is held once.
         let attempt = attempt(false);
         quote! {
-            let mut #run = #krate::__private::run::Run::for_policy(
-                __RETRY_POLICY.policy(),
-                #hooks,
-            );
+            let mut #run = #krate::__private::run::Run::for_site(&__RETRY_POLICY, #hooks);
             #krate::__private::run::drive!(#run, unhedged each { #(#copies)* } || { #attempt })
             .map_err(#krate::__private::classify::Tagged::into_inner)
         }
     } else {
+        // The call runs on the policy borrowed from this thread's view of
+        // the registry: no reference count, and a reload cannot reach it.
+        let policy = Ident::new("__retry_policy", site);
         quote! {
-            #krate::__private::run::Retry::blocking(&*__RETRY_POLICY.policy())
-                .hooks(#hooks)
-                .call_blocking(|| {
-                    #(#copies)*
-                    #krate::__private::classify::tag(
-                        #kind,
-                        #krate::__private::classify::run_once(|| -> #ret {
-                            #(#unpack)*
-                            #(#body)*
-                        }),
-                    )
-                })
-                .map_err(#krate::__private::classify::Tagged::into_inner)
+            __RETRY_POLICY.with_policy(|#policy| {
+                #krate::__private::run::Retry::blocking(#policy)
+                    .hooks(#hooks)
+                    .call_blocking(|| {
+                        #(#copies)*
+                        #krate::__private::classify::tag(
+                            #kind,
+                            #krate::__private::classify::run_once(|| -> #ret {
+                                #(#unpack)*
+                                #(#body)*
+                            }),
+                        )
+                    })
+            })
+            .map_err(#krate::__private::classify::Tagged::into_inner)
         }
     };
 
