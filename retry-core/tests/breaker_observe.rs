@@ -185,11 +185,11 @@ fn each_state_change_is_said_once_naming_the_breaker_the_states_and_the_ratio() 
         assert_eq!(
             events,
             [
-                "EVENT retry breaker=observed from=closed to=open ratio=1.0",
-                "EVENT retry breaker=observed from=open to=half_open",
-                "EVENT retry breaker=observed from=half_open to=open",
-                "EVENT retry breaker=observed from=open to=half_open",
-                "EVENT retry breaker=observed from=half_open to=closed",
+                "EVENT retry breaker=observed scope=local from=closed to=open ratio=1.0",
+                "EVENT retry breaker=observed scope=local from=open to=half_open",
+                "EVENT retry breaker=observed scope=local from=half_open to=open",
+                "EVENT retry breaker=observed scope=local from=open to=half_open",
+                "EVENT retry breaker=observed scope=local from=half_open to=closed",
             ],
             "{stdout}"
         );
