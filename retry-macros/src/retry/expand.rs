@@ -11,26 +11,12 @@
 
 use super::capability;
 use super::config::ConfigFile;
+use super::inputs::{Resupplied, clone_check, resupply_inputs, whole_borrows};
 use super::validate::{RetryArgs, RetryFn};
 use proc_macro2::{Span, TokenStream};
-use quote::{format_ident, quote, quote_spanned};
+use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
-use syn::{FnArg, Ident, Pat, PatIdent, Type};
-
-/// A by-value argument given to each attempt as a fresh clone.
-struct Resupplied {
-    /// The parameter as the signature now names it.
-    outer: Ident,
-    /// The pattern the body sees, as written (with `mut`).
-    inner: Pat,
-    /// The per-attempt copy, before the attempt takes it.
-    copy: Ident,
-    /// The local trait whose diagnostic names this argument when it is not `Clone`.
-    check: Ident,
-    /// The argument's name (or pattern) for messages.
-    shown: String,
-    span: Span,
-}
+use syn::{Ident, Type};
 
 /// What the config file seen at build time asks of the function's error type.
 pub struct FileChecks {
@@ -52,7 +38,10 @@ pub struct FileChecks {
     pub hedged: bool,
 }
 
-/// The annotated function, expanded.
+/// The annotated function, expanded: its signature as written (by-value
+/// parameters renamed where the attempts re-supply them), and a body that
+/// registers the call site, runs the build-time checks, keeps the site's
+/// policy cache and runs the retry loop.
 pub fn expand(
     args: &RetryArgs,
     mut func: RetryFn,
@@ -60,12 +49,61 @@ pub fn expand(
     file_checks: &FileChecks,
 ) -> TokenStream {
     let krate = &args.krate;
-    let policy = &args.policy;
     let ret = &func.output;
     let resupplied = resupply_inputs(&mut func.sig.inputs);
-
     let config_items = config_tracking(config);
     let unchecked = &file_checks.unchecked;
+    let call_site = Ident::new("__RETRY_CALL_SITE", Span::mixed_site());
+    let register = register(args, &func, config, file_checks, &call_site);
+    let checks = build_checks(args, ret, config, file_checks, &resupplied);
+    let kind = Ident::new("__retry_kind", Span::mixed_site());
+    let attempt = Attempt::new(args, &func, &resupplied, &kind);
+    let looped = if file_checks.hedged && func.sig.asyncness.is_some() {
+        hedged_loop(&attempt)
+    } else if func.sig.asyncness.is_some() {
+        async_loop(&attempt)
+    } else {
+        blocking_loop(&attempt)
+    };
+
+    let RetryFn {
+        attrs, vis, sig, ..
+    } = &func;
+    quote! {
+        #(#attrs)*
+        #vis #sig {
+            #config_items
+            #unchecked
+            #register
+            #checks
+            // Where this call site's calls get their policy: no lookup by
+            // name while the registry is unchanged.
+            static __RETRY_POLICY: #krate::__private::site::PolicyCache =
+                #krate::__private::site::PolicyCache::new(#call_site);
+            let #kind = {
+                #[allow(unused_imports)]
+                use #krate::__private::classify::{ViaClassify as _, ViaTransient as _};
+                (&&#krate::__private::classify::probe::<#ret>()).__retry_kind()
+            };
+            #looped
+        }
+    }
+}
+
+/// The call site's registration: a `CallSite` constant (the policy's name,
+/// where the function is, the file checked at build time, what its error
+/// type can carry, which loop it was built with), submitted to the
+/// registry's inventory.
+fn register(
+    args: &RetryArgs,
+    func: &RetryFn,
+    config: Option<&ConfigFile>,
+    file_checks: &FileChecks,
+    call_site: &Ident,
+) -> TokenStream {
+    let krate = &args.krate;
+    let policy = &args.policy;
+    let ret = &func.output;
     let fn_name = func.sig.ident.to_string();
     let checked_file = match config {
         Some(c) => {
@@ -89,8 +127,7 @@ pub fn expand(
     let hedged = file_checks.hedged && !blocking;
     // An async fn's waits run on tokio's timer: its first call checks for it.
     let waits_on_tokio = !blocking;
-    let call_site = Ident::new("__RETRY_CALL_SITE", Span::mixed_site());
-    let register = quote_spanned! {policy.span()=>
+    quote_spanned! {policy.span()=>
         const #call_site: #krate::__private::site::CallSite = #krate::__private::site::CallSite {
             config: #checked_file,
             loader: #loader,
@@ -107,7 +144,20 @@ pub fn expand(
             )
         };
         #krate::__private::inventory::submit! { #call_site }
-    };
+    }
+}
+
+/// The build-time checks: each by-value argument is `Clone`, and the error
+/// type can do what the policy in the file asks of it (say its class, stand
+/// for a timed-out attempt, or for one the breaker refused).
+fn build_checks(
+    args: &RetryArgs,
+    ret: &Type,
+    config: Option<&ConfigFile>,
+    file_checks: &FileChecks,
+    resupplied: &[Resupplied],
+) -> TokenStream {
+    let clones = resupplied.iter().map(clone_check);
     let classified = file_checks
         .narrow_retry_on
         .as_deref()
@@ -120,34 +170,79 @@ pub fn expand(
         .breaker_at
         .as_ref()
         .map(|(at, name)| capability::breaker_check(args, ret, (at, name), config));
-    let checks = resupplied.iter().map(clone_check);
-    let copies: Vec<TokenStream> = resupplied
-        .iter()
-        .map(|r| {
-            let (check, outer, copy) = (&r.check, &r.outer, &r.copy);
-            quote_spanned! {r.span=>
-                let #copy = #check::__retry_resupply(&#outer);
-            }
-        })
-        .collect();
-    let unpack: Vec<TokenStream> = resupplied
-        .iter()
-        .map(|r| {
-            let (inner, copy) = (&r.inner, &r.copy);
-            quote! { let #inner = #copy; }
-        })
-        .collect();
+    quote! {
+        #(#clones)*
+        #classified
+        #timeout_check
+        #breaker_check
+    }
+}
 
-    let whole = whole_borrows(&func.sig.inputs);
-    let hooks = hooks(args, ret);
-    let site = Span::mixed_site();
-    let kind = Ident::new("__retry_kind", site);
-    let body = &func.body.stmts;
+/// What every shape of loop makes its attempts from: the body, the copies
+/// of the by-value arguments, and the hooks and error tagging.
+struct Attempt<'a> {
+    krate: &'a syn::Path,
+    ret: &'a Type,
+    /// The local holding how the error type is classified.
+    kind: &'a Ident,
+    hooks: TokenStream,
+    /// Each by-value argument's copy for one attempt, made from the parameter.
+    copies: Vec<TokenStream>,
+    /// Each copy bound to the pattern the body was written against.
+    unpack: Vec<TokenStream>,
+    /// The reference arguments, borrowed whole (see [`whole_borrows`]).
+    whole: Vec<TokenStream>,
+    body: &'a [syn::Stmt],
+}
 
-    // The attempt, written once: the future of one call of the body. A
-    // hedged site's attempts own their copies (hedges run at once); a plain
-    // site's borrow them from the round.
-    let attempt = |owned: bool| {
+impl<'a> Attempt<'a> {
+    fn new(
+        args: &'a RetryArgs,
+        func: &'a RetryFn,
+        resupplied: &[Resupplied],
+        kind: &'a Ident,
+    ) -> Self {
+        let copies = resupplied
+            .iter()
+            .map(|r| {
+                let (check, outer, copy) = (&r.check, &r.outer, &r.copy);
+                quote_spanned! {r.span=>
+                    let #copy = #check::__retry_resupply(&#outer);
+                }
+            })
+            .collect();
+        let unpack = resupplied
+            .iter()
+            .map(|r| {
+                let (inner, copy) = (&r.inner, &r.copy);
+                quote! { let #inner = #copy; }
+            })
+            .collect();
+        Attempt {
+            krate: &args.krate,
+            ret: &func.output,
+            kind,
+            hooks: hooks(args, &func.output),
+            copies,
+            unpack,
+            whole: whole_borrows(&func.sig.inputs),
+            body: &func.body.stmts,
+        }
+    }
+
+    /// The attempt's future, written once: one call of the body. A hedged
+    /// site's attempts own their copies (hedges run at once); a plain site's
+    /// borrow them from the round.
+    fn future(&self, owned: bool) -> TokenStream {
+        let Attempt {
+            krate,
+            ret,
+            kind,
+            whole,
+            unpack,
+            body,
+            ..
+        } = self;
         let movement = owned.then(|| quote! { move });
         quote! {
             #krate::__private::classify::tag_future(
@@ -159,81 +254,75 @@ pub fn expand(
                 }),
             )
         }
-    };
-    let looped = if hedged {
-        let run = Ident::new("__retry_run", site);
-        let make = Ident::new("__retry_make", site);
-        // The driver chooses plain or hedged rounds as the call starts; no
-        // argument is `&mut` (the build refuses that).
-        let attempt = attempt(true);
-        quote! {
-            let mut #run = #krate::__private::run::Run::for_site(&__RETRY_POLICY, #hooks);
-            let mut #make = || {
-                #(#copies)*
-                #attempt
-            };
-            #krate::__private::run::drive!(#run, #make)
-                .map_err(#krate::__private::classify::Tagged::into_inner)
-        }
-    } else if func.sig.asyncness.is_some() {
-        let run = Ident::new("__retry_run", site);
-        // Each round's copies are made in the loop's scope and the attempt
-        // by a closure written in place, so it is `FnOnce` and may hand out
-        // borrows of `&mut` arguments; the attempt's future is made inside
-        // the round, so it is held once.
-        let attempt = attempt(false);
-        quote! {
-            let mut #run = #krate::__private::run::Run::for_site(&__RETRY_POLICY, #hooks);
-            #krate::__private::run::drive!(#run, unhedged each { #(#copies)* } || { #attempt })
-            .map_err(#krate::__private::classify::Tagged::into_inner)
-        }
-    } else {
-        // The call runs on the policy borrowed from this thread's view of
-        // the registry: no reference count, and a reload cannot reach it.
-        let policy = Ident::new("__retry_policy", site);
-        quote! {
-            __RETRY_POLICY.with_policy(|#policy| {
-                #krate::__private::run::Retry::blocking(#policy)
-                    .hooks(#hooks)
-                    .call_blocking(|| {
-                        #(#copies)*
-                        #krate::__private::classify::tag(
-                            #kind,
-                            #krate::__private::classify::run_once(|| -> #ret {
-                                #(#unpack)*
-                                #(#body)*
-                            }),
-                        )
-                    })
-            })
-            .map_err(#krate::__private::classify::Tagged::into_inner)
-        }
-    };
+    }
+}
 
-    let RetryFn {
-        attrs, vis, sig, ..
-    } = &func;
+/// An async fn whose policy may hedge: the driver chooses plain or hedged
+/// rounds as the call starts, making each attempt with a closure that can be
+/// called again (each call owning its copies). No argument is `&mut` (the
+/// build refuses that).
+fn hedged_loop(a: &Attempt) -> TokenStream {
+    let (krate, hooks, copies) = (a.krate, &a.hooks, &a.copies);
+    let run = Ident::new("__retry_run", Span::mixed_site());
+    let make = Ident::new("__retry_make", Span::mixed_site());
+    let attempt = a.future(true);
     quote! {
-        #(#attrs)*
-        #vis #sig {
-            #config_items
-            #unchecked
-            #register
-            #(#checks)*
-            #classified
-            #timeout_check
-            #breaker_check
-            // Where this call site's calls get their policy: no lookup by
-            // name while the registry is unchanged.
-            static __RETRY_POLICY: #krate::__private::site::PolicyCache =
-                #krate::__private::site::PolicyCache::new(#call_site);
-            let #kind = {
-                #[allow(unused_imports)]
-                use #krate::__private::classify::{ViaClassify as _, ViaTransient as _};
-                (&&#krate::__private::classify::probe::<#ret>()).__retry_kind()
-            };
-            #looped
-        }
+        let mut #run = #krate::__private::run::Run::for_site(&__RETRY_POLICY, #hooks);
+        let mut #make = || {
+            #(#copies)*
+            #attempt
+        };
+        #krate::__private::run::drive!(#run, #make)
+            .map_err(#krate::__private::classify::Tagged::into_inner)
+    }
+}
+
+/// An async fn that runs one attempt at a time: each round's copies are made
+/// in the loop's scope and the attempt by a closure written in place, so it
+/// is `FnOnce` and may hand out borrows of `&mut` arguments; the attempt's
+/// future is made inside the round, so it is held once.
+fn async_loop(a: &Attempt) -> TokenStream {
+    let (krate, hooks, copies) = (a.krate, &a.hooks, &a.copies);
+    let run = Ident::new("__retry_run", Span::mixed_site());
+    let attempt = a.future(false);
+    quote! {
+        let mut #run = #krate::__private::run::Run::for_site(&__RETRY_POLICY, #hooks);
+        #krate::__private::run::drive!(#run, unhedged each { #(#copies)* } || { #attempt })
+        .map_err(#krate::__private::classify::Tagged::into_inner)
+    }
+}
+
+/// A blocking fn: the call runs on the policy borrowed from this thread's
+/// view of the registry (no reference count, and a reload cannot reach it),
+/// each attempt a closure over the body.
+fn blocking_loop(a: &Attempt) -> TokenStream {
+    let Attempt {
+        krate,
+        ret,
+        kind,
+        hooks,
+        copies,
+        unpack,
+        body,
+        ..
+    } = a;
+    let policy = Ident::new("__retry_policy", Span::mixed_site());
+    quote! {
+        __RETRY_POLICY.with_policy(|#policy| {
+            #krate::__private::run::Retry::blocking(#policy)
+                .hooks(#hooks)
+                .call_blocking(|| {
+                    #(#copies)*
+                    #krate::__private::classify::tag(
+                        #kind,
+                        #krate::__private::classify::run_once(|| -> #ret {
+                            #(#unpack)*
+                            #(#body)*
+                        }),
+                    )
+                })
+        })
+        .map_err(#krate::__private::classify::Tagged::into_inner)
     }
 }
 
@@ -255,86 +344,6 @@ fn hooks(args: &RetryArgs, ret: &Type) -> TokenStream {
     hooks
 }
 
-/// Rewrites by-value parameters so each attempt gets its own copy: `mut` moves
-/// from the parameter to the attempt's binding, and destructuring patterns
-/// move into the attempt behind a generated parameter name.
-fn resupply_inputs(
-    inputs: &mut syn::punctuated::Punctuated<FnArg, syn::Token![,]>,
-) -> Vec<Resupplied> {
-    let mut out = Vec::new();
-    for (index, input) in inputs.iter_mut().enumerate() {
-        let FnArg::Typed(typed) = input else { continue };
-        if matches!(&*typed.ty, Type::Reference(_)) || matches!(&*typed.pat, Pat::Wild(_)) {
-            continue;
-        }
-        let span = typed.pat.span();
-        let inner = (*typed.pat).clone();
-        let (outer, shown) = match &mut *typed.pat {
-            Pat::Ident(PatIdent {
-                by_ref: None,
-                subpat: None,
-                ident,
-                mutability,
-                ..
-            }) => {
-                *mutability = None;
-                (ident.clone(), ident.to_string())
-            }
-            other => {
-                let shown = quote::ToTokens::to_token_stream(&*other).to_string();
-                let outer = format_ident!("__retry_param{}", index, span = Span::mixed_site());
-                *other = Pat::Ident(PatIdent {
-                    attrs: Vec::new(),
-                    by_ref: None,
-                    mutability: None,
-                    ident: outer.clone(),
-                    subpat: None,
-                });
-                (outer, shown)
-            }
-        };
-        out.push(Resupplied {
-            outer,
-            inner,
-            copy: format_ident!("__retry_copy{}", index, span = Span::mixed_site()),
-            check: format_ident!("__RetryResupply{}", index),
-            shown,
-            span,
-        });
-    }
-    out
-}
-
-/// A local trait per by-value argument: its blanket impl clones, and its
-/// diagnostic names the argument when the type is not `Clone`.
-fn clone_check(r: &Resupplied) -> TokenStream {
-    let message = format!(
-        "`#[retry]` cannot give argument `{}` to a second attempt: `{{Self}}` is not `Clone`",
-        r.shown
-    );
-    let label = format!(
-        "`{}` is taken by value, so every attempt needs its own copy",
-        r.shown
-    );
-    let note = format!(
-        "fix: take `{}` by reference (`&{{Self}}`, or `&mut {{Self}}` to mutate it across attempts), or implement `Clone` for `{{Self}}`",
-        r.shown
-    );
-    let check = &r.check;
-    quote! {
-        #[diagnostic::on_unimplemented(message = #message, label = #label, note = #note)]
-        trait #check: ::core::marker::Sized {
-            fn __retry_resupply(&self) -> Self;
-        }
-        impl<T: ::core::clone::Clone> #check for T {
-            #[inline]
-            fn __retry_resupply(&self) -> Self {
-                ::core::clone::Clone::clone(self)
-            }
-        }
-    }
-}
-
 /// Makes the build depend on the config file (so editing it re-runs the
 /// check) and on `RETRY_CONFIG` (so pointing it elsewhere does too).
 fn config_tracking(config: Option<&ConfigFile>) -> TokenStream {
@@ -346,46 +355,6 @@ fn config_tracking(config: Option<&ConfigFile>) -> TokenStream {
         #file
         const _: ::core::option::Option<&str> = ::core::option_env!("RETRY_CONFIG");
     }
-}
-
-/// In an async attempt, borrows each reference argument (and `self`) as a
-/// whole, as the function itself holds it. Without this, an attempt that
-/// reads one field of a `&mut self` would hold `&Field` across an await, and
-/// the future would need `Field: Sync` where the plain function needs only
-/// `Self: Send`.
-/// Whether any argument is a `&mut` borrow (`&mut self` included): two
-/// attempts cannot hold it at once, so such a fn cannot hedge.
-pub fn takes_mut(inputs: &syn::punctuated::Punctuated<FnArg, syn::Token![,]>) -> bool {
-    inputs.iter().any(|input| match input {
-        FnArg::Receiver(r) => r.reference.is_some() && r.mutability.is_some(),
-        FnArg::Typed(t) => matches!(&*t.ty, Type::Reference(r) if r.mutability.is_some()),
-    })
-}
-
-fn whole_borrows(inputs: &syn::punctuated::Punctuated<FnArg, syn::Token![,]>) -> Vec<TokenStream> {
-    inputs
-        .iter()
-        .filter_map(|input| match input {
-            FnArg::Receiver(r) if r.reference.is_some() => {
-                let this = &r.self_token;
-                Some(match r.mutability {
-                    Some(_) => quote! { let _ = &mut *#this; },
-                    None => quote! { let _ = &*#this; },
-                })
-            }
-            FnArg::Typed(t) => match (&*t.pat, &*t.ty) {
-                (Pat::Ident(p), Type::Reference(r)) if p.subpat.is_none() && p.by_ref.is_none() => {
-                    let name = &p.ident;
-                    Some(match r.mutability {
-                        Some(_) => quote! { let _ = &mut *#name; },
-                        None => quote! { let _ = &*#name; },
-                    })
-                }
-                _ => None,
-            },
-            FnArg::Receiver(_) => None,
-        })
-        .collect()
 }
 
 /// The error type must implement `Classify` when the policy's `retry_on`

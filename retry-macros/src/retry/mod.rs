@@ -3,6 +3,7 @@
 mod capability;
 mod config;
 mod expand;
+mod inputs;
 mod link;
 mod parse;
 mod validate;
@@ -52,7 +53,7 @@ pub fn retry(attr: TokenStream, item: TokenStream) -> TokenStream {
             "is a blocking fn",
             "make the function async (taking shared references)",
         ))
-    } else if expand::takes_mut(&func.sig.inputs) {
+    } else if inputs::takes_mut(&func.sig.inputs) {
         Some((
             "takes a `&mut` argument, which two attempts cannot hold at once",
             "take `&self` (and shared references) instead of `&mut`, keeping what the attempts change behind a lock (e.g. a tokio::sync::Mutex field)",
