@@ -8,15 +8,16 @@ use crate::lint;
 use crate::read::{FileOrigin, read_file};
 use crate::resolve::{self, ResolvedBreaker, ResolvedBudget, ResolvedPolicy};
 use crate::schema::{BUDGET_KEYS, Key, POLICY_KEYS, engine};
-use retrykit_core::breaker::CircuitBreaker;
-use retrykit_core::{Policy, Registry, RetryBudget};
+use retrykit_core::{Policy, RetryBudget};
 use retrykit_schema::suggest::did_you_mean;
-use std::collections::HashSet;
-use std::hash::{Hash, Hasher};
 use std::path::Path;
 use std::sync::Arc;
 
 mod breakers;
+mod check;
+mod registry;
+
+pub use check::{check_file, check_str};
 
 /// What a load reads besides the file: the profile, the environment, and how strict to be.
 ///
@@ -323,76 +324,6 @@ impl Config {
     pub fn warnings(&self) -> &Diagnostics {
         &self.warnings
     }
-
-    /// A registry of every policy, budget and breaker. Budgets and breakers
-    /// whose settings match one of the same name in `previous` keep that one
-    /// (a budget its counts, a breaker its state and counts), so a reload
-    /// does not reset them.
-    ///
-    /// ```
-    /// let text = "[budgets.b]\n[policies.a]\nbudget = \"b\"\n";
-    /// let opts = Default::default();
-    /// let first = retrykit_config::Config::load_str(text, "f", &opts).unwrap().registry(None);
-    /// let second = retrykit_config::Config::load_str(text, "f", &opts).unwrap().registry(Some(&first));
-    /// assert!(std::sync::Arc::ptr_eq(first.budget("b").unwrap(), second.budget("b").unwrap()));
-    /// assert!(std::sync::Arc::ptr_eq(second.policy("a").unwrap().budget().unwrap(), second.budget("b").unwrap()));
-    /// ```
-    pub fn registry(&self, previous: Option<&Registry>) -> Registry {
-        self.registry_without(previous, &[])
-    }
-
-    /// [`registry`](Self::registry) without the policies `left_out`.
-    pub(crate) fn registry_without(
-        &self,
-        previous: Option<&Registry>,
-        left_out: &[String],
-    ) -> Registry {
-        let mut builder = Registry::builder();
-        let mut kept: Vec<(&Arc<RetryBudget>, Arc<RetryBudget>)> = Vec::new();
-        for b in &self.budgets {
-            let old = previous.and_then(|prev| prev.budget(&b.name));
-            let shared = keep(&b.budget, old, RetryBudget::same_settings);
-            kept.push((&b.budget, shared.clone()));
-            builder = builder.shared_budget(&b.name, shared);
-        }
-        let mut kept_breakers: Vec<(&Arc<CircuitBreaker>, Arc<CircuitBreaker>)> = Vec::new();
-        for b in &self.breakers {
-            let old = previous.and_then(|prev| prev.breaker(&b.name));
-            let shared = keep(&b.breaker, old, CircuitBreaker::same_settings);
-            kept_breakers.push((&b.breaker, shared.clone()));
-            builder = builder.shared_breaker(&b.name, shared);
-        }
-        for p in self.policies.iter().filter(|p| !left_out.contains(&p.name)) {
-            // The policy's budgets and breaker, as the registry keeps them.
-            let shared: Vec<Arc<RetryBudget>> = p
-                .policy
-                .budgets()
-                .iter()
-                .map(|own| as_kept(&kept, own))
-                .collect();
-            let breaker = p.policy.breaker().map(|own| as_kept(&kept_breakers, own));
-            let unchanged = shared
-                .iter()
-                .zip(p.policy.budgets())
-                .all(|(a, b)| Arc::ptr_eq(a, b))
-                && breaker
-                    .iter()
-                    .zip(p.policy.breaker())
-                    .all(|(a, b)| Arc::ptr_eq(a, b));
-            let policy = if unchanged {
-                (*p.policy).clone()
-            } else {
-                p.policy
-                    .to_builder()
-                    .budgets(shared)
-                    .breaker(breaker)
-                    .build()
-                    .unwrap_or_else(|_| (*p.policy).clone())
-            };
-            builder = builder.policy(&p.name, policy);
-        }
-        builder.build()
-    }
 }
 
 /// Each of `keys` as `explain` shows it: `value(key)`, and the layer and
@@ -413,100 +344,6 @@ fn explained(
             }
         })
         .collect()
-}
-
-/// `new`, or `old` (the previous registry's of the same name) when its
-/// settings are the same, so a reload keeps its state.
-fn keep<T>(new: &Arc<T>, old: Option<&Arc<T>>, same: fn(&T, &T) -> bool) -> Arc<T> {
-    match old {
-        Some(old) if same(old, new) => old.clone(),
-        _ => new.clone(),
-    }
-}
-
-/// What the registry keeps in place of `own`, one of this load's (`kept`
-/// pairs each with what [`keep`] chose).
-fn as_kept<T>(kept: &[(&Arc<T>, Arc<T>)], own: &Arc<T>) -> Arc<T> {
-    match kept.iter().find(|(new, _)| Arc::ptr_eq(new, own)) {
-        Some((_, shared)) => shared.clone(),
-        None => own.clone(),
-    }
-}
-
-/// Checks `text` under every profile (or only `options.profile` when set),
-/// returning every distinct error and warning: what `retry-policy check` reports.
-///
-/// ```
-/// let text = "[policies.a]\nbase = \"1s\"\ncap = \"2s\"\n[profiles.test.policies.a]\nbase = \"5s\"\n";
-/// let diags = retrykit_config::check_str(text, "f.toml", &Default::default());
-/// assert!(diags.has_errors()); // cap < base only under the test profile
-/// ```
-pub fn check_str(text: &str, name: &str, options: &Options) -> Diagnostics {
-    let source = Arc::new(Source::new(name, text));
-    let mut diags = Diagnostics::new();
-    let doc = document::parse(&source, options.known_classes.as_deref(), &mut diags);
-    resolve::check_structure(&doc, &mut diags);
-    let _ = load_profile(&source, &doc, options, &mut diags);
-    if options.profile.is_none() {
-        for profile in &doc.profiles {
-            let opts = options.clone().profile(profile.name.clone());
-            let mut per_profile = Diagnostics::new();
-            let _ = load_profile(&source, &doc, &opts, &mut per_profile);
-            for mut d in per_profile.into_iter_owned() {
-                if !d.message.contains("profile `") {
-                    d.notes.push(format!("with profile `{}`", profile.name));
-                }
-                diags.push(d);
-            }
-        }
-    }
-    if options.deny_warnings {
-        diags.deny_warnings();
-    }
-    if options.profile.is_none() && !doc.profiles.is_empty() {
-        dedup_across_profiles(&mut diags);
-    }
-    diags.sort_and_dedup();
-    diags
-}
-
-/// Like [`check_str`], for a file.
-///
-/// ```
-/// let diags = retrykit_config::check_file("/no/such.toml", &Default::default());
-/// assert!(diags.has_errors());
-/// ```
-pub fn check_file(path: impl AsRef<Path>, options: &Options) -> Diagnostics {
-    let path = path.as_ref();
-    match read_file(path, FileOrigin::Given) {
-        Ok(text) => check_str(&text, &path.display().to_string(), options),
-        Err(d) => d,
-    }
-}
-
-/// A diagnostic found under a profile that the base file already produced is
-/// not repeated. Linear: each is looked up in a hash set of those kept.
-fn dedup_across_profiles(diags: &mut Diagnostics) {
-    /// Where a diagnostic points and what it says; hashed by the source's
-    /// name and the range (never the source's text), compared in full.
-    #[derive(PartialEq, Eq)]
-    struct Seen(Option<Span>, String);
-    impl Hash for Seen {
-        fn hash<H: Hasher>(&self, state: &mut H) {
-            let at = self.0.as_ref().map(|s| (s.source().name(), s.range()));
-            at.hash(state);
-            self.1.hash(state);
-        }
-    }
-    // A Source caches its line index in a OnceLock, which neither Hash nor Eq reads.
-    #[allow(clippy::mutable_key_type)]
-    let mut seen = HashSet::new();
-    let items: Vec<Diagnostic> = std::mem::take(diags).into_iter_owned().collect();
-    for d in items {
-        if seen.insert(Seen(d.span.clone(), d.message.clone())) {
-            diags.push(d);
-        }
-    }
 }
 
 fn load_profile(

@@ -8,16 +8,19 @@ use crate::env::{self, Env};
 use crate::read::{FileOrigin, read_file};
 use retrykit_core::Registry;
 use retrykit_core::registry;
-use retrykit_core::registry::{self as loader, LazyLoader};
+use retrykit_core::registry as loader;
 use retrykit_schema::discover::{Discovery, Found, How};
-use retrykit_schema::suggest::did_you_mean;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::thread;
-use std::time::Duration;
 
+mod lazy;
 mod lenient;
+mod sites;
+mod watch;
+
+pub(crate) use lazy::lazy_load;
+use sites::{CallSites, call_site_problems};
+pub use watch::Watcher;
 
 /// The file `init` reads when `RETRY_CONFIG` is not set.
 ///
@@ -302,96 +305,6 @@ impl Setup {
         registry::install(Arc::unwrap_or_clone(registry));
         Ok((config, missing))
     }
-
-    /// Watches the file: every `interval` it is re-read and, when its bytes
-    /// changed and then held still for one more interval, validated and
-    /// installed atomically. A bad file keeps the last
-    /// good policies; `on_change` receives every outcome.
-    ///
-    /// ```no_run
-    /// use std::time::Duration;
-    /// let watcher = retrykit_config::Setup::from_env().watch(Duration::from_secs(2), |outcome| {
-    ///     if let Err(diags) = outcome { eprintln!("retry.toml rejected:\n{}", diags.render()); }
-    /// });
-    /// drop(watcher); // stops watching
-    /// ```
-    pub fn watch<F>(self, interval: Duration, on_change: F) -> Watcher
-    where
-        F: Fn(Result<&Config, &Diagnostics>) + Send + 'static,
-    {
-        let (stop, stopped) = mpsc::channel::<()>();
-        // Read before the thread starts, so a change made right after `watch`
-        // returns is seen as a change.
-        let mut applied = std::fs::read(&self.path).ok();
-        let handle = thread::Builder::new()
-            .name("retry-config-watch".into())
-            .spawn(move || {
-                let mut pending = None;
-                loop {
-                    match stopped.recv_timeout(interval) {
-                        Err(RecvTimeoutError::Timeout) => {}
-                        _ => return,
-                    }
-                    let now = std::fs::read(&self.path).ok();
-                    if now == applied {
-                        pending = None;
-                        continue;
-                    }
-                    // An editor writing in place passes through partial
-                    // contents: act only on bytes that held still for one interval.
-                    if pending.as_ref() != Some(&now) {
-                        pending = Some(now);
-                        continue;
-                    }
-                    applied = pending.take().flatten();
-                    match self.install_inner(CallSites::Required) {
-                        Ok((config, _)) => on_change(Ok(&config)),
-                        Err(diags) => on_change(Err(&diags)),
-                    }
-                }
-            })
-            .ok();
-        Watcher {
-            stop: Some(stop),
-            handle,
-        }
-    }
-}
-
-/// A running file watcher; dropping it stops the watch.
-///
-/// ```no_run
-/// let w = retrykit_config::Setup::new("retry.toml").watch(std::time::Duration::from_secs(1), |_| {});
-/// w.stop();
-/// ```
-#[derive(Debug)]
-pub struct Watcher {
-    stop: Option<mpsc::Sender<()>>,
-    handle: Option<thread::JoinHandle<()>>,
-}
-
-impl Watcher {
-    /// Stops watching and waits for the watch thread to end.
-    ///
-    /// ```no_run
-    /// retrykit_config::Setup::new("retry.toml").watch(std::time::Duration::from_secs(1), |_| {}).stop();
-    /// ```
-    pub fn stop(mut self) {
-        self.shutdown();
-    }
-
-    fn shutdown(&mut self) {
-        drop(self.stop.take());
-        if let Some(h) = self.handle.take() {
-            let _ = h.join();
-        }
-    }
-}
-
-impl Drop for Watcher {
-    fn drop(&mut self) {
-        self.shutdown();
-    }
 }
 
 /// The setup of the last successful install, for [`reload`].
@@ -454,191 +367,4 @@ fn not_found(search: &Found) -> Diagnostics {
         ),
     )
     .collect()
-}
-
-/// Call sites the configuration cannot serve, as errors: a policy it lacks,
-/// an `attempt_timeout` or a breaker's refusal the site's error type cannot
-/// carry, or a hedging policy on a blocking fn.
-fn call_site_problems(registry: &Registry, config: &Config) -> Diagnostics {
-    let missing = loader::missing_policies(registry).into_iter().map(|site| {
-        Diagnostic::error(
-            format!("policies.{}", site.policy),
-            format!(
-                "`{}` at {}:{} uses policy `{}`, which {} does not define",
-                site.function,
-                site.file,
-                site.line,
-                site.policy,
-                config.source().name()
-            ),
-        )
-        .suggest(did_you_mean(site.policy, config.policy_names()))
-        .note(format!("add a [policies.{}] table", site.policy))
-    });
-    let untimed = loader::call_sites().filter_map(|site| {
-        let timeout = registry.policy(site.policy)?.attempt_timeout()?;
-        site.cannot_time_out().then(|| {
-            Diagnostic::error(
-                format!("policies.{}.attempt_timeout", site.policy),
-                format!(
-                    "policy `{}` sets attempt_timeout = {}, but `{}` at {}:{} returns an error type that cannot stand for a timed-out attempt, so the timeout could never be enforced there",
-                    site.policy,
-                    crate::show_duration(timeout),
-                    site.function,
-                    site.file,
-                    site.line
-                ),
-            )
-            .note(format!(
-                "add a `#[classify(timeout)]` unit variant to that error type, or set attempt_timeout = \"none\" for policy `{}`",
-                site.policy
-            ))
-        })
-    });
-    let unbreakable = loader::call_sites().filter_map(|site| {
-        let breaker = registry.policy(site.policy)?.breaker()?;
-        let name = breaker.name().unwrap_or_default();
-        site.cannot_carry_breaker_open().then(|| {
-            Diagnostic::error(
-                format!("policies.{}.breaker", site.policy),
-                format!(
-                    "policy `{}` names breaker `{name}`, but `{}` at {}:{} returns an error type that cannot stand for an attempt the breaker refused, so the breaker could never hold its attempts back there",
-                    site.policy, site.function, site.file, site.line
-                ),
-            )
-            .note(format!(
-                "add a `#[classify(breaker_open)]` variant to that error type (or implement `Classify::from_breaker_open` and `retrykit_core::CarriesBreakerOpen`), or set breaker = \"none\" for policy `{}`",
-                site.policy
-            ))
-        })
-    });
-    let unhedgeable = loader::call_sites().filter_map(|site| {
-        let hedging = registry.policy(site.policy)?.hedge_settings()?;
-        let why = if site.blocking {
-            "is a blocking fn: it runs one attempt at a time, so it cannot hedge".to_owned()
-        } else if !site.hedged {
-            format!(
-                "was built without its hedged loop: the build saw no hedge_after for policy `{}` (no policy file, another one, or an environment override)",
-                site.policy
-            )
-        } else {
-            return None;
-        };
-        let fix = if site.blocking {
-            format!(
-                "make the function async, give it a policy without hedge_after, or set hedge_after = \"none\" for policy `{}`",
-                site.policy
-            )
-        } else {
-            format!(
-                "build with the policy file that sets hedge_after (RETRY_CONFIG or a retry.toml the build finds), or set hedge_after = \"none\" for policy `{}`",
-                site.policy
-            )
-        };
-        Some(
-            Diagnostic::error(
-                format!("policies.{}.hedge_after", site.policy),
-                format!(
-                    "policy `{}` sets hedge_after = \"{}\", but `{}` at {}:{} {why}",
-                    site.policy, hedging.after, site.function, site.file, site.line
-                ),
-            )
-            .note(fix),
-        )
-    });
-    missing
-        .chain(untimed)
-        .chain(unbreakable)
-        .chain(unhedgeable)
-        .collect()
-}
-
-/// Whether every call site's policy must be defined for an install to go ahead.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum CallSites {
-    /// `init`, `reload` and the watcher: a missing name fails the install.
-    Required,
-    /// The lazy loader: nobody can act on an error there, so the valid file is
-    /// installed and the sites it lacks run once, without retry (retrykit-core's
-    /// fallback), with the problem on stderr.
-    Reported,
-}
-
-/// Run by retrykit-core on the first lookup when nothing was installed: loads
-/// the discovered file, and says on stderr whatever keeps a call from
-/// retrying as its policy says. In strict mode any such problem ends the
-/// process instead.
-pub(crate) fn lazy_load() {
-    let setup = Setup::from_env();
-    let path = setup.path.display().to_string();
-    let strict = setup.strict;
-    if let Some(search) = setup.search.as_ref().filter(|s| s.file.is_none()) {
-        let problem = not_found(search)
-            .iter()
-            .next()
-            .map(|d| d.message.clone())
-            .unwrap_or_default();
-        let why = format!("nothing was loaded: {problem}");
-        loader::set_origin(why.clone());
-        if strict {
-            eprintln!("retrykit-config: {why}; strict mode (RETRY_STRICT) stops the program");
-            std::process::exit(1);
-        }
-        // Said by each call site whose policy is missing, with its name.
-        return;
-    }
-    // Kept as found, for `reload`, which refuses a bad environment as `init` does.
-    let as_found = setup.clone();
-    let mut setup = setup;
-    let withheld = if strict {
-        Vec::new()
-    } else {
-        setup.set_aside_bad_environment()
-    };
-    match setup.install_withholding(CallSites::Reported, withheld) {
-        Ok((config, missing)) => {
-            if !config.warnings().is_empty() {
-                eprint!("retrykit-config: {path}:\n{}", config.warnings().render());
-            }
-            // A call site the file cannot serve says so itself on its first
-            // call (once, with the fix), so it is not said twice here; strict
-            // mode stops the program now instead, with every problem.
-            if strict {
-                loader::set_strict(true);
-                if missing.has_errors() {
-                    eprint!(
-                        "retrykit-config: {path}:\n{}retrykit-config: strict mode (RETRY_STRICT) stops the program\n",
-                        missing.render()
-                    );
-                    std::process::exit(1);
-                }
-            }
-            *ACTIVE.lock().unwrap_or_else(PoisonError::into_inner) = Some(as_found);
-        }
-        Err(problems) => {
-            eprint!(
-                "retrykit-config: {path} was not installed:\n{}",
-                problems.render()
-            );
-            loader::set_origin(format!(
-                "nothing was loaded: {path} has errors (printed when it was read)"
-            ));
-            // Whether the file defines a site's policy is not known: each
-            // site says the load failed, never "define [policies.NAME]".
-            let why = format!(
-                "{path} has errors (printed when it was read), so nothing was loaded\n  \
-                 fix: mend them (`retry-policy check` lists them), and call retrykit_config::init() \
-                 at start-up to make this an error there"
-            );
-            loader::set_withheld(loader::call_sites().map(|s| (s.policy.to_owned(), why.clone())));
-            if strict {
-                eprintln!("retrykit-config: strict mode (RETRY_STRICT) stops the program");
-                std::process::exit(1);
-            }
-        }
-    }
-}
-
-retrykit_core::__private::inventory::submit! {
-    LazyLoader { name: "retrykit-config", load: lazy_load }
 }

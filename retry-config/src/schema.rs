@@ -13,17 +13,19 @@ use std::fmt;
 use std::ops::Range;
 use std::sync::Arc;
 use std::time::Duration;
-use toml::de::{DeTable, DeValue};
+use toml::de::DeValue;
 
 mod classes;
 mod duration;
 pub(crate) mod engine;
 mod http;
+mod jitter;
+mod names;
 
 use retrykit_schema::duration::show_duration;
 use retrykit_schema::hedge::{HEDGE_AFTER_FORMS, HedgeAfterText, Percentile};
 pub(crate) use retrykit_schema::keys::{BREAKER_KEYS, BUDGET_KEYS, Key, Kind, POLICY_KEYS};
-use retrykit_schema::keys::{BUDGET_MODES, JITTER_MODES, NONE, PROPORTIONAL, SCOPES, SHAPES};
+use retrykit_schema::keys::{BUDGET_MODES, NONE, PROPORTIONAL, SCOPES, SHAPES};
 
 /// A parsed value of some key.
 #[derive(Debug, Clone, PartialEq)]
@@ -225,7 +227,7 @@ fn parse_value(
             }
             duration::read(key, value, cx).map(|d| Value::MaybeDuration(Some(d)))
         }
-        Kind::Jitter => jitter(value, cx).map(Value::Jitter),
+        Kind::Jitter => jitter::read(value, cx).map(Value::Jitter),
         Kind::Count => {
             let Some(int) = value.get_ref().as_integer() else {
                 return Err(wrong_type("a whole number (0 = unlimited)"));
@@ -247,7 +249,7 @@ fn parse_value(
                     })),
             }
         }
-        Kind::Classes => classes(key, value, cx).map(Value::Classes),
+        Kind::Classes => classes::names(key, value, cx).map(Value::Classes),
         Kind::Statuses => http::statuses(key, value, cx)
             .map(Value::Statuses)
             .map_err(|problems| all_but_last(problems, diags)),
@@ -270,8 +272,8 @@ fn parse_value(
                     .note(format!("write it as: {}", cx.fix(key, key.example())))),
             }
         }
-        Kind::NamesOrNone => budget_names(value, cx).map(Value::Names),
-        Kind::NameOrNone => breaker_name(key, value, cx).map(Value::MaybeName),
+        Kind::NamesOrNone => names::budgets(value, cx).map(Value::Names),
+        Kind::NameOrNone => names::breaker(key, value, cx).map(Value::MaybeName),
         Kind::BudgetMode => {
             let s = value
                 .get_ref()
@@ -370,243 +372,5 @@ fn number(value: &DeValue<'_>) -> Option<f64> {
             }
         }
         _ => None,
-    }
-}
-
-fn jitter(value: &toml::Spanned<DeValue<'_>>, cx: &Cx<'_>) -> Result<Jitter, Diagnostic> {
-    let range = value.span();
-    let fix = "jitter = \"full\" (or none, equal, decorrelated, { proportional = 0.25 })";
-    match value.get_ref() {
-        DeValue::String(s) => {
-            if let Some(mode) = engine::jitter_mode(s) {
-                return Ok(mode);
-            }
-            if s == PROPORTIONAL {
-                return Err(cx
-                    .error(
-                        range,
-                        "proportional jitter needs a ratio".into(),
-                        "no ratio",
-                    )
-                    .note(format!(
-                        "write it as: {}",
-                        cx.fix(Key::Jitter, "{ proportional = 0.25 }")
-                    )));
-            }
-            let mut all: Vec<&str> = JITTER_MODES.to_vec();
-            all.push(PROPORTIONAL);
-            Err(cx
-                .error(range, format!("unknown jitter mode `{s}`"), "unknown mode")
-                .suggest(did_you_mean(s, all))
-                .note(format!("expected one of: {fix}")))
-        }
-        DeValue::Table(t) => proportional(t, range, cx),
-        other => Err(cx
-            .error(
-                range,
-                format!(
-                    "`jitter` must be a string or {{ proportional = <ratio> }}, found {}",
-                    type_name(other)
-                ),
-                "wrong type",
-            )
-            .note(format!("write it as: {fix}"))),
-    }
-}
-
-fn proportional(
-    table: &DeTable<'_>,
-    range: Range<usize>,
-    cx: &Cx<'_>,
-) -> Result<Jitter, Diagnostic> {
-    let mut ratio = None;
-    for (k, v) in table.iter() {
-        if k.get_ref() == PROPORTIONAL {
-            ratio = Some(number(v.get_ref()).ok_or_else(|| {
-                cx.error(
-                    v.span(),
-                    format!(
-                        "the proportional ratio must be a number, found {}",
-                        type_name(v.get_ref())
-                    ),
-                    "not a number",
-                )
-                .note("write it as: jitter = { proportional = 0.25 }")
-            })?);
-        } else {
-            return Err(cx
-                .error(
-                    k.span(),
-                    format!("unknown key `{}` in jitter", k.get_ref()),
-                    "unknown key",
-                )
-                .suggest(did_you_mean(k.get_ref(), [PROPORTIONAL]))
-                .note("the only table form is: jitter = { proportional = 0.25 }"));
-        }
-    }
-    ratio.map(Jitter::Proportional).ok_or_else(|| {
-        cx.error(
-            range,
-            "the jitter table needs a `proportional` ratio".into(),
-            "missing ratio",
-        )
-        .note("write it as: jitter = { proportional = 0.25 }")
-    })
-}
-
-/// A policy's budgets: one name, an array of names (every one applies),
-/// or `"none"`; from the environment, names separated by commas.
-fn budget_names(
-    value: &toml::Spanned<DeValue<'_>>,
-    cx: &Cx<'_>,
-) -> Result<Vec<String>, Diagnostic> {
-    let fix = || {
-        format!(
-            "write it as: {}",
-            cx.fix(Key::Budget, "[\"broker\", \"aws\"]")
-        )
-    };
-    let names: Vec<(String, Range<usize>)> = match value.get_ref() {
-        DeValue::String(s) if cx.env_var.is_some() => s
-            .split(',')
-            .map(str::trim)
-            .filter(|n| !n.is_empty())
-            .map(|n| (n.to_owned(), value.span()))
-            .collect(),
-        DeValue::String(s) => vec![(s.to_string(), value.span())],
-        DeValue::Array(items) => items
-            .iter()
-            .map(|item| match item.get_ref().as_str() {
-                Some(name) => Ok((name.to_owned(), item.span())),
-                None => Err(cx
-                    .error(
-                        item.span(),
-                        format!(
-                            "`budget` lists budget names (strings), found {}",
-                            type_name(item.get_ref())
-                        ),
-                        "not a budget name",
-                    )
-                    .note(fix())),
-            })
-            .collect::<Result<_, _>>()?,
-        other => {
-            return Err(cx
-                .error(
-                    value.span(),
-                    format!(
-                        "`budget` must be a budget name or an array of them, found {}",
-                        type_name(other)
-                    ),
-                    "wrong type",
-                )
-                .note(fix()));
-        }
-    };
-    match names.as_slice() {
-        [(only, _)] if only == NONE => Ok(Vec::new()),
-        _ => match names.iter().find(|(n, _)| n == NONE) {
-            Some((_, at)) => Err(cx
-                .error(
-                    at.clone(),
-                    "`none` cannot be listed with budgets".into(),
-                    "not a budget",
-                )
-                .note("write budget = \"none\" for no budget, or list only budget names")),
-            None => Ok(names.into_iter().map(|(n, _)| n).collect()),
-        },
-    }
-}
-
-/// A policy's breaker: one name, or `"none"` (from the environment, the
-/// word as it is, trimmed).
-fn breaker_name(
-    key: Key,
-    value: &toml::Spanned<DeValue<'_>>,
-    cx: &Cx<'_>,
-) -> Result<Option<String>, Diagnostic> {
-    let fix = || format!("write it as: {}", cx.fix(key, key.example()));
-    let name = match value.get_ref() {
-        DeValue::String(s) => s.trim(),
-        DeValue::Array(_) => {
-            return Err(cx
-                .error(
-                    value.span(),
-                    format!("`{}` names one breaker, found an array", key.name()),
-                    "one name expected",
-                )
-                .note("every attempt asks a single breaker: the one that guards the dependency the policy calls")
-                .note(fix()));
-        }
-        other => {
-            return Err(cx
-                .error(
-                    value.span(),
-                    format!(
-                        "`{}` must be a breaker name or \"{NONE}\", found {}",
-                        key.name(),
-                        type_name(other)
-                    ),
-                    "wrong type",
-                )
-                .note(fix()));
-        }
-    };
-    match name {
-        NONE => Ok(None),
-        "" => Err(cx
-            .error(
-                value.span(),
-                format!(
-                    "`{}` is empty: it must name a breaker, or be \"{NONE}\"",
-                    key.name()
-                ),
-                "no name",
-            )
-            .note(fix())),
-        name => Ok(Some(name.to_owned())),
-    }
-}
-
-/// A list of class names (`retry_on`, a breaker's `trip_on`).
-fn classes(
-    key: Key,
-    value: &toml::Spanned<DeValue<'_>>,
-    cx: &Cx<'_>,
-) -> Result<Vec<String>, Diagnostic> {
-    let name = key.name();
-    match value.get_ref() {
-        DeValue::Array(items) => items
-            .iter()
-            .map(|item| {
-                item.get_ref().as_str().map(str::to_owned).ok_or_else(|| {
-                    cx.error(
-                        item.span(),
-                        format!(
-                            "`{name}` lists class names (strings), found {}",
-                            type_name(item.get_ref())
-                        ),
-                        "not a class name",
-                    )
-                    .note(format!("write it as: {}", cx.fix(key, key.example())))
-                })
-            })
-            .collect(),
-        // From the environment, a comma-separated list is the natural form.
-        DeValue::String(s) if cx.env_var.is_some() => Ok(s
-            .split(',')
-            .map(|c| c.trim().to_owned())
-            .filter(|c| !c.is_empty())
-            .collect()),
-        other => Err(cx
-            .error(
-                value.span(),
-                format!(
-                    "`{name}` must be an array of class names, found {}",
-                    type_name(other)
-                ),
-                "wrong type",
-            )
-            .note(format!("write it as: {}", cx.fix(key, key.example())))),
     }
 }

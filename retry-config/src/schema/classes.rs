@@ -9,7 +9,7 @@
 //! known, nothing produces it; when they are not (`retry-policy check`), the
 //! program may declare it, so only a likely typo of a built-in class warns.
 
-use super::{Cx, Key};
+use super::{Cx, Key, type_name};
 use crate::diagnostic::{Diagnostic, Diagnostics, Span};
 use retrykit_schema::classes::{BUILT_IN, Verdict, judge};
 use std::collections::HashMap;
@@ -115,5 +115,48 @@ fn written<'v>(value: &'v Spanned<DeValue<'_>>) -> Vec<(&'v str, Range<usize>)> 
                 .collect()
         }
         _ => Vec::new(),
+    }
+}
+
+/// A list of class names (`retry_on`, a breaker's `trip_on`).
+pub(super) fn names(
+    key: Key,
+    value: &toml::Spanned<DeValue<'_>>,
+    cx: &Cx<'_>,
+) -> Result<Vec<String>, Diagnostic> {
+    let name = key.name();
+    match value.get_ref() {
+        DeValue::Array(items) => items
+            .iter()
+            .map(|item| {
+                item.get_ref().as_str().map(str::to_owned).ok_or_else(|| {
+                    cx.error(
+                        item.span(),
+                        format!(
+                            "`{name}` lists class names (strings), found {}",
+                            type_name(item.get_ref())
+                        ),
+                        "not a class name",
+                    )
+                    .note(format!("write it as: {}", cx.fix(key, key.example())))
+                })
+            })
+            .collect(),
+        // From the environment, a comma-separated list is the natural form.
+        DeValue::String(s) if cx.env_var.is_some() => Ok(s
+            .split(',')
+            .map(|c| c.trim().to_owned())
+            .filter(|c| !c.is_empty())
+            .collect()),
+        other => Err(cx
+            .error(
+                value.span(),
+                format!(
+                    "`{name}` must be an array of class names, found {}",
+                    type_name(other)
+                ),
+                "wrong type",
+            )
+            .note(format!("write it as: {}", cx.fix(key, key.example())))),
     }
 }

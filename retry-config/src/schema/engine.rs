@@ -7,7 +7,7 @@
 // A rejected value is the cold path: boxing its diagnostic would only add noise.
 #![allow(clippy::result_large_err)]
 
-use super::{BUDGET_KEYS, Key, POLICY_KEYS, Value};
+use super::{Key, POLICY_KEYS, Value};
 use crate::diagnostic::{Diagnostic, Diagnostics, Span};
 use crate::layers::{Fields, Layer};
 use retrykit_core::breaker::{BreakerBuilder, CircuitBreaker};
@@ -21,8 +21,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 mod breaker;
+mod budget;
 
 pub(crate) use breaker::{breaker_scope, breaker_store, build_breaker, effective_breaker};
+pub(crate) use budget::{budget_mode, budget_scope, budget_store, build_budget};
 
 /// Where a key's value goes in retrykit-core and how it is read back.
 enum Binding {
@@ -197,7 +199,7 @@ fn binding(key: Key) -> Binding {
         },
         Key::Store => Budget {
             set: |b, _| b,
-            get: |b| store_shown(b).unwrap_or_else(|| NONE.to_owned()),
+            get: |b| budget::store_shown(b).unwrap_or_else(|| NONE.to_owned()),
         },
         Key::FailureRatio
         | Key::MinCalls
@@ -286,58 +288,6 @@ fn hedge(fields: &Fields) -> Option<HedgeSettings> {
     Some(settings)
 }
 
-/// The budget called `name` that `fields` describe, checked by retrykit-core;
-/// with `scope = "fleet"`, shared through its store. The keys that do not
-/// apply to its mode were refused before (`resolve`).
-pub(crate) fn build_budget(name: &str, fields: &Fields) -> Result<RetryBudget, PolicyError> {
-    if budget_mode(fields) == "adaptive" {
-        return Ok(RetryBudget::adaptive());
-    }
-    let mut b = RetryBudget::builder();
-    for &key in BUDGET_KEYS {
-        if let (Some(set), Binding::Budget { set: apply, .. }) = (fields.get(key), binding(key)) {
-            b = apply(b, &set.value);
-        }
-    }
-    let budget = b.build()?;
-    if budget_scope(fields) != "fleet" {
-        return Ok(budget);
-    }
-    fleet(budget, name, fields)
-}
-
-/// `budget` shared through its store (an absent store is refused by
-/// retrykit-core, with the fix).
-#[cfg(feature = "redis")]
-fn fleet(budget: RetryBudget, name: &str, fields: &Fields) -> Result<RetryBudget, PolicyError> {
-    let store = budget_store(fields).unwrap_or_default();
-    budget.with_fleet(retrykit_core::fleet::FleetOptions::new(name, store))
-}
-
-/// Without the `redis` feature, a fleet scope was refused before (`resolve`).
-#[cfg(not(feature = "redis"))]
-fn fleet(budget: RetryBudget, _: &str, _: &Fields) -> Result<RetryBudget, PolicyError> {
-    Ok(budget)
-}
-
-/// The budget's mode, from `fields` or the built-in default.
-pub(crate) fn budget_mode(fields: &Fields) -> &'static str {
-    match fields.get(Key::Mode).map(|s| &s.value) {
-        Some(Value::Mode(mode)) => mode,
-        _ => Key::Mode.built_in().word().unwrap_or("window"),
-    }
-}
-
-/// The budget's scope, from `fields` or the built-in default.
-pub(crate) fn budget_scope(fields: &Fields) -> &'static str {
-    scope_of(fields, Key::Scope)
-}
-
-/// The budget's store URL, when one is set.
-pub(crate) fn budget_store(fields: &Fields) -> Option<String> {
-    store_of(fields, Key::Store)
-}
-
 /// The scope `key` (a budget's or a breaker's) gives, from `fields` or the
 /// built-in default.
 fn scope_of(fields: &Fields, key: Key) -> &'static str {
@@ -353,17 +303,6 @@ fn store_of(fields: &Fields, key: Key) -> Option<String> {
         Some(Value::MaybeStore(store)) => store.clone(),
         _ => None,
     }
-}
-
-/// The fleet budget's store, without its password.
-#[cfg(feature = "redis")]
-fn store_shown(budget: &RetryBudget) -> Option<String> {
-    budget.fleet_options().map(|o| o.store_shown())
-}
-
-#[cfg(not(feature = "redis"))]
-fn store_shown(_: &RetryBudget) -> Option<String> {
-    None
 }
 
 /// The effective value of a policy key in a built policy, as a file writes it.
@@ -486,6 +425,7 @@ fn related(key: Key) -> Option<Key> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::schema::BUDGET_KEYS;
     use retrykit_schema::keys::SHAPES;
 
     #[test]
