@@ -5,6 +5,15 @@ use retrykit_core::{Jitter, Policy};
 use retrykit_sim::Herd;
 use std::time::Duration;
 
+/// Every jitter mode, proportional at 0.3.
+pub const ALL_JITTERS: [Jitter; 5] = [
+    Jitter::None,
+    Jitter::Full,
+    Jitter::Equal,
+    Jitter::Decorrelated,
+    Jitter::Proportional(0.3),
+];
+
 /// Backoff from 50 ms, capped at 2 s, with `jitter` and `attempts` in all.
 pub fn policy(jitter: Jitter, attempts: u32) -> Policy {
     Policy::builder()
