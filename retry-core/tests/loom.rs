@@ -1,6 +1,8 @@
-//! Model checks of the window budget's lock-free counters with loom, over
-//! every interleaving of the threads in each model (the hedge cap is such a
-//! budget too). Built only with `--cfg loom`:
+//! Model checks with loom, over every interleaving of the threads in each
+//! model (bounded by `LOOM_MAX_PREEMPTIONS`): the sliding window's
+//! lock-free counters under a retry budget (the hedge cap is such a budget
+//! too), within a slot and at a slot's rollover. Built only with
+//! `--cfg loom`:
 //!
 //! `RUSTFLAGS="--cfg loom" cargo test -p retrykit-core --release --test loom`
 //!
@@ -12,12 +14,17 @@ use loom::thread;
 use retrykit_core::RetryBudget;
 use std::time::{Duration, Instant};
 
+/// The window's length: a day, cut into ten slots of 2.4 hours, so that the
+/// instants a model takes a few microseconds after building a budget fall
+/// in its first slot.
+const DAY: Duration = Duration::from_secs(86_400);
+
 /// A budget that allows one retry for every two calls, and no floor.
 fn half() -> RetryBudget {
     RetryBudget::builder()
         .ratio(0.5)
         .min_per_sec(0.0)
-        .window(Duration::from_secs(10))
+        .window(DAY)
         .build()
         .unwrap()
 }
@@ -66,6 +73,91 @@ fn a_deposit_racing_a_withdrawal_loses_neither() {
             retries,
             u64::from(granted),
             "a withdrawal was lost or doubled"
+        );
+    });
+}
+
+/// Two deposits racing where one slot rolls over to a new window (the slot
+/// last counted a whole window ago): neither is lost. Before the fix the
+/// thread that won the rollover reset the slot's counts after the other had
+/// already counted its deposit there.
+#[test]
+fn deposits_racing_at_a_slots_rollover_lose_neither() {
+    loom::model(|| {
+        let budget = Arc::new(half());
+        let then = Instant::now();
+        budget.deposit(then);
+        // The same slot, a whole window on.
+        let now = then + DAY;
+        let other = {
+            let budget = budget.clone();
+            thread::spawn(move || budget.deposit(now))
+        };
+        budget.deposit(now);
+        other.join().unwrap();
+        assert_eq!(
+            budget.totals(now),
+            (2, 0),
+            "a deposit made as the slot rolled over was lost"
+        );
+    });
+}
+
+/// A withdrawal racing the deposit that rolls its slot over: the calls of
+/// the window that has passed never count for it (before the fix the
+/// withdrawal could see the new epoch with the old counts and be granted
+/// on them), and neither update is lost.
+#[test]
+fn a_withdrawal_at_a_rollover_is_judged_on_the_new_window_alone() {
+    loom::model(|| {
+        let budget = Arc::new(half());
+        let then = Instant::now();
+        budget.deposit(then);
+        budget.deposit(then);
+        let now = then + DAY;
+        let depositor = {
+            let budget = budget.clone();
+            thread::spawn(move || budget.deposit(now))
+        };
+        // At most one call counts at `now`: half of it is no whole retry.
+        let granted = budget.try_withdraw(now);
+        depositor.join().unwrap();
+        assert!(
+            !granted,
+            "a retry was granted on calls from the window that has passed"
+        );
+        assert_eq!(budget.totals(now), (1, 0), "the deposit was lost");
+    });
+}
+
+/// A granted withdrawal racing the deposit that rolls its slot over:
+/// neither count is lost (before the fix the rollover's reset could wipe
+/// the retry just counted, or the deposit).
+#[test]
+fn a_withdrawal_and_a_deposit_at_a_rollover_lose_neither() {
+    loom::model(|| {
+        // A floor of a retry a second: every withdrawal here is granted.
+        let budget = Arc::new(
+            RetryBudget::builder()
+                .ratio(0.5)
+                .min_per_sec(1.0)
+                .window(DAY)
+                .build()
+                .unwrap(),
+        );
+        let then = Instant::now();
+        budget.deposit(then);
+        let now = then + DAY;
+        let depositor = {
+            let budget = budget.clone();
+            thread::spawn(move || budget.deposit(now))
+        };
+        assert!(budget.try_withdraw(now), "the floor allows a retry");
+        depositor.join().unwrap();
+        assert_eq!(
+            budget.totals(now),
+            (1, 1),
+            "the deposit or the retry was lost"
         );
     });
 }
