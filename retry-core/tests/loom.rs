@@ -1,8 +1,8 @@
 //! Model checks with loom, over every interleaving of the threads in each
 //! model (bounded by `LOOM_MAX_PREEMPTIONS`): the sliding window's
 //! lock-free counters under a retry budget (the hedge cap is such a budget
-//! too), within a slot and at a slot's rollover. Built only with
-//! `--cfg loom`:
+//! too), and a call site's policy cache racing a reload of the registry.
+//! Built only with `--cfg loom`:
 //!
 //! `RUSTFLAGS="--cfg loom" cargo test -p retrykit-core --release --test loom`
 //!
@@ -11,7 +11,8 @@
 
 use loom::sync::Arc;
 use loom::thread;
-use retrykit_core::RetryBudget;
+use retrykit_core::__private::site::{CallSite, PolicyCache};
+use retrykit_core::{Policy, Registry, RetryBudget, registry};
 use std::time::{Duration, Instant};
 
 /// The window's length: a day, cut into ten slots of 2.4 hours, so that the
@@ -159,5 +160,63 @@ fn a_withdrawal_and_a_deposit_at_a_rollover_lose_neither() {
             (1, 1),
             "the deposit or the retry was lost"
         );
+    });
+}
+
+/// A reload racing a call site's first call: the call gets the policy of
+/// the registry before the reload or after it, whole (a policy the cache
+/// found at its index in one registry is that registry's: here the name
+/// sits at another index after the reload); once a call has had the new
+/// policy, no later call gets the old one; and once the reload is done,
+/// every call gets the new one.
+#[test]
+fn a_reload_racing_a_first_call_gives_it_one_registrys_policy_and_never_goes_back() {
+    fn registry_of(entries: &[(&str, u32)]) -> Registry {
+        entries
+            .iter()
+            .fold(Registry::builder(), |b, (name, attempts)| {
+                b.policy(
+                    name,
+                    Policy::builder().max_attempts(*attempts).build().unwrap(),
+                )
+            })
+            .build()
+    }
+    loom::model(|| {
+        registry::install(registry_of(&[("site", 2), ("other", 5)]));
+        let old = registry::current().policy("site").unwrap().clone();
+        let new_registry = registry_of(&[("other", 6), ("site", 3)]);
+        let new = new_registry.policy("site").unwrap().clone();
+        let reloader = thread::spawn(move || {
+            registry::install(new_registry);
+        });
+        let cache = PolicyCache::new(CallSite::new("site", file!(), line!(), "loom"));
+        let first = cache.policy();
+        let second = cache.policy();
+        reloader.join().unwrap();
+        let later = cache.policy();
+        let which = |p: &std::sync::Arc<Policy>| {
+            if std::sync::Arc::ptr_eq(p, &old) {
+                "old"
+            } else if std::sync::Arc::ptr_eq(p, &new) {
+                "new"
+            } else {
+                "neither"
+            }
+        };
+        for call in [&first, &second] {
+            assert_ne!(
+                which(call),
+                "neither",
+                "a call got a policy of neither registry whole: {:?} with {:?} attempts",
+                call.name(),
+                call.max_attempts()
+            );
+        }
+        assert!(
+            !(which(&first) == "new" && which(&second) == "old"),
+            "the second call got the policy from before the reload the first call had seen"
+        );
+        assert_eq!(which(&later), "new", "a call after the reload missed it");
     });
 }
