@@ -1,7 +1,7 @@
 //! Model checks with loom, over every interleaving of the threads in each
 //! model (bounded by `LOOM_MAX_PREEMPTIONS`): the sliding window's
-//! lock-free counters under a retry budget (the hedge cap is such a budget
-//! too), and a call site's policy cache racing a reload of the registry.
+//! lock-free counters under a retry budget and under a policy's cap on
+//! hedges, and a call site's policy cache racing a reload of the registry.
 //! Built only with `--cfg loom`:
 //!
 //! `RUSTFLAGS="--cfg loom" cargo test -p retrykit-core --release --test loom`
@@ -12,6 +12,7 @@
 use loom::sync::Arc;
 use loom::thread;
 use retrykit_core::__private::site::{CallSite, PolicyCache};
+use retrykit_core::hedge::{Admission, HedgeAfter, HedgeSettings};
 use retrykit_core::{Policy, Registry, RetryBudget, registry};
 use std::time::{Duration, Instant};
 
@@ -160,6 +161,41 @@ fn a_withdrawal_and_a_deposit_at_a_rollover_lose_neither() {
             (1, 1),
             "the deposit or the retry was lost"
         );
+    });
+}
+
+/// Two hedges racing for the last share of a policy's cap on hedges
+/// (`hedge_share`): one is admitted, the other finds the share spent, and
+/// the cap counts the one hedge.
+#[test]
+fn two_hedges_racing_for_the_last_share_of_the_cap_get_it_once() {
+    loom::model(|| {
+        let mut settings = HedgeSettings::new(HedgeAfter::Fixed(Duration::from_millis(5)));
+        settings.share = 0.5;
+        let policy = Arc::new(Policy::builder().hedge(Some(settings)).build().unwrap());
+        let hedging = policy.hedging().unwrap();
+        let now = Instant::now();
+        hedging.count_call(now);
+        hedging.count_call(now);
+        let other = {
+            let policy = policy.clone();
+            thread::spawn(move || policy.admit_hedge(now))
+        };
+        let mine = policy.admit_hedge(now);
+        let theirs = other.join().unwrap();
+        let admitted = [mine, theirs]
+            .iter()
+            .filter(|a| **a == Admission::Admitted)
+            .count();
+        assert_eq!(
+            admitted, 1,
+            "the last share went to {admitted} hedges ({mine:?}, {theirs:?})"
+        );
+        assert!(
+            [mine, theirs].contains(&Admission::CapSpent),
+            "{mine:?}, {theirs:?}"
+        );
+        assert_eq!(hedging.totals(now), (2, 1));
     });
 }
 
