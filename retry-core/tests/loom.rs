@@ -7,6 +7,14 @@
 //! `RUSTFLAGS="--cfg loom" cargo test -p retrykit-core --release --test loom`
 //!
 //! (`.ci/run` runs it, bounded by `LOOM_MAX_PREEMPTIONS`.)
+//!
+//! A note on writing these models: loom remembers one last access per
+//! atomic, so when the first thread to run only reads a word that a later
+//! thread reads and then writes, the later thread's own read hides the race
+//! and loom tries one interleaving. So a model whose threads read and
+//! write different words runs the reader on the spawned thread (it runs
+//! last) and the writer on the main thread. `LOOM_LOG=info` prints how
+//! many interleavings each model took: none here takes only one.
 #![cfg(loom)]
 
 use loom::sync::Arc;
@@ -63,12 +71,13 @@ fn a_deposit_racing_a_withdrawal_loses_neither() {
         let budget = Arc::new(half());
         let now = Instant::now();
         budget.deposit(now);
-        let depositor = {
+        // The withdrawal on the spawned thread (see the module's note).
+        let withdrawal = {
             let budget = budget.clone();
-            thread::spawn(move || budget.deposit(now))
+            thread::spawn(move || budget.try_withdraw(now))
         };
-        let granted = budget.try_withdraw(now);
-        depositor.join().unwrap();
+        budget.deposit(now);
+        let granted = withdrawal.join().unwrap();
         let (calls, retries) = budget.totals(now);
         assert_eq!(calls, 2, "a deposit was lost");
         assert_eq!(
@@ -117,13 +126,13 @@ fn a_withdrawal_at_a_rollover_is_judged_on_the_new_window_alone() {
         budget.deposit(then);
         budget.deposit(then);
         let now = then + DAY;
-        let depositor = {
-            let budget = budget.clone();
-            thread::spawn(move || budget.deposit(now))
-        };
         // At most one call counts at `now`: half of it is no whole retry.
-        let granted = budget.try_withdraw(now);
-        depositor.join().unwrap();
+        let withdrawal = {
+            let budget = budget.clone();
+            thread::spawn(move || budget.try_withdraw(now))
+        };
+        budget.deposit(now);
+        let granted = withdrawal.join().unwrap();
         assert!(
             !granted,
             "a retry was granted on calls from the window that has passed"
@@ -150,12 +159,12 @@ fn a_withdrawal_and_a_deposit_at_a_rollover_lose_neither() {
         let then = Instant::now();
         budget.deposit(then);
         let now = then + DAY;
-        let depositor = {
+        let withdrawal = {
             let budget = budget.clone();
-            thread::spawn(move || budget.deposit(now))
+            thread::spawn(move || budget.try_withdraw(now))
         };
-        assert!(budget.try_withdraw(now), "the floor allows a retry");
-        depositor.join().unwrap();
+        budget.deposit(now);
+        assert!(withdrawal.join().unwrap(), "the floor allows a retry");
         assert_eq!(
             budget.totals(now),
             (1, 1),
