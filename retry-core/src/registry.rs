@@ -29,12 +29,13 @@ mod snapshot;
 use crate::breaker::CircuitBreaker;
 use crate::budget::RetryBudget;
 use crate::policy::Policy;
+#[cfg(not(loom))]
 use arc_swap::ArcSwap;
 use indexmap::IndexMap;
 use loading::ensure_loaded;
 pub(crate) use snapshot::{with_current, with_generation};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, LazyLock, Mutex, PoisonError};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
 /// Entries by name, in insertion order, each also at an index (see
 /// [`Registry::policy_index`]); hashed by foldhash with a fixed seed.
@@ -236,11 +237,47 @@ impl RegistryBuilder {
     }
 }
 
-static CURRENT: LazyLock<ArcSwap<Registry>> = LazyLock::new(ArcSwap::default);
+#[cfg(not(loom))]
+static CURRENT: std::sync::LazyLock<ArcSwap<Registry>> = std::sync::LazyLock::new(ArcSwap::default);
 static INSTALLED: AtomicBool = AtomicBool::new(false);
 /// Counts installs, so a per-call-site cache can tell with one load that the
 /// policy it holds is still current.
-static GENERATION: AtomicU64 = AtomicU64::new(0);
+#[cfg(not(loom))]
+static GENERATION: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+// Under `--cfg loom` (tests/loom.rs models a reload racing a call), the
+// generation is loom's atomic and a lock stands for arc-swap's pointer, so
+// that loom sees the order each gives; both are made afresh for each
+// interleaving.
+#[cfg(loom)]
+loom::lazy_static! {
+    static ref CURRENT: modelled::Current = modelled::Current::default();
+    static ref GENERATION: loom::sync::atomic::AtomicU64 = loom::sync::atomic::AtomicU64::new(0);
+}
+
+/// What stands for `ArcSwap<Registry>` under loom: its calls, on a lock.
+#[cfg(loom)]
+mod modelled {
+    use super::Registry;
+    use std::sync::Arc;
+
+    #[derive(Default)]
+    pub(super) struct Current(loom::sync::Mutex<Arc<Registry>>);
+
+    impl Current {
+        pub(super) fn load(&self) -> Arc<Registry> {
+            self.load_full()
+        }
+
+        pub(super) fn load_full(&self) -> Arc<Registry> {
+            Arc::clone(&self.0.lock().unwrap())
+        }
+
+        pub(super) fn swap(&self, registry: Arc<Registry>) -> Arc<Registry> {
+            std::mem::replace(&mut *self.0.lock().unwrap(), registry)
+        }
+    }
+}
 
 /// Whether anything was ever installed into the process-wide registry.
 pub(crate) fn is_installed() -> bool {
@@ -260,10 +297,13 @@ pub fn install(mut registry: Registry) -> Arc<Registry> {
     static INSTALLING: Mutex<()> = Mutex::new(());
     let _one = INSTALLING.lock().unwrap_or_else(PoisonError::into_inner);
     INSTALLED.store(true, Ordering::Release);
-    registry.generation = GENERATION.load(Ordering::Acquire).wrapping_add(1);
-    let previous = CURRENT.swap(Arc::new(registry));
-    GENERATION.fetch_add(1, Ordering::Release);
-    previous
+    // Counted before the swap: a thread that has seen the new registry (a
+    // first or nested lookup reads the shared one) then finds its
+    // generation counted, so its view looks again rather than go back to
+    // the registry before (tests/loom.rs). A view that finds the count
+    // before the swap keeps the old registry and looks again next time.
+    registry.generation = GENERATION.fetch_add(1, Ordering::AcqRel).wrapping_add(1);
+    CURRENT.swap(Arc::new(registry))
 }
 
 /// The current registry snapshot.

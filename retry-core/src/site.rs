@@ -10,6 +10,11 @@ use crate::registry::linked::CallSite;
 use crate::registry::{self, Registry, loading};
 use std::collections::HashSet;
 use std::panic::Location;
+// loom's atomics under `--cfg loom` (tests/loom.rs models a reload racing
+// a call), as in window.rs.
+#[cfg(loom)]
+use loom::sync::atomic::{AtomicU64, Ordering};
+#[cfg(not(loom))]
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
@@ -62,7 +67,18 @@ impl PolicyCache {
     /// let cache = PolicyCache::new(CallSite::new("no-such-policy-in-doc", file!(), line!(), "doc"));
     /// assert_eq!(cache.policy().max_attempts(), Some(1), "a missing policy runs once");
     /// ```
+    #[cfg(not(loom))]
     pub const fn new(site: CallSite) -> Self {
+        PolicyCache {
+            site,
+            seen: AtomicU64::new(UNSEEN),
+        }
+    }
+
+    /// The call site's cache, empty until its first call (under loom, whose
+    /// atomics are not made in constants).
+    #[cfg(loom)]
+    pub fn new(site: CallSite) -> Self {
         PolicyCache {
             site,
             seen: AtomicU64::new(UNSEEN),

@@ -1,8 +1,10 @@
 //! A sliding window of two counters (a budget's calls and retries, a
-//! breaker's attempts and failures): a ring of slots, each stamped with the
-//! epoch it counts for. Everything is an atomic; no lock is taken. Two
-//! threads racing on a slot's rollover may lose a count or two, which a
-//! budget or a breaker can afford.
+//! breaker's attempts and failures): a ring of slots, each with one word
+//! per counter. A word holds its count and the lap of the ring it counts
+//! for, so that moving a slot on to a new lap and counting there is one
+//! atomic step: no count made at a rollover is lost, and none from a
+//! window that has passed is counted again. Everything is an atomic; no
+//! lock is taken (tests/loom.rs checks every interleaving).
 
 // loom's atomics under `--cfg loom`, so tests/loom.rs can model-check the
 // counters over every interleaving.
@@ -13,27 +15,27 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// How many slots a window is cut into.
-const SLOTS: usize = 10;
+const SLOTS: u64 = 10;
 
 /// Two counters over a sliding window.
+///
+/// A word is `lap << count_bits | count`, where the lap is the slot's
+/// epoch divided by [`SLOTS`] (its low bits: the word's high bits). A
+/// word's count is of one lap: a count for a later lap replaces it, and the
+/// totals skip it once its lap has left the window. `count_bits` are the
+/// bits of a slot's length in nanoseconds (16 at least), so one count a
+/// nanosecond cannot fill them, and a count stops there (saturates) if it
+/// ever would. The lap's bits come round only after 2^(64 - count_bits)
+/// laps: at least 10 × 2^63 ns, some 2,900 years, for any window from
+/// 1 ms (budgets and breakers take 1 ms to 1 day). A word untouched for
+/// exactly that long would count again.
 pub(crate) struct Window {
     slot_nanos: u64,
+    count_bits: u32,
+    /// The largest count a word holds: its low `count_bits` bits set.
+    count_max: u64,
     origin: Instant,
-    slots: [Slot; SLOTS],
-}
-
-struct Slot {
-    epoch: AtomicU64,
-    counts: [AtomicU64; 2],
-}
-
-impl Default for Slot {
-    fn default() -> Self {
-        Slot {
-            epoch: AtomicU64::new(0),
-            counts: [AtomicU64::new(0), AtomicU64::new(0)],
-        }
-    }
+    slots: [[AtomicU64; 2]; SLOTS as usize],
 }
 
 impl Window {
@@ -44,41 +46,57 @@ impl Window {
 
     /// A window of `length` whose first slot starts at `origin`.
     pub(crate) fn starting(length: Duration, origin: Instant) -> Window {
-        let slot_nanos = u64::try_from(length.as_nanos() / SLOTS as u128)
+        let slot_nanos = u64::try_from(length.as_nanos() / u128::from(SLOTS))
             .unwrap_or(u64::MAX)
             .max(1);
+        let count_bits = (u64::BITS - slot_nanos.leading_zeros()).clamp(16, 63);
         Window {
             slot_nanos,
+            count_bits,
+            count_max: (1 << count_bits) - 1,
             origin,
-            slots: Default::default(),
+            slots: std::array::from_fn(|_| [AtomicU64::new(0), AtomicU64::new(0)]),
         }
     }
 
-    /// Adds `n` to counter `which` (0 or 1) in the slot of `now`.
+    /// Adds `n` to counter `which` (0 or 1) in the slot of `now`. A count
+    /// for a slot that has since moved on to a later lap is dropped: it is
+    /// outside every window that slot's counts are in.
     #[inline]
     pub(crate) fn add(&self, now: Instant, which: usize, n: u64) {
-        self.slot(now).counts[which].fetch_add(n, Ordering::Relaxed);
+        let (word, lap) = self.word(now, which);
+        let mut seen = word.load(Ordering::Relaxed);
+        while let Some(next) = self.added(seen, lap, n) {
+            match word.compare_exchange(seen, next, Ordering::Relaxed, Ordering::Relaxed) {
+                Ok(_) => return,
+                Err(actual) => seen = actual,
+            }
+        }
     }
 
     /// Adds one to counter `which` in the slot of `now` if `allowed` says
     /// yes to the window's totals, checking and taking in one step: the
-    /// count taken is the one the check saw, else (another taker came
-    /// between) it checks again. Two takers racing for the last one get it
-    /// once (tests/loom.rs).
+    /// word taken from is the one the check saw, else (another taker or a
+    /// rollover came between) it checks again. Two takers racing for the
+    /// last one get it once (tests/loom.rs).
     pub(crate) fn try_take(
         &self,
         now: Instant,
         which: usize,
         allowed: impl Fn((u64, u64)) -> bool,
     ) -> bool {
-        let count = &self.slot(now).counts[which];
+        let (word, lap) = self.word(now, which);
         loop {
-            let seen = count.load(Ordering::Acquire);
+            let seen = word.load(Ordering::Acquire);
             if !allowed(self.totals(now)) {
                 return false;
             }
-            let next = seen.saturating_add(1);
-            if count
+            // A slot moved on to a later lap: granted, on the totals of
+            // `now`, and not counted (see `add`).
+            let Some(next) = self.added(seen, lap, 1) else {
+                return true;
+            };
+            if word
                 .compare_exchange(seen, next, Ordering::AcqRel, Ordering::Relaxed)
                 .is_ok()
             {
@@ -91,16 +109,24 @@ impl Window {
     /// slots from epoch `from` on (see [`epoch`](Self::epoch)).
     pub(crate) fn totals_from(&self, now: Instant, from: u64) -> (u64, u64) {
         let current = self.epoch(now);
-        let oldest = current.saturating_sub(SLOTS as u64 - 1).max(from);
-        self.slots
-            .iter()
-            .filter(|s| (oldest..=current).contains(&s.epoch.load(Ordering::Acquire)))
-            .fold((0, 0), |(a, b), s| {
-                (
-                    a.saturating_add(s.counts[0].load(Ordering::Relaxed)),
-                    b.saturating_add(s.counts[1].load(Ordering::Relaxed)),
-                )
-            })
+        let oldest = current.saturating_sub(SLOTS - 1).max(from);
+        let lap = current / SLOTS;
+        let mut totals = [0u64; 2];
+        for (index, slot) in (0..).zip(&self.slots) {
+            for (total, word) in totals.iter_mut().zip(slot) {
+                let word = word.load(Ordering::Acquire);
+                // The word's lap: the latest one, not after `now`'s, with its bits.
+                let behind = (lap << self.count_bits).wrapping_sub(word & !self.count_max)
+                    >> self.count_bits;
+                let epoch = lap
+                    .checked_sub(behind)
+                    .and_then(|lap| lap.checked_mul(SLOTS)?.checked_add(index));
+                if epoch.is_some_and(|epoch| (oldest..=current).contains(&epoch)) {
+                    *total = total.saturating_add(word & self.count_max);
+                }
+            }
+        }
+        (totals[0], totals[1])
     }
 
     /// Both counters over the window ending at `now`.
@@ -110,8 +136,9 @@ impl Window {
 
     /// Empties the slot of `now` (a breaker that closes judges afresh).
     pub(crate) fn reset(&self, now: Instant) {
-        for count in &self.slot(now).counts {
-            count.store(0, Ordering::Relaxed);
+        for which in 0..2 {
+            let (word, lap) = self.word(now, which);
+            word.store(lap << self.count_bits, Ordering::Relaxed);
         }
     }
 
@@ -132,23 +159,30 @@ impl Window {
         nanos / self.slot_nanos
     }
 
-    fn slot(&self, now: Instant) -> &Slot {
+    /// Counter `which`'s word in the slot of `now`, and `now`'s lap.
+    #[inline]
+    fn word(&self, now: Instant, which: usize) -> (&AtomicU64, u64) {
         let epoch = self.epoch(now);
-        let slot = &self.slots[(epoch % SLOTS as u64) as usize];
-        let seen = slot.epoch.load(Ordering::Acquire);
-        if seen < epoch
-            && slot
-                .epoch
-                .compare_exchange(seen, epoch, Ordering::AcqRel, Ordering::Acquire)
-                .is_ok()
-        {
-            // This thread won the rollover: the slot's old counts belong to a
-            // window that has passed.
-            for count in &slot.counts {
-                count.store(0, Ordering::Relaxed);
-            }
+        let slot = &self.slots[(epoch % SLOTS) as usize];
+        (&slot[which], epoch / SLOTS)
+    }
+
+    /// Word `seen` with `n` more counted in lap `lap`: added to its count
+    /// (saturating) when it counts that lap, in place of it when it counts
+    /// an earlier one; `None` when it counts a later lap.
+    #[inline]
+    fn added(&self, seen: u64, lap: u64, n: u64) -> Option<u64> {
+        let tag = lap << self.count_bits;
+        // Below `count_max` exactly when `seen` counts lap `lap`: its count.
+        let count = seen.wrapping_sub(tag);
+        if count <= self.count_max {
+            Some(tag | count.saturating_add(n).min(self.count_max))
+        } else if ((seen & !self.count_max).wrapping_sub(tag) as i64) > 0 {
+            // Less than half the laps' range ahead: a later lap.
+            None
+        } else {
+            Some(tag | n.min(self.count_max))
         }
-        slot
     }
 }
 

@@ -66,3 +66,62 @@ fn a_lookup_inside_the_borrowing_one_reads_the_registry_installed_meanwhile() {
     assert_eq!((inner, inner_borrowed), (Some(7), Some(7)));
     assert_eq!(borrowed_attempts(name), Some(7), "and the view catches up");
 }
+
+/// A call site's calls on several threads while another thread reloads the
+/// registry over and over: no thread's call gets a policy from before one
+/// an earlier call of that thread had (each thread's first call reads the
+/// shared registry, its later ones its view), and every call after the last
+/// reload gets its policy. tests/loom.rs checks every interleaving of one
+/// reload with a first call and a second; before the fix a second call
+/// could go back when the reload fell between the first call's two reads,
+/// an instant real threads rarely hit.
+#[test]
+fn calls_racing_reloads_never_go_back_to_an_older_policy() {
+    use retrykit_core::__private::site::{CallSite, PolicyCache};
+    static SITE: PolicyCache = PolicyCache::new(CallSite::new(
+        "registry-race-test",
+        file!(),
+        line!(),
+        "registry_views",
+    ));
+    const RELOADS: u32 = 300;
+    let _serial = SERIAL.lock().unwrap_or_else(PoisonError::into_inner);
+    let name = "registry-race-test";
+    install(Registry::builder().policy(name, attempts(1)).build());
+    let reloader = std::thread::spawn(move || {
+        for version in 2..=RELOADS {
+            install(Registry::builder().policy(name, attempts(version)).build());
+        }
+    });
+    let callers: Vec<_> = (0..4)
+        .map(|_| {
+            std::thread::spawn(|| {
+                // Fresh threads, so that many calls are first calls.
+                (0..50).find_map(|_| {
+                    std::thread::spawn(|| {
+                        let mut had = 0;
+                        for _ in 0..20 {
+                            let now = SITE.policy().max_attempts().unwrap_or(0);
+                            if now < had {
+                                return Some((had, now));
+                            }
+                            had = now;
+                        }
+                        None
+                    })
+                    .join()
+                    .unwrap()
+                })
+            })
+        })
+        .collect();
+    reloader.join().unwrap();
+    for caller in callers {
+        let went_back = caller.join().unwrap();
+        assert_eq!(
+            went_back, None,
+            "a thread's call had the policy of version (had, then got)"
+        );
+    }
+    assert_eq!(SITE.policy().max_attempts(), Some(RELOADS));
+}

@@ -29,9 +29,11 @@ impl View {
         }
     }
 
-    /// The current registry: the one held, unless an install since made
-    /// another (`install` counts the generation after the swap, so a newer
-    /// generation finds the newer registry).
+    /// The current registry: the one held, unless an install since counted
+    /// another. `install` counts the generation before the swap, so a
+    /// thread that has read the newer registry anywhere finds the count,
+    /// and its view never goes back to the one before; a view that finds
+    /// the count before the swap keeps what it holds until it looks again.
     #[inline]
     fn load(&mut self) -> &Registry {
         if self.current.generation() != GENERATION.load(Ordering::Acquire) {
@@ -44,15 +46,27 @@ impl View {
     #[inline(never)]
     fn revalidate(&mut self) {
         let newer = CURRENT.load_full();
-        self.previous = Some(std::mem::replace(&mut self.current, newer));
+        // Between an install's count and its swap the shared registry is
+        // still the one held: the previous one is kept (a running call
+        // may pick its policy up there).
+        if !Arc::ptr_eq(&newer, &self.current) {
+            self.previous = Some(std::mem::replace(&mut self.current, newer));
+        }
     }
 }
 
+#[cfg(not(loom))]
 thread_local! {
     /// `None` until this thread's first lookup. It is made only after the
     /// lazy load ran (or something was installed), so a thread that has
     /// one needs no further check for the lazy load.
     static VIEW: RefCell<Option<View>> = const { RefCell::new(None) };
+}
+
+// Each of loom's threads has its own view (they share one OS thread).
+#[cfg(loom)]
+loom::thread_local! {
+    static VIEW: RefCell<Option<View>> = RefCell::new(None);
 }
 
 /// Runs `read` on the current registry as this thread sees it: the view
@@ -113,5 +127,6 @@ pub(crate) fn with_generation<R>(generation: u64, read: impl FnOnce(Option<&Regi
     }
     let read = read.expect("`read` is still here when the view did not run it");
     let shared = CURRENT.load();
-    read(Some(&**shared).filter(|registry| registry.generation() == generation))
+    let shared: &Registry = &shared;
+    read(Some(shared).filter(|registry| registry.generation() == generation))
 }
