@@ -271,13 +271,7 @@ async fn scaled(id: u32) -> Result<u32, ScaleError> {
 async fn by_hand(id: u32, policy: &'static Policy) -> Result<u32, ScaleError> {
     if let Err(e) = attempt(id) {
         let wait = retrykit_core::kernel::next_delay(policy, 0, Duration::ZERO);
-        record_schedule(&RetryEvent {
-            policy: None,
-            attempt: 1,
-            error: &e,
-            wait,
-            hinted: false,
-        });
+        record_schedule(&RetryEvent::new(1, &e, wait));
         tokio::time::sleep(wait).await;
     }
     attempt(id)

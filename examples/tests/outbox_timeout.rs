@@ -9,10 +9,7 @@ use std::time::Duration;
 
 #[test]
 fn the_broker_error_can_stand_for_a_timed_out_attempt() {
-    let timeout = AttemptTimeout {
-        attempt: 2,
-        timeout: Duration::from_millis(250),
-    };
+    let timeout = AttemptTimeout::new(2, Duration::from_millis(250));
     let err = BrokerError::from_timeout(timeout)
         .expect("BrokerError must represent a timeout, or attempt_timeout is not enforced");
     assert_eq!(err.class(), Class::TIMEOUT);

@@ -87,6 +87,6 @@ fn a_budget_changed_to_adaptive_is_a_new_budget() {
     let config = Config::load_str(&text, "retry.toml", &Options::new().env(env)).unwrap();
     let second = config.registry(Some(&first));
     let broker = second.budget("broker").unwrap();
-    assert_eq!(broker.mode(), "adaptive");
+    assert_eq!(broker.mode().as_str(), "adaptive");
     assert!(!Arc::ptr_eq(broker, first.budget("broker").unwrap()));
 }

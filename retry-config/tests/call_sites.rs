@@ -2,9 +2,9 @@
 //! against the file, and installs nothing when one names a missing policy.
 
 use retrykit_config::Setup;
+use retrykit_core::__private::loader::DeclaredClass;
 use retrykit_core::__private::site::CallSite;
 use retrykit_core::registry;
-use retrykit_core::registry::DeclaredClass;
 
 retrykit_core::__private::inventory::submit! {
     CallSite::new("orders", "src/orders.rs", 42, "place_order")

@@ -34,12 +34,12 @@ fn load(env: Env) -> Config {
 fn a_fleet_budget_is_shared_through_its_store() {
     let config = load(Env::new());
     let broker = config.budget("broker").unwrap();
-    assert_eq!(broker.scope(), "fleet");
+    assert_eq!(broker.scope().as_str(), "fleet");
     assert_eq!(broker.ratio(), 0.2);
     let options = broker.fleet_options().unwrap();
     assert_eq!(options.store(), "redis://127.0.0.1:1/");
     assert_eq!(options.key(), "{retry-budget:broker}");
-    assert_eq!(config.budget("plain").unwrap().scope(), "local");
+    assert_eq!(config.budget("plain").unwrap().scope().as_str(), "local");
 }
 
 #[cfg(feature = "redis")]

@@ -10,6 +10,8 @@ use std::time::Duration;
 ///
 /// `n` counts retries from 0: the wait before the first retry is `envelope(0)`.
 ///
+/// # Examples
+///
 /// ```
 /// use retrykit_core::{Backoff, Policy};
 /// use std::time::Duration;

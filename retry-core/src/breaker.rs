@@ -27,11 +27,9 @@
 //! returning the error its type makes of a [`BreakerOpen`]
 //! ([`Classify::from_breaker_open`](crate::Classify::from_breaker_open)).
 //!
-//! The state is one atomic word (phase, trips, a period counter and the
-//! phase's payload), changed only by compare-and-swap, so a transition is
-//! never lost or made twice: the thread that wins it is the one that says
-//! it (on stderr and as a `warn` event of target `retry`). The counts are
-//! the crate's lock-free sliding window.
+//! A breaker is shared between threads without a lock. Each transition is
+//! made once, however many calls race for it, and said once (on stderr and
+//! as a `warn` event of target `retry`).
 //!
 //! ```
 //! use retrykit_core::breaker::{BreakerState, CircuitBreaker};
@@ -59,6 +57,10 @@
 //! assert_eq!(breaker.state(), BreakerState::Closed);
 //! ```
 
+// The state is one atomic word (phase, trips, a period counter and the
+// phase's payload), changed only by compare-and-swap, so a transition is
+// never lost or made twice: the thread that wins it is the one that says it.
+// The counts are the crate's lock-free sliding window (window.rs).
 mod build;
 #[cfg(feature = "redis")]
 mod fleet;
@@ -84,6 +86,19 @@ const FAILURES: usize = 1;
 
 /// A circuit breaker shared by the policies that name it (see the
 /// [module docs](self)). Build one with [`CircuitBreaker::builder`].
+///
+/// # Examples
+///
+/// ```
+/// use retrykit_core::{breaker::{BreakerState, CircuitBreaker}, Policy};
+/// use std::sync::Arc;
+/// let broker = Arc::new(CircuitBreaker::builder().name("broker").min_calls(10).build().unwrap());
+/// // Every policy that guards the broker shares the one breaker.
+/// let publish = Policy::builder().breaker(Some(Arc::clone(&broker))).build().unwrap();
+/// let consume = Policy::builder().breaker(Some(Arc::clone(&broker))).build().unwrap();
+/// assert!(Arc::ptr_eq(publish.breaker().unwrap(), consume.breaker().unwrap()));
+/// assert_eq!((broker.name(), broker.state()), (Some("broker"), BreakerState::Closed));
+/// ```
 pub struct CircuitBreaker {
     settings: build::Settings,
     name: Option<Arc<str>>,

@@ -30,6 +30,8 @@ const RETRIES: usize = 1;
 
 /// A lock-free retry budget.
 ///
+/// # Examples
+///
 /// ```
 /// use retrykit_core::RetryBudget;
 /// use std::time::{Duration, Instant};
@@ -91,7 +93,7 @@ impl RetryBudget {
     ///
     /// ```
     /// let b = retrykit_core::RetryBudget::adaptive();
-    /// assert_eq!(b.mode(), "adaptive");
+    /// assert_eq!(b.mode(), retrykit_core::BudgetMode::Adaptive);
     /// assert!(b.limiter().is_some_and(|l| !l.is_limiting()));
     /// assert!(b.try_withdraw(std::time::Instant::now())); // pacing, not refusing
     /// ```
@@ -203,6 +205,13 @@ impl RetryBudget {
     /// fleet budgets for the overshoot bound). It starts a background thread
     /// that keeps this host's lease of retries; the budget's own window keeps
     /// counting, and decides whenever Redis does not answer.
+    ///
+    /// # Errors
+    ///
+    /// A [`PolicyError`](crate::PolicyError) of kind
+    /// [`Budget`](crate::PolicyErrorKind::Budget) naming each bad option (a
+    /// missing or non-Redis `store`, a bad `timeout` or `refresh`), or the
+    /// background thread that could not start.
     ///
     /// ```
     /// use retrykit_core::{RetryBudget, fleet::FleetOptions};
@@ -341,6 +350,8 @@ impl RetryBudget {
 
 /// Builds a [`RetryBudget`], validating its settings.
 ///
+/// # Examples
+///
 /// ```
 /// let err = retrykit_core::RetryBudget::builder().ratio(-1.0).build().unwrap_err();
 /// assert_eq!(err.problems()[0].field, "ratio");
@@ -392,6 +403,13 @@ impl RetryBudgetBuilder {
     }
 
     /// Validates the settings and builds the budget.
+    ///
+    /// # Errors
+    ///
+    /// A [`PolicyError`](crate::PolicyError) of kind
+    /// [`Budget`](crate::PolicyErrorKind::Budget) naming each setting out of
+    /// range (`ratio` outside 0 to 1000, `min_per_sec` outside 0 to 1e9,
+    /// either not finite, `window` outside 1 ms to 1 day), with the fix.
     ///
     /// ```
     /// assert!(retrykit_core::RetryBudget::builder().build().is_ok());

@@ -16,6 +16,8 @@ use std::time::Duration;
 
 /// Collects a policy's settings; [`build`](Self::build) validates them.
 ///
+/// # Examples
+///
 /// ```
 /// use retrykit_core::{Backoff, Policy};
 /// use std::time::Duration;
@@ -293,6 +295,13 @@ impl PolicyBuilder {
     }
 
     /// Checks every rule and returns the policy, or every problem found.
+    ///
+    /// # Errors
+    ///
+    /// A [`PolicyError`] of kind [`Policy`](crate::PolicyErrorKind::Policy)
+    /// listing every field that breaks a rule (a zero `max_attempts`, a
+    /// `cap` below `base`, a duration over [`Policy::MAX_DURATION`], a
+    /// hedging policy with one attempt, ...), each with the rule and the fix.
     ///
     /// ```
     /// let err = retrykit_core::Policy::builder().max_attempts(0).build().unwrap_err();

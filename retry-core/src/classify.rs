@@ -6,6 +6,8 @@ use std::time::Duration;
 
 /// What kind of failure an error is.
 ///
+/// # Examples
+///
 /// ```
 /// use retrykit_core::Class;
 /// assert!(Class::TRANSIENT.is_retryable());
@@ -53,15 +55,31 @@ impl Class {
 /// A failed attempt that ran past the policy's `attempt_timeout`.
 ///
 /// ```
-/// let t = retrykit_core::AttemptTimeout { attempt: 2, timeout: std::time::Duration::from_secs(1) };
+/// let t = retrykit_core::AttemptTimeout::new(2, std::time::Duration::from_secs(1));
 /// assert_eq!(t.to_string(), "attempt 2 timed out after 1s");
 /// ```
+///
+/// Fields may be added in minor releases (`#[non_exhaustive]`): a test of
+/// a [`Classify::from_timeout`] builds one with [`AttemptTimeout::new`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct AttemptTimeout {
     /// Which call timed out (1 is the first).
     pub attempt: u32,
     /// The policy's `attempt_timeout`.
     pub timeout: Duration,
+}
+
+impl AttemptTimeout {
+    /// Attempt `attempt` (1 is the first) ran past `timeout`.
+    ///
+    /// ```
+    /// let t = retrykit_core::AttemptTimeout::new(3, std::time::Duration::from_millis(250));
+    /// assert_eq!((t.attempt, t.timeout.as_millis()), (3, 250));
+    /// ```
+    pub const fn new(attempt: u32, timeout: Duration) -> Self {
+        AttemptTimeout { attempt, timeout }
+    }
 }
 
 impl std::fmt::Display for AttemptTimeout {
@@ -78,6 +96,8 @@ impl std::error::Error for AttemptTimeout {}
 
 /// Implemented by error types to tell the retry engine what they are.
 /// `#[derive(Classify)]` writes it for enums and structs.
+///
+/// # Examples
 ///
 /// ```
 /// use retrykit_core::{Class, Classify};
@@ -162,7 +182,7 @@ pub trait Classify {
 /// fn needs<E: CarriesTimeout>() {}
 /// needs::<DbError>();
 /// needs::<std::io::Error>();
-/// assert!(DbError::from_timeout(AttemptTimeout { attempt: 1, timeout: Default::default() }).is_some());
+/// assert!(DbError::from_timeout(AttemptTimeout::new(1, Default::default())).is_some());
 /// ```
 pub trait CarriesTimeout: Classify {}
 

@@ -168,9 +168,8 @@ impl Sleeper for TokioSleeper {
 /// Why tokio's timer cannot serve a call made from here, or `None` when it
 /// can: no tokio runtime is current (another executor, such as
 /// `futures::executor::block_on`, polls the call), or the current one was
-/// built without its timer. Made once per call site (see
-/// [`CallSite::waits_on_tokio`](crate::registry::CallSite::waits_on_tokio)),
-/// never per call.
+/// built without its timer. Made once per call site (an async `#[retry]`
+/// function's), never per call.
 ///
 /// tokio has no public way to ask whether a runtime's timer is on, and
 /// making a sleep is what panics without it, so the second case makes a

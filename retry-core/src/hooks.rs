@@ -12,13 +12,18 @@ use std::time::Duration;
 
 /// Passed to `on_retry` before each wait.
 ///
+/// Fields are added in minor releases (`#[non_exhaustive]`): a test of a
+/// hook builds one with [`RetryEvent::new`].
+///
 /// ```
 /// use retrykit_core::RetryEvent;
 /// use std::time::Duration;
-/// let e = RetryEvent { policy: Some("db"), attempt: 1, error: &"boom", wait: Duration::ZERO, hinted: false };
-/// assert_eq!(e.attempt, 1);
+/// let mut e = RetryEvent::new(1, &"boom", Duration::from_millis(100));
+/// e.policy = Some("db");
+/// assert_eq!((e.policy, e.attempt, e.hinted), (Some("db"), 1, false));
 /// ```
 #[derive(Debug)]
+#[non_exhaustive]
 pub struct RetryEvent<'a, E> {
     /// The policy's name, if it has one.
     pub policy: Option<&'a str>,
@@ -32,15 +37,38 @@ pub struct RetryEvent<'a, E> {
     pub hinted: bool,
 }
 
+impl<'a, E> RetryEvent<'a, E> {
+    /// The event for attempt `attempt` failing with `error`, before a wait
+    /// of `wait` that no server hint chose, under an unnamed policy.
+    ///
+    /// ```
+    /// let e = retrykit_core::RetryEvent::new(2, &"boom", std::time::Duration::ZERO);
+    /// assert_eq!((e.attempt, *e.error, e.policy, e.hinted), (2, "boom", None, false));
+    /// ```
+    pub const fn new(attempt: u32, error: &'a E, wait: Duration) -> Self {
+        RetryEvent {
+            policy: None,
+            attempt,
+            error,
+            wait,
+            hinted: false,
+        }
+    }
+}
+
 /// Passed to `on_give_up` when the loop stops with an error.
+///
+/// Fields are added in minor releases (`#[non_exhaustive]`): a test of a
+/// hook builds one with [`GiveUpEvent::new`].
 ///
 /// ```
 /// use retrykit_core::{Ending, GiveUpEvent, Report};
-/// let report = Report { ending: Ending::Exhausted, attempts: 3, hedges: 0, winner: 3, unhedged: None, refused: 0, waited: Default::default(), elapsed: Default::default(), budget_failing_open: false };
-/// let e = GiveUpEvent { policy: None, error: &"boom", report: &report };
-/// assert_eq!(e.report.attempts, 3);
+/// let report = Report::new(Ending::Exhausted, 3);
+/// let e = GiveUpEvent::new(&"boom", &report);
+/// assert_eq!((e.report.attempts, e.report.ending, e.policy), (3, Ending::Exhausted, None));
 /// ```
 #[derive(Debug)]
+#[non_exhaustive]
 pub struct GiveUpEvent<'a, E> {
     /// The policy's name, if it has one.
     pub policy: Option<&'a str>,
@@ -48,6 +76,25 @@ pub struct GiveUpEvent<'a, E> {
     pub error: &'a E,
     /// How the call ended and what it cost.
     pub report: &'a Report,
+}
+
+impl<'a, E> GiveUpEvent<'a, E> {
+    /// The event for a call that returns `error`, ended as `report` says,
+    /// under an unnamed policy.
+    ///
+    /// ```
+    /// use retrykit_core::{Ending, GiveUpEvent, Report};
+    /// let report = Report::new(Ending::Permanent, 1);
+    /// let e = GiveUpEvent::new(&"not found", &report);
+    /// assert_eq!((*e.error, e.report.ending), ("not found", Ending::Permanent));
+    /// ```
+    pub const fn new(error: &'a E, report: &'a Report) -> Self {
+        GiveUpEvent {
+            policy: None,
+            error,
+            report,
+        }
+    }
 }
 
 /// The hook points, as the loop calls them. Implemented by [`Hooks`]; a
@@ -109,6 +156,7 @@ pub trait HookSet<E> {
 /// assert_eq!(Unrepeatable::NotIdempotent.ending().as_str(), "not_idempotent");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Unrepeatable {
     /// Its body was larger than the policy's `max_replay_body`, or a stream
     /// that cannot be replayed.
@@ -145,6 +193,8 @@ pub struct Unset;
 /// policy retries, an `on_retry` callback run before each wait, and an
 /// `on_give_up` callback given the error and the call's [`Report`]. Each is
 /// a closure (or `fn` item); a slot left unset costs nothing.
+///
+/// # Examples
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {

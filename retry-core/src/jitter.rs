@@ -7,6 +7,8 @@
 
 /// How a computed wait `d` is randomised.
 ///
+/// # Examples
+///
 /// ```
 /// use retrykit_core::{Jitter, Policy};
 /// use std::time::Duration;

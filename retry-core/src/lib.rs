@@ -1,15 +1,58 @@
 //! # retrykit-core
 //!
-//! The engine behind `#[retry(policy = "...")]`: validated [`Policy`] values,
-//! [`Backoff`] shapes, [`Jitter`] modes, error classification ([`Classify`]),
-//! server hints, the async and blocking loops ([`Retry`]), hooks and tracing,
-//! shared [`RetryBudget`]s (windows, and [`AdaptiveLimiter`]s pacing
-//! attempts), shared [`CircuitBreaker`]s (see [`breaker`]), the process-wide [`registry`] of named policies,
-//! the stateful [`Oracle`] for callers that schedule retries themselves, and
-//! the decision [`kernel`] stepped by hand, for simulators, and [`hedge`]d
-//! requests' settings, latency estimate and decision.
-//! The [`clock`] module holds the clock and sleepers, for callers that inject
-//! their own.
+//! Retries as configuration: each call site names a policy, and a
+//! `retry.toml` file says what the policy does (how many attempts, which
+//! backoff and jitter, which errors, the deadline, the budget it draws
+//! on). This crate is the engine: validated [`Policy`] values, [`Backoff`]
+//! shapes, [`Jitter`] modes, error classification ([`Classify`]) and server
+//! hints, the async and blocking loops ([`Retry`]), hooks, shared
+//! [`RetryBudget`]s (windows, and [`AdaptiveLimiter`]s pacing attempts),
+//! shared [`CircuitBreaker`]s (see [`breaker`]), hedged requests
+//! ([`hedge`]), and the process-wide [`registry`] of named policies.
+//!
+//! ## Start here
+//!
+//! 1. Write the policies in a `retry.toml` next to the program:
+//!
+//!    ```toml
+//!    [defaults]
+//!    jitter = "full"
+//!    max_attempts = 4
+//!
+//!    [policies.fetch]
+//!    backoff = "exponential"
+//!    base = "100ms"
+//!    cap = "5s"
+//!    deadline = "10s"
+//!    ```
+//!
+//! 2. Mark each function to retry with `#[retry(policy = "fetch")]`
+//!    (this crate's `macros` feature re-exports it as `retrykit_core::retry`). Its errors are
+//!    classified by [`Classify`] (`#[derive(Classify)]` writes it), or all
+//!    count as transient when the type does not implement it.
+//!
+//! 3. Load the file at start-up with
+//!    [retrykit-config](https://docs.rs/retrykit-config)'s `init()`: it finds
+//!    the file (`RETRY_CONFIG`, else `./retry.toml`), applies the profile
+//!    (`RETRY_PROFILE`) and `RETRY_POLICY__<NAME>__<KEY>` overrides, checks
+//!    every policy and every `#[retry]` site against each other, reports
+//!    every problem at once with its line, and installs the policies in
+//!    the [`registry`]. A program that does not call `init()` but links
+//!    retrykit-config gets the same load at its first retried call.
+//!
+//! ```toml
+//! [dependencies]
+//! retrykit-core = { version = "0.1", features = ["macros"] }
+//! retrykit-config = "0.1"
+//! ```
+//!
+//! A call site whose policy is missing at run time runs once, without
+//! retry, and says why on its first call (strict mode,
+//! [`registry::set_strict`], ends the program instead).
+//!
+//! ## Without a file
+//!
+//! A policy can be built in code and run with [`Retry`]:
 //!
 //! ```
 //! # #[tokio::main(flavor = "current_thread", start_paused = true)]
@@ -39,20 +82,39 @@
 //! # Ok(()) }
 //! ```
 //!
+//! and named in a [`Registry`] for `#[retry]` sites and lookups
+//! ([`registry::install`]). The [`Oracle`] serves callers that schedule
+//! retries themselves, and the decision [`kernel`] stepped by hand serves
+//! simulators. The [`clock`] module holds the clock and sleepers, for
+//! callers that inject their own.
+//!
 //! ## One meaning of "attempts"
 //! `max_attempts` counts calls, the first included: 1 means no retry.
 //!
+//! ## Cancel safety
+//! A retried call is a future like any other: dropping it (a `select!`
+//! that took another branch, a timeout around it) stops the call where it
+//! is. The attempt in flight is dropped, and with a hedging policy every
+//! attempt in flight is; no attempt runs on in the background, none is
+//! started after, and no hook is called. Whatever a dropped attempt had
+//! already sent may still take effect. See [`Retry::call`].
+//!
 //! ## Features
-//! - `tokio` (default): the async loop on tokio's timer and (pausable) clock.
+//! - `tokio` (default): the async loop on tokio's timer and (pausable)
+//!   clock.
+//! - `macros`: re-exports `#[retry]` and `#[derive(Classify)]` from
+//!   retrykit-macros (`use retrykit_core::{retry, Classify};`).
 //! - `tracing`: a span per call and an event per retry.
 //! - `serde`: serialisable [`OracleState`].
-//! - `redis`: fleet-wide retry budgets kept in Redis (`RetryBudget::with_fleet`).
-//! - `http`: HTTP semantics (status classes, `Retry-After` and gRPC pushback
-//!   hints, idempotency, body replay).
-//! - `tower`: a `tower::Layer` over the same loop; `reqwest-middleware`: a
-//!   `reqwest_middleware::Middleware` over it.
+//! - `http`: HTTP semantics (status classes, `Retry-After` and gRPC
+//!   pushback hints, idempotency, body replay): the `http` module.
+//! - `tower`: a `tower::Layer` over the same loop (the `tower` module);
+//!   `reqwest-middleware`: a `reqwest_middleware::Middleware` over it (the
+//!   `reqwest` module). Both turn on `http` and `tokio`.
 //! - `metrics`: per-policy calls, attempts, retries, waits, budget refusals
-//!   and hints through the `metrics` facade.
+//!   and hints through the `metrics` facade (the `metrics` module).
+//! - `redis`: fleet-wide retry budgets and circuit breakers kept in Redis
+//!   (`RetryBudget::with_fleet`, the `fleet` module).
 #![forbid(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(missing_docs)]
@@ -115,7 +177,7 @@ pub use hooks::{GiveUpEvent, HookSet, Hooks, RetryEvent};
 pub use jitter::Jitter;
 pub use oracle::{Oracle, OracleState, Verdict};
 pub use policy::Policy;
-pub use problem::{PolicyError, Problem, Problems};
+pub use problem::{PolicyError, PolicyErrorKind, Problem, Problems};
 pub use registry::Registry;
 pub use report::{Ending, Report};
 pub use retry::Retry;

@@ -73,6 +73,8 @@ pub struct OracleState {
 
 /// A policy plus the state of one retried piece of work.
 ///
+/// # Examples
+///
 /// ```
 /// use retrykit_core::{Jitter, Oracle, Policy, Verdict};
 /// use std::time::{Duration, SystemTime};

@@ -16,6 +16,8 @@ use std::time::Duration;
 
 /// A validated retry policy. Build one with [`Policy::builder`].
 ///
+/// # Examples
+///
 /// ```
 /// use retrykit_core::{Backoff, Jitter, Policy};
 /// use std::time::Duration;

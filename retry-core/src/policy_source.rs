@@ -5,7 +5,7 @@
 
 use crate::policy::Policy;
 use crate::registry::linked::CallSite;
-use crate::site::{self, PolicyCache};
+use crate::site::PolicyCache;
 use std::panic::Location;
 use std::sync::Arc;
 
@@ -15,8 +15,12 @@ pub(crate) struct PolicySource(Arc<Source>);
 
 #[derive(Debug)]
 enum Source {
-    /// A policy value, and where the layer was built (named in warnings).
-    Fixed(CallSite, Arc<Policy>),
+    /// A policy value, and where the layer was built (named in warnings:
+    /// only the tower layer's error types may lack what a policy needs).
+    Fixed(
+        #[cfg_attr(not(feature = "tower"), expect(dead_code))] CallSite,
+        Arc<Policy>,
+    ),
     /// A policy name, through the same cache as a `#[retry]` call site.
     Named(PolicyCache),
 }
@@ -72,14 +76,14 @@ impl PolicySource {
             timeout: std::time::Duration::ZERO,
         };
         if policy.attempt_timeout().is_some() && E::from_timeout(probe).is_none() {
-            site::warn_timeout_not_carried(site(), policy);
+            crate::site::warn_timeout_not_carried(site(), policy);
         }
         if let Some(breaker) = policy.breaker() {
             let state = crate::breaker::BreakerState::Open;
             let refusal =
                 crate::breaker::BreakerOpen::new(breaker.name(), state, Default::default());
             if E::from_breaker_open(refusal).is_none() {
-                site::warn_breaker_not_carried(site(), policy);
+                crate::site::warn_breaker_not_carried(site(), policy);
             }
         }
     }

@@ -11,7 +11,11 @@ use std::time::Duration;
 /// let p = &err.problems()[0];
 /// assert!(p.to_string().contains("max_attempts"));
 /// ```
+///
+/// Fields may be added in minor releases (`#[non_exhaustive]`): build one
+/// with [`Problem::new`].
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Problem {
     /// The field, as named in configuration files.
     pub field: &'static str,
@@ -21,27 +25,90 @@ pub struct Problem {
     pub fix: String,
 }
 
+impl Problem {
+    /// The problem that `field` breaks `rule`, fixed by `fix`.
+    ///
+    /// ```
+    /// let p = retrykit_core::Problem::new("tick", "must be greater than zero", "use 1ms".into());
+    /// assert_eq!(p.to_string(), "`tick` must be greater than zero; use 1ms");
+    /// ```
+    pub const fn new(field: &'static str, rule: &'static str, fix: String) -> Self {
+        Problem { field, rule, fix }
+    }
+}
+
 impl fmt::Display for Problem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "`{}` {}; {}", self.field, self.rule, self.fix)
     }
 }
 
-/// Every problem found while validating a policy.
+/// Every problem found while validating a policy, a budget or a circuit
+/// breaker: [`kind`](Self::kind) says which was built, [`problems`](Self::problems)
+/// every broken rule.
+///
+/// # Examples
 ///
 /// ```
-/// let err = retrykit_core::Policy::builder().max_attempts(0).build().unwrap_err();
+/// use retrykit_core::{Policy, PolicyErrorKind};
+/// let err = Policy::builder().max_attempts(0).build().unwrap_err();
+/// assert_eq!(err.kind(), PolicyErrorKind::Policy);
+/// assert_eq!(err.problems()[0].field, "max_attempts");
 /// assert!(err.to_string().contains("unlimited"));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PolicyError {
+    kind: PolicyErrorKind,
     subject: String,
     problems: Vec<Problem>,
+}
+
+/// What a [`PolicyError`] is about: the kind of value whose build failed.
+///
+/// ```
+/// use retrykit_core::{PolicyErrorKind, RetryBudget};
+/// let err = RetryBudget::builder().ratio(-1.0).build().unwrap_err();
+/// assert_eq!(err.kind(), PolicyErrorKind::Budget);
+/// assert_eq!(PolicyErrorKind::Budget.as_str(), "budget");
+/// ```
+///
+/// Kinds may be added in minor releases (`#[non_exhaustive]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum PolicyErrorKind {
+    /// A retry policy ([`PolicyBuilder::build`](crate::PolicyBuilder::build)).
+    Policy,
+    /// A retry budget ([`RetryBudgetBuilder::build`](crate::RetryBudgetBuilder::build)).
+    Budget,
+    /// A circuit breaker ([`BreakerBuilder::build`](crate::breaker::BreakerBuilder::build)).
+    Breaker,
+}
+
+impl PolicyErrorKind {
+    /// The kind as one word, as configuration files name the tables.
+    ///
+    /// ```
+    /// assert_eq!(retrykit_core::PolicyErrorKind::Breaker.as_str(), "breaker");
+    /// ```
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            PolicyErrorKind::Policy => "policy",
+            PolicyErrorKind::Budget => "budget",
+            PolicyErrorKind::Breaker => "breaker",
+        }
+    }
+}
+
+impl fmt::Display for PolicyErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 impl PolicyError {
     pub(crate) fn budget(problems: Vec<Problem>) -> Self {
         PolicyError {
+            kind: PolicyErrorKind::Budget,
             subject: "invalid retry budget".to_owned(),
             problems,
         }
@@ -52,7 +119,11 @@ impl PolicyError {
             Some(name) => format!("invalid circuit breaker `{name}`"),
             None => "invalid circuit breaker".to_owned(),
         };
-        PolicyError { subject, problems }
+        PolicyError {
+            kind: PolicyErrorKind::Breaker,
+            subject,
+            problems,
+        }
     }
 
     pub(crate) fn policy(name: Option<&str>, problems: Vec<Problem>) -> Self {
@@ -60,7 +131,24 @@ impl PolicyError {
             Some(name) => format!("invalid retry policy `{name}`"),
             None => "invalid retry policy".to_owned(),
         };
-        PolicyError { subject, problems }
+        PolicyError {
+            kind: PolicyErrorKind::Policy,
+            subject,
+            problems,
+        }
+    }
+
+    /// What was being built: a policy, a budget or a circuit breaker.
+    ///
+    /// ```
+    /// use retrykit_core::{CircuitBreaker, PolicyErrorKind};
+    /// let err = CircuitBreaker::builder().failure_ratio(2.0).build().unwrap_err();
+    /// assert_eq!(err.kind(), PolicyErrorKind::Breaker);
+    /// let err = retrykit_core::Policy::builder().max_attempts(0).build().unwrap_err();
+    /// assert_eq!(err.kind(), PolicyErrorKind::Policy);
+    /// ```
+    pub const fn kind(&self) -> PolicyErrorKind {
+        self.kind
     }
 
     /// The problems, in the order the fields were checked.

@@ -1,10 +1,10 @@
 //! The process-wide registry of named policies, budgets and circuit breakers.
 //!
 //! A [`Registry`] is an immutable snapshot; [`install`] swaps the current one
-//! atomically (`arc-swap`). A lookup is a lock-free load plus a hash lookup by
-//! `&str`: no lock, no allocation; [`with_policy`] also takes no reference
-//! count. A running call holds the policy it started with, so a reload is
-//! seen by the next call only.
+//! atomically. A lookup takes no lock and allocates nothing, so it is fit
+//! for every call; [`with_policy`] borrows the policy instead of handing out
+//! an `Arc`. A running call holds the policy it started with, so a reload
+//! is seen by the next call only.
 //!
 //! If nothing was installed when the first lookup happens, the registry runs
 //! the loader a linked crate registered (retrykit-config registers one that
@@ -18,12 +18,12 @@
 //! ```
 
 // What linked code registers (call sites, declared classes), and how a
-// configuration loader registers itself and says where policies came from.
+// configuration loader registers itself and says where policies came from:
+// named by retrykit-config through `__private::loader`, not public API.
 pub(crate) mod linked;
 pub(crate) mod loading;
 
-pub use linked::{CallSite, DeclaredClass, call_sites, declared_classes, missing_policies};
-pub use loading::{LazyLoader, is_strict, origin, set_origin, set_strict, set_withheld};
+pub use loading::{is_strict, set_strict};
 mod snapshot;
 
 use crate::breaker::CircuitBreaker;
@@ -42,6 +42,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 type ByName<V> = IndexMap<Box<str>, V, foldhash::fast::FixedState>;
 
 /// An immutable set of named policies, budgets and circuit breakers.
+///
+/// # Examples
 ///
 /// ```
 /// use retrykit_core::{Policy, Registry};
@@ -152,6 +154,8 @@ impl Registry {
 }
 
 /// Collects policies and budgets into a [`Registry`].
+///
+/// # Examples
 ///
 /// ```
 /// use retrykit_core::{Registry, RetryBudget};
@@ -319,15 +323,16 @@ pub fn current() -> Arc<Registry> {
     CURRENT.load_full()
 }
 
-/// Looks up a policy by name: one relaxed atomic load (is this thread's
-/// view of the registry still current?), a hash lookup, and one
-/// reference-count increment (and a decrement when the `Arc` is dropped).
-/// [`with_policy`] does the same without the reference count.
+/// Looks up a policy by name in the current registry (without a lock or an
+/// allocation); `None` when it has none. [`with_policy`] borrows the policy
+/// instead.
 ///
 /// ```
 /// assert!(retrykit_core::registry::policy("no-such-policy").is_none());
 /// ```
 pub fn policy(name: &str) -> Option<Arc<Policy>> {
+    // One relaxed load (is this thread's view of the registry still
+    // current?), a hash lookup, and one reference-count increment.
     with_current(|current| current.policy(name).cloned())
 }
 

@@ -5,10 +5,16 @@ use std::time::Duration;
 
 /// Why the retry loop stopped.
 ///
+/// # Examples
+///
 /// ```
 /// assert_eq!(retrykit_core::Ending::Deadline.to_string(), "deadline");
 /// ```
+///
+/// New reasons are added in minor releases (`#[non_exhaustive]`): a `match`
+/// on it needs a `_` arm.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Ending {
     /// An attempt succeeded.
     Success,
@@ -71,12 +77,23 @@ impl fmt::Display for Ending {
 
 /// What one call through the retry loop did.
 ///
+/// The loop makes one for each call (`Retry::call_with_report`, an
+/// `on_give_up` hook). Fields are added in minor releases
+/// (`#[non_exhaustive]`): build one with [`Report::new`] and set the
+/// fields that matter, as a test of a hook does.
+///
+/// # Examples
+///
 /// ```
 /// use retrykit_core::{Ending, Report};
-/// let r = Report { ending: Ending::Success, attempts: 1, hedges: 0, winner: 1, unhedged: None, refused: 0, waited: Default::default(), elapsed: Default::default(), budget_failing_open: false };
-/// assert!(r.succeeded());
+/// use std::time::Duration;
+/// let mut r = Report::new(Ending::Exhausted, 3);
+/// r.waited = Duration::from_millis(300);
+/// assert!(!r.succeeded());
+/// assert_eq!((r.attempts, r.winner, r.hedges), (3, 3, 0));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Report {
     /// How the call ended.
     pub ending: Ending,
@@ -109,12 +126,36 @@ pub struct Report {
 }
 
 impl Report {
+    /// A report of a call that ended with `ending` after `attempts` calls,
+    /// the last of them the winner, with nothing else to say: no hedges,
+    /// no refusals, no time waited or elapsed, a local budget.
+    ///
+    /// ```
+    /// use retrykit_core::{Ending, Report};
+    /// let r = Report::new(Ending::Success, 2);
+    /// assert_eq!((r.ending, r.attempts, r.winner, r.refused), (Ending::Success, 2, 2, 0));
+    /// assert!(r.waited.is_zero() && r.elapsed.is_zero() && r.unhedged.is_none());
+    /// ```
+    pub const fn new(ending: Ending, attempts: u32) -> Report {
+        Report {
+            ending,
+            attempts,
+            hedges: 0,
+            winner: attempts,
+            unhedged: None,
+            refused: 0,
+            waited: Duration::ZERO,
+            elapsed: Duration::ZERO,
+            budget_failing_open: false,
+        }
+    }
+
     /// Whether the call ended in success.
     ///
     /// ```
     /// # use retrykit_core::{Ending, Report};
-    /// let r = Report { ending: Ending::Permanent, attempts: 1, hedges: 0, winner: 1, unhedged: None, refused: 0, waited: Default::default(), elapsed: Default::default(), budget_failing_open: false };
-    /// assert!(!r.succeeded());
+    /// assert!(!Report::new(Ending::Permanent, 1).succeeded());
+    /// assert!(Report::new(Ending::Success, 1).succeeded());
     /// ```
     pub const fn succeeded(&self) -> bool {
         matches!(self.ending, Ending::Success)

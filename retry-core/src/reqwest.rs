@@ -9,10 +9,10 @@
 //! stream (which cannot be cloned), is sent once, and the call ends "body
 //! not replayable" when it would have been retried. A failed call returns
 //! the last response (a 503 is still a response) with its
-//! [`Report`](crate::Report) in the response's extensions. A call that ends
+//! [`Report`] in the response's extensions. A call that ends
 //! because the policy's circuit breaker refused its attempt returns
 //! `reqwest_middleware::Error::Middleware` wrapping the
-//! [`BreakerOpen`](crate::breaker::BreakerOpen) (downcast it to match).
+//! [`BreakerOpen`] (downcast it to match).
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), reqwest_middleware::Error> {

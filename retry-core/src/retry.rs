@@ -19,6 +19,15 @@ use std::time::Duration;
 
 /// One retried call: a policy plus the clock, sleeper, seed and hooks to use.
 ///
+/// Build it with [`Retry::new`] (async, on tokio's timer) or
+/// [`Retry::blocking`] (a thread sleep between attempts), adjust it with
+/// [`clock`](Retry::clock), [`sleeper`](Retry::sleeper),
+/// [`hooks`](Retry::hooks) and [`seed`](Retry::seed), then run the
+/// operation with [`call`](Retry::call) or
+/// [`call_blocking`](Retry::call_blocking) (or their `_with_report` forms).
+///
+/// # Examples
+///
 /// ```
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
 /// use retrykit_core::{Policy, Retry};
@@ -49,11 +58,13 @@ pub struct Retry<'p, C = DefaultClock, S = DefaultSleeper, H = Hooks> {
 impl<'p> Retry<'p> {
     /// An async retry of `policy` on tokio's clock and timer.
     ///
-    /// The call must run inside a tokio runtime with time enabled. Unlike a
-    /// `#[retry]` fn, which checks that once per call site at its first
-    /// call, this does not check (a check per call would cost every call):
-    /// outside such a runtime, tokio panics at the first wait, or at the
-    /// first attempt when the policy sets `attempt_timeout`. To retry under
+    /// # Panics
+    ///
+    /// Not here, but the call it makes must run inside a tokio runtime with
+    /// time enabled. Unlike a `#[retry]` fn, which checks that once per
+    /// call site at its first call, a `Retry` does not check: outside such a
+    /// runtime, tokio panics at the call's first wait, or at its first
+    /// attempt when the policy sets `attempt_timeout`. To retry under
     /// another executor, give [`sleeper`](Retry::sleeper) that executor's
     /// sleeper.
     ///
@@ -213,6 +224,42 @@ impl<'p, C, S, H> Retry<'p, C, S, H> {
 
     /// Runs `op` until it succeeds or the policy gives up; returns its last result.
     ///
+    /// Each attempt is a new future from `op`, sent when the policy's
+    /// circuit breaker (if any) lets it through, raced against the policy's
+    /// `attempt_timeout` (if any); a policy with `hedge_after` sends copies
+    /// of a slow attempt and takes the first answer (see [`crate::hedge`]).
+    ///
+    /// # Errors
+    ///
+    /// The error of the last attempt, when the policy gives up: the error is
+    /// permanent or not retried by the policy or the hooks, the attempts,
+    /// the deadline or a retry budget ran out, or the request could not be
+    /// sent again (see [`Ending`](crate::Ending) for every reason, and
+    /// [`call_with_report`](Self::call_with_report) to be told which). An
+    /// attempt that ran past `attempt_timeout` fails with the error
+    /// [`Classify::from_timeout`] makes, and one the circuit breaker refused
+    /// with the error [`Classify::from_breaker_open`] makes.
+    ///
+    /// # Panics
+    ///
+    /// With tokio's sleeper (the default, [`Retry::new`]), when polled
+    /// outside a tokio runtime with time enabled, at the first wait (or the
+    /// first attempt, under `attempt_timeout`): tokio's own panic.
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the returned future ends the call where it is, and nothing
+    /// of it runs on: the attempt in flight is dropped (every attempt in
+    /// flight, for a hedged call: no hedge outlives the call), a pending
+    /// wait is abandoned, no further attempt is made, and no hook is called
+    /// (no `on_give_up`). Nothing is spawned, so there is nothing to
+    /// cancel elsewhere. What a dropped attempt had already sent may still
+    /// take effect on the server, as with any cancelled request. Counts
+    /// already taken stay taken: the call counted in the retry budgets, a
+    /// retry withdrawn for the wait it was dropped in, a hedge's share. A
+    /// dropped attempt is not counted by the circuit breaker, and a
+    /// half-open probe's place is given back.
+    ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
     /// let p = retrykit_core::Policy::default();
@@ -235,6 +282,9 @@ impl<'p, C, S, H> Retry<'p, C, S, H> {
     }
 
     /// Like [`call`](Self::call), also returning how the call ended.
+    ///
+    /// The result's error and the panics are [`call`](Self::call)'s, and so
+    /// is cancel safety: a dropped call makes no report.
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
@@ -271,7 +321,12 @@ impl<'p, C, S, H> Retry<'p, C, S, H> {
     /// through the same loop as [`call`](Self::call), sleeping the thread. A
     /// blocking attempt cannot be cancelled, so `attempt_timeout` is not
     /// enforced here (a warning says so, once per place in the code); the
-    /// deadline is.
+    /// deadline is. A policy that hedges runs one attempt at a time here.
+    ///
+    /// # Errors
+    ///
+    /// The error of the last attempt when the policy gives up, as for
+    /// [`call`](Self::call) (no attempt times out here).
     ///
     /// ```
     /// use retrykit_core::{Policy, Retry};
@@ -293,6 +348,8 @@ impl<'p, C, S, H> Retry<'p, C, S, H> {
     }
 
     /// Like [`call_blocking`](Self::call_blocking), also returning how the call ended.
+    ///
+    /// The result's error is [`call_blocking`](Self::call_blocking)'s.
     ///
     /// ```
     /// use retrykit_core::{Ending, Policy, Retry};

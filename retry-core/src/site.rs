@@ -30,7 +30,7 @@ static SINGLE_ATTEMPT: LazyLock<Arc<Policy>> = LazyLock::new(|| {
 /// generation it last saw, so a call while the registry is unchanged costs
 /// this thread's view of the registry (one load), one load here and a
 /// reference count (none for an async `#[retry]` call whose policy is
-/// plain: see [`SitePolicy`]): no hashing. The first call after a reload
+/// plain: see `SitePolicy`): no hashing. The first call after a reload
 /// looks the name up again and makes the first-use checks. A call holds
 /// the policy of the generation it started in until it ends, so a reload
 /// reaches the next call and never a running one.

@@ -92,7 +92,7 @@ use proc_macro::TokenStream;
 ///   signature, docs and other attributes stay as written.
 /// - The policy is looked up once per call (lock-free); a reload is seen by
 ///   the next call. A name the registry lacks at run time gives a single
-///   attempt (and is listed by `registry::missing_policies` at start-up).
+///   attempt (and is listed by `init()`'s start-up check).
 /// - Each attempt re-runs the body. **Arguments taken by value are cloned for
 ///   each attempt** (the first included: a value the body consumes cannot be
 ///   got back), so they must be `Clone`; take `&T`/`&mut T` to avoid the
@@ -131,7 +131,28 @@ use proc_macro::TokenStream;
 ///   profile, through `extends` or `[defaults]`), the error type must
 ///   implement `Classify`: an unclassified error counts as transient and would
 ///   never be retried. Every call site also registers its policy name, file
-///   and line (`registry::call_sites`) for the start-up check.
+///   and line for `init()`'s start-up check.
+///
+/// # Errors
+/// The function returns the error of its last attempt when the policy gives
+/// up (`retrykit_core::Ending` lists the reasons), as `Retry::call` does.
+///
+/// # Panics
+/// An `async fn`'s call checks, at the site's first call, that it runs
+/// inside a tokio runtime with time enabled, and panics naming the function
+/// and the fix when not (rather than let tokio panic at the first retry);
+/// such a site panics at each call until one runs inside such a runtime.
+/// In strict mode (`RETRY_STRICT=1`, or retrykit-config's `Setup::strict`)
+/// a call whose policy is missing ends the process with exit code 1 after
+/// saying why, instead of running once without retry.
+///
+/// # Cancel safety
+/// Dropping an `async fn`'s future ends the call where it is: the attempt
+/// in flight (the body's future) is dropped, and under a hedging policy
+/// every hedge in flight with it; nothing was spawned, so no attempt runs
+/// on, no further attempt starts, and no hook is called. What a dropped
+/// attempt had already done or sent stays done. A blocking `fn` cannot be
+/// cancelled. The details are `retrykit_core::Retry::call`'s.
 ///
 /// ```
 /// use retrykit_core::{registry, retry, Policy, Registry};
@@ -211,8 +232,8 @@ pub fn retry(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// assert_eq!(ApiError::Unavailable.class(), Class::TRANSIENT);
 /// assert_eq!(ApiError::BadRequest.class(), Class::Permanent);
 /// assert_eq!(ApiError::from(std::io::Error::from(std::io::ErrorKind::NotFound)).class(), Class::Permanent);
-/// assert!(matches!(ApiError::from_timeout(retrykit_core::AttemptTimeout {
-///     attempt: 1, timeout: Duration::from_secs(1) }), Some(ApiError::TimedOut)));
+/// assert!(matches!(ApiError::from_timeout(retrykit_core::AttemptTimeout::new(
+///     1, Duration::from_secs(1))), Some(ApiError::TimedOut)));
 /// use retrykit_core::breaker::{BreakerOpen, BreakerState};
 /// let open = BreakerOpen::new(Some("api"), BreakerState::Open, Duration::from_secs(5));
 /// let refused = ApiError::from_breaker_open(open).unwrap();

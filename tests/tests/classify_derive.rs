@@ -85,10 +85,7 @@ fn source_delegates_class_and_hint() {
 
 #[test]
 fn timeout_variant_is_built_by_from_timeout() {
-    let t = AttemptTimeout {
-        attempt: 2,
-        timeout: Duration::from_secs(1),
-    };
+    let t = AttemptTimeout::new(2, Duration::from_secs(1));
     assert!(matches!(
         HttpError::from_timeout(t),
         Some(HttpError::TimedOut)
@@ -136,7 +133,7 @@ fn unit_structs_and_empty_enums() {
 
 #[test]
 fn derived_classes_are_declared_for_config_checks() {
-    let by_http: Vec<&str> = retrykit_core::registry::declared_classes()
+    let by_http: Vec<&str> = retrykit_core::__private::loader::declared_classes()
         .filter(|c| c.by == "classify_derive::HttpError")
         .map(|c| c.name)
         .collect();
@@ -148,7 +145,7 @@ fn derived_classes_are_declared_for_config_checks() {
         "permanent is not a retry class"
     );
     assert!(
-        retrykit_core::registry::declared_classes()
+        retrykit_core::__private::loader::declared_classes()
             .any(|c| c.name == "overloaded" && c.by.ends_with("::Inner"))
     );
 }

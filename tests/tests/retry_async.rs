@@ -158,7 +158,7 @@ async fn unknown_policy_at_run_time_makes_one_attempt() {
     assert_eq!(unknown_policy().await, Err(ApiError::Unavailable));
     assert_eq!(UNKNOWN_CALLS.load(Ordering::SeqCst), 1);
     assert!(
-        retrykit_core::registry::missing_policies(&retrykit_core::registry::current())
+        retrykit_core::__private::loader::missing_policies(&retrykit_core::registry::current())
             .iter()
             .any(|site| site.policy == "async-never-installed"
                 && site.function.ends_with("unknown_policy")),

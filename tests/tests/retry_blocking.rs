@@ -84,13 +84,13 @@ fn blocking_method_with_destructured_argument() {
 
 #[test]
 fn call_sites_register_policy_file_line_and_function() {
-    let site = retrykit_core::registry::call_sites()
+    let site = retrykit_core::__private::loader::call_sites()
         .find(|site| site.policy == "blocking-counts")
         .expect("the call site is registered");
     assert!(site.file.ends_with("retry_blocking.rs"), "{site:?}");
     assert_eq!(site.line, FLAKY_LINE);
     assert_eq!(site.function, "retry_blocking::flaky");
-    let policies: Vec<&str> = retrykit_core::registry::call_sites()
+    let policies: Vec<&str> = retrykit_core::__private::loader::call_sites()
         .map(|s| s.policy)
         .collect();
     for name in ["blocking-counts", "blocking-permanent", "blocking-method"] {

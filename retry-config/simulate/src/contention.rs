@@ -182,11 +182,11 @@ impl Contention {
         );
         // Both are finite and non-negative after the checks above.
         normal.map_err(|e| {
-            let problem = retrykit_core::Problem {
-                field: "latency_sd",
-                rule: "must give a valid normal distribution",
-                fix: format!("use a standard deviation such as 2ms ({e})"),
-            };
+            let problem = retrykit_core::Problem::new(
+                "latency_sd",
+                "must give a valid normal distribution",
+                format!("use a standard deviation such as 2ms ({e})"),
+            );
             SimulateError::check("contention", vec![problem]).unwrap_err()
         })
     }

@@ -20,7 +20,10 @@ use std::time::Duration;
 /// a longer one has a probability below 10⁻⁴⁵.
 const MAX_SKIPPED_RUN: u64 = 1000;
 
-/// How the clients' timer fires: see the [module](self) notes.
+/// How the clients' timer fires: wake-ups land on a grid of `resolution`,
+/// rounded up, and a share `skipped` of the grid steps is skipped, their
+/// wake-ups merged into the next step that fires, as on a busy runtime
+/// whose timer only fires when a worker gets round to it.
 ///
 /// ```
 /// use retrykit_sim::TimerModel;

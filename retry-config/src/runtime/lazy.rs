@@ -2,7 +2,7 @@
 //! `init` was never called.
 
 use super::{ACTIVE, CallSites, Setup, not_found};
-use retrykit_core::registry::{self as loader, LazyLoader};
+use retrykit_core::__private::loader::{self, LazyLoader};
 use std::sync::PoisonError;
 
 /// Run by retrykit-core on the first lookup when nothing was installed: loads

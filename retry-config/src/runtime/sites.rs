@@ -4,8 +4,8 @@
 use crate::config::Config;
 use crate::diagnostic::Diagnostic;
 use crate::diagnostic::Diagnostics;
+use retrykit_core::__private::loader;
 use retrykit_core::Registry;
-use retrykit_core::registry as loader;
 use retrykit_schema::suggest::did_you_mean;
 
 /// Call sites the configuration cannot serve, as errors: a policy it lacks,

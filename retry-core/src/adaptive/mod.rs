@@ -49,6 +49,8 @@ pub(crate) const RETRY_AFTER_THROTTLE_COST: f64 = 2.0 * RETRY_COST;
 
 /// A CUBIC token bucket shared by the calls of one client.
 ///
+/// # Examples
+///
 /// ```
 /// use retrykit_core::AdaptiveLimiter;
 /// use std::time::{Duration, Instant};
@@ -135,6 +137,11 @@ impl AdaptiveLimiter {
     /// Takes the tokens for one attempt at `now` (`retry`: a retry, else a
     /// first attempt). `Err(wait)` when the bucket lacks them: the tokens are
     /// taken anyway (a debt), and the attempt should wait `wait` first.
+    ///
+    /// # Errors
+    ///
+    /// `Err(wait)`: the bucket lacked the tokens; the attempt should wait
+    /// `wait` before it is sent.
     ///
     /// ```
     /// let l = retrykit_core::AdaptiveLimiter::new();

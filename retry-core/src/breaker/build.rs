@@ -29,6 +29,8 @@ const MAX_PROBES: u32 = 10_000;
 
 /// Builds a [`CircuitBreaker`], validating its settings.
 ///
+/// # Examples
+///
 /// ```
 /// let err = retrykit_core::breaker::CircuitBreaker::builder().probes(0).build().unwrap_err();
 /// assert_eq!(err.problems()[0].field, "probes");
@@ -274,7 +276,9 @@ impl BreakerBuilder {
     /// Checks every rule and builds the breaker, or says every problem.
     ///
     /// # Errors
-    /// A [`PolicyError`] naming each field that breaks a rule, the rule and the fix.
+    ///
+    /// A [`PolicyError`] of kind [`Breaker`](crate::PolicyErrorKind::Breaker)
+    /// naming each field that breaks a rule, the rule and the fix.
     pub fn build(self) -> Result<CircuitBreaker, PolicyError> {
         let s = &self.settings;
         let mut problems = Problems::default();

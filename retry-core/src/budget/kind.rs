@@ -69,15 +69,3 @@ impl fmt::Display for BudgetScope {
         f.write_str(self.as_str())
     }
 }
-
-impl PartialEq<&str> for BudgetMode {
-    fn eq(&self, other: &&str) -> bool {
-        self.as_str() == *other
-    }
-}
-
-impl PartialEq<&str> for BudgetScope {
-    fn eq(&self, other: &&str) -> bool {
-        self.as_str() == *other
-    }
-}

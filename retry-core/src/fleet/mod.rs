@@ -54,7 +54,7 @@
 //! the same one. Each round trip sends the host's attempts and probe
 //! answers since the last one and brings back the fleet's state (the end of
 //! its break turned into the host's clock) and any probes leased to it. A
-//! call reads that state from an atomic word: closed sends; open refuses;
+//! call reads the last state a round trip brought: closed sends; open refuses;
 //! half-open sends only on a probe lease this host holds, and otherwise is
 //! refused and asks for one (the thread runs at once). Leases no call asked
 //! for in two rounds go back. The local breaker keeps counting all along,

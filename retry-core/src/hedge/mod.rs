@@ -34,11 +34,10 @@
 
 mod estimate;
 mod next;
-mod race;
+pub(crate) mod race;
 
 pub use estimate::LatencyEstimate;
 pub use next::{Admission, HedgeStep, HedgeStop, HedgeView, is_fatal, next_hedge};
-pub use race::Race;
 pub use retrykit_schema::hedge::Percentile;
 
 use crate::budget::RetryBudget;
@@ -75,13 +74,19 @@ impl fmt::Display for HedgeAfter {
 /// A policy's hedging settings; the builder checks them
 /// ([`PolicyBuilder::hedge`](crate::PolicyBuilder::hedge)).
 ///
+/// # Examples
+///
 /// ```
 /// use retrykit_core::hedge::{HedgeAfter, HedgeSettings};
 /// use std::time::Duration;
 /// let s = HedgeSettings::new(HedgeAfter::Fixed(Duration::from_millis(20)));
 /// assert_eq!((s.floor, s.share), (HedgeSettings::DEFAULT_FLOOR, 0.1));
 /// ```
+///
+/// Settings may be added in minor releases (`#[non_exhaustive]`): start
+/// from [`HedgeSettings::new`] and set the fields to change.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
 pub struct HedgeSettings {
     /// When a hedge follows the attempt before it.
     pub after: HedgeAfter,
@@ -160,6 +165,8 @@ impl HedgeSettings {
 
 /// A hedging policy's shared state: its settings, its cap on hedges and its
 /// latency estimate, shared by every clone of the policy.
+///
+/// # Examples
 ///
 /// ```
 /// use retrykit_core::{Policy, hedge::{HedgeAfter, HedgeSettings}};

@@ -66,8 +66,10 @@ pub enum Admission {
     BudgetEmpty,
 }
 
-/// Why no more hedges are sent in this call.
+/// Why no more hedges are sent in this call. Reasons may be added in minor
+/// releases (`#[non_exhaustive]`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum HedgeStop {
     /// The policy does not hedge.
     NotHedging,

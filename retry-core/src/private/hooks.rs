@@ -63,7 +63,7 @@ impl<E> std::fmt::Debug for OnRetry<E> {
 /// static SEEN: std::sync::Mutex<String> = std::sync::Mutex::new(String::new());
 /// fn log(e: &RetryEvent<'_, String>) { SEEN.lock().unwrap().push_str(e.error); }
 /// let boom = tag(AllTransient, Err::<(), _>("boom".to_owned())).unwrap_err();
-/// let event = RetryEvent { policy: None, attempt: 1, error: &boom, wait: Default::default(), hinted: false };
+/// let event = RetryEvent::new(1, &boom, Default::default());
 /// on_retry::<Result<(), String>>(log).call(&event);
 /// assert_eq!(*SEEN.lock().unwrap(), "boom"); // the user's error, untagged
 /// ```

@@ -6,11 +6,14 @@
 //! - [`classify`]: how `#[retry]` classifies its function's error type;
 //! - [`hooks`]: `#[retry(retry_if = ..., on_retry = ...)]`'s adapters;
 //! - [`derive`]: what `#[derive(Classify)]` expands to;
+//! - [`loader`]: what a configuration loader (retrykit-config) names to
+//!   fill the registry;
 //! - [`inventory`]: link-time registration of call sites and classes.
 
 pub mod classify;
 pub mod derive;
 pub mod hooks;
+pub mod loader;
 pub mod run;
 pub mod site;
 

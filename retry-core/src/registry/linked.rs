@@ -9,10 +9,10 @@ use super::Registry;
 /// first call can say why it will not retry.
 ///
 /// ```
-/// const SITE: retrykit_core::registry::CallSite =
-///     retrykit_core::registry::CallSite::new("outbox", file!(), line!(), "publish");
+/// const SITE: retrykit_core::__private::loader::CallSite =
+///     retrykit_core::__private::loader::CallSite::new("outbox", file!(), line!(), "publish");
 /// retrykit_core::__private::inventory::submit! { SITE }
-/// assert!(retrykit_core::registry::call_sites().any(|c| c.policy == "outbox"));
+/// assert!(retrykit_core::__private::loader::call_sites().any(|c| c.policy == "outbox"));
 /// ```
 #[derive(Debug)]
 pub struct CallSite {
@@ -59,7 +59,7 @@ impl CallSite {
     /// A call site with nothing known beyond where it is.
     ///
     /// ```
-    /// let site = retrykit_core::registry::CallSite::new("db", "src/db.rs", 3, "query");
+    /// let site = retrykit_core::__private::loader::CallSite::new("db", "src/db.rs", 3, "query");
     /// assert_eq!((site.policy, site.line, site.config), ("db", 3, None));
     /// ```
     pub const fn new(
@@ -87,7 +87,7 @@ impl CallSite {
     /// timed-out attempt, so a policy's `attempt_timeout` cannot be enforced there.
     ///
     /// ```
-    /// let mut site = retrykit_core::registry::CallSite::new("db", "src/db.rs", 3, "query");
+    /// let mut site = retrykit_core::__private::loader::CallSite::new("db", "src/db.rs", 3, "query");
     /// assert!(!site.cannot_time_out()); // unknown
     /// site.carries_timeout = Some(|| false);
     /// assert!(site.cannot_time_out());
@@ -101,7 +101,7 @@ impl CallSite {
     /// never hold its attempts back there.
     ///
     /// ```
-    /// let mut site = retrykit_core::registry::CallSite::new("db", "src/db.rs", 3, "query");
+    /// let mut site = retrykit_core::__private::loader::CallSite::new("db", "src/db.rs", 3, "query");
     /// assert!(!site.cannot_carry_breaker_open()); // unknown
     /// site.carries_breaker_open = Some(|| false);
     /// assert!(site.cannot_carry_breaker_open());
@@ -121,7 +121,7 @@ inventory::collect!(CallSite);
 /// retrykit_core::__private::inventory::submit! {
 ///     retrykit_core::__private::derive::DeclaredClass { name: "conflict", by: "OrderError" }
 /// }
-/// assert!(retrykit_core::registry::declared_classes().any(|c| c.name == "conflict"));
+/// assert!(retrykit_core::__private::loader::declared_classes().any(|c| c.name == "conflict"));
 /// ```
 #[derive(Debug)]
 pub struct DeclaredClass {
@@ -139,7 +139,7 @@ inventory::collect!(DeclaredClass);
 /// retrykit_core::__private::inventory::submit! {
 ///     retrykit_core::__private::derive::DeclaredClass { name: "stale", by: "CacheError" }
 /// }
-/// assert!(retrykit_core::registry::declared_classes().any(|c| (c.name, c.by) == ("stale", "CacheError")));
+/// assert!(retrykit_core::__private::loader::declared_classes().any(|c| (c.name, c.by) == ("stale", "CacheError")));
 /// ```
 pub fn declared_classes() -> impl Iterator<Item = &'static DeclaredClass> {
     inventory::iter::<DeclaredClass>.into_iter()
@@ -148,10 +148,10 @@ pub fn declared_classes() -> impl Iterator<Item = &'static DeclaredClass> {
 /// Every registered call site.
 ///
 /// ```
-/// const SITE: retrykit_core::registry::CallSite =
-///     retrykit_core::registry::CallSite::new("cache", file!(), line!(), "refresh");
+/// const SITE: retrykit_core::__private::loader::CallSite =
+///     retrykit_core::__private::loader::CallSite::new("cache", file!(), line!(), "refresh");
 /// retrykit_core::__private::inventory::submit! { SITE }
-/// assert!(retrykit_core::registry::call_sites().any(|c| (c.policy, c.function) == ("cache", "refresh")));
+/// assert!(retrykit_core::__private::loader::call_sites().any(|c| (c.policy, c.function) == ("cache", "refresh")));
 /// ```
 pub fn call_sites() -> impl Iterator<Item = &'static CallSite> {
     inventory::iter::<CallSite>.into_iter()
@@ -160,10 +160,11 @@ pub fn call_sites() -> impl Iterator<Item = &'static CallSite> {
 /// Call sites whose policy name `registry` does not define.
 ///
 /// ```
-/// use retrykit_core::{registry::{self, CallSite}, Policy, Registry};
+/// use retrykit_core::__private::loader::{self, CallSite};
+/// use retrykit_core::{Policy, Registry};
 /// const SITE: CallSite = CallSite::new("doc-missing", file!(), line!(), "send");
 /// retrykit_core::__private::inventory::submit! { SITE }
-/// let missing = |reg: &Registry| registry::missing_policies(reg).iter().any(|s| s.policy == "doc-missing");
+/// let missing = |reg: &Registry| loader::missing_policies(reg).iter().any(|s| s.policy == "doc-missing");
 /// assert!(missing(&Registry::default()));
 /// assert!(!missing(&Registry::builder().policy("doc-missing", Policy::default()).build()));
 /// ```

@@ -19,8 +19,8 @@ static STRICT: AtomicBool = AtomicBool::new(false);
 /// site gives when its policy is missing quotes it.
 ///
 /// ```
-/// retrykit_core::registry::set_origin("policies from /etc/app/retry.toml");
-/// assert_eq!(retrykit_core::registry::origin().as_deref(), Some("policies from /etc/app/retry.toml"));
+/// retrykit_core::__private::loader::set_origin("policies from /etc/app/retry.toml");
+/// assert_eq!(retrykit_core::__private::loader::origin().as_deref(), Some("policies from /etc/app/retry.toml"));
 /// ```
 pub fn set_origin(text: impl Into<String>) {
     *ORIGIN.lock().unwrap_or_else(PoisonError::into_inner) = Some(text.into());
@@ -39,10 +39,10 @@ static WITHHELD: Mutex<Vec<(String, String)>> = Mutex::new(Vec::new());
 /// ```
 /// use retrykit_core::__private::site::{CallSite, PolicyCache};
 /// let why = "RETRY_POLICY__DOC_WITHHELD__BASE is `x`".to_owned();
-/// retrykit_core::registry::set_withheld([("doc-withheld".to_owned(), why)]);
+/// retrykit_core::__private::loader::set_withheld([("doc-withheld".to_owned(), why)]);
 /// let site = PolicyCache::new(CallSite::new("doc-withheld", file!(), line!(), "doc"));
 /// assert_eq!(site.policy().max_attempts(), Some(1), "it runs once, saying why");
-/// retrykit_core::registry::set_withheld([]);
+/// retrykit_core::__private::loader::set_withheld([]);
 /// ```
 pub fn set_withheld(policies: impl IntoIterator<Item = (String, String)>) {
     *WITHHELD.lock().unwrap_or_else(PoisonError::into_inner) = policies.into_iter().collect();
@@ -61,8 +61,8 @@ pub(crate) fn withheld(name: &str) -> Option<String> {
 /// What [`set_origin`] last recorded.
 ///
 /// ```
-/// retrykit_core::registry::set_origin("no retry.toml found");
-/// assert_eq!(retrykit_core::registry::origin().as_deref(), Some("no retry.toml found"));
+/// retrykit_core::__private::loader::set_origin("no retry.toml found");
+/// assert_eq!(retrykit_core::__private::loader::origin().as_deref(), Some("no retry.toml found"));
 /// ```
 pub fn origin() -> Option<String> {
     ORIGIN
@@ -160,7 +160,7 @@ fn strict_setting(value: Option<&std::ffi::OsStr>) -> Result<bool, String> {
 /// ```
 /// use retrykit_core::{registry, Policy, Registry};
 /// fn load() { registry::install(Registry::builder().policy("doc-lazy", Policy::default()).build()); }
-/// retrykit_core::__private::inventory::submit! { registry::LazyLoader { name: "doc-example", load } }
+/// retrykit_core::__private::inventory::submit! { retrykit_core::__private::loader::LazyLoader { name: "doc-example", load } }
 /// assert!(registry::policy("doc-lazy").is_some()); // the first lookup ran the loader
 /// ```
 #[derive(Debug)]
