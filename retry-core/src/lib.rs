@@ -73,6 +73,8 @@ pub mod clock;
 mod decide;
 #[cfg(feature = "redis")]
 pub mod fleet;
+#[cfg(feature = "grpc")]
+pub mod grpc;
 pub mod hedge;
 pub mod hooks;
 #[cfg(feature = "http")]
