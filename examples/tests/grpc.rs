@@ -169,3 +169,35 @@ async fn a_malformed_or_missing_status_is_a_named_failure_never_a_success() {
         assert!(gave_up[0].1.contains(says), "{}", gave_up[0].1);
     }
 }
+
+#[tokio::test(start_paused = true)]
+async fn a6_throttling_stops_retries_once_half_the_tokens_are_gone() {
+    use retrykit_core::RetryBudget;
+    let (server, channel) = start(vec![fail(Code::Unavailable, None)]).await;
+    // maxTokens 4, tokenRatio 1: retries while more than 2 tokens are left.
+    let budget = Arc::new(RetryBudget::grpc_throttling(4.0, 1.0).unwrap());
+    let policy = policy().budget(Some(Arc::clone(&budget))).build().unwrap();
+    let (gave_up, hook) = recording();
+    let layer = RetryLayer::new(policy)
+        .grpc()
+        .hooks(Hooks::new().on_give_up(hook));
+    let tokens = || budget.throttling().unwrap().tokens();
+    // 4 -> 3 (retry allowed) -> 2 (not more than half: no retry).
+    assert!(call(layer.layer(channel.clone()), "ada").await.is_err());
+    assert_eq!((server.seen().len(), tokens()), (2, 2.0));
+    // 2 -> 1: no retry at all.
+    assert!(call(layer.layer(channel.clone()), "bo").await.is_err());
+    assert_eq!((server.seen().len(), tokens()), (3, 1.0));
+    let endings: Vec<_> = gave_up.lock().unwrap().iter().map(|(r, _)| (r.ending, r.attempts)).collect();
+    assert_eq!(endings, [(Ending::BudgetEmpty, 2), (Ending::BudgetEmpty, 1)]);
+    // Successes fill it back, up to max_tokens: 1 -> 2 -> 3 -> 4 -> 4. A
+    // failure then leaves 3, more than half: retries resume.
+    server.script([Step::Ok]);
+    for _ in 0..4 {
+        call(layer.layer(channel.clone()), "cy").await.unwrap();
+    }
+    assert_eq!(tokens(), 4.0);
+    server.script([fail(Code::Unavailable, None), Step::Ok]);
+    let response = call(layer.layer(channel.clone()), "di").await.unwrap();
+    assert_eq!(response.extensions().get::<Report>().unwrap().attempts, 2);
+}

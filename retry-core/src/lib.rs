@@ -110,7 +110,7 @@ mod window;
 pub use adaptive::AdaptiveLimiter;
 pub use backoff::Backoff;
 pub use breaker::CircuitBreaker;
-pub use budget::{BudgetMode, BudgetScope, RetryBudget, RetryBudgetBuilder};
+pub use budget::{BudgetMode, BudgetScope, GrpcThrottling, RetryBudget, RetryBudgetBuilder};
 pub use builder::PolicyBuilder;
 pub use classify::{AttemptTimeout, CarriesBreakerOpen, CarriesTimeout, Class, Classify};
 pub use hooks::{GiveUpEvent, HookSet, Hooks, RetryEvent};

@@ -133,6 +133,7 @@ where
             if !fits {
                 run.unhedged(crate::Ending::BodyNotReplayable);
             }
+            let policy = &*policy;
             let mut sent = 0u32;
             let mut make = move || {
                 let mut request = head.request(tonic::body::Body::new(body.clone()));
@@ -149,7 +150,9 @@ where
                         Ok(()) => service.call(request).await.map_err(Into::into),
                         Err(e) => Err(e.into()),
                     };
-                    settle(response, limit, &committed).await
+                    let outcome = settle(response, policy.max_replay_body(), &committed).await;
+                    throttle(policy, &outcome);
+                    outcome
                 };
                 #[cfg(feature = "tracing")]
                 let attempt =
@@ -202,6 +205,25 @@ where
         Some(failure) => {
             committed.store(response.body().began, Ordering::Release);
             Err(FailedAttempt::Status { response, failure })
+        }
+    }
+}
+
+/// Records an attempt's outcome in the policy's `grpc_throttling` budgets
+/// (gRFC A6): a success fills them; a failure they would retry (a
+/// retryable status, server pushback, or no response at all) drains them.
+fn throttle<T, R>(policy: &crate::Policy, outcome: &Result<T, GrpcFailedAttempt<R>>) {
+    let failed = match outcome {
+        Ok(_) => false,
+        Err(FailedAttempt::Status { failure, .. }) => {
+            failure.class.is_retryable() || failure.retry_after.is_some() || failure.do_not_retry.is_some()
+        }
+        Err(FailedAttempt::Transport(_)) => true,
+        Err(_) => return,
+    };
+    for budget in policy.budgets.as_slice() {
+        if let Some(throttling) = budget.throttling() {
+            throttling.record(failed);
         }
     }
 }
