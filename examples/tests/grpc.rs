@@ -35,13 +35,18 @@ fn fail(code: Code, pushback: Option<&str>) -> Step {
 
 /// The `grpc-previous-rpc-attempts` of each call the server saw.
 fn previous(seen: &[Seen]) -> Vec<Option<&str>> {
-    seen.iter().map(|s| s.previous_attempts.as_deref()).collect()
+    seen.iter()
+        .map(|s| s.previous_attempts.as_deref())
+        .collect()
 }
 
 type GaveUp = Arc<Mutex<Vec<(Report, String)>>>;
 
 /// Hooks that keep each give-up's report and error, as text.
-fn recording() -> (GaveUp, impl Fn(&GiveUpEvent<'_, GrpcFailedAttempt<tonic::body::Body>>) + Send + Sync) {
+fn recording() -> (
+    GaveUp,
+    impl Fn(&GiveUpEvent<'_, GrpcFailedAttempt<tonic::body::Body>>) + Send + Sync,
+) {
     let gave_up = GaveUp::default();
     let keep = Arc::clone(&gave_up);
     let hook = move |event: &GiveUpEvent<'_, GrpcFailedAttempt<tonic::body::Body>>| {
@@ -63,8 +68,12 @@ async fn trailers_only_unavailable_is_retried_with_previous_attempts_until_ok() 
     let unavailable = fail(Code::Unavailable, None);
     let (server, channel) = start(vec![unavailable.clone(), unavailable, Step::Ok]).await;
     // The channel as it is: no adapter.
-    let client = RetryLayer::new(policy().build().unwrap()).grpc().layer(channel);
-    let response = call(client, "ada").await.expect("the third attempt answers");
+    let client = RetryLayer::new(policy().build().unwrap())
+        .grpc()
+        .layer(channel);
+    let response = call(client, "ada")
+        .await
+        .expect("the third attempt answers");
     assert_eq!(response.get_ref().text, "hello ada");
     let report = *response.extensions().get::<Report>().unwrap();
     assert_eq!((report.ending, report.attempts), (Ending::Success, 3));
@@ -99,16 +108,24 @@ async fn a_failure_after_the_body_began_is_committed_and_never_retried() {
 async fn resource_exhausted_waits_for_its_pushback_clamped_and_a_bad_pushback_stops() {
     let exhausted = fail(Code::ResourceExhausted, Some("2000"));
     let (server, channel) = start(vec![exhausted, Step::Ok]).await;
-    let client = RetryLayer::new(policy().build().unwrap()).grpc().layer(channel.clone());
+    let client = RetryLayer::new(policy().build().unwrap())
+        .grpc()
+        .layer(channel.clone());
     let response = call(client.clone(), "ada").await.unwrap();
     let report = *response.extensions().get::<Report>().unwrap();
     assert_eq!((report.attempts, report.waited), (2, ms(2000)));
 
     // A pushback past max_retry_after (10 s) is clamped to it.
-    server.script([fail(Code::ResourceExhausted, Some("999999999999")), Step::Ok]);
+    server.script([
+        fail(Code::ResourceExhausted, Some("999999999999")),
+        Step::Ok,
+    ]);
     let response = call(client.clone(), "bo").await.unwrap();
     let report = *response.extensions().get::<Report>().unwrap();
-    assert_eq!((report.attempts, report.waited), (2, Duration::from_secs(10)));
+    assert_eq!(
+        (report.attempts, report.waited),
+        (2, Duration::from_secs(10))
+    );
 
     // A negative or malformed pushback: no retry at all (gRFC A6).
     for bad in ["-1", "soon"] {
@@ -188,8 +205,16 @@ async fn a6_throttling_stops_retries_once_half_the_tokens_are_gone() {
     // 2 -> 1: no retry at all.
     assert!(call(layer.layer(channel.clone()), "bo").await.is_err());
     assert_eq!((server.seen().len(), tokens()), (3, 1.0));
-    let endings: Vec<_> = gave_up.lock().unwrap().iter().map(|(r, _)| (r.ending, r.attempts)).collect();
-    assert_eq!(endings, [(Ending::BudgetEmpty, 2), (Ending::BudgetEmpty, 1)]);
+    let endings: Vec<_> = gave_up
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|(r, _)| (r.ending, r.attempts))
+        .collect();
+    assert_eq!(
+        endings,
+        [(Ending::BudgetEmpty, 2), (Ending::BudgetEmpty, 1)]
+    );
     // Successes fill it back, up to max_tokens: 1 -> 2 -> 3 -> 4 -> 4. A
     // failure then leaves 3, more than half: retries resume.
     server.script([Step::Ok]);

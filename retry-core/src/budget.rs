@@ -211,8 +211,14 @@ impl RetryBudget {
             && self.ratio == other.ratio
             && self.min_per_sec == other.min_per_sec
             && self.window == other.window
-            && self.throttling.as_ref().map(|t| (t.max_tokens(), t.token_ratio()))
-                == other.throttling.as_ref().map(|t| (t.max_tokens(), t.token_ratio()))
+            && self
+                .throttling
+                .as_ref()
+                .map(|t| (t.max_tokens(), t.token_ratio()))
+                == other
+                    .throttling
+                    .as_ref()
+                    .map(|t| (t.max_tokens(), t.token_ratio()))
             && self.same_fleet(other)
     }
 

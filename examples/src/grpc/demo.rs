@@ -98,14 +98,22 @@ pub async fn run_demo(
         server.script(scene.steps);
         let before = server.seen().len();
         let result = call(layer.layer(channel.clone()), "ada").await;
-        let taken = gave_up.lock().unwrap_or_else(PoisonError::into_inner).take();
+        let taken = gave_up
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
         let (code, report) = match &result {
             Ok(response) => (Code::Ok, response.extensions().get::<Report>().copied()),
             Err(status) => (status.code(), taken),
         };
         let seen: Vec<Seen> = server.seen().split_off(before);
         let previous = seen.iter().map(|s| s.previous_attempts.clone()).collect();
-        let outcome = Outcome { what: scene.what, code, report, previous };
+        let outcome = Outcome {
+            what: scene.what,
+            code,
+            report,
+            previous,
+        };
         writeln!(out, "call {}: {}", n + 1, line(&outcome))?;
         outcomes.push(outcome);
     }
@@ -114,7 +122,11 @@ pub async fn run_demo(
 
 /// One outcome as the demo prints it.
 pub fn line(o: &Outcome) -> String {
-    let previous: Vec<&str> = o.previous.iter().map(|p| p.as_deref().unwrap_or("-")).collect();
+    let previous: Vec<&str> = o
+        .previous
+        .iter()
+        .map(|p| p.as_deref().unwrap_or("-"))
+        .collect();
     let report = match &o.report {
         Some(r) => format!(
             "{} after {} attempt(s), {} hedge(s), waited {:?}",

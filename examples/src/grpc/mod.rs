@@ -38,14 +38,17 @@ pub async fn call<S>(service: S, name: &str) -> Result<tonic::Response<Answer>, 
 where
     S: tonic::client::GrpcService<tonic::body::Body>,
     S::ResponseBody: http_body::Body<Data = bytes::Bytes> + Send + 'static,
-    <S::ResponseBody as http_body::Body>::Error: Into<Box<dyn std::error::Error + Send + Sync>> + Send,
+    <S::ResponseBody as http_body::Body>::Error:
+        Into<Box<dyn std::error::Error + Send + Sync>> + Send,
 {
     let mut client = tonic::client::Grpc::new(service);
     client
         .ready()
         .await
         .map_err(|e| tonic::Status::unavailable(format!("not ready: {}", e.into())))?;
-    let request = tonic::Request::new(Ask { name: name.to_owned() });
+    let request = tonic::Request::new(Ask {
+        name: name.to_owned(),
+    });
     let codec = tonic_prost::ProstCodec::<Ask, Answer>::default();
     client
         .unary(request, PathAndQuery::from_static(server::METHOD), codec)

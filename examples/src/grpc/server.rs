@@ -165,7 +165,8 @@ impl tower::Service<http::Request<Body>> for Flaky {
                 previous_attempts,
                 step: step.clone(),
             };
-            let mut grpc = tonic::server::Grpc::new(tonic_prost::ProstCodec::<Answer, Ask>::default());
+            let mut grpc =
+                tonic::server::Grpc::new(tonic_prost::ProstCodec::<Answer, Ask>::default());
             let response = grpc.unary(handler, request).await;
             Ok(match step {
                 Step::UnavailableAfterBody => raw(Some("14".into())),
@@ -187,19 +188,28 @@ struct Handler {
 impl tower::Service<tonic::Request<Ask>> for Handler {
     type Response = tonic::Response<Answer>;
     type Error = tonic::Status;
-    type Future = Pin<Box<dyn Future<Output = Result<tonic::Response<Answer>, tonic::Status>> + Send>>;
+    type Future =
+        Pin<Box<dyn Future<Output = Result<tonic::Response<Answer>, tonic::Status>> + Send>>;
 
     fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), tonic::Status>> {
         Poll::Ready(Ok(()))
     }
 
     fn call(&mut self, request: tonic::Request<Ask>) -> Self::Future {
-        let Handler { flaky, previous_attempts, step } = self.clone();
+        let Handler {
+            flaky,
+            previous_attempts,
+            step,
+        } = self.clone();
         Box::pin(async move {
             let name = request.into_inner().name;
             let index = {
                 let mut state = flaky.lock();
-                state.seen.push(Seen { previous_attempts, name: name.clone(), finished: false });
+                state.seen.push(Seen {
+                    previous_attempts,
+                    name: name.clone(),
+                    finished: false,
+                });
                 state.seen.len() - 1
             };
             let finish = Finish { flaky, index };
@@ -212,7 +222,9 @@ impl tower::Service<tonic::Request<Ask>> for Handler {
                 Step::Fail { code, pushback } => {
                     let mut status = tonic::Status::new(code, "scripted failure");
                     if let Some(value) = pushback.and_then(|v| v.parse().ok()) {
-                        status.metadata_mut().insert("grpc-retry-pushback-ms", value);
+                        status
+                            .metadata_mut()
+                            .insert("grpc-retry-pushback-ms", value);
                     }
                     Err(status)
                 }
@@ -227,7 +239,10 @@ impl tower::Service<tonic::Request<Ask>> for Handler {
 /// A response that has begun: one message, then trailers with `status` as
 /// `grpc-status` (none when `None`).
 fn raw(status: Option<String>) -> http::Response<Body> {
-    let message = Answer { text: "partial".into() }.encode_to_vec();
+    let message = Answer {
+        text: "partial".into(),
+    }
+    .encode_to_vec();
     let mut frame = BytesMut::with_capacity(5 + message.len());
     frame.put_u8(0);
     frame.put_u32(message.len() as u32);

@@ -119,7 +119,10 @@ mod tests {
             .filter_map(|c| default_class(c).filter(|k| *k != PERMANENT).map(|k| (c, k)))
             .collect();
         assert_eq!(retryable, [(4, TIMEOUT), (8, THROTTLED), (14, TRANSIENT)]);
-        assert_eq!(suggest_code("RESOURCE_EXHAUSTD").as_deref(), Some("RESOURCE_EXHAUSTED"));
+        assert_eq!(
+            suggest_code("RESOURCE_EXHAUSTD").as_deref(),
+            Some("RESOURCE_EXHAUSTED")
+        );
         assert_eq!(suggest_code("NO_SUCH_THING_AT_ALL"), None);
     }
 }

@@ -50,7 +50,7 @@ impl GrpcThrottling {
             format!("use a bucket such as 10 (got {max_tokens:?})"),
         );
         problems.require(
-            ratio >= 1.0 && ratio <= f64::from(u32::MAX / 2),
+            (1.0..=f64::from(u32::MAX / 2)).contains(&ratio),
             "token_ratio",
             "must be at least 0.001 (gRFC A6's retryThrottling.tokenRatio, three decimals)",
             format!("use a ratio such as 0.1 (got {token_ratio:?})"),
@@ -151,7 +151,10 @@ mod tests {
             let e = GrpcThrottling::new(max, ratio).unwrap_err().to_string();
             assert!(e.contains(named), "{max} {ratio}: {e}");
         }
-        assert_eq!(GrpcThrottling::new(1000.0, 1.0).unwrap().max_tokens(), 1000.0);
+        assert_eq!(
+            GrpcThrottling::new(1000.0, 1.0).unwrap().max_tokens(),
+            1000.0
+        );
     }
 
     #[test]

@@ -252,7 +252,16 @@ mod tests {
             assert_eq!(f.map(|f| f.class), Some(expected), "{code}");
         }
         assert!(GrpcFailure::classify(&map(&[("grpc-status", b"0")])).is_none());
-        for bad in [&b"17"[..], b"-1", b"14 ", b"", b"UNAVAILABLE", b"1e1", b"014", b"\xff"] {
+        for bad in [
+            &b"17"[..],
+            b"-1",
+            b"14 ",
+            b"",
+            b"UNAVAILABLE",
+            b"1e1",
+            b"014",
+            b"\xff",
+        ] {
             let f = GrpcFailure::classify(&map(&[("grpc-status", bad)])).unwrap();
             // " 14 " trims to a code: the only lenient case.
             if bad == b"14 " {
@@ -267,8 +276,14 @@ mod tests {
         let f = GrpcFailure::classify(&map(&[("grpc-status", &long)])).unwrap();
         assert!(f.to_string().len() < 400, "a long value is cut: {f}");
         let f = GrpcFailure::classify(&HeaderMap::new()).unwrap();
-        assert_eq!((f.status.clone(), f.class), (GrpcStatus::Missing, Class::Permanent));
-        assert!(f.to_string().contains("must end every call with grpc-status"));
+        assert_eq!(
+            (f.status.clone(), f.class),
+            (GrpcStatus::Missing, Class::Permanent)
+        );
+        assert!(
+            f.to_string()
+                .contains("must end every call with grpc-status")
+        );
     }
 
     #[test]
@@ -288,7 +303,11 @@ mod tests {
                 ("grpc-retry-pushback-ms", stop),
             ]))
             .unwrap();
-            assert_eq!((f.class, f.retry_after), (Class::Permanent, None), "{stop:?}");
+            assert_eq!(
+                (f.class, f.retry_after),
+                (Class::Permanent, None),
+                "{stop:?}"
+            );
             assert!(f.to_string().contains("do not retry"), "{f}");
         }
     }

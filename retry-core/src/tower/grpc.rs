@@ -160,9 +160,7 @@ where
                 attempt
             };
             let result = drive!(run, make);
-            let mut response = result.or_else(FailedAttempt::into_result)?;
-            response.extensions_mut().insert(run.report());
-            Ok(response)
+            FailedAttempt::respond(result, run.report())
         })
     }
 }
@@ -216,7 +214,9 @@ fn throttle<T, R>(policy: &crate::Policy, outcome: &Result<T, GrpcFailedAttempt<
     let failed = match outcome {
         Ok(_) => false,
         Err(FailedAttempt::Status { failure, .. }) => {
-            failure.class.is_retryable() || failure.retry_after.is_some() || failure.do_not_retry.is_some()
+            failure.class.is_retryable()
+                || failure.retry_after.is_some()
+                || failure.do_not_retry.is_some()
         }
         Err(FailedAttempt::Transport(_)) => true,
         Err(_) => return,
@@ -323,9 +323,9 @@ where
         }
         let frame = std::task::ready!(Pin::new(&mut this.inner).poll_frame(cx));
         Poll::Ready(frame.map(|frame| {
-            frame.map_err(Into::into).map(|frame| {
-                frame.map_data(|mut data| data.copy_to_bytes(data.remaining()))
-            })
+            frame
+                .map_err(Into::into)
+                .map(|frame| frame.map_data(|mut data| data.copy_to_bytes(data.remaining())))
         }))
     }
 

@@ -81,9 +81,21 @@ impl<R, F: fmt::Display> fmt::Debug for FailedAttempt<R, F> {
 }
 
 impl<R, F> FailedAttempt<R, F> {
+    /// What the caller gets of a call that ended with `result`: the
+    /// response (the last one, if the call failed with one) carrying the
+    /// call's `report`, or the error.
+    pub(super) fn respond(
+        result: Result<Response<R>, Self>,
+        report: crate::Report,
+    ) -> Result<Response<R>, BoxError> {
+        let mut response = result.or_else(FailedAttempt::into_result)?;
+        response.extensions_mut().insert(report);
+        Ok(response)
+    }
+
     /// What the caller gets when this was the last attempt: the response
     /// itself, or the error.
-    pub(super) fn into_result(self) -> Result<Response<R>, BoxError> {
+    fn into_result(self) -> Result<Response<R>, BoxError> {
         match self {
             FailedAttempt::Status { response, .. } => Ok(response),
             FailedAttempt::Transport(error) => Err(error),
@@ -229,9 +241,7 @@ where
                 attempt
             };
             let result = drive!(run, make);
-            let mut response = result.or_else(FailedAttempt::into_result)?;
-            response.extensions_mut().insert(run.report());
-            Ok(response)
+            FailedAttempt::respond(result, run.report())
         })
     }
 }

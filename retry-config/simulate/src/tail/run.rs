@@ -265,7 +265,9 @@ fn fresh(policy: &Policy, hedging: bool) -> Result<Policy, SimulateError> {
         .map(|b| match b.mode() {
             BudgetMode::Adaptive => Ok(Arc::new(RetryBudget::adaptive())),
             BudgetMode::GrpcThrottling => {
-                let t = b.throttling().expect("a grpc_throttling budget has its bucket");
+                let t = b
+                    .throttling()
+                    .expect("a grpc_throttling budget has its bucket");
                 RetryBudget::grpc_throttling(t.max_tokens(), t.token_ratio()).map(Arc::new)
             }
             _ => RetryBudget::builder()
