@@ -126,10 +126,10 @@ impl Cx {
         if let Some(hedge) = hedge {
             self.hedging_policy(&format!("{path}.hedgingPolicy"), hedge, &mut body);
         }
-        if let Some(timeout) = config.get("timeout") {
-            if let Some(d) = self.duration(&format!("{path}.timeout"), timeout) {
-                let _ = writeln!(body, "deadline = \"{d}\"");
-            }
+        if let Some(timeout) = config.get("timeout")
+            && let Some(d) = self.duration(&format!("{path}.timeout"), timeout)
+        {
+            let _ = writeln!(body, "deadline = \"{d}\"");
         }
         for (name, method) in names {
             let _ = write!(
