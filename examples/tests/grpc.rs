@@ -226,3 +226,35 @@ async fn a6_throttling_stops_retries_once_half_the_tokens_are_gone() {
     let response = call(layer.layer(channel.clone()), "di").await.unwrap();
     assert_eq!(response.extensions().get::<Report>().unwrap().attempts, 2);
 }
+
+#[tokio::test(start_paused = true)]
+async fn the_demo_runs_under_the_imported_policies_and_each_call_does_what_its_line_says() {
+    use examples::grpc::demo::{demo_script, install, run_demo};
+    install().expect("examples/grpc.toml loads");
+    let mut out = Vec::new();
+    let outcomes = run_demo(demo_script(), &mut out).await.unwrap();
+    let summary: Vec<_> = outcomes
+        .iter()
+        .map(|o| {
+            let r = o.report.expect("every call has its report");
+            (o.code, r.ending, r.attempts, r.hedges, o.previous.len())
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            (Code::Ok, Ending::Success, 3, 0, 3),
+            (Code::Ok, Ending::Success, 2, 0, 2),
+            (Code::Unavailable, Ending::Committed, 1, 0, 1),
+            (Code::Unavailable, Ending::Permanent, 1, 0, 1),
+            (Code::Ok, Ending::Success, 2, 1, 2),
+            (Code::NotFound, Ending::Permanent, 1, 0, 1),
+        ]
+    );
+    let printed = String::from_utf8(out).unwrap();
+    assert_eq!(printed.lines().count(), 6, "{printed}");
+    assert!(
+        printed.contains("server saw grpc-previous-rpc-attempts [-, 1, 2]"),
+        "{printed}"
+    );
+}

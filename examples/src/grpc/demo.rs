@@ -1,13 +1,15 @@
 //! The gRPC demo: a tonic client, its `Channel` under the tower layer's
-//! `grpc` mode, calls a scripted tonic server on 127.0.0.1; each call's
-//! line says what the server did, what the layer did about it (attempts,
-//! hedges, waits, how it ended) and the `grpc-previous-rpc-attempts` the
-//! server saw.
+//! `grpc` mode, calls a scripted tonic server on 127.0.0.1 under the
+//! policies `retry-policy import grpc` made of a service config
+//! (`examples/grpc_service_config.json` into `examples/grpc.toml`, which
+//! retrykit-policy's `import_grpc` test keeps in step); each call's line
+//! says what the server did, what the layer did about it (attempts, hedges,
+//! waits, how it ended) and the `grpc-previous-rpc-attempts` the server saw.
 
 use super::server::{Flaky, Seen, Step};
 use super::{call, channel};
 use retrykit_core::tower::{GrpcFailedAttempt, RetryLayer};
-use retrykit_core::{GiveUpEvent, Hooks, Policy, Report};
+use retrykit_core::{GiveUpEvent, HookSet, Hooks, Report};
 use std::error::Error;
 use std::io::Write;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -22,6 +24,30 @@ pub struct Scene {
     pub what: &'static str,
     /// The server's steps for this call.
     pub steps: Vec<Step>,
+    /// The policy the call runs under (a name from `examples/grpc.toml`).
+    pub policy: &'static str,
+}
+
+/// The imported policies: `retry-policy import grpc examples/grpc_service_config.json`.
+pub const POLICIES: &str = include_str!("../../grpc.toml");
+
+/// The policy of `retrykit.demo.Flaky/Call` (a retryPolicy).
+pub const RETRY: &str = "retrykit-demo-Flaky-Call";
+
+/// The policy of the rest of `retrykit.demo.Flaky` (a hedgingPolicy).
+pub const HEDGE: &str = "retrykit-demo-Flaky";
+
+/// Installs [`POLICIES`] in the registry.
+///
+/// ```
+/// examples::grpc::demo::install().unwrap();
+/// assert_eq!(retrykit_core::registry::policy(examples::grpc::demo::RETRY).unwrap().max_attempts(), 4);
+/// ```
+pub fn install() -> Result<(), retrykit_config::Diagnostics> {
+    let options = retrykit_config::Options::new();
+    let config = retrykit_config::Config::load_str(POLICIES, "examples/grpc.toml", &options)?;
+    retrykit_core::registry::install(config.registry(None));
+    Ok(())
 }
 
 /// What one call did.
@@ -49,36 +75,54 @@ pub fn demo_script() -> Vec<Scene> {
         Scene {
             what: "UNAVAILABLE (Trailers-Only) twice, then OK",
             steps: vec![unavailable.clone(), unavailable, Step::Ok],
+            policy: RETRY,
         },
         Scene {
             what: "RESOURCE_EXHAUSTED, pushback 300 ms, then OK",
             steps: vec![fail(Code::ResourceExhausted, Some("300")), Step::Ok],
+            policy: RETRY,
         },
         Scene {
             what: "a message, then UNAVAILABLE in the trailers",
             steps: vec![Step::UnavailableAfterBody, Step::Ok],
+            policy: RETRY,
         },
         Scene {
             what: "UNAVAILABLE with pushback -1 (do not retry)",
             steps: vec![fail(Code::Unavailable, Some("-1")), Step::Ok],
+            policy: RETRY,
         },
         Scene {
             what: "slow (2 s) first answer",
             steps: vec![Step::Slow(Duration::from_secs(2)), Step::Ok],
+            policy: HEDGE,
         },
         Scene {
             what: "NOT_FOUND",
             steps: vec![fail(Code::NotFound, None)],
+            policy: RETRY,
         },
     ]
 }
 
 type Shared = Arc<Mutex<Option<Report>>>;
 
-/// Runs `scenes` against a fresh server, each call under `policy` through
-/// the layer over one tonic `Channel`, and writes a line per call to `out`.
+/// Hooks that keep the report of a call that gave up in `shared`.
+fn keep_report(
+    shared: &Shared,
+) -> impl HookSet<GrpcFailedAttempt<tonic::body::Body>> + Send + Sync + 'static {
+    let keep = Arc::clone(shared);
+    Hooks::new().on_give_up(
+        move |event: &GiveUpEvent<'_, GrpcFailedAttempt<tonic::body::Body>>| {
+            *keep.lock().unwrap_or_else(PoisonError::into_inner) = Some(*event.report);
+        },
+    )
+}
+
+/// Runs `scenes` against a fresh server, each call under its scene's policy
+/// (looked up in the registry: see [`install`]) through the layer over one
+/// tonic `Channel`, and writes a line per call to `out`.
 pub async fn run_demo(
-    policy: Arc<Policy>,
     scenes: Vec<Scene>,
     out: &mut impl Write,
 ) -> Result<Vec<Outcome>, Box<dyn Error + Send + Sync>> {
@@ -86,18 +130,20 @@ pub async fn run_demo(
     let addr = server.clone().serve().await?;
     let channel = channel(addr).await?;
     let gave_up = Shared::default();
-    let keep = Arc::clone(&gave_up);
-    let hooks = Hooks::new().on_give_up(
-        move |event: &GiveUpEvent<'_, GrpcFailedAttempt<tonic::body::Body>>| {
-            *keep.lock().unwrap_or_else(PoisonError::into_inner) = Some(*event.report);
-        },
-    );
-    let layer = RetryLayer::new(policy).grpc().hooks(hooks);
+    let retry = RetryLayer::policy(RETRY)
+        .grpc()
+        .hooks(keep_report(&gave_up));
+    let hedge = RetryLayer::policy(HEDGE)
+        .grpc()
+        .hooks(keep_report(&gave_up));
     let mut outcomes = Vec::new();
     for (n, scene) in scenes.into_iter().enumerate() {
         server.script(scene.steps);
         let before = server.seen().len();
-        let result = call(layer.layer(channel.clone()), "ada").await;
+        let result = match scene.policy {
+            HEDGE => call(hedge.layer(channel.clone()), "ada").await,
+            _ => call(retry.layer(channel.clone()), "ada").await,
+        };
         let taken = gave_up
             .lock()
             .unwrap_or_else(PoisonError::into_inner)

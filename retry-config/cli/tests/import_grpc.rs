@@ -75,3 +75,22 @@ fn bad_input_is_an_error_with_the_json_path() {
     );
     assert!(out.stdout.is_empty());
 }
+
+#[test]
+fn the_demos_policies_are_what_import_makes_of_its_service_config() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let json = root.join("grpc_service_config.json");
+    let out = run(&["import", "grpc", json.to_str().unwrap()]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let committed = std::fs::read_to_string(root.join("grpc.toml")).unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        committed,
+        "examples/grpc.toml is out of date: run `retry-policy import grpc examples/grpc_service_config.json > examples/grpc.toml`"
+    );
+}
