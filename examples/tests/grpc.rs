@@ -258,3 +258,23 @@ async fn the_demo_runs_under_the_imported_policies_and_each_call_does_what_its_l
         "{printed}"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn an_attempt_past_its_timeout_is_reset_and_retried() {
+    let (server, channel) = start(vec![Step::Slow(Duration::from_secs(1)), Step::Ok]).await;
+    let policy = policy().attempt_timeout(Some(ms(100))).build().unwrap();
+    let response = call(RetryLayer::new(policy).grpc().layer(channel), "ada")
+        .await
+        .unwrap();
+    let report = *response.extensions().get::<Report>().unwrap();
+    assert_eq!((report.ending, report.attempts), (Ending::Success, 2));
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let seen = server.seen();
+    assert_eq!(previous(&seen), [None, Some("1")]);
+    let finished: Vec<bool> = seen.iter().map(|s| s.finished).collect();
+    assert_eq!(
+        finished,
+        [false, true],
+        "the timed-out attempt was reset, not left running"
+    );
+}
