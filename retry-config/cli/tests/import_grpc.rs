@@ -12,6 +12,14 @@ fn run(args: &[&str]) -> Output {
         .unwrap()
 }
 
+/// `retry-policy import grpc json`, which must succeed.
+fn imported(json: &std::path::Path) -> Output {
+    let out = run(&["import", "grpc", json.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    out
+}
+
 const SERVICE_CONFIG: &str = r#"{
   "methodConfig": [
     { "name": [{"service": "helloworld.Greeter", "method": "SayHello"}],
@@ -28,13 +36,7 @@ fn the_imported_policies_pass_check_and_list_names_them() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("service_config.json");
     std::fs::write(&json, SERVICE_CONFIG).unwrap();
-    let out = run(&["import", "grpc", json.to_str().unwrap()]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = imported(&json);
     let toml = dir.path().join("retry.toml");
     std::fs::write(&toml, &out.stdout).unwrap();
     let config = toml.to_str().unwrap();
@@ -80,13 +82,7 @@ fn bad_input_is_an_error_with_the_json_path() {
 fn the_demos_policies_are_what_import_makes_of_its_service_config() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
     let json = root.join("grpc_service_config.json");
-    let out = run(&["import", "grpc", json.to_str().unwrap()]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = imported(&json);
     let committed = std::fs::read_to_string(root.join("grpc.toml")).unwrap();
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
