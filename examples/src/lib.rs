@@ -3,6 +3,8 @@
 //! - [`outbox`]: a crash-safe transactional-outbox relay over embedded SQLite.
 //! - [`fleet`]: a real fleet of clients against a local server, beside the
 //!   simulator's prediction.
+//! - [`grpc`]: a tonic client whose channel the tower layer's gRPC mode
+//!   wraps, against a scripted tonic server.
 //! - [`http`]: an HTTP client that honours `Retry-After`, against a scripted
 //!   local server.
 //! - [`tail`]: hedged requests against a real server with a heavy latency
@@ -12,6 +14,7 @@
 #![warn(missing_docs)]
 
 pub mod fleet;
+pub mod grpc;
 pub mod http;
 pub mod outbox;
 pub mod output;

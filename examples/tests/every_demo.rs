@@ -5,9 +5,10 @@
 
 use std::process::{Command, Output, Stdio};
 
-const DEMOS: [(&str, &str); 5] = [
+const DEMOS: [(&str, &str); 6] = [
     ("flaky", env!("CARGO_BIN_EXE_flaky")),
     ("fleet", env!("CARGO_BIN_EXE_fleet")),
+    ("grpc", env!("CARGO_BIN_EXE_grpc")),
     ("http", env!("CARGO_BIN_EXE_http")),
     ("outbox", env!("CARGO_BIN_EXE_outbox")),
     ("tail", env!("CARGO_BIN_EXE_tail")),

@@ -12,7 +12,9 @@
 mod adaptive;
 mod kind;
 mod set;
+mod throttling;
 pub use kind::{BudgetMode, BudgetScope};
+pub use throttling::GrpcThrottling;
 
 pub(crate) use adaptive::{Pacing, retry_cost};
 pub(crate) use set::Budgets;
@@ -54,6 +56,9 @@ pub struct RetryBudget {
     /// The limiter, when the mode is `"adaptive"`: it paces attempts and
     /// the window above never refuses a retry.
     limiter: Option<AdaptiveLimiter>,
+    /// The token bucket, when the mode is `"grpc_throttling"`: it alone
+    /// decides, and the window above never refuses a retry.
+    throttling: Option<GrpcThrottling>,
 }
 
 impl fmt::Debug for RetryBudget {
@@ -105,6 +110,41 @@ impl RetryBudget {
         budget
     }
 
+    /// A budget under gRFC A6's retry throttling (`mode =
+    /// "grpc_throttling"`, a service config's `retryThrottling`): retries
+    /// and hedges are allowed while more than half of `max_tokens` is left
+    /// (see [`GrpcThrottling`]). The tower layer's gRPC mode records each
+    /// attempt's outcome in it; a budget no gRPC call feeds stays full.
+    ///
+    /// ```
+    /// let b = retrykit_core::RetryBudget::grpc_throttling(2.0, 0.5).unwrap();
+    /// assert_eq!(b.mode().as_str(), "grpc_throttling");
+    /// let now = std::time::Instant::now();
+    /// assert!(b.try_withdraw(now));
+    /// b.throttling().unwrap().record(true); // a failed attempt: 1 of 2 tokens left
+    /// assert!(!b.try_withdraw(now));
+    /// ```
+    pub fn grpc_throttling(
+        max_tokens: f64,
+        token_ratio: f64,
+    ) -> Result<RetryBudget, crate::PolicyError> {
+        let mut budget = Self::builder()
+            .build()
+            .expect("the builder's defaults are valid");
+        budget.throttling = Some(GrpcThrottling::new(max_tokens, token_ratio)?);
+        Ok(budget)
+    }
+
+    /// The token bucket of a `"grpc_throttling"` budget.
+    ///
+    /// ```
+    /// let b = retrykit_core::RetryBudget::grpc_throttling(10.0, 0.1).unwrap();
+    /// assert_eq!(b.throttling().unwrap().tokens(), 10.0);
+    /// ```
+    pub fn throttling(&self) -> Option<&GrpcThrottling> {
+        self.throttling.as_ref()
+    }
+
     /// The budget's mode: a share of calls over a sliding window, or
     /// adaptive (see [`adaptive`](Self::adaptive)).
     ///
@@ -116,6 +156,8 @@ impl RetryBudget {
     pub fn mode(&self) -> BudgetMode {
         if self.limiter.is_some() {
             BudgetMode::Adaptive
+        } else if self.throttling.is_some() {
+            BudgetMode::GrpcThrottling
         } else {
             BudgetMode::Window
         }
@@ -171,6 +213,14 @@ impl RetryBudget {
             && self.ratio == other.ratio
             && self.min_per_sec == other.min_per_sec
             && self.window == other.window
+            && self
+                .throttling
+                .as_ref()
+                .map(|t| (t.max_tokens(), t.token_ratio()))
+                == other
+                    .throttling
+                    .as_ref()
+                    .map(|t| (t.max_tokens(), t.token_ratio()))
             && self.same_fleet(other)
     }
 
@@ -315,6 +365,9 @@ impl RetryBudget {
         if self.limiter.is_some() {
             return true;
         }
+        if let Some(throttling) = &self.throttling {
+            return throttling.allows();
+        }
         #[cfg(feature = "redis")]
         if let Some(granted) = self
             .fleet
@@ -446,6 +499,7 @@ impl RetryBudgetBuilder {
             #[cfg(feature = "redis")]
             fleet: None,
             limiter: None,
+            throttling: None,
         })
     }
 }

@@ -163,6 +163,9 @@ pub enum Unrepeatable {
     BodyNotReplayable,
     /// Its method is not idempotent and the policy does not opt it in.
     NotIdempotent,
+    /// Its response had begun streaming before it failed (gRFC A6's
+    /// committed RPC).
+    Committed,
 }
 
 impl Unrepeatable {
@@ -176,6 +179,7 @@ impl Unrepeatable {
         match self {
             Unrepeatable::BodyNotReplayable => crate::Ending::BodyNotReplayable,
             Unrepeatable::NotIdempotent => crate::Ending::NotIdempotent,
+            Unrepeatable::Committed => crate::Ending::Committed,
         }
     }
 }

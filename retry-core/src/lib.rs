@@ -135,6 +135,8 @@ pub mod clock;
 mod decide;
 #[cfg(feature = "redis")]
 pub mod fleet;
+#[cfg(feature = "grpc")]
+pub mod grpc;
 pub mod hedge;
 pub mod hooks;
 #[cfg(feature = "http")]
@@ -170,7 +172,7 @@ mod window;
 pub use adaptive::AdaptiveLimiter;
 pub use backoff::Backoff;
 pub use breaker::CircuitBreaker;
-pub use budget::{BudgetMode, BudgetScope, RetryBudget, RetryBudgetBuilder};
+pub use budget::{BudgetMode, BudgetScope, GrpcThrottling, RetryBudget, RetryBudgetBuilder};
 pub use builder::PolicyBuilder;
 pub use classify::{AttemptTimeout, CarriesBreakerOpen, CarriesTimeout, Class, Classify};
 pub use hooks::{GiveUpEvent, HookSet, Hooks, RetryEvent};

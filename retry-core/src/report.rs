@@ -45,6 +45,10 @@ pub enum Ending {
     /// with its probes out) and would not let one through again within the
     /// deadline or the attempts left. Nothing was sent for that attempt.
     BreakerOpen,
+    /// The failure was retryable, but its attempt's response had begun: a
+    /// gRPC response whose body began streaming before its failing status
+    /// (gRFC A6's "committed" RPC), which is never sent again.
+    Committed,
 }
 
 impl Ending {
@@ -65,6 +69,7 @@ impl Ending {
             Ending::BodyNotReplayable => "body_not_replayable",
             Ending::NotIdempotent => "not_idempotent",
             Ending::BreakerOpen => "breaker_open",
+            Ending::Committed => "committed",
         }
     }
 }

@@ -26,6 +26,7 @@ macro_rules! outln {
 
 mod check;
 mod explain;
+mod import;
 mod list;
 mod show;
 mod simulate;
@@ -108,6 +109,8 @@ enum Command {
     List(list::Args),
     /// Simulate a fleet of clients against a failing or slow server (herd, contention, tail)
     Simulate(Box<simulate::Args>),
+    /// Turn a gRPC service config (JSON) into retry.toml policies, printed to stdout
+    Import(import::Args),
 }
 
 /// What every subcommand receives: the global options and how to load the file.
@@ -277,6 +280,7 @@ fn main() -> ExitCode {
         Command::Explain(args) => explain::run(args, &cx),
         Command::List(args) => list::run(args, &cx),
         Command::Simulate(args) => simulate::run(*args, &cx),
+        Command::Import(args) => import::run(args, &cx),
     };
     match outcome {
         Ok(code) => code,

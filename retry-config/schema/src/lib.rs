@@ -9,6 +9,7 @@
 //! - [`classes`]: the built-in error classes and the rule for `retry_on` names;
 //! - [`duration`]: the duration grammar, for the file and for command-line flags;
 //! - [`hedge`]: `hedge_after`'s grammar (a percentile or a duration);
+//! - [`grpc`]: gRPC status codes by name, and the class each has by default;
 //! - [`layering`]: the file's sections and the order its layers apply in;
 //! - [`discover`]: where the file is;
 //! - [`suggest`]: "did you mean", for every misspelled name.
@@ -48,6 +49,7 @@
 pub mod classes;
 pub mod discover;
 pub mod duration;
+pub mod grpc;
 pub mod hedge;
 pub mod keys;
 pub mod layering;

@@ -14,6 +14,8 @@ pub enum BudgetMode {
     Window,
     /// An adaptive limiter paces attempts (see [`RetryBudget::adaptive`](crate::RetryBudget::adaptive)).
     Adaptive,
+    /// gRFC A6's retry throttling, a token bucket (see [`RetryBudget::grpc_throttling`](crate::RetryBudget::grpc_throttling)).
+    GrpcThrottling,
 }
 
 /// Where a [`RetryBudget`](crate::RetryBudget) is kept (see [`RetryBudget::scope`](crate::RetryBudget::scope)); the policy
@@ -40,6 +42,7 @@ impl BudgetMode {
         match self {
             BudgetMode::Window => "window",
             BudgetMode::Adaptive => "adaptive",
+            BudgetMode::GrpcThrottling => "grpc_throttling",
         }
     }
 }

@@ -18,20 +18,21 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 use tower::Service;
 
-/// One failed attempt of an HTTP call, as the loop and its hooks see it.
+/// One failed attempt of an HTTP call (or, with `F = GrpcFailure`, of a
+/// gRPC call), as the loop and its hooks see it.
 ///
 /// ```
 /// use retrykit_core::{Class, Classify, tower::FailedAttempt};
 /// let e: FailedAttempt<()> = FailedAttempt::Transport("connection reset".into());
 /// assert_eq!(e.class(), Class::TRANSIENT);
 /// ```
-pub enum FailedAttempt<R> {
+pub enum FailedAttempt<R, F = HttpFailure> {
     /// The server answered with a failure status.
     Status {
         /// The response, returned to the caller if this is the last attempt.
         response: Response<R>,
         /// Its class and server hint.
-        failure: HttpFailure,
+        failure: F,
     },
     /// The request did not get a response (connection refused or reset, the
     /// inner service failed): transient, as an idempotent request may be
@@ -45,10 +46,10 @@ pub enum FailedAttempt<R> {
     BreakerOpen(BreakerOpen),
 }
 
-impl<R> Classify for FailedAttempt<R> {
+impl<R, F: Classify> Classify for FailedAttempt<R, F> {
     fn class(&self) -> Class {
         match self {
-            FailedAttempt::Status { failure, .. } => failure.class,
+            FailedAttempt::Status { failure, .. } => failure.class(),
             FailedAttempt::Transport(_) => Class::TRANSIENT,
             FailedAttempt::TimedOut(_) => Class::TIMEOUT,
             FailedAttempt::BreakerOpen(_) => Class::Permanent,
@@ -56,7 +57,7 @@ impl<R> Classify for FailedAttempt<R> {
     }
     fn retry_after(&self) -> Option<Duration> {
         match self {
-            FailedAttempt::Status { failure, .. } => failure.retry_after,
+            FailedAttempt::Status { failure, .. } => failure.retry_after(),
             _ => None,
         }
     }
@@ -68,7 +69,7 @@ impl<R> Classify for FailedAttempt<R> {
     }
 }
 
-impl<R> fmt::Debug for FailedAttempt<R> {
+impl<R, F: fmt::Display> fmt::Debug for FailedAttempt<R, F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             FailedAttempt::Status { failure, .. } => write!(f, "Status({failure})"),
@@ -79,7 +80,19 @@ impl<R> fmt::Debug for FailedAttempt<R> {
     }
 }
 
-impl<R> FailedAttempt<R> {
+impl<R, F> FailedAttempt<R, F> {
+    /// What the caller gets of a call that ended with `result`: the
+    /// response (the last one, if the call failed with one) carrying the
+    /// call's `report`, or the error.
+    pub(super) fn respond(
+        result: Result<Response<R>, Self>,
+        report: crate::Report,
+    ) -> Result<Response<R>, BoxError> {
+        let mut response = result.or_else(FailedAttempt::into_result)?;
+        response.extensions_mut().insert(report);
+        Ok(response)
+    }
+
     /// What the caller gets when this was the last attempt: the response
     /// itself, or the error.
     fn into_result(self) -> Result<Response<R>, BoxError> {
@@ -93,7 +106,7 @@ impl<R> FailedAttempt<R> {
 }
 
 /// A request's head, kept to build each attempt's request.
-struct Head {
+pub(super) struct Head {
     method: Method,
     uri: Uri,
     version: Version,
@@ -102,7 +115,18 @@ struct Head {
 }
 
 impl Head {
-    fn request<B>(&self, body: B) -> Request<B> {
+    /// A request's head, kept.
+    pub(super) fn new(parts: http::request::Parts) -> Self {
+        Head {
+            method: parts.method,
+            uri: parts.uri,
+            version: parts.version,
+            headers: parts.headers,
+            extensions: parts.extensions,
+        }
+    }
+
+    pub(super) fn request<B>(&self, body: B) -> Request<B> {
         let mut request = Request::new(body);
         *request.method_mut() = self.method.clone();
         *request.uri_mut() = self.uri.clone();
@@ -114,11 +138,17 @@ impl Head {
 }
 
 /// The layer's hooks plus what only the request knows: whether it may be
-/// sent again (its method) and can be (its body).
-struct RequestHooks<H, B> {
-    hooks: SharedHooks<H>,
-    resendable: bool,
-    body: ReplayBody<B>,
+/// sent again (its method) and can be (its body), and (gRPC) whether the
+/// attempt being settled had committed.
+pub(super) struct RequestHooks<H, B> {
+    pub(super) hooks: SharedHooks<H>,
+    pub(super) resendable: bool,
+    pub(super) body: ReplayBody<B>,
+    /// Set by a gRPC attempt just before it returns a failure whose
+    /// response had begun (gRFC A6's commit); the loop settles that
+    /// failure at once, and the call ends, so no other attempt's failure
+    /// is ever judged under it.
+    pub(super) committed: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 impl<E, H: HookSet<E>, B> HookSet<E> for RequestHooks<H, B> {
@@ -126,7 +156,10 @@ impl<E, H: HookSet<E>, B> HookSet<E> for RequestHooks<H, B> {
         self.hooks.retry_if(error)
     }
     fn unrepeatable(&self) -> Option<Unrepeatable> {
-        if !self.resendable {
+        let committed = self.committed.as_ref();
+        if committed.is_some_and(|c| c.load(std::sync::atomic::Ordering::Acquire)) {
+            Some(Unrepeatable::Committed)
+        } else if !self.resendable {
             Some(Unrepeatable::NotIdempotent)
         } else if !self.body.is_replayable() {
             Some(Unrepeatable::BodyNotReplayable)
@@ -171,17 +204,12 @@ where
             .upper()
             .is_some_and(|n| n <= policy.max_replay_body());
         let body = ReplayBody::new(body, policy.max_replay_body());
-        let head = Head {
-            method: parts.method,
-            uri: parts.uri,
-            version: parts.version,
-            headers: parts.headers,
-            extensions: parts.extensions,
-        };
+        let head = Head::new(parts);
         let hooks = RequestHooks {
             hooks: SharedHooks(self.hooks.clone()),
             resendable,
             body: body.clone(),
+            committed: None,
         };
         Box::pin(async move {
             let mut run = Retry::new(&policy).hooks(hooks).start(false);
@@ -213,9 +241,7 @@ where
                 attempt
             };
             let result = drive!(run, make);
-            let mut response = result.or_else(FailedAttempt::into_result)?;
-            response.extensions_mut().insert(run.report());
-            Ok(response)
+            FailedAttempt::respond(result, run.report())
         })
     }
 }
@@ -242,7 +268,7 @@ fn settle_response<B>(
 /// The span of one attempt, with OpenTelemetry's `http.request.resend_count`
 /// on every resend (the first send leaves it unset, as the convention says).
 #[cfg(feature = "tracing")]
-fn resend_span(resends: u32) -> tracing::Span {
+pub(super) fn resend_span(resends: u32) -> tracing::Span {
     let span = tracing::debug_span!(
         "http.attempt",
         "http.request.resend_count" = tracing::field::Empty

@@ -11,6 +11,9 @@
 //!   [`Classify`](crate::Classify) itself; every response is a success.
 //! - [`RetryLayer::http`] applies the [`http`](crate::http) semantics to
 //!   `http::Request<B>` services instead (see [`Http`]).
+//! - [`RetryLayer::grpc`] (feature `grpc`) judges gRPC calls by their
+//!   `grpc-status` under gRFC A6's rules, wrapping a tonic `Channel` as it
+//!   is (see `Grpc`).
 //!
 //! Dropping the response future stops the retrying: the attempt, the wait
 //! and the call all live in it.
@@ -37,8 +40,12 @@
 //! ```
 
 mod classify;
+#[cfg(feature = "grpc")]
+mod grpc;
 mod http;
 
+#[cfg(feature = "grpc")]
+pub use grpc::{Grpc, GrpcBody, GrpcFailedAttempt};
 pub use http::FailedAttempt;
 
 use crate::hooks::{GiveUpEvent, HookSet, Hooks, RetryEvent, Unrepeatable};

@@ -264,6 +264,12 @@ fn fresh(policy: &Policy, hedging: bool) -> Result<Policy, SimulateError> {
         .iter()
         .map(|b| match b.mode() {
             BudgetMode::Adaptive => Ok(Arc::new(RetryBudget::adaptive())),
+            BudgetMode::GrpcThrottling => {
+                let t = b
+                    .throttling()
+                    .expect("a grpc_throttling budget has its bucket");
+                RetryBudget::grpc_throttling(t.max_tokens(), t.token_ratio()).map(Arc::new)
+            }
             _ => RetryBudget::builder()
                 .ratio(b.ratio())
                 .min_per_sec(b.min_per_sec())

@@ -1,0 +1,415 @@
+//! A gRPC service config (gRFC A6, JSON) as retry.toml policies.
+//!
+//! Naming: one policy per `name` entry of each `methodConfig`: the entry's
+//! `service` and `method` joined by `/` (a service-wide entry is the service
+//! alone; the empty entry, every method, is `grpc-default`), with each
+//! character a policy name cannot hold (anything but ASCII letters, digits,
+//! `-` and `_`) written as `-`: `helloworld.Greeter/SayHello` becomes
+//! `helloworld-Greeter-SayHello`. A call site wraps its channel with
+//! `RetryLayer::policy("<that name>").grpc()`; the output's comments say
+//! which name each method gets.
+//!
+//! - `retryPolicy`: `maxAttempts` (at least 2; above 5 clamped to 5 with a
+//!   warning, as gRPC's clients do), `initialBackoff` as `base`,
+//!   `maxBackoff` as `cap`, `backoffMultiplier` as `factor`, an exponential
+//!   backoff with full jitter (A6's `random(0, backoff)`).
+//! - `hedgingPolicy`: `maxAttempts` (the same bounds), `hedgingDelay` as
+//!   `hedge_after`, `hedge_share = 1.0` (A6 caps hedges by attempts and
+//!   throttling only).
+//! - `retryableStatusCodes` / `nonFatalStatusCodes` (names or numbers): the
+//!   codes' classes (`UNAVAILABLE` transient, `RESOURCE_EXHAUSTED` throttled,
+//!   `DEADLINE_EXCEEDED` timeout) as `retry_on`. A code with no class of its
+//!   own (`ABORTED`, say) cannot be said in retry.toml yet: a warning names it.
+//! - `timeout` as `deadline`.
+//! - `retryThrottling` (`maxTokens`, `tokenRatio`): a comment and a
+//!   warning: retry.toml has no `grpc_throttling` budget mode yet
+//!   (`RetryBudget::grpc_throttling` in code has it).
+
+use retrykit_schema::grpc::{code_name, code_named, default_class, suggest_code};
+use serde_json::Value;
+use std::fmt::Write;
+
+/// What an import produced: the TOML text, and the warnings.
+#[derive(Debug)]
+pub struct Imported {
+    /// The retry.toml text.
+    pub toml: String,
+    /// What was changed or left out, each naming its JSON path.
+    pub warnings: Vec<String>,
+}
+
+/// A6's largest `maxAttempts`: larger values are clamped to it.
+const MAX_ATTEMPTS: u64 = 5;
+
+/// Imports `json`; every problem found is an error naming its JSON path.
+pub fn import(json: &str) -> Result<Imported, Vec<String>> {
+    let root: Value = serde_json::from_str(json).map_err(|e| {
+        vec![format!(
+            "not JSON ({e}): a gRPC service config is a JSON object"
+        )]
+    })?;
+    let mut cx = Cx::default();
+    let Some(root) = root.as_object() else {
+        return Err(vec![
+            "$: expected a JSON object (a gRPC service config)".into(),
+        ]);
+    };
+    let mut toml =
+        String::from("# Imported from a gRPC service config by `retry-policy import grpc`.\n");
+    if let Some(throttling) = root.get("retryThrottling") {
+        cx.throttling(throttling, &mut toml);
+    }
+    let configs = root.get("methodConfig").and_then(Value::as_array);
+    for (i, config) in configs.into_iter().flatten().enumerate() {
+        cx.method_config(&format!("$.methodConfig[{i}]"), config, &mut toml);
+    }
+    if cx.errors.is_empty() {
+        Ok(Imported {
+            toml,
+            warnings: cx.warnings,
+        })
+    } else {
+        Err(cx.errors)
+    }
+}
+
+#[derive(Default)]
+struct Cx {
+    errors: Vec<String>,
+    warnings: Vec<String>,
+    names: Vec<String>,
+}
+
+impl Cx {
+    fn error(&mut self, path: &str, what: impl std::fmt::Display) {
+        self.errors.push(format!("{path}: {what}"));
+    }
+
+    fn throttling(&mut self, value: &Value, toml: &mut String) {
+        let path = "$.retryThrottling";
+        let tokens = value.get("maxTokens").and_then(Value::as_f64);
+        let ratio = value.get("tokenRatio").and_then(Value::as_f64);
+        match (tokens, ratio) {
+            (Some(t), Some(r)) if t > 0.0 && t <= 1000.0 && r > 0.0 => {
+                self.warnings.push(format!(
+                    "{path}: maxTokens {t}, tokenRatio {r} left out: retry.toml has no \
+                     grpc_throttling budget mode yet; build it in code with \
+                     RetryBudget::grpc_throttling({t}, {r})"
+                ));
+                let _ = writeln!(
+                    toml,
+                    "# retryThrottling: maxTokens = {t}, tokenRatio = {r} (not read from retry.toml yet)"
+                );
+            }
+            _ => self.error(
+                path,
+                "needs maxTokens (above 0, at most 1000) and tokenRatio (above 0), as gRFC A6 says",
+            ),
+        }
+    }
+
+    fn method_config(&mut self, path: &str, config: &Value, toml: &mut String) {
+        let names = self.policy_names(path, config);
+        let retry = config.get("retryPolicy");
+        let hedge = config.get("hedgingPolicy");
+        if retry.is_some() && hedge.is_some() {
+            self.error(
+                path,
+                "has both retryPolicy and hedgingPolicy: gRFC A6 allows one of them per method; keep one",
+            );
+            return;
+        }
+        let mut body = String::new();
+        if let Some(retry) = retry {
+            self.retry_policy(&format!("{path}.retryPolicy"), retry, &mut body);
+        }
+        if let Some(hedge) = hedge {
+            self.hedging_policy(&format!("{path}.hedgingPolicy"), hedge, &mut body);
+        }
+        if let Some(timeout) = config.get("timeout")
+            && let Some(d) = self.duration(&format!("{path}.timeout"), timeout)
+        {
+            let _ = writeln!(body, "deadline = \"{d}\"");
+        }
+        for (name, method) in names {
+            let _ = write!(
+                toml,
+                "\n# {method}: RetryLayer::policy(\"{name}\").grpc()\n[policies.{name}]\n{body}"
+            );
+        }
+    }
+
+    /// The policy name of each `name` entry, with the method it stands for.
+    fn policy_names(&mut self, path: &str, config: &Value) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        let entries = config.get("name").and_then(Value::as_array);
+        for (i, entry) in entries.into_iter().flatten().enumerate() {
+            let field = |k| entry.get(k).and_then(Value::as_str).unwrap_or("");
+            let (service, method) = (field("service"), field("method"));
+            let full = match (service, method) {
+                ("", "") => String::new(),
+                (s, "") => s.to_owned(),
+                (s, m) => format!("{s}/{m}"),
+            };
+            if service.is_empty() && !method.is_empty() {
+                self.error(
+                    &format!("{path}.name[{i}]"),
+                    "names a method without its service: gRFC A6 needs the service",
+                );
+                continue;
+            }
+            let name = match full.as_str() {
+                "" => "grpc-default".to_owned(),
+                f => f
+                    .chars()
+                    .map(|c| {
+                        if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                            c
+                        } else {
+                            '-'
+                        }
+                    })
+                    .collect(),
+            };
+            if self.names.contains(&name) {
+                self.error(&format!("{path}.name[{i}]"), format!("`{full}` is named twice (policy `{name}`): gRFC A6 allows one methodConfig per name"));
+                continue;
+            }
+            self.names.push(name.clone());
+            out.push((
+                name,
+                if full.is_empty() {
+                    "every method".into()
+                } else {
+                    full
+                },
+            ));
+        }
+        if out.is_empty() && self.errors.is_empty() {
+            self.error(
+                &format!("{path}.name"),
+                "is missing or empty: each methodConfig names the methods it applies to",
+            );
+        }
+        out
+    }
+
+    fn max_attempts(&mut self, path: &str, value: Option<&Value>, body: &mut String) {
+        let path = format!("{path}.maxAttempts");
+        match value.and_then(Value::as_u64) {
+            Some(n) if n >= 2 => {
+                let n = if n > MAX_ATTEMPTS {
+                    self.warnings.push(format!(
+                        "{path}: {n} clamped to {MAX_ATTEMPTS}, as gRPC's clients do"
+                    ));
+                    MAX_ATTEMPTS
+                } else {
+                    n
+                };
+                let _ = writeln!(body, "max_attempts = {n}");
+            }
+            _ => self.error(
+                &path,
+                format!(
+                    "{} must be a whole number of at least 2 (gRFC A6); use 2 or more",
+                    value.map_or("missing".to_owned(), Value::to_string)
+                ),
+            ),
+        }
+    }
+
+    fn retry_policy(&mut self, path: &str, retry: &Value, body: &mut String) {
+        self.max_attempts(path, retry.get("maxAttempts"), body);
+        let _ = writeln!(body, "backoff = \"exponential\"\njitter = \"full\"");
+        for (key, ours) in [("initialBackoff", "base"), ("maxBackoff", "cap")] {
+            match retry.get(key) {
+                Some(v) => {
+                    if let Some(d) = self.duration(&format!("{path}.{key}"), v) {
+                        let _ = writeln!(body, "{ours} = \"{d}\"");
+                    }
+                }
+                None => self.error(&format!("{path}.{key}"), "is missing: gRFC A6 requires it"),
+            }
+        }
+        match retry.get("backoffMultiplier").and_then(Value::as_f64) {
+            Some(f) if f > 0.0 && f.is_finite() => {
+                let _ = writeln!(body, "factor = {f:?}");
+            }
+            _ => self.error(
+                &format!("{path}.backoffMultiplier"),
+                "must be a number above 0 (gRFC A6)",
+            ),
+        }
+        self.codes(
+            &format!("{path}.retryableStatusCodes"),
+            retry.get("retryableStatusCodes"),
+            true,
+            body,
+        );
+    }
+
+    fn hedging_policy(&mut self, path: &str, hedge: &Value, body: &mut String) {
+        self.max_attempts(path, hedge.get("maxAttempts"), body);
+        let delay = match hedge.get("hedgingDelay") {
+            Some(v) => self.duration(&format!("{path}.hedgingDelay"), v),
+            None => Some("0s".to_owned()),
+        };
+        if let Some(d) = delay {
+            let _ = writeln!(body, "hedge_after = \"{d}\"\nhedge_share = 1.0");
+        }
+        self.codes(
+            &format!("{path}.nonFatalStatusCodes"),
+            hedge.get("nonFatalStatusCodes"),
+            false,
+            body,
+        );
+    }
+
+    /// The codes as classes in `retry_on`.
+    fn codes(&mut self, path: &str, value: Option<&Value>, required: bool, body: &mut String) {
+        let list = match value.and_then(Value::as_array) {
+            Some(list) if !list.is_empty() => list,
+            _ if required => {
+                return self.error(path, "must list at least one status code (gRFC A6: an empty retryableStatusCodes is invalid)");
+            }
+            // No non-fatal codes: every failure ends the hedging.
+            _ => return,
+        };
+        let mut classes: Vec<&str> = Vec::new();
+        for (i, code) in list.iter().enumerate() {
+            let at = format!("{path}[{i}]");
+            let number = match code {
+                Value::String(name) => code_named(name),
+                Value::Number(n) => n
+                    .as_u64()
+                    .and_then(|n| u8::try_from(n).ok())
+                    .filter(|n| code_name(*n).is_some()),
+                _ => None,
+            };
+            let Some(number) = number else {
+                let hint = code
+                    .as_str()
+                    .and_then(suggest_code)
+                    .map(|s| format!(" (did you mean \"{s}\"?)"))
+                    .unwrap_or_default();
+                self.error(
+                    &at,
+                    format!(
+                        "{code} is not a gRPC status code{hint}: use a name such as \"UNAVAILABLE\""
+                    ),
+                );
+                continue;
+            };
+            match default_class(number) {
+                Some(class) if class != "permanent" => {
+                    if !classes.contains(&class) {
+                        classes.push(class);
+                    }
+                }
+                _ => self.warnings.push(format!(
+                    "{at}: {} left out: retry.toml cannot name status codes yet, and this one has no retryable class of its own",
+                    code_name(number).unwrap_or("?")
+                )),
+            }
+        }
+        if !classes.is_empty() {
+            let quoted: Vec<String> = classes.iter().map(|c| format!("\"{c}\"")).collect();
+            let _ = writeln!(body, "retry_on = [{}]", quoted.join(", "));
+        }
+    }
+
+    /// A proto JSON duration (`"0.1s"`: seconds, up to 9 decimals, then
+    /// `s`) as a retry.toml duration in milliseconds, or an error.
+    fn duration(&mut self, path: &str, value: &Value) -> Option<String> {
+        let text = value.as_str().unwrap_or("");
+        let parsed = text.strip_suffix('s').and_then(|n| {
+            let (whole, frac) = n.split_once('.').unwrap_or((n, ""));
+            let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+            let ok = !whole.is_empty()
+                && whole.len() <= 12
+                && digits(whole)
+                && frac.len() <= 9
+                && digits(frac);
+            ok.then(|| {
+                let nanos: u64 = format!("{frac:0<9}").parse().unwrap_or(0);
+                whole.parse::<u64>().unwrap_or(0) * 1_000_000_000 + nanos
+            })
+        });
+        match parsed {
+            Some(nanos) if nanos % 1_000_000 == 0 => Some(format!("{}ms", nanos / 1_000_000)),
+            Some(nanos) => Some(format!("{}us", nanos.div_ceil(1000))),
+            None => {
+                self.error(path, format!(
+                    "{value} is not a duration in proto JSON form (seconds then `s`, such as \"0.1s\"), as gRFC A6's service config requires"
+                ));
+                None
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CONFIG: &str = r#"{
+      "methodConfig": [
+        { "name": [{"service": "helloworld.Greeter", "method": "SayHello"}, {"service": "helloworld.Admin"}],
+          "timeout": "2.5s",
+          "retryPolicy": { "maxAttempts": 9, "initialBackoff": "0.1s", "maxBackoff": "1s",
+                           "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE", 8, "ABORTED"] } },
+        { "name": [{}],
+          "hedgingPolicy": { "maxAttempts": 3, "hedgingDelay": "0.05s", "nonFatalStatusCodes": ["UNAVAILABLE"] } }
+      ],
+      "retryThrottling": { "maxTokens": 10, "tokenRatio": 0.1 }
+    }"#;
+
+    #[test]
+    fn a_service_config_becomes_named_policies_with_warnings_for_what_is_left_out() {
+        let out = import(CONFIG).unwrap();
+        let t = &out.toml;
+        assert!(t.contains("# helloworld.Greeter/SayHello: RetryLayer::policy(\"helloworld-Greeter-SayHello\").grpc()\n[policies.helloworld-Greeter-SayHello]\nmax_attempts = 5\n"), "{t}");
+        assert!(t.contains("[policies.helloworld-Admin]"), "{t}");
+        assert!(t.contains("base = \"100ms\"\ncap = \"1000ms\"\nfactor = 2.0\nretry_on = [\"transient\", \"throttled\"]\ndeadline = \"2500ms\""), "{t}");
+        assert!(t.contains("[policies.grpc-default]\nmax_attempts = 3\nhedge_after = \"50ms\"\nhedge_share = 1.0\nretry_on = [\"transient\"]"), "{t}");
+        let warnings = out.warnings.join("\n");
+        assert!(
+            warnings.contains("$.methodConfig[0].retryPolicy.maxAttempts: 9 clamped to 5"),
+            "{warnings}"
+        );
+        assert!(
+            warnings.contains("retryableStatusCodes[2]: ABORTED left out"),
+            "{warnings}"
+        );
+        assert!(
+            warnings.contains("$.retryThrottling: maxTokens 10, tokenRatio 0.1 left out"),
+            "{warnings}"
+        );
+    }
+
+    #[test]
+    fn invalid_input_names_the_json_path_and_a6s_rule() {
+        let bad = r#"{ "methodConfig": [
+          { "name": [{"service": "a.B"}], "retryPolicy": { "maxAttempts": 1, "initialBackoff": "100ms",
+              "maxBackoff": "1s", "backoffMultiplier": 2, "retryableStatusCodes": [] } },
+          { "name": [{"service": "c.D"}], "retryPolicy": { "maxAttempts": 2, "initialBackoff": "0.1s",
+              "maxBackoff": "1s", "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILIBLE"] } },
+          { "name": [{"service": "e.F"}], "retryPolicy": {}, "hedgingPolicy": {} }
+        ] }"#;
+        let errors = import(bad).unwrap_err().join("\n");
+        for expected in [
+            "$.methodConfig[0].retryPolicy.maxAttempts: 1 must be a whole number of at least 2",
+            "$.methodConfig[0].retryPolicy.initialBackoff: \"100ms\" is not a duration in proto JSON form",
+            "$.methodConfig[0].retryPolicy.retryableStatusCodes: must list at least one status code",
+            "$.methodConfig[1].retryPolicy.retryableStatusCodes[0]: \"UNAVAILIBLE\" is not a gRPC status code (did you mean \"UNAVAILABLE\"?)",
+            "$.methodConfig[2]: has both retryPolicy and hedgingPolicy",
+        ] {
+            assert!(
+                errors.contains(expected),
+                "missing {expected:?} in:\n{errors}"
+            );
+        }
+        assert!(import("[1]").unwrap_err()[0].contains("expected a JSON object"));
+        assert!(import("{").unwrap_err()[0].contains("not JSON"));
+    }
+}

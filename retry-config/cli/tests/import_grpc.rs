@@ -1,0 +1,92 @@
+//! `retry-policy import grpc`: a gRPC service config's output passes
+//! `check`, and bad input fails with the JSON path.
+
+use std::process::{Command, Output};
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_retry-policy"))
+        .args(args)
+        .env_remove("RETRY_CONFIG")
+        .env_remove("RETRY_PROFILE")
+        .output()
+        .unwrap()
+}
+
+/// `retry-policy import grpc json`, which must succeed.
+fn imported(json: &std::path::Path) -> Output {
+    let out = run(&["import", "grpc", json.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    out
+}
+
+const SERVICE_CONFIG: &str = r#"{
+  "methodConfig": [
+    { "name": [{"service": "helloworld.Greeter", "method": "SayHello"}],
+      "timeout": "2s",
+      "retryPolicy": { "maxAttempts": 4, "initialBackoff": "0.1s", "maxBackoff": "1s",
+                       "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE", "RESOURCE_EXHAUSTED"] } },
+    { "name": [{"service": "helloworld.Search"}],
+      "hedgingPolicy": { "maxAttempts": 3, "hedgingDelay": "0.05s", "nonFatalStatusCodes": ["UNAVAILABLE"] } }
+  ]
+}"#;
+
+#[test]
+fn the_imported_policies_pass_check_and_list_names_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("service_config.json");
+    std::fs::write(&json, SERVICE_CONFIG).unwrap();
+    let out = imported(&json);
+    let toml = dir.path().join("retry.toml");
+    std::fs::write(&toml, &out.stdout).unwrap();
+    let config = toml.to_str().unwrap();
+    let check = run(&["--config", config, "check"]);
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&check.stdout),
+        String::from_utf8_lossy(&check.stderr)
+    );
+    assert_eq!(
+        check.status.code(),
+        Some(0),
+        "{said}\n{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let list = run(&["--config", config, "list"]);
+    let listed = String::from_utf8_lossy(&list.stdout);
+    assert!(listed.contains("helloworld-Greeter-SayHello"), "{listed}");
+    assert!(listed.contains("helloworld-Search"), "{listed}");
+}
+
+#[test]
+fn bad_input_is_an_error_with_the_json_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("bad.json");
+    let bad = r#"{"methodConfig": [{"name": [{"service": "a.B"}],
+        "retryPolicy": {"maxAttempts": 1, "initialBackoff": "0.1s", "maxBackoff": "1s",
+        "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"]}}]}"#;
+    std::fs::write(&json, bad).unwrap();
+    let out = run(&["import", "grpc", json.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(
+            "$.methodConfig[0].retryPolicy.maxAttempts: 1 must be a whole number of at least 2"
+        ),
+        "{stderr}"
+    );
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn the_demos_policies_are_what_import_makes_of_its_service_config() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let json = root.join("grpc_service_config.json");
+    let out = imported(&json);
+    let committed = std::fs::read_to_string(root.join("grpc.toml")).unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        committed,
+        "examples/grpc.toml is out of date: run `retry-policy import grpc examples/grpc_service_config.json > examples/grpc.toml`"
+    );
+}

@@ -1,0 +1,343 @@
+//! The layer over gRPC services (a tonic `Channel`, or any service of
+//! `http::Request<tonic::body::Body>`): a call's outcome is its
+//! `grpc-status` (see [`crate::grpc`]), under gRFC A6's rules.
+//!
+//! Invariants:
+//! - an attempt's response is read ahead to its trailers, so that its
+//!   status is known, up to the policy's `max_replay_body` of response
+//!   data; past that it is handed over as it is (streaming, its status
+//!   still to come);
+//! - an attempt whose response body began (a data frame came) is
+//!   committed: never sent again, and no hedge follows it; a failure that
+//!   comes after that ends the call with `Ending::Committed`;
+//! - the n-th attempt sent (a retry or a hedge) carries
+//!   `grpc-previous-rpc-attempts: n - 1`;
+//! - an attempt the layer gives up on (its timeout, a hedge race lost, the
+//!   caller dropping the call) is dropped, which resets its HTTP/2 stream.
+
+use super::http::{Head, RequestHooks};
+use super::{RetryLayer, RetryService, SharedHooks};
+use crate::drive;
+use crate::grpc::{GRPC_PREVIOUS_RPC_ATTEMPTS, GRPC_STATUS, GrpcFailure};
+use crate::hooks::HookSet;
+use crate::http::{BoxError, ReplayBody};
+use crate::retry::Retry;
+use crate::tower::{FailedAttempt, ResponseFuture};
+use bytes::{Buf, Bytes};
+use http::{HeaderValue, Request, Response, StatusCode};
+use http_body::{Body, Frame, SizeHint};
+use std::collections::VecDeque;
+use std::future::poll_fn;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::{Context, Poll};
+use tower::Service;
+
+/// gRPC semantics (feature `grpc`), for services of
+/// `http::Request<tonic::body::Body>` such as tonic's `Channel`, which the
+/// layer wraps as it is: `grpc-status` from a Trailers-Only response's
+/// headers or from the trailers decides (`UNAVAILABLE` transient,
+/// `RESOURCE_EXHAUSTED` throttled, `DEADLINE_EXCEEDED` timeout, the rest
+/// permanent; see [`crate::grpc`]); every call may be sent again (a policy
+/// put on a gRPC method says its calls are safe to retry, as A6's service
+/// config does); the request body is kept for replay up to the policy's
+/// `max_replay_body`; an attempt whose response body had begun is never
+/// sent again or hedged (A6's committed RPC; the report's ending is
+/// `committed` when it then failed); `grpc-retry-pushback-ms` sets the next
+/// wait or, when negative or malformed, stops the retrying; each retry and
+/// hedge carries `grpc-previous-rpc-attempts`. The final response carries
+/// the call's [`Report`](crate::Report) in its extensions.
+///
+/// The response is read ahead until its trailers (at most
+/// `max_replay_body` bytes of it), so that the layer knows how the call
+/// ended: meant for unary calls and short server streams. A longer stream
+/// is handed over once past that limit; a slow stream of small messages
+/// reaches the caller only when it ends or its attempt times out, so put
+/// such methods under a plain layer.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Grpc;
+
+impl<K, H> RetryLayer<K, H> {
+    /// Judges with the gRPC semantics (see [`Grpc`]).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// use retrykit_core::{tower::RetryLayer, Policy, Report};
+    /// use tower::{Layer, ServiceExt};
+    /// # use http::{Request, Response};
+    /// # use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
+    /// # static CALLS: AtomicU32 = AtomicU32::new(0);
+    /// // A server answering UNAVAILABLE as Trailers-Only, then OK.
+    /// let server = tower::service_fn(|_: Request<tonic::body::Body>| async {
+    ///     let code = if CALLS.fetch_add(1, SeqCst) == 0 { "14" } else { "0" };
+    ///     let response = Response::builder().header("grpc-status", code).body(tonic::body::Body::empty());
+    ///     Ok::<_, std::convert::Infallible>(response.unwrap())
+    /// });
+    /// let svc = RetryLayer::new(Policy::default()).grpc().layer(server);
+    /// let response = svc.oneshot(Request::new(tonic::body::Body::empty())).await.unwrap();
+    /// assert_eq!((response.headers()["grpc-status"].to_str().unwrap(), CALLS.load(SeqCst)), ("0", 2));
+    /// assert_eq!(response.extensions().get::<Report>().unwrap().attempts, 2);
+    /// # }
+    /// ```
+    pub fn grpc(self) -> RetryLayer<Grpc, H> {
+        RetryLayer {
+            source: self.source,
+            judge: Grpc,
+            hooks: self.hooks,
+        }
+    }
+}
+
+/// A failed attempt of a gRPC call, as the loop and its hooks see it.
+pub type GrpcFailedAttempt<R> = FailedAttempt<GrpcBody<R>, GrpcFailure>;
+
+impl<S, B, R, H> Service<Request<B>> for RetryService<S, Grpc, H>
+where
+    S: Service<Request<tonic::body::Body>, Response = Response<R>> + Clone + Send + 'static,
+    S::Future: Send,
+    S::Error: Into<BoxError> + Send,
+    B: Body + Send + 'static,
+    B::Error: Into<BoxError>,
+    R: Body + Unpin + Send + 'static,
+    R::Error: Into<BoxError>,
+    H: HookSet<GrpcFailedAttempt<R>> + Send + Sync + 'static,
+{
+    type Response = Response<GrpcBody<R>>;
+    type Error = BoxError;
+    type Future = ResponseFuture<Response<GrpcBody<R>>, BoxError>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        self.inner.poll_ready(cx).map_err(Into::into)
+    }
+
+    fn call(&mut self, request: Request<B>) -> Self::Future {
+        let policy = self.source.current();
+        let service = self.take_ready();
+        let (parts, body) = request.into_parts();
+        let limit = policy.max_replay_body();
+        // A body known to exceed the limit is sent once; any other is kept
+        // as it is sent (a hedge replays what the first send has read).
+        let fits = body.size_hint().lower() <= limit;
+        let body = ReplayBody::new(body, limit);
+        let head = Head::new(parts);
+        let committed = Arc::new(AtomicBool::new(false));
+        let hooks = RequestHooks {
+            hooks: SharedHooks(self.hooks.clone()),
+            resendable: true,
+            body: body.clone(),
+            committed: Some(Arc::clone(&committed)),
+        };
+        Box::pin(async move {
+            let mut run = Retry::new(&policy).hooks(hooks).start(false);
+            if !fits {
+                run.unhedged(crate::Ending::BodyNotReplayable);
+            }
+            let policy = &*policy;
+            let mut sent = 0u32;
+            let mut make = move || {
+                let mut request = head.request(tonic::body::Body::new(body.clone()));
+                if sent > 0 {
+                    let previous = HeaderValue::from(sent);
+                    request
+                        .headers_mut()
+                        .insert(GRPC_PREVIOUS_RPC_ATTEMPTS, previous);
+                }
+                sent = sent.saturating_add(1);
+                let (mut service, committed) = (service.clone(), Arc::clone(&committed));
+                let attempt = async move {
+                    let response = match poll_fn(|cx| service.poll_ready(cx)).await {
+                        Ok(()) => service.call(request).await.map_err(Into::into),
+                        Err(e) => Err(e.into()),
+                    };
+                    let outcome = settle(response, policy.max_replay_body(), &committed).await;
+                    throttle(policy, &outcome);
+                    outcome
+                };
+                #[cfg(feature = "tracing")]
+                let attempt =
+                    tracing::Instrument::instrument(attempt, super::http::resend_span(sent - 1));
+                attempt
+            };
+            let result = drive!(run, make);
+            FailedAttempt::respond(result, run.report())
+        })
+    }
+}
+
+/// An attempt's outcome: its response, read ahead to its status (see the
+/// module docs), or why it failed. A failure after the body began sets
+/// `committed` as it is returned.
+// The failure carries the response by value, as each attempt returns it.
+#[allow(clippy::result_large_err)]
+async fn settle<R>(
+    sent: Result<Response<R>, BoxError>,
+    limit: u64,
+    committed: &AtomicBool,
+) -> Result<Response<GrpcBody<R>>, GrpcFailedAttempt<R>>
+where
+    R: Body + Unpin,
+    R::Error: Into<BoxError>,
+{
+    let response = sent.map_err(FailedAttempt::Transport)?;
+    let (parts, body) = response.into_parts();
+    let mut body = GrpcBody::new(body);
+    // Trailers-Only: the status is in the headers, and there is no body.
+    let failure = if parts.headers.contains_key(GRPC_STATUS) {
+        GrpcFailure::classify(&parts.headers)
+    } else if parts.status != StatusCode::OK {
+        Some(GrpcFailure::from_http(parts.status, &parts.headers))
+    } else {
+        match body.read_ahead(limit).await {
+            Ok(ReadAhead::Trailers(failure)) => failure,
+            Ok(ReadAhead::PastLimit) => None,
+            Err(error) => {
+                committed.store(body.began, Ordering::Release);
+                return Err(FailedAttempt::Transport(error));
+            }
+        }
+    };
+    let response = Response::from_parts(parts, body);
+    match failure {
+        None => Ok(response),
+        Some(failure) => {
+            committed.store(response.body().began, Ordering::Release);
+            Err(FailedAttempt::Status { response, failure })
+        }
+    }
+}
+
+/// Records an attempt's outcome in the policy's `grpc_throttling` budgets
+/// (gRFC A6): a success fills them; a failure they would retry (a
+/// retryable status, server pushback, or no response at all) drains them.
+fn throttle<T, R>(policy: &crate::Policy, outcome: &Result<T, GrpcFailedAttempt<R>>) {
+    let failed = match outcome {
+        Ok(_) => false,
+        Err(FailedAttempt::Status { failure, .. }) => {
+            failure.class.is_retryable()
+                || failure.retry_after.is_some()
+                || failure.do_not_retry.is_some()
+        }
+        Err(FailedAttempt::Transport(_)) => true,
+        Err(_) => return,
+    };
+    for budget in policy.budgets.as_slice() {
+        if let Some(throttling) = budget.throttling() {
+            throttling.record(failed);
+        }
+    }
+}
+
+/// How far a response was read ahead.
+enum ReadAhead {
+    /// To its end: the failure its trailers say (or their absence), `None`
+    /// for `OK`.
+    Trailers(Option<GrpcFailure>),
+    /// Past the limit: handed over, its status still to come.
+    PastLimit,
+}
+
+/// The body of a response of the [`Grpc`] layer: what the layer read ahead
+/// (its messages and trailers), then the rest, as it comes.
+#[derive(Debug)]
+pub struct GrpcBody<R> {
+    kept: VecDeque<Frame<Bytes>>,
+    /// Whether the inner body has ended (its trailers were read ahead).
+    ended: bool,
+    /// Whether a data frame came: the response was committed.
+    began: bool,
+    inner: R,
+}
+
+impl<R> GrpcBody<R> {
+    fn new(inner: R) -> Self {
+        GrpcBody {
+            kept: VecDeque::new(),
+            ended: false,
+            began: false,
+            inner,
+        }
+    }
+}
+
+impl<R> GrpcBody<R>
+where
+    R: Body + Unpin,
+    R::Error: Into<BoxError>,
+{
+    /// Reads the body's frames into `kept` until its trailers or end, or
+    /// until more than `limit` bytes of data came.
+    async fn read_ahead(&mut self, limit: u64) -> Result<ReadAhead, BoxError> {
+        let mut read = 0u64;
+        loop {
+            match poll_fn(|cx| Pin::new(&mut self.inner).poll_frame(cx)).await {
+                None => {
+                    self.ended = true;
+                    return Ok(ReadAhead::Trailers(GrpcFailure::classify(
+                        &Default::default(),
+                    )));
+                }
+                Some(Err(error)) => return Err(error.into()),
+                Some(Ok(frame)) => match frame.into_data() {
+                    Ok(mut data) => {
+                        let chunk = data.copy_to_bytes(data.remaining());
+                        self.began = true;
+                        read = read.saturating_add(chunk.len() as u64);
+                        self.kept.push_back(Frame::data(chunk));
+                        if read > limit {
+                            return Ok(ReadAhead::PastLimit);
+                        }
+                    }
+                    Err(frame) => {
+                        if let Ok(trailers) = frame.into_trailers() {
+                            let failure = GrpcFailure::classify(&trailers);
+                            self.kept.push_back(Frame::trailers(trailers));
+                            self.ended = true;
+                            return Ok(ReadAhead::Trailers(failure));
+                        }
+                    }
+                },
+            }
+        }
+    }
+}
+
+impl<R> Body for GrpcBody<R>
+where
+    R: Body + Unpin,
+    R::Error: Into<BoxError>,
+{
+    type Data = Bytes;
+    type Error = BoxError;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+        let this = self.get_mut();
+        if let Some(frame) = this.kept.pop_front() {
+            return Poll::Ready(Some(Ok(frame)));
+        }
+        if this.ended {
+            return Poll::Ready(None);
+        }
+        let frame = std::task::ready!(Pin::new(&mut this.inner).poll_frame(cx));
+        Poll::Ready(frame.map(|frame| {
+            frame
+                .map_err(Into::into)
+                .map(|frame| frame.map_data(|mut data| data.copy_to_bytes(data.remaining())))
+        }))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.kept.is_empty() && (self.ended || self.inner.is_end_stream())
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        if self.kept.is_empty() && !self.ended {
+            self.inner.size_hint()
+        } else {
+            SizeHint::default()
+        }
+    }
+}
