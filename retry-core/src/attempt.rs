@@ -74,13 +74,15 @@ pin_project_lite::pin_project! {
     /// ends at once with the error standing for the refusal. The error is
     /// built when polled, from the (`Send`) refusal, so an error type that
     /// is not `Send` is never held across an await and the call stays
-    /// `Send` whenever the attempt is.
+    /// `Send` whenever the attempt is. The refusal is boxed: the rare path
+    /// pays for it, and a sent attempt's future is not made as big as a
+    /// `BreakerOpen` (counted: see examples/benches/README.md).
     #[project = GatedProj]
     pub enum Gated<Fut> {
         /// Sent.
         Sent { #[pin] fut: Fut },
         /// Refused.
-        Refused { open: Option<BreakerOpen> },
+        Refused { open: Option<Box<BreakerOpen>> },
     }
 }
 
@@ -97,14 +99,17 @@ where
             GatedProj::Sent { fut } => fut.poll(cx),
             GatedProj::Refused { open } => {
                 let open = open.take().expect("a refused attempt is polled once");
-                Poll::Ready(Err(refusal(open)))
+                Poll::Ready(Err(refusal(*open)))
             }
         }
     }
 }
 
 /// The error of type `E` that stands for `open`; only asked of a type
-/// `begin_attempt` found can stand for one.
+/// `begin_attempt` found can stand for one. Out of line: an attempt's poll
+/// stays small enough to inline into its caller's.
+#[cold]
+#[inline(never)]
 pub(crate) fn refusal<E: Classify>(open: BreakerOpen) -> E {
     E::from_breaker_open(open).expect("begin_attempt refuses only for a type that carries it")
 }
@@ -117,7 +122,9 @@ pub(crate) fn refusal<E: Classify>(open: BreakerOpen) -> E {
 pub struct OnRun<'r, P, C, S: Sleeper, H>(pub(crate) &'r mut Run<P, C, S, H>);
 
 impl<P: CallPolicy, C: Clock, S: Sleeper, H> Limit for OnRun<'_, P, C, S, H> {
-    #[inline]
+    /// Out of line: asked only when the attempt is pending, so the poll of
+    /// an attempt ready at once stays small enough to inline.
+    #[inline(never)]
     fn expired(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Option<AttemptTimeout> {
         let run = &mut *self.get_mut().0;
         run.hold_policy();

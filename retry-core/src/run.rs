@@ -298,7 +298,7 @@ impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     /// attempt's timeout if any. `Some` is the breaker's refusal, which
     /// error type `E` can stand for: the attempt must not be sent.
     #[inline]
-    pub(crate) fn begin_attempt<E>(&mut self) -> Option<BreakerOpen>
+    pub(crate) fn begin_attempt<E>(&mut self) -> Option<Box<BreakerOpen>>
     where
         E: Classify,
         H: HookSet<E>,
@@ -314,7 +314,7 @@ impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     /// attempt that reads the clock or arms a timeout.
     #[cold]
     #[inline(never)]
-    fn begin_attempt_slowly<E>(&mut self) -> Option<BreakerOpen>
+    fn begin_attempt_slowly<E>(&mut self) -> Option<Box<BreakerOpen>>
     where
         E: Classify,
         H: HookSet<E>,
@@ -330,7 +330,9 @@ impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
         if self.tally.attempts == 1 && self.started.is_none() && needs_clock {
             let start = *now.insert(self.clock.now());
             self.started = Some(start);
-            policy.budgets.deposit(start);
+            if !policy.budgets.is_empty() {
+                policy.budgets.deposit(start);
+            }
         }
         if let Some(breaker) = &policy.breaker {
             let now = now.unwrap_or_else(|| self.clock.now());
@@ -345,7 +347,7 @@ impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
                     self.timeout_from = None;
                     #[cfg(feature = "metrics")]
                     crate::metrics::breaker_refused(policy);
-                    return Some(open);
+                    return Some(Box::new(open));
                 }
                 // The type cannot say so: the attempt goes, uncounted.
                 Err(_) => crate::breaker::uncarried::<E>(breaker),

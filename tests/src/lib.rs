@@ -11,6 +11,7 @@
 #![warn(missing_docs)]
 
 use retrykit_core::{Policy, Registry};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 /// A registry holding `policies` under their names.
 ///
@@ -29,15 +30,35 @@ pub fn registry_with(policies: &[(&str, Policy)]) -> Registry {
 
 /// Adds (or replaces) one policy in the process-wide registry, keeping every
 /// other policy and budget: tests in one binary run in parallel, each with
-/// its own policy names, and must not remove each other's.
+/// its own policy names, and must not remove each other's. Every policy is
+/// made anew (a new `Arc`) in the new registry.
 ///
 /// ```
 /// tests::add_policy("doc-add", retrykit_core::Policy::default());
 /// assert!(retrykit_core::registry::policy("doc-add").is_some());
 /// ```
 pub fn add_policy(name: &str, policy: Policy) {
-    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    let _guard = LOCK.lock().unwrap_or_else(|p| p.into_inner());
+    add_policy_held(&no_reloads(), name, policy);
+}
+
+/// Keeps every other test of this binary from reloading the registry (with
+/// [`add_policy`]) until the guard is dropped: for a test that counts the
+/// holders of the registry's current policy, which a reload replaces.
+/// Install with [`add_policy_held`] while holding it.
+///
+/// ```
+/// let held = tests::no_reloads();
+/// tests::add_policy_held(&held, "doc-held", retrykit_core::Policy::default());
+/// assert!(retrykit_core::registry::policy("doc-held").is_some());
+/// ```
+pub fn no_reloads() -> MutexGuard<'static, ()> {
+    static RELOADS: Mutex<()> = Mutex::new(());
+    RELOADS.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// [`add_policy`] by the test holding `held` (from [`no_reloads`]).
+pub fn add_policy_held(held: &MutexGuard<'static, ()>, name: &str, policy: Policy) {
+    let _ = held;
     let current = retrykit_core::registry::current();
     let mut builder = Registry::builder();
     for existing in current.policy_names() {

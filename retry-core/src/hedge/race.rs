@@ -107,7 +107,7 @@ where
             self.refused = true;
             match hedge {
                 true => run.unrefuse(),
-                false => self.last = Some(Err(crate::attempt::refusal(open))),
+                false => self.last = Some(Err(crate::attempt::refusal(*open))),
             }
             return;
         }
