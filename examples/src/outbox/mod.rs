@@ -25,6 +25,7 @@ mod private_postgres;
 mod relay;
 mod schema;
 mod sqlite;
+mod stats;
 mod store;
 mod summary;
 
@@ -33,7 +34,8 @@ pub use database::{RelayError, while_database_unavailable};
 pub use event::{ClaimRecord, Counts, Delivery, EventRow, EventState, now_ms};
 pub use postgres::PostgresStore;
 pub use private_postgres::{ClusterError, PrivatePostgres};
-pub use relay::{DEFAULT_LEASE, PassStats, Relay};
+pub use relay::{DEFAULT_LEASE, Relay};
 pub use sqlite::SqliteStore;
+pub use stats::PassStats;
 pub use store::{OutboxStore, StoreError};
 pub use summary::Summary;
