@@ -152,6 +152,11 @@ impl Config {
     /// Loads `text` (named `name` in diagnostics). Returns every error and
     /// warning in one pass when anything is wrong.
     ///
+    /// # Errors
+    ///
+    /// Every error in `text` (with `deny_warnings`, every warning too), each
+    /// at its file:line:col with the rule broken and the fix.
+    ///
     /// ```
     /// let err = retrykit_config::Config::load_str("[policies.a]\nbase = 100\n", "f.toml", &Default::default())
     ///     .unwrap_err();
@@ -167,6 +172,10 @@ impl Config {
     }
 
     /// Reads and loads the file at `path`.
+    ///
+    /// # Errors
+    ///
+    /// What [`read_file`](crate::read_file) and [`Config::load_str`] return.
     ///
     /// ```
     /// let err = retrykit_config::Config::load_file("/no/such/retry.toml", &Default::default()).unwrap_err();

@@ -38,6 +38,11 @@ pub enum FileOrigin {
 /// The text of the file at `path`, or one error saying why it cannot be
 /// read, with a hint that fits the cause.
 ///
+/// # Errors
+///
+/// One diagnostic when the path is missing, a directory, unreadable,
+/// not UTF-8 or over the size limit, with the fix for that cause.
+///
 /// ```
 /// use retrykit_config::{FileOrigin, read_file};
 /// let dir = std::env::temp_dir();

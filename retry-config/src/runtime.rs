@@ -168,6 +168,12 @@ impl Setup {
     /// program's `#[derive(Classify)]` types declare are the known classes
     /// `retry_on` is checked against, unless the options name them.
     ///
+    /// # Errors
+    ///
+    /// Every problem found, as [`Diagnostics`]: the file cannot be read, a
+    /// value breaks a rule, a key is unknown, or (with `deny_warnings`) a
+    /// warning. Nothing is installed either way.
+    ///
     /// ```
     /// assert!(retrykit_config::Setup::new("/no/such/file.toml").load().is_err());
     /// ```
@@ -220,6 +226,13 @@ impl Setup {
     /// site names a defined policy; then installs the policies into
     /// retrykit-core's registry and remembers this setup for [`reload`].
     /// On any error nothing is installed and every problem is returned.
+    ///
+    /// # Errors
+    ///
+    /// Every problem [`Setup::load`] finds, and each `#[retry]` call site
+    /// the file cannot serve: a policy it lacks, an attempt timeout or a
+    /// breaker whose error type cannot say so, hedging the site cannot do.
+    /// On error the registry is left as it was.
     ///
     /// ```
     /// let dir = tempfile::tempdir().unwrap();
@@ -316,6 +329,12 @@ static LAST: Mutex<Option<Arc<Registry>>> = Mutex::new(None);
 /// Discovers, loads, validates and installs the configuration (see
 /// [`Setup::from_env`] and [`Setup::install`]); returns every problem.
 ///
+/// # Errors
+///
+/// A bad `RETRY_*` environment value, a file that cannot be found or
+/// read, and every problem [`Setup::install`] finds. Nothing is installed
+/// then.
+///
 /// ```no_run
 /// match retrykit_config::init() {
 ///     Ok(config) => eprint!("{}", config.warnings()),
@@ -329,6 +348,11 @@ pub fn init() -> Result<Config, Diagnostics> {
 /// Re-reads the file of the last successful install (or discovers one),
 /// validates it and swaps the registry atomically. On error the installed
 /// policies stay as they were. Budgets with unchanged settings keep their counts.
+///
+/// # Errors
+///
+/// Every problem [`Setup::install`] finds in the file as it is now; the
+/// policies installed before stay in force.
 ///
 /// ```no_run
 /// if let Err(problems) = retrykit_config::reload() {
