@@ -47,6 +47,8 @@ pub(crate) enum Value {
     Statuses(Vec<u16>),
     /// HTTP method names (the engine checks their form).
     Methods(Vec<String>),
+    /// gRPC status codes, by number (written by name).
+    GrpcCodes(Vec<u8>),
     Bytes(u64),
     /// How a budget limits retries (one of [`BUDGET_MODES`]).
     Mode(&'static str),
@@ -93,6 +95,13 @@ impl fmt::Display for Value {
             Value::Methods(m) => {
                 let quoted: Vec<String> = m.iter().map(|m| format!("{m:?}")).collect();
                 write!(f, "[{}]", quoted.join(", "))
+            }
+            Value::GrpcCodes(codes) => {
+                let names = codes.iter().map(|c| {
+                    let name = retrykit_schema::grpc::code_name(*c);
+                    format!("{:?}", name.unwrap_or("?"))
+                });
+                write!(f, "[{}]", names.collect::<Vec<_>>().join(", "))
             }
             Value::Bytes(n) => write!(f, "{n}"),
             Value::HedgeAfter(Some(after)) => write!(f, "{after}"),
@@ -255,6 +264,9 @@ fn parse_value(
             .map_err(|problems| all_but_last(problems, diags)),
         Kind::Methods => http::methods(key, value, cx)
             .map(Value::Methods)
+            .map_err(|problems| all_but_last(problems, diags)),
+        Kind::GrpcCodes => http::grpc_codes(key, value, cx)
+            .map(Value::GrpcCodes)
             .map_err(|problems| all_but_last(problems, diags)),
         Kind::Bytes => {
             let Some(int) = value.get_ref().as_integer() else {

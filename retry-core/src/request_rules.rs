@@ -19,6 +19,9 @@ pub(crate) struct RequestRules {
     pub(crate) retry_methods: Option<Arc<[Box<str>]>>,
     /// The most body bytes kept to replay a request.
     pub(crate) max_replay_body: u64,
+    /// The gRPC status codes that do not end a call (retried, and non-fatal
+    /// to hedges); `None`: the default classes of `retrykit_schema::grpc`.
+    pub(crate) grpc_retry_on: Option<Arc<[u8]>>,
 }
 
 impl RequestRules {
@@ -28,6 +31,7 @@ impl RequestRules {
         retry_on_status: None,
         retry_methods: None,
         max_replay_body: 64 * 1024,
+        grpc_retry_on: None,
     };
 
     /// Adds every broken rule to `problems`.
@@ -59,6 +63,26 @@ impl RequestRules {
                     method.trim().to_ascii_uppercase(),
                     method.escape_debug()
                 ),
+            );
+        }
+        if let Some(codes) = &self.grpc_retry_on {
+            let bad: Vec<String> = codes
+                .iter()
+                .filter(|c| !(1..=16).contains(*c))
+                .map(u8::to_string)
+                .collect();
+            problems.require(
+                !codes.is_empty() && bad.is_empty(),
+                Key::GrpcRetryOn.name(),
+                "must name at least one gRPC status code other than OK (1 to 16; gRFC A6: \
+                 the retryable codes may not be empty)",
+                if codes.is_empty() {
+                    "name the codes to retry, such as [\"UNAVAILABLE\"], or leave the key out \
+                     for the defaults"
+                        .to_owned()
+                } else {
+                    format!("remove {} (OK is never retried)", bad.join(", "))
+                },
             );
         }
         problems.require(
@@ -121,9 +145,39 @@ impl Policy {
     pub const fn max_replay_body(&self) -> u64 {
         self.requests.max_replay_body
     }
+
+    /// The gRPC status codes the policy names as not ending a call (see
+    /// [`PolicyBuilder::grpc_retry_on`]); `None` when it names none and the
+    /// default classes hold.
+    ///
+    /// ```
+    /// assert_eq!(retrykit_core::Policy::default().grpc_retry_on(), None);
+    /// ```
+    pub fn grpc_retry_on(&self) -> Option<&[u8]> {
+        self.requests.grpc_retry_on.as_deref()
+    }
 }
 
 impl PolicyBuilder {
+    /// Names the gRPC status codes (1 to 16) that do not end a call under the
+    /// `grpc` tower layer: retried, and non-fatal to hedges (gRFC A6's
+    /// `retryableStatusCodes` or `nonFatalStatusCodes`). Each keeps its
+    /// default class when it has one (`UNAVAILABLE` transient,
+    /// `RESOURCE_EXHAUSTED` throttled, `DEADLINE_EXCEEDED` timeout) and is
+    /// transient otherwise; a code left out is permanent. An empty list is
+    /// an error (A6's rule); without this call the defaults hold.
+    ///
+    /// ```
+    /// let p = retrykit_core::Policy::builder().grpc_retry_on([14, 10]).build().unwrap();
+    /// assert_eq!(p.grpc_retry_on(), Some(&[14, 10][..]));
+    /// let err = retrykit_core::Policy::builder().grpc_retry_on([0]).build().unwrap_err();
+    /// assert_eq!(err.problems()[0].field, "grpc_retry_on");
+    /// ```
+    pub fn grpc_retry_on(mut self, codes: impl IntoIterator<Item = u8>) -> Self {
+        self.draft.requests.grpc_retry_on = Some(codes.into_iter().collect());
+        self
+    }
+
     /// Retries these HTTP statuses too (from 400 to 599), as transient errors.
     ///
     /// ```

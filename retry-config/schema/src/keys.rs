@@ -75,6 +75,8 @@ pub enum Kind {
     Statuses,
     /// An array of HTTP method names (strings, upper case).
     Methods,
+    /// An array of gRPC status code names ([`crate::grpc::CODES`]).
+    GrpcCodes,
     /// A whole number of bytes, from 0 up.
     Bytes,
     /// One of [`BUDGET_MODES`]: how a budget limits retries.
@@ -373,6 +375,9 @@ keys! {
         RetryOnStatus = "retry_on_status", Statuses, "[409]", BuiltIn::Empty;
         /// HTTP methods sent again besides the idempotent ones.
         RetryMethods = "retry_methods", Methods, "[\"POST\"]", BuiltIn::Empty;
+        /// The gRPC status codes that do not end a call, by name (retried,
+        /// and non-fatal to hedges); unset: the defaults of [`crate::grpc`].
+        GrpcRetryOn = "grpc_retry_on", GrpcCodes, "[\"UNAVAILABLE\", \"ABORTED\"]", BuiltIn::Unset;
         /// The most request-body bytes kept to send a request again.
         MaxReplayBody = "max_replay_body", Bytes, "65536", BuiltIn::Count(65536);
         /// When to send a hedge (another copy of a slow attempt): a

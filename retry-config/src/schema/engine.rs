@@ -143,6 +143,16 @@ fn binding(key: Key) -> Binding {
                 Value::Methods(methods).to_string()
             },
         },
+        Key::GrpcRetryOn => Policy {
+            set: |b, v| match v {
+                Value::GrpcCodes(codes) => b.grpc_retry_on(codes.iter().copied()),
+                _ => b,
+            },
+            get: |p| match p.grpc_retry_on() {
+                Some(codes) => Value::GrpcCodes(codes.to_vec()).to_string(),
+                None => "(UNAVAILABLE, RESOURCE_EXHAUSTED, DEADLINE_EXCEEDED)".to_owned(),
+            },
+        },
         Key::MaxReplayBody => Policy {
             set: |b, v| match v {
                 Value::Bytes(n) => b.max_replay_body(*n),

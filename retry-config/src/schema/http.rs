@@ -1,5 +1,5 @@
-//! Reading the HTTP keys' lists: `retry_on_status` (status codes) and
-//! `retry_methods` (method names). Which codes and names are acceptable is
+//! Reading the request keys' lists: `retry_on_status` (status codes),
+//! `retry_methods` (method names) and `grpc_retry_on` (gRPC code names). Which codes and names are acceptable is
 //! retrykit-core's rule (its problems name the key); here, only the form.
 
 // A rejected value is the cold path: boxing its diagnostic would only add noise.
@@ -202,6 +202,67 @@ pub(super) fn methods(
             None => d.note("remove it, or write the method's name as the server expects it"),
         };
         Err(d)
+    }))
+}
+
+/// `grpc_retry_on`: gRPC status codes by name, as service configs write
+/// them; every item that is not one is reported, with its index and the
+/// code it was probably meant to be.
+pub(super) fn grpc_codes(
+    key: Key,
+    value: &toml::Spanned<DeValue<'_>>,
+    cx: &Cx<'_>,
+) -> Result<Vec<u8>, Vec<Diagnostic>> {
+    use retrykit_schema::grpc::{CODES, code_named, suggest_code};
+    let name = key.name();
+    let items = items(key, value, cx, "gRPC status code names").map_err(|d| vec![d])?;
+    each(items.into_iter().enumerate().map(|(index, item)| {
+        let (text, range) = match item {
+            Item::Toml(item) => match item.get_ref().as_str() {
+                Some(s) => (s.to_owned(), item.span()),
+                None => {
+                    return Err(cx
+                        .error(
+                            item.span(),
+                            format!(
+                                "`{name}[{index}]` must be a gRPC status code name (a string), found {}",
+                                type_name(item.get_ref())
+                            ),
+                            "not a code name",
+                        )
+                        .note(format!("write it as: {}", cx.fix(key, key.example()))));
+                }
+            },
+            Item::Text(text, range) => (text, range),
+        };
+        match code_named(&text) {
+            Some(0) => Err(cx
+                .error(
+                    range,
+                    format!("`{name}[{index}]` is OK, which is a success and never retried"),
+                    "not a failure",
+                )
+                .note("remove it")),
+            Some(code) => Ok(code),
+            None => {
+                let shown: String = text.chars().take(40).collect();
+                let d = cx
+                    .error(
+                        range,
+                        format!(
+                            "`{name}[{index}]` is `{}`, which is not a gRPC status code name",
+                            shown.escape_debug()
+                        ),
+                        "unknown code",
+                    )
+                    .suggest((text.len() <= 64).then(|| suggest_code(&text)).flatten());
+                let names: Vec<&str> = CODES[1..].iter().map(|(n, _)| *n).collect();
+                Err(d.note(format!(
+                    "codes are written as service configs write them, in upper case: {}",
+                    names.join(", ")
+                )))
+            }
+        }
     }))
 }
 

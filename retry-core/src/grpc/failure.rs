@@ -159,6 +159,39 @@ impl GrpcFailure {
         Self::with_pushback(status, headers)
     }
 
+    /// The failure as a policy that names its codes (`grpc_retry_on`, see
+    /// [`PolicyBuilder::grpc_retry_on`](crate::PolicyBuilder::grpc_retry_on))
+    /// classes it: a code in `codes` keeps its default class, or is
+    /// transient when that is permanent; any other code is permanent. A
+    /// malformed or missing status, and a pushback that asked not to be
+    /// retried, stay permanent.
+    ///
+    /// ```
+    /// use retrykit_core::{Class, grpc::GrpcFailure};
+    /// let mut headers = http::HeaderMap::new();
+    /// headers.insert("grpc-status", "10".parse().unwrap()); // ABORTED
+    /// let f = GrpcFailure::classify(&headers).unwrap();
+    /// assert_eq!(f.class, Class::Permanent);
+    /// assert_eq!(f.clone().with_retry_on(&[10, 14]).class, Class::TRANSIENT);
+    /// headers.insert("grpc-status", "14".parse().unwrap());
+    /// let f = GrpcFailure::classify(&headers).unwrap();
+    /// assert_eq!(f.with_retry_on(&[10]).class, Class::Permanent);
+    /// ```
+    pub fn with_retry_on(mut self, codes: &[u8]) -> Self {
+        let code = match &self.status {
+            GrpcStatus::Code(code) | GrpcStatus::Http { code, .. } => *code,
+            GrpcStatus::Malformed(_) | GrpcStatus::Missing => return self,
+        };
+        if self.do_not_retry.is_none() {
+            self.class = match code_class(code) {
+                _ if !codes.contains(&code) => Class::Permanent,
+                Some(Class::Permanent) | None => Class::TRANSIENT,
+                Some(class) => class,
+            };
+        }
+        self
+    }
+
     fn with_pushback(status: GrpcStatus, map: &HeaderMap) -> Self {
         let class = match &status {
             GrpcStatus::Code(code) | GrpcStatus::Http { code, .. } => {

@@ -39,7 +39,8 @@ use tower::Service;
 /// layer wraps as it is: `grpc-status` from a Trailers-Only response's
 /// headers or from the trailers decides (`UNAVAILABLE` transient,
 /// `RESOURCE_EXHAUSTED` throttled, `DEADLINE_EXCEEDED` timeout, the rest
-/// permanent; see [`crate::grpc`]); every call may be sent again (a policy
+/// permanent; see [`crate::grpc`]), or, when the policy names its codes,
+/// those codes (see [`GrpcFailure::with_retry_on`]); every call may be sent again (a policy
 /// put on a gRPC method says its calls are safe to retry, as A6's service
 /// config does); the request body is kept for replay up to the policy's
 /// `max_replay_body`; an attempt whose response body had begun is never
@@ -150,7 +151,7 @@ where
                         Ok(()) => service.call(request).await.map_err(Into::into),
                         Err(e) => Err(e.into()),
                     };
-                    let outcome = settle(response, policy.max_replay_body(), &committed).await;
+                    let outcome = settle(response, policy, &committed).await;
                     throttle(policy, &outcome);
                     outcome
                 };
@@ -172,7 +173,7 @@ where
 #[allow(clippy::result_large_err)]
 async fn settle<R>(
     sent: Result<Response<R>, BoxError>,
-    limit: u64,
+    policy: &crate::Policy,
     committed: &AtomicBool,
 ) -> Result<Response<GrpcBody<R>>, GrpcFailedAttempt<R>>
 where
@@ -188,7 +189,7 @@ where
     } else if parts.status != StatusCode::OK {
         Some(GrpcFailure::from_http(parts.status, &parts.headers))
     } else {
-        match body.read_ahead(limit).await {
+        match body.read_ahead(policy.max_replay_body()).await {
             Ok(ReadAhead::Trailers(failure)) => failure,
             Ok(ReadAhead::PastLimit) => None,
             Err(error) => {
@@ -198,6 +199,11 @@ where
         }
     };
     let response = Response::from_parts(parts, body);
+    // The policy's own codes, when it names them (see `grpc_retry_on`).
+    let failure = match policy.grpc_retry_on() {
+        Some(codes) => failure.map(|f| f.with_retry_on(codes)),
+        None => failure,
+    };
     match failure {
         None => Ok(response),
         Some(failure) => {
