@@ -4,6 +4,7 @@ use super::{CliError, Context, shown};
 use retrykit_config::{Config, show_duration, show_number};
 use retrykit_core::hedge::HedgeAfter;
 use retrykit_core::{Backoff, Jitter, Policy};
+use retrykit_schema::grpc::code_name;
 use std::process::ExitCode;
 
 /// Options of `list` (none).
@@ -139,6 +140,10 @@ fn summary(config: &Config, name: &str, p: &Policy) -> String {
     }
     if let Some(classes) = p.retry_on() {
         parts.push(format!("on {}", classes.join("|")));
+    }
+    if let Some(codes) = p.grpc_retry_on() {
+        let names: Vec<&str> = codes.iter().filter_map(|c| code_name(*c)).collect();
+        parts.push(format!("gRPC {}", names.join("|")));
     }
     if let Some(h) = p.hedge_settings() {
         let floor = match h.after {

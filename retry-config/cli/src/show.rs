@@ -208,7 +208,19 @@ fn table(
         out.push_str(&line);
         out.push('\n');
     }
+    if let Some(codes) = grpc_codes(policy) {
+        out.push_str(&format!(
+            "under the grpc layer, the gRPC codes {} are retried (and non-fatal to hedges); every other code ends the call (grpc_retry_on)\n",
+            codes.join(", ")
+        ));
+    }
     out
+}
+
+/// The names of the gRPC codes the policy names (`None` when it names none).
+fn grpc_codes(policy: &Policy) -> Option<Vec<&'static str>> {
+    let codes = policy.grpc_retry_on()?;
+    Some(codes.iter().filter_map(|c| retrykit_schema::grpc::code_name(*c)).collect())
 }
 
 /// What a hedging policy does besides the schedule above, in one line
@@ -266,6 +278,7 @@ fn json(
         "attempts": attempts,
         "ends": { "reason": reason, "after_attempt": after },
         "breaker": policy.breaker().and_then(|b| b.name()),
+        "grpc_retry_on": grpc_codes(policy),
         "hedge": policy.hedge_settings().map(|s| serde_json::json!({
             "after": s.after.to_string(),
             "floor_ms": ms(s.floor),

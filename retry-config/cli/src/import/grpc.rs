@@ -17,15 +17,14 @@
 //!   `hedge_after`, `hedge_share = 1.0` (A6 caps hedges by attempts and
 //!   throttling only).
 //! - `retryableStatusCodes` / `nonFatalStatusCodes` (names or numbers): the
-//!   codes' classes (`UNAVAILABLE` transient, `RESOURCE_EXHAUSTED` throttled,
-//!   `DEADLINE_EXCEEDED` timeout) as `retry_on`. A code with no class of its
-//!   own (`ABORTED`, say) cannot be said in retry.toml yet: a warning names it.
+//!   codes, by name and in their order, as `grpc_retry_on` (named once
+//!   each; `OK` is an error).
 //! - `timeout` as `deadline`.
 //! - `retryThrottling` (`maxTokens`, `tokenRatio`): a comment and a
 //!   warning: retry.toml has no `grpc_throttling` budget mode yet
 //!   (`RetryBudget::grpc_throttling` in code has it).
 
-use retrykit_schema::grpc::{code_name, code_named, default_class, suggest_code};
+use retrykit_schema::grpc::{code_name, code_named, suggest_code};
 use serde_json::Value;
 use std::fmt::Write;
 
@@ -265,7 +264,7 @@ impl Cx {
         );
     }
 
-    /// The codes as classes in `retry_on`.
+    /// The codes, by name, as `grpc_retry_on`.
     fn codes(&mut self, path: &str, value: Option<&Value>, required: bool, body: &mut String) {
         let list = match value.and_then(Value::as_array) {
             Some(list) if !list.is_empty() => list,
@@ -275,7 +274,7 @@ impl Cx {
             // No non-fatal codes: every failure ends the hedging.
             _ => return,
         };
-        let mut classes: Vec<&str> = Vec::new();
+        let mut names: Vec<&str> = Vec::new();
         for (i, code) in list.iter().enumerate() {
             let at = format!("{path}[{i}]");
             let number = match code {
@@ -300,21 +299,18 @@ impl Cx {
                 );
                 continue;
             };
-            match default_class(number) {
-                Some(class) if class != "permanent" => {
-                    if !classes.contains(&class) {
-                        classes.push(class);
-                    }
-                }
-                _ => self.warnings.push(format!(
-                    "{at}: {} left out: retry.toml cannot name status codes yet, and this one has no retryable class of its own",
-                    code_name(number).unwrap_or("?")
-                )),
+            match code_name(number) {
+                Some("OK") => self.error(
+                    &at,
+                    "OK is a success, not a status to retry (gRFC A6): remove it",
+                ),
+                Some(name) if !names.contains(&name) => names.push(name),
+                _ => {}
             }
         }
-        if !classes.is_empty() {
-            let quoted: Vec<String> = classes.iter().map(|c| format!("\"{c}\"")).collect();
-            let _ = writeln!(body, "retry_on = [{}]", quoted.join(", "));
+        if !names.is_empty() {
+            let quoted: Vec<String> = names.iter().map(|c| format!("\"{c}\"")).collect();
+            let _ = writeln!(body, "grpc_retry_on = [{}]", quoted.join(", "));
         }
     }
 
@@ -370,17 +366,14 @@ mod tests {
         let t = &out.toml;
         assert!(t.contains("# helloworld.Greeter/SayHello: RetryLayer::policy(\"helloworld-Greeter-SayHello\").grpc()\n[policies.helloworld-Greeter-SayHello]\nmax_attempts = 5\n"), "{t}");
         assert!(t.contains("[policies.helloworld-Admin]"), "{t}");
-        assert!(t.contains("base = \"100ms\"\ncap = \"1000ms\"\nfactor = 2.0\nretry_on = [\"transient\", \"throttled\"]\ndeadline = \"2500ms\""), "{t}");
-        assert!(t.contains("[policies.grpc-default]\nmax_attempts = 3\nhedge_after = \"50ms\"\nhedge_share = 1.0\nretry_on = [\"transient\"]"), "{t}");
+        assert!(t.contains("base = \"100ms\"\ncap = \"1000ms\"\nfactor = 2.0\ngrpc_retry_on = [\"UNAVAILABLE\", \"RESOURCE_EXHAUSTED\", \"ABORTED\"]\ndeadline = \"2500ms\""), "{t}");
+        assert!(t.contains("[policies.grpc-default]\nmax_attempts = 3\nhedge_after = \"50ms\"\nhedge_share = 1.0\ngrpc_retry_on = [\"UNAVAILABLE\"]"), "{t}");
         let warnings = out.warnings.join("\n");
         assert!(
             warnings.contains("$.methodConfig[0].retryPolicy.maxAttempts: 9 clamped to 5"),
             "{warnings}"
         );
-        assert!(
-            warnings.contains("retryableStatusCodes[2]: ABORTED left out"),
-            "{warnings}"
-        );
+        assert!(!warnings.contains("ABORTED"), "{warnings}");
         assert!(
             warnings.contains("$.retryThrottling: maxTokens 10, tokenRatio 0.1 left out"),
             "{warnings}"
@@ -395,6 +388,8 @@ mod tests {
           { "name": [{"service": "c.D"}], "retryPolicy": { "maxAttempts": 2, "initialBackoff": "0.1s",
               "maxBackoff": "1s", "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILIBLE"] } },
           { "name": [{"service": "e.F"}], "retryPolicy": {}, "hedgingPolicy": {} }
+          { "name": [{"service": "g.H"}], "hedgingPolicy": { "maxAttempts": 2, "hedgingDelay": "0s",
+              "nonFatalStatusCodes": ["OK"] } }
         ] }"#;
         let errors = import(bad).unwrap_err().join("\n");
         for expected in [
@@ -402,6 +397,7 @@ mod tests {
             "$.methodConfig[0].retryPolicy.initialBackoff: \"100ms\" is not a duration in proto JSON form",
             "$.methodConfig[0].retryPolicy.retryableStatusCodes: must list at least one status code",
             "$.methodConfig[1].retryPolicy.retryableStatusCodes[0]: \"UNAVAILIBLE\" is not a gRPC status code (did you mean \"UNAVAILABLE\"?)",
+            "$.methodConfig[3].hedgingPolicy.nonFatalStatusCodes[0]: OK is a success",
             "$.methodConfig[2]: has both retryPolicy and hedgingPolicy",
         ] {
             assert!(
