@@ -255,7 +255,12 @@ pub(super) fn grpc_codes(
                         ),
                         "unknown code",
                     )
-                    .suggest((text.len() <= 64).then(|| suggest_code(&text)).flatten());
+                    .suggest(
+                        (text.len() <= 64)
+                            .then(|| suggest_code(&text))
+                            .flatten()
+                            .filter(|s| s != "OK"),
+                    );
                 let names: Vec<&str> = CODES[1..].iter().map(|(n, _)| *n).collect();
                 Err(d.note(format!(
                     "codes are written as service configs write them, in upper case: {}",
