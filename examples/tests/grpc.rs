@@ -278,3 +278,30 @@ async fn an_attempt_past_its_timeout_is_reset_and_retried() {
         "the timed-out attempt was reset, not left running"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_code_named_in_the_policy_file_is_retried_and_by_default_it_is_not() {
+    let aborted = fail(Code::Aborted, None);
+    let text = "[policies.named]\nbase = \"1ms\"\njitter = \"none\"\nmax_attempts = 4\n\
+                grpc_retry_on = [\"UNAVAILABLE\", \"ABORTED\"]\n\
+                [policies.plain]\nbase = \"1ms\"\njitter = \"none\"\nmax_attempts = 4\n";
+    let options = retrykit_config::Options::new();
+    let config = retrykit_config::Config::load_str(text, "retry.toml", &options).unwrap();
+    let named = Arc::clone(config.policy("named").unwrap());
+    let plain = Arc::clone(config.policy("plain").unwrap());
+    // By default ABORTED is permanent: one request, and the call fails.
+    let (server, channel) = start(vec![aborted.clone(), Step::Ok]).await;
+    let status = call(RetryLayer::new(plain).grpc().layer(channel), "ada")
+        .await
+        .expect_err("ABORTED is not retried by default");
+    assert_eq!(status.code(), Code::Aborted);
+    assert_eq!(server.seen().len(), 1);
+    // Named in the file: retried until OK.
+    let (server, channel) = start(vec![aborted.clone(), aborted, Step::Ok]).await;
+    let response = call(RetryLayer::new(named).grpc().layer(channel), "ada")
+        .await
+        .expect("the third attempt answers");
+    let report = *response.extensions().get::<Report>().unwrap();
+    assert_eq!((report.ending, report.attempts), (Ending::Success, 3));
+    assert_eq!(previous(&server.seen()), [None, Some("1"), Some("2")]);
+}

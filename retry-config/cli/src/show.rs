@@ -220,7 +220,12 @@ fn table(
 /// The names of the gRPC codes the policy names (`None` when it names none).
 fn grpc_codes(policy: &Policy) -> Option<Vec<&'static str>> {
     let codes = policy.grpc_retry_on()?;
-    Some(codes.iter().filter_map(|c| retrykit_schema::grpc::code_name(*c)).collect())
+    Some(
+        codes
+            .iter()
+            .filter_map(|c| retrykit_schema::grpc::code_name(*c))
+            .collect(),
+    )
 }
 
 /// What a hedging policy does besides the schedule above, in one line
