@@ -25,7 +25,7 @@ const SERVICE_CONFIG: &str = r#"{
     { "name": [{"service": "helloworld.Greeter", "method": "SayHello"}],
       "timeout": "2s",
       "retryPolicy": { "maxAttempts": 4, "initialBackoff": "0.1s", "maxBackoff": "1s",
-                       "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE", "RESOURCE_EXHAUSTED"] } },
+                       "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE", "RESOURCE_EXHAUSTED", "ABORTED"] } },
     { "name": [{"service": "helloworld.Search"}],
       "hedgingPolicy": { "maxAttempts": 3, "hedgingDelay": "0.05s", "nonFatalStatusCodes": ["UNAVAILABLE"] } }
   ]
@@ -56,6 +56,66 @@ fn the_imported_policies_pass_check_and_list_names_them() {
     let listed = String::from_utf8_lossy(&list.stdout);
     assert!(listed.contains("helloworld-Greeter-SayHello"), "{listed}");
     assert!(listed.contains("helloworld-Search"), "{listed}");
+    // The codes, ABORTED included, as list, explain and show print them.
+    assert!(
+        listed.contains("gRPC UNAVAILABLE|RESOURCE_EXHAUSTED|ABORTED"),
+        "{listed}"
+    );
+    assert!(listed.contains("gRPC UNAVAILABLE, hedge after"), "{listed}");
+    let explain = run(&["--config", config, "explain", "helloworld-Greeter-SayHello"]);
+    let explained = String::from_utf8_lossy(&explain.stdout);
+    let line = explained
+        .lines()
+        .find(|l| l.starts_with("grpc_retry_on"))
+        .unwrap_or_else(|| panic!("{explained}"));
+    assert!(
+        line.contains("[\"UNAVAILABLE\", \"RESOURCE_EXHAUSTED\", \"ABORTED\"]")
+            && line.contains("retry.toml:"),
+        "{line}"
+    );
+    let show = run(&["--config", config, "show", "helloworld-Search"]);
+    let shown = String::from_utf8_lossy(&show.stdout);
+    assert!(
+        shown.contains("the gRPC codes UNAVAILABLE are retried"),
+        "{shown}"
+    );
+    let json = run(&[
+        "--config",
+        config,
+        "show",
+        "helloworld-Greeter-SayHello",
+        "--format",
+        "json",
+    ]);
+    let json: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(
+        json["grpc_retry_on"],
+        serde_json::json!(["UNAVAILABLE", "RESOURCE_EXHAUSTED", "ABORTED"])
+    );
+    let warned = String::from_utf8_lossy(&out.stderr);
+    assert!(!warned.contains("ABORTED"), "no longer left out: {warned}");
+}
+
+#[test]
+fn check_places_a_misspelled_code_with_a_did_you_mean() {
+    let dir = tempfile::tempdir().unwrap();
+    let toml = dir.path().join("retry.toml");
+    std::fs::write(
+        &toml,
+        "[policies.a]\nmax_attempts = 3\ngrpc_retry_on = [\"UNAVAILABLE\", \"ABORTD\"]\n",
+    )
+    .unwrap();
+    let check = run(&[
+        "--config",
+        toml.to_str().unwrap(),
+        "check",
+        "--format",
+        "short",
+    ]);
+    let said = String::from_utf8_lossy(&check.stdout);
+    assert_eq!(check.status.code(), Some(1), "{said}");
+    assert!(said.contains("retry.toml:3:33"), "{said}");
+    assert!(said.contains("ABORTED"), "{said}");
 }
 
 #[test]
