@@ -387,7 +387,7 @@ mod tests {
               "maxBackoff": "1s", "backoffMultiplier": 2, "retryableStatusCodes": [] } },
           { "name": [{"service": "c.D"}], "retryPolicy": { "maxAttempts": 2, "initialBackoff": "0.1s",
               "maxBackoff": "1s", "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILIBLE"] } },
-          { "name": [{"service": "e.F"}], "retryPolicy": {}, "hedgingPolicy": {} }
+          { "name": [{"service": "e.F"}], "retryPolicy": {}, "hedgingPolicy": {} },
           { "name": [{"service": "g.H"}], "hedgingPolicy": { "maxAttempts": 2, "hedgingDelay": "0s",
               "nonFatalStatusCodes": ["OK"] } }
         ] }"#;
