@@ -54,6 +54,37 @@ enum Item<'v> {
     Text(String, std::ops::Range<usize>),
 }
 
+impl Item<'_> {
+    /// The item as a string, and its range; else the error that item
+    /// `index` of `key` must be `what` (a string).
+    fn text(
+        self,
+        key: Key,
+        index: usize,
+        cx: &Cx<'_>,
+        what: &str,
+        label: &str,
+    ) -> Result<(String, std::ops::Range<usize>), Diagnostic> {
+        match self {
+            Item::Toml(item) => match item.get_ref().as_str() {
+                Some(s) => Ok((s.to_owned(), item.span())),
+                None => Err(cx
+                    .error(
+                        item.span(),
+                        format!(
+                            "`{}[{index}]` must be {what} (a string), found {}",
+                            key.name(),
+                            type_name(item.get_ref())
+                        ),
+                        label,
+                    )
+                    .note(format!("write it as: {}", cx.fix(key, key.example())))),
+            },
+            Item::Text(text, range) => Ok((text, range)),
+        }
+    }
+}
+
 /// The statuses `retry_on_status` accepts: HTTP error statuses. This is
 /// retrykit-core's rule (a unit test holds the two together); it is checked
 /// here too so that every bad item is reported at once, each at its text.
@@ -163,24 +194,8 @@ pub(super) fn methods(
     let rule = "an HTTP method is one word in upper case (methods are case-sensitive): letters A-Z, digits and !#$%&'*+-.^_`|~, e.g. PATCH";
     let items = items(key, value, cx, "HTTP method names").map_err(|d| vec![d])?;
     each(items.into_iter().enumerate().map(|(index, item)| {
-        let (method, range) = match item {
-            Item::Toml(item) => match item.get_ref().as_str() {
-                Some(s) => (s.to_owned(), item.span()),
-                None => {
-                    return Err(cx
-                        .error(
-                            item.span(),
-                            format!(
-                                "`{name}[{index}]` must be an HTTP method name (a string), found {}",
-                                type_name(item.get_ref())
-                            ),
-                            "not a method name",
-                        )
-                        .note(format!("write it as: {}", cx.fix(key, key.example()))));
-                }
-            },
-            Item::Text(text, range) => (text, range),
-        };
+        let (method, range) =
+            item.text(key, index, cx, "an HTTP method name", "not a method name")?;
         if is_method(&method) {
             return Ok(method);
         }
@@ -217,24 +232,8 @@ pub(super) fn grpc_codes(
     let name = key.name();
     let items = items(key, value, cx, "gRPC status code names").map_err(|d| vec![d])?;
     each(items.into_iter().enumerate().map(|(index, item)| {
-        let (text, range) = match item {
-            Item::Toml(item) => match item.get_ref().as_str() {
-                Some(s) => (s.to_owned(), item.span()),
-                None => {
-                    return Err(cx
-                        .error(
-                            item.span(),
-                            format!(
-                                "`{name}[{index}]` must be a gRPC status code name (a string), found {}",
-                                type_name(item.get_ref())
-                            ),
-                            "not a code name",
-                        )
-                        .note(format!("write it as: {}", cx.fix(key, key.example()))));
-                }
-            },
-            Item::Text(text, range) => (text, range),
-        };
+        let (text, range) =
+            item.text(key, index, cx, "a gRPC status code name", "not a code name")?;
         match code_named(&text) {
             Some(0) => Err(cx
                 .error(
