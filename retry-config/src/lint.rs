@@ -23,6 +23,7 @@ use crate::schema::Key;
 use group::{Finding, Groups};
 use retrykit_core::{Backoff, Jitter, Policy};
 use retrykit_schema::duration::show_duration;
+use retrykit_schema::grpc;
 use std::time::Duration;
 
 /// How far past the deadline the worst case may run before it is "far beyond".
@@ -108,6 +109,9 @@ fn findings(p: &ResolvedPolicy, hedging: &hedge::Hedging) -> Vec<Finding> {
         ];
         out.push(f);
     }
+    if let Some(codes) = policy.grpc_retry_on() {
+        out.extend(grpc_codes_shut_out(policy, codes, finding));
+    }
     if let Some(f) = p.fields.get(Key::Factor)
         && f.layer == Layer::File
         && !matches!(policy.backoff(), Backoff::Exponential { .. })
@@ -123,6 +127,40 @@ fn findings(p: &ResolvedPolicy, hedging: &hedge::Hedging) -> Vec<Finding> {
     out.extend(hedge::findings(p, hedging));
     out.extend(breaker::findings(p));
     out
+}
+
+/// gRPC codes `grpc_retry_on` names whose class `retry_on` leaves out, so
+/// they are never retried: a named code keeps its default class, or is
+/// transient when that class is permanent (as the `grpc` layer classifies).
+fn grpc_codes_shut_out(
+    policy: &Policy,
+    codes: &[u8],
+    finding: impl Fn(Key, String, &str) -> Finding,
+) -> Option<Finding> {
+    let shut_out: Vec<String> = codes
+        .iter()
+        .filter_map(|&code| {
+            let class = match grpc::default_class(code)? {
+                "permanent" => "transient",
+                class => class,
+            };
+            (!policy.retries_class(class))
+                .then(|| format!("{} ({class})", grpc::code_name(code).unwrap_or("?")))
+        })
+        .collect();
+    if shut_out.is_empty() {
+        return None;
+    }
+    let mut f = finding(
+        Key::GrpcRetryOn,
+        format!(
+            "{} never retried: `retry_on` leaves out the class",
+            shut_out.join(", ")
+        ),
+        "never retried",
+    );
+    f.notes = vec!["add the class to retry_on, or remove the code from grpc_retry_on".into()];
+    Some(f)
 }
 
 /// The least a retry should wait on average, whatever the schedule's shape:

@@ -131,3 +131,32 @@ fn hedge_share_in_defaults_used_by_a_hedging_policy_is_not_named() {
     let text = "[defaults]\nhedge_share = 0.05\n[budgets.b]\n[policies.hedged]\ncap = \"1s\"\nbudget = \"b\"\nhedge_after = \"20ms\"\n[policies.plain]\ncap = \"1s\"\n";
     assert!(warnings(text).is_empty(), "{}", warnings(text).render());
 }
+
+#[test]
+fn a_grpc_code_whose_class_retry_on_leaves_out_is_named() {
+    // RESOURCE_EXHAUSTED is throttled and ABORTED (permanent by default)
+    // counts as transient once named: retry_on keeps only transient.
+    let text = "[policies.a]\ncap = \"1s\"\nretry_on = [\"transient\"]\n\
+                grpc_retry_on = [\"ABORTED\", \"RESOURCE_EXHAUSTED\"]\n";
+    let d = the_warning(
+        text,
+        "never retried",
+        "policies.a.grpc_retry_on",
+        "[\"ABORTED\", \"RESOURCE_EXHAUSTED\"]",
+    );
+    assert!(
+        d.message.contains("RESOURCE_EXHAUSTED (throttled)") && !d.message.contains("ABORTED"),
+        "{}",
+        d.render()
+    );
+    // Each class retried: nothing to say.
+    let fine = "[policies.a]\ncap = \"1s\"\nretry_on = [\"transient\", \"throttled\"]\n\
+                grpc_retry_on = [\"ABORTED\", \"RESOURCE_EXHAUSTED\"]\n";
+    assert!(
+        !warnings(fine)
+            .iter()
+            .any(|d| d.message.contains("never retried")),
+        "{}",
+        warnings(fine).render()
+    );
+}
