@@ -64,13 +64,19 @@
 mod build;
 #[cfg(feature = "redis")]
 mod fleet;
+mod refused;
 mod said;
 mod state;
+mod ticket;
 
 pub use build::BreakerBuilder;
 #[cfg(feature = "redis")]
 pub use fleet::BreakerFleetStatus;
+pub use refused::BreakerOpen;
+pub(crate) use refused::uncarried;
 pub use state::BreakerState;
+use ticket::Probe;
+pub use ticket::Ticket;
 
 use crate::rng::JitterRng;
 use crate::window::Window;
@@ -112,146 +118,6 @@ pub struct CircuitBreaker {
     fleet: Option<fleet::FleetBreaker>,
     /// Says nothing of its state changes (a simulator's breaker).
     quiet: bool,
-}
-
-/// Why an attempt was not sent: the breaker was open, or half-open with
-/// every probe out. It is what an error type makes into its own error with
-/// [`Classify::from_breaker_open`](crate::Classify::from_breaker_open).
-///
-/// ```
-/// use retrykit_core::breaker::{BreakerOpen, BreakerState};
-/// use std::time::Duration;
-/// let open = BreakerOpen::new(Some("broker"), BreakerState::Open, Duration::from_millis(1500));
-/// assert_eq!(open.to_string(), "circuit breaker `broker` is open: no attempt is sent for another 1s 500ms");
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BreakerOpen {
-    breaker: Option<Arc<str>>,
-    state: BreakerState,
-    retry_in: Duration,
-}
-
-impl BreakerOpen {
-    /// A refusal by breaker `breaker` in `state`, which lets attempts
-    /// through again (or asks again) in `retry_in`: for tests and for error
-    /// types that wrap one.
-    pub fn new(breaker: Option<&str>, state: BreakerState, retry_in: Duration) -> Self {
-        BreakerOpen {
-            breaker: breaker.map(Arc::from),
-            state,
-            retry_in,
-        }
-    }
-
-    /// The breaker's name, when it has one.
-    ///
-    /// ```
-    /// # use retrykit_core::breaker::{BreakerOpen, BreakerState};
-    /// let open = BreakerOpen::new(Some("db"), BreakerState::HalfOpen, Default::default());
-    /// assert_eq!(open.breaker(), Some("db"));
-    /// ```
-    pub fn breaker(&self) -> Option<&str> {
-        self.breaker.as_deref()
-    }
-
-    /// The state that refused: open, or half-open with every probe out.
-    ///
-    /// ```
-    /// # use retrykit_core::breaker::{BreakerOpen, BreakerState};
-    /// let open = BreakerOpen::new(None, BreakerState::HalfOpen, Default::default());
-    /// assert_eq!(open.state(), BreakerState::HalfOpen);
-    /// ```
-    pub fn state(&self) -> BreakerState {
-        self.state
-    }
-
-    /// How long until the breaker lets attempts through again (open), or
-    /// until it is worth asking again (half-open: its `open_for`).
-    ///
-    /// ```
-    /// # use retrykit_core::breaker::{BreakerOpen, BreakerState};
-    /// # use std::time::Duration;
-    /// let open = BreakerOpen::new(None, BreakerState::Open, Duration::from_secs(2));
-    /// assert_eq!(open.retry_in(), Duration::from_secs(2));
-    /// ```
-    pub fn retry_in(&self) -> Duration {
-        self.retry_in
-    }
-}
-
-impl fmt::Display for BreakerOpen {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let name = match &self.breaker {
-            Some(name) => format!("circuit breaker `{name}`"),
-            None => "the circuit breaker".to_owned(),
-        };
-        let wait = retrykit_schema::duration::show_duration(self.retry_in);
-        match self.state {
-            BreakerState::HalfOpen => write!(
-                f,
-                "{name} is half-open and its probes are out: ask again in {wait}"
-            ),
-            _ => write!(f, "{name} is open: no attempt is sent for another {wait}"),
-        }
-    }
-}
-
-impl std::error::Error for BreakerOpen {}
-
-/// What a breaker let through: the attempt to send, and whether it is one
-/// of half-open's probes. Hand it back with [`CircuitBreaker::record`]
-/// once the attempt is answered; dropping it unrecorded (the attempt was
-/// cancelled) counts nothing and gives a probe's place back.
-#[derive(Debug)]
-#[must_use = "record the attempt's outcome, or drop the ticket if it was cancelled"]
-pub struct Ticket {
-    began: Instant,
-    probe: Option<Probe>,
-}
-
-impl Ticket {
-    /// When the attempt was let through.
-    ///
-    /// ```
-    /// # use retrykit_core::breaker::CircuitBreaker;
-    /// # use std::sync::Arc;
-    /// let b = Arc::new(CircuitBreaker::builder().build().unwrap());
-    /// let now = std::time::Instant::now();
-    /// assert_eq!(b.try_acquire(now).unwrap().began(), now);
-    /// ```
-    pub fn began(&self) -> Instant {
-        self.began
-    }
-
-    /// Whether the attempt is a half-open probe.
-    ///
-    /// ```
-    /// # use retrykit_core::breaker::CircuitBreaker;
-    /// # use std::sync::Arc;
-    /// let b = Arc::new(CircuitBreaker::builder().build().unwrap());
-    /// assert!(!b.try_acquire(std::time::Instant::now()).unwrap().is_probe());
-    /// ```
-    pub fn is_probe(&self) -> bool {
-        self.probe.is_some()
-    }
-}
-
-/// A half-open probe's place: given back when dropped unrecorded.
-#[derive(Debug)]
-struct Probe {
-    /// `None` once the probe's outcome was recorded.
-    breaker: Option<Arc<CircuitBreaker>>,
-    period: u8,
-    /// Leased from the fleet breaker (its period is the fleet's).
-    fleet: bool,
-}
-
-impl Drop for Probe {
-    fn drop(&mut self) {
-        if let Some(breaker) = self.breaker.take() {
-            breaker.release(self.period, self.fleet);
-        }
-    }
 }
 
 /// A breaker's state and counts, for code that watches it.
@@ -532,29 +398,6 @@ impl CircuitBreaker {
         }
     }
 
-    /// Gives back the place of a probe of `period` that was not answered.
-    fn release(&self, period: u8, fleet: bool) {
-        #[cfg(feature = "redis")]
-        if fleet {
-            if let Some(link) = &self.fleet {
-                link.answered(period, None);
-            }
-            return;
-        }
-        let _ = fleet;
-        let mut word = self.word();
-        while let Phase::HalfOpen { out, ok } = word.phase() {
-            if word.period() != period || out == 0 {
-                return;
-            }
-            let next = word.with(Phase::HalfOpen { out: out - 1, ok });
-            match self.swap(word, next) {
-                Ok(()) => return,
-                Err(seen) => word = seen,
-            }
-        }
-    }
-
     /// The state after opening for the `trips`-th time in a row at `now`,
     /// and for how long.
     fn opened(&self, word: Word, trips: u32, now: Instant) -> (Word, Duration) {
@@ -570,14 +413,6 @@ impl CircuitBreaker {
         let until_ms = self.ms(now).saturating_add(ms_ceil(open_for));
         let next = word.turn(Phase::Open { until_ms }).with_trips(trips);
         (next, open_for)
-    }
-
-    fn refusal(&self, state: BreakerState, retry_in: Duration) -> BreakerOpen {
-        BreakerOpen {
-            breaker: self.name.clone(),
-            state,
-            retry_in,
-        }
     }
 
     fn word(&self) -> Word {
@@ -618,36 +453,6 @@ impl CircuitBreaker {
             quiet: self.quiet,
         }
     }
-}
-
-/// Says, once per breaker and error type, that `E` cannot stand for a
-/// refusal (`Classify::from_breaker_open` gives `None`), so the breaker
-/// cannot hold its attempts back: they are sent as if it were closed.
-#[cold]
-pub(crate) fn uncarried<E>(breaker: &CircuitBreaker) {
-    type Said = Vec<(Option<Arc<str>>, &'static str)>;
-    static SAID: std::sync::Mutex<Said> = std::sync::Mutex::new(Vec::new());
-    let ty = std::any::type_name::<E>();
-    let key = (breaker.name.clone(), ty);
-    let mut said = SAID
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    // Bounded: one entry per breaker and error type in the program.
-    if said.contains(&key) {
-        return;
-    }
-    said.push(key);
-    drop(said);
-    say_warning!(
-        format!(
-            "warning: {} refused an attempt, but the error type `{ty}` cannot stand for a refusal \
-             (its Classify::from_breaker_open gives None), so the attempt was sent anyway and the \
-             breaker cannot hold this type's attempts back; fix: add a #[classify(breaker_open)] \
-             variant to `{ty}` (or implement from_breaker_open)",
-            breaker.shown()
-        ),
-        breaker = breaker.name()
-    );
 }
 
 /// `now` in whole milliseconds since `origin`.

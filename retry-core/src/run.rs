@@ -20,11 +20,14 @@
 //!   timer only then): an attempt ready at once makes no sleep and
 //!   allocates nothing. (A hedged round's attempts have their own timeouts.)
 
+mod failed;
+mod paced;
+
 use crate::breaker::{BreakerOpen, Ticket};
 use crate::classify::Classify;
 use crate::clock::{Clock, Sleeper};
-use crate::decide::{Failure, Owed, Step, Tally, decide, decide_refused, in_policy};
-use crate::hooks::{GiveUpEvent, HookSet, RetryEvent, Unrepeatable};
+use crate::decide::Tally;
+use crate::hooks::HookSet;
 use crate::policy::Policy;
 use crate::report::{Ending, Report};
 use crate::rng::JitterRng;
@@ -402,158 +405,6 @@ impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
         breaker.record(ticket, now, failed);
     }
 
-    /// Whether an adaptive budget makes the call's first attempt wait,
-    /// asked once, before it begins (which starts the call); the wait is
-    /// then armed on the call's timer. `false` when it may go at once. A
-    /// wait that would reach
-    /// the deadline is not taken: there is no error yet to end the call
-    /// with, so the attempt goes at once (its tokens stay taken, so the
-    /// calls that follow wait for them) and the budget says so, once.
-    #[inline]
-    pub(crate) fn pace_first_attempt(&mut self) -> bool {
-        if self.plain || !self.policy.borrow().budgets.paces() {
-            return false;
-        }
-        self.pace_first_attempt_slowly()
-    }
-
-    /// [`pace_first_attempt`](Self::pace_first_attempt) under an adaptive budget.
-    #[cold]
-    #[inline(never)]
-    fn pace_first_attempt_slowly(&mut self) -> bool {
-        let policy: &Policy = self.policy.borrow();
-        if self.started.is_some() {
-            return false;
-        }
-        let now = self.clock.now();
-        self.started = Some(now);
-        policy.budgets.deposit(now);
-        let wait = policy.budgets.pace_first(now);
-        if policy.deadline().is_some_and(|deadline| wait >= deadline) {
-            policy.budgets.unpaced_first_attempt(policy.name(), wait);
-            return false;
-        }
-        if wait.is_zero() {
-            return false;
-        }
-        self.timer.arm(self.sleeper.sleep(wait));
-        true
-    }
-
-    /// How a failed attempt's `error` stands for the kernel, with what the
-    /// site's `retry_if` said and why the request cannot be sent again (if
-    /// it cannot): the one place both the decision and a hedged round ask.
-    pub(crate) fn failure_of<E>(&self, error: &E) -> (Failure, bool, Option<Unrepeatable>)
-    where
-        E: Classify,
-        H: HookSet<E>,
-    {
-        let allowed = self.hooks.retry_if(error);
-        let unrepeatable = HookSet::<E>::unrepeatable(&self.hooks);
-        let failure = Failure {
-            class: error.class(),
-            hint: error.retry_after(),
-            allowed: allowed && unrepeatable.is_none(),
-        };
-        (failure, allowed, unrepeatable)
-    }
-
-    /// The decision after a failed attempt, with its hooks, event and
-    /// metrics. On a retry the wait is armed on the call's timer; on giving
-    /// up the error comes back. Out of line: the success path stays small.
-    #[inline(never)]
-    pub(crate) fn decide<E>(&mut self, error: E) -> Result<(), E>
-    where
-        E: Classify,
-        H: HookSet<E>,
-    {
-        #[cfg(feature = "tracing")]
-        let _span = self.span.clone().entered();
-        self.hold_policy();
-        let (failure, allowed, unrepeatable) = self.failure_of(&error);
-        let gate = std::mem::replace(&mut self.gate, Gate::Idle);
-        let refused = match gate {
-            Gate::Refused(retry_in) => Some(retry_in),
-            sent => {
-                self.record(sent, Some(failure.class));
-                None
-            }
-        };
-        // The clock is read only if the verdict or the report needs it.
-        let (clock, started) = (&self.clock, self.started);
-        let mut read = None;
-        let now = || {
-            let now = *read.insert(clock.now());
-            (elapsed(started, now), now)
-        };
-        let policy: &Policy = self.policy.borrow();
-        let step = match refused {
-            Some(retry_in) => decide_refused(policy, &mut self.tally, self.rng, retry_in, now),
-            None => decide(
-                policy,
-                &mut self.tally,
-                self.rng,
-                failure,
-                Owed::Nothing,
-                now,
-            ),
-        };
-        match step {
-            Step::Retry { wait, hinted } => {
-                let event = RetryEvent {
-                    policy: policy.name(),
-                    attempt: self.tally.attempts,
-                    error: &error,
-                    wait,
-                    hinted,
-                };
-                #[cfg(feature = "tracing")]
-                tracing::debug!(
-                    attempt = event.attempt,
-                    class = failure.class.name(),
-                    wait_ms = wait.as_millis() as u64,
-                    hinted,
-                    "retrying"
-                );
-                self.hooks.on_retry(&event);
-                #[cfg(feature = "metrics")]
-                crate::metrics::retried(policy, wait, failure.hint, hinted);
-                self.timer.arm(self.sleeper.sleep(wait));
-                Ok(())
-            }
-            Step::GiveUp(ending) => {
-                // The kernel refuses a request that cannot be sent again as
-                // it refuses any disallowed retry; the call says which it was.
-                let ending = match unrepeatable {
-                    Some(why)
-                        if refused.is_none() && allowed && in_policy(policy, failure.class) =>
-                    {
-                        why.ending()
-                    }
-                    _ => ending,
-                };
-                self.ending = Some(ending);
-                #[cfg(feature = "metrics")]
-                crate::metrics::ended(policy, ending, self.tally.attempts);
-                let now = read.unwrap_or_else(|| self.clock.now());
-                let report = self.report_at(ending, now);
-                #[cfg(feature = "tracing")]
-                tracing::debug!(
-                    ending = ending.as_str(),
-                    attempts = report.attempts,
-                    waited_ms = report.waited.as_millis() as u64,
-                    "giving up"
-                );
-                self.hooks.on_give_up(&GiveUpEvent {
-                    policy: policy.name(),
-                    error: &error,
-                    report: &report,
-                });
-                Err(error)
-            }
-        }
-    }
-
     /// The call ended in success: an adaptive budget hears of it, and
     /// metrics record how the call ended (with `decide`'s giving up, the
     /// one place that does, whichever entry point).
@@ -567,7 +418,7 @@ impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
         self.record(gate, None);
         let policy: &Policy = self.policy.borrow();
         if policy.budgets.paces() {
-            record_success(policy, &self.clock);
+            paced::record_success(policy, &self.clock);
         }
         #[cfg(feature = "metrics")]
         crate::metrics::ended(policy, Ending::Success, self.tally.attempts);
@@ -613,14 +464,6 @@ impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     pub(crate) fn sleep(&self, wait: Duration) -> S::Sleep {
         self.sleeper.sleep(wait)
     }
-}
-
-/// Tells `policy`'s adaptive budgets that a call succeeded; out of line, so
-/// a policy without one inlines only the check.
-#[cold]
-#[inline(never)]
-fn record_success(policy: &Policy, clock: &impl Clock) {
-    policy.budgets.record(clock.now(), false);
 }
 
 impl<P: CallPolicy, C, S: Sleeper, H> fmt::Debug for Run<P, C, S, H> {

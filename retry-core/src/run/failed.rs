@@ -1,0 +1,126 @@
+//! What a call does after a failed attempt: how the error stands for the
+//! kernel, and the decision (retry after a wait armed on the call's timer,
+//! or give up), with its hooks, event and metrics.
+
+use super::{CallPolicy, Gate, Run, elapsed};
+use crate::classify::Classify;
+use crate::clock::{Clock, Sleeper};
+use crate::decide::{Failure, Owed, Step, decide, decide_refused, in_policy};
+use crate::hooks::{GiveUpEvent, HookSet, RetryEvent, Unrepeatable};
+use crate::policy::Policy;
+
+impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
+    /// How a failed attempt's `error` stands for the kernel, with what the
+    /// site's `retry_if` said and why the request cannot be sent again (if
+    /// it cannot): the one place both the decision and a hedged round ask.
+    pub(crate) fn failure_of<E>(&self, error: &E) -> (Failure, bool, Option<Unrepeatable>)
+    where
+        E: Classify,
+        H: HookSet<E>,
+    {
+        let allowed = self.hooks.retry_if(error);
+        let unrepeatable = HookSet::<E>::unrepeatable(&self.hooks);
+        let failure = Failure {
+            class: error.class(),
+            hint: error.retry_after(),
+            allowed: allowed && unrepeatable.is_none(),
+        };
+        (failure, allowed, unrepeatable)
+    }
+
+    /// The decision after a failed attempt, with its hooks, event and
+    /// metrics. On a retry the wait is armed on the call's timer; on giving
+    /// up the error comes back. Out of line: the success path stays small.
+    #[inline(never)]
+    pub(crate) fn decide<E>(&mut self, error: E) -> Result<(), E>
+    where
+        E: Classify,
+        H: HookSet<E>,
+    {
+        #[cfg(feature = "tracing")]
+        let _span = self.span.clone().entered();
+        self.hold_policy();
+        let (failure, allowed, unrepeatable) = self.failure_of(&error);
+        let gate = std::mem::replace(&mut self.gate, Gate::Idle);
+        let refused = match gate {
+            Gate::Refused(retry_in) => Some(retry_in),
+            sent => {
+                self.record(sent, Some(failure.class));
+                None
+            }
+        };
+        // The clock is read only if the verdict or the report needs it.
+        let (clock, started) = (&self.clock, self.started);
+        let mut read = None;
+        let now = || {
+            let now = *read.insert(clock.now());
+            (elapsed(started, now), now)
+        };
+        let policy: &Policy = self.policy.borrow();
+        let step = match refused {
+            Some(retry_in) => decide_refused(policy, &mut self.tally, self.rng, retry_in, now),
+            None => decide(
+                policy,
+                &mut self.tally,
+                self.rng,
+                failure,
+                Owed::Nothing,
+                now,
+            ),
+        };
+        match step {
+            Step::Retry { wait, hinted } => {
+                let event = RetryEvent {
+                    policy: policy.name(),
+                    attempt: self.tally.attempts,
+                    error: &error,
+                    wait,
+                    hinted,
+                };
+                #[cfg(feature = "tracing")]
+                tracing::debug!(
+                    attempt = event.attempt,
+                    class = failure.class.name(),
+                    wait_ms = wait.as_millis() as u64,
+                    hinted,
+                    "retrying"
+                );
+                self.hooks.on_retry(&event);
+                #[cfg(feature = "metrics")]
+                crate::metrics::retried(policy, wait, failure.hint, hinted);
+                self.timer.arm(self.sleeper.sleep(wait));
+                Ok(())
+            }
+            Step::GiveUp(ending) => {
+                // The kernel refuses a request that cannot be sent again as
+                // it refuses any disallowed retry; the call says which it was.
+                let ending = match unrepeatable {
+                    Some(why)
+                        if refused.is_none() && allowed && in_policy(policy, failure.class) =>
+                    {
+                        why.ending()
+                    }
+                    _ => ending,
+                };
+                self.ending = Some(ending);
+                #[cfg(feature = "metrics")]
+                crate::metrics::ended(policy, ending, self.tally.attempts);
+                let now = read.unwrap_or_else(|| self.clock.now());
+                let report = self.report_at(ending, now);
+                #[cfg(feature = "tracing")]
+                tracing::debug!(
+                    ending = ending.as_str(),
+                    attempts = report.attempts,
+                    waited_ms = report.waited.as_millis() as u64,
+                    "giving up"
+                );
+                self.hooks.on_give_up(&GiveUpEvent {
+                    policy: policy.name(),
+                    error: &error,
+                    report: &report,
+                });
+                Err(error)
+            }
+        }
+    }
+}
