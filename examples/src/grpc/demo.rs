@@ -41,7 +41,7 @@ pub const HEDGE: &str = "retrykit-demo-Flaky";
 ///
 /// ```
 /// examples::grpc::demo::install().unwrap();
-/// assert_eq!(retrykit_core::registry::policy(examples::grpc::demo::RETRY).unwrap().max_attempts(), 4);
+/// assert_eq!(retrykit_core::registry::policy(examples::grpc::demo::RETRY).unwrap().max_attempts(), Some(4));
 /// ```
 pub fn install() -> Result<(), retrykit_config::Diagnostics> {
     let options = retrykit_config::Options::new();
