@@ -120,6 +120,14 @@ pub(crate) fn off_runtime(name: &str) -> bool {
         || name == "clock/tokio-no-runtime"
 }
 
+/// The counted loop of a clock row: `n` reads of `now`.
+#[inline(always)]
+fn reads<T>(n: u64, now: impl Fn() -> T) {
+    for _ in 0..n {
+        black_box(now());
+    }
+}
+
 /// The counted loop of a `Retry::call` success row under `policy`.
 #[inline(always)]
 fn core_success(policy: &Policy, n: u64) {
@@ -227,29 +235,17 @@ pub(crate) const ROWS: &[Row] = &[
     Row {
         name: "clock/std",
         kind: Kind::Limit,
-        run: |_, n| {
-            for _ in 0..n {
-                black_box(std::time::Instant::now());
-            }
-        },
+        run: |_, n| reads(n, std::time::Instant::now),
     },
     Row {
         name: "clock/tokio-no-runtime",
         kind: Kind::Limit,
-        run: |_, n| {
-            for _ in 0..n {
-                black_box(tokio::time::Instant::now());
-            }
-        },
+        run: |_, n| reads(n, tokio::time::Instant::now),
     },
     Row {
         name: "clock/tokio-paused-runtime",
         kind: Kind::Limit,
-        run: |_, n| {
-            for _ in 0..n {
-                black_box(tokio::time::Instant::now());
-            }
-        },
+        run: |_, n| reads(n, tokio::time::Instant::now),
     },
     Row {
         name: "one_failure_in_runtime/by-hand",
