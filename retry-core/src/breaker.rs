@@ -215,19 +215,11 @@ impl CircuitBreaker {
         let mut word = self.word();
         // Closed: one load and one test, the payload left undecoded.
         if word.is_closed() {
-            return Ok(Ticket {
-                began: now,
-                probe: None,
-            });
+            return Ok(Ticket::closed(now));
         }
         loop {
             let next = match word.phase() {
-                Phase::Closed { .. } => {
-                    return Ok(Ticket {
-                        began: now,
-                        probe: None,
-                    });
-                }
+                Phase::Closed { .. } => return Ok(Ticket::closed(now)),
                 Phase::Open { until_ms } if self.ms(now) < until_ms => {
                     let retry_in = self.until(until_ms).saturating_duration_since(now);
                     return Err(self.refusal(BreakerState::Open, retry_in));
@@ -266,7 +258,20 @@ impl CircuitBreaker {
     /// `now`: `failed` when its error's class is one the breaker counts
     /// ([`counts_class`](Self::counts_class)). An attempt that took
     /// `slow_call` or longer counts as failed whatever its outcome.
-    pub fn record(&self, mut ticket: Ticket, now: Instant, failed: bool) {
+    #[inline]
+    pub fn record(&self, ticket: Ticket, now: Instant, failed: bool) {
+        // The common case inline: a closed-state success of a local
+        // breaker without `slow_call` is one count in the window.
+        if failed || !self.counts_success_alone(&ticket) {
+            return self.record_answer(ticket, now, failed);
+        }
+        self.counts.add(ticket.began, ATTEMPTS, 1);
+    }
+
+    /// [`record`](Self::record)'s general case: a failure, a probe, a
+    /// slow-call check or a fleet breaker.
+    #[inline(never)]
+    fn record_answer(&self, mut ticket: Ticket, now: Instant, failed: bool) {
         let failed = failed
             || self
                 .settings
@@ -415,6 +420,7 @@ impl CircuitBreaker {
         (next, open_for)
     }
 
+    #[inline]
     fn word(&self) -> Word {
         Word(self.state.load(Ordering::Acquire))
     }

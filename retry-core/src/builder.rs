@@ -81,6 +81,7 @@ impl PolicyBuilder {
                 requests: RequestRules::DEFAULT,
                 waits: Waits::UNSET,
                 plain: false,
+                guarded: false,
                 hedge: None,
                 breaker: None,
             },

@@ -52,6 +52,8 @@ pub struct Policy {
     pub(crate) waits: Waits,
     /// `starts_plainly`, computed by `build`: the success path's one test.
     pub(crate) plain: bool,
+    /// `starts_guarded`, computed by `build`.
+    pub(crate) guarded: bool,
     /// The hedging settings, cap and latency estimate, when the policy
     /// hedges; shared by the policy's clones (see `hedge`).
     pub(crate) hedge: Option<Arc<Hedging>>,
@@ -339,15 +341,25 @@ impl Policy {
         self.plain
     }
 
+    /// Whether a call's first attempt needs nothing of this policy as it
+    /// begins or ends but its circuit breaker (a local one: a fleet
+    /// breaker goes the general way): the closed breaker's fast path
+    /// (`Run::let_through_closed`).
+    #[inline]
+    pub(crate) fn starts_guarded(&self) -> bool {
+        self.guarded
+    }
+
     /// This policy with its schedule's hot-path form computed from its
     /// settings (the builder's last step).
     pub(crate) fn computed(mut self) -> Self {
         self.waits = Waits::new(self.backoff, self.base, self.cap, self.min_delay);
-        self.plain = self.deadline.is_none()
+        let unpoliced = self.deadline.is_none()
             && self.attempt_timeout.is_none()
             && self.budgets.is_empty()
-            && self.hedge.is_none()
-            && self.breaker.is_none();
+            && self.hedge.is_none();
+        self.plain = unpoliced && self.breaker.is_none();
+        self.guarded = unpoliced && self.breaker.as_ref().is_some_and(|b| !b.in_fleet());
         self
     }
 

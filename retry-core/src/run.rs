@@ -21,9 +21,10 @@
 //!   allocates nothing. (A hedged round's attempts have their own timeouts.)
 
 mod failed;
+mod gate;
 mod paced;
 
-use crate::breaker::{BreakerOpen, Ticket};
+use crate::breaker::BreakerOpen;
 use crate::classify::Classify;
 use crate::clock::{Clock, Sleeper};
 use crate::decide::Tally;
@@ -32,6 +33,7 @@ use crate::policy::Policy;
 use crate::report::{Ending, Report};
 use crate::rng::JitterRng;
 use crate::timer::Timer;
+pub(crate) use gate::Gate;
 use std::borrow::Borrow;
 use std::fmt;
 use std::time::{Duration, Instant};
@@ -126,19 +128,6 @@ pub trait CallPolicy: Borrow<Policy> {
 
 impl CallPolicy for &Policy {}
 impl CallPolicy for std::sync::Arc<Policy> {}
-
-/// What the policy's circuit breaker said of the attempt in flight (see
-/// [`crate::breaker`]); `Idle` under a policy without one.
-#[derive(Debug)]
-pub(crate) enum Gate {
-    /// No breaker asked, or the attempt's outcome was recorded.
-    Idle,
-    /// Let through: its outcome is recorded as it is settled (a race
-    /// records each of its attempts itself).
-    Sent(Ticket),
-    /// Refused: the breaker lets attempts through again in this long.
-    Refused(Duration),
-}
 
 /// How a call is set up (the parts `Run::new` takes).
 pub(crate) struct Setup<C, S, H> {
@@ -307,14 +296,20 @@ impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
         H: HookSet<E>,
     {
         self.tally.attempts = self.tally.attempts.saturating_add(1);
-        if self.tally.attempts == 1 && self.plain && !self.hooks.wants_give_up() {
-            return None;
+        if self.tally.attempts == 1 {
+            if self.plain && !self.hooks.wants_give_up() {
+                return None;
+            }
+            // A policy that needs only its local breaker, when it is closed.
+            if self.policy.held().is_some_and(Policy::starts_guarded) && self.let_through_closed() {
+                return None;
+            }
         }
         self.begin_attempt_slowly::<E>()
     }
 
     /// [`begin_attempt`](Self::begin_attempt) for a retry, or a first
-    /// attempt that reads the clock or arms a timeout.
+    /// attempt that reads the clock, asks a breaker or arms a timeout.
     #[cold]
     #[inline(never)]
     fn begin_attempt_slowly<E>(&mut self) -> Option<Box<BreakerOpen>>
@@ -380,29 +375,6 @@ impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
         let spent = self.clock.now().saturating_duration_since(began);
         self.timer
             .arm(self.sleeper.sleep(limit.saturating_sub(spent)));
-    }
-
-    /// Takes back a hedge the breaker refused: it was never sent, so it is
-    /// not an attempt (a refused hedge is simply not sent).
-    pub(crate) fn unrefuse(&mut self) {
-        self.tally.attempts = self.tally.attempts.saturating_sub(1);
-        self.gate = Gate::Idle;
-    }
-
-    /// Tells the policy's breaker how the attempt `gate` let through went:
-    /// `failed` when its error's class is one the breaker counts (or it
-    /// was slow). A success of a breaker without `slow_call` reads no clock.
-    pub(crate) fn record(&self, gate: Gate, class: Option<crate::Class>) {
-        let (Some(breaker), Gate::Sent(ticket)) = (&self.policy.borrow().breaker, gate) else {
-            return;
-        };
-        let failed = class.is_some_and(|c| breaker.counts_class(c));
-        let now = if failed || breaker.slow_call().is_some() {
-            self.clock.now()
-        } else {
-            ticket.began()
-        };
-        breaker.record(ticket, now, failed);
     }
 
     /// The call ended in success: an adaptive budget hears of it, and

@@ -149,6 +149,7 @@ impl Window {
     }
 
     /// The slot number of `now`: whole slot lengths since the window began.
+    #[inline]
     pub(crate) fn epoch(&self, now: Instant) -> u64 {
         let since = now.saturating_duration_since(self.origin);
         // Whole seconds and nanoseconds apart: no 128-bit division.

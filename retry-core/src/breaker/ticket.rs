@@ -18,6 +18,15 @@ pub struct Ticket {
 }
 
 impl Ticket {
+    /// A closed breaker's ticket for an attempt let through at `now`.
+    #[inline]
+    pub(super) fn closed(now: Instant) -> Ticket {
+        Ticket {
+            began: now,
+            probe: None,
+        }
+    }
+
     /// When the attempt was let through.
     ///
     /// ```
@@ -63,6 +72,33 @@ impl Drop for Probe {
 }
 
 impl CircuitBreaker {
+    /// [`try_acquire`](Self::try_acquire) for a local breaker that is
+    /// closed: one load and one test, then `now()` read for the ticket;
+    /// `None`, reading nothing, when the breaker is not closed or is a
+    /// fleet's (ask `try_acquire`).
+    #[inline(always)]
+    pub(crate) fn acquire_closed(&self, now: impl FnOnce() -> Instant) -> Option<Ticket> {
+        (!self.in_fleet() && self.word().is_closed()).then(|| Ticket::closed(now()))
+    }
+
+    /// Whether a success of `ticket`'s attempt is only one count in the
+    /// window: a closed-state ticket of a local breaker without
+    /// `slow_call` (see [`record`](Self::record)).
+    #[inline]
+    pub(super) fn counts_success_alone(&self, ticket: &Ticket) -> bool {
+        ticket.probe.is_none() && self.settings.slow_call.is_none() && !self.in_fleet()
+    }
+
+    /// Whether the breaker is shared with a fleet (`with_fleet`).
+    #[inline]
+    pub(crate) fn in_fleet(&self) -> bool {
+        #[cfg(feature = "redis")]
+        let fleet = self.fleet.is_some();
+        #[cfg(not(feature = "redis"))]
+        let fleet = false;
+        fleet
+    }
+
     /// Gives back the place of a probe of `period` that was not answered.
     fn release(&self, period: u8, fleet: bool) {
         #[cfg(feature = "redis")]

@@ -1,0 +1,68 @@
+//! The policy's circuit breaker in a call: what it said of the attempt in
+//! flight ([`Gate`]), the closed breaker's fast path for a first attempt,
+//! and telling it how an attempt it let through went. (Asking it for any
+//! other attempt is part of `Run::begin_attempt_slowly`.)
+
+use super::{CallPolicy, Run};
+use crate::breaker::Ticket;
+use crate::clock::{Clock, Sleeper};
+use std::time::Duration;
+
+/// What the policy's circuit breaker said of the attempt in flight (see
+/// [`crate::breaker`]); `Idle` under a policy without one.
+#[derive(Debug)]
+pub(crate) enum Gate {
+    /// No breaker asked, or the attempt's outcome was recorded.
+    Idle,
+    /// Let through: its outcome is recorded as it is settled (a race
+    /// records each of its attempts itself).
+    Sent(Ticket),
+    /// Refused: the breaker lets attempts through again in this long.
+    Refused(Duration),
+}
+
+impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
+    /// A first attempt under a policy that needs nothing but its local
+    /// circuit breaker (`Policy::starts_guarded`), when the breaker is
+    /// closed: the clock read once, for the ticket and the call's start, as
+    /// [`begin_attempt_slowly`](Self::begin_attempt_slowly) would; `false`
+    /// (nothing done) for it to go that way. Out of line, and small: a plain
+    /// call's poll carries only the call.
+    #[inline(never)]
+    pub(super) fn let_through_closed(&mut self) -> bool {
+        let Some(breaker) = self.policy.held().and_then(|p| p.breaker.as_ref()) else {
+            return false;
+        };
+        let clock = &self.clock;
+        let Some(ticket) = breaker.acquire_closed(|| clock.now()) else {
+            return false;
+        };
+        self.started.get_or_insert(ticket.began());
+        self.gate = Gate::Sent(ticket);
+        true
+    }
+
+    /// Takes back a hedge the breaker refused: it was never sent, so it is
+    /// not an attempt (a refused hedge is simply not sent).
+    pub(crate) fn unrefuse(&mut self) {
+        self.tally.attempts = self.tally.attempts.saturating_sub(1);
+        self.gate = Gate::Idle;
+    }
+
+    /// Tells the policy's breaker how the attempt `gate` let through went:
+    /// `failed` when its error's class is one the breaker counts (or it
+    /// was slow). A success of a breaker without `slow_call` reads no clock.
+    #[inline]
+    pub(crate) fn record(&self, gate: Gate, class: Option<crate::Class>) {
+        let (Some(breaker), Gate::Sent(ticket)) = (&self.policy.borrow().breaker, gate) else {
+            return;
+        };
+        let failed = class.is_some_and(|c| breaker.counts_class(c));
+        let now = if failed || breaker.slow_call().is_some() {
+            self.clock.now()
+        } else {
+            ticket.began()
+        };
+        breaker.record(ticket, now, failed);
+    }
+}

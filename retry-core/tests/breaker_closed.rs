@@ -1,0 +1,144 @@
+//! The closed breaker's fast path: a call's first attempt under a policy
+//! whose only feature is a local circuit breaker asks it and tells it in
+//! line (`Run::let_through_closed`, `CircuitBreaker::record`). Its success
+//! must count as the general path's does: once, in the window slot of the
+//! time the attempt began, and the call's start is read for its report.
+#![cfg(feature = "tokio")]
+
+use retrykit_core::breaker::{BreakerOpen, BreakerState, CircuitBreaker};
+use retrykit_core::{Class, Classify, Policy, Retry};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+mod support;
+use support::paused_runtime;
+
+#[derive(Debug)]
+enum Answer {
+    Down,
+    Refused,
+}
+
+impl Classify for Answer {
+    fn class(&self) -> Class {
+        match self {
+            Answer::Down => Class::TRANSIENT,
+            Answer::Refused => Class::Permanent,
+        }
+    }
+    fn from_breaker_open(_: BreakerOpen) -> Option<Self> {
+        Some(Answer::Refused)
+    }
+}
+
+/// Judges from 4 attempts at a ratio of 0.5, over 10 s (1 s slots). Built
+/// before the paused runtime starts, so the runtime's clock never reads
+/// earlier than the window's origin.
+fn breaker() -> Arc<CircuitBreaker> {
+    let b = CircuitBreaker::builder()
+        .name("dep")
+        .min_calls(4)
+        .failure_ratio(0.5)
+        .window(Duration::from_secs(10))
+        .open_jitter(0.0)
+        .build()
+        .unwrap();
+    Arc::new(b)
+}
+
+/// One attempt a call, so each call is one count.
+fn policy(b: &Arc<CircuitBreaker>) -> Policy {
+    Policy::builder()
+        .max_attempts(1)
+        .breaker(Some(Arc::clone(b)))
+        .build()
+        .unwrap()
+}
+
+fn now() -> Instant {
+    tokio::time::Instant::now().into_std()
+}
+
+async fn sleep(ms: u64) {
+    tokio::time::sleep(Duration::from_millis(ms)).await;
+}
+
+#[test]
+fn a_first_attempts_success_counts_once_in_the_slot_it_began_in() {
+    let b = breaker();
+    paused_runtime().block_on(async {
+        let p = policy(&b);
+        // Begins in slot 0, answers in slot 1.
+        let (result, report) = Retry::new(&p)
+            .call_with_report(|| async {
+                sleep(1_500).await;
+                Ok::<_, Answer>(())
+            })
+            .await;
+        assert!(result.is_ok());
+        // Read from the attempt's start (not zero: unread).
+        let elapsed = report.elapsed.as_millis();
+        assert!((1_500..1_510).contains(&elapsed), "{elapsed} ms");
+        Retry::new(&p)
+            .call(|| async { Ok::<_, Answer>(()) })
+            .await
+            .unwrap();
+        assert_eq!((b.status(now()).attempts, b.status(now()).failures), (2, 0));
+        // At 10.2 s the window is slots 1 to 10: the first call, counted
+        // where it began (slot 0), has left it; the second (slot 1) has not.
+        sleep(8_700).await;
+        assert_eq!(b.status(now()).attempts, 1);
+        sleep(1_000).await;
+        assert_eq!(b.status(now()).attempts, 0);
+    });
+}
+
+#[test]
+fn failures_are_judged_against_the_successes_it_counted() {
+    let b = breaker();
+    paused_runtime().block_on(async {
+        let p = policy(&b);
+        for _ in 0..2 {
+            Retry::new(&p)
+                .call(|| async { Ok::<_, Answer>(()) })
+                .await
+                .unwrap();
+        }
+        let down = || async { Err::<(), _>(Answer::Down) };
+        assert!(Retry::new(&p).call(down).await.is_err());
+        assert_eq!(
+            b.state(),
+            BreakerState::Closed,
+            "3 attempts: under min_calls"
+        );
+        assert!(Retry::new(&p).call(down).await.is_err());
+        // 2 failures of 4 attempts: the ratio is reached only with both
+        // successes counted.
+        assert_eq!(b.state(), BreakerState::Open);
+        let refused = Retry::new(&p).call(|| async { Ok::<_, Answer>(()) }).await;
+        assert!(matches!(refused, Err(Answer::Refused)));
+    });
+}
+
+#[test]
+fn a_slow_call_threshold_still_judges_a_fast_path_success() {
+    let b = CircuitBreaker::builder()
+        .min_calls(2)
+        .failure_ratio(0.5)
+        .slow_call(Some(Duration::from_millis(100)))
+        .open_jitter(0.0)
+        .build()
+        .map(Arc::new)
+        .unwrap();
+    paused_runtime().block_on(async {
+        let p = policy(&b);
+        for _ in 0..2 {
+            let slow = || async {
+                sleep(200).await;
+                Ok::<_, Answer>(())
+            };
+            Retry::new(&p).call(slow).await.unwrap();
+        }
+        assert_eq!(b.state(), BreakerState::Open, "two slow successes trip it");
+    });
+}
