@@ -328,4 +328,6 @@ pub(crate) const ROWS: &[Row] = &[
             }
         },
     },
+    crate::grpc::TONIC_ROW,
+    crate::grpc::LAYER_ROW,
 ];
