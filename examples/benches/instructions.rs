@@ -2,7 +2,9 @@
 //! checked against a committed budget: the success path, one failure on tokio's timer, the loop without
 //! a timer, the next delay per jitter mode, registry lookups and what each
 //! policy feature adds to `Retry::call`, for the same contenders as
-//! `compare` (the functions of `common`).
+//! `compare` (the functions of `common`); and one gRPC call through a tonic
+//! channel alone and through the layer's gRPC mode (`instructions/grpc.rs`),
+//! with issue 33's target between them (at most 10% more through the layer).
 //!
 //! `cargo bench -p examples --bench instructions` runs it. Run normally, the
 //! binary re-executes itself under `valgrind --tool=callgrind` twice per row,
@@ -20,13 +22,15 @@
 //! It prints a Markdown table (row, instructions and atomics per call, ratio
 //! to the plain call, budget, verdict) and exits non-zero when one of our
 //! rows is over either budget in `benches/instructions.budget`, or has none there, or the file
-//! names a row that no longer exists. With [`WRITE_BUDGET_VAR`] set to `1` it
+//! names a row that no longer exists, or the gRPC layer misses its target. With [`WRITE_BUDGET_VAR`] set to `1` it
 //! rewrites that file from this run instead (each of our rows' instructions
 //! plus 10%, their atomics as counted).
 
 #[path = "instructions/budget.rs"]
 mod budget;
 mod common;
+#[path = "instructions/grpc.rs"]
+mod grpc;
 #[path = "instructions/rows.rs"]
 mod rows;
 
@@ -145,6 +149,7 @@ fn parent() -> ExitCode {
             })
     };
     problems.extend(print_table(&counted, &budget));
+    problems.extend(grpc::check_target(&counted));
     println!(
         "\n{} rows, {N} and {} calls each, in {:.1} s",
         counted.len(),

@@ -148,10 +148,7 @@ async fn resource_exhausted_waits_for_its_pushback_clamped_and_a_bad_pushback_st
 #[tokio::test(start_paused = true)]
 async fn a_slow_call_is_hedged_with_previous_attempts_and_the_loser_is_reset() {
     let (server, channel) = start(vec![Step::Slow(Duration::from_secs(1)), Step::Ok]).await;
-    let mut hedge = HedgeSettings::new(HedgeAfter::Fixed(ms(50)));
-    hedge.share = 1.0;
-    let policy = policy().hedge(Some(hedge)).build().unwrap();
-    let client = RetryLayer::new(policy).grpc().layer(channel);
+    let client = RetryLayer::new(hedging()).grpc().layer(channel);
     let response = call(client, "ada").await.expect("the hedge answers");
     let report = *response.extensions().get::<Report>().unwrap();
     assert_eq!((report.attempts, report.hedges, report.winner), (2, 1, 2));
@@ -367,4 +364,46 @@ async fn a_code_named_in_the_policy_file_is_retried_and_by_default_it_is_not() {
     let report = *response.extensions().get::<Report>().unwrap();
     assert_eq!((report.ending, report.attempts), (Ending::Success, 3));
     assert_eq!(previous(&server.seen()), [None, Some("1"), Some("2")]);
+}
+
+/// A hedging policy whose hedge goes after 50 ms (one a call: `hedge_share`
+/// 1.0).
+fn hedging() -> Policy {
+    let mut hedge = HedgeSettings::new(HedgeAfter::Fixed(ms(50)));
+    hedge.share = 1.0;
+    policy().hedge(Some(hedge)).build().unwrap()
+}
+
+#[tokio::test(start_paused = true)]
+async fn once_an_attempt_commits_no_hedge_follows_and_the_others_are_reset() {
+    // The first attempt's message comes at once, its OK 500 ms later: no
+    // hedge at 50 ms (gRFC A6), so the server sees one request.
+    let (server, channel) = start(vec![Step::SlowTrailers(ms(500)), Step::Ok]).await;
+    let client = RetryLayer::new(hedging()).grpc().layer(channel);
+    let response = call(client, "ada")
+        .await
+        .expect("the committed attempt answers");
+    let report = *response.extensions().get::<Report>().unwrap();
+    assert_eq!((report.attempts, report.hedges, report.winner), (1, 0, 1));
+    assert_eq!(response.get_ref().text, "partial");
+    assert_eq!(server.seen().len(), 1, "no hedge after the commit");
+
+    // The first attempt answers after 200 ms; the hedge at 50 ms commits
+    // at once, so the first is cancelled then (its stream reset, its
+    // handler never done) and the call waits for the hedge's end at 550 ms.
+    let script = vec![Step::Slow(ms(200)), Step::SlowTrailers(ms(500))];
+    let (server, channel) = start(script).await;
+    let client = RetryLayer::new(hedging()).grpc().layer(channel);
+    let response = call(client, "bo")
+        .await
+        .expect("the committed hedge answers");
+    let report = *response.extensions().get::<Report>().unwrap();
+    assert_eq!((report.attempts, report.hedges, report.winner), (2, 1, 2));
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let seen = server.seen();
+    assert_eq!(previous(&seen), [None, Some("1")]);
+    assert!(
+        !seen[0].finished,
+        "the attempt the commit cancelled was reset"
+    );
 }

@@ -80,3 +80,18 @@ fn the_table_names_both_rows_and_bad_flags_are_refused() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn over_grpc_a_short_run_prints_the_same_keys_and_names_its_transport() {
+    let out = tail(&["--transport", "grpc", "--format", "json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["transport"], "grpc");
+    let measured = v["measured"].as_object().unwrap();
+    assert_eq!(measured.len(), 5, "{v}");
+    assert!(v["measured"]["p50_ms"].as_f64().unwrap() >= 1.0, "{v}");
+}

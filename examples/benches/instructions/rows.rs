@@ -374,4 +374,6 @@ pub(crate) const ROWS: &[Row] = &[
             }
         },
     },
+    crate::grpc::TONIC_ROW,
+    crate::grpc::LAYER_ROW,
 ];

@@ -41,7 +41,21 @@ where
     <S::ResponseBody as http_body::Body>::Error:
         Into<Box<dyn std::error::Error + Send + Sync>> + Send,
 {
-    let mut client = tonic::client::Grpc::new(service);
+    call_on(&mut tonic::client::Grpc::new(service), name).await
+}
+
+/// The same call on a client kept from call to call, as a generated tonic
+/// client makes it: `ready`, then `unary`.
+pub async fn call_on<S>(
+    client: &mut tonic::client::Grpc<S>,
+    name: &str,
+) -> Result<tonic::Response<Answer>, tonic::Status>
+where
+    S: tonic::client::GrpcService<tonic::body::Body>,
+    S::ResponseBody: http_body::Body<Data = bytes::Bytes> + Send + 'static,
+    <S::ResponseBody as http_body::Body>::Error:
+        Into<Box<dyn std::error::Error + Send + Sync>> + Send,
+{
     client
         .ready()
         .await

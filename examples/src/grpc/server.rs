@@ -42,6 +42,9 @@ pub enum Step {
     /// Sends a message, then trailers with this `grpc-status` value as it
     /// is (malformed, say), or none at all.
     RawTrailers(Option<String>),
+    /// Sends a message at once, then `grpc-status: OK` in the trailers
+    /// after this long: a call committed long before it ends.
+    SlowTrailers(Duration),
 }
 
 /// What the server saw of one call.
@@ -169,8 +172,9 @@ impl tower::Service<http::Request<Body>> for Flaky {
                 tonic::server::Grpc::new(tonic_prost::ProstCodec::<Answer, Ask>::default());
             let response = grpc.unary(handler, request).await;
             Ok(match step {
-                Step::UnavailableAfterBody => raw(Some("14".into())),
-                Step::RawTrailers(status) => raw(status),
+                Step::UnavailableAfterBody => raw(Some("14".into()), None),
+                Step::RawTrailers(status) => raw(status, None),
+                Step::SlowTrailers(wait) => raw(Some("0".into()), Some(wait)),
                 _ => response,
             })
         })
@@ -236,9 +240,32 @@ impl tower::Service<tonic::Request<Ask>> for Handler {
     }
 }
 
-/// A response that has begun: one message, then trailers with `status` as
-/// `grpc-status` (none when `None`).
-fn raw(status: Option<String>) -> http::Response<Body> {
+/// Answers a unary call at once with `hello NAME` (whatever its path), as a
+/// tonic handler does (the request decoded and the answer encoded by prost's
+/// codec): the server of the instruction bench's gRPC rows and, after its
+/// latency, of `tail --transport grpc`.
+pub async fn greet(request: http::Request<Body>) -> http::Response<Body> {
+    let codec = tonic_prost::ProstCodec::<Answer, Ask>::default();
+    tonic::server::Grpc::new(codec).unary(Greet, request).await
+}
+
+/// [`greet`]'s handler, for the decoded request.
+#[derive(Debug, Clone, Copy)]
+struct Greet;
+
+impl tonic::server::UnaryService<Ask> for Greet {
+    type Response = Answer;
+    type Future = std::future::Ready<Result<tonic::Response<Answer>, tonic::Status>>;
+
+    fn call(&mut self, request: tonic::Request<Ask>) -> Self::Future {
+        let text = format!("hello {}", request.into_inner().name);
+        std::future::ready(Ok(tonic::Response::new(Answer { text })))
+    }
+}
+
+/// A response that has begun: one message, then (after `wait`, if given)
+/// trailers with `status` as `grpc-status` (none when `None`).
+fn raw(status: Option<String>, wait: Option<Duration>) -> http::Response<Body> {
     let message = Answer {
         text: "partial".into(),
     }
@@ -254,12 +281,18 @@ fn raw(status: Option<String>) -> http::Response<Body> {
     let frames = VecDeque::from([Frame::data(frame.freeze()), Frame::trailers(trailers)]);
     http::Response::builder()
         .header("content-type", "application/grpc")
-        .body(Body::new(Frames(frames)))
+        .body(Body::new(Frames {
+            frames,
+            wait: wait.map(|wait| Box::pin(tokio::time::sleep(wait))),
+        }))
         .unwrap_or_default()
 }
 
-/// A body of frames given up front.
-struct Frames(VecDeque<Frame<Bytes>>);
+/// A body of frames given up front, its last one sent once `wait` is over.
+struct Frames {
+    frames: VecDeque<Frame<Bytes>>,
+    wait: Option<Pin<Box<tokio::time::Sleep>>>,
+}
 
 impl http_body::Body for Frames {
     type Data = Bytes;
@@ -267,12 +300,18 @@ impl http_body::Body for Frames {
 
     fn poll_frame(
         mut self: Pin<&mut Self>,
-        _: &mut Context<'_>,
+        cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
-        Poll::Ready(self.0.pop_front().map(Ok))
+        if self.frames.len() == 1
+            && let Some(wait) = self.wait.as_mut()
+        {
+            std::task::ready!(wait.as_mut().poll(cx));
+            self.wait = None;
+        }
+        Poll::Ready(self.frames.pop_front().map(Ok))
     }
 
     fn is_end_stream(&self) -> bool {
-        self.0.is_empty()
+        self.frames.is_empty()
     }
 }

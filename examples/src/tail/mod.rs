@@ -1,19 +1,26 @@
 //! "The Tail at Scale" on a real server, beside the simulator's prediction:
 //! `tail --config F --policy P --calls N --concurrency C --slow-share S
-//! --slow D --fast D --seed S [--load-slowdown K] [--format json]`.
+//! --slow D --fast D --seed S [--load-slowdown K] [--transport grpc]
+//! [--format json]`.
 //!
-//! It starts a hyper server on 127.0.0.1 whose latency follows retrykit-sim's
+//! It starts a server on 127.0.0.1 whose latency follows retrykit-sim's
 //! [`TailServer`] model (seeded), runs `--concurrency` clients making
-//! `--calls` calls through [`Retry::call`](retrykit_core::Retry::call) under
-//! the named policy, and prints `predicted` (retrykit-sim's tail scenario on
-//! the same parameters) and `measured` with the same keys: p50, p99, p99.9,
-//! the share of extra requests (counted by the server) and hedges won. It
-//! warns when the machine could not keep up (the server's sleeps ending
-//! late), as `fleet` does.
+//! `--calls` calls under the named policy, and prints `predicted`
+//! (retrykit-sim's tail scenario on the same parameters) and `measured`
+//! with the same keys: p50, p99, p99.9, the share of extra requests
+//! (counted by the server) and hedges won. It warns when the machine could
+//! not keep up (the server's sleeps ending late), as `fleet` does.
+//! `--transport http` (the default): hyper (HTTP/1.1), each call through
+//! [`Retry::call`](retrykit_core::Retry::call); `--transport grpc`: tonic,
+//! each call through the tower layer's gRPC mode over one `Channel`.
+//! [`measure`] runs the same in a runtime of the caller's (a test's paused
+//! clock, say).
 //!
-//! - `server`: the service and its counts; `clients`: the calls.
+//! - `server`: the latencies, the HTTP service and the counts; `grpc`: the
+//!   gRPC service and client; `clients`: the calls.
 
 mod clients;
+mod grpc;
 mod server;
 
 use clap::Parser;
@@ -56,9 +63,32 @@ pub struct TailArgs {
     /// Seeds the server's latencies (and the prediction)
     #[arg(long, value_name = "S", default_value_t = 0)]
     pub seed: u64,
+    /// What the clients and the server speak
+    #[arg(long, value_enum, default_value_t = Transport::Http)]
+    pub transport: Transport,
     /// Output format
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
+}
+
+/// What `tail`'s clients and server speak.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Transport {
+    /// HTTP/1.1 (hyper), each call through `Retry::call`, each attempt on a
+    /// connection of its own.
+    Http,
+    /// gRPC (tonic), each call through the tower layer's gRPC mode over one
+    /// shared channel: a hedge is another HTTP/2 stream.
+    Grpc,
+}
+
+impl Transport {
+    fn name(self) -> &'static str {
+        match self {
+            Transport::Http => "http",
+            Transport::Grpc => "grpc",
+        }
+    }
 }
 
 /// How `tail` prints its results.
@@ -127,8 +157,9 @@ impl TailArgs {
     }
 }
 
-/// Loads the policy as a program would (`RETRY_PROFILE`, `RETRY_POLICY__*`).
-fn load_policy(
+/// Loads `--policy` from `--config` as a program would (`RETRY_PROFILE`,
+/// `RETRY_POLICY__*`), with the file's warnings.
+pub fn load_policy(
     args: &TailArgs,
 ) -> Result<(Arc<retrykit_core::Policy>, Vec<String>), Box<dyn Error>> {
     let config = crate::policies::load_as_program(args.config.as_ref())?;
@@ -178,6 +209,76 @@ fn measured(results: &[clients::CallResult], requests: u64) -> TailOutcome {
     }
 }
 
+/// Runs the server and the clients of `args` in the current tokio runtime
+/// under `policy`: what they measured, and warnings when the run cannot be
+/// trusted (calls failed, the machine could not keep up). On a paused
+/// clock every latency is tokio's virtual time, the same under any load.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+/// use clap::Parser;
+/// let file = concat!(env!("CARGO_MANIFEST_DIR"), "/retry.toml");
+/// let args = examples::tail::TailArgs::try_parse_from(["tail", "--config", file, "--policy", "lookup-unhedged",
+///     "--calls", "40", "--slow-share", "0.5", "--transport", "grpc"]).unwrap();
+/// let (policy, _) = examples::tail::load_policy(&args).unwrap();
+/// let (measured, warnings) = examples::tail::measure(&args, policy).await.unwrap();
+/// // Half the calls take the slow latency (1 s); none is sent twice.
+/// assert!(measured.p999 >= std::time::Duration::from_secs(1), "{measured:?}");
+/// assert_eq!(measured.extra_share, 0.0);
+/// assert!(warnings.is_empty(), "{warnings:?}");
+/// # }
+/// ```
+pub async fn measure(
+    args: &TailArgs,
+    policy: Arc<retrykit_core::Policy>,
+) -> Result<(TailOutcome, Vec<String>), Box<dyn Error>> {
+    let tolerance = Duration::from_millis(2) + args.fast / 10;
+    let latencies = server::Latencies::new(args.scenario().server, args.seed, tolerance);
+    let (calls, concurrency) = (args.calls, args.concurrency);
+    let (results, counts) = match args.transport {
+        Transport::Http => {
+            let server = server::start(latencies).await?;
+            let addr = server.addr;
+            let new_caller = || {
+                let (policy, pool) = (policy.clone(), clients::Pool::default());
+                move || clients::http_call(policy.clone(), pool.clone(), addr)
+            };
+            let results = clients::drive(calls, concurrency, new_caller).await;
+            (results, server.counts)
+        }
+        Transport::Grpc => {
+            let server = grpc::start(latencies).await?;
+            let client = grpc::client(policy, server.addr).await?;
+            let new_caller = || {
+                let client = client.clone();
+                move || grpc::call(client.clone())
+            };
+            let results = clients::drive(calls, concurrency, new_caller).await;
+            (results, server.counts)
+        }
+    };
+    let requests = counts.requests.load(std::sync::atomic::Ordering::Relaxed);
+    let mut warnings = Vec::new();
+    let failed = results.iter().filter(|r| !r.ok).count();
+    if failed > 0 {
+        warnings.push(format!(
+            "{failed} calls failed (the server always answers: the machine or the network refused)"
+        ));
+    }
+    let late = counts.late.load(std::sync::atomic::Ordering::Relaxed);
+    let served = counts
+        .served
+        .load(std::sync::atomic::Ordering::Relaxed)
+        .max(1);
+    if late * 100 > served {
+        warnings.push(format!(
+            "the machine could not keep up: {late} of {served} requests were served more than {} late; the measured latencies include that",
+            retrykit_config::show_duration(tolerance)
+        ));
+    }
+    Ok((measured(&results, requests), warnings))
+}
+
 /// Runs the server and the clients, and the prediction, and renders both
 /// as `--format` says. Bad flags are refused before anything starts:
 ///
@@ -199,35 +300,12 @@ pub fn run(args: &TailArgs) -> Result<String, Box<dyn Error>> {
     } else {
         report.unhedged
     };
-    let tolerance = Duration::from_millis(2) + args.fast / 10;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    let (results, counts) = runtime.block_on(async {
-        let server = server::start(scenario.server, args.seed, tolerance).await?;
-        let results = clients::run(policy.clone(), server.addr, args.calls, args.concurrency).await;
-        Ok::<_, std::io::Error>((results, server.counts))
-    })?;
+    let (measured, seen) = runtime.block_on(measure(args, policy.clone()))?;
     runtime.shutdown_timeout(Duration::from_millis(100));
-    let requests = counts.requests.load(std::sync::atomic::Ordering::Relaxed);
-    let measured = measured(&results, requests);
-    let failed = results.iter().filter(|r| !r.ok).count();
-    if failed > 0 {
-        warnings.push(format!(
-            "{failed} calls failed (the server always answers: the machine or the network refused)"
-        ));
-    }
-    let late = counts.late.load(std::sync::atomic::Ordering::Relaxed);
-    let served = counts
-        .served
-        .load(std::sync::atomic::Ordering::Relaxed)
-        .max(1);
-    if late * 100 > served {
-        warnings.push(format!(
-            "the machine could not keep up: {late} of {served} requests were served more than {} late; the measured latencies include that",
-            retrykit_config::show_duration(tolerance)
-        ));
-    }
+    warnings.extend(seen);
     if report.settings.is_some() && predicted.hedges > 0 && measured.hedges == 0 {
         warnings.push(
             "no hedge was sent: this build's retry loop does not hedge yet, so measured is the policy unhedged (compare predicted_unhedged)".to_owned(),
@@ -298,6 +376,7 @@ fn json(
 ) -> String {
     let value = serde_json::json!({
         "policy": args.policy,
+        "transport": args.transport.name(),
         "hedge_after": hedging(policy),
         "calls": args.calls,
         "concurrency": args.concurrency,
@@ -324,9 +403,10 @@ fn table(
 ) -> String {
     let show = short;
     let mut out = format!(
-        "tail: {} calls by {} clients on 127.0.0.1; {}% of requests take {}, the rest {} ±50%; policy `{}` (hedge_after {}); seed {}\n",
+        "tail: {} calls by {} clients over {} on 127.0.0.1; {}% of requests take {}, the rest {} ±50%; policy `{}` (hedge_after {}); seed {}\n",
         args.calls,
         args.concurrency,
+        args.transport.name(),
         args.slow_share * 100.0,
         retrykit_config::show_duration(args.slow),
         retrykit_config::show_duration(args.fast),

@@ -1,10 +1,12 @@
-//! The tail harness's server: hyper on 127.0.0.1, every request answered
-//! 200 after a latency drawn from retrykit-sim's [`TailServer`] model (the
-//! simulator's), from one seeded generator. It counts every request it
-//! receives (so extra requests are measured on the server's side) and how
+//! The tail harness's servers: every request answered after a latency drawn
+//! from retrykit-sim's [`TailServer`] model (the simulator's), from one
+//! seeded generator ([`Latencies`]): hyper on 127.0.0.1 answering 200 here,
+//! a tonic server answering OK in `grpc`. They count every request they
+//! receive (so extra requests are measured on the server's side) and how
 //! late each one's sleep ended, to tell whether the machine kept up. A
 //! request whose client went away (a cancelled hedge) stops being served:
-//! hyper drops its future with the connection.
+//! hyper drops its future with the connection (HTTP/1.1) or the stream's
+//! reset (HTTP/2).
 
 use http_body_util::Full;
 use hyper::body::{Bytes, Incoming};
@@ -19,8 +21,9 @@ use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Instant;
+use std::time::Duration;
 use tokio::net::TcpListener;
+use tokio::time::Instant;
 
 /// What the server saw.
 #[derive(Debug, Default)]
@@ -50,38 +53,63 @@ pub(crate) struct Server {
     pub(crate) counts: Arc<Counts>,
 }
 
-/// Starts the server on 127.0.0.1 (an OS-chosen port) in the current tokio
-/// runtime; a sleep ending later than `tolerance` counts as late.
-pub(crate) async fn start(
+/// Each request's latency, drawn from the model with one seeded generator,
+/// and the counts; shared by all of a server's requests.
+#[derive(Clone)]
+pub(crate) struct Latencies {
     model: TailServer,
-    seed: u64,
-    tolerance: std::time::Duration,
-) -> std::io::Result<Server> {
+    rng: Arc<Mutex<SmallRng>>,
+    pub(crate) counts: Arc<Counts>,
+    /// A sleep ending later than this counts as late.
+    tolerance: Duration,
+}
+
+impl Latencies {
+    pub(crate) fn new(model: TailServer, seed: u64, tolerance: Duration) -> Self {
+        Latencies {
+            model,
+            rng: Arc::new(Mutex::new(SmallRng::seed_from_u64(seed))),
+            counts: Arc::default(),
+            tolerance,
+        }
+    }
+
+    /// One request's wait: counted as received, then the drawn latency
+    /// slept on tokio's clock (virtual when paused), then counted as
+    /// served, and as late if the sleep ended past the tolerance. Dropped
+    /// (the request cancelled), it stops where it is.
+    pub(crate) async fn wait(&self) {
+        let counts = &self.counts;
+        counts.requests.fetch_add(1, Ordering::Relaxed);
+        let busy = counts.in_progress.fetch_add(1, Ordering::Relaxed);
+        let _guard = InProgress(counts.clone());
+        let latency = {
+            let mut rng = self.rng.lock().unwrap_or_else(PoisonError::into_inner);
+            self.model.latency(rng.random(), rng.random(), busy)
+        };
+        let due = Instant::now() + latency;
+        tokio::time::sleep_until(due).await;
+        if Instant::now().saturating_duration_since(due) > self.tolerance {
+            counts.late.fetch_add(1, Ordering::Relaxed);
+        }
+        counts.served.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// Starts the HTTP/1.1 server on 127.0.0.1 (an OS-chosen port) in the
+/// current tokio runtime.
+pub(crate) async fn start(latencies: Latencies) -> std::io::Result<Server> {
     let listener = TcpListener::bind("127.0.0.1:0").await?;
     let addr = listener.local_addr()?;
-    let counts = Arc::new(Counts::default());
-    let rng = Arc::new(Mutex::new(SmallRng::seed_from_u64(seed)));
-    let shared = counts.clone();
+    let counts = latencies.counts.clone();
     tokio::spawn(async move {
         while let Ok((stream, _)) = listener.accept().await {
             let _ = stream.set_nodelay(true);
-            let (counts, rng) = (shared.clone(), rng.clone());
+            let latencies = latencies.clone();
             let service = service_fn(move |_req: Request<Incoming>| {
-                let (counts, rng) = (counts.clone(), rng.clone());
+                let latencies = latencies.clone();
                 async move {
-                    counts.requests.fetch_add(1, Ordering::Relaxed);
-                    let busy = counts.in_progress.fetch_add(1, Ordering::Relaxed);
-                    let _guard = InProgress(counts.clone());
-                    let latency = {
-                        let mut rng = rng.lock().unwrap_or_else(PoisonError::into_inner);
-                        model.latency(rng.random(), rng.random(), busy)
-                    };
-                    let due = Instant::now() + latency;
-                    tokio::time::sleep(latency).await;
-                    if Instant::now().saturating_duration_since(due) > tolerance {
-                        counts.late.fetch_add(1, Ordering::Relaxed);
-                    }
-                    counts.served.fetch_add(1, Ordering::Relaxed);
+                    latencies.wait().await;
                     Ok::<_, Infallible>(Response::new(Full::new(Bytes::from_static(b"ok"))))
                 }
             });

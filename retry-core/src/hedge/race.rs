@@ -6,6 +6,13 @@
 //! loop then settles as any failed attempt (a retry after a wait when the
 //! policy allows one, as after server pushback).
 //!
+//! gRFC A6's commit: when the hooks say the call is
+//! [`Committed`](Unrepeatable::Committed) just after an attempt was polled
+//! (its response began: the gRPC layer's attempts say so as their first
+//! message comes), the round is committed to that attempt: every other
+//! one is cancelled at once, no hedge follows, and the round ends with the
+//! committed attempt's result (a failure then ends the call).
+//!
 //! Each attempt is raced against its own `attempt_timeout` and runs in an
 //! `attempt` span inside the call's span. The call's timer waits for the
 //! next hedge.
@@ -14,7 +21,7 @@ use super::{HedgeStep, HedgeView, is_fatal, next_hedge};
 use crate::attempt::{Own, Timed};
 use crate::classify::Classify;
 use crate::clock::{Clock, Sleeper};
-use crate::hooks::HookSet;
+use crate::hooks::{HookSet, Unrepeatable};
 use crate::run::{CallPolicy, Gate, Run};
 use std::future::Future;
 use std::pin::Pin;
@@ -49,6 +56,8 @@ impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
             first_attempt: 0,
             first_began: now,
             refused: false,
+            committed: false,
+            cancelled: 0,
         };
         race.start(now, false);
         race
@@ -80,6 +89,11 @@ pub struct Race<'r, P, C, S: Sleeper, H, M, Fut: Future> {
     /// Whether the breaker refused an attempt of this round: no hedge
     /// follows (a refused first attempt ends the round at once).
     refused: bool,
+    /// Whether an attempt committed (see the module docs): it alone is left
+    /// running, and no hedge follows.
+    committed: bool,
+    /// Attempts cancelled when one committed.
+    cancelled: u32,
 }
 
 impl<P, C, S, H, M, Fut, T, E> Race<'_, P, C, S, H, M, Fut>
@@ -156,11 +170,27 @@ where
                 run.policy(),
                 run.tally.attempts - self.first_attempt,
                 winner != self.first_attempt,
-                self.running.len() as u32,
+                self.running.len() as u32 + self.cancelled,
             );
         }
         self.running.clear();
         Poll::Ready(result)
+    }
+
+    /// Commits the round to attempt `i`, just polled, if the hooks now say
+    /// the call is committed (see the module docs): the others are
+    /// cancelled (dropped), and `i` is left alone at index 0.
+    fn commit_to(&mut self, i: usize) -> bool {
+        if self.committed
+            || HookSet::<E>::unrepeatable(&self.run.hooks) != Some(Unrepeatable::Committed)
+        {
+            return false;
+        }
+        self.committed = true;
+        self.running.swap(0, i);
+        self.cancelled = self.running.len() as u32 - 1;
+        self.running.truncate(1);
+        true
     }
 }
 
@@ -182,7 +212,7 @@ where
             let mut i = 0;
             while i < this.running.len() {
                 let Poll::Ready(result) = this.running[i].fut.as_mut().poll(cx) else {
-                    i += 1;
+                    i = if this.commit_to(i) { 1 } else { i + 1 };
                     continue;
                 };
                 let done = this.running.swap_remove(i);
@@ -203,7 +233,10 @@ where
                     }
                 }
             }
-            if this.refused {
+            // A refused or committed round sends no hedge: it waits for the
+            // attempts it has (a committed one's failure is fatal: it ends
+            // the round as it comes).
+            if this.refused || this.committed {
                 if this.running.is_empty() {
                     let last = this.last.take().expect("a refused round holds its refusal");
                     return this.finish(0, last);

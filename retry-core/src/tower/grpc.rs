@@ -8,8 +8,9 @@
 //!   data; past that it is handed over as it is (streaming, its status
 //!   still to come);
 //! - an attempt whose response body began (a data frame came) is
-//!   committed: never sent again, and no hedge follows it; a failure that
-//!   comes after that ends the call with `Ending::Committed`;
+//!   committed (gRFC A6): the call's other attempts are cancelled, no
+//!   attempt follows it, retry or hedge, and a failure that comes after
+//!   that ends the call with `Ending::Committed`;
 //! - the n-th attempt sent (a retry or a hedge) carries
 //!   `grpc-previous-rpc-attempts: n - 1`;
 //! - an attempt the layer gives up on (its timeout, a hedge race lost, the
@@ -167,8 +168,8 @@ where
 }
 
 /// An attempt's outcome: its response, read ahead to its status (see the
-/// module docs), or why it failed. A failure after the body began sets
-/// `committed` as it is returned.
+/// module docs), or why it failed. The response's first message sets
+/// `committed` (gRFC A6's commit).
 // The failure carries the response by value, as each attempt returns it.
 #[allow(clippy::result_large_err)]
 async fn settle<R>(
@@ -189,13 +190,10 @@ where
     } else if parts.status != StatusCode::OK {
         Some(GrpcFailure::from_http(parts.status, &parts.headers))
     } else {
-        match body.read_ahead(policy.max_replay_body()).await {
+        match body.read_ahead(policy.max_replay_body(), committed).await {
             Ok(ReadAhead::Trailers(failure)) => failure,
             Ok(ReadAhead::PastLimit) => None,
-            Err(error) => {
-                committed.store(body.began, Ordering::Release);
-                return Err(FailedAttempt::Transport(error));
-            }
+            Err(error) => return Err(FailedAttempt::Transport(error)),
         }
     };
     let response = Response::from_parts(parts, body);
@@ -206,10 +204,7 @@ where
     };
     match failure {
         None => Ok(response),
-        Some(failure) => {
-            committed.store(response.body().began, Ordering::Release);
-            Err(FailedAttempt::Status { response, failure })
-        }
+        Some(failure) => Err(FailedAttempt::Status { response, failure }),
     }
 }
 
@@ -272,8 +267,14 @@ where
     R::Error: Into<BoxError>,
 {
     /// Reads the body's frames into `kept` until its trailers or end, or
-    /// until more than `limit` bytes of data came.
-    async fn read_ahead(&mut self, limit: u64) -> Result<ReadAhead, BoxError> {
+    /// until more than `limit` bytes of data came. The first data frame
+    /// commits the call: it sets `committed`, and a hedged round then
+    /// cancels the call's other attempts and sends no more.
+    async fn read_ahead(
+        &mut self,
+        limit: u64,
+        committed: &AtomicBool,
+    ) -> Result<ReadAhead, BoxError> {
         let mut read = 0u64;
         loop {
             match poll_fn(|cx| Pin::new(&mut self.inner).poll_frame(cx)).await {
@@ -287,7 +288,10 @@ where
                 Some(Ok(frame)) => match frame.into_data() {
                     Ok(mut data) => {
                         let chunk = data.copy_to_bytes(data.remaining());
-                        self.began = true;
+                        if !self.began {
+                            self.began = true;
+                            committed.store(true, Ordering::Release);
+                        }
                         read = read.saturating_add(chunk.len() as u64);
                         self.kept.push_back(Frame::data(chunk));
                         if read > limit {

@@ -144,10 +144,11 @@ pub(super) struct RequestHooks<H, B> {
     pub(super) hooks: SharedHooks<H>,
     pub(super) resendable: bool,
     pub(super) body: ReplayBody<B>,
-    /// Set by a gRPC attempt just before it returns a failure whose
-    /// response had begun (gRFC A6's commit); the loop settles that
-    /// failure at once, and the call ends, so no other attempt's failure
-    /// is ever judged under it.
+    /// Set by a gRPC attempt as its response's first message comes (gRFC
+    /// A6's commit). A hedged round sees it just after polling that
+    /// attempt and cancels every other (see `hedge::race`), so no other
+    /// attempt's failure is ever judged under it; the committed attempt's
+    /// failure is never repeated, and ends the call.
     pub(super) committed: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
