@@ -113,8 +113,8 @@ impl RetryBudget {
     /// A budget under gRFC A6's retry throttling (`mode =
     /// "grpc_throttling"`, a service config's `retryThrottling`): retries
     /// and hedges are allowed while more than half of `max_tokens` is left
-    /// (see [`GrpcThrottling`]). The tower layer's gRPC mode records each
-    /// attempt's outcome in it; a budget no gRPC call feeds stays full.
+    /// (see [`GrpcThrottling`]). The loop feeds it whatever the entry
+    /// point: a success fills it, a failure the policy would retry drains it.
     ///
     /// ```
     /// let b = retrykit_core::RetryBudget::grpc_throttling(2.0, 0.5).unwrap();

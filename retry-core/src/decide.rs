@@ -137,6 +137,11 @@ pub(crate) fn decide(
     {
         budgets.record(now, failure.class == Class::THROTTLED);
     }
+    // gRFC A6: a failure the policy would retry, or one with a server's
+    // hint, drains the policy's `grpc_throttling` buckets.
+    if in_policy(policy, failure.class) || failure.hint.is_some() {
+        budgets.throttle(true);
+    }
     if failure.class == Class::Permanent {
         return Step::GiveUp(Ending::Permanent);
     }

@@ -389,6 +389,7 @@ impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
         let gate = std::mem::replace(&mut self.gate, Gate::Idle);
         self.record(gate, None);
         let policy: &Policy = self.policy.borrow();
+        policy.budgets.throttle(false);
         if policy.budgets.paces() {
             paced::record_success(policy, &self.clock);
         }

@@ -14,6 +14,8 @@ pub(crate) struct Budgets {
     all: Option<Arc<[Arc<RetryBudget>]>>,
     /// Whether any budget is adaptive.
     paces: bool,
+    /// Whether any budget is a `grpc_throttling` bucket.
+    throttles: bool,
 }
 
 impl Budgets {
@@ -21,6 +23,7 @@ impl Budgets {
     pub(crate) const NONE: Budgets = Budgets {
         all: None,
         paces: false,
+        throttles: false,
     };
 
     /// The budgets in `list`.
@@ -29,9 +32,11 @@ impl Budgets {
             return Budgets::NONE;
         }
         let paces = list.iter().any(|b| b.limiter().is_some());
+        let throttles = list.iter().any(|b| b.throttling().is_some());
         Budgets {
             all: Some(list.into()),
             paces,
+            throttles,
         }
     }
 
@@ -49,6 +54,20 @@ impl Budgets {
     #[inline]
     pub(crate) const fn paces(&self) -> bool {
         self.paces
+    }
+
+    /// Tells every `grpc_throttling` bucket how an attempt went (gRFC A6):
+    /// a success fills it, a failure its policy would retry drains it.
+    /// The loop calls it for every entry point: once per success, and
+    /// once per failed attempt it decides on.
+    #[inline]
+    pub(crate) fn throttle(&self, failed: bool) {
+        if self.throttles {
+            self.as_slice()
+                .iter()
+                .filter_map(|b| b.throttling())
+                .for_each(|t| t.record(failed));
+        }
     }
 
     /// The window budgets.

@@ -152,9 +152,7 @@ where
                         Ok(()) => service.call(request).await.map_err(Into::into),
                         Err(e) => Err(e.into()),
                     };
-                    let outcome = settle(response, policy, &committed).await;
-                    throttle(policy, &outcome);
-                    outcome
+                    settle(response, policy, &committed).await
                 };
                 #[cfg(feature = "tracing")]
                 let attempt =
@@ -205,27 +203,6 @@ where
     match failure {
         None => Ok(response),
         Some(failure) => Err(FailedAttempt::Status { response, failure }),
-    }
-}
-
-/// Records an attempt's outcome in the policy's `grpc_throttling` budgets
-/// (gRFC A6): a success fills them; a failure they would retry (a
-/// retryable status, server pushback, or no response at all) drains them.
-fn throttle<T, R>(policy: &crate::Policy, outcome: &Result<T, GrpcFailedAttempt<R>>) {
-    let failed = match outcome {
-        Ok(_) => false,
-        Err(FailedAttempt::Status { failure, .. }) => {
-            failure.class.is_retryable()
-                || failure.retry_after.is_some()
-                || failure.do_not_retry.is_some()
-        }
-        Err(FailedAttempt::Transport(_)) => true,
-        Err(_) => return,
-    };
-    for budget in policy.budgets.as_slice() {
-        if let Some(throttling) = budget.throttling() {
-            throttling.record(failed);
-        }
     }
 }
 

@@ -1,0 +1,59 @@
+//! gRFC A6's retry throttling (`RetryBudget::grpc_throttling`) is fed by the
+//! one loop, whatever the entry point: `Retry::call` here, as the tower
+//! layer's gRPC mode, `#[retry]` and the HTTP layers. A failure the policy
+//! would retry drains a token, a success fills `token_ratio`, and retries
+//! stop while half the tokens or fewer are left.
+
+use retrykit_core::{Ending, Policy, Report, Retry, RetryBudget};
+use std::sync::Arc;
+use std::time::Duration;
+
+fn failing(kind: std::io::ErrorKind) -> std::io::Result<u8> {
+    Err(kind.into())
+}
+
+#[tokio::test(start_paused = true)]
+async fn retry_call_drains_and_fills_a_grpc_throttling_bucket() {
+    // maxTokens 4, tokenRatio 1: retries while more than 2 tokens are left.
+    let budget = Arc::new(RetryBudget::grpc_throttling(4.0, 1.0).unwrap());
+    let tokens = || budget.throttling().unwrap().tokens();
+    let policy = Policy::builder()
+        .max_attempts(10)
+        .base(Duration::from_millis(10))
+        .budget(Some(Arc::clone(&budget)))
+        .build()
+        .unwrap();
+    let call = |kind| {
+        let policy = &policy;
+        async move {
+            let (out, report): (_, Report) = Retry::new(policy)
+                .call_with_report(|| async move { failing(kind) })
+                .await;
+            (out.is_err(), report.ending, report.attempts)
+        }
+    };
+    // 4 -> 3 (a retry is allowed) -> 2 (not more than half: no retry).
+    let reset = std::io::ErrorKind::ConnectionReset;
+    assert_eq!(call(reset).await, (true, Ending::BudgetEmpty, 2));
+    assert_eq!(tokens(), 2.0);
+    // A failure the policy would not retry leaves the bucket alone.
+    let denied = std::io::ErrorKind::PermissionDenied;
+    assert_eq!(call(denied).await.1, Ending::Permanent);
+    assert_eq!(tokens(), 2.0);
+    // Successes fill it back, up to max_tokens; then retries resume.
+    for _ in 0..3 {
+        let out: std::io::Result<u8> = Retry::new(&policy).call(|| async { Ok(1) }).await;
+        assert_eq!(out.unwrap(), 1);
+    }
+    assert_eq!(tokens(), 4.0);
+    let mut failures = 1;
+    let out: std::io::Result<u8> = Retry::new(&policy)
+        .call(|| {
+            failures -= 1;
+            let fail = failures >= 0;
+            async move { if fail { failing(reset) } else { Ok(2) } }
+        })
+        .await;
+    assert_eq!(out.unwrap(), 2);
+    assert_eq!(tokens(), 4.0, "one failure (-1) and one success (+1)");
+}
