@@ -227,6 +227,69 @@ async fn a6_throttling_stops_retries_once_half_the_tokens_are_gone() {
     assert_eq!(response.extensions().get::<Report>().unwrap().attempts, 2);
 }
 
+/// The same bucket named in a policy file (`mode = "grpc_throttling"`):
+/// the policies naming it share it, and the layer feeds it.
+#[tokio::test(start_paused = true)]
+async fn a6_throttling_named_in_retry_toml_is_shared_by_the_policies_naming_it() {
+    let text = r#"
+[defaults]
+jitter = "none"
+base = "1ms"
+cap = "10ms"
+max_attempts = 4
+
+[policies.orders]
+budget = "grpc"
+
+[policies.search]
+budget = "grpc"
+
+[budgets.grpc]
+mode = "grpc_throttling"
+max_tokens = 4
+token_ratio = 1
+"#;
+    let options = retrykit_config::Options::new().env(retrykit_config::Env::new());
+    let config = retrykit_config::Config::load_str(text, "retry.toml", &options).unwrap();
+    let (server, channel) = start(vec![fail(Code::Unavailable, None)]).await;
+    let layer = |name| RetryLayer::new(Arc::clone(config.policy(name).unwrap())).grpc();
+    let tokens = || {
+        config
+            .budget("grpc")
+            .unwrap()
+            .throttling()
+            .unwrap()
+            .tokens()
+    };
+    // orders: 4 -> 3 (a retry) -> 2, not more than half: no retry.
+    assert!(
+        call(layer("orders").layer(channel.clone()), "ada")
+            .await
+            .is_err()
+    );
+    assert_eq!((server.seen().len(), tokens()), (2, 2.0));
+    // search shares the bucket: sent once.
+    assert!(
+        call(layer("search").layer(channel.clone()), "bo")
+            .await
+            .is_err()
+    );
+    assert_eq!((server.seen().len(), tokens()), (3, 1.0));
+    // Three successes through search fill it (1 -> 4); a failure of orders
+    // then leaves 3, more than half: it retries again.
+    server.script([Step::Ok]);
+    for _ in 0..3 {
+        call(layer("search").layer(channel.clone()), "cy")
+            .await
+            .unwrap();
+    }
+    server.script([fail(Code::Unavailable, None), Step::Ok]);
+    let response = call(layer("orders").layer(channel.clone()), "di")
+        .await
+        .unwrap();
+    assert_eq!(response.extensions().get::<Report>().unwrap().attempts, 2);
+}
+
 #[tokio::test(start_paused = true)]
 async fn the_demo_runs_under_the_imported_policies_and_each_call_does_what_its_line_says() {
     use examples::grpc::demo::{demo_script, install, run_demo};

@@ -5,9 +5,9 @@
 //! The window is the crate's sliding window of two counters (`window`):
 //! calls and retries, all atomics, no lock.
 //!
-//! A budget has a mode: `"window"` (the retry budget above) or `"adaptive"`
-//! (an [`AdaptiveLimiter`] pacing every attempt, see [`RetryBudget::adaptive`]).
-//! A policy may use several (`set`); the adaptive ones pace (`adaptive`).
+//! A budget has a mode: `"window"` (the retry budget above), `"adaptive"` (an
+//! [`AdaptiveLimiter`] pacing every attempt) or `"grpc_throttling"` (gRFC A6's
+//! bucket, [`GrpcThrottling`]). A policy may use several (`set`); adaptive ones pace.
 
 mod adaptive;
 mod kind;
@@ -275,12 +275,12 @@ impl RetryBudget {
         options: crate::fleet::FleetOptions,
     ) -> Result<Self, crate::PolicyError> {
         let mut problems = options.problems("budget");
-        if self.limiter.is_some() {
+        if self.limiter.is_some() || self.throttling.is_some() {
             problems.push(crate::Problem {
                 field: Key::Scope.name(),
                 rule: "\"fleet\" applies to window budgets only",
                 fix: "remove scope = \"fleet\" (an adaptive budget paces this process's \
-                      calls), or use mode = \"window\""
+                      calls; gRFC A6's bucket is kept in each process), or use mode = \"window\""
                     .to_string(),
             });
         }

@@ -14,6 +14,13 @@
 //! arriving, and how many ticks it took. None of this feeds the prediction:
 //! it says, after the fact, which assumption a missed peak breaks and by
 //! how much.
+//!
+//! The model also has no stalls: a machine that stops for a tick sends
+//! that tick's retries in the next, so the measured peak can be a burst
+//! after a stall while the retries around it are as many as modelled. Two
+//! quantities, read around the measured peak, tell a stall from a model
+//! that sends too few: the retries in the tick before the peak, and those
+//! in the seven ticks around it.
 
 use super::outcome::Outcome;
 use super::server::ServerCounts;
@@ -23,7 +30,7 @@ use std::fmt::Write;
 /// The modelled quantities, in the order reports list them: key, name,
 /// and whether it is the send rate (which matters to the peak only where
 /// the rate binds it).
-pub(crate) const QUANTITIES: [(&str, &str, bool); 8] = [
+pub(crate) const QUANTITIES: [(&str, &str, bool); 10] = [
     (
         "first_wave_median_tick",
         "send rate in the first wave, median whole tick",
@@ -52,7 +59,20 @@ pub(crate) const QUANTITIES: [(&str, &str, bool); 8] = [
         false,
     ),
     ("retries", "retries", false),
+    (
+        "before_peak",
+        "retries in the tick before the measured peak",
+        false,
+    ),
+    (
+        "around_peak",
+        "retries in the 7 ticks around the measured peak",
+        false,
+    ),
 ];
+
+/// Ticks each side of the measured peak that `around_peak` sums.
+const AROUND_PEAK: usize = 3;
 
 /// One modelled quantity: what the model took, what the run showed.
 #[derive(Debug, Clone, PartialEq)]
@@ -171,8 +191,10 @@ impl Differences {
             ),
             q("retries", predicted.retries as f64, Some(measured.retries)),
         ];
+        let around = around_peak(predicted, measured, |t| at(&server.retries, t));
+        let quantities = quantities.into_iter().chain(around);
         Differences {
-            quantities: quantities.into_iter().flatten().collect(),
+            quantities: quantities.flatten().collect(),
             rate_binds: full_ticks > 0,
         }
     }
@@ -242,6 +264,37 @@ impl Differences {
     }
 }
 
+/// `before_peak` and `around_peak`: the prediction's retries in the
+/// ticks before and around the measured peak's tick, against the run's
+/// (`retries` of a tick). None when the peak is in the first tick after
+/// tick 0, or the prediction's histogram merged ticks into bins.
+fn around_peak(
+    predicted: &Outcome,
+    measured: &Outcome,
+    retries: impl Fn(usize) -> u64,
+) -> [Option<Quantity>; 2] {
+    let peak = usize::try_from(measured.peak_tick).unwrap_or(usize::MAX);
+    if peak < 2 || predicted.arrivals.bin_ticks() != 1 {
+        return [None, None];
+    }
+    let modelled: Vec<u64> = predicted.arrivals.bins().map(|b| b.calls).collect();
+    let model = |t: usize| modelled.get(t).copied().unwrap_or(0);
+    let ticks = peak.saturating_sub(AROUND_PEAK).max(1)..=peak.saturating_add(AROUND_PEAK);
+    let sum = |f: &dyn Fn(usize) -> u64| ticks.clone().map(f).sum::<u64>() as f64;
+    [
+        Some(Quantity {
+            key: "before_peak",
+            modelled: model(peak - 1) as f64,
+            measured: retries(peak - 1) as f64,
+        }),
+        Some(Quantity {
+            key: "around_peak",
+            modelled: sum(&model),
+            measured: sum(&retries),
+        }),
+    ]
+}
+
 fn share(d: Option<f64>) -> String {
     d.map_or("-".to_owned(), |d| format!("{:+.1}%", 100.0 * d))
 }
@@ -307,6 +360,10 @@ mod tests {
         assert_eq!(q("first_wave_ticks"), (2.0, 3.0));
         assert_eq!(q("first_wave_retries"), (0.0, 40.0));
         assert_eq!(q("retries"), (1300.0, 890.0));
+        // Around the measured peak (tick 5, 260): the tick before it and
+        // ticks 2 to 8.
+        assert_eq!(q("before_peak"), (300.0, 240.0));
+        assert_eq!(q("around_peak"), (1300.0, 880.0));
         let busiest = &d.quantities[1];
         assert!((busiest.off_by().unwrap() + 0.1333).abs() < 1e-3);
         assert_eq!(
@@ -353,14 +410,16 @@ mod unbound {
                 "first_wave_ticks",
                 "first_wave_retries",
                 "quiet_ticks",
-                "retries"
+                "retries",
+                "before_peak",
+                "around_peak"
             ]
         );
-        assert_eq!(d.furthest_off().map(|(q, _)| q.key), Some("retries"));
+        assert_eq!(d.furthest_off().map(|(q, _)| q.key), Some("before_peak"));
         // A run that missed names it, with both values; one that held does not.
         let text = d.text(true);
         assert!(
-            text.contains("missed: the modelled quantity furthest off is retries (modelled 86, measured 78, -9.3%)"),
+            text.contains("missed: the modelled quantity furthest off is retries in the tick before the measured peak (modelled 10, measured 8, -20.0%)"),
             "{text}"
         );
         assert!(!d.text(false).contains("missed"));
@@ -379,5 +438,40 @@ mod unbound {
             .find(|l| l.starts_with("send rate for calls waiting"))
             .unwrap();
         assert!(line.ends_with("-10.0%        -  median -10.0%"), "{table}");
+    }
+}
+
+#[cfg(test)]
+mod stall {
+    use super::*;
+
+    #[test]
+    fn a_peak_after_a_stall_names_the_stalled_tick_while_the_ticks_around_it_agree() {
+        // The model sends 600 retries a tick, well under the rate (2000 a
+        // tick, which so binds nothing); the machine stalls in tick
+        // 5 (40) and sends the rest in tick 6 (1160), the measured peak,
+        // twice the model's: the seven ticks around it hold as many as
+        // modelled, and the tick before it is the quantity furthest off.
+        let modelled = [0, 600, 600, 600, 600, 600, 600, 600, 600, 600, 600];
+        let run = [0, 600, 600, 600, 600, 40, 1160, 600, 600, 600, 600];
+        let server = ServerCounts {
+            first_calls: vec![600],
+            retries: run.iter().map(|&n| n as u32).collect(),
+            late: vec![0; run.len()],
+            ..Default::default()
+        };
+        let mut predicted = Outcome::from_series(&modelled, 16);
+        predicted.first_wave_ticks = 1;
+        let measured = Outcome::from_series(&run, 16);
+        assert_eq!(measured.peak_tick, 6);
+        let d = Differences::of(&server, &predicted, &measured, 2000.0);
+        assert!(!d.rate_binds);
+        let q = |key: &str| d.quantities.iter().find(|q| q.key == key).cloned().unwrap();
+        assert_eq!(q("around_peak").off_by(), Some(0.0));
+        assert_eq!(
+            (q("before_peak").modelled, q("before_peak").measured),
+            (600.0, 40.0)
+        );
+        assert_eq!(d.furthest_off().map(|(q, _)| q.key), Some("before_peak"));
     }
 }

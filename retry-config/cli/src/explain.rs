@@ -37,6 +37,9 @@ pub fn run(args: Args, cx: &Context) -> Result<ExitCode, CliError> {
         None => match config.explain_budget(&args.name) {
             Some(fields) => {
                 outln!("budget `{}`{profile}", args.name);
+                if let Some(t) = config.budget(&args.name).and_then(|b| b.throttling()) {
+                    outln!("{}", super::list::throttling(t));
+                }
                 fields
             }
             None => match config.explain_breaker(&args.name) {

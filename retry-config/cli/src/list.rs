@@ -44,9 +44,10 @@ fn render(config: &Config) -> String {
                 let users: Vec<String> = users.into_iter().map(shown).collect();
                 format!("used by {}", users.join(", "))
             };
-            let limits = match b.limiter() {
-                Some(_) => "adaptive (paces attempts after throttling)".to_owned(),
-                None => format!(
+            let limits = match (b.limiter(), b.throttling()) {
+                (Some(_), _) => "adaptive (paces attempts after throttling)".to_owned(),
+                (None, Some(t)) => throttling(t),
+                (None, None) => format!(
                     "ratio {}, at least {}/s, window {}",
                     show_number(b.ratio()),
                     show_number(b.min_per_sec()),
@@ -89,6 +90,17 @@ fn render(config: &Config) -> String {
     out.push_str(&format!("breakers ({}):\n", breakers.len()));
     out.push_str(&indent(&columns(&[], &breakers)));
     out
+}
+
+/// A `grpc_throttling` budget in a few words: its bucket and when it stops
+/// retries and hedges.
+pub fn throttling(t: &retrykit_core::GrpcThrottling) -> String {
+    format!(
+        "grpc_throttling: {} tokens, +{} per success, -1 per failure; retries and hedges while above {} (fed by gRPC calls)",
+        show_number(t.max_tokens()),
+        show_number(t.token_ratio()),
+        show_number(t.max_tokens() / 2.0)
+    )
 }
 
 /// The policies that name breaker `name`, as tables show them.

@@ -197,6 +197,9 @@ fn table(
             "under load its budgets may end the call sooner or make it wait longer (not shown)\n",
         );
     }
+    for t in policy.budgets().iter().filter_map(|b| b.throttling()) {
+        out.push_str(&format!("budget {}\n", super::list::throttling(t)));
+    }
     if let Some(b) = policy.breaker() {
         out.push_str(&format!(
             "breaker `{}` is asked before every attempt: while it is open no attempt is sent, and the call waits for it or ends (not shown; `retry-policy explain {}`)\n",

@@ -14,6 +14,16 @@ budget = "api"
 
 [policies.plain]
 max_attempts = 3
+
+[budgets.server]
+mode = "grpc_throttling"
+max_tokens = 10
+token_ratio = 0.1
+
+[policies.grpc-lookup]
+hedge_after = "p95"
+max_attempts = 3
+budget = "server"
 "#;
 
 /// Runs the binary on FILE (in a fresh directory) with a clean retry environment.
@@ -137,4 +147,20 @@ fn show_and_explain_print_the_hedging_line_with_the_floor() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["hedge"]["after"], "p95");
     assert_eq!(v["hedge"]["floor_ms"], 100.0);
+}
+
+/// The tail scenario runs a policy's gRFC A6 bucket, but its server fails
+/// nothing, so the bucket never refuses: the table says so.
+#[test]
+fn simulate_tail_says_a_grpc_throttling_budget_never_refuses_there() {
+    let tail = ["--scenario", "tail", "--calls", "500"];
+    let out = run(&[&["simulate", "grpc-lookup"][..], &tail].concat());
+    let t = text(&out);
+    assert!(out.status.success(), "{t}");
+    assert!(
+        t.contains("note: `grpc-lookup`'s grpc_throttling budget never refuses here: the tail server fails no request"),
+        "{t}"
+    );
+    let out = run(&[&["simulate", "lookup"][..], &tail].concat());
+    assert!(!text(&out).contains("grpc_throttling"), "{}", text(&out));
 }

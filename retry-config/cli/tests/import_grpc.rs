@@ -28,7 +28,8 @@ const SERVICE_CONFIG: &str = r#"{
                        "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE", "RESOURCE_EXHAUSTED", "ABORTED"] } },
     { "name": [{"service": "helloworld.Search"}],
       "hedgingPolicy": { "maxAttempts": 3, "hedgingDelay": "0.05s", "nonFatalStatusCodes": ["UNAVAILABLE"] } }
-  ]
+  ],
+  "retryThrottling": { "maxTokens": 10, "tokenRatio": 0.1 }
 }"#;
 
 #[test]
@@ -94,6 +95,64 @@ fn the_imported_policies_pass_check_and_list_names_them() {
     );
     let warned = String::from_utf8_lossy(&out.stderr);
     assert!(!warned.contains("ABORTED"), "no longer left out: {warned}");
+    assert!(warned.is_empty(), "nothing left out: {warned}");
+    // retryThrottling: one grpc_throttling budget that both policies name.
+    assert!(
+        listed.contains(
+            "grpc-throttling  grpc_throttling: 10 tokens, +0.1 per success, -1 per failure; \
+             retries and hedges while above 5 (fed by gRPC calls); used by \
+             helloworld-Greeter-SayHello, helloworld-Search"
+        ),
+        "{listed}"
+    );
+    let explain = run(&["--config", config, "explain", "grpc-throttling"]);
+    let explained = String::from_utf8_lossy(&explain.stdout);
+    for (key, value) in [
+        ("mode", "grpc_throttling"),
+        ("max_tokens", "10"),
+        ("token_ratio", "0.1"),
+        ("ratio", "- (unused by grpc_throttling budgets)"),
+        ("scope", "- (unused by grpc_throttling budgets)"),
+    ] {
+        let line = explained
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(key))
+            .unwrap_or_else(|| panic!("{key}: {explained}"));
+        assert!(line.contains(value), "{line}");
+    }
+    assert!(
+        shown.contains("budget grpc_throttling: 10 tokens"),
+        "{shown}"
+    );
+}
+
+/// A `grpc_throttling` budget's bad settings are errors at their
+/// file:line:col naming the field, A6's rule and the fix; a misspelled mode
+/// gets a did-you-mean.
+#[test]
+fn check_places_a_bad_bucket_setting_and_a_misspelled_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let toml = dir.path().join("retry.toml");
+    let check = |text: &str| {
+        std::fs::write(&toml, text).unwrap();
+        let out = run(&["--config", toml.to_str().unwrap(), "check"]);
+        assert_eq!(out.status.code(), Some(1));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let said = check(
+        "[policies.a]\nbudget = \"g\"\n\n[budgets.g]\nmode = \"grpc_throttling\"\nmax_tokens = 10\ntoken_ratio = 0.1555\n",
+    );
+    for expected in [
+        "error: budget `g`: `token_ratio` must be at least 0.001 and at most 1000000, with three decimals at most (gRFC A6's retryThrottling.tokenRatio",
+        "retry.toml:7:15",
+        "fix: use a ratio such as 0.1 (got 0.1555)",
+    ] {
+        assert!(said.contains(expected), "{expected}: {said}");
+    }
+    let said =
+        check("[budgets.g]\nmode = \"grpc_throtling\"\nmax_tokens = 10\ntoken_ratio = 0.1\n");
+    assert!(said.contains("retry.toml:2:8"), "{said}");
+    assert!(said.contains("did you mean `grpc_throttling`?"), "{said}");
 }
 
 #[test]

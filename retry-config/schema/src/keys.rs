@@ -116,13 +116,19 @@ pub fn store_shown(url: &str) -> String {
 }
 
 /// How a budget limits retries, as written in files: `window` (a share of
-/// calls over a sliding window, the default) or `adaptive` (client-side
-/// rate limiting, the AWS SDKs' adaptive mode, which paces every attempt).
+/// calls over a sliding window, the default), `adaptive` (client-side
+/// rate limiting, the AWS SDKs' adaptive mode, which paces every attempt)
+/// or `grpc_throttling` (gRFC A6's retry throttling, a service config's
+/// `retryThrottling`: a token bucket that stops retries and hedges while
+/// half or more of it is spent).
 ///
 /// ```
-/// assert_eq!(retrykit_schema::keys::BUDGET_MODES, &["window", "adaptive"]);
+/// assert_eq!(
+///     retrykit_schema::keys::BUDGET_MODES,
+///     &["window", "adaptive", "grpc_throttling"]
+/// );
 /// ```
-pub const BUDGET_MODES: &[&str] = &["window", "adaptive"];
+pub const BUDGET_MODES: &[&str] = &["window", "adaptive", "grpc_throttling"];
 
 /// A key's built-in default: what a policy has when no layer sets the key.
 ///
@@ -144,7 +150,8 @@ pub enum BuiltIn {
     /// Switched off: [`NONE`].
     None,
     /// Not set at all, which has its own meaning: `retry_on` unset retries
-    /// every class but permanent.
+    /// every class but permanent; a `grpc_throttling` budget's `max_tokens`
+    /// and `token_ratio` have no default and must be set.
     Unset,
     /// An empty list: nothing besides what the engine always does.
     Empty,
@@ -152,16 +159,27 @@ pub enum BuiltIn {
 
 impl Key {
     /// Whether the budget key means something to a budget of `mode` (one of
-    /// [`BUDGET_MODES`]): an adaptive budget has no setting but its mode.
+    /// [`BUDGET_MODES`]): an adaptive budget has no setting but its mode; a
+    /// `grpc_throttling` one has `max_tokens` and `token_ratio` (and no
+    /// scope: its bucket is kept in each process); those two mean nothing
+    /// to the other modes.
     ///
     /// ```
     /// use retrykit_schema::keys::Key;
     /// assert!(Key::Ratio.applies_to_mode("window"));
     /// assert!(!Key::Ratio.applies_to_mode("adaptive"));
     /// assert!(Key::Mode.applies_to_mode("adaptive"));
+    /// assert!(Key::MaxTokens.applies_to_mode("grpc_throttling"));
+    /// assert!(!Key::MaxTokens.applies_to_mode("window"));
+    /// assert!(!Key::Scope.applies_to_mode("grpc_throttling"));
     /// ```
     pub fn applies_to_mode(self, mode: &str) -> bool {
-        self == Key::Mode || mode != "adaptive"
+        let throttling = matches!(self, Key::MaxTokens | Key::TokenRatio);
+        match mode {
+            "adaptive" => self == Key::Mode,
+            "grpc_throttling" => self == Key::Mode || throttling,
+            _ => !throttling,
+        }
     }
 }
 
@@ -316,7 +334,7 @@ macro_rules! keys {
         /// Every budget key.
         ///
         /// ```
-        /// assert_eq!(retrykit_schema::keys::BUDGET_KEYS.len(), 6);
+        /// assert_eq!(retrykit_schema::keys::BUDGET_KEYS.len(), 8);
         /// ```
         pub const BUDGET_KEYS: &[Key] = &[ $( Key::$bkey, )* ];
 
@@ -390,7 +408,7 @@ keys! {
         HedgeShare = "hedge_share", Number, "0.1", BuiltIn::Number(0.1);
     }
     budget {
-        /// How the budget limits retries: `window` or `adaptive`.
+        /// How the budget limits retries: `window`, `adaptive` or `grpc_throttling`.
         Mode = "mode", BudgetMode, "\"adaptive\"", BuiltIn::Word("window");
         /// The fraction of calls that may be retried.
         Ratio = "ratio", Number, "0.1", BuiltIn::Number(0.1);
@@ -402,6 +420,13 @@ keys! {
         Scope = "scope", Scope, "\"fleet\"", BuiltIn::Word("local");
         /// The fleet budget's store, a Redis URL.
         Store = "store", StoreOrNone, "\"redis://127.0.0.1:6379/\"", BuiltIn::None;
+        /// A `grpc_throttling` budget's bucket: above 0, at most 1000
+        /// (gRFC A6's `maxTokens`); no default.
+        MaxTokens = "max_tokens", Number, "10", BuiltIn::Unset;
+        /// What each success gives back to a `grpc_throttling` budget's
+        /// bucket: at least 0.001, three decimals at most (gRFC A6's
+        /// `tokenRatio`); no default.
+        TokenRatio = "token_ratio", Number, "0.1", BuiltIn::Unset;
     }
     breaker {
         /// The share of counted attempts that failed at which the breaker opens.

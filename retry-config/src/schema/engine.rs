@@ -13,7 +13,8 @@ use crate::layers::{Fields, Layer};
 use retrykit_core::breaker::{BreakerBuilder, CircuitBreaker};
 use retrykit_core::hedge::{HedgeAfter, HedgeSettings};
 use retrykit_core::{
-    Backoff, Jitter, Policy, PolicyBuilder, PolicyError, RetryBudget, RetryBudgetBuilder,
+    Backoff, GrpcThrottling, Jitter, Policy, PolicyBuilder, PolicyError, RetryBudget,
+    RetryBudgetBuilder,
 };
 use retrykit_schema::hedge::HedgeAfterText;
 use retrykit_schema::keys::{JITTER_MODES, NONE};
@@ -210,6 +211,16 @@ fn binding(key: Key) -> Binding {
         Key::Store => Budget {
             set: |b, _| b,
             get: |b| budget::store_shown(b).unwrap_or_else(|| NONE.to_owned()),
+        },
+        // A `grpc_throttling` budget's bucket: both go in together, by
+        // `build_budget` below.
+        Key::MaxTokens => Budget {
+            set: |b, _| b,
+            get: |b| budget::bucket(b, GrpcThrottling::max_tokens),
+        },
+        Key::TokenRatio => Budget {
+            set: |b, _| b,
+            get: |b| budget::bucket(b, GrpcThrottling::token_ratio),
         },
         Key::FailureRatio
         | Key::MinCalls

@@ -42,3 +42,28 @@ fn a_time_before_the_origin_does_not_panic() {
     b.deposit(early);
     assert!(b.try_withdraw(early));
 }
+
+#[test]
+fn a_grpc_throttling_budgets_problems_name_keys_of_the_file() {
+    let err = RetryBudget::grpc_throttling(0.0, 0.0001).unwrap_err();
+    let fields: Vec<&str> = err.problems().iter().map(|p| p.field).collect();
+    assert_eq!(fields, ["max_tokens", "token_ratio"], "{err}");
+    for field in fields {
+        assert!(Key::named(field).is_some(), "{field}");
+    }
+}
+
+/// A6's bucket decides in the process that keeps it: shared through Redis,
+/// the fleet's count would be ignored, so it is refused (before any
+/// connection is tried).
+#[cfg(feature = "redis")]
+#[test]
+fn a_grpc_throttling_budget_is_not_shared_with_the_fleet() {
+    let options = crate::fleet::FleetOptions::new("b", "redis://127.0.0.1:1/");
+    let err = RetryBudget::grpc_throttling(10.0, 0.1)
+        .unwrap()
+        .with_fleet(options)
+        .unwrap_err();
+    assert_eq!(err.problems()[0].field, "scope", "{err}");
+    assert!(err.to_string().contains("kept in each process"), "{err}");
+}

@@ -3,16 +3,32 @@
 //! attempt drains by one and every successful one fills by `token_ratio`;
 //! retries and hedges are allowed only while more than half the tokens are
 //! left. Kept in thousandths of a token, as A6 allows three decimal places
-//! in `token_ratio` (and as gRPC's own clients do), in one atomic.
+//! in `token_ratio` (and as gRPC's own clients do), in one atomic. A
+//! setting with a fourth decimal is refused rather than cut: gRPC's clients
+//! drop the digits past the third, which would change the bucket silently.
 
 use crate::problem::Problems;
+use retrykit_schema::keys::Key;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 /// A6's largest `max_tokens`.
 pub const MAX_TOKENS: f64 = 1000.0;
 
+/// The largest `token_ratio`: a million tokens per success (a ratio above
+/// `max_tokens` fills the bucket in one success, like `max_tokens` itself).
+const MAX_RATIO: f64 = 1e6;
+
 /// Thousandths of a token in a token.
 const MILLI: f64 = 1000.0;
+
+/// `value` in thousandths, when it is a whole number of them: `None` for a
+/// fourth decimal, NaN or an infinity. Within float rounding (1.001 ×
+/// 1000 is 1000.9999999999999, which is 1001 thousandths).
+fn milli(value: f64) -> Option<f64> {
+    let scaled = value * MILLI;
+    let whole = scaled.round();
+    ((scaled - whole).abs() <= 1e-12 * whole.abs().max(1.0)).then_some(whole)
+}
 
 /// The token bucket of A6's retry throttling (see the module docs).
 ///
@@ -33,33 +49,40 @@ pub struct GrpcThrottling {
 
 impl GrpcThrottling {
     /// A full bucket of `max_tokens` (above 0, at most 1000) filled by
-    /// `token_ratio` (above 0; its fourth decimal and beyond are dropped,
-    /// as A6 says) per success. Either out of range is an error naming it.
+    /// `token_ratio` (at least 0.001) per success, each with three decimals
+    /// at most, as A6 says. A setting out of range, or with a fourth
+    /// decimal, is an error naming it.
     ///
     /// ```
     /// let e = retrykit_core::GrpcThrottling::new(0.0, 0.1).unwrap_err();
     /// assert!(e.to_string().contains("max_tokens"));
+    /// let e = retrykit_core::GrpcThrottling::new(10.0, 0.1555).unwrap_err();
+    /// assert!(e.to_string().contains("token_ratio"));
     /// ```
     pub fn new(max_tokens: f64, token_ratio: f64) -> Result<Self, crate::PolicyError> {
-        let ratio = (token_ratio * MILLI).floor();
+        let max = milli(max_tokens).filter(|m| (1.0..=MAX_TOKENS * MILLI).contains(m));
+        let ratio = milli(token_ratio).filter(|r| (1.0..=MAX_RATIO * MILLI).contains(r));
         let mut problems = Problems::default();
         problems.require(
-            max_tokens > 0.0 && max_tokens <= MAX_TOKENS,
-            "max_tokens",
-            "must be above 0 and at most 1000 (gRFC A6's bounds on retryThrottling.maxTokens)",
+            max.is_some(),
+            Key::MaxTokens.name(),
+            "must be above 0 and at most 1000, with three decimals at most \
+             (gRFC A6's retryThrottling.maxTokens)",
             format!("use a bucket such as 10 (got {max_tokens:?})"),
         );
         problems.require(
-            (1.0..=f64::from(u32::MAX / 2)).contains(&ratio),
-            "token_ratio",
-            "must be at least 0.001 (gRFC A6's retryThrottling.tokenRatio, three decimals)",
+            ratio.is_some(),
+            Key::TokenRatio.name(),
+            "must be at least 0.001 and at most 1000000, with three decimals at most \
+             (gRFC A6's retryThrottling.tokenRatio: above 0, three decimals)",
             format!("use a ratio such as 0.1 (got {token_ratio:?})"),
         );
         let problems = problems.into_vec();
-        if !problems.is_empty() {
+        let (Some(max), Some(ratio), true) = (max, ratio, problems.is_empty()) else {
             return Err(crate::PolicyError::budget(problems));
-        }
-        let max = (max_tokens * MILLI) as u32;
+        };
+        // Both are whole numbers of thousandths within u32 (checked above).
+        let max = max as u32;
         Ok(GrpcThrottling {
             max,
             ratio: ratio as u32,
@@ -135,17 +158,35 @@ mod tests {
         assert_eq!(t.tokens(), 10.0); // never above max_tokens
     }
 
+    /// Three decimals are kept exactly, above 1 too: 1.001 × 1000 is
+    /// 1000.9999999999999 in floating point, which rounding down once cut
+    /// to 1.0 (on main before this test).
     #[test]
-    fn token_ratio_keeps_three_decimals_and_bad_settings_are_named() {
-        let t = GrpcThrottling::new(3.0, 0.5559).unwrap();
-        assert_eq!(t.token_ratio(), 0.555);
+    fn three_decimals_are_kept_exactly() {
+        for (max, ratio) in [
+            (1.001, 1.001),
+            (10.001, 0.557),
+            (999.999, 1.003),
+            (3.0, 0.555),
+        ] {
+            let t = GrpcThrottling::new(max, ratio).unwrap();
+            assert_eq!((t.max_tokens(), t.token_ratio()), (max, ratio));
+        }
+    }
+
+    #[test]
+    fn a_fourth_decimal_and_bad_settings_are_named() {
         for (max, ratio, named) in [
             (0.0, 0.1, "max_tokens"),
             (1000.5, 0.1, "max_tokens"),
             (f64::NAN, 0.1, "max_tokens"),
+            (10.0005, 0.1, "max_tokens"),
+            (0.0004, 0.1, "max_tokens"),
             (10.0, 0.0, "token_ratio"),
             (10.0, 0.0009, "token_ratio"),
+            (10.0, 0.5559, "token_ratio"),
             (10.0, -1.0, "token_ratio"),
+            (10.0, 1e7, "token_ratio"),
             (10.0, f64::INFINITY, "token_ratio"),
         ] {
             let e = GrpcThrottling::new(max, ratio).unwrap_err().to_string();

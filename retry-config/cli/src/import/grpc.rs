@@ -20,9 +20,13 @@
 //!   codes, by name and in their order, as `grpc_retry_on` (named once
 //!   each; `OK` is an error).
 //! - `timeout` as `deadline`.
-//! - `retryThrottling` (`maxTokens`, `tokenRatio`): a comment and a
-//!   warning: retry.toml has no `grpc_throttling` budget mode yet
-//!   (`RetryBudget::grpc_throttling` in code has it).
+//! - `retryThrottling` (`maxTokens`, `tokenRatio`): a `[budgets.grpc-throttling]`
+//!   table of mode `grpc_throttling` (`max_tokens`, `token_ratio`) that
+//!   every imported policy names, since A6 keeps one bucket per server for
+//!   all its methods. `maxTokens` above 0 and at most 1000, `tokenRatio`
+//!   above 0 (A6's rules; gRPC's clients refuse more than 1000 tokens);
+//!   digits past the third decimal are dropped with a warning, as gRPC's
+//!   clients do (a `tokenRatio` that leaves 0 is an error).
 
 use retrykit_schema::grpc::{code_name, code_named, suggest_code};
 use serde_json::Value;
@@ -39,6 +43,9 @@ pub struct Imported {
 
 /// A6's largest `maxAttempts`: larger values are clamped to it.
 const MAX_ATTEMPTS: u64 = 5;
+
+/// The budget that `retryThrottling` becomes, named by every policy.
+const THROTTLING_BUDGET: &str = "grpc-throttling";
 
 /// Imports `json`; every problem found is an error naming its JSON path.
 pub fn import(json: &str) -> Result<Imported, Vec<String>> {
@@ -77,6 +84,8 @@ struct Cx {
     errors: Vec<String>,
     warnings: Vec<String>,
     names: Vec<String>,
+    /// Whether `retryThrottling` made [`THROTTLING_BUDGET`].
+    throttled: bool,
 }
 
 impl Cx {
@@ -84,27 +93,76 @@ impl Cx {
         self.errors.push(format!("{path}: {what}"));
     }
 
+    /// `retryThrottling` as [`THROTTLING_BUDGET`].
     fn throttling(&mut self, value: &Value, toml: &mut String) {
         let path = "$.retryThrottling";
-        let tokens = value.get("maxTokens").and_then(Value::as_f64);
-        let ratio = value.get("tokenRatio").and_then(Value::as_f64);
-        match (tokens, ratio) {
-            (Some(t), Some(r)) if t > 0.0 && t <= 1000.0 && r > 0.0 => {
-                self.warnings.push(format!(
-                    "{path}: maxTokens {t}, tokenRatio {r} left out: retry.toml has no \
-                     grpc_throttling budget mode yet; build it in code with \
-                     RetryBudget::grpc_throttling({t}, {r})"
-                ));
-                let _ = writeln!(
-                    toml,
-                    "# retryThrottling: maxTokens = {t}, tokenRatio = {r} (not read from retry.toml yet)"
-                );
-            }
-            _ => self.error(
+        if !value.is_object() {
+            return self.error(
                 path,
-                "needs maxTokens (above 0, at most 1000) and tokenRatio (above 0), as gRFC A6 says",
-            ),
+                "must be an object with maxTokens and tokenRatio (gRFC A6)",
+            );
         }
+        let tokens = self.bucket(
+            &format!("{path}.maxTokens"),
+            value.get("maxTokens"),
+            1000.0,
+            "must be a number above 0 and at most 1000 (gRFC A6: required, greater than \
+             zero; gRPC's clients refuse more than 1000); use 10, say",
+        );
+        let ratio = self.bucket(
+            &format!("{path}.tokenRatio"),
+            value.get("tokenRatio"),
+            1e6,
+            "must be a number of at least 0.001 (gRFC A6: required, greater than zero, up to \
+             3 decimal places; retry.toml takes at most 1000000); use 0.1, say",
+        );
+        let (Some(tokens), Some(ratio)) = (tokens, ratio) else {
+            return;
+        };
+        self.throttled = true;
+        let _ = writeln!(
+            toml,
+            "\n# retryThrottling: one token bucket for every method below, as gRPC keeps one \
+             per server;\n# retries and hedges stop while half of it or more is spent \
+             (RetryLayer::grpc() feeds it).\n[budgets.{THROTTLING_BUDGET}]\n\
+             mode = \"grpc_throttling\"\nmax_tokens = {tokens}\ntoken_ratio = {ratio}"
+        );
+    }
+
+    /// A setting of `retryThrottling`: a number above 0 and at most `max`,
+    /// as retry.toml writes it, with digits past the third decimal dropped
+    /// (with a warning), as gRPC's clients do.
+    fn bucket(
+        &mut self,
+        path: &str,
+        value: Option<&Value>,
+        max: f64,
+        rule: &str,
+    ) -> Option<String> {
+        let Some(n) = value
+            .and_then(Value::as_f64)
+            .filter(|n| *n > 0.0 && *n <= max)
+        else {
+            let found = value.map_or("missing".to_owned(), Value::to_string);
+            self.error(path, format!("{found} {rule}"));
+            return None;
+        };
+        // Thousandths, within float rounding (1.001 × 1000 is 1000.9999999999999).
+        let scaled = n * 1000.0;
+        let whole = scaled.round();
+        let exact = (scaled - whole).abs() <= 1e-12 * whole.max(1.0);
+        let kept = if exact { whole } else { scaled.floor() };
+        if kept < 1.0 {
+            self.error(path, format!("{n} {rule}"));
+            return None;
+        }
+        if !exact {
+            self.warnings.push(format!(
+                "{path}: {n} cut to {} (three decimals, as gRPC's clients keep)",
+                kept / 1000.0
+            ));
+        }
+        Some((kept / 1000.0).to_string())
     }
 
     fn method_config(&mut self, path: &str, config: &Value, toml: &mut String) {
@@ -129,6 +187,9 @@ impl Cx {
             && let Some(d) = self.duration(&format!("{path}.timeout"), timeout)
         {
             let _ = writeln!(body, "deadline = \"{d}\"");
+        }
+        if self.throttled {
+            let _ = writeln!(body, "budget = \"{THROTTLING_BUDGET}\"");
         }
         for (name, method) in names {
             let _ = write!(
@@ -345,67 +406,4 @@ impl Cx {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    const CONFIG: &str = r#"{
-      "methodConfig": [
-        { "name": [{"service": "helloworld.Greeter", "method": "SayHello"}, {"service": "helloworld.Admin"}],
-          "timeout": "2.5s",
-          "retryPolicy": { "maxAttempts": 9, "initialBackoff": "0.1s", "maxBackoff": "1s",
-                           "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE", 8, "ABORTED"] } },
-        { "name": [{}],
-          "hedgingPolicy": { "maxAttempts": 3, "hedgingDelay": "0.05s", "nonFatalStatusCodes": ["UNAVAILABLE"] } }
-      ],
-      "retryThrottling": { "maxTokens": 10, "tokenRatio": 0.1 }
-    }"#;
-
-    #[test]
-    fn a_service_config_becomes_named_policies_with_warnings_for_what_is_left_out() {
-        let out = import(CONFIG).unwrap();
-        let t = &out.toml;
-        assert!(t.contains("# helloworld.Greeter/SayHello: RetryLayer::policy(\"helloworld-Greeter-SayHello\").grpc()\n[policies.helloworld-Greeter-SayHello]\nmax_attempts = 5\n"), "{t}");
-        assert!(t.contains("[policies.helloworld-Admin]"), "{t}");
-        assert!(t.contains("base = \"100ms\"\ncap = \"1000ms\"\nfactor = 2.0\ngrpc_retry_on = [\"UNAVAILABLE\", \"RESOURCE_EXHAUSTED\", \"ABORTED\"]\ndeadline = \"2500ms\""), "{t}");
-        assert!(t.contains("[policies.grpc-default]\nmax_attempts = 3\nhedge_after = \"50ms\"\nhedge_share = 1.0\ngrpc_retry_on = [\"UNAVAILABLE\"]"), "{t}");
-        let warnings = out.warnings.join("\n");
-        assert!(
-            warnings.contains("$.methodConfig[0].retryPolicy.maxAttempts: 9 clamped to 5"),
-            "{warnings}"
-        );
-        assert!(!warnings.contains("ABORTED"), "{warnings}");
-        assert!(
-            warnings.contains("$.retryThrottling: maxTokens 10, tokenRatio 0.1 left out"),
-            "{warnings}"
-        );
-    }
-
-    #[test]
-    fn invalid_input_names_the_json_path_and_a6s_rule() {
-        let bad = r#"{ "methodConfig": [
-          { "name": [{"service": "a.B"}], "retryPolicy": { "maxAttempts": 1, "initialBackoff": "100ms",
-              "maxBackoff": "1s", "backoffMultiplier": 2, "retryableStatusCodes": [] } },
-          { "name": [{"service": "c.D"}], "retryPolicy": { "maxAttempts": 2, "initialBackoff": "0.1s",
-              "maxBackoff": "1s", "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILIBLE"] } },
-          { "name": [{"service": "e.F"}], "retryPolicy": {}, "hedgingPolicy": {} },
-          { "name": [{"service": "g.H"}], "hedgingPolicy": { "maxAttempts": 2, "hedgingDelay": "0s",
-              "nonFatalStatusCodes": ["OK"] } }
-        ] }"#;
-        let errors = import(bad).unwrap_err().join("\n");
-        for expected in [
-            "$.methodConfig[0].retryPolicy.maxAttempts: 1 must be a whole number of at least 2",
-            "$.methodConfig[0].retryPolicy.initialBackoff: \"100ms\" is not a duration in proto JSON form",
-            "$.methodConfig[0].retryPolicy.retryableStatusCodes: must list at least one status code",
-            "$.methodConfig[1].retryPolicy.retryableStatusCodes[0]: \"UNAVAILIBLE\" is not a gRPC status code (did you mean \"UNAVAILABLE\"?)",
-            "$.methodConfig[3].hedgingPolicy.nonFatalStatusCodes[0]: OK is a success",
-            "$.methodConfig[2]: has both retryPolicy and hedgingPolicy",
-        ] {
-            assert!(
-                errors.contains(expected),
-                "missing {expected:?} in:\n{errors}"
-            );
-        }
-        assert!(import("[1]").unwrap_err()[0].contains("expected a JSON object"));
-        assert!(import("{").unwrap_err()[0].contains("not JSON"));
-    }
-}
+mod tests;

@@ -112,9 +112,25 @@ pub(super) fn render(args: &Args, policies: &[Named<'_>]) -> Result<String, CliE
         results.push((named.name, report));
     }
     Ok(match args.format {
-        Format::Table => table(&tail, &results),
+        Format::Table => table(&tail, &results) + &throttling_notes(policies),
         Format::Json => json(&tail, &results),
     })
+}
+
+/// A note for each policy with a `grpc_throttling` budget: the scenario
+/// runs it, but its server fails no request, and only failed attempts drain
+/// gRFC A6's bucket, so it never refuses a hedge here.
+fn throttling_notes(policies: &[Named<'_>]) -> String {
+    policies
+        .iter()
+        .filter(|n| n.policy.budgets().iter().any(|b| b.throttling().is_some()))
+        .map(|n| {
+            format!(
+                "note: `{}`'s grpc_throttling budget never refuses here: the tail server fails no request, and only failed attempts drain its bucket\n",
+                n.name
+            )
+        })
+        .collect()
 }
 
 /// How the policy hedges, in a few words.

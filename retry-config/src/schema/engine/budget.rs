@@ -1,17 +1,28 @@
 //! A `[budgets.NAME]` table built into a [`RetryBudget`]: its mode, its
 //! scope and, for a fleet budget, its store.
 
-use super::{Binding, binding, scope_of, store_of};
+use super::{Binding, binding, number, scope_of, store_of};
 use crate::layers::Fields;
 use crate::schema::{BUDGET_KEYS, Key, Value};
-use retrykit_core::{PolicyError, RetryBudget};
+use retrykit_core::{GrpcThrottling, PolicyError, RetryBudget};
 
 /// The budget called `name` that `fields` describe, checked by retrykit-core;
 /// with `scope = "fleet"`, shared through its store. The keys that do not
-/// apply to its mode were refused before (`resolve`).
+/// apply to its mode, and a `grpc_throttling` budget's missing ones, were
+/// refused before (`resolve`).
 pub(crate) fn build_budget(name: &str, fields: &Fields) -> Result<RetryBudget, PolicyError> {
-    if budget_mode(fields) == "adaptive" {
-        return Ok(RetryBudget::adaptive());
+    match budget_mode(fields) {
+        "adaptive" => return Ok(RetryBudget::adaptive()),
+        "grpc_throttling" => {
+            // Unset is refused before; NaN would be refused by retrykit-core.
+            let get = |key| fields.get(key).and_then(|s| number(&s.value));
+            let (max, ratio) = (get(Key::MaxTokens), get(Key::TokenRatio));
+            return RetryBudget::grpc_throttling(
+                max.unwrap_or(f64::NAN),
+                ratio.unwrap_or(f64::NAN),
+            );
+        }
+        _ => {}
     }
     let mut b = RetryBudget::builder();
     for &key in BUDGET_KEYS {
@@ -67,4 +78,40 @@ pub(super) fn store_shown(budget: &RetryBudget) -> Option<String> {
 #[cfg(not(feature = "redis"))]
 pub(super) fn store_shown(_: &RetryBudget) -> Option<String> {
     None
+}
+
+/// A `grpc_throttling` budget's setting that `get` reads, as a file writes
+/// it (empty for another mode, whose table has no such key).
+pub(super) fn bucket(budget: &RetryBudget, get: fn(&GrpcThrottling) -> f64) -> String {
+    budget
+        .throttling()
+        .map_or_else(String::new, |t| crate::show_number(get(t)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::layers::{Layer, Set};
+
+    /// Each mode a file may write builds a budget of that mode.
+    #[test]
+    fn every_budget_mode_of_the_schema_builds_a_budget_of_that_mode() {
+        for &mode in retrykit_schema::keys::BUDGET_MODES {
+            let mut fields = Fields::default();
+            let set = |value| Set {
+                value,
+                layer: Layer::File,
+                span: None,
+            };
+            fields.set(Key::Mode, set(Value::Mode(mode)));
+            fields.set(Key::MaxTokens, set(Value::Number(10.0)));
+            fields.set(Key::TokenRatio, set(Value::Number(0.1)));
+            let budget = build_budget("b", &fields).unwrap();
+            assert_eq!(budget.mode().as_str(), mode);
+            assert_eq!(
+                bucket(&budget, GrpcThrottling::max_tokens).is_empty(),
+                mode != "grpc_throttling"
+            );
+        }
+    }
 }
