@@ -5,7 +5,12 @@
 //! rounds. Before the first round comes the wait an adaptive budget may
 //! impose (`Run::pace`); a round is an attempt (an [`Attempt`], see
 //! `attempt`; or a hedged race of them), then `Run::settle` (the success,
-//! or the decision and its hooks), then the wait on the call's timer.
+//! or the decision and its hooks), then the wait the decision chose.
+//!
+//! That wait is a sleep the loop awaits in place, as a loop written by hand
+//! would: it is held in the loop's own state, in the room the round's
+//! attempt used (the two are never alive together, so the compiler lays
+//! them over each other), and a call that retries allocates nothing for it.
 //!
 //! The error of a failed attempt is consumed by the decision before any
 //! await, so a `!Send` error cannot make the future `!Send`.
@@ -61,10 +66,13 @@ macro_rules! drive {
         loop {
             $($each)*
             let result = $attempt.await;
-            if let ::core::ops::ControlFlow::Break(result) = $run.settle(result) {
-                break result;
-            }
-            $run.wait().await;
+            // Taken out in its own statement, so that nothing but the sleep
+            // is held across its await.
+            let wait = match $run.settle(result) {
+                ::core::ops::ControlFlow::Break(result) => break result,
+                ::core::ops::ControlFlow::Continue(wait) => wait,
+            };
+            wait.await;
         }
     }};
     ($run:expr, unhedged each { $($each:tt)* } $make:expr) => {
@@ -117,9 +125,9 @@ impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
 
     /// What an attempt's result makes of the call: its end (`Break`: the
     /// success, or the error it gives up with), or a retry (`Continue`: the
-    /// wait is armed, see [`wait`](Self::wait)).
+    /// sleep to await before the next round, on the call's sleeper).
     #[inline]
-    pub fn settle<T, E>(&mut self, result: Result<T, E>) -> ControlFlow<Result<T, E>>
+    pub fn settle<T, E>(&mut self, result: Result<T, E>) -> ControlFlow<Result<T, E>, S::Sleep>
     where
         E: Classify,
         H: HookSet<E>,
@@ -130,15 +138,10 @@ impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
                 ControlFlow::Break(Ok(value))
             }
             Err(error) => match self.decide(error) {
-                Ok(()) => ControlFlow::Continue(()),
+                Ok(wait) => ControlFlow::Continue(self.sleep(wait)),
                 Err(error) => ControlFlow::Break(Err(error)),
             },
         }
-    }
-
-    /// The wait `settle` armed (ready at once when nothing is armed).
-    pub fn wait(&mut self) -> impl Future<Output = ()> {
-        poll_fn(|cx| self.timer.poll(cx).unwrap_or(Poll::Ready(())))
     }
 }
 

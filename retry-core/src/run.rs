@@ -11,14 +11,17 @@
 //!   reads the policy before that;
 //! - the clock is read only when a deadline, a budget, a give-up hook, a
 //!   report or hedging needs it;
-//! - the call's one timer (an attempt's timeout, the wait after a failure,
-//!   or a hedged round's wait for its next hedge: one at a time) lives in
-//!   one heap block, made the first time a timer is armed; a call that
-//!   succeeds at once makes none, and a call that retries makes exactly
-//!   one. An attempt's timeout counts from the attempt's start but is armed
-//!   only at its first `Pending` (as `tokio::time::timeout` registers its
-//!   timer only then): an attempt ready at once makes no sleep and
-//!   allocates nothing. (A hedged round's attempts have their own timeouts.)
+//! - the wait after a failure is a sleep the loop awaits in its own state,
+//!   where the failed attempt was (`round`'s `drive!`, as a loop by hand
+//!   holds it): a call that retries allocates nothing for its waits;
+//! - the call's one timer (an attempt's timeout, an adaptive budget's wait
+//!   before the first attempt, or a hedged round's wait for its next hedge:
+//!   one at a time) lives in one heap block, made the first time it is
+//!   armed; a call makes at most one. An attempt's timeout counts from the
+//!   attempt's start but is armed only at its first `Pending` (as
+//!   `tokio::time::timeout` registers its timer only then): an attempt
+//!   ready at once makes no sleep and allocates nothing. (A hedged round's
+//!   attempts have their own timeouts.)
 
 mod failed;
 mod gate;

@@ -4,9 +4,12 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-/// A call's one timer: an attempt's timeout, or the wait after a failure.
-/// Its heap block is made the first time it is armed and reused after, so a
-/// call that retries allocates once however many attempts and waits follow.
+/// A call's one timer: an attempt's timeout, an adaptive budget's wait
+/// before the first attempt, or a hedged round's wait for its next hedge
+/// (one at a time). Its heap block is made the first time it is armed and
+/// reused after, so a call allocates it once however many attempts follow.
+/// The wait after a failure is not here: the loop awaits it in its own state
+/// (see `round`), and a call that only retries allocates nothing.
 pub(crate) struct Timer<Sl>(Option<Pin<Box<Option<Sl>>>>);
 
 impl<Sl> Default for Timer<Sl> {

@@ -33,13 +33,28 @@ fn current_thread() -> tokio::runtime::Runtime {
         .unwrap()
 }
 
-/// A call whose first `failures` attempts fail, through `policy`, on a paused runtime.
-fn failing_first(rt: &tokio::runtime::Runtime, policy: &Policy, failures: u32) -> u32 {
+/// A call whose first `failures` attempts fail, each after pending for
+/// `pause` on tokio's timer (zero: at once), through `policy`, on a paused
+/// runtime.
+fn failing_first(
+    rt: &tokio::runtime::Runtime,
+    policy: &Policy,
+    failures: u32,
+    pause: Duration,
+) -> u32 {
     let mut calls = 0;
     let r = rt.block_on(Retry::new(policy).seed(1).call(|| {
         calls += 1;
         let n = calls;
-        async move { if n <= failures { Err(Flaky) } else { Ok(n) } }
+        async move {
+            if n > failures {
+                return Ok(n);
+            }
+            if !pause.is_zero() {
+                tokio::time::sleep(pause).await;
+            }
+            Err(Flaky)
+        }
     }));
     r.unwrap()
 }
@@ -91,11 +106,13 @@ fn a_closed_breaker_adds_no_allocation() {
     assert_eq!(status.attempts, 101, "every attempt was counted");
 }
 
-/// The call's one timer is made once, at the first retry, however many
-/// retries follow; a policy with an attempt timeout makes it at an
-/// attempt's first `Pending` (an attempt ready at once makes none).
+/// The waits between attempts are held in the call's own future: a call
+/// that retries allocates nothing for them, however many it makes. The
+/// call's timer block is made only for an attempt's timeout, at an
+/// attempt's first `Pending` (an attempt ready at once arms none), and
+/// then once however many attempts follow.
 #[test]
-fn a_call_that_needs_a_timer_allocates_at_most_once_however_many_attempts() {
+fn a_retrying_call_allocates_only_its_timeout_once() {
     let rt = current_thread();
     let policy = Policy::builder()
         .base(Duration::from_millis(1))
@@ -107,25 +124,26 @@ fn a_call_that_needs_a_timer_allocates_at_most_once_however_many_attempts() {
         .attempt_timeout(Some(Duration::from_secs(1)))
         .build()
         .unwrap();
+    let (at_once, pending) = (Duration::ZERO, Duration::from_millis(1));
     // Warm up tokio's timer wheel and the thread-locals.
-    failing_first(&rt, &timed, 5);
-    for (policy, failures) in [
-        (&policy, 0),
-        (&policy, 1),
-        (&policy, 5),
-        (&timed, 0),
-        (&timed, 5),
+    failing_first(&rt, &timed, 5, pending);
+    for (policy, failures, pause, expected) in [
+        (&policy, 0, at_once, 0),
+        (&policy, 1, at_once, 0),
+        (&policy, 5, at_once, 0),
+        (&policy, 5, pending, 0),
+        (&timed, 0, at_once, 0),
+        (&timed, 5, at_once, 0),
+        (&timed, 1, pending, 1),
+        (&timed, 5, pending, 1),
     ] {
         let info = allocation_counter::measure(|| {
-            assert_eq!(failing_first(&rt, policy, failures), failures + 1);
+            assert_eq!(failing_first(&rt, policy, failures, pause), failures + 1);
         });
-        // An attempt ready at once arms no timeout (issue 30): only a retry
-        // makes the call's timer.
-        let expected = if failures == 0 { 0 } else { 1 };
         assert_eq!(
             info.count_total,
             expected,
-            "{failures} failures, timeout {:?}: {info:?}",
+            "{failures} failures pending {pause:?}, timeout {:?}: {info:?}",
             policy.attempt_timeout()
         );
     }

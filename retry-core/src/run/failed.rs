@@ -1,6 +1,6 @@
 //! What a call does after a failed attempt: how the error stands for the
-//! kernel, and the decision (retry after a wait armed on the call's timer,
-//! or give up), with its hooks, event and metrics.
+//! kernel, and the decision (retry after a wait, or give up), with its
+//! hooks, event and metrics.
 
 use super::{CallPolicy, Gate, Run, elapsed};
 use crate::classify::Classify;
@@ -8,6 +8,7 @@ use crate::clock::{Clock, Sleeper};
 use crate::decide::{Failure, Owed, Step, decide, decide_refused, in_policy};
 use crate::hooks::{GiveUpEvent, HookSet, RetryEvent, Unrepeatable};
 use crate::policy::Policy;
+use std::time::Duration;
 
 impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     /// How a failed attempt's `error` stands for the kernel, with what the
@@ -29,10 +30,11 @@ impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     }
 
     /// The decision after a failed attempt, with its hooks, event and
-    /// metrics. On a retry the wait is armed on the call's timer; on giving
-    /// up the error comes back. Out of line: the success path stays small.
+    /// metrics: on a retry the wait before the next attempt (which the loop
+    /// sleeps in its own state, see `round`), on giving up the error. Out of
+    /// line: the success path stays small.
     #[inline(never)]
-    pub(crate) fn decide<E>(&mut self, error: E) -> Result<(), E>
+    pub(crate) fn decide<E>(&mut self, error: E) -> Result<Duration, E>
     where
         E: Classify,
         H: HookSet<E>,
@@ -43,6 +45,7 @@ impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
         let (failure, allowed, unrepeatable) = self.failure_of(&error);
         let gate = std::mem::replace(&mut self.gate, Gate::Idle);
         let refused = match gate {
+            Gate::Idle => None,
             Gate::Refused(retry_in) => Some(retry_in),
             sent => {
                 self.record(sent, Some(failure.class));
@@ -88,8 +91,7 @@ impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
                 self.hooks.on_retry(&event);
                 #[cfg(feature = "metrics")]
                 crate::metrics::retried(policy, wait, failure.hint, hinted);
-                self.timer.arm(self.sleeper.sleep(wait));
-                Ok(())
+                Ok(wait)
             }
             Step::GiveUp(ending) => {
                 // The kernel refuses a request that cannot be sent again as
