@@ -68,20 +68,24 @@ fn the_file_names_a6s_bucket_and_every_policy_naming_it_shares_it() {
     );
     assert!(Arc::ptr_eq(&orders.budgets()[0], grpc));
     assert!(Arc::ptr_eq(&search.budgets()[0], grpc));
-    // A full bucket: a failing call is retried to max_attempts.
-    assert_eq!(failing_call(orders).attempts, 3);
-    // Two failed gRPC attempts leave 2 tokens, half of 4: A6 sends no retry
-    // and no hedge while the count is at most half, for either policy.
-    b.record(true);
-    b.record(true);
-    for policy in [orders, search] {
-        let report = failing_call(policy);
-        assert_eq!((report.ending, report.attempts), (Ending::BudgetEmpty, 1));
+    // The loop feeds the bucket: each failed attempt the policy would
+    // retry drains a token. 4 -> 3 (more than half: retried) -> 2 (half:
+    // A6 sends no retry and no hedge while the count is at most half).
+    let report = failing_call(orders);
+    assert_eq!((report.ending, report.attempts), (Ending::BudgetEmpty, 2));
+    assert_eq!(b.tokens(), 2.0);
+    // The other policy naming it shares it: at half, no retry (2 -> 1).
+    let report = failing_call(search);
+    assert_eq!((report.ending, report.attempts), (Ending::BudgetEmpty, 1));
+    assert_eq!(b.tokens(), 1.0);
+    // Each success gives back token_ratio: 1 -> 3.5 after five, above
+    // half: retries resume (3.5 -> 2.5, retried -> 1.5, not).
+    for _ in 0..5 {
+        b.record(false);
     }
-    // One success gives back token_ratio: 2.5 is above half, retries resume.
-    b.record(false);
-    assert_eq!(b.tokens(), 2.5);
-    assert_eq!(failing_call(search).attempts, 3);
+    assert_eq!(b.tokens(), 3.5);
+    let report = failing_call(search);
+    assert_eq!((report.ending, report.attempts), (Ending::BudgetEmpty, 2));
     // A policy without the budget is not held back by it.
     let plain = load(
         "[policies.plain]\nbase = \"1us\"\ncap = \"1us\"\n",
