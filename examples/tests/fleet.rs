@@ -108,10 +108,11 @@ fn repeats_report_each_run_with_medians_spreads_and_a_verdict_on_the_medians() {
             "{run}"
         );
         assert_eq!(run["predicted"], run["predicted_send_rate"]);
+        // Each run sets the modelled quantities against its own counts
+        // (`retries` always; those of waiting ticks only when a tick had
+        // calls waiting, which a quiet machine may not have).
         assert!(
-            run["differences"]["waiting_busiest_tick"]["modelled"]
-                .as_f64()
-                .is_some(),
+            run["differences"]["retries"]["modelled"].as_f64().is_some(),
             "{run}"
         );
     }
