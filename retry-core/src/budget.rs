@@ -104,6 +104,12 @@ impl RetryBudget {
     /// (see [`GrpcThrottling`]). The loop feeds it whatever the entry
     /// point: a success fills it, a failure the policy would retry drains it.
     ///
+    /// # Errors
+    ///
+    /// [`GrpcThrottling::new`]'s: a [`PolicyError`](crate::PolicyError) of
+    /// kind [`Budget`](crate::PolicyErrorKind::Budget) naming a bad
+    /// `max_tokens` or `token_ratio`.
+    ///
     /// ```
     /// let b = retrykit_core::RetryBudget::grpc_throttling(2.0, 0.5).unwrap();
     /// assert_eq!(b.mode().as_str(), "grpc_throttling");

@@ -314,6 +314,11 @@ impl Herd {
     /// Runs every client under `policy` (its retry budget, if any, is ignored:
     /// see [`HerdReport::ignored_budget`]). Deterministic for a given seed.
     ///
+    /// # Errors
+    ///
+    /// A [`SimulateError`] naming each setting out of range (`tick`,
+    /// `outage`, `horizon`, `capacity`), with the fix.
+    ///
     /// ```
     /// use retrykit_sim::Herd;
     /// use retrykit_core::Policy;
