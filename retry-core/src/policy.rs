@@ -277,6 +277,7 @@ impl Policy {
     }
 
     /// [`envelope`](Self::envelope) in nanoseconds.
+    #[inline]
     fn envelope_ns(&self, n: u32) -> u64 {
         self.waits.envelope(self.backoff, n)
     }
