@@ -139,13 +139,14 @@ pub(crate) fn decide(
     }
     // gRFC A6: a failure the policy would retry, or one with a server's
     // hint, drains the policy's `grpc_throttling` buckets.
-    if in_policy(policy, failure.class) || failure.hint.is_some() {
+    let retried = in_policy(policy, failure.class);
+    if retried || failure.hint.is_some() {
         budgets.throttle(true);
     }
     if failure.class == Class::Permanent {
         return Step::GiveUp(Ending::Permanent);
     }
-    if !in_policy(policy, failure.class) || !failure.allowed {
+    if !retried || !failure.allowed {
         return Step::GiveUp(Ending::NotRetryable);
     }
     if policy
@@ -161,19 +162,23 @@ pub(crate) fn decide(
         .saturating_sub(tally.refused);
     let computed_ns = policy.delay_ns(retry, tally.last_delay_ns, || rng.sample(retry));
     let computed = Duration::from_nanos(computed_ns);
-    let (mut wait, mut hinted) = match (owed, failure.hint) {
-        (Owed::Nothing, None) => (computed, false),
-        (owed, hint) => owed_or_hinted(policy, computed, owed, hint),
+    // The wait, also in nanoseconds for the tally (the computed one's are known).
+    let (mut wait, mut hinted, mut wait_ns) = match (owed, failure.hint) {
+        (Owed::Nothing, None) => (computed, false, computed_ns),
+        (owed, hint) => {
+            let (wait, hinted) = owed_or_hinted(policy, computed, owed, hint);
+            (wait, hinted, nanos(wait))
+        }
     };
     if let Some((elapsed, now)) = time {
         match policed(policy, failure.class, wait, elapsed, now) {
             Ok(None) => {}
-            Ok(Some(paced)) => (wait, hinted) = (paced, false),
+            Ok(Some(paced)) => (wait, hinted, wait_ns) = (paced, false, nanos(paced)),
             Err(ending) => return Step::GiveUp(ending),
         }
     }
     tally.last_delay_ns = computed_ns;
-    tally.waited_ns = tally.waited_ns.saturating_add(nanos(wait));
+    tally.waited_ns = tally.waited_ns.saturating_add(wait_ns);
     Step::Retry { wait, hinted }
 }
 

@@ -277,7 +277,6 @@ impl Policy {
     }
 
     /// [`envelope`](Self::envelope) in nanoseconds.
-    #[inline]
     fn envelope_ns(&self, n: u32) -> u64 {
         self.waits.envelope(self.backoff, n)
     }
