@@ -139,13 +139,14 @@ pub(crate) fn decide(
     }
     // gRFC A6: a failure the policy would retry, or one with a server's
     // hint, drains the policy's `grpc_throttling` buckets.
-    if in_policy(policy, failure.class) || failure.hint.is_some() {
+    let retried = in_policy(policy, failure.class);
+    if retried || failure.hint.is_some() {
         budgets.throttle(true);
     }
     if failure.class == Class::Permanent {
         return Step::GiveUp(Ending::Permanent);
     }
-    if !in_policy(policy, failure.class) || !failure.allowed {
+    if !retried || !failure.allowed {
         return Step::GiveUp(Ending::NotRetryable);
     }
     if policy
@@ -159,18 +160,49 @@ pub(crate) fn decide(
         .attempts
         .saturating_sub(1)
         .saturating_sub(tally.refused);
-    let computed =
-        Duration::from_nanos(policy.delay_ns(retry, tally.last_delay_ns, || rng.sample(retry)));
+    let computed_ns = policy.delay_ns(retry, tally.last_delay_ns, || rng.sample(retry));
+    let computed = Duration::from_nanos(computed_ns);
+    // The wait, also in nanoseconds for the tally (the computed one's are known).
+    let (mut wait, mut hinted, mut wait_ns) = match (owed, failure.hint) {
+        (Owed::Nothing, None) => (computed, false, computed_ns),
+        (owed, hint) => {
+            let (wait, hinted) = owed_or_hinted(policy, computed, owed, hint);
+            (wait, hinted, nanos(wait))
+        }
+    };
+    if let Some((elapsed, now)) = time {
+        match policed(policy, failure.class, wait, elapsed, now) {
+            Ok(None) => {}
+            Ok(Some(paced)) => (wait, hinted, wait_ns) = (paced, false, nanos(paced)),
+            Err(ending) => return Step::GiveUp(ending),
+        }
+    }
+    tally.last_delay_ns = computed_ns;
+    tally.waited_ns = tally.waited_ns.saturating_add(wait_ns);
+    Step::Retry { wait, hinted }
+}
+
+/// [`decide`]'s wait when the caller owes or is owed time, or the server
+/// gave a hint: the computed wait lengthened by what a caller that came back
+/// early owes, shortened by what one that came back late is credited, then
+/// the hint if it is longer (never shortened, only clamped to
+/// `max_retry_after`; the cap bounds computed waits only). With whether the
+/// hint chose it. Out of line: a plain failure needs none of it.
+#[inline(never)]
+fn owed_or_hinted(
+    policy: &Policy,
+    computed: Duration,
+    owed: Owed,
+    hint: Option<Duration>,
+) -> (Duration, bool) {
     let scheduled = match owed {
         Owed::Nothing => computed,
         Owed::Early(by) => computed.saturating_add(by),
         Owed::Late(by) => computed.saturating_sub(by),
     };
-    let (mut wait, mut hinted) = match failure.hint {
+    match hint {
         Some(hint) => {
             let hint = policy.max_retry_after().map_or(hint, |max| hint.min(max));
-            // A server's instruction is never shortened, only clamped by
-            // max_retry_after; the cap bounds computed waits only.
             if hint > scheduled {
                 (hint, true)
             } else {
@@ -178,28 +210,41 @@ pub(crate) fn decide(
             }
         }
         None => (scheduled, false),
-    };
-    if let Some((elapsed, now)) = time {
-        if let Some(deadline) = policy.deadline()
-            && elapsed.saturating_add(wait) >= deadline
-        {
-            return Step::GiveUp(Ending::Deadline);
-        }
-        if !budgets.try_withdraw(now) {
-            return Step::GiveUp(Ending::BudgetEmpty);
-        }
-        if budgets.paces() {
-            let left = policy.deadline().map(|d| d.saturating_sub(elapsed));
-            match budgets.pace(now, retry_cost(failure.class), left) {
-                Pacing::After(paced) if paced > wait => (wait, hinted) = (paced, false),
-                Pacing::After(_) => {}
-                Pacing::PastLimit(_) => return Step::GiveUp(Ending::RateLimited),
-            }
+    }
+}
+
+/// [`decide`]'s checks of the `wait` it chose against the policy's
+/// deadline and budgets, `elapsed` into the call at `now`: the call ends
+/// (`Err`) when the wait would reach the deadline, a window budget is
+/// empty, or an adaptive budget's pacing would pass the deadline; `Some` is
+/// a longer wait the pacing imposes. Out of line: only a policy with a
+/// deadline or a budget reads the clock to get here.
+#[inline(never)]
+fn policed(
+    policy: &Policy,
+    class: Class,
+    wait: Duration,
+    elapsed: Duration,
+    now: Instant,
+) -> Result<Option<Duration>, Ending> {
+    let budgets = &policy.budgets;
+    if let Some(deadline) = policy.deadline()
+        && elapsed.saturating_add(wait) >= deadline
+    {
+        return Err(Ending::Deadline);
+    }
+    if !budgets.try_withdraw(now) {
+        return Err(Ending::BudgetEmpty);
+    }
+    if budgets.paces() {
+        let left = policy.deadline().map(|d| d.saturating_sub(elapsed));
+        match budgets.pace(now, retry_cost(class), left) {
+            Pacing::After(paced) if paced > wait => return Ok(Some(paced)),
+            Pacing::After(_) => {}
+            Pacing::PastLimit(_) => return Err(Ending::RateLimited),
         }
     }
-    tally.last_delay_ns = nanos(computed);
-    tally.waited_ns = tally.waited_ns.saturating_add(nanos(wait));
-    Step::Retry { wait, hinted }
+    Ok(None)
 }
 
 /// The kernel's rule for an attempt the policy's circuit breaker refused

@@ -299,20 +299,27 @@ impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
         H: HookSet<E>,
     {
         self.tally.attempts = self.tally.attempts.saturating_add(1);
-        if self.tally.attempts == 1 {
-            if self.plain && !self.hooks.wants_give_up() {
+        if self.plain {
+            // A plain call's retry needs nothing begun: its policy is held
+            // (the decision before it picked it up), and it has no breaker
+            // to ask and no timeout to arm. Its first attempt reads the
+            // clock only for a give-up hook.
+            if self.tally.attempts != 1 || !self.hooks.wants_give_up() {
                 return None;
             }
+        } else if self.tally.attempts == 1
             // A policy that needs only its local breaker, when it is closed.
-            if self.policy.held().is_some_and(Policy::starts_guarded) && self.let_through_closed() {
-                return None;
-            }
+            && self.policy.held().is_some_and(Policy::starts_guarded)
+            && self.let_through_closed()
+        {
+            return None;
         }
         self.begin_attempt_slowly::<E>()
     }
 
-    /// [`begin_attempt`](Self::begin_attempt) for a retry, or a first
-    /// attempt that reads the clock, asks a breaker or arms a timeout.
+    /// [`begin_attempt`](Self::begin_attempt) for a first attempt that
+    /// reads the clock, asks a breaker or arms a timeout, or a retry of a
+    /// call that is not plain.
     #[cold]
     #[inline(never)]
     fn begin_attempt_slowly<E>(&mut self) -> Option<Box<BreakerOpen>>

@@ -63,11 +63,18 @@ impl Budgets {
     #[inline]
     pub(crate) fn throttle(&self, failed: bool) {
         if self.throttles {
-            self.as_slice()
-                .iter()
-                .filter_map(|b| b.throttling())
-                .for_each(|t| t.record(failed));
+            self.throttle_buckets(failed);
         }
+    }
+
+    /// [`throttle`](Self::throttle)'s work, out of line: the caller keeps
+    /// one flag test for policies without a bucket.
+    #[inline(never)]
+    fn throttle_buckets(&self, failed: bool) {
+        self.as_slice()
+            .iter()
+            .filter_map(|b| b.throttling())
+            .for_each(|t| t.record(failed));
     }
 
     /// The window budgets.

@@ -43,11 +43,15 @@ impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
         let _span = self.span.clone().entered();
         self.hold_policy();
         let (failure, allowed, unrepeatable) = self.failure_of(&error);
-        let gate = std::mem::replace(&mut self.gate, Gate::Idle);
-        let refused = match gate {
+        // Under a policy without a breaker the gate stays idle: nothing moves.
+        let refused = match self.gate {
             Gate::Idle => None,
-            Gate::Refused(retry_in) => Some(retry_in),
-            sent => {
+            Gate::Refused(retry_in) => {
+                self.gate = Gate::Idle;
+                Some(retry_in)
+            }
+            Gate::Sent(_) => {
+                let sent = std::mem::replace(&mut self.gate, Gate::Idle);
                 self.record(sent, Some(failure.class));
                 None
             }
