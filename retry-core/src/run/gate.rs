@@ -49,6 +49,22 @@ impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
         self.gate = Gate::Idle;
     }
 
+    /// Tells the policy's breaker that the attempt in flight, if it let it
+    /// through, succeeded; the gate is `Idle` after. A closed-state
+    /// success is counted in place (the ticket is not moved); any other
+    /// goes to [`record`](Self::record).
+    #[inline]
+    pub(crate) fn record_success(&mut self) {
+        if let (Some(breaker), Gate::Sent(ticket)) = (&self.policy.borrow().breaker, &self.gate) {
+            if breaker.record_success_alone(ticket) {
+                self.gate = Gate::Idle;
+                return;
+            }
+        }
+        let gate = std::mem::replace(&mut self.gate, Gate::Idle);
+        self.record(gate, None);
+    }
+
     /// Tells the policy's breaker how the attempt `gate` let through went:
     /// `failed` when its error's class is one the breaker counts (or it
     /// was slow). A success of a breaker without `slow_call` reads no clock.
