@@ -36,14 +36,31 @@ pub(crate) fn shown(text: &str) -> Cow<'_, str> {
 /// The most characters of a value [`quoted`] shows.
 const MAX_QUOTED: usize = 48;
 
+/// The most characters of a message or a note [`said`] shows. The longest
+/// written one is some 300; only a value quoted whole (a 100 KB duration
+/// string, say) runs past this.
+const MAX_SAID: usize = 400;
+
+/// `text` [`shown`] (control characters escaped), cut after `most`
+/// characters with `…`.
+fn cut(text: &str, most: usize) -> Cow<'_, str> {
+    match text.char_indices().nth(most) {
+        None => shown(text),
+        Some((at, _)) => Cow::Owned(format!("{}…", shown(&text[..at]))),
+    }
+}
+
 /// A value as a message quotes it: [`shown`] (control characters escaped),
 /// cut after [`MAX_QUOTED`] characters with `…`.
 pub(crate) fn quoted(value: &str) -> String {
-    let mut out: String = value.chars().take(MAX_QUOTED).collect();
-    if value.chars().nth(MAX_QUOTED).is_some() {
-        out.push('…');
-    }
-    shown(&out).into_owned()
+    cut(value, MAX_QUOTED).into_owned()
+}
+
+/// A message or a note as it is printed: [`shown`], and cut after
+/// [`MAX_SAID`] characters with `…`, so that one that quotes a long value
+/// whole stays a line (its excerpt shows where the value is).
+pub(crate) fn said(text: &str) -> Cow<'_, str> {
+    cut(text, MAX_SAID)
 }
 
 /// How serious a [`Diagnostic`] is.
@@ -199,11 +216,11 @@ impl Diagnostic {
         // they are shown escaped, never sent to the terminal.
         let mut notes = Vec::new();
         if let Some(s) = &self.suggestion {
-            notes.push(format!("help: did you mean `{}`?", shown(s)));
+            notes.push(format!("help: did you mean `{}`?", said(s)));
         }
-        notes.extend(self.notes.iter().map(|n| shown(n).into_owned()));
+        notes.extend(self.notes.iter().map(|n| said(n).into_owned()));
         let mut report = Report::new(severity)
-            .with_message(shown(&self.message))
+            .with_message(said(&self.message))
             .with_notes(notes);
         let config = TermConfig {
             chars: Chars::ascii(),
@@ -228,7 +245,7 @@ impl Diagnostic {
             term::emit_into_string(&config, file, &report)
         };
         // Rendering only fails for spans outside the file, which `Span::new` rules out.
-        rendered.unwrap_or_else(|_| format!("{}: {}\n", self.severity, self.message))
+        rendered.unwrap_or_else(|_| format!("{}: {}\n", self.severity, said(&self.message)))
     }
 }
 
@@ -238,12 +255,12 @@ impl fmt::Display for Diagnostic {
         if let Some(span) = &self.span {
             write!(f, "{span}: ")?;
         }
-        write!(f, "{}: {}", self.severity, shown(&self.message))?;
+        write!(f, "{}: {}", self.severity, said(&self.message))?;
         if !self.key.is_empty() {
-            write!(f, " [{}]", shown(&self.key))?;
+            write!(f, " [{}]", said(&self.key))?;
         }
         if let Some(s) = &self.suggestion {
-            write!(f, " (did you mean `{}`?)", shown(s))?;
+            write!(f, " (did you mean `{}`?)", said(s))?;
         }
         Ok(())
     }

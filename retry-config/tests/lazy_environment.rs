@@ -167,3 +167,33 @@ fn a_file_with_errors_says_not_loaded_never_define_the_table() {
     );
     assert!(!stderr.contains("define [policies.quick]"), "{stderr}");
 }
+
+/// A long bad value with control characters in it: everything said about
+/// it, at load and at the first call, shows it escaped and cut (its
+/// excerpt too), never the whole value or a raw escape sequence.
+#[test]
+fn a_long_bad_value_is_said_escaped_and_cut_everywhere() {
+    let value = format!("garbage\u{1b}[31m{}", "x".repeat(20_000));
+    let (stdout, stderr) = run(&[("RETRY_POLICY__OTHER__BASE", value.as_str())]);
+    assert!(
+        stdout.contains("quick=4 other=1 child=0"),
+        "{stdout}\n{stderr}"
+    );
+    assert!(!stderr.contains('\u{1b}'), "a raw escape: {stderr:?}");
+    let long = "x".repeat(500);
+    assert!(!stderr.contains(&long), "the whole value: {stderr}");
+    assert!(stderr.len() < 5_000, "{} bytes: {stderr}", stderr.len());
+    // At the first call: the variable, its value escaped and cut, and the fix.
+    assert!(
+        stderr.contains("RETRY_POLICY__OTHER__BASE is `garbage\\u{1b}[31mxxx"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("x…`"), "{stderr}");
+    assert!(stderr.contains("fix: "), "{stderr}");
+    // At load: the rule and where, with the excerpt's escape shown escaped.
+    assert!(stderr.contains("`base` is not a duration"), "{stderr}");
+    assert!(
+        stderr.contains("RETRY_POLICY__OTHER__BASE=garbage\\u{1b}[31mxxx"),
+        "{stderr}"
+    );
+}

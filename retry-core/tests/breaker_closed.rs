@@ -5,31 +5,13 @@
 //! time the attempt began, and the call's start is read for its report.
 #![cfg(feature = "tokio")]
 
-use retrykit_core::breaker::{BreakerOpen, BreakerState, CircuitBreaker};
-use retrykit_core::{Class, Classify, Policy, Retry};
+use retrykit_core::breaker::{BreakerState, CircuitBreaker};
+use retrykit_core::{Policy, Retry};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 mod support;
-use support::paused_runtime;
-
-#[derive(Debug)]
-enum Answer {
-    Down,
-    Refused,
-}
-
-impl Classify for Answer {
-    fn class(&self) -> Class {
-        match self {
-            Answer::Down => Class::TRANSIENT,
-            Answer::Refused => Class::Permanent,
-        }
-    }
-    fn from_breaker_open(_: BreakerOpen) -> Option<Self> {
-        Some(Answer::Refused)
-    }
-}
+use support::{Answer, paused_runtime};
 
 /// Judges from 4 attempts at a ratio of 0.5, over 10 s (1 s slots). Built
 /// before the paused runtime starts, so the runtime's clock never reads

@@ -7,33 +7,15 @@
 //! other tests' breakers would speak on the same stream.
 #![cfg(feature = "tokio")]
 
-use retrykit_core::breaker::{BreakerOpen, BreakerState, CircuitBreaker};
-use retrykit_core::{Class, Classify, Ending, Jitter, Policy, Retry};
+use retrykit_core::breaker::{BreakerState, CircuitBreaker};
+use retrykit_core::{Ending, Jitter, Policy, Retry};
 use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::SeqCst};
 use std::time::{Duration, Instant};
 
 mod support;
-use support::paused_runtime;
-
-#[derive(Debug)]
-enum Answer {
-    Down,
-    Refused,
-}
-
-impl Classify for Answer {
-    fn class(&self) -> Class {
-        match self {
-            Answer::Down => Class::TRANSIENT,
-            Answer::Refused => Class::Permanent,
-        }
-    }
-    fn from_breaker_open(_: BreakerOpen) -> Option<Self> {
-        Some(Answer::Refused)
-    }
-}
+use support::{Answer, paused_runtime};
 
 const CHILD: &str = "RETRYKIT_BREAKER_OBSERVE_CHILD";
 

@@ -241,8 +241,8 @@ fn the_public_api_is_the_committed_listing() {
 fn the_listing_covers_every_public_module_and_feature() {
     let found = listing();
     let modules = [
-        "breaker", "clock", "fleet", "hedge", "hooks", "http", "kernel", "metrics", "registry",
-        "reqwest", "tower",
+        "breaker", "clock", "fleet", "grpc", "hedge", "hooks", "http", "kernel", "metrics",
+        "registry", "reqwest", "tower",
     ];
     for module in modules {
         assert!(

@@ -148,6 +148,12 @@ pub enum Invalid {
 /// Reads `text` by the grammar in the module doc. Its work is linear in the
 /// text and stops at the limit, whatever the input.
 ///
+/// # Errors
+///
+/// An [`Invalid`] saying what is wrong: an empty or signed text, a number or
+/// unit that cannot be read, an ambiguous or calendar unit, or a duration
+/// over [`MAX`].
+///
 /// ```
 /// use std::time::Duration;
 /// assert_eq!(retrykit_schema::duration::parse_duration("250ms"), Ok(Duration::from_millis(250)));

@@ -121,8 +121,12 @@ impl fmt::Display for HedgeAfterText {
 pub const HEDGE_AFTER_FORMS: &str = "a percentile from \"p50\" to \"p99.9\" (one decimal at most), a duration such as \"20ms\", or \"none\"";
 
 /// Reads `hedge_after`'s text (not `"none"`, which the caller handles):
-/// a text starting with `p` is a percentile, anything else a duration. The
-/// error says what was wrong.
+/// a text starting with `p` is a percentile, anything else a duration.
+///
+/// # Errors
+///
+/// A message saying what was wrong: a percentile out of range or with more
+/// than one decimal, or a text that is not a duration.
 ///
 /// ```
 /// use retrykit_schema::hedge::parse_hedge_after;

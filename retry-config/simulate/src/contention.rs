@@ -194,6 +194,11 @@ impl Contention {
     /// Runs every client under `policy` until each has written or given up.
     /// Deterministic for a given seed.
     ///
+    /// # Errors
+    ///
+    /// A [`SimulateError`] naming each setting out of range (`latency`,
+    /// `latency_sd`, `horizon`), with the fix.
+    ///
     /// ```
     /// use retrykit_sim::Contention;
     /// let c = Contention { clients: 30, ..Contention::default() };

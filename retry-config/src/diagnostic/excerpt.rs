@@ -25,6 +25,9 @@ pub(super) struct Excerpt<'s> {
     columns_cut: usize,
     /// The span, in the excerpt.
     pub(super) range: Range<usize>,
+    /// Where a control character was escaped in the excerpt: its offset
+    /// there and the characters its escape adds (the columns take them off).
+    escapes: Vec<(usize, usize)>,
 }
 
 impl<'s> Excerpt<'s> {
@@ -34,6 +37,27 @@ impl<'s> Excerpt<'s> {
             first_line: 0,
             columns_cut: 0,
             range: 0..0,
+            escapes: Vec::new(),
+        }
+    }
+
+    /// The excerpt of `text` from line `first_line` (0-based), its span at
+    /// `range` there, with its control characters escaped as messages
+    /// escape them (see [`escaped`]).
+    fn new(
+        name: &'s str,
+        text: &str,
+        first_line: usize,
+        columns_cut: usize,
+        range: Range<usize>,
+    ) -> Self {
+        let (text, range, escapes) = escaped(text, range);
+        Excerpt {
+            file: SimpleFile::new(name, text),
+            first_line,
+            columns_cut,
+            range,
+            escapes,
         }
     }
 
@@ -58,13 +82,13 @@ impl<'s> Excerpt<'s> {
         if last_line - first_line < EXCERPT_LINES
             && (first_line..=last_line).all(|l| line_end(l) - index.line_starts[l] <= EXCERPT_WIDTH)
         {
-            let covered = &text[line_start..last_end];
-            return Excerpt {
-                file: SimpleFile::new(span.source.name.as_str(), covered.to_owned()),
+            return Excerpt::new(
+                span.source.name.as_str(),
+                &text[line_start..last_end],
                 first_line,
-                columns_cut: 0,
-                range: start - line_start..end - line_start,
-            };
+                0,
+                start - line_start..end - line_start,
+            );
         }
         // Otherwise a window of the span's first line, around its start.
         let floor = |mut i: usize| {
@@ -87,14 +111,56 @@ impl<'s> Excerpt<'s> {
         let shift = if cut_before { ELLIPSIS.len() } else { 0 };
         let span_start = start.min(to) - from + shift;
         let span_end = end.clamp(start, to) - from + shift;
-        Excerpt {
-            file: SimpleFile::new(span.source.name.as_str(), shown),
+        Excerpt::new(
+            span.source.name.as_str(),
+            &shown,
             first_line,
-            columns_cut: (index.chars_to(text, from) - index.chars_to(text, line_start))
+            (index.chars_to(text, from) - index.chars_to(text, line_start))
                 .saturating_sub(cut_before as usize),
-            range: span_start..span_end.max(span_start),
+            span_start..span_end.max(span_start),
+        )
+    }
+}
+
+/// `text` with each control character written escaped (`\u{1b}`), as
+/// messages write them, so that a source's text (a variable's value) cannot
+/// drive the terminal; line breaks and tabs are kept, and a `\r` before a
+/// line break. Returns the text, `range` moved with it, and each escape's
+/// offset in the text with the characters it adds.
+fn escaped(text: &str, range: Range<usize>) -> (String, Range<usize>, Vec<(usize, usize)>) {
+    let kept = |at: usize, c: char| match c {
+        '\n' | '\t' => true,
+        '\r' => matches!(text[at + 1..].chars().next(), None | Some('\n')),
+        c => !c.is_control(),
+    };
+    if text.char_indices().all(|(at, c)| kept(at, c)) {
+        return (text.to_owned(), range, Vec::new());
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut escapes = Vec::new();
+    let (mut start, mut end) = (0, 0);
+    for (at, c) in text.char_indices() {
+        if at == range.start {
+            start = out.len();
+        }
+        if at == range.end {
+            end = out.len();
+        }
+        if kept(at, c) {
+            out.push(c);
+        } else {
+            let from = out.len();
+            out.extend(c.escape_debug());
+            escapes.push((from, out.len() - from - 1));
         }
     }
+    if range.start >= text.len() {
+        start = out.len();
+    }
+    if range.end >= text.len() {
+        end = out.len();
+    }
+    (out, start..end, escapes)
 }
 
 impl<'a> Files<'a> for Excerpt<'_> {
@@ -124,7 +190,15 @@ impl<'a> Files<'a> for Excerpt<'_> {
         line_index: usize,
         byte_index: usize,
     ) -> Result<usize, files::Error> {
-        let column = self.file.column_number((), line_index, byte_index)?;
+        // Columns count the source's characters: an escape counts as one.
+        let line_start = self.file.line_range((), line_index)?.start;
+        let added: usize = self
+            .escapes
+            .iter()
+            .filter(|(at, _)| (line_start..byte_index).contains(at))
+            .map(|(_, n)| n)
+            .sum();
+        let column = self.file.column_number((), line_index, byte_index)? - added;
         Ok(if line_index == 0 {
             column + self.columns_cut
         } else {
@@ -134,5 +208,27 @@ impl<'a> Files<'a> for Excerpt<'_> {
 
     fn line_range(&'a self, (): (), line_index: usize) -> Result<Range<usize>, files::Error> {
         self.file.line_range((), line_index)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::diagnostic::{Diagnostic, Source, Span};
+    use std::sync::Arc;
+
+    #[test]
+    fn control_characters_are_escaped_and_count_one_column_each() {
+        // `y` is the 9th character; two escapes come before it.
+        let source = Arc::new(Source::new("environment", "A=\u{1b}[1mx\u{1b}y\r\n"));
+        let d = Diagnostic::error("A", "bad").at(Some(Span::new(source, 8..9)), "here");
+        let rendered = d.render();
+        assert!(!rendered.contains('\u{1b}'), "{rendered:?}");
+        assert!(rendered.contains("environment:1:9"), "{rendered}");
+        assert!(rendered.contains("A=\\u{1b}[1mx\\u{1b}y"), "{rendered}");
+        assert!(!rendered.contains("\\r"), "a line's own \\r: {rendered:?}");
+        // The caret is under `y`, after the two escapes' 12 characters.
+        let caret = rendered.lines().find(|l| l.contains('^')).unwrap();
+        let line = rendered.lines().find(|l| l.contains("A=")).unwrap();
+        assert_eq!(caret.find('^'), line.find('y'), "{rendered}");
     }
 }

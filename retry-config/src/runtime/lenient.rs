@@ -11,7 +11,7 @@
 
 use super::Setup;
 use crate::config::Config;
-use crate::diagnostic::{Diagnostic, quoted};
+use crate::diagnostic::{Diagnostic, quoted, said};
 use crate::env;
 use crate::section::Section;
 
@@ -73,10 +73,10 @@ impl Setup {
                 ),
             };
             say(problem, &format!("{var} is not used: {whom}"));
-            let fix = problem.notes.last().cloned().unwrap_or_default();
+            let fix = problem.notes.last().map_or(Default::default(), |n| said(n));
             let why = format!(
                 "{var} is `{value}`: {}\n  fix: {fix} (or unset {var})",
-                problem.message
+                said(&problem.message)
             );
             for name in concerned {
                 if !withheld.iter().any(|(n, _)| *n == name) {

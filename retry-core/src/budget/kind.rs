@@ -3,12 +3,14 @@
 use std::fmt;
 
 /// How a [`RetryBudget`](crate::RetryBudget) decides (see [`RetryBudget::mode`](crate::RetryBudget::mode)); the policy
-/// file's `mode` key.
+/// file's `mode` key. Modes are added in minor releases (`#[non_exhaustive]`):
+/// a `match` on one needs a `_` arm.
 ///
 /// ```
 /// assert_eq!(retrykit_core::BudgetMode::Window.to_string(), "window");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum BudgetMode {
     /// Retries are a share of calls over a sliding window.
     Window,

@@ -1,6 +1,7 @@
 //! The window budget's arithmetic.
 
 use super::*;
+use retrykit_schema::keys::Key;
 
 #[test]
 fn every_problem_names_a_key_of_the_file() {

@@ -50,8 +50,14 @@ pub struct GrpcThrottling {
 impl GrpcThrottling {
     /// A full bucket of `max_tokens` (above 0, at most 1000) filled by
     /// `token_ratio` (at least 0.001) per success, each with three decimals
-    /// at most, as A6 says. A setting out of range, or with a fourth
-    /// decimal, is an error naming it.
+    /// at most, as A6 says.
+    ///
+    /// # Errors
+    ///
+    /// A [`PolicyError`](crate::PolicyError) of kind
+    /// [`Budget`](crate::PolicyErrorKind::Budget) naming `max_tokens` or
+    /// `token_ratio` when it is out of range, not finite, or has a fourth
+    /// decimal, with the fix.
     ///
     /// ```
     /// let e = retrykit_core::GrpcThrottling::new(0.0, 0.1).unwrap_err();

@@ -46,7 +46,8 @@ impl FleetState {
     }
 }
 
-/// What a fleet budget's link has done so far.
+/// What a fleet budget's link has done so far. Counters are added in minor
+/// releases (`#[non_exhaustive]`).
 ///
 /// ```
 /// let s = retrykit_core::fleet::FleetStatus::default();
@@ -54,6 +55,7 @@ impl FleetState {
 /// assert_eq!(s.fallbacks, 0);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct FleetStatus {
     /// Who decides now.
     pub state: FleetState,

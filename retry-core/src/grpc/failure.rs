@@ -87,7 +87,9 @@ impl fmt::Display for GrpcStatus {
 }
 
 /// A failed gRPC call, classified: use it as (or inside) the error type of
-/// your own gRPC calls to get the same decisions as the tower layer.
+/// your own gRPC calls to get the same decisions as the tower layer. Fields
+/// may be added in minor releases (`#[non_exhaustive]`): build one with
+/// [`classify`](Self::classify).
 ///
 /// ```
 /// use http::HeaderMap;
@@ -99,6 +101,7 @@ impl fmt::Display for GrpcStatus {
 /// assert_eq!(f.class(), Class::Permanent); // the server asked not to be retried
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct GrpcFailure {
     /// The call's status.
     pub status: GrpcStatus,

@@ -12,6 +12,8 @@ use std::time::{Duration, SystemTime};
 
 /// A failed HTTP response, classified: use it as (or inside) the error type
 /// of your own HTTP calls to get the same decisions as the tower layer.
+/// Fields may be added in minor releases (`#[non_exhaustive]`): build one
+/// with [`classify`](Self::classify).
 ///
 /// ```
 /// use http::{HeaderMap, StatusCode};
@@ -23,6 +25,7 @@ use std::time::{Duration, SystemTime};
 /// assert!(HttpFailure::classify(StatusCode::OK, &HeaderMap::new(), &Policy::default()).is_none());
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct HttpFailure {
     /// The response's status.
     pub status: StatusCode,

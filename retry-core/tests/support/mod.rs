@@ -3,8 +3,9 @@
 
 pub mod redis_server;
 
+use retrykit_core::breaker::BreakerOpen;
 use retrykit_core::hedge::{HedgeAfter, HedgeSettings};
-use retrykit_core::{Policy, PolicyBuilder};
+use retrykit_core::{Class, Classify, Policy, PolicyBuilder};
 use std::time::Duration;
 
 /// A policy that may hedge every call: a new attempt `after_ms` after the
@@ -33,4 +34,25 @@ pub fn paused_runtime() -> tokio::runtime::Runtime {
         .start_paused(true)
         .build()
         .unwrap()
+}
+
+/// A call's error for the breaker tests: `Down` is transient (retried,
+/// counted as a failure), `Refused` permanent, and an open breaker's
+/// refusal becomes `Refused`.
+#[derive(Debug)]
+pub enum Answer {
+    Down,
+    Refused,
+}
+
+impl Classify for Answer {
+    fn class(&self) -> Class {
+        match self {
+            Answer::Down => Class::TRANSIENT,
+            Answer::Refused => Class::Permanent,
+        }
+    }
+    fn from_breaker_open(_: BreakerOpen) -> Option<Self> {
+        Some(Answer::Refused)
+    }
 }

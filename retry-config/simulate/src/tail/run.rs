@@ -47,6 +47,12 @@ impl Tail {
     /// estimate, cap and copies of the policy's budgets (a fleet budget is
     /// simulated as a local one).
     ///
+    /// # Errors
+    ///
+    /// A [`SimulateError`] naming each setting out of range (`calls`,
+    /// `concurrency`, the server's `slow_share`, `slow`, `fast`,
+    /// `load_slowdown`), with the fix.
+    ///
     /// ```
     /// use retrykit_core::{Policy, hedge::{HedgeAfter, HedgeSettings, Percentile}};
     /// use retrykit_sim::Tail;

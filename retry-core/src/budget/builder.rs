@@ -1,0 +1,128 @@
+//! Building a budget: [`RetryBudget::builder`]'s defaults, the builder's
+//! settings, and their validation, each bad setting named with its rule and
+//! its fix.
+
+use super::RetryBudget;
+use crate::problem::Problems;
+use crate::window::Window;
+use retrykit_schema::keys::Key;
+use std::time::Duration;
+
+impl RetryBudget {
+    /// A builder with the defaults: ratio 0.1, 10 retries per second, a 10 s window.
+    ///
+    /// ```
+    /// let b = retrykit_core::RetryBudget::builder().build().unwrap();
+    /// assert_eq!(b.ratio(), 0.1);
+    /// ```
+    pub const fn builder() -> RetryBudgetBuilder {
+        RetryBudgetBuilder {
+            ratio: 0.1,
+            min_per_sec: 10.0,
+            window: Duration::from_secs(10),
+        }
+    }
+}
+
+/// Builds a [`RetryBudget`], validating its settings.
+///
+/// # Examples
+///
+/// ```
+/// let err = retrykit_core::RetryBudget::builder().ratio(-1.0).build().unwrap_err();
+/// assert_eq!(err.problems()[0].field, "ratio");
+/// ```
+#[derive(Debug, Clone, Copy)]
+#[must_use = "a builder does nothing until `.build()`"]
+pub struct RetryBudgetBuilder {
+    ratio: f64,
+    min_per_sec: f64,
+    window: Duration,
+}
+
+impl RetryBudgetBuilder {
+    /// The fraction of calls that may be retried (0 to 1000).
+    ///
+    /// ```
+    /// let b = retrykit_core::RetryBudget::builder().ratio(0.5).min_per_sec(0.0).build().unwrap();
+    /// let now = std::time::Instant::now();
+    /// for _ in 0..4 { b.deposit(now); }
+    /// assert!(b.try_withdraw(now) && b.try_withdraw(now)); // half of 4 calls
+    /// assert!(!b.try_withdraw(now));
+    /// ```
+    pub const fn ratio(mut self, ratio: f64) -> Self {
+        self.ratio = ratio;
+        self
+    }
+
+    /// The retries per second allowed whatever the call volume.
+    ///
+    /// ```
+    /// let b = retrykit_core::RetryBudget::builder().min_per_sec(5.0).build().unwrap();
+    /// assert_eq!(b.min_per_sec(), 5.0);
+    /// ```
+    pub const fn min_per_sec(mut self, rate: f64) -> Self {
+        self.min_per_sec = rate;
+        self
+    }
+
+    /// The sliding window (1 ms to 1 day).
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// let b = retrykit_core::RetryBudget::builder().window(Duration::from_secs(60)).build().unwrap();
+    /// assert_eq!(b.window(), Duration::from_secs(60));
+    /// ```
+    pub const fn window(mut self, window: Duration) -> Self {
+        self.window = window;
+        self
+    }
+
+    /// Validates the settings and builds the budget.
+    ///
+    /// # Errors
+    ///
+    /// A [`PolicyError`](crate::PolicyError) of kind
+    /// [`Budget`](crate::PolicyErrorKind::Budget) naming each setting out of
+    /// range (`ratio` outside 0 to 1000, `min_per_sec` outside 0 to 1e9,
+    /// either not finite, `window` outside 1 ms to 1 day), with the fix.
+    ///
+    /// ```
+    /// assert!(retrykit_core::RetryBudget::builder().build().is_ok());
+    /// ```
+    pub fn build(self) -> Result<RetryBudget, crate::PolicyError> {
+        let mut problems = Problems::default();
+        problems.require(
+            self.ratio.is_finite() && (0.0..=1000.0).contains(&self.ratio),
+            Key::Ratio.name(),
+            "must be a finite number from 0 to 1000",
+            format!("use a fraction such as 0.1 (got {:?})", self.ratio),
+        );
+        problems.require(
+            self.min_per_sec.is_finite() && (0.0..=1e9).contains(&self.min_per_sec),
+            Key::MinPerSec.name(),
+            "must be a finite number from 0 to 1e9",
+            format!("use a rate such as 10 (got {:?})", self.min_per_sec),
+        );
+        problems.require(
+            self.window >= Duration::from_millis(1) && self.window <= Duration::from_secs(86_400),
+            Key::Window.name(),
+            "must be from 1ms to 1 day",
+            format!("use a window such as \"10s\" (got {:?})", self.window),
+        );
+        let problems = problems.into_vec();
+        if !problems.is_empty() {
+            return Err(crate::PolicyError::budget(problems));
+        }
+        Ok(RetryBudget {
+            ratio: self.ratio,
+            min_per_sec: self.min_per_sec,
+            window: self.window,
+            counts: Window::new(self.window),
+            #[cfg(feature = "redis")]
+            fleet: None,
+            limiter: None,
+            throttling: None,
+        })
+    }
+}
