@@ -52,8 +52,8 @@ impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     /// Tells the policy's breaker that the attempt in flight, if it let it
     /// through, succeeded; the gate is `Idle` after. A closed-state
     /// success is counted in place (the ticket is not moved); any other
-    /// goes to [`record`](Self::record).
-    /// Nothing without a breaker: only a breaker sets the gate.
+    /// goes to [`record`](Self::record). Without a breaker it does nothing:
+    /// only a breaker sets the gate, so it is `Idle` already.
     #[inline]
     pub(crate) fn record_success(&mut self) {
         let Some(breaker) = &self.policy.borrow().breaker else {
