@@ -262,10 +262,9 @@ impl CircuitBreaker {
     pub fn record(&self, ticket: Ticket, now: Instant, failed: bool) {
         // The common case inline: a closed-state success of a local
         // breaker without `slow_call` is one count in the window.
-        if failed || !self.counts_success_alone(&ticket) {
-            return self.record_answer(ticket, now, failed);
+        if failed || !self.record_success_alone(&ticket) {
+            self.record_answer(ticket, now, failed);
         }
-        self.counts.add(ticket.began, ATTEMPTS, 1);
     }
 
     /// [`record`](Self::record)'s general case: a failure, a probe, a

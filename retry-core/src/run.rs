@@ -396,8 +396,7 @@ impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
             return;
         }
         self.hold_policy();
-        let gate = std::mem::replace(&mut self.gate, Gate::Idle);
-        self.record(gate, None);
+        self.record_success();
         let policy: &Policy = self.policy.borrow();
         policy.budgets.throttle(false);
         if policy.budgets.paces() {

@@ -81,12 +81,19 @@ impl CircuitBreaker {
         (!self.in_fleet() && self.word().is_closed()).then(|| Ticket::closed(now()))
     }
 
-    /// Whether a success of `ticket`'s attempt is only one count in the
-    /// window: a closed-state ticket of a local breaker without
-    /// `slow_call` (see [`record`](Self::record)).
+    /// Records a success of `ticket`'s attempt when that is only one count
+    /// in the window (a closed-state ticket of a local breaker without
+    /// `slow_call`: the count goes in the slot the attempt began in) and
+    /// says so; `false`, doing nothing, for [`record`](Self::record)'s
+    /// general case. Takes the ticket by reference, so a caller holding it
+    /// in place does not move it.
     #[inline]
-    pub(super) fn counts_success_alone(&self, ticket: &Ticket) -> bool {
-        ticket.probe.is_none() && self.settings.slow_call.is_none() && !self.in_fleet()
+    pub(crate) fn record_success_alone(&self, ticket: &Ticket) -> bool {
+        let alone = ticket.probe.is_none() && self.settings.slow_call.is_none() && !self.in_fleet();
+        if alone {
+            self.counts.add(ticket.began, super::ATTEMPTS, 1);
+        }
+        alone
     }
 
     /// Whether the breaker is shared with a fleet (`with_fleet`).

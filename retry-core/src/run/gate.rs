@@ -26,9 +26,9 @@ impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     /// circuit breaker (`Policy::starts_guarded`), when the breaker is
     /// closed: the clock read once, for the ticket and the call's start, as
     /// [`begin_attempt_slowly`](Self::begin_attempt_slowly) would; `false`
-    /// (nothing done) for it to go that way. Out of line, and small: a plain
-    /// call's poll carries only the call.
-    #[inline(never)]
+    /// (nothing done) for it to go that way. In line: a plain call skips it
+    /// on `plain`, the test before it.
+    #[inline]
     pub(super) fn let_through_closed(&mut self) -> bool {
         let Some(breaker) = self.policy.held().and_then(|p| p.breaker.as_ref()) else {
             return false;
@@ -47,6 +47,26 @@ impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     pub(crate) fn unrefuse(&mut self) {
         self.tally.attempts = self.tally.attempts.saturating_sub(1);
         self.gate = Gate::Idle;
+    }
+
+    /// Tells the policy's breaker that the attempt in flight, if it let it
+    /// through, succeeded; the gate is `Idle` after. A closed-state
+    /// success is counted in place (the ticket is not moved); any other
+    /// goes to [`record`](Self::record). Without a breaker it does nothing:
+    /// only a breaker sets the gate, so it is `Idle` already.
+    #[inline]
+    pub(crate) fn record_success(&mut self) {
+        let Some(breaker) = &self.policy.borrow().breaker else {
+            return;
+        };
+        if let Gate::Sent(ticket) = &self.gate
+            && breaker.record_success_alone(ticket)
+        {
+            self.gate = Gate::Idle;
+            return;
+        }
+        let gate = std::mem::replace(&mut self.gate, Gate::Idle);
+        self.record(gate, None);
     }
 
     /// Tells the policy's breaker how the attempt `gate` let through went:
