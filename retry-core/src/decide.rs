@@ -120,6 +120,9 @@ pub(crate) enum Owed {
 /// first attempt began and the budgets' `now`; it is called only when a
 /// deadline or a budget needs it. A `Retry` is committed to `tally`; a
 /// `GiveUp` leaves it as it was (tokens an adaptive budget gave stay taken).
+// Inlined into the loop's decision (its rare parts are out of line): left to
+// LLVM, the choice flipped with unrelated changes elsewhere in the crate.
+#[inline]
 pub(crate) fn decide(
     policy: &Policy,
     tally: &mut Tally,
