@@ -18,6 +18,18 @@
 //! attempt cancelled (a call dropped, a hedge that lost its race) and a
 //! refused hedge count as nothing.
 //!
+//! A call's first attempt let through by a closed local breaker without
+//! `slow_call`, in a call that wants no report, reads no clock, and neither
+//! does its success: successes are counted together and put into the
+//! window at the time of every failure and of every `min_calls / 2`-th
+//! success (at most every 64th), each placing costing one clock read. A
+//! count is never placed before it was made, so the window may hold fewer
+//! than `min_calls / 2` successes (and 64) made before it began, never miss
+//! one made in it: a breaker never opens sooner than an exact window would
+//! say. With a failure ratio `r`, `s` such successes ask at most
+//! `r·s/(1-r)` more failures, and none when the window holds no other
+//! success and `r` is at most 0.5 (`min_calls` failures are needed anyway).
+
 //! In the retry loop, every attempt asks the breaker before it is sent,
 //! first attempts and hedges alike (the order is in docs/guarantees.md). A
 //! refused attempt is not sent, takes nothing from the retry budgets, and
@@ -74,7 +86,7 @@ pub use build::BreakerBuilder;
 pub use fleet::BreakerFleetStatus;
 pub use refused::BreakerOpen;
 pub(crate) use refused::uncarried;
-pub use state::BreakerState;
+pub use state::{BreakerState, BreakerStatus};
 use ticket::Probe;
 pub use ticket::Ticket;
 
@@ -112,35 +124,16 @@ pub struct CircuitBreaker {
     origin: Instant,
     state: AtomicU64,
     counts: Window,
+    /// Closed-state successes not yet in the window (`count_success`).
+    unplaced: AtomicU64,
+    /// Put them in at this many (`min_calls / 2`, from 1 to 64).
+    place_every: u64,
     seed: Option<u64>,
     /// The fleet this breaker is shared with, when its scope is the fleet.
     #[cfg(feature = "redis")]
     fleet: Option<fleet::FleetBreaker>,
     /// Says nothing of its state changes (a simulator's breaker).
     quiet: bool,
-}
-
-/// A breaker's state and counts, for code that watches it.
-///
-/// ```
-/// use retrykit_core::breaker::{BreakerState, CircuitBreaker};
-/// let b = CircuitBreaker::builder().build().unwrap();
-/// let status = b.status(std::time::Instant::now());
-/// assert_eq!((status.state, status.attempts, status.failures), (BreakerState::Closed, 0, 0));
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct BreakerStatus {
-    /// The state.
-    pub state: BreakerState,
-    /// Times it opened in a row without closing since (0 when closed).
-    pub trips: u32,
-    /// Attempts counted in the window since it last closed.
-    pub attempts: u64,
-    /// Of those, failures.
-    pub failures: u64,
-    /// While open: how long until it half-opens.
-    pub open_for: Option<Duration>,
 }
 
 impl fmt::Debug for CircuitBreaker {
@@ -299,7 +292,9 @@ impl CircuitBreaker {
         if let Some(fleet) = self.deciding_fleet() {
             return fleet.totals();
         }
-        self.counts.totals_from(now, from)
+        let (attempts, failures) = self.counts.totals_from(now, from);
+        let unplaced = self.unplaced.load(Ordering::Relaxed);
+        (attempts.saturating_add(unplaced), failures)
     }
 
     /// The state that decides: the fleet's while Redis answers, else this
@@ -346,6 +341,7 @@ impl CircuitBreaker {
             return;
         }
         self.counts.add(began, FAILURES, 1);
+        self.place(now);
         let mut word = self.word();
         while let Phase::Closed { from } = word.phase() {
             let (attempts, failures) = self.counts.totals_from(now, from);
@@ -385,6 +381,8 @@ impl CircuitBreaker {
                 continue;
             } else if ok + 1 >= self.settings.probes {
                 self.counts.reset(now);
+                // Successes let through before it opened judge nothing now.
+                self.unplaced.store(0, Ordering::Relaxed);
                 word.turn(Phase::Closed {
                     from: self.counts.epoch(now),
                 })

@@ -342,8 +342,9 @@ impl Policy {
     }
 
     /// Whether a call's first attempt needs nothing of this policy as it
-    /// begins or ends but its circuit breaker (a local one: a fleet
-    /// breaker goes the general way): the closed breaker's fast path
+    /// begins or ends but its circuit breaker (a local one without
+    /// `slow_call`: a fleet breaker or a slow-call threshold goes the
+    /// general way): the closed breaker's fast path
     /// (`Run::let_through_closed`).
     #[inline]
     pub(crate) fn starts_guarded(&self) -> bool {
@@ -359,7 +360,8 @@ impl Policy {
             && self.budgets.is_empty()
             && self.hedge.is_none();
         self.plain = unpoliced && self.breaker.is_none();
-        self.guarded = unpoliced && self.breaker.as_ref().is_some_and(|b| !b.in_fleet());
+        self.guarded = unpoliced
+            && (self.breaker.as_ref()).is_some_and(|b| !b.in_fleet() && b.slow_call().is_none());
         self
     }
 

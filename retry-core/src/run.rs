@@ -80,6 +80,11 @@ pub struct Run<P, C, S: Sleeper, H> {
     /// (`Policy::starts_plainly`) and the caller wants no report: then only
     /// a give-up hook can make the first attempt read the clock.
     plain: bool,
+    /// Whether the call's first attempt needs nothing of its policy but
+    /// its local breaker (`Policy::starts_guarded`) and the caller wants
+    /// no report: then a closed breaker lets it through untimed
+    /// (`let_through_closed`).
+    guarded: bool,
     /// Whether an attempt can be cut short: false for blocking attempts,
     /// which cannot be cancelled, so no timeout is armed for them.
     cancellable: bool,
@@ -201,6 +206,7 @@ impl<P: CallPolicy, C, S: Sleeper, H> Run<P, C, S, H> {
     #[inline]
     pub(crate) fn new(policy: P, setup: Setup<C, S, H>) -> Self {
         let plain = policy.starts_plainly() && !setup.timed;
+        let guarded = policy.held().is_some_and(Policy::starts_guarded) && !setup.timed;
         #[cfg(feature = "tracing")]
         let span = {
             let name = policy.name().unwrap_or("<unnamed>");
@@ -216,6 +222,7 @@ impl<P: CallPolicy, C, S: Sleeper, H> Run<P, C, S, H> {
             tally: Tally::default(),
             timed: setup.timed,
             plain,
+            guarded,
             cancellable: setup.cancellable,
             ending: None,
             unhedged: None,
@@ -307,9 +314,11 @@ impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
             if self.tally.attempts != 1 || !self.hooks.wants_give_up() {
                 return None;
             }
-        } else if self.tally.attempts == 1
-            // A policy that needs only its local breaker, when it is closed.
-            && self.policy.held().is_some_and(Policy::starts_guarded)
+        } else if self.guarded
+            // A policy that needs only its local breaker, when it is closed,
+            // in a call that needs no clock read.
+            && self.tally.attempts == 1
+            && !self.hooks.wants_give_up()
             && self.let_through_closed()
         {
             return None;
@@ -393,6 +402,9 @@ impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     #[inline]
     pub(crate) fn succeeded(&mut self) {
         if self.plain && !cfg!(feature = "metrics") {
+            return;
+        }
+        if self.record_closed_success() && !cfg!(feature = "metrics") {
             return;
         }
         self.hold_policy();

@@ -1,8 +1,10 @@
 //! The closed breaker's fast path: a call's first attempt under a policy
 //! whose only feature is a local circuit breaker asks it and tells it in
-//! line (`Run::let_through_closed`, `CircuitBreaker::record`). Its success
-//! must count as the general path's does: once, in the window slot of the
-//! time the attempt began, and the call's start is read for its report.
+//! line (`Run::let_through_closed`). A call that reads the clock (for its
+//! report or a give-up hook) counts its success in the window slot of the
+//! time its attempt began; one that reads none counts it with no clock
+//! read, put into the window with the others not yet there at every
+//! `min_calls / 2`-th success and at every failure (`breaker` module docs).
 #![cfg(feature = "tokio")]
 
 use retrykit_core::breaker::{BreakerState, CircuitBreaker};
@@ -46,7 +48,7 @@ async fn sleep(ms: u64) {
 }
 
 #[test]
-fn a_first_attempts_success_counts_once_in_the_slot_it_began_in() {
+fn a_timed_first_attempts_success_counts_once_in_the_slot_it_began_in() {
     let b = breaker();
     paused_runtime().block_on(async {
         let p = policy(&b);
@@ -61,10 +63,10 @@ fn a_first_attempts_success_counts_once_in_the_slot_it_began_in() {
         // Read from the attempt's start (not zero: unread).
         let elapsed = report.elapsed.as_millis();
         assert!((1_500..1_510).contains(&elapsed), "{elapsed} ms");
-        Retry::new(&p)
-            .call(|| async { Ok::<_, Answer>(()) })
-            .await
-            .unwrap();
+        let (result, _) = Retry::new(&p)
+            .call_with_report(|| async { Ok::<_, Answer>(()) })
+            .await;
+        assert!(result.is_ok());
         assert_eq!((b.status(now()).attempts, b.status(now()).failures), (2, 0));
         // At 10.2 s the window is slots 1 to 10: the first call, counted
         // where it began (slot 0), has left it; the second (slot 1) has not.
@@ -72,6 +74,71 @@ fn a_first_attempts_success_counts_once_in_the_slot_it_began_in() {
         assert_eq!(b.status(now()).attempts, 1);
         sleep(1_000).await;
         assert_eq!(b.status(now()).attempts, 0);
+    });
+}
+
+/// Judges from 8 attempts at a ratio of 0.5 over 10 s: untimed successes
+/// go into the window 4 at a time.
+fn breaker_of_eight() -> Arc<CircuitBreaker> {
+    let b = CircuitBreaker::builder()
+        .min_calls(8)
+        .failure_ratio(0.5)
+        .window(Duration::from_secs(10))
+        .open_jitter(0.0)
+        .build()
+        .unwrap();
+    Arc::new(b)
+}
+
+#[test]
+fn untimed_successes_go_into_the_window_at_every_half_of_min_calls() {
+    let b = breaker_of_eight();
+    paused_runtime().block_on(async {
+        let p = policy(&b);
+        let ok = || async { Ok::<_, Answer>(()) };
+        for _ in 0..7 {
+            Retry::new(&p).call(ok).await.unwrap();
+        }
+        // 4 in the window (slot 0) and 3 not yet in it, all counted.
+        assert_eq!(b.status(now()).attempts, 7);
+        // The window has passed: the 4 have left it; the 3 are still
+        // counted, never more than min_calls / 2 - 1 of them.
+        sleep(10_500).await;
+        assert_eq!(b.status(now()).attempts, 3);
+        // The 4th goes in with them at the time it was counted.
+        Retry::new(&p).call(ok).await.unwrap();
+        assert_eq!(b.status(now()).attempts, 4);
+        sleep(9_000).await;
+        assert_eq!(b.status(now()).attempts, 4);
+        sleep(1_000).await;
+        assert_eq!(b.status(now()).attempts, 0);
+    });
+}
+
+#[test]
+fn a_failure_is_judged_with_the_successes_not_yet_in_the_window() {
+    let b = breaker_of_eight();
+    paused_runtime().block_on(async {
+        let p = policy(&b);
+        for _ in 0..3 {
+            Retry::new(&p)
+                .call(|| async { Ok::<_, Answer>(()) })
+                .await
+                .unwrap();
+        }
+        let down = || async { Err::<(), _>(Answer::Down) };
+        for _ in 0..4 {
+            assert!(Retry::new(&p).call(down).await.is_err());
+        }
+        assert_eq!(
+            b.state(),
+            BreakerState::Closed,
+            "7 attempts: under min_calls"
+        );
+        // 5 failures of 8 attempts (the 3 successes counted): over 0.5.
+        // Without them it would wait for the 8th failure.
+        assert!(Retry::new(&p).call(down).await.is_err());
+        assert_eq!(b.state(), BreakerState::Open);
     });
 }
 

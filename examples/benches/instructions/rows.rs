@@ -377,3 +377,33 @@ pub(crate) const ROWS: &[Row] = &[
     crate::grpc::TONIC_ROW,
     crate::grpc::LAYER_ROW,
 ];
+
+/// What a closed circuit breaker may add to a success (issue 29's target):
+/// at most this many instructions over the same policy without one.
+const BREAKER_MORE: f64 = 40.0;
+
+/// Prints what the closed breaker adds to `Retry::call`'s success; a
+/// problem when it is over [`BREAKER_MORE`] instructions or takes more
+/// than one atomic (no lock: a lock is at least two).
+pub(crate) fn check_breaker_target(counted: &[crate::Counted]) -> Option<String> {
+    let find = |name: &str| counted.iter().find(|c| c.row.name == name);
+    let (alone, guarded) = (
+        find("success/retry-core")?,
+        find("success/retry-core-breaker")?,
+    );
+    let (more, atomics) = (
+        guarded.per_call - alone.per_call,
+        guarded.atomics - alone.atomics,
+    );
+    println!(
+        "
+Circuit breaker, closed: {more:+.1} instructions and {atomics:+.2} atomics per success \
+         (the target: at most {BREAKER_MORE:+.0} and one atomic)"
+    );
+    (more > BREAKER_MORE || atomics > 1.0).then(|| {
+        format!(
+            "success/retry-core-breaker adds {more:.1} instructions and {atomics:.2} atomics to \
+             success/retry-core: issue 29's target is at most {BREAKER_MORE:.0} and one atomic"
+        )
+    })
+}

@@ -8,6 +8,7 @@
 //! the probes that succeeded (16 bits).
 
 use std::fmt;
+use std::time::Duration;
 
 /// The three states of a circuit breaker.
 ///
@@ -43,6 +44,29 @@ impl fmt::Display for BreakerState {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
     }
+}
+
+/// A breaker's state and counts, for code that watches it.
+///
+/// ```
+/// use retrykit_core::breaker::{BreakerState, CircuitBreaker};
+/// let b = CircuitBreaker::builder().build().unwrap();
+/// let status = b.status(std::time::Instant::now());
+/// assert_eq!((status.state, status.attempts, status.failures), (BreakerState::Closed, 0, 0));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct BreakerStatus {
+    /// The state.
+    pub state: BreakerState,
+    /// Times it opened in a row without closing since (0 when closed).
+    pub trips: u32,
+    /// Attempts counted in the window since it last closed.
+    pub attempts: u64,
+    /// Of those, failures.
+    pub failures: u64,
+    /// While open: how long until it half-opens.
+    pub open_for: Option<Duration>,
 }
 
 /// A phase with its payload.

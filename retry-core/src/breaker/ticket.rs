@@ -4,6 +4,7 @@
 use super::CircuitBreaker;
 use super::state::Phase;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 /// What a breaker let through: the attempt to send, and whether it is one
@@ -20,7 +21,7 @@ pub struct Ticket {
 impl Ticket {
     /// A closed breaker's ticket for an attempt let through at `now`.
     #[inline]
-    pub(super) fn closed(now: Instant) -> Ticket {
+    pub(crate) fn closed(now: Instant) -> Ticket {
         Ticket {
             began: now,
             probe: None,
@@ -72,13 +73,37 @@ impl Drop for Probe {
 }
 
 impl CircuitBreaker {
-    /// [`try_acquire`](Self::try_acquire) for a local breaker that is
-    /// closed: one load and one test, then `now()` read for the ticket;
-    /// `None`, reading nothing, when the breaker is not closed or is a
-    /// fleet's (ask `try_acquire`).
+    /// Whether a call's first attempt may go untimed, with no ticket (a
+    /// local breaker without `slow_call`, `Policy::starts_guarded`): the
+    /// breaker is closed. One load and one test.
     #[inline(always)]
-    pub(crate) fn acquire_closed(&self, now: impl FnOnce() -> Instant) -> Option<Ticket> {
-        (!self.in_fleet() && self.word().is_closed()).then(|| Ticket::closed(now()))
+    pub(crate) fn closed(&self) -> bool {
+        self.word().is_closed()
+    }
+
+    /// Counts a success of an attempt [`closed`](Self::closed) let
+    /// through, reading no clock: one atomic add, and at every
+    /// `place_every`-th success `now()` read to put the successes not yet
+    /// in the window into the slot of that time (see the module docs).
+    #[inline(always)]
+    pub(crate) fn count_success(&self, now: impl FnOnce() -> Instant) {
+        if self.unplaced.fetch_add(1, Ordering::Relaxed) + 1 >= self.place_every {
+            self.place(now());
+        }
+    }
+
+    /// Puts the successes not yet in the window into the slot of `now`
+    /// (at a failure, or at every `place_every`-th success).
+    #[cold]
+    #[inline(never)]
+    pub(super) fn place(&self, now: Instant) {
+        if self.unplaced.load(Ordering::Relaxed) == 0 {
+            return;
+        }
+        let n = self.unplaced.swap(0, Ordering::Relaxed);
+        if n > 0 {
+            self.counts.add(now, super::ATTEMPTS, n);
+        }
     }
 
     /// Records a success of `ticket`'s attempt when that is only one count

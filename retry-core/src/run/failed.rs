@@ -50,7 +50,7 @@ impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
                 self.gate = Gate::Idle;
                 Some(retry_in)
             }
-            Gate::Sent(_) => {
+            Gate::Sent(_) | Gate::Closed => {
                 let sent = std::mem::replace(&mut self.gate, Gate::Idle);
                 self.record(sent, Some(failure.class));
                 None

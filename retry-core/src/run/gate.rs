@@ -14,6 +14,9 @@ use std::time::Duration;
 pub(crate) enum Gate {
     /// No breaker asked, or the attempt's outcome was recorded.
     Idle,
+    /// Let through by a closed local breaker with no ticket and no clock
+    /// read (`Run::let_through_closed`).
+    Closed,
     /// Let through: its outcome is recorded as it is settled (a race
     /// records each of its attempts itself).
     Sent(Ticket),
@@ -23,23 +26,19 @@ pub(crate) enum Gate {
 
 impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     /// A first attempt under a policy that needs nothing but its local
-    /// circuit breaker (`Policy::starts_guarded`), when the breaker is
-    /// closed: the clock read once, for the ticket and the call's start, as
-    /// [`begin_attempt_slowly`](Self::begin_attempt_slowly) would; `false`
-    /// (nothing done) for it to go that way. In line: a plain call skips it
-    /// on `plain`, the test before it.
+    /// circuit breaker (`Policy::starts_guarded`), in a call that reads no
+    /// clock for its report or a give-up hook: let through with no clock
+    /// read when the breaker is closed; `false` (nothing done) for
+    /// [`begin_attempt_slowly`](Self::begin_attempt_slowly) to ask it
+    /// otherwise. In line: a plain call skips it on `plain`, the test
+    /// before it.
     #[inline]
     pub(super) fn let_through_closed(&mut self) -> bool {
-        let Some(breaker) = self.policy.held().and_then(|p| p.breaker.as_ref()) else {
-            return false;
-        };
-        let clock = &self.clock;
-        let Some(ticket) = breaker.acquire_closed(|| clock.now()) else {
-            return false;
-        };
-        self.started.get_or_insert(ticket.began());
-        self.gate = Gate::Sent(ticket);
-        true
+        let closed = (self.policy.borrow().breaker.as_ref()).is_some_and(|b| b.closed());
+        if closed {
+            self.gate = Gate::Closed;
+        }
+        closed
     }
 
     /// Takes back a hedge the breaker refused: it was never sent, so it is
@@ -47,6 +46,22 @@ impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     pub(crate) fn unrefuse(&mut self) {
         self.tally.attempts = self.tally.attempts.saturating_sub(1);
         self.gate = Gate::Idle;
+    }
+
+    /// A success of a first attempt [`let_through_closed`](Self::let_through_closed)
+    /// let through: counted by the breaker, reading no clock (see
+    /// [`crate::breaker`]), the gate `Idle` after; `false`, doing nothing,
+    /// for any other gate. Its policy has nothing else to hear of it.
+    #[inline]
+    pub(super) fn record_closed_success(&mut self) -> bool {
+        if !matches!(self.gate, Gate::Closed) {
+            return false;
+        }
+        self.gate = Gate::Idle;
+        if let Some(breaker) = &self.policy.borrow().breaker {
+            breaker.count_success(|| self.clock.now());
+        }
+        true
     }
 
     /// Tells the policy's breaker that the attempt in flight, if it let it
@@ -74,10 +89,17 @@ impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     /// was slow). A success of a breaker without `slow_call` reads no clock.
     #[inline]
     pub(crate) fn record(&self, gate: Gate, class: Option<crate::Class>) {
-        let (Some(breaker), Gate::Sent(ticket)) = (&self.policy.borrow().breaker, gate) else {
+        let Some(breaker) = &self.policy.borrow().breaker else {
             return;
         };
         let failed = class.is_some_and(|c| breaker.counts_class(c));
+        let ticket = match gate {
+            Gate::Sent(ticket) => ticket,
+            // Counted when it is answered: it began no earlier.
+            Gate::Closed if failed => Ticket::closed(self.clock.now()),
+            Gate::Closed => return breaker.count_success(|| self.clock.now()),
+            Gate::Idle | Gate::Refused(_) => return,
+        };
         let now = if failed || breaker.slow_call().is_some() {
             self.clock.now()
         } else {
