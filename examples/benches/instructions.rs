@@ -23,7 +23,7 @@
 //! to the plain call, budget, verdict) and exits non-zero when one of our
 //! rows is over either budget in `benches/instructions.budget`, or has none there, or the file
 //! names a row that no longer exists, or the gRPC layer or the closed circuit breaker misses its
-//! target (at most 40 instructions and one atomic over success/retry-core). With [`WRITE_BUDGET_VAR`] set to `1` it
+//! target (at most 40 instructions over success/retry-core, and no lock). With [`WRITE_BUDGET_VAR`] set to `1` it
 //! rewrites that file from this run instead (each of our rows' instructions
 //! plus 10%, their atomics as counted).
 
