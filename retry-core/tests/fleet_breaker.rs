@@ -2,7 +2,8 @@
 //! process: a breaker opened by one host's failures refuses on the other;
 //! when Redis dies each host falls back to its local breaker, which takes
 //! the fleet's last state, without a call waiting; when Redis is back the
-//! fleet breaker resumes. Bad options are refused naming the field.
+//! fleet breaker resumes; each change of link is said once on stderr. Bad
+//! options are refused naming the field.
 #![cfg(feature = "redis")]
 
 mod support;
@@ -92,6 +93,48 @@ fn one_hosts_failures_open_the_breaker_on_every_host_and_a_dead_redis_leaves_it_
     assert_eq!((status.fallbacks, status.recoveries), (1, 1), "{status:?}");
     // A restarted Redis forgot the breaker: the fleet is closed again.
     assert_eq!(b.state(), BreakerState::Closed);
+}
+
+/// One host through a Redis outage, kept a few refresh rounds (2 ms
+/// each) in each link state, so that a line said every round would show.
+/// Run alone as a child by the test below, which reads its stderr.
+#[test]
+fn one_host_through_a_redis_outage() {
+    let mut server = RedisServer::start();
+    let b = host(&server.url());
+    server.kill();
+    wait_until(Duration::from_secs(5), "the host falls back", || {
+        b.fleet_status().unwrap().link == FleetState::FailingOpen
+    });
+    std::thread::sleep(Duration::from_millis(10));
+    server.restart();
+    wait_until(Duration::from_secs(5), "the fleet breaker resumes", || {
+        b.fleet_status().unwrap().link == FleetState::Fleet
+    });
+    std::thread::sleep(Duration::from_millis(10));
+    let status = b.fleet_status().unwrap();
+    assert_eq!((status.fallbacks, status.recoveries), (1, 1), "{status:?}");
+}
+
+#[test]
+fn the_fall_back_and_the_resume_are_each_said_once_naming_the_breaker_and_redis() {
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "one_host_through_a_redis_outage"])
+        .args(["--nocapture", "--test-threads", "1"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let said = |what: &str| {
+        let lines = stderr.lines();
+        lines
+            .filter(|l| l.starts_with("retry: fleet breaker `shared`: Redis at redis://127.0.0.1:"))
+            .filter(|l| l.contains(what))
+            .count()
+    };
+    let fell = "failing open to this process's local breaker until it answers";
+    let resumed = "answers again: the fleet breaker resumes (the fleet's state: closed)";
+    assert_eq!((said(fell), said(resumed)), (1, 1), "{stderr}");
 }
 
 #[test]
