@@ -98,6 +98,28 @@ pub struct Run<P, C, S: Sleeper, H> {
     span: tracing::Span,
 }
 
+/// Dropping a call whose gate holds no ticket (every call under a policy
+/// without a breaker) is one inline test; a ticket's drop (which gives a
+/// half-open probe's place back) stays out of line, so the call's drop is
+/// small enough to be inlined where the call ends.
+impl<P, C, S: Sleeper, H> Drop for Run<P, C, S, H> {
+    #[inline]
+    fn drop(&mut self) {
+        if let Gate::Sent(_) = self.gate {
+            drop_ticket(&mut self.gate);
+            // `Idle` now: forgetting it drops nothing, and tells the
+            // compiler the field's own drop has nothing left to do.
+            std::mem::forget(std::mem::replace(&mut self.gate, Gate::Idle));
+        }
+    }
+}
+
+/// Drops the ticket `gate` holds, leaving it `Idle` (out of line).
+#[inline(never)]
+fn drop_ticket(gate: &mut Gate) {
+    *gate = Gate::Idle;
+}
+
 /// What a call holds of its policy: the policy itself (borrowed, or an
 /// `Arc`), or, for an async `#[retry]` call under a plain policy, where to
 /// pick it up ([`SitePolicy`](crate::site::SitePolicy)). `Run` reads the
