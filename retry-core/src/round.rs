@@ -62,7 +62,9 @@ use std::task::Poll;
 #[macro_export]
 macro_rules! drive {
     (@rounds $run:expr, each { $($each:tt)* } $attempt:expr) => {{
-        $run.pace().await;
+        if let ::core::option::Option::Some(paced) = $run.pace() {
+            paced.await;
+        }
         loop {
             $($each)*
             let result = $attempt.await;
@@ -94,15 +96,13 @@ macro_rules! drive {
 }
 
 impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
-    /// The wait an adaptive budget imposes before the call's first attempt:
-    /// ready at once for every other policy (one inline test).
+    /// The wait an adaptive budget imposes before the call's first attempt,
+    /// if it imposes one; `None` for every other policy (one inline test,
+    /// and no future made).
     #[inline]
-    pub fn pace(&mut self) -> impl Future<Output = ()> {
-        let paced = self.pace_first_attempt();
-        poll_fn(move |cx| match paced {
-            true => self.timer.poll(cx).unwrap_or(Poll::Ready(())),
-            false => Poll::Ready(()),
-        })
+    pub fn pace(&mut self) -> Option<impl Future<Output = ()>> {
+        self.pace_first_attempt()
+            .then(|| poll_fn(move |cx| self.timer.poll(cx).unwrap_or(Poll::Ready(()))))
     }
 
     /// This round's attempt: begun (counted, the breaker asked, its
