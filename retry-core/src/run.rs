@@ -73,6 +73,12 @@ pub struct Run<P, C, S: Sleeper, H> {
     /// The kernel's state: attempts begun, the last computed wait, the
     /// waits chosen so far.
     pub(crate) tally: Tally,
+    /// Whether the call's start and success need nothing of its policy
+    /// (`Policy::starts_plainly`) and the caller wants no report: then only
+    /// a give-up hook can make the first attempt read the clock.
+    /// (Before the other flags, laid out after it: the call's construction
+    /// stores those four bytes as one.)
+    plain: bool,
     /// Whether the clock is read as the call starts even when the policy
     /// does not need it (the caller wants a report with `elapsed`).
     timed: bool,
@@ -83,12 +89,6 @@ pub struct Run<P, C, S: Sleeper, H> {
     /// Why the call, under a hedging policy, sent no hedges (a request
     /// that cannot be sent twice).
     unhedged: Option<Ending>,
-    /// Whether the call's start and success need nothing of its policy
-    /// (`Policy::starts_plainly`) and the caller wants no report: then only
-    /// a give-up hook can make the first attempt read the clock.
-    /// (After the fixed flags: the call's construction stores those four
-    /// bytes as one.)
-    plain: bool,
     /// What the policy's circuit breaker said of the attempt in flight.
     pub(crate) gate: Gate,
     pub(crate) timer: Timer<S::Sleep>,
