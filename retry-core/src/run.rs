@@ -63,6 +63,11 @@ use std::time::{Duration, Instant};
 /// # }
 /// ```
 pub struct Run<P, C, S: Sleeper, H> {
+    /// What the policy's circuit breaker said of the attempt in flight.
+    /// Declared first, so dropped first (fields drop in declaration
+    /// order): right after `Run`'s own drop left it `Idle`, with nothing
+    /// left of it to drop.
+    pub(crate) gate: Gate,
     pub(crate) policy: P,
     rng: JitterRng,
     clock: C,
@@ -89,8 +94,6 @@ pub struct Run<P, C, S: Sleeper, H> {
     /// Why the call, under a hedging policy, sent no hedges (a request
     /// that cannot be sent twice).
     unhedged: Option<Ending>,
-    /// What the policy's circuit breaker said of the attempt in flight.
-    pub(crate) gate: Gate,
     pub(crate) timer: Timer<S::Sleep>,
     /// When the attempt in flight began, while its timeout waits to be
     /// armed at its first `Pending` ([`arm_timeout`](Self::arm_timeout)).
