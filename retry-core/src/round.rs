@@ -62,9 +62,10 @@ use std::task::Poll;
 #[macro_export]
 macro_rules! drive {
     (@rounds $run:expr, each { $($each:tt)* } $attempt:expr) => {{
-        if let ::core::option::Option::Some(paced) = $run.pace() {
-            paced.await;
-        }
+        $run.pace().await;
+        $crate::drive!(@loop $run, each { $($each)* } $attempt)
+    }};
+    (@loop $run:expr, each { $($each:tt)* } $attempt:expr) => {{
         loop {
             $($each)*
             let result = $attempt.await;
@@ -90,19 +91,31 @@ macro_rules! drive {
             })
             .await
         } else {
-            $crate::drive!(@rounds $run, each {} $run.attempt(&mut $make))
+            if $run.paces() {
+                $run.pace().await;
+            }
+            $crate::drive!(@loop $run, each {} $run.attempt(&mut $make))
         }
     }};
 }
 
 impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
-    /// The wait an adaptive budget imposes before the call's first attempt,
-    /// if it imposes one; `None` for every other policy (one inline test,
-    /// and no future made).
+    /// Whether an adaptive budget may pace the call's first attempt
+    /// ([`pace`](Self::pace) need not be awaited otherwise).
     #[inline]
-    pub fn pace(&mut self) -> Option<impl Future<Output = ()>> {
-        self.pace_first_attempt()
-            .then(|| poll_fn(move |cx| self.timer.poll(cx).unwrap_or(Poll::Ready(()))))
+    pub fn paces(&self) -> bool {
+        !self.plain && self.policy.borrow().budgets.paces()
+    }
+
+    /// The wait an adaptive budget imposes before the call's first attempt:
+    /// ready at once for every other policy (one inline test).
+    #[inline]
+    pub fn pace(&mut self) -> impl Future<Output = ()> {
+        let paced = self.pace_first_attempt();
+        poll_fn(move |cx| match paced {
+            true => self.timer.poll(cx).unwrap_or(Poll::Ready(())),
+            false => Poll::Ready(()),
+        })
     }
 
     /// This round's attempt: begun (counted, the breaker asked, its

@@ -83,7 +83,7 @@ pub struct Run<P, C, S: Sleeper, H> {
     /// a give-up hook can make the first attempt read the clock.
     /// (Before the other flags, laid out after it: the call's construction
     /// stores those four bytes as one.)
-    plain: bool,
+    pub(crate) plain: bool,
     /// Whether the clock is read as the call starts even when the policy
     /// does not need it (the caller wants a report with `elapsed`).
     timed: bool,
