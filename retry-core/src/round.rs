@@ -19,6 +19,7 @@ use crate::attempt::{Gated, OnRun, Timed};
 use crate::classify::Classify;
 use crate::clock::{Clock, Sleeper};
 use crate::hooks::HookSet;
+use crate::policy::Start;
 use crate::run::{CallPolicy, Run};
 use std::future::{Future, poll_fn};
 use std::ops::ControlFlow;
@@ -63,6 +64,9 @@ use std::task::Poll;
 macro_rules! drive {
     (@rounds $run:expr, each { $($each:tt)* } $attempt:expr) => {{
         $run.pace().await;
+        $crate::drive!(@loop $run, each { $($each)* } $attempt)
+    }};
+    (@loop $run:expr, each { $($each:tt)* } $attempt:expr) => {{
         loop {
             $($each)*
             let result = $attempt.await;
@@ -88,12 +92,22 @@ macro_rules! drive {
             })
             .await
         } else {
-            $crate::drive!(@rounds $run, each {} $run.attempt(&mut $make))
+            if $run.paces() {
+                $run.pace().await;
+            }
+            $crate::drive!(@loop $run, each {} $run.attempt(&mut $make))
         }
     }};
 }
 
 impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
+    /// Whether an adaptive budget may pace the call's first attempt
+    /// ([`pace`](Self::pace) need not be awaited otherwise).
+    #[inline]
+    pub fn paces(&self) -> bool {
+        self.start != Start::Plain && self.policy.borrow().budgets.paces()
+    }
+
     /// The wait an adaptive budget imposes before the call's first attempt:
     /// ready at once for every other policy (one inline test).
     #[inline]

@@ -32,7 +32,7 @@ use crate::classify::Classify;
 use crate::clock::{Clock, Sleeper};
 use crate::decide::Tally;
 use crate::hooks::HookSet;
-use crate::policy::Policy;
+use crate::policy::{Policy, Start};
 use crate::report::{Ending, Report};
 use crate::rng::JitterRng;
 use crate::timer::Timer;
@@ -63,6 +63,11 @@ use std::time::{Duration, Instant};
 /// # }
 /// ```
 pub struct Run<P, C, S: Sleeper, H> {
+    /// What the policy's circuit breaker said of the attempt in flight.
+    /// Declared first, so dropped first (fields drop in declaration
+    /// order): right after `Run`'s own drop left it `Idle`, with nothing
+    /// left of it to drop.
+    pub(crate) gate: Gate,
     pub(crate) policy: P,
     rng: JitterRng,
     clock: C,
@@ -73,27 +78,17 @@ pub struct Run<P, C, S: Sleeper, H> {
     /// The kernel's state: attempts begun, the last computed wait, the
     /// waits chosen so far.
     pub(crate) tally: Tally,
-    /// Whether the clock is read as the call starts even when the policy
-    /// does not need it (the caller wants a report with `elapsed`).
-    timed: bool,
-    /// Whether the call's start and success need nothing of its policy
-    /// (`Policy::starts_plainly`) and the caller wants no report: then only
-    /// a give-up hook can make the first attempt read the clock.
-    plain: bool,
-    /// Whether the call's first attempt needs nothing of its policy but
-    /// its local breaker (`Policy::starts_guarded`) and the caller wants
-    /// no report: then a closed breaker lets it through untimed
-    /// (`let_through_closed`).
-    guarded: bool,
-    /// Whether an attempt can be cut short: false for blocking attempts,
-    /// which cannot be cancelled, so no timeout is armed for them.
-    cancellable: bool,
+    /// How the call's first attempt starts and its success ends: its
+    /// policy's way (`Policy::start`); `Timed` when the caller wants a
+    /// report, which reads the clock; `Blocking` for blocking attempts,
+    /// which cannot be cut short. A plain call's first attempt reads the
+    /// clock only for a give-up hook. (One byte, laid out before the
+    /// endings: the call's construction stores them together.)
+    pub(crate) start: Start,
     ending: Option<Ending>,
     /// Why the call, under a hedging policy, sent no hedges (a request
     /// that cannot be sent twice).
     unhedged: Option<Ending>,
-    /// What the policy's circuit breaker said of the attempt in flight.
-    pub(crate) gate: Gate,
     pub(crate) timer: Timer<S::Sleep>,
     /// When the attempt in flight began, while its timeout waits to be
     /// armed at its first `Pending` ([`arm_timeout`](Self::arm_timeout)).
@@ -103,19 +98,34 @@ pub struct Run<P, C, S: Sleeper, H> {
     span: tracing::Span,
 }
 
+/// Dropping a call whose gate holds no ticket (every call under a policy
+/// without a breaker) is one inline test; a ticket's drop (which gives a
+/// half-open probe's place back) stays out of line, so the call's drop is
+/// small enough to be inlined where the call ends.
+impl<P, C, S: Sleeper, H> Drop for Run<P, C, S, H> {
+    #[inline]
+    fn drop(&mut self) {
+        if let Gate::Sent(_) = self.gate {
+            drop_ticket(&mut self.gate);
+            // `Idle` now: forgetting it drops nothing, and tells the
+            // compiler the field's own drop has nothing left to do.
+            std::mem::forget(std::mem::replace(&mut self.gate, Gate::Idle));
+        }
+    }
+}
+
+/// Drops the ticket `gate` holds, leaving it `Idle` (out of line).
+#[inline(never)]
+fn drop_ticket(gate: &mut Gate) {
+    *gate = Gate::Idle;
+}
+
 /// What a call holds of its policy: the policy itself (borrowed, or an
 /// `Arc`), or, for an async `#[retry]` call under a plain policy, where to
 /// pick it up ([`SitePolicy`](crate::site::SitePolicy)). `Run` reads the
 /// policy (`Borrow`) only after [`hold`](Self::hold), unless
-/// [`starts_plainly`](Self::starts_plainly) was false.
+/// it was held as the call began ([`held`](Self::held)).
 pub trait CallPolicy: Borrow<Policy> {
-    /// Whether the call starts and succeeds without reading its policy
-    /// (`Policy::starts_plainly`).
-    #[inline]
-    fn starts_plainly(&self) -> bool {
-        self.borrow().starts_plainly()
-    }
-
     /// The policy's name, for the call's span.
     fn name(&self) -> Option<&str> {
         self.borrow().name()
@@ -205,8 +215,13 @@ impl<P: CallPolicy, C, S: Sleeper, H> Run<P, C, S, H> {
     /// A call about to make its first attempt under `policy`.
     #[inline]
     pub(crate) fn new(policy: P, setup: Setup<C, S, H>) -> Self {
-        let plain = policy.starts_plainly() && !setup.timed;
-        let guarded = policy.held().is_some_and(Policy::starts_guarded) && !setup.timed;
+        // A policy not held yet is a `#[retry]` site's plain one.
+        let start = match policy.held() {
+            _ if !setup.cancellable => Start::Blocking,
+            _ if setup.timed => Start::Timed,
+            Some(policy) => policy.start(),
+            None => Start::Plain,
+        };
         #[cfg(feature = "tracing")]
         let span = {
             let name = policy.name().unwrap_or("<unnamed>");
@@ -220,10 +235,7 @@ impl<P: CallPolicy, C, S: Sleeper, H> Run<P, C, S, H> {
             hooks: setup.hooks,
             started: None,
             tally: Tally::default(),
-            timed: setup.timed,
-            plain,
-            guarded,
-            cancellable: setup.cancellable,
+            start,
             ending: None,
             unhedged: None,
             gate: Gate::Idle,
@@ -243,8 +255,8 @@ impl<P: CallPolicy, C, S: Sleeper, H> Run<P, C, S, H> {
     /// [`CallPolicy::hold`]); the call stays plain only if the policy is.
     #[inline]
     pub(crate) fn hold_policy(&mut self) {
-        if self.policy.hold() {
-            self.plain &= self.policy().starts_plainly();
+        if self.policy.hold() && self.start == Start::Plain && !self.policy().starts_plainly() {
+            self.start = Start::General;
         }
     }
 
@@ -306,7 +318,7 @@ impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
         H: HookSet<E>,
     {
         self.tally.attempts = self.tally.attempts.saturating_add(1);
-        if self.plain {
+        if self.start == Start::Plain {
             // A plain call's retry needs nothing begun: its policy is held
             // (the decision before it picked it up), and it has no breaker
             // to ask and no timeout to arm. Its first attempt reads the
@@ -314,7 +326,7 @@ impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
             if self.tally.attempts != 1 || !self.hooks.wants_give_up() {
                 return None;
             }
-        } else if self.guarded
+        } else if self.start == Start::Guarded
             // A policy that needs only its local breaker, when it is closed,
             // in a call that needs no clock read.
             && self.tally.attempts == 1
@@ -338,7 +350,7 @@ impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     {
         self.hold_policy();
         let policy: &Policy = self.policy.borrow();
-        let needs_clock = self.timed
+        let needs_clock = matches!(self.start, Start::Timed | Start::Blocking)
             || self.hooks.wants_give_up()
             || policy.deadline().is_some()
             || !policy.budgets.is_empty()
@@ -373,7 +385,7 @@ impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
         // The timeout counts from now; `arm_timeout` arms it if the attempt
         // is not ready at once.
         self.timer.disarm();
-        self.timeout_from = (policy.attempt_timeout().is_some() && self.cancellable)
+        self.timeout_from = (policy.attempt_timeout().is_some() && self.start != Start::Blocking)
             .then(|| now.unwrap_or_else(|| self.clock.now()));
         None
     }
@@ -401,7 +413,7 @@ impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     /// one place that does, whichever entry point).
     #[inline]
     pub(crate) fn succeeded(&mut self) {
-        if self.plain && !cfg!(feature = "metrics") {
+        if self.start == Start::Plain && !cfg!(feature = "metrics") {
             return;
         }
         if self.record_closed_success() && !cfg!(feature = "metrics") {
@@ -426,7 +438,7 @@ impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     /// plain policy.
     #[inline]
     pub fn hedges(&self) -> bool {
-        !self.plain && self.policy().hedging().is_some() && self.unhedged.is_none()
+        self.start != Start::Plain && self.policy().hedging().is_some() && self.unhedged.is_none()
     }
 
     /// Records that the call runs unhedged because its request cannot be

@@ -249,11 +249,6 @@ impl std::borrow::Borrow<Policy> for SitePolicy {
 }
 
 impl crate::run::CallPolicy for SitePolicy {
-    #[inline]
-    fn starts_plainly(&self) -> bool {
-        self.held.as_ref().is_none_or(|p| p.starts_plainly())
-    }
-
     fn name(&self) -> Option<&str> {
         match &self.held {
             Some(policy) => policy.name(),

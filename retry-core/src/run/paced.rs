@@ -15,7 +15,7 @@ impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     /// calls that follow wait for them) and the budget says so, once.
     #[inline]
     pub(crate) fn pace_first_attempt(&mut self) -> bool {
-        if self.plain || !self.policy.borrow().budgets.paces() {
+        if !self.paces() {
             return false;
         }
         self.pace_first_attempt_slowly()
