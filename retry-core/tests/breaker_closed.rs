@@ -15,13 +15,14 @@ use std::time::{Duration, Instant};
 mod support;
 use support::{Answer, paused_runtime};
 
-/// Judges from 4 attempts at a ratio of 0.5, over 10 s (1 s slots). Built
-/// before the paused runtime starts, so the runtime's clock never reads
-/// earlier than the window's origin.
-fn breaker() -> Arc<CircuitBreaker> {
+/// Judges from `min_calls` attempts at a ratio of 0.5, over 10 s (1 s
+/// slots); untimed successes go into the window `min_calls / 2` at a time.
+/// Built before the paused runtime starts, so the runtime's clock never
+/// reads earlier than the window's origin.
+fn breaker_of(min_calls: u32) -> Arc<CircuitBreaker> {
     let b = CircuitBreaker::builder()
         .name("dep")
-        .min_calls(4)
+        .min_calls(min_calls)
         .failure_ratio(0.5)
         .window(Duration::from_secs(10))
         .open_jitter(0.0)
@@ -49,7 +50,7 @@ async fn sleep(ms: u64) {
 
 #[test]
 fn a_timed_first_attempts_success_counts_once_in_the_slot_it_began_in() {
-    let b = breaker();
+    let b = breaker_of(4);
     paused_runtime().block_on(async {
         let p = policy(&b);
         // Begins in slot 0, answers in slot 1.
@@ -77,22 +78,9 @@ fn a_timed_first_attempts_success_counts_once_in_the_slot_it_began_in() {
     });
 }
 
-/// Judges from 8 attempts at a ratio of 0.5 over 10 s: untimed successes
-/// go into the window 4 at a time.
-fn breaker_of_eight() -> Arc<CircuitBreaker> {
-    let b = CircuitBreaker::builder()
-        .min_calls(8)
-        .failure_ratio(0.5)
-        .window(Duration::from_secs(10))
-        .open_jitter(0.0)
-        .build()
-        .unwrap();
-    Arc::new(b)
-}
-
 #[test]
 fn untimed_successes_go_into_the_window_at_every_half_of_min_calls() {
-    let b = breaker_of_eight();
+    let b = breaker_of(8);
     paused_runtime().block_on(async {
         let p = policy(&b);
         let ok = || async { Ok::<_, Answer>(()) };
@@ -115,58 +103,39 @@ fn untimed_successes_go_into_the_window_at_every_half_of_min_calls() {
     });
 }
 
-#[test]
-fn a_failure_is_judged_with_the_successes_not_yet_in_the_window() {
-    let b = breaker_of_eight();
+/// `ok` successes, then failures: `b` is still closed after `closed` of
+/// them (under `min_calls`), open after one more, and then refuses.
+fn opens_after(b: &Arc<CircuitBreaker>, ok: usize, closed: usize) {
     paused_runtime().block_on(async {
-        let p = policy(&b);
-        for _ in 0..3 {
-            Retry::new(&p)
-                .call(|| async { Ok::<_, Answer>(()) })
-                .await
-                .unwrap();
+        let p = policy(b);
+        let up = || async { Ok::<_, Answer>(()) };
+        for _ in 0..ok {
+            Retry::new(&p).call(up).await.unwrap();
         }
         let down = || async { Err::<(), _>(Answer::Down) };
-        for _ in 0..4 {
+        for _ in 0..closed {
             assert!(Retry::new(&p).call(down).await.is_err());
         }
-        assert_eq!(
-            b.state(),
-            BreakerState::Closed,
-            "7 attempts: under min_calls"
-        );
-        // 5 failures of 8 attempts (the 3 successes counted): over 0.5.
-        // Without them it would wait for the 8th failure.
+        assert_eq!(b.state(), BreakerState::Closed, "under min_calls");
         assert!(Retry::new(&p).call(down).await.is_err());
         assert_eq!(b.state(), BreakerState::Open);
+        let refused = Retry::new(&p).call(up).await;
+        assert!(matches!(refused, Err(Answer::Refused)));
     });
 }
 
 #[test]
+fn a_failure_is_judged_with_the_successes_not_yet_in_the_window() {
+    // 5 failures of 8 attempts (the 3 successes, not yet in the window,
+    // counted): over 0.5. Without them it would wait for the 8th failure.
+    opens_after(&breaker_of(8), 3, 4);
+}
+
+#[test]
 fn failures_are_judged_against_the_successes_it_counted() {
-    let b = breaker();
-    paused_runtime().block_on(async {
-        let p = policy(&b);
-        for _ in 0..2 {
-            Retry::new(&p)
-                .call(|| async { Ok::<_, Answer>(()) })
-                .await
-                .unwrap();
-        }
-        let down = || async { Err::<(), _>(Answer::Down) };
-        assert!(Retry::new(&p).call(down).await.is_err());
-        assert_eq!(
-            b.state(),
-            BreakerState::Closed,
-            "3 attempts: under min_calls"
-        );
-        assert!(Retry::new(&p).call(down).await.is_err());
-        // 2 failures of 4 attempts: the ratio is reached only with both
-        // successes counted.
-        assert_eq!(b.state(), BreakerState::Open);
-        let refused = Retry::new(&p).call(|| async { Ok::<_, Answer>(()) }).await;
-        assert!(matches!(refused, Err(Answer::Refused)));
-    });
+    // 2 failures of 4 attempts: the ratio is reached only with both
+    // successes counted.
+    opens_after(&breaker_of(4), 2, 1);
 }
 
 #[test]
