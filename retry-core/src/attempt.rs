@@ -7,7 +7,9 @@
 use crate::breaker::BreakerOpen;
 use crate::classify::{AttemptTimeout, Classify};
 use crate::clock::{Clock, Sleeper};
-use crate::run::{CallPolicy, Run};
+use crate::policy::Policy;
+use crate::run::Run;
+use std::borrow::Borrow;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -117,17 +119,12 @@ pub(crate) fn refusal<E: Classify>(open: BreakerOpen) -> E {
 /// A plain round's limit: the call's one timer, armed with what is left of
 /// the policy's `attempt_timeout` (counted from `begin_attempt`) when the
 /// attempt first returns `Pending`, or left empty; polled in the call's
-/// span. That first `Pending` is also where a call that has not picked up
-/// its policy does (see `site::SitePolicy`).
+/// span.
 pub struct OnRun<'r, P, C, S: Sleeper, H>(pub(crate) &'r mut Run<P, C, S, H>);
 
-impl<P: CallPolicy, C: Clock, S: Sleeper, H> Limit for OnRun<'_, P, C, S, H> {
-    /// Out of line: asked only when the attempt is pending, so the poll of
-    /// an attempt ready at once stays small enough to inline.
-    #[inline(never)]
+impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Limit for OnRun<'_, P, C, S, H> {
     fn expired(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Option<AttemptTimeout> {
         let run = &mut *self.get_mut().0;
-        run.hold_policy();
         run.arm_timeout();
         match run.timer.poll(cx) {
             Some(Poll::Ready(())) => Some(AttemptTimeout {

@@ -18,18 +18,11 @@
 //! attempt cancelled (a call dropped, a hedge that lost its race) and a
 //! refused hedge count as nothing.
 //!
-//! A call's first attempt let through by a closed local breaker without
-//! `slow_call`, in a call that wants no report, reads no clock, and neither
-//! does its success: successes are counted together and put into the
-//! window at the time of every failure and of every `min_calls / 2`-th
-//! success (at most every 64th), each placing costing one clock read. A
-//! count is never placed before it was made, so the window may hold fewer
-//! than `min_calls / 2` successes (and 64) made before it began, never miss
-//! one made in it: a breaker never opens sooner than an exact window would
-//! say. With a failure ratio `r`, `s` such successes ask at most
-//! `r·s/(1-r)` more failures, and none when the window holds no other
-//! success and `r` is at most 0.5 (`min_calls` failures are needed anyway).
-
+//! The window is exact: an attempt is counted in the slot of the time it
+//! was let through, and the breaker judges from the attempts of the last
+//! `window` alone, on every entry point. Attempts from before the window
+//! judge nothing.
+//!
 //! In the retry loop, every attempt asks the breaker before it is sent,
 //! first attempts and hedges alike (the order is in docs/guarantees.md). A
 //! refused attempt is not sent, takes nothing from the retry budgets, and
@@ -124,10 +117,6 @@ pub struct CircuitBreaker {
     origin: Instant,
     state: AtomicU64,
     counts: Window,
-    /// Closed-state successes not yet in the window (`count_success`).
-    unplaced: AtomicU64,
-    /// Put them in at this many (`min_calls / 2`, from 1 to 64).
-    place_every: u64,
     seed: Option<u64>,
     /// The fleet this breaker is shared with, when its scope is the fleet.
     #[cfg(feature = "redis")]
@@ -206,10 +195,6 @@ impl CircuitBreaker {
             }
         }
         let mut word = self.word();
-        // Closed: one load and one test, the payload left undecoded.
-        if word.is_closed() {
-            return Ok(Ticket::closed(now));
-        }
         loop {
             let next = match word.phase() {
                 Phase::Closed { .. } => return Ok(Ticket::closed(now)),
@@ -251,19 +236,7 @@ impl CircuitBreaker {
     /// `now`: `failed` when its error's class is one the breaker counts
     /// ([`counts_class`](Self::counts_class)). An attempt that took
     /// `slow_call` or longer counts as failed whatever its outcome.
-    #[inline]
-    pub fn record(&self, ticket: Ticket, now: Instant, failed: bool) {
-        // The common case inline: a closed-state success of a local
-        // breaker without `slow_call` is one count in the window.
-        if failed || !self.record_success_alone(&ticket) {
-            self.record_answer(ticket, now, failed);
-        }
-    }
-
-    /// [`record`](Self::record)'s general case: a failure, a probe, a
-    /// slow-call check or a fleet breaker.
-    #[inline(never)]
-    fn record_answer(&self, mut ticket: Ticket, now: Instant, failed: bool) {
+    pub fn record(&self, mut ticket: Ticket, now: Instant, failed: bool) {
         let failed = failed
             || self
                 .settings
@@ -292,9 +265,7 @@ impl CircuitBreaker {
         if let Some(fleet) = self.deciding_fleet() {
             return fleet.totals();
         }
-        let (attempts, failures) = self.counts.totals_from(now, from);
-        let unplaced = self.unplaced.load(Ordering::Relaxed);
-        (attempts.saturating_add(unplaced), failures)
+        self.counts.totals_from(now, from)
     }
 
     /// The state that decides: the fleet's while Redis answers, else this
@@ -341,7 +312,6 @@ impl CircuitBreaker {
             return;
         }
         self.counts.add(began, FAILURES, 1);
-        self.place(now);
         let mut word = self.word();
         while let Phase::Closed { from } = word.phase() {
             let (attempts, failures) = self.counts.totals_from(now, from);
@@ -381,8 +351,6 @@ impl CircuitBreaker {
                 continue;
             } else if ok + 1 >= self.settings.probes {
                 self.counts.reset(now);
-                // Successes let through before it opened judge nothing now.
-                self.unplaced.store(0, Ordering::Relaxed);
                 word.turn(Phase::Closed {
                     from: self.counts.epoch(now),
                 })

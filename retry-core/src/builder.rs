@@ -80,7 +80,6 @@ impl PolicyBuilder {
                 budgets: Budgets::NONE,
                 requests: RequestRules::DEFAULT,
                 waits: Waits::UNSET,
-                start: crate::policy::Start::General,
                 hedge: None,
                 breaker: None,
             },

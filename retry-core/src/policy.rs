@@ -50,9 +50,6 @@ pub struct Policy {
     /// The schedule's hot-path form, computed by `build` from the fields
     /// above (see `waits`).
     pub(crate) waits: Waits,
-    /// How a call's first attempt starts, computed by `build`: the success
-    /// path's one test.
-    pub(crate) start: Start,
     /// The hedging settings, cap and latency estimate, when the policy
     /// hedges; shared by the policy's clones (see `hedge`).
     pub(crate) hedge: Option<Arc<Hedging>>,
@@ -332,34 +329,10 @@ impl Policy {
         round_nanos(jittered).clamp(waits.min_ns, waits.cap_ns)
     }
 
-    /// Whether a call's first attempt needs nothing of this policy as it
-    /// begins or ends: no deadline to start, no budget to count in, pace or
-    /// tell, no timeout to arm, no breaker to ask or tell. The one test the success path makes.
-    #[inline]
-    pub(crate) fn starts_plainly(&self) -> bool {
-        self.start == Start::Plain
-    }
-
-    /// How a call's first attempt starts under this policy (see [`Start`]).
-    #[inline]
-    pub(crate) fn start(&self) -> Start {
-        self.start
-    }
-
     /// This policy with its schedule's hot-path form computed from its
     /// settings (the builder's last step).
     pub(crate) fn computed(mut self) -> Self {
         self.waits = Waits::new(self.backoff, self.base, self.cap, self.min_delay);
-        let unpoliced = self.deadline.is_none()
-            && self.attempt_timeout.is_none()
-            && self.budgets.is_empty()
-            && self.hedge.is_none();
-        self.start = match &self.breaker {
-            _ if !unpoliced => Start::General,
-            None => Start::Plain,
-            Some(b) if !b.in_fleet() && b.slow_call().is_none() => Start::Guarded,
-            Some(_) => Start::General,
-        };
         self
     }
 
@@ -372,27 +345,4 @@ impl Policy {
     pub fn to_builder(&self) -> PolicyBuilder {
         PolicyBuilder::from(self.clone())
     }
-}
-
-/// How a call's first attempt starts and its success ends under a policy
-/// (`Policy::computed` decides; `Run` keeps it for the call).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Start {
-    /// It needs nothing of its policy: no deadline to start, no budget to
-    /// count in, pace or tell, no timeout to arm, no breaker to ask or tell
-    /// (`starts_plainly`).
-    Plain,
-    /// It needs nothing but its local circuit breaker without `slow_call`
-    /// (a fleet breaker or a slow-call threshold goes the general way): a
-    /// closed breaker lets it through untimed (`Run::let_through_closed`).
-    Guarded,
-    /// Anything else.
-    General,
-    /// A call's only (`Run`): `General`, and the caller wants a report, so
-    /// the clock is read as the call starts even when the policy does not
-    /// need it.
-    Timed,
-    /// A blocking call's only (`Run`): `Timed`, and its attempts cannot be
-    /// cancelled, so no timeout is armed for them.
-    Blocking,
 }

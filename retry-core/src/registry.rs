@@ -33,7 +33,7 @@ use crate::policy::Policy;
 use arc_swap::ArcSwap;
 use indexmap::IndexMap;
 use loading::ensure_loaded;
-pub(crate) use snapshot::{with_current, with_generation};
+pub(crate) use snapshot::with_current;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 

@@ -19,8 +19,9 @@ use crate::attempt::{Gated, OnRun, Timed};
 use crate::classify::Classify;
 use crate::clock::{Clock, Sleeper};
 use crate::hooks::HookSet;
-use crate::policy::Start;
-use crate::run::{CallPolicy, Run};
+use crate::policy::Policy;
+use crate::run::Run;
+use std::borrow::Borrow;
 use std::future::{Future, poll_fn};
 use std::ops::ControlFlow;
 use std::task::Poll;
@@ -100,12 +101,11 @@ macro_rules! drive {
     }};
 }
 
-impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
+impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     /// Whether an adaptive budget may pace the call's first attempt
     /// ([`pace`](Self::pace) need not be awaited otherwise).
-    #[inline]
     pub fn paces(&self) -> bool {
-        self.start != Start::Plain && self.policy.borrow().budgets.paces()
+        self.policy.borrow().budgets.paces()
     }
 
     /// The wait an adaptive budget imposes before the call's first attempt:

@@ -4,11 +4,9 @@
 //! `#[retry]`, tower and reqwest all go through it.
 //!
 //! Invariants:
-//! - the policy is held for the whole call, so a reload reaches the next
-//!   call and never a running one; an async `#[retry]` call under a plain
-//!   policy picks it up only when its first attempt fails or first returns
-//!   `Pending` (`site::SitePolicy` says exactly where), and nothing here
-//!   reads the policy before that;
+//! - the call takes its policy once, as it starts, and holds it to its
+//!   end (borrowed, or an `Arc` from the registry's snapshot), so a reload
+//!   reaches the next call and never a running one;
 //! - the clock is read only when a deadline, a budget, a give-up hook, a
 //!   report or hedging needs it;
 //! - the wait after a failure is a sleep the loop awaits in its own state,
@@ -32,7 +30,7 @@ use crate::classify::Classify;
 use crate::clock::{Clock, Sleeper};
 use crate::decide::Tally;
 use crate::hooks::HookSet;
-use crate::policy::{Policy, Start};
+use crate::policy::Policy;
 use crate::report::{Ending, Report};
 use crate::rng::JitterRng;
 use crate::timer::Timer;
@@ -63,12 +61,10 @@ use std::time::{Duration, Instant};
 /// # }
 /// ```
 pub struct Run<P, C, S: Sleeper, H> {
-    /// What the policy's circuit breaker said of the attempt in flight.
-    /// Declared first, so dropped first (fields drop in declaration
-    /// order): right after `Run`'s own drop left it `Idle`, with nothing
-    /// left of it to drop.
-    pub(crate) gate: Gate,
+    /// The call's policy, held from its start to its end.
     pub(crate) policy: P,
+    /// What the policy's circuit breaker said of the attempt in flight.
+    pub(crate) gate: Gate,
     rng: JitterRng,
     clock: C,
     sleeper: S,
@@ -78,13 +74,12 @@ pub struct Run<P, C, S: Sleeper, H> {
     /// The kernel's state: attempts begun, the last computed wait, the
     /// waits chosen so far.
     pub(crate) tally: Tally,
-    /// How the call's first attempt starts and its success ends: its
-    /// policy's way (`Policy::start`); `Timed` when the caller wants a
-    /// report, which reads the clock; `Blocking` for blocking attempts,
-    /// which cannot be cut short. A plain call's first attempt reads the
-    /// clock only for a give-up hook. (One byte, laid out before the
-    /// endings: the call's construction stores them together.)
-    pub(crate) start: Start,
+    /// The caller wants a report: the clock is read as the call starts,
+    /// even when its policy does not need it.
+    timed: bool,
+    /// Attempts can be cut short; a blocking attempt cannot, so no
+    /// timeout is armed for it.
+    cancellable: bool,
     ending: Option<Ending>,
     /// Why the call, under a hedging policy, sent no hedges (a request
     /// that cannot be sent twice).
@@ -97,55 +92,6 @@ pub struct Run<P, C, S: Sleeper, H> {
     #[cfg(feature = "tracing")]
     span: tracing::Span,
 }
-
-/// Dropping a call whose gate holds no ticket (every call under a policy
-/// without a breaker) is one inline test; a ticket's drop (which gives a
-/// half-open probe's place back) stays out of line, so the call's drop is
-/// small enough to be inlined where the call ends.
-impl<P, C, S: Sleeper, H> Drop for Run<P, C, S, H> {
-    #[inline]
-    fn drop(&mut self) {
-        if let Gate::Sent(_) = self.gate {
-            drop_ticket(&mut self.gate);
-            // `Idle` now: forgetting it drops nothing, and tells the
-            // compiler the field's own drop has nothing left to do.
-            std::mem::forget(std::mem::replace(&mut self.gate, Gate::Idle));
-        }
-    }
-}
-
-/// Drops the ticket `gate` holds, leaving it `Idle` (out of line).
-#[inline(never)]
-fn drop_ticket(gate: &mut Gate) {
-    *gate = Gate::Idle;
-}
-
-/// What a call holds of its policy: the policy itself (borrowed, or an
-/// `Arc`), or, for an async `#[retry]` call under a plain policy, where to
-/// pick it up ([`SitePolicy`](crate::site::SitePolicy)). `Run` reads the
-/// policy (`Borrow`) only after [`hold`](Self::hold), unless
-/// it was held as the call began ([`held`](Self::held)).
-pub trait CallPolicy: Borrow<Policy> {
-    /// The policy's name, for the call's span.
-    fn name(&self) -> Option<&str> {
-        self.borrow().name()
-    }
-
-    /// Makes sure the policy is held, before its first read after the
-    /// start; `true` when it was picked up just now.
-    #[inline]
-    fn hold(&mut self) -> bool {
-        false
-    }
-
-    /// The policy, if held.
-    fn held(&self) -> Option<&Policy> {
-        Some(self.borrow())
-    }
-}
-
-impl CallPolicy for &Policy {}
-impl CallPolicy for std::sync::Arc<Policy> {}
 
 /// How a call is set up (the parts `Run::new` takes).
 pub(crate) struct Setup<C, S, H> {
@@ -161,24 +107,20 @@ pub(crate) struct Setup<C, S, H> {
 impl<H> Run<std::sync::Arc<Policy>, crate::clock::DefaultClock, crate::clock::DefaultSleeper, H> {
     /// A call under a shared policy (a `#[retry]` site's, from its
     /// [`PolicyCache`](crate::__private::site::PolicyCache)) on tokio's
-    /// clock and timer.
+    /// clock and timer. The call holds it to its end.
     ///
     /// ```
     /// use retrykit_core::{Hooks, Policy};
     /// let run = retrykit_core::__private::run::Run::for_policy(Policy::default().into(), Hooks::new());
     /// assert_eq!(run.report().attempts, 0);
     /// ```
-    #[inline]
     pub fn for_policy(policy: std::sync::Arc<Policy>, hooks: H) -> Self {
         Run::on_tokio(policy, hooks)
     }
-}
 
-#[cfg(feature = "tokio")]
-impl<H> Run<crate::site::SitePolicy, crate::clock::DefaultClock, crate::clock::DefaultSleeper, H> {
     /// An async `#[retry]` call at the site whose policy `cache` keeps, on
-    /// tokio's clock and timer: it holds what
-    /// [`PolicyCache::start`](crate::__private::site::PolicyCache::start) gives.
+    /// tokio's clock and timer: the call takes the site's policy as it
+    /// starts ([`PolicyCache::policy`](crate::__private::site::PolicyCache::policy)).
     ///
     /// ```
     /// use retrykit_core::Hooks;
@@ -187,15 +129,13 @@ impl<H> Run<crate::site::SitePolicy, crate::clock::DefaultClock, crate::clock::D
     /// let run = retrykit_core::__private::run::Run::for_site(&CACHE, Hooks::new());
     /// assert_eq!(run.report().attempts, 0);
     /// ```
-    #[inline]
-    pub fn for_site(cache: &'static crate::site::PolicyCache, hooks: H) -> Self {
-        Run::on_tokio(cache.start(), hooks)
+    pub fn for_site(cache: &crate::site::PolicyCache, hooks: H) -> Self {
+        Run::on_tokio(cache.policy(), hooks)
     }
 }
 
 #[cfg(feature = "tokio")]
-impl<P: CallPolicy, H> Run<P, crate::clock::DefaultClock, crate::clock::DefaultSleeper, H> {
-    #[inline]
+impl<P: Borrow<Policy>, H> Run<P, crate::clock::DefaultClock, crate::clock::DefaultSleeper, H> {
     fn on_tokio(policy: P, hooks: H) -> Self {
         Run::new(
             policy,
@@ -211,20 +151,12 @@ impl<P: CallPolicy, H> Run<P, crate::clock::DefaultClock, crate::clock::DefaultS
     }
 }
 
-impl<P: CallPolicy, C, S: Sleeper, H> Run<P, C, S, H> {
+impl<P: Borrow<Policy>, C, S: Sleeper, H> Run<P, C, S, H> {
     /// A call about to make its first attempt under `policy`.
-    #[inline]
     pub(crate) fn new(policy: P, setup: Setup<C, S, H>) -> Self {
-        // A policy not held yet is a `#[retry]` site's plain one.
-        let start = match policy.held() {
-            _ if !setup.cancellable => Start::Blocking,
-            _ if setup.timed => Start::Timed,
-            Some(policy) => policy.start(),
-            None => Start::Plain,
-        };
         #[cfg(feature = "tracing")]
         let span = {
-            let name = policy.name().unwrap_or("<unnamed>");
+            let name = policy.borrow().name().unwrap_or("<unnamed>");
             tracing::debug_span!("retry", policy = name)
         };
         Run {
@@ -235,7 +167,8 @@ impl<P: CallPolicy, C, S: Sleeper, H> Run<P, C, S, H> {
             hooks: setup.hooks,
             started: None,
             tally: Tally::default(),
-            start,
+            timed: setup.timed,
+            cancellable: setup.cancellable,
             ending: None,
             unhedged: None,
             gate: Gate::Idle,
@@ -246,18 +179,9 @@ impl<P: CallPolicy, C, S: Sleeper, H> Run<P, C, S, H> {
         }
     }
 
-    /// The call's policy (see [`CallPolicy`]).
+    /// The call's policy.
     pub(crate) fn policy(&self) -> &Policy {
         self.policy.borrow()
-    }
-
-    /// Picks the call's policy up if it does not hold it yet (see
-    /// [`CallPolicy::hold`]); the call stays plain only if the policy is.
-    #[inline]
-    pub(crate) fn hold_policy(&mut self) {
-        if self.policy.hold() && self.start == Start::Plain && !self.policy().starts_plainly() {
-            self.start = Start::General;
-        }
     }
 
     /// The call's `retry` span.
@@ -297,66 +221,30 @@ impl<P: CallPolicy, C, S: Sleeper, H> Run<P, C, S, H> {
             elapsed: elapsed(self.started, now),
             budget_failing_open: false,
         };
-        // A policy not held yet is plain: it has no budget.
-        match self.policy.held() {
-            Some(policy) => report.budget_state(policy),
-            None => report,
-        }
+        report.budget_state(self.policy.borrow())
     }
 }
 
-impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
+impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     /// Begins an attempt: counts it, starts the call's clock when the
     /// policy, a give-up hook or the caller's report needs it (depositing
-    /// in the window budgets), asks the policy's breaker, and arms the
-    /// attempt's timeout if any. `Some` is the breaker's refusal, which
-    /// error type `E` can stand for: the attempt must not be sent.
-    #[inline]
+    /// in the window budgets), asks the policy's breaker, and notes when
+    /// the attempt's timeout counts from. `Some` is the breaker's refusal,
+    /// which error type `E` can stand for: the attempt must not be sent.
     pub(crate) fn begin_attempt<E>(&mut self) -> Option<Box<BreakerOpen>>
     where
         E: Classify,
         H: HookSet<E>,
     {
         self.tally.attempts = self.tally.attempts.saturating_add(1);
-        if self.start == Start::Plain {
-            // A plain call's retry needs nothing begun: its policy is held
-            // (the decision before it picked it up), and it has no breaker
-            // to ask and no timeout to arm. Its first attempt reads the
-            // clock only for a give-up hook.
-            if self.tally.attempts != 1 || !self.hooks.wants_give_up() {
-                return None;
-            }
-        } else if self.start == Start::Guarded
-            // A policy that needs only its local breaker, when it is closed,
-            // in a call that needs no clock read.
-            && self.tally.attempts == 1
-            && !self.hooks.wants_give_up()
-            && self.let_through_closed()
-        {
-            return None;
-        }
-        self.begin_attempt_slowly::<E>()
-    }
-
-    /// [`begin_attempt`](Self::begin_attempt) for a first attempt that
-    /// reads the clock, asks a breaker or arms a timeout, or a retry of a
-    /// call that is not plain.
-    #[cold]
-    #[inline(never)]
-    fn begin_attempt_slowly<E>(&mut self) -> Option<Box<BreakerOpen>>
-    where
-        E: Classify,
-        H: HookSet<E>,
-    {
-        self.hold_policy();
         let policy: &Policy = self.policy.borrow();
-        let needs_clock = matches!(self.start, Start::Timed | Start::Blocking)
+        let starts_clock = self.timed
             || self.hooks.wants_give_up()
             || policy.deadline().is_some()
             || !policy.budgets.is_empty()
             || policy.breaker.is_some();
         let mut now = None;
-        if self.tally.attempts == 1 && self.started.is_none() && needs_clock {
+        if self.tally.attempts == 1 && self.started.is_none() && starts_clock {
             let start = *now.insert(self.clock.now());
             self.started = Some(start);
             if !policy.budgets.is_empty() {
@@ -364,7 +252,7 @@ impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
             }
         }
         if let Some(breaker) = &policy.breaker {
-            let now = now.unwrap_or_else(|| self.clock.now());
+            let now = *now.get_or_insert_with(|| self.clock.now());
             match breaker.try_acquire(now) {
                 Ok(ticket) => self.gate = Gate::Sent(ticket),
                 // Held back only when the type can say so (the error is
@@ -385,42 +273,28 @@ impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
         // The timeout counts from now; `arm_timeout` arms it if the attempt
         // is not ready at once.
         self.timer.disarm();
-        self.timeout_from = (policy.attempt_timeout().is_some() && self.start != Start::Blocking)
+        self.timeout_from = (policy.attempt_timeout().is_some() && self.cancellable)
             .then(|| now.unwrap_or_else(|| self.clock.now()));
         None
     }
 
     /// Arms the timeout of the attempt in flight, for what is left of it,
     /// at the attempt's first `Pending`; nothing once armed, or without one.
-    #[inline]
     pub(crate) fn arm_timeout(&mut self) {
         if let Some(began) = self.timeout_from.take() {
-            self.arm_timeout_slowly(began);
+            let limit = self.policy().attempt_timeout().unwrap_or_default();
+            let spent = self.clock.now().saturating_duration_since(began);
+            self.timer
+                .arm(self.sleeper.sleep(limit.saturating_sub(spent)));
         }
     }
 
-    #[cold]
-    #[inline(never)]
-    fn arm_timeout_slowly(&mut self, began: Instant) {
-        let limit = self.policy().attempt_timeout().unwrap_or_default();
-        let spent = self.clock.now().saturating_duration_since(began);
-        self.timer
-            .arm(self.sleeper.sleep(limit.saturating_sub(spent)));
-    }
-
-    /// The call ended in success: an adaptive budget hears of it, and
-    /// metrics record how the call ended (with `decide`'s giving up, the
-    /// one place that does, whichever entry point).
-    #[inline]
+    /// The call ended in success: the breaker and an adaptive budget hear
+    /// of it, and metrics record how the call ended (with `decide`'s giving
+    /// up, the one place that does, whichever entry point).
     pub(crate) fn succeeded(&mut self) {
-        if self.start == Start::Plain && !cfg!(feature = "metrics") {
-            return;
-        }
-        if self.record_closed_success() && !cfg!(feature = "metrics") {
-            return;
-        }
-        self.hold_policy();
-        self.record_success();
+        let sent = std::mem::replace(&mut self.gate, Gate::Idle);
+        self.record(sent, None);
         let policy: &Policy = self.policy.borrow();
         policy.budgets.throttle(false);
         if policy.budgets.paces() {
@@ -431,14 +305,12 @@ impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     }
 }
 
-impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
+impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     /// Whether the call hedges: its policy does (`hedge_after`) and its
     /// request may be sent twice (see [`unhedged`](Self::unhedged)); then
-    /// `drive!` runs its rounds as races ([`Run::race`]). Never true for a
-    /// plain policy.
-    #[inline]
+    /// `drive!` runs its rounds as races ([`Run::race`]).
     pub fn hedges(&self) -> bool {
-        self.start != Start::Plain && self.policy().hedging().is_some() && self.unhedged.is_none()
+        self.policy().hedging().is_some() && self.unhedged.is_none()
     }
 
     /// Records that the call runs unhedged because its request cannot be
@@ -472,10 +344,10 @@ impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     }
 }
 
-impl<P: CallPolicy, C, S: Sleeper, H> fmt::Debug for Run<P, C, S, H> {
+impl<P: Borrow<Policy>, C, S: Sleeper, H> fmt::Debug for Run<P, C, S, H> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Run")
-            .field("policy", &self.policy.name())
+            .field("policy", &self.policy.borrow().name())
             .field("tally", &self.tally)
             .field("ending", &self.ending)
             .finish_non_exhaustive()

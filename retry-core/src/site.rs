@@ -29,8 +29,7 @@ static SINGLE_ATTEMPT: LazyLock<Arc<Policy>> = LazyLock::new(|| {
 /// policy gets it. It remembers where the policy sits in the registry
 /// generation it last saw, so a call while the registry is unchanged costs
 /// this thread's view of the registry (one load), one load here and a
-/// reference count (none for an async `#[retry]` call whose policy is
-/// plain: see `SitePolicy`): no hashing. The first call after a reload
+/// reference count: no hashing. The first call after a reload
 /// looks the name up again and makes the first-use checks. A call holds
 /// the policy of the generation it started in until it ends, so a reload
 /// reaches the next call and never a running one.
@@ -94,7 +93,7 @@ impl PolicyCache {
     /// The policy for a call starting now.
     #[inline]
     pub fn policy(&self) -> Arc<Policy> {
-        self.with_current(|policy, _| Arc::clone(policy))
+        self.with_current(Arc::clone)
     }
 
     /// Runs `read` on the policy for a call starting now, borrowed from
@@ -118,61 +117,24 @@ impl PolicyCache {
     /// ```
     #[inline]
     pub fn with_policy<R>(&self, read: impl FnOnce(&Policy) -> R) -> R {
-        self.with_current(|policy, _| read(policy))
+        self.with_current(|policy| read(policy))
     }
 
-    /// What an async `#[retry]` call starting now holds of its policy: the
-    /// policy itself, or, when it is plain, only where it sits (see
-    /// [`SitePolicy`]).
+    /// Runs `read` on the policy for a call starting now.
     #[inline]
-    pub fn start(&'static self) -> SitePolicy {
-        // The closure returns two words (two registers), and the call's
-        // `SitePolicy` is built here: built inside it, the three-word value
-        // went through the stack and was read back with one 16-byte load
-        // from two 8-byte stores, a failed store-to-load forward that
-        // `perf annotate` put at over half the time of `Run::for_site`.
-        let (seen, held) = self.with_current(|policy, seen| match seen {
-            // With metrics, a success reads the policy (its name).
-            Some(seen) if policy.starts_plainly() && !cfg!(feature = "metrics") => (seen, None),
-            _ => (UNSEEN, Some(Arc::clone(policy))),
-        });
-        SitePolicy {
-            cache: self,
-            seen,
-            held,
-        }
-    }
-
-    /// Runs `read` on the policy for a call starting now, with where the
-    /// cache found it (`None`: not in the registry, or just looked up).
-    #[inline]
-    fn with_current<R>(&self, read: impl FnOnce(&Arc<Policy>, Option<u64>) -> R) -> R {
+    fn with_current<R>(&self, read: impl FnOnce(&Arc<Policy>) -> R) -> R {
         registry::with_current(|current| {
             let seen = self.seen.load(Ordering::Relaxed);
             if seen >> INDEX_BITS == current.generation() {
                 let slot = seen & MISSING;
                 match current.policy_at(slot as usize) {
-                    Some(policy) => return read(policy, Some(seen)),
-                    None if slot == MISSING => return read(&SINGLE_ATTEMPT, None),
+                    Some(policy) => return read(policy),
+                    None if slot == MISSING => return read(&SINGLE_ATTEMPT),
                     None => {}
                 }
             }
-            read(&self.refill(current), None)
+            read(&self.refill(current))
         })
-    }
-
-    /// The policy a call that started when the cache had seen `seen` picks
-    /// up: that generation's, while this thread holds it; else (two reloads
-    /// and lookups on this thread since the call started, in the same
-    /// poll) the current one.
-    #[cold]
-    #[inline(never)]
-    fn pick_up(&self, seen: u64) -> Arc<Policy> {
-        let slot = (seen & MISSING) as usize;
-        let found = registry::with_generation(seen >> INDEX_BITS, |registry| {
-            registry?.policy_at(slot).cloned()
-        });
-        found.unwrap_or_else(|| self.policy())
     }
 
     /// The first call, or the first after a reload: looks the name up in
@@ -208,65 +170,6 @@ impl PolicyCache {
             self.seen.store(seen, Ordering::Relaxed);
         }
         policy
-    }
-}
-
-/// What an async `#[retry]` call holds of its site's policy ([`PolicyCache::start`]).
-///
-/// Where a call picks up its policy: a call whose policy is not plain
-/// (`Policy::starts_plainly`: it sets a deadline, a budget, an attempt
-/// timeout, hedging or a breaker) takes it, an `Arc`, as it starts. A call
-/// whose policy is plain takes nothing then: its start and a success of its
-/// first attempt need nothing of the policy, so a call that succeeds at
-/// once never touches its reference count (no atomic read-modify-write).
-/// It picks the policy up ([`CallPolicy::hold`](crate::run::CallPolicy::hold))
-/// when its first attempt fails or first returns `Pending`, in the poll it
-/// started in and on the same thread, from the registry generation it
-/// started in, which this thread's registry view still holds (the current
-/// and the previous registry it saw). So a reload reaches the next call and
-/// never a running one, unless a first attempt's synchronous part itself
-/// looks policies up across two reloads: then the call takes the policy
-/// current as its first attempt ends.
-#[derive(Debug)]
-pub struct SitePolicy {
-    cache: &'static PolicyCache,
-    /// The cache's generation and index as the call started.
-    seen: u64,
-    /// The policy, once picked up.
-    held: Option<Arc<Policy>>,
-}
-
-impl std::borrow::Borrow<Policy> for SitePolicy {
-    /// The policy picked up. The loop reads a plain policy only after
-    /// [`CallPolicy::hold`](crate::run::CallPolicy::hold) (a plain start and
-    /// success read nothing of it).
-    #[inline]
-    fn borrow(&self) -> &Policy {
-        self.held
-            .as_deref()
-            .expect("a call reads its site's policy only once it holds it")
-    }
-}
-
-impl crate::run::CallPolicy for SitePolicy {
-    fn name(&self) -> Option<&str> {
-        match &self.held {
-            Some(policy) => policy.name(),
-            None => Some(self.cache.site.policy),
-        }
-    }
-
-    #[inline]
-    fn hold(&mut self) -> bool {
-        if self.held.is_some() {
-            return false;
-        }
-        self.held = Some(self.cache.pick_up(self.seen));
-        true
-    }
-
-    fn held(&self) -> Option<&Policy> {
-        self.held.as_deref()
     }
 }
 

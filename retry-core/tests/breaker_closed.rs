@@ -1,10 +1,6 @@
-//! The closed breaker's fast path: a call's first attempt under a policy
-//! whose only feature is a local circuit breaker asks it and tells it in
-//! line (`Run::let_through_closed`). A call that reads the clock (for its
-//! report or a give-up hook) counts its success in the window slot of the
-//! time its attempt began; one that reads none counts it with no clock
-//! read, put into the window with the others not yet there at every
-//! `min_calls / 2`-th success and at every failure (`breaker` module docs).
+//! A closed breaker's window is exact on every call: each attempt is
+//! counted once, in the slot of the time it was let through, whether or
+//! not the call reads the clock for a report.
 #![cfg(feature = "tokio")]
 
 use retrykit_core::breaker::{BreakerState, CircuitBreaker};
@@ -16,7 +12,7 @@ mod support;
 use support::{Answer, paused_runtime};
 
 /// Judges from `min_calls` attempts at a ratio of 0.5, over 10 s (1 s
-/// slots); untimed successes go into the window `min_calls / 2` at a time.
+/// slots).
 /// Built before the paused runtime starts, so the runtime's clock never
 /// reads earlier than the window's origin.
 fn breaker_of(min_calls: u32) -> Arc<CircuitBreaker> {
@@ -79,7 +75,7 @@ fn a_timed_first_attempts_success_counts_once_in_the_slot_it_began_in() {
 }
 
 #[test]
-fn untimed_successes_go_into_the_window_at_every_half_of_min_calls() {
+fn an_untimed_success_counts_once_in_the_slot_it_began_in() {
     let b = breaker_of(8);
     paused_runtime().block_on(async {
         let p = policy(&b);
@@ -87,17 +83,14 @@ fn untimed_successes_go_into_the_window_at_every_half_of_min_calls() {
         for _ in 0..7 {
             Retry::new(&p).call(ok).await.unwrap();
         }
-        // 4 in the window (slot 0) and 3 not yet in it, all counted.
         assert_eq!(b.status(now()).attempts, 7);
-        // The window has passed: the 4 have left it; the 3 are still
-        // counted, never more than min_calls / 2 - 1 of them.
+        // The window has passed: every one of them has left it.
         sleep(10_500).await;
-        assert_eq!(b.status(now()).attempts, 3);
-        // The 4th goes in with them at the time it was counted.
+        assert_eq!(b.status(now()).attempts, 0);
         Retry::new(&p).call(ok).await.unwrap();
-        assert_eq!(b.status(now()).attempts, 4);
+        assert_eq!(b.status(now()).attempts, 1);
         sleep(9_000).await;
-        assert_eq!(b.status(now()).attempts, 4);
+        assert_eq!(b.status(now()).attempts, 1);
         sleep(1_000).await;
         assert_eq!(b.status(now()).attempts, 0);
     });
@@ -125,9 +118,8 @@ fn opens_after(b: &Arc<CircuitBreaker>, ok: usize, closed: usize) {
 }
 
 #[test]
-fn a_failure_is_judged_with_the_successes_not_yet_in_the_window() {
-    // 5 failures of 8 attempts (the 3 successes, not yet in the window,
-    // counted): over 0.5. Without them it would wait for the 8th failure.
+fn a_failure_is_judged_with_every_success_in_the_window() {
+    // 5 failures of 8 attempts, the 3 successes counted: over 0.5.
     opens_after(&breaker_of(8), 3, 4);
 }
 
@@ -139,7 +131,7 @@ fn failures_are_judged_against_the_successes_it_counted() {
 }
 
 #[test]
-fn a_slow_call_threshold_still_judges_a_fast_path_success() {
+fn a_slow_call_threshold_judges_a_success() {
     let b = CircuitBreaker::builder()
         .min_calls(2)
         .failure_ratio(0.5)

@@ -47,8 +47,8 @@
 //!     // when a retry.toml was found at build time: include_bytes!(it), so edits rebuild
 //!     static POLICY: PolicyCache = PolicyCache::new(CALL_SITE); // the site's policy cache
 //!     let kind = /* Classify if E implements it, else every error transient */;
-//!     // the policy, held for the whole call (a plain one picked up only when the first
-//!     // attempt fails or pends: see SitePolicy); unknown name: one attempt, with a warning
+//!     // the policy, taken as the call starts and held to its end; unknown name: one
+//!     // attempt, with a warning
 //!     let mut run = Run::for_site(&POLICY, /* retry_if, on_retry */);
 //!     drive!(run, each {
 //!         let a_copy = a.clone();                   // by-value arguments, per attempt

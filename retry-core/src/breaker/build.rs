@@ -354,15 +354,12 @@ impl BreakerBuilder {
             return Err(PolicyError::breaker(self.name.as_deref(), problems));
         }
         let origin = self.simulated.unwrap_or_else(Instant::now);
-        let min_calls = self.settings.min_calls;
         Ok(CircuitBreaker {
             counts: Window::starting(self.settings.window, origin),
             settings: self.settings,
             name: self.name,
             origin,
             state: AtomicU64::new(0),
-            unplaced: AtomicU64::new(0),
-            place_every: u64::from(min_calls / 2).clamp(1, 64),
             seed: self.seed,
             #[cfg(feature = "redis")]
             fleet: None,

@@ -108,12 +108,6 @@ impl Word {
         }
     }
 
-    /// Whether the phase is closed (its tag is 0).
-    #[inline]
-    pub(super) fn is_closed(self) -> bool {
-        self.0 & 0b11 == 0
-    }
-
     pub(super) fn trips(self) -> u32 {
         ((self.0 >> 2) & 0b11_1111) as u32
     }

@@ -4,7 +4,6 @@
 use super::CircuitBreaker;
 use super::state::Phase;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 /// What a breaker let through: the attempt to send, and whether it is one
@@ -20,7 +19,6 @@ pub struct Ticket {
 
 impl Ticket {
     /// A closed breaker's ticket for an attempt let through at `now`.
-    #[inline]
     pub(crate) fn closed(now: Instant) -> Ticket {
         Ticket {
             began: now,
@@ -73,64 +71,6 @@ impl Drop for Probe {
 }
 
 impl CircuitBreaker {
-    /// Whether a call's first attempt may go untimed, with no ticket (a
-    /// local breaker without `slow_call`, `Policy::starts_guarded`): the
-    /// breaker is closed. One load and one test.
-    #[inline(always)]
-    pub(crate) fn closed(&self) -> bool {
-        self.word().is_closed()
-    }
-
-    /// Counts a success of an attempt [`closed`](Self::closed) let
-    /// through, reading no clock: one atomic add, and at every
-    /// `place_every`-th success `now()` read to put the successes not yet
-    /// in the window into the slot of that time (see the module docs).
-    #[inline(always)]
-    pub(crate) fn count_success(&self, now: impl FnOnce() -> Instant) {
-        if self.unplaced.fetch_add(1, Ordering::Relaxed) + 1 >= self.place_every {
-            self.place(now());
-        }
-    }
-
-    /// Puts the successes not yet in the window into the slot of `now`
-    /// (at a failure, or at every `place_every`-th success).
-    #[cold]
-    #[inline(never)]
-    pub(super) fn place(&self, now: Instant) {
-        if self.unplaced.load(Ordering::Relaxed) == 0 {
-            return;
-        }
-        let n = self.unplaced.swap(0, Ordering::Relaxed);
-        if n > 0 {
-            self.counts.add(now, super::ATTEMPTS, n);
-        }
-    }
-
-    /// Records a success of `ticket`'s attempt when that is only one count
-    /// in the window (a closed-state ticket of a local breaker without
-    /// `slow_call`: the count goes in the slot the attempt began in) and
-    /// says so; `false`, doing nothing, for [`record`](Self::record)'s
-    /// general case. Takes the ticket by reference, so a caller holding it
-    /// in place does not move it.
-    #[inline]
-    pub(crate) fn record_success_alone(&self, ticket: &Ticket) -> bool {
-        let alone = ticket.probe.is_none() && self.settings.slow_call.is_none() && !self.in_fleet();
-        if alone {
-            self.counts.add(ticket.began, super::ATTEMPTS, 1);
-        }
-        alone
-    }
-
-    /// Whether the breaker is shared with a fleet (`with_fleet`).
-    #[inline]
-    pub(crate) fn in_fleet(&self) -> bool {
-        #[cfg(feature = "redis")]
-        let fleet = self.fleet.is_some();
-        #[cfg(not(feature = "redis"))]
-        let fleet = false;
-        fleet
-    }
-
     /// Gives back the place of a probe of `period` that was not answered.
     fn release(&self, period: u8, fleet: bool) {
         #[cfg(feature = "redis")]

@@ -22,13 +22,15 @@ use crate::attempt::{Own, Timed};
 use crate::classify::Classify;
 use crate::clock::{Clock, Sleeper};
 use crate::hooks::{HookSet, Unrepeatable};
-use crate::run::{CallPolicy, Gate, Run};
+use crate::policy::Policy;
+use crate::run::{Gate, Run};
+use std::borrow::Borrow;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
+impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     /// This round's attempts under a hedging policy, each made by `make`.
     /// A policy without `hedge_after` gets a single attempt, as
     /// [`attempt`](Self::attempt) makes it.
@@ -98,7 +100,7 @@ pub struct Race<'r, P, C, S: Sleeper, H, M, Fut: Future> {
 
 impl<P, C, S, H, M, Fut, T, E> Race<'_, P, C, S, H, M, Fut>
 where
-    P: CallPolicy,
+    P: Borrow<Policy>,
     C: Clock,
     S: Sleeper,
     H: HookSet<E>,
@@ -196,7 +198,7 @@ where
 
 impl<P, C, S, H, M, Fut, T, E> Future for Race<'_, P, C, S, H, M, Fut>
 where
-    P: CallPolicy,
+    P: Borrow<Policy>,
     C: Clock,
     S: Sleeper,
     H: HookSet<E>,

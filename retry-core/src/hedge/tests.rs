@@ -230,9 +230,8 @@ fn settings_are_validated_with_field_rule_and_fix() {
 }
 
 #[test]
-fn a_hedging_policy_is_never_plain_and_clones_share_the_estimate() {
+fn a_hedging_policys_clones_share_the_estimate() {
     let p = Policy::builder().hedge(Some(fixed(5))).build().unwrap();
-    assert!(!p.starts_plainly());
     let q = p.clone();
     p.hedging().unwrap().estimate().record(MS);
     assert_eq!(q.hedging().unwrap().estimate().seen(), 1);

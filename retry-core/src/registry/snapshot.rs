@@ -4,9 +4,7 @@
 //! Checking that the view is still current is one load of the install
 //! generation, where `ArcSwap::load` would write to its debt list. The view
 //! keeps the registry it last saw alive until this thread's next lookup
-//! after a reload, and the one before that until the next such lookup: a
-//! `#[retry]` call that started under it picks its policy up from there
-//! (see `site::SitePolicy`).
+//! after a reload.
 
 use super::loading::ensure_loaded;
 use super::{CURRENT, GENERATION, Registry};
@@ -14,18 +12,15 @@ use std::cell::RefCell;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-/// This thread's view: the registry current at its last lookup, and the
-/// one it replaced.
+/// This thread's view: the registry current at its last lookup.
 struct View {
     current: Arc<Registry>,
-    previous: Option<Arc<Registry>>,
 }
 
 impl View {
     fn new() -> Self {
         View {
             current: CURRENT.load_full(),
-            previous: None,
         }
     }
 
@@ -45,13 +40,9 @@ impl View {
     #[cold]
     #[inline(never)]
     fn revalidate(&mut self) {
-        let newer = CURRENT.load_full();
         // Between an install's count and its swap the shared registry is
-        // still the one held: the previous one is kept (a running call
-        // may pick its policy up there).
-        if !Arc::ptr_eq(&newer, &self.current) {
-            self.previous = Some(std::mem::replace(&mut self.current, newer));
-        }
+        // still the one held.
+        self.current = CURRENT.load_full();
     }
 }
 
@@ -105,28 +96,4 @@ fn first_lookup_or_nested<R>(read: impl FnOnce(&Registry) -> R) -> R {
         }
     });
     read(&CURRENT.load())
-}
-
-/// Runs `read` on the registry of install generation `generation` if this
-/// thread still holds it (its view's current or previous registry, or the
-/// shared one), without revalidating the view; `None` when it is gone.
-pub(crate) fn with_generation<R>(generation: u64, read: impl FnOnce(Option<&Registry>) -> R) -> R {
-    let mut read = Some(read);
-    let viewed = VIEW.try_with(|view| {
-        let view = view.try_borrow().ok()?;
-        let view = view.as_ref()?;
-        let found = match &view.previous {
-            _ if view.current.generation() == generation => Some(&view.current),
-            Some(previous) if previous.generation() == generation => Some(previous),
-            _ => None,
-        };
-        found.map(|registry| read.take().map(|read| read(Some(registry))))?
-    });
-    if let Ok(Some(out)) = viewed {
-        return out;
-    }
-    let read = read.expect("`read` is still here when the view did not run it");
-    let shared = CURRENT.load();
-    let shared: &Registry = &shared;
-    read(Some(shared).filter(|registry| registry.generation() == generation))
 }

@@ -2,15 +2,16 @@
 //! kernel, and the decision (retry after a wait, or give up), with its
 //! hooks, event and metrics.
 
-use super::{CallPolicy, Gate, Run, elapsed};
+use super::{Gate, Run, elapsed};
 use crate::classify::Classify;
 use crate::clock::{Clock, Sleeper};
 use crate::decide::{Failure, Owed, Step, decide, decide_refused, in_policy};
 use crate::hooks::{GiveUpEvent, HookSet, RetryEvent, Unrepeatable};
 use crate::policy::Policy;
+use std::borrow::Borrow;
 use std::time::Duration;
 
-impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
+impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     /// How a failed attempt's `error` stands for the kernel, with what the
     /// site's `retry_if` said and why the request cannot be sent again (if
     /// it cannot): the one place both the decision and a hedged round ask.
@@ -41,7 +42,6 @@ impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     {
         #[cfg(feature = "tracing")]
         let _span = self.span.clone().entered();
-        self.hold_policy();
         let (failure, allowed, unrepeatable) = self.failure_of(&error);
         // Under a policy without a breaker the gate stays idle: nothing moves.
         let refused = match self.gate {
@@ -50,7 +50,7 @@ impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
                 self.gate = Gate::Idle;
                 Some(retry_in)
             }
-            Gate::Sent(_) | Gate::Closed => {
+            Gate::Sent(_) => {
                 let sent = std::mem::replace(&mut self.gate, Gate::Idle);
                 self.record(sent, Some(failure.class));
                 None

@@ -1,11 +1,12 @@
 //! An adaptive budget's part in a call: pacing its first attempt, and
 //! hearing of its success.
 
-use super::{CallPolicy, Run};
+use super::Run;
 use crate::clock::{Clock, Sleeper};
 use crate::policy::Policy;
+use std::borrow::Borrow;
 
-impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
+impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     /// Whether an adaptive budget makes the call's first attempt wait,
     /// asked once, before it begins (which starts the call); the wait is
     /// then armed on the call's timer. `false` when it may go at once. A
@@ -13,20 +14,9 @@ impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     /// the deadline is not taken: there is no error yet to end the call
     /// with, so the attempt goes at once (its tokens stay taken, so the
     /// calls that follow wait for them) and the budget says so, once.
-    #[inline]
     pub(crate) fn pace_first_attempt(&mut self) -> bool {
-        if !self.paces() {
-            return false;
-        }
-        self.pace_first_attempt_slowly()
-    }
-
-    /// [`pace_first_attempt`](Self::pace_first_attempt) under an adaptive budget.
-    #[cold]
-    #[inline(never)]
-    fn pace_first_attempt_slowly(&mut self) -> bool {
         let policy: &Policy = self.policy.borrow();
-        if self.started.is_some() {
+        if !policy.budgets.paces() || self.started.is_some() {
             return false;
         }
         let now = self.clock.now();
@@ -45,10 +35,7 @@ impl<P: CallPolicy, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     }
 }
 
-/// Tells `policy`'s adaptive budgets that a call succeeded; out of line, so
-/// a policy without one inlines only the check.
-#[cold]
-#[inline(never)]
+/// Tells `policy`'s adaptive budgets that a call succeeded.
 pub(super) fn record_success(policy: &Policy, clock: &impl Clock) {
     policy.budgets.record(clock.now(), false);
 }
