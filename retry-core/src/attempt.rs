@@ -8,6 +8,7 @@ use crate::breaker::BreakerOpen;
 use crate::classify::{AttemptTimeout, Classify};
 use crate::clock::{Clock, Sleeper};
 use crate::run::{CallPolicy, Run};
+use crate::timer::poll_sleep;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -182,7 +183,7 @@ impl<Sl> Own<Sl> {
 impl<Sl: Future<Output = ()>> Limit for Own<Sl> {
     fn expired(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Option<AttemptTimeout> {
         let mut this = self.project();
-        let fired = this.sleep.as_mut().as_pin_mut()?.poll(cx).is_ready();
+        let fired = poll_sleep(this.sleep.as_mut().as_pin_mut()?, cx).is_ready();
         if !fired {
             return None;
         }
