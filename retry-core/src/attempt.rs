@@ -9,6 +9,7 @@ use crate::classify::{AttemptTimeout, Classify};
 use crate::clock::{Clock, Sleeper};
 use crate::policy::Policy;
 use crate::run::Run;
+use crate::timer::poll_sleep;
 use std::borrow::Borrow;
 use std::future::Future;
 use std::pin::Pin;
@@ -179,7 +180,7 @@ impl<Sl> Own<Sl> {
 impl<Sl: Future<Output = ()>> Limit for Own<Sl> {
     fn expired(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Option<AttemptTimeout> {
         let mut this = self.project();
-        let fired = this.sleep.as_mut().as_pin_mut()?.poll(cx).is_ready();
+        let fired = poll_sleep(this.sleep.as_mut().as_pin_mut()?, cx).is_ready();
         if !fired {
             return None;
         }

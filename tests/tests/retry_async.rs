@@ -238,6 +238,47 @@ async fn timeout_variant_lets_attempt_timeout_cancel_an_attempt() {
     assert_eq!(start.elapsed(), Duration::from_millis(1100));
 }
 
+/// Never ends on its own: receives, forever, from a channel that always
+/// holds an item, spending tokio's cooperative budget on every poll.
+#[retry(policy = "async-spends-the-budget")]
+async fn spends_the_budget() -> Result<(), SlowError> {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    loop {
+        tx.send(()).unwrap();
+        rx.recv().await;
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn attempt_timeout_ends_an_attempt_that_spends_the_budget() {
+    let policy = constant(10, 2)
+        .to_builder()
+        .attempt_timeout(Some(Duration::from_millis(50)))
+        .build()
+        .unwrap();
+    add_policy("async-spends-the-budget", policy);
+    // The spinning attempt keeps the runtime busy, so the paused clock
+    // never moves on its own: this task moves it 1 ms each time it runs.
+    let ticker = tokio::spawn(async {
+        loop {
+            tokio::time::advance(Duration::from_millis(1)).await;
+        }
+    });
+    let start = Instant::now();
+    let result = tokio::time::timeout(Duration::from_secs(3), spends_the_budget()).await;
+    let took = start.elapsed();
+    ticker.abort();
+    assert!(
+        matches!(result, Ok(Err(SlowError::TimedOut))),
+        "{result:?} after {took:?}"
+    );
+    let expected = Duration::from_millis(50 + 10 + 50);
+    assert!(
+        took.abs_diff(expected) <= Duration::from_millis(2),
+        "took {took:?}"
+    );
+}
+
 fn allow_everything(_: &ApiError) -> bool {
     true
 }
