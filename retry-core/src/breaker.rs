@@ -286,10 +286,12 @@ impl CircuitBreaker {
     /// assert!(b.counts_class(Class::TRANSIENT));
     /// assert!(!b.counts_class(Class::Permanent));
     /// ```
-    pub fn counts_class(&self, class: crate::Class) -> bool {
+    pub fn counts_class(&self, class: crate::class::Class) -> bool {
         match class {
-            crate::Class::Permanent => false,
-            crate::Class::Retryable(name) => self.settings.trip_on.iter().any(|c| &**c == name),
+            crate::class::Class::Permanent => false,
+            crate::class::Class::Retryable(name) => {
+                self.settings.trip_on.iter().any(|c| &**c == name)
+            }
         }
     }
 

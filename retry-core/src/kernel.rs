@@ -18,6 +18,7 @@
 //! assert_eq!(d.after_failure(&p, fail, t0), Step::Retry { wait: Duration::from_millis(100), hinted: false });
 //! ```
 
+pub use crate::decide::hedge::{Admission, HedgeStep, HedgeStop, HedgeView, is_fatal, next_hedge};
 pub use crate::decide::{Decider, Failure, Step};
 pub use crate::rng::split_mix;
 pub use crate::schedule::Schedule;

@@ -10,7 +10,8 @@
 //! the in-process loop. Times are wall-clock (`SystemTime`) because the
 //! state outlives the process.
 
-use crate::classify::{Class, Classify};
+use crate::class::Class;
+use crate::classify::Classify;
 use crate::decide::{Failure, Owed, Step, Tally, decide};
 use crate::policy::Policy;
 use crate::report::Ending;

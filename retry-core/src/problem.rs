@@ -204,7 +204,7 @@ impl Problems {
         for (field, value) in fields {
             if let Some(v) = value {
                 self.require(
-                    v <= crate::Policy::MAX_DURATION,
+                    v <= retrykit_schema::duration::MAX,
                     field,
                     "must be at most 100 years",
                     format!("use a shorter {field} (got {v:?})"),

@@ -27,7 +27,8 @@
 //! ```
 
 use crate::breaker::BreakerOpen;
-use crate::classify::{AttemptTimeout, Class, Classify};
+use crate::class::Class;
+use crate::classify::{AttemptTimeout, Classify};
 use crate::drive;
 use crate::hooks::{HookSet, Unrepeatable};
 use crate::http::{HttpFailure, may_resend};

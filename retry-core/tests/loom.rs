@@ -20,7 +20,8 @@
 use loom::sync::Arc;
 use loom::thread;
 use retrykit_core::__private::site::{CallSite, PolicyCache};
-use retrykit_core::hedge::{Admission, HedgeAfter, HedgeSettings};
+use retrykit_core::hedge::{HedgeAfter, HedgeSettings};
+use retrykit_core::kernel::Admission;
 use retrykit_core::{Policy, Registry, RetryBudget, registry};
 use std::time::{Duration, Instant};
 

@@ -39,7 +39,8 @@ use retrykit_core::{
     Hooks, Jitter, Oracle, OracleState, Policy, PolicyBuilder, PolicyError, PolicyErrorKind,
     Problem, Registry, Report, Retry, RetryBudget, RetryBudgetBuilder, RetryEvent, Verdict,
     clock::{BlockingSleeper, Clock, DefaultClock, DefaultSleeper, Sleeper, SystemClock},
-    hedge::{HedgeAfter, HedgeSettings, LatencyEstimate, next_hedge},
+    hedge::{HedgeAfter, HedgeSettings, LatencyEstimate},
+    kernel::next_hedge,
     registry::{RegistryBuilder, current, install, is_strict, policy, set_strict, with_policy},
 };
 

@@ -1,7 +1,7 @@
 //! The breaker's state machine, stepped by hand on explicit times.
 
 use super::*;
-use crate::Class;
+use crate::class::Class;
 
 fn breaker(probes: u32) -> Arc<CircuitBreaker> {
     let b = CircuitBreaker::builder()

@@ -4,7 +4,7 @@
 
 use super::Budgets;
 use crate::adaptive::{FIRST_ATTEMPT_COST, RETRY_AFTER_THROTTLE_COST, RETRY_COST};
-use crate::classify::Class;
+use crate::class::Class;
 use std::time::{Duration, Instant};
 
 /// What the adaptive budgets say about an attempt.

@@ -1,7 +1,8 @@
 //! A gRPC call that failed, in the engine's terms: its status, its class
 //! and the wait its server asked for.
 
-use crate::classify::{Class, Classify};
+use crate::class::Class;
+use crate::classify::Classify;
 use crate::http::{GRPC_RETRY_PUSHBACK_MS, Pushback, grpc_pushback};
 use http::{HeaderMap, StatusCode};
 use retrykit_schema::classes::{THROTTLED, TIMEOUT, TRANSIENT};

@@ -4,11 +4,11 @@
 //! unless said otherwise:
 //!
 //! - Hedges start [`hedge_after`](HedgeSettings::after) apart while no
-//!   attempt has finished ([`next_hedge`]).
+//!   attempt has finished ([`next_hedge`](crate::kernel::next_hedge)).
 //! - A success or a fatal error ends the call; the loop cancels every other
 //!   attempt by dropping it. Fatal is what a retry would not follow: a
 //!   permanent error, a class outside `retry_on`, a site's predicate saying
-//!   no ([`is_fatal`]); gRPC's `nonFatalStatusCodes` are this framework's
+//!   no ([`is_fatal`](crate::kernel::is_fatal)); gRPC's `nonFatalStatusCodes` are this framework's
 //!   retried classes.
 //! - A non-fatal failure lets the other attempts run on, and the next hedge
 //!   starts at once (A6: "the next hedged request in line is sent
@@ -33,11 +33,8 @@
 //!   [`floor`](HedgeSettings::floor).
 
 mod estimate;
-mod next;
-pub(crate) mod race;
 
 pub use estimate::LatencyEstimate;
-pub use next::{Admission, HedgeStep, HedgeStop, HedgeView, is_fatal, next_hedge};
 pub use retrykit_schema::hedge::Percentile;
 
 use crate::budget::RetryBudget;

@@ -4,7 +4,8 @@
 use super::pushback::{GRPC_RETRY_PUSHBACK_MS, Pushback, grpc_pushback};
 use super::retry_after::parse_retry_after;
 use super::status::status_class;
-use crate::classify::{Class, Classify};
+use crate::class::Class;
+use crate::classify::Classify;
 use crate::policy::Policy;
 use http::{HeaderMap, StatusCode};
 use std::fmt;

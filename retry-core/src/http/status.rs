@@ -1,6 +1,6 @@
 //! Which HTTP statuses are worth another attempt.
 
-use crate::classify::Class;
+use crate::class::Class;
 use crate::policy::Policy;
 use http::StatusCode;
 

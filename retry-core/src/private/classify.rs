@@ -24,7 +24,8 @@ use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
-pub use crate::classify::{AttemptTimeout, CarriesBreakerOpen, CarriesTimeout, Class, Classify};
+pub use crate::class::Class;
+pub use crate::classify::{AttemptTimeout, CarriesBreakerOpen, CarriesTimeout, Classify};
 
 /// Whether the error type of `R` (classified by `kind`, as the loop
 /// classifies it) can stand for a timed-out attempt. `#[retry]` registers

@@ -11,7 +11,8 @@
 use std::time::Duration;
 
 pub use crate::breaker::BreakerOpen;
-pub use crate::classify::{AttemptTimeout, CarriesBreakerOpen, CarriesTimeout, Class, Classify};
+pub use crate::class::Class;
+pub use crate::classify::{AttemptTimeout, CarriesBreakerOpen, CarriesTimeout, Classify};
 pub use crate::registry::linked::DeclaredClass;
 
 /// A `#[classify(retry_after = field)]` field: a `Duration` or an

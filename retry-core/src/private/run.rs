@@ -4,6 +4,6 @@
 //! [`Retry::call_blocking`](crate::Retry::call_blocking).
 
 pub use crate::drive;
-pub use crate::hedge::race::Race;
+pub use crate::race::Race;
 pub use crate::retry::Retry;
 pub use crate::run::Run;

@@ -33,7 +33,7 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     /// failed when its error's `class` is one the breaker counts (or it
     /// was slow); `None` for a success. Only a breaker sets the gate, so
     /// under a policy without one it does nothing.
-    pub(crate) fn record(&self, gate: Gate, class: Option<crate::Class>) {
+    pub(crate) fn record(&self, gate: Gate, class: Option<crate::class::Class>) {
         let Gate::Sent(ticket) = gate else {
             return;
         };

@@ -5,7 +5,8 @@
 
 use super::{Http, ResponseFuture, RetryService, SharedHooks};
 use crate::breaker::BreakerOpen;
-use crate::classify::{AttemptTimeout, Class, Classify};
+use crate::class::Class;
+use crate::classify::{AttemptTimeout, Classify};
 use crate::drive;
 use crate::hooks::{GiveUpEvent, HookSet, RetryEvent, Unrepeatable};
 use crate::http::{BoxError, HttpFailure, ReplayBody, may_resend};

@@ -8,7 +8,7 @@
 //! slowdown `k`, a request that starts while `n` others are in progress at
 //! the server takes `1 + k·n` times as long. `concurrency` clients each make
 //! one call at a time, `calls` in all. Each client hedges as the real loop
-//! does: by retrykit-core's [`next_hedge`](retrykit_core::hedge::next_hedge),
+//! does: by retrykit-core's [`next_hedge`](retrykit_core::kernel::next_hedge),
 //! with the delay from the policy's [`LatencyEstimate`](retrykit_core::hedge::LatencyEstimate)
 //! (each call's first attempt recorded, from its start to its answer or to
 //! the call's end), and the cap and budgets admitting each hedge. The first

@@ -9,8 +9,8 @@ use super::{Tail, TailOutcome, TailReport};
 use crate::error::SimulateError;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use retrykit_core::hedge::{HedgeStep, HedgeView, next_hedge};
 use retrykit_core::kernel::Decider;
+use retrykit_core::kernel::{HedgeStep, HedgeView, next_hedge};
 use retrykit_core::{BudgetMode, Policy, RetryBudget};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -164,7 +164,7 @@ impl Tail {
                     false
                 }
                 HedgeStep::Stop(why) => {
-                    use retrykit_core::hedge::HedgeStop;
+                    use retrykit_core::kernel::HedgeStop;
                     if matches!(why, HedgeStop::CapSpent | HedgeStop::BudgetEmpty) {
                         out.hedges_refused += 1;
                     }

@@ -4,8 +4,8 @@
 //! a wait, or to send no more hedges. Only when a hedge is due does it ask
 //! the caller's `admit` (the cap and the budgets: [`Policy::admit_hedge`]).
 
-use crate::classify::Class;
-use crate::decide::in_policy;
+use super::in_policy;
+use crate::class::Class;
 use crate::kernel::Failure;
 use crate::policy::Policy;
 use crate::report::Ending;
@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 /// The call as it stands when the loop asks about the next hedge.
 ///
 /// ```
-/// use retrykit_core::hedge::HedgeView;
+/// use retrykit_core::kernel::HedgeView;
 /// use std::time::Duration;
 /// let v = HedgeView::first(Duration::from_millis(3));
 /// assert_eq!((v.started, v.in_flight), (1, 1));
@@ -91,7 +91,7 @@ impl HedgeStop {
     /// with this ending.
     ///
     /// ```
-    /// use retrykit_core::{Ending, hedge::HedgeStop};
+    /// use retrykit_core::{Ending, kernel::HedgeStop};
     /// assert_eq!(HedgeStop::CapSpent.ending(), Ending::BudgetEmpty);
     /// ```
     pub const fn ending(self) -> Ending {
@@ -123,7 +123,7 @@ pub enum HedgeStep {
 /// success or a fatal error ends the call before this is asked.
 ///
 /// ```
-/// use retrykit_core::{Policy, hedge::*};
+/// use retrykit_core::{Policy, hedge::*, kernel::*};
 /// use std::time::Duration;
 /// let p = Policy::builder().hedge(Some(HedgeSettings::new(HedgeAfter::Fixed(Duration::from_millis(10))))).build().unwrap();
 /// let mut v = HedgeView::first(Duration::from_millis(10));
@@ -172,7 +172,7 @@ pub fn next_hedge(
 /// error, a class outside `retry_on`, or the site's predicate refusing.
 ///
 /// ```
-/// use retrykit_core::{Class, Policy, hedge::is_fatal, kernel::Failure};
+/// use retrykit_core::{Class, Policy, kernel::{Failure, is_fatal}};
 /// let p = Policy::default();
 /// assert!(is_fatal(&p, Failure { class: Class::Permanent, hint: None, allowed: true }));
 /// assert!(!is_fatal(&p, Failure { class: Class::TRANSIENT, hint: None, allowed: true }));
@@ -187,7 +187,7 @@ impl Policy {
     /// nothing). The `admit` of [`next_hedge`] for a real loop.
     ///
     /// ```
-    /// use retrykit_core::{Policy, hedge::*};
+    /// use retrykit_core::{Policy, hedge::*, kernel::*};
     /// use std::time::{Duration, Instant};
     /// let p = Policy::builder().hedge(Some(HedgeSettings::new(HedgeAfter::Fixed(Duration::from_millis(1))))).build().unwrap();
     /// let now = Instant::now();
@@ -209,3 +209,6 @@ impl Policy {
         Admission::Admitted
     }
 }
+
+#[cfg(test)]
+mod tests;

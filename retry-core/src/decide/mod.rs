@@ -10,11 +10,13 @@
 
 use crate::backoff::nanos;
 use crate::budget::{Pacing, retry_cost};
-use crate::classify::Class;
+use crate::class::Class;
 use crate::policy::Policy;
 use crate::report::{Ending, Report};
 use crate::rng::JitterRng;
 use std::time::{Duration, Instant};
+
+pub(crate) mod hedge;
 
 /// The verdict on a failed attempt.
 ///

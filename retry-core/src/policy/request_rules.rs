@@ -4,8 +4,8 @@
 //! The settings live in every [`Policy`] (so a policy file means the same
 //! whichever features are built); the `http` feature's module applies them.
 
-use crate::builder::PolicyBuilder;
 use crate::policy::Policy;
+use crate::policy::PolicyBuilder;
 use crate::problem::Problems;
 use retrykit_schema::keys::Key;
 use std::sync::Arc;

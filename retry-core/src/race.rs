@@ -17,10 +17,10 @@
 //! `attempt` span inside the call's span. The call's timer waits for the
 //! next hedge.
 
-use super::{HedgeStep, HedgeView, is_fatal, next_hedge};
 use crate::attempt::{Own, Timed};
 use crate::classify::Classify;
 use crate::clock::{Clock, Sleeper};
+use crate::decide::hedge::{HedgeStep, HedgeView, is_fatal, next_hedge};
 use crate::hooks::{HookSet, Unrepeatable};
 use crate::policy::Policy;
 use crate::run::{Gate, Run};

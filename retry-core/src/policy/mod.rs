@@ -5,14 +5,17 @@
 use crate::backoff::{Backoff, clamp_to_nanos, nanos, round_nanos};
 use crate::breaker::CircuitBreaker;
 use crate::budget::{Budgets, RetryBudget};
-use crate::builder::PolicyBuilder;
 use crate::hedge::{HedgeSettings, Hedging};
 use crate::jitter::Jitter;
-use crate::request_rules::RequestRules;
 use crate::rng::Sample;
 use crate::waits::Waits;
+pub use builder::PolicyBuilder;
+pub(crate) use request_rules::RequestRules;
 use std::sync::Arc;
 use std::time::Duration;
+
+mod builder;
+mod request_rules;
 
 /// A validated retry policy. Build one with [`Policy::builder`].
 ///
