@@ -145,6 +145,7 @@ mod jitter;
 pub mod kernel;
 #[cfg(feature = "metrics")]
 pub mod metrics;
+mod observe;
 mod oracle;
 mod policy;
 #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]

@@ -41,14 +41,12 @@
 //! # Ok::<(), std::io::Error>(())
 //! ```
 
-use crate::policy::Policy;
-use crate::report::Ending;
+use crate::observe::{Event, Hinted, Observer};
 use metrics::{
     SharedString, Unit, counter, describe_counter, describe_gauge, describe_histogram, gauge,
     histogram,
 };
 use std::sync::Arc;
-use std::time::Duration;
 
 /// Calls, by `retry.ending` and `retry.retried`.
 pub const CALLS: &str = "retry.calls";
@@ -150,87 +148,93 @@ pub fn describe() {
     );
 }
 
+inventory::submit! { Observer(record) }
+
 /// The `retry.policy` label: the policy's own name, shared, not copied.
-fn name(policy: &Policy) -> SharedString {
-    match &policy.name {
+fn name(policy: Option<&Arc<str>>) -> SharedString {
+    match policy {
         Some(name) => SharedString::from_shared(Arc::clone(name)),
         None => SharedString::const_str("<unnamed>"),
     }
 }
 
-/// A retry was decided: its wait, and whether a hint set it.
-pub(crate) fn retried(policy: &Policy, wait: Duration, hint: Option<Duration>, hinted: bool) {
-    let policy_name = name(policy);
-    counter!(RETRIES, "retry.policy" => policy_name.clone()).increment(1);
-    histogram!(WAIT, "retry.policy" => policy_name.clone()).record(wait.as_secs_f64());
-    if hinted {
-        let clamped = hint
-            .zip(policy.max_retry_after())
-            .is_some_and(|(h, max)| h > max);
-        let kind = if clamped { "clamped" } else { "honoured" };
-        counter!(HINTS, "retry.policy" => policy_name, "retry.hint" => kind).increment(1);
-    }
-}
-
-/// A call ended after `attempts` attempts.
-pub(crate) fn ended(policy: &Policy, ending: Ending, attempts: u32) {
-    let policy_name = name(policy);
-    let retried = if attempts > 1 { "true" } else { "false" };
-    counter!(
-        CALLS,
-        "retry.policy" => policy_name.clone(),
-        "retry.ending" => ending.as_str(),
-        "retry.retried" => retried
-    )
-    .increment(1);
-    histogram!(ATTEMPTS, "retry.policy" => policy_name.clone()).record(f64::from(attempts));
-    if ending == Ending::BudgetEmpty {
-        counter!(BUDGET_REFUSALS, "retry.policy" => policy_name).increment(1);
-    }
-}
-
-/// A hedged call's race ended: `started` hedges begun in it, `won` whether a
-/// hedge's result ended the call, `cancelled` attempts dropped unfinished.
-pub(crate) fn hedged(policy: &Policy, started: u32, won: bool, cancelled: u32) {
-    let policy_name = name(policy);
-    for (kind, count) in [
-        ("started", started),
-        ("won", u32::from(won)),
-        ("cancelled", cancelled),
-    ] {
-        if count > 0 {
-            counter!(HEDGES, "retry.policy" => policy_name.clone(), "retry.hedge" => kind)
-                .increment(u64::from(count));
+/// Records `event` to the installed recorder.
+fn record(event: &Event<'_>) {
+    match *event {
+        Event::Retried { policy, wait, hint } => {
+            let policy_name = name(policy);
+            counter!(RETRIES, "retry.policy" => policy_name.clone()).increment(1);
+            histogram!(WAIT, "retry.policy" => policy_name.clone()).record(wait.as_secs_f64());
+            if let Some(hint) = hint {
+                let kind = match hint {
+                    Hinted::Clamped => "clamped",
+                    Hinted::Honoured => "honoured",
+                };
+                counter!(HINTS, "retry.policy" => policy_name, "retry.hint" => kind).increment(1);
+            }
+        }
+        Event::Ended {
+            policy,
+            ending,
+            budget_empty,
+            attempts,
+        } => {
+            let policy_name = name(policy);
+            let retried = if attempts > 1 { "true" } else { "false" };
+            counter!(
+                CALLS,
+                "retry.policy" => policy_name.clone(),
+                "retry.ending" => ending,
+                "retry.retried" => retried
+            )
+            .increment(1);
+            histogram!(ATTEMPTS, "retry.policy" => policy_name.clone()).record(f64::from(attempts));
+            if budget_empty {
+                counter!(BUDGET_REFUSALS, "retry.policy" => policy_name).increment(1);
+            }
+        }
+        Event::Hedged {
+            policy,
+            started,
+            won,
+            cancelled,
+        } => {
+            let policy_name = name(policy);
+            for (kind, count) in [
+                ("started", started),
+                ("won", u32::from(won)),
+                ("cancelled", cancelled),
+            ] {
+                if count > 0 {
+                    counter!(HEDGES, "retry.policy" => policy_name.clone(), "retry.hedge" => kind)
+                        .increment(u64::from(count));
+                }
+            }
+        }
+        Event::FleetFailingOpen { budget, failing } => {
+            let label = SharedString::from(budget.to_owned());
+            if failing {
+                counter!(BUDGET_FAIL_OPEN, "retry.budget" => label.clone()).increment(1);
+            }
+            gauge!(BUDGET_FAILING_OPEN, "retry.budget" => label).set(if failing {
+                1.0
+            } else {
+                0.0
+            });
+        }
+        Event::BreakerState { breaker, state } => {
+            let label = SharedString::from(breaker.unwrap_or("<unnamed>").to_owned());
+            counter!(BREAKER_TRANSITIONS, "retry.breaker" => label.clone(), "retry.breaker.to" => state)
+                .increment(1);
+            let value = match state {
+                "closed" => 0.0,
+                "half_open" => 1.0,
+                _ => 2.0,
+            };
+            gauge!(BREAKER_STATE, "retry.breaker" => label).set(value);
+        }
+        Event::BreakerRefused { policy } => {
+            counter!(BREAKER_REFUSALS, "retry.policy" => name(policy)).increment(1);
         }
     }
-}
-
-/// Fleet budget `budget` began (`true`) or stopped (`false`) falling back
-/// to its local budget.
-#[cfg(feature = "redis")]
-pub(crate) fn fleet_failing_open(budget: &str, failing_open: bool) {
-    let label = SharedString::from(budget.to_owned());
-    if failing_open {
-        counter!(BUDGET_FAIL_OPEN, "retry.budget" => label.clone()).increment(1);
-    }
-    gauge!(BUDGET_FAILING_OPEN, "retry.budget" => label).set(if failing_open { 1.0 } else { 0.0 });
-}
-
-/// Circuit breaker `breaker` entered `state`.
-pub(crate) fn breaker_state(breaker: Option<&str>, state: crate::breaker::BreakerState) {
-    use crate::breaker::BreakerState;
-    let label = SharedString::from(breaker.unwrap_or("<unnamed>").to_owned());
-    counter!(BREAKER_TRANSITIONS, "retry.breaker" => label.clone(), "retry.breaker.to" => state.as_str())
-        .increment(1);
-    let value = match state {
-        BreakerState::Closed => 0.0,
-        BreakerState::HalfOpen => 1.0,
-        BreakerState::Open => 2.0,
-    };
-    gauge!(BREAKER_STATE, "retry.breaker" => label).set(value);
-}
-
-/// `policy`'s breaker refused an attempt.
-pub(crate) fn breaker_refused(policy: &Policy) {
-    counter!(BREAKER_REFUSALS, "retry.policy" => name(policy)).increment(1);
 }

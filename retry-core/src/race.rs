@@ -166,14 +166,13 @@ where
             hedging.record_call(latency, run.policy().name());
         }
         run.tally.winner = u16::try_from(winner).unwrap_or(u16::MAX);
-        #[cfg(feature = "metrics")]
         if sent {
-            crate::metrics::hedged(
-                run.policy(),
-                run.tally.attempts - self.first_attempt,
-                winner != self.first_attempt,
-                self.running.len() as u32 + self.cancelled,
-            );
+            crate::observe::emit(crate::observe::Event::Hedged {
+                policy: run.policy().name.as_ref(),
+                started: run.tally.attempts - self.first_attempt,
+                won: winner != self.first_attempt,
+                cancelled: self.running.len() as u32 + self.cancelled,
+            });
         }
         self.running.clear();
         Poll::Ready(result)

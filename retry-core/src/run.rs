@@ -30,6 +30,7 @@ use crate::classify::Classify;
 use crate::clock::{Clock, Sleeper};
 use crate::decide::Tally;
 use crate::hooks::HookSet;
+use crate::observe::{self, Event};
 use crate::policy::Policy;
 use crate::report::{Ending, Report};
 use crate::rng::JitterRng;
@@ -262,8 +263,9 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
                     self.gate = Gate::Refused(open.retry_in());
                     self.timer.disarm();
                     self.timeout_from = None;
-                    #[cfg(feature = "metrics")]
-                    crate::metrics::breaker_refused(policy);
+                    observe::emit(Event::BreakerRefused {
+                        policy: policy.name.as_ref(),
+                    });
                     return Some(Box::new(open));
                 }
                 // The type cannot say so: the attempt goes, uncounted.
@@ -300,8 +302,12 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
         if policy.budgets.paces() {
             paced::record_success(policy, &self.clock);
         }
-        #[cfg(feature = "metrics")]
-        crate::metrics::ended(policy, Ending::Success, self.tally.attempts);
+        observe::emit(Event::Ended {
+            policy: policy.name.as_ref(),
+            ending: Ending::Success.as_str(),
+            budget_empty: false,
+            attempts: self.tally.attempts,
+        });
     }
 }
 

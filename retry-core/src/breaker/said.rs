@@ -126,8 +126,9 @@ impl Herald<'_> {
     }
 
     fn metric(&self, state: BreakerState) {
-        #[cfg(feature = "metrics")]
-        crate::metrics::breaker_state(self.name, state);
-        let _ = state;
+        crate::observe::emit(crate::observe::Event::BreakerState {
+            breaker: self.name,
+            state: state.as_str(),
+        });
     }
 }

@@ -4,9 +4,9 @@
 //! a wait, or to send no more hedges. Only when a hedge is due does it ask
 //! the caller's `admit` (the cap and the budgets: [`Policy::admit_hedge`]).
 
+use super::Failure;
 use super::in_policy;
 use crate::class::Class;
-use crate::kernel::Failure;
 use crate::policy::Policy;
 use crate::report::Ending;
 use std::time::{Duration, Instant};

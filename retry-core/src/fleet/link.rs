@@ -282,14 +282,15 @@ impl refill::Round for Shared {
     }
 
     fn said(&self, failing: bool, message: &str) {
-        #[cfg(feature = "metrics")]
-        crate::metrics::fleet_failing_open(self.health.options.name(), failing);
+        crate::observe::emit(crate::observe::Event::FleetFailingOpen {
+            budget: self.health.options.name(),
+            failing,
+        });
         say_warning!(
             message,
             budget = self.health.options.name(),
             state = (if failing { "failing_open" } else { "fleet" })
         );
-        let _ = failing; // read only by the tracing and metrics features
     }
 }
 

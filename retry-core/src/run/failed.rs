@@ -7,7 +7,9 @@ use crate::classify::Classify;
 use crate::clock::{Clock, Sleeper};
 use crate::decide::{Failure, Owed, Step, decide, decide_refused, in_policy};
 use crate::hooks::{GiveUpEvent, HookSet, RetryEvent, Unrepeatable};
+use crate::observe::{self, Event, Hinted};
 use crate::policy::Policy;
+use crate::report::Ending;
 use std::borrow::Borrow;
 use std::time::Duration;
 
@@ -93,8 +95,19 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
                     "retrying"
                 );
                 self.hooks.on_retry(&event);
-                #[cfg(feature = "metrics")]
-                crate::metrics::retried(policy, wait, failure.hint, hinted);
+                let clamped = failure
+                    .hint
+                    .zip(policy.max_retry_after())
+                    .is_some_and(|(hint, max)| hint > max);
+                observe::emit(Event::Retried {
+                    policy: policy.name.as_ref(),
+                    wait,
+                    hint: hinted.then_some(if clamped {
+                        Hinted::Clamped
+                    } else {
+                        Hinted::Honoured
+                    }),
+                });
                 Ok(wait)
             }
             Step::GiveUp(ending) => {
@@ -109,8 +122,12 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
                     _ => ending,
                 };
                 self.ending = Some(ending);
-                #[cfg(feature = "metrics")]
-                crate::metrics::ended(policy, ending, self.tally.attempts);
+                observe::emit(Event::Ended {
+                    policy: policy.name.as_ref(),
+                    ending: ending.as_str(),
+                    budget_empty: ending == Ending::BudgetEmpty,
+                    attempts: self.tally.attempts,
+                });
                 let now = read.unwrap_or_else(|| self.clock.now());
                 let report = self.report_at(ending, now);
                 #[cfg(feature = "tracing")]

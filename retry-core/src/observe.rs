@@ -1,0 +1,72 @@
+//! What the loop and the shared state report as it happens, for the
+//! integrations that record it: an [`Event`] is emitted to every
+//! [`Observer`] linked into the program (with `inventory`), in link order.
+//! With none linked (the `metrics` feature off), [`emit`] reads one list
+//! head and returns. An event carries plain values only, so every layer
+//! may emit one and no layer names the observers.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+/// One thing that happened, as the observers hear of it. Its fields are
+/// read by the observers only, so a build without one reads none.
+#[cfg_attr(not(feature = "metrics"), allow(dead_code))]
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Event<'a> {
+    /// A retry was decided: its wait, and whether a hint set it (clamped
+    /// to the policy's `max_retry_after` or as given).
+    Retried {
+        policy: Option<&'a Arc<str>>,
+        wait: Duration,
+        hint: Option<Hinted>,
+    },
+    /// A call ended after `attempts` attempts, with `ending`
+    /// ([`Ending::as_str`](crate::Ending::as_str)); `budget_empty` when the
+    /// budget refused its retry.
+    Ended {
+        policy: Option<&'a Arc<str>>,
+        ending: &'static str,
+        budget_empty: bool,
+        attempts: u32,
+    },
+    /// A hedged call's race ended: hedges begun, whether a hedge won, and
+    /// attempts dropped unfinished.
+    Hedged {
+        policy: Option<&'a Arc<str>>,
+        started: u32,
+        won: bool,
+        cancelled: u32,
+    },
+    /// A breaker entered `state` (`closed`, `half_open`, `open`).
+    BreakerState {
+        breaker: Option<&'a str>,
+        state: &'static str,
+    },
+    /// A breaker refused an attempt of `policy`.
+    BreakerRefused { policy: Option<&'a Arc<str>> },
+    /// A fleet budget began (`true`) or stopped falling back to its local
+    /// budget.
+    FleetFailingOpen { budget: &'a str, failing: bool },
+}
+
+/// How a hinted wait was taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Hinted {
+    /// As the server gave it.
+    Honoured,
+    /// Cut to `max_retry_after`.
+    Clamped,
+}
+
+/// A function that hears every [`Event`]; submitted with
+/// `inventory::submit!`.
+pub(crate) struct Observer(pub(crate) fn(&Event<'_>));
+
+inventory::collect!(Observer);
+
+/// Tells every linked observer of `event`.
+pub(crate) fn emit(event: Event<'_>) {
+    for observer in inventory::iter::<Observer> {
+        (observer.0)(&event);
+    }
+}
