@@ -330,6 +330,24 @@ fn the_reading_finds_known_edges() {
 }
 
 #[test]
+fn the_architecture_doc_draws_these_layers() {
+    let doc = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/architecture.md"),
+    )
+    .unwrap();
+    for (i, (_, modules)) in LAYERS.iter().enumerate() {
+        let row = doc
+            .lines()
+            .find(|l| l.starts_with(&format!("| {i} ")))
+            .unwrap_or_else(|| panic!("docs/architecture.md has no row for layer {i}"));
+        let listed = row.split('|').nth(2).unwrap();
+        let named: BTreeSet<&str> = listed.split('`').skip(1).step_by(2).collect();
+        let ours: BTreeSet<&str> = modules.iter().copied().collect();
+        assert_eq!(named, ours, "docs/architecture.md, layer {i}");
+    }
+}
+
+#[test]
 #[ignore = "prints the module graph: cargo test -p retrykit-core --test layers -- --ignored --nocapture"]
 fn print_edges() {
     for (module, uses) in edges() {
