@@ -57,7 +57,6 @@ where
 {
     type Output = Result<T, E>;
 
-    #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<T, E>> {
         let this = self.project();
         #[cfg(feature = "tracing")]
@@ -79,7 +78,7 @@ pin_project_lite::pin_project! {
     /// is not `Send` is never held across an await and the call stays
     /// `Send` whenever the attempt is. The refusal is boxed: the rare path
     /// pays for it, and a sent attempt's future is not made as big as a
-    /// `BreakerOpen` (counted: see examples/benches/README.md).
+    /// `BreakerOpen`.
     #[project = GatedProj]
     pub enum Gated<Fut> {
         /// Sent.
@@ -96,7 +95,6 @@ where
 {
     type Output = Result<T, E>;
 
-    #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<T, E>> {
         match self.project() {
             GatedProj::Sent { fut } => fut.poll(cx),
@@ -109,10 +107,7 @@ where
 }
 
 /// The error of type `E` that stands for `open`; only asked of a type
-/// `begin_attempt` found can stand for one. Out of line: an attempt's poll
-/// stays small enough to inline into its caller's.
-#[cold]
-#[inline(never)]
+/// `begin_attempt` found can stand for one.
 pub(crate) fn refusal<E: Classify>(open: BreakerOpen) -> E {
     E::from_breaker_open(open).expect("begin_attempt refuses only for a type that carries it")
 }

@@ -56,7 +56,7 @@ impl Backoff {
         }
     }
 
-    /// [`raw_nanos`](Self::raw_nanos) for a whole retry number, the hot path.
+    /// [`raw_nanos`](Self::raw_nanos) for a whole retry number.
     pub(crate) fn raw_nanos_at(&self, base_nanos: f64, n: u32) -> f64 {
         match *self {
             Backoff::Exponential { factor } => base_nanos * growth_whole(factor, n),
@@ -107,20 +107,10 @@ pub(crate) fn clamp_to_nanos(raw: f64, cap: u64) -> u64 {
     round_nanos(raw).min(cap)
 }
 
-/// `x` (finite, below `u64::MAX`) rounded half up to a whole, non-negative
-/// count. Not `f64::round`: without SSE4.1 that is a library call (see the
-/// benches README). Below 2^52 it adds ½ and truncates (the
-/// same whole number but for the last bit of a tie); above it every `f64`
-/// is already whole.
+/// `x` rounded half up to a whole, non-negative count: `as` saturates, so
+/// negatives and NaN become 0 and anything past `u64::MAX` becomes it.
 pub(crate) fn round_nanos(x: f64) -> u64 {
-    const WHOLE_FROM: f64 = 4_503_599_627_370_496.0; // 2^52
-    if x < WHOLE_FROM {
-        // `as` saturates: negatives and NaN become 0. Through `i64`: below
-        // 2^52 that is exact, and one instruction where `u64` takes several.
-        ((x + 0.5) as i64).max(0) as u64
-    } else {
-        x as u64
-    }
+    x.round() as u64
 }
 
 #[cfg(test)]

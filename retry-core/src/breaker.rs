@@ -387,7 +387,6 @@ impl CircuitBreaker {
         (next, open_for)
     }
 
-    #[inline]
     fn word(&self) -> Word {
         Word(self.state.load(Ordering::Acquire))
     }

@@ -160,7 +160,6 @@ pub struct TokioSleeper;
 #[cfg(feature = "tokio")]
 impl Sleeper for TokioSleeper {
     type Sleep = tokio::time::Sleep;
-    #[inline]
     fn sleep(&self, d: Duration) -> tokio::time::Sleep {
         tokio::time::sleep(d)
     }

@@ -88,13 +88,11 @@ impl Registry {
     }
 
     /// The policy at `index` (see [`policy_index`](Self::policy_index)).
-    #[inline]
     pub(crate) fn policy_at(&self, index: usize) -> Option<&Arc<Policy>> {
         self.policies.get_index(index).map(|(_, policy)| policy)
     }
 
     /// The install generation this registry is current for (0 until installed).
-    #[inline]
     pub(crate) fn generation(&self) -> u64 {
         self.generation
     }

@@ -2,9 +2,8 @@
 //!
 //! The default is a SplitMix64 stream kept per thread, its start drawn from
 //! the operating system once per thread (no global lock, nothing shared
-//! between concurrent calls; its state is one `u64` in a `Cell`, so a draw
-//! is a few instructions). A seed instead
-//! makes each sample a pure function of the seed and the retry it is for
+//! between concurrent calls; its state is one `u64` in a `Cell`). A seed
+//! instead makes each sample a pure function of the seed and the retry it is for
 //! (a counter-based generator), so a seeded schedule repeats exactly, and a
 //! schedule saved half-way (the [`Oracle`](crate::Oracle)'s state) resumes
 //! with the very samples an uninterrupted run would have drawn. Nothing of
@@ -22,7 +21,6 @@ thread_local! {
 }
 
 /// The next sample of this thread's stream.
-#[inline]
 fn thread_sample() -> Sample {
     THREAD_STREAM.with(|stream| {
         let mut state = stream.get();
@@ -36,7 +34,6 @@ fn thread_sample() -> Sample {
 
 /// A start for a thread's stream; should the OS refuse, the address of a
 /// thread-local and the time still give each thread its own.
-#[cold]
 fn os_seed() -> u64 {
     OsRng.try_next_u64().unwrap_or_else(|_| {
         let here = THREAD_STREAM.with(|s| s as *const Cell<u64> as u64);
@@ -62,7 +59,6 @@ impl Sample {
     const FRACTION_BITS: u32 = 53;
 
     /// The sample a generator's output gives: its top 53 bits.
-    #[inline]
     const fn from_bits(bits: u64) -> Self {
         Sample(bits >> (64 - Self::FRACTION_BITS))
     }
@@ -80,14 +76,12 @@ impl Sample {
     }
 
     /// The sample as a float in `[0, 1)`, exactly.
-    #[inline]
     pub(crate) fn as_f64(self) -> f64 {
         self.0 as f64 * (1.0 / (1u64 << Self::FRACTION_BITS) as f64)
     }
 
     /// `ns` scaled by the sample, rounded to the nearest nanosecond (halves
     /// up): at most `ns`, and without overflow for any `ns`.
-    #[inline]
     pub(crate) fn of_ns(self, ns: u64) -> u64 {
         let half = 1u128 << (Self::FRACTION_BITS - 1);
         // ns·k < 2^117 and the rounded quotient is at most ns: no overflow.
@@ -114,7 +108,6 @@ impl JitterRng {
     }
 
     /// The sample for retry `retry` (0 for the wait after the first failure).
-    #[inline]
     pub(crate) fn sample(&self, retry: u32) -> Sample {
         match self {
             JitterRng::Thread => thread_sample(),

@@ -109,8 +109,7 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     }
 
     /// The wait an adaptive budget imposes before the call's first attempt:
-    /// ready at once for every other policy (one inline test).
-    #[inline]
+    /// ready at once for every other policy.
     pub fn pace(&mut self) -> impl Future<Output = ()> {
         let paced = self.pace_first_attempt();
         poll_fn(move |cx| match paced {
@@ -122,7 +121,6 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     /// This round's attempt: begun (counted, the breaker asked, its
     /// timeout armed) as `make` makes it; an attempt the breaker refused is
     /// never made, and ends at once with the error standing for the refusal.
-    #[inline]
     pub fn attempt<M, Fut, T, E>(&mut self, make: M) -> Attempt<'_, P, C, S, H, Fut>
     where
         M: FnOnce() -> Fut,
@@ -140,7 +138,6 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     /// What an attempt's result makes of the call: its end (`Break`: the
     /// success, or the error it gives up with), or a retry (`Continue`: the
     /// sleep to await before the next round, on the call's sleeper).
-    #[inline]
     pub fn settle<T, E>(&mut self, result: Result<T, E>) -> ControlFlow<Result<T, E>, S::Sleep>
     where
         E: Classify,

@@ -115,13 +115,11 @@ impl PolicyCache {
     /// assert_eq!(attempts, Some(3), "a reload does not change a borrowed policy");
     /// assert_eq!(CACHE.policy().max_attempts(), Some(2));
     /// ```
-    #[inline]
     pub fn with_policy<R>(&self, read: impl FnOnce(&Policy) -> R) -> R {
         self.with_current(|policy| read(policy))
     }
 
     /// Runs `read` on the policy for a call starting now.
-    #[inline]
     fn with_current<R>(&self, read: impl FnOnce(&Arc<Policy>) -> R) -> R {
         registry::with_current(|current| {
             let seen = self.seen.load(Ordering::Relaxed);
@@ -146,8 +144,6 @@ impl PolicyCache {
     /// the call does not run inside a tokio runtime with time enabled: the
     /// message names the function and the fix. Nothing is remembered then,
     /// so every such call panics, not only the first.
-    #[cold]
-    #[inline(never)]
     fn refill(&self, current: &Registry) -> Arc<Policy> {
         #[cfg(feature = "tokio")]
         if self.site.waits_on_tokio

@@ -19,23 +19,6 @@ impl<Sl> Default for Timer<Sl> {
     }
 }
 
-/// Dropping a call that never needed a timer is an inline null check; the
-/// block's drop stays out of line.
-impl<Sl> Drop for Timer<Sl> {
-    #[inline]
-    fn drop(&mut self) {
-        // Tested before it is taken: an empty timer is not written to.
-        if self.0.is_some() {
-            drop_block(self.0.take());
-        }
-    }
-}
-
-#[inline(never)]
-fn drop_block<Sl>(block: Option<Pin<Box<Option<Sl>>>>) {
-    drop(block);
-}
-
 impl<Sl: Future<Output = ()>> Timer<Sl> {
     /// Arms the timer with `sleep`, replacing what it held.
     pub(crate) fn arm(&mut self, sleep: Sl) {
@@ -46,7 +29,6 @@ impl<Sl: Future<Output = ()>> Timer<Sl> {
     }
 
     /// Drops the armed sleep, if any (keeping the block).
-    #[inline]
     pub(crate) fn disarm(&mut self) {
         if let Some(block) = &mut self.0 {
             block.set(None);
@@ -82,7 +64,6 @@ impl<Sl: Future<Output = ()>> Timer<Sl> {
 /// woken the task. A sleeper built on no tokio resource never reads the
 /// budget, and polling it outside the budget changes nothing. Without the
 /// `tokio` feature there is no budget, and the sleep is polled as it is.
-#[inline]
 pub(crate) fn poll_sleep<Sl: Future<Output = ()>>(
     sleep: Pin<&mut Sl>,
     cx: &mut Context<'_>,

@@ -1,7 +1,6 @@
-//! A policy's waits in the form the hot path wants them, computed once when
+//! A policy's waits in the form the kernel reads them, computed once when
 //! the policy is built: the envelope of the first retries as whole
-//! nanoseconds (a load instead of a power, a rounding and two conversions),
-//! and the bounds every wait is clamped into.
+//! nanoseconds, and the bounds every wait is clamped into.
 
 use crate::backoff::{Backoff, clamp_to_nanos, nanos};
 use std::time::Duration;
@@ -49,7 +48,6 @@ impl Waits {
     }
 
     /// The envelope of retry `n` (0-based), in nanoseconds.
-    #[inline]
     pub(crate) fn envelope(&self, backoff: Backoff, n: u32) -> u64 {
         match self.envelopes.get(n as usize) {
             Some(&kept) => kept,
@@ -58,9 +56,7 @@ impl Waits {
     }
 
     /// The envelope from the formula: `min(cap, shape(base, n))`, never
-    /// below the minimum. Out of line: past the kept retries only.
-    #[cold]
-    #[inline(never)]
+    /// below the minimum: past the kept retries.
     fn computed(&self, backoff: Backoff, n: u32) -> u64 {
         let raw = backoff.raw_nanos_at(self.base_ns as f64, n);
         clamp_to_nanos(raw, self.cap_ns).max(self.min_ns)

@@ -62,7 +62,6 @@ impl Window {
     /// Adds `n` to counter `which` (0 or 1) in the slot of `now`. A count
     /// for a slot that has since moved on to a later lap is dropped: it is
     /// outside every window that slot's counts are in.
-    #[inline]
     pub(crate) fn add(&self, now: Instant, which: usize, n: u64) {
         let (word, lap) = self.word(now, which);
         let mut seen = word.load(Ordering::Relaxed);
@@ -149,7 +148,6 @@ impl Window {
     }
 
     /// The slot number of `now`: whole slot lengths since the window began.
-    #[inline]
     pub(crate) fn epoch(&self, now: Instant) -> u64 {
         let since = now.saturating_duration_since(self.origin);
         // Whole seconds and nanoseconds apart: no 128-bit division.
@@ -161,7 +159,6 @@ impl Window {
     }
 
     /// Counter `which`'s word in the slot of `now`, and `now`'s lap.
-    #[inline]
     fn word(&self, now: Instant, which: usize) -> (&AtomicU64, u64) {
         let epoch = self.epoch(now);
         let slot = &self.slots[(epoch % SLOTS) as usize];
@@ -171,7 +168,6 @@ impl Window {
     /// Word `seen` with `n` more counted in lap `lap`: added to its count
     /// (saturating) when it counts that lap, in place of it when it counts
     /// an earlier one; `None` when it counts a later lap.
-    #[inline]
     fn added(&self, seen: u64, lap: u64, n: u64) -> Option<u64> {
         let tag = lap << self.count_bits;
         // Below `count_max` exactly when `seen` counts lap `lap`: its count.

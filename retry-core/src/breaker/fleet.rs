@@ -132,7 +132,6 @@ impl FleetBreaker {
     }
 
     /// Whether the fleet decides now (Redis answered the last round trip).
-    #[inline]
     pub(super) fn deciding(&self) -> bool {
         self.shared.health.state() == FleetState::Fleet
     }

@@ -105,7 +105,6 @@ impl CircuitBreaker {
 /// Says, once per breaker and error type, that `E` cannot stand for a
 /// refusal (`Classify::from_breaker_open` gives `None`), so the breaker
 /// cannot hold its attempts back: they are sent as if it were closed.
-#[cold]
 pub(crate) fn uncarried<E>(breaker: &CircuitBreaker) {
     type Said = Vec<(Option<Arc<str>>, &'static str)>;
     static SAID: std::sync::Mutex<Said> = std::sync::Mutex::new(Vec::new());

@@ -1,8 +1,7 @@
 //! The budgets one policy uses (`budget = ["broker", "aws"]`): every window
 //! budget must allow a retry, every adaptive budget paces every attempt.
 //! Whether any paces is worked out once, when the policy is built, so a
-//! policy without an adaptive budget pays one branch on a flag, not a clock
-//! read, on its success path.
+//! policy without an adaptive budget reads no clock on its success path.
 
 use super::RetryBudget;
 use std::sync::Arc;
@@ -51,7 +50,6 @@ impl Budgets {
     }
 
     /// Whether an adaptive budget paces the policy's attempts.
-    #[inline]
     pub(crate) const fn paces(&self) -> bool {
         self.paces
     }
@@ -60,16 +58,13 @@ impl Budgets {
     /// a success fills it, a failure its policy would retry drains it.
     /// The loop calls it for every entry point: once per success, and
     /// once per failed attempt it decides on.
-    #[inline]
     pub(crate) fn throttle(&self, failed: bool) {
         if self.throttles {
             self.throttle_buckets(failed);
         }
     }
 
-    /// [`throttle`](Self::throttle)'s work, out of line: the caller keeps
-    /// one flag test for policies without a bucket.
-    #[inline(never)]
+    /// [`throttle`](Self::throttle)'s work, for a policy with a bucket.
     fn throttle_buckets(&self, failed: bool) {
         self.as_slice()
             .iter()

@@ -60,7 +60,7 @@ pub struct Failure {
 
 /// What the kernel carries from one failure to the next. Durations are
 /// kept as nanoseconds (every duration the engine makes is under 100 years,
-/// well inside `u64`): 8 bytes each instead of 16, in every call's state.
+/// well inside `u64`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct Tally {
     /// Attempts begun, the failed one included.
@@ -70,7 +70,7 @@ pub(crate) struct Tally {
     /// not been).
     pub(crate) refused: u32,
     /// Of those, hedges: attempts begun while another was in flight.
-    /// (Saturating: u16 with `winner`, so the counts take 12 bytes.)
+    /// (Saturating at `u16::MAX`.)
     pub(crate) hedges: u16,
     /// The attempt whose result a hedged call returned (0: the last one).
     pub(crate) winner: u16,
@@ -122,9 +122,6 @@ pub(crate) enum Owed {
 /// first attempt began and the budgets' `now`; it is called only when a
 /// deadline or a budget needs it. A `Retry` is committed to `tally`; a
 /// `GiveUp` leaves it as it was (tokens an adaptive budget gave stay taken).
-// Inlined into the loop's decision (its rare parts are out of line): left to
-// LLVM, the choice flipped with unrelated changes elsewhere in the crate.
-#[inline]
 pub(crate) fn decide(
     policy: &Policy,
     tally: &mut Tally,
@@ -192,8 +189,7 @@ pub(crate) fn decide(
 /// early owes, shortened by what one that came back late is credited, then
 /// the hint if it is longer (never shortened, only clamped to
 /// `max_retry_after`; the cap bounds computed waits only). With whether the
-/// hint chose it. Out of line: a plain failure needs none of it.
-#[inline(never)]
+/// hint chose it.
 fn owed_or_hinted(
     policy: &Policy,
     computed: Duration,
@@ -222,9 +218,8 @@ fn owed_or_hinted(
 /// deadline and budgets, `elapsed` into the call at `now`: the call ends
 /// (`Err`) when the wait would reach the deadline, a window budget is
 /// empty, or an adaptive budget's pacing would pass the deadline; `Some` is
-/// a longer wait the pacing imposes. Out of line: only a policy with a
-/// deadline or a budget reads the clock to get here.
-#[inline(never)]
+/// a longer wait the pacing imposes. Only a policy with a deadline or a
+/// budget reads the clock to get here.
 fn policed(
     policy: &Policy,
     class: Class,
@@ -293,9 +288,6 @@ pub(crate) fn decide_refused(
 
 /// Whether the policy retries errors of `class`: a timed-out attempt always,
 /// a permanent error never, other classes when `retry_on` lists them.
-/// Inline for the common policy without a `retry_on` list, where no class
-/// name needs comparing.
-#[inline]
 pub(crate) fn in_policy(policy: &Policy, class: Class) -> bool {
     match class {
         Class::Permanent => false,
@@ -305,7 +297,6 @@ pub(crate) fn in_policy(policy: &Policy, class: Class) -> bool {
 }
 
 /// [`in_policy`] for a retryable class and a policy with a `retry_on` list.
-#[inline(never)]
 fn listed(policy: &Policy, class: &'static str) -> bool {
     Class::Retryable(class) == Class::TIMEOUT || policy.retries_class(class)
 }

@@ -311,11 +311,10 @@ impl Policy {
 
     /// [`delay`](Self::delay) as the kernel computes it: in nanoseconds,
     /// drawing the sample only for a jitter mode that uses one.
-    #[inline]
     pub(crate) fn delay_ns(&self, n: u32, prev_ns: u64, sample: impl FnOnce() -> Sample) -> u64 {
         let waits = &self.waits;
         // Every wait here is under 100 years (`MAX_DURATION`), far inside
-        // `i64` nanoseconds: the signed conversions are single instructions.
+        // `i64` nanoseconds, so the conversion through `i64` is exact.
         let float = |ns: u64| ns as i64 as f64;
         let jittered = match self.jitter {
             Jitter::None => return self.envelope_ns(n),

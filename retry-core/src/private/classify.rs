@@ -274,7 +274,6 @@ where
 {
     type Output = Result<T, Tagged<E, K>>;
 
-    #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let result = ready!(self.project().attempt.poll(cx));
         Poll::Ready(result.map_err(|error| Tagged {

@@ -1,5 +1,5 @@
 //! Each thread's view of the current registry: what every lookup by name
-//! reads, so that the hot path takes no reference count and no lock.
+//! reads, so that a lookup takes no reference count and no lock.
 //!
 //! Checking that the view is still current is one load of the install
 //! generation, where `ArcSwap::load` would write to its debt list. The view
@@ -29,7 +29,6 @@ impl View {
     /// thread that has read the newer registry anywhere finds the count,
     /// and its view never goes back to the one before; a view that finds
     /// the count before the swap keeps what it holds until it looks again.
-    #[inline]
     fn load(&mut self) -> &Registry {
         if self.current.generation() != GENERATION.load(Ordering::Acquire) {
             self.revalidate();
@@ -37,8 +36,6 @@ impl View {
         &self.current
     }
 
-    #[cold]
-    #[inline(never)]
     fn revalidate(&mut self) {
         // Between an install's count and its swap the shared registry is
         // still the one held.
@@ -67,7 +64,6 @@ loom::thread_local! {
 /// the thread is being torn down (the view is gone), reads the shared
 /// registry directly instead: slower, never wrong. So does this thread's
 /// first lookup, which also makes the view.
-#[inline]
 pub(crate) fn with_current<R>(read: impl FnOnce(&Registry) -> R) -> R {
     let mut read = Some(read);
     let viewed = VIEW.try_with(|view| {
@@ -86,8 +82,6 @@ pub(crate) fn with_current<R>(read: impl FnOnce(&Registry) -> R) -> R {
 /// The lazy load if due, then `read` on the shared registry; makes this
 /// thread's view if it has none and can (the load runs before the view's
 /// cell is borrowed: a loader may install, and may look policies up).
-#[cold]
-#[inline(never)]
 fn first_lookup_or_nested<R>(read: impl FnOnce(&Registry) -> R) -> R {
     ensure_loaded();
     let _ = VIEW.try_with(|view| {

@@ -36,7 +36,6 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     /// metrics: on a retry the wait before the next attempt (which the loop
     /// sleeps in its own state, see `round`), on giving up the error. Out of
     /// line: the success path stays small.
-    #[inline(never)]
     pub(crate) fn decide<E>(&mut self, error: E) -> Result<Duration, E>
     where
         E: Classify,
