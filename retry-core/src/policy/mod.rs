@@ -334,7 +334,7 @@ impl Policy {
     /// This policy with its schedule's hot-path form computed from its
     /// settings (the builder's last step).
     pub(crate) fn computed(mut self) -> Self {
-        self.waits = Waits::new(self.backoff, self.base, self.cap, self.min_delay);
+        self.waits = Waits::new(self.base, self.cap, self.min_delay);
         self
     }
 
