@@ -14,7 +14,6 @@ use std::borrow::Borrow;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
-use std::time::Duration;
 
 /// What an attempt is raced against: when it runs out, the timeout it ran
 /// out of; and the span it is polled in.
@@ -113,7 +112,7 @@ pub(crate) fn refusal<E: Classify>(open: BreakerOpen) -> E {
 }
 
 /// A plain round's limit: the call's one timer, armed with what is left of
-/// the policy's `attempt_timeout` (counted from `begin_attempt`) when the
+/// the attempt's [`time_limit`](crate::decide::time_limit) (counted from `begin_attempt`) when the
 /// attempt first returns `Pending`, or left empty; polled in the call's
 /// span.
 pub struct OnRun<'r, P, C, S: Sleeper, H>(pub(crate) &'r mut Run<P, C, S, H>);
@@ -123,10 +122,7 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Limit for OnRun<'_, P, C, S, H>
         let run = &mut *self.get_mut().0;
         run.arm_timeout();
         match run.timer.poll(cx) {
-            Some(Poll::Ready(())) => Some(AttemptTimeout {
-                attempt: run.tally.attempts,
-                timeout: run.policy().attempt_timeout().unwrap_or_default(),
-            }),
+            Some(Poll::Ready(())) => run.limit,
             _ => None,
         }
     }
@@ -138,13 +134,13 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Limit for OnRun<'_, P, C, S, H>
 }
 
 pin_project_lite::pin_project! {
-    /// A hedged attempt's own limit: its sleep (none without a timeout), its
-    /// number and timeout, and its own `attempt` span.
+    /// A hedged attempt's own limit: its sleep (none without a
+    /// [`time_limit`](crate::decide::time_limit)), the timeout it ends with, and its own `attempt`
+    /// span.
     pub struct Own<Sl> {
         #[pin]
         sleep: Option<Sl>,
-        attempt: u32,
-        timeout: Duration,
+        timeout: Option<AttemptTimeout>,
         span: AttemptSpan,
     }
 }
@@ -156,16 +152,15 @@ pub(crate) type AttemptSpan = tracing::Span;
 pub(crate) type AttemptSpan = ();
 
 impl<Sl> Own<Sl> {
-    /// Attempt `attempt`'s limit: `sleep` for its `timeout`, if any.
+    /// An attempt's limit: `sleep` for its [`time_limit`](crate::decide::time_limit), ending it with
+    /// `timeout`, if it has one.
     pub(crate) fn new(
         sleep: Option<Sl>,
-        attempt: u32,
-        timeout: Duration,
+        timeout: Option<AttemptTimeout>,
         span: AttemptSpan,
     ) -> Self {
         Own {
             sleep,
-            attempt,
             timeout,
             span,
         }
@@ -180,10 +175,7 @@ impl<Sl: Future<Output = ()>> Limit for Own<Sl> {
             return None;
         }
         this.sleep.set(None);
-        Some(AttemptTimeout {
-            attempt: *this.attempt,
-            timeout: *this.timeout,
-        })
+        *this.timeout
     }
 
     #[cfg(feature = "tracing")]

@@ -5,7 +5,9 @@ use crate::class::Class;
 use std::io;
 use std::time::Duration;
 
-/// A failed attempt that ran past the policy's `attempt_timeout`.
+/// A failed attempt that ran past the policy's `attempt_timeout`, or that
+/// the call's `deadline` cut short (`deadline` is then `true`, and the
+/// call ends: the deadline bounds the attempt in flight too).
 ///
 /// ```
 /// let t = retrykit_core::AttemptTimeout::new(2, std::time::Duration::from_secs(1));
@@ -19,8 +21,11 @@ use std::time::Duration;
 pub struct AttemptTimeout {
     /// Which call timed out (1 is the first).
     pub attempt: u32,
-    /// The policy's `attempt_timeout`.
+    /// The limit it ran out of: the policy's `attempt_timeout`, or its
+    /// `deadline` when `deadline` is `true`.
     pub timeout: Duration,
+    /// The call's deadline, not the attempt's own timeout, cut it short.
+    pub deadline: bool,
 }
 
 impl AttemptTimeout {
@@ -31,17 +36,42 @@ impl AttemptTimeout {
     /// assert_eq!((t.attempt, t.timeout.as_millis()), (3, 250));
     /// ```
     pub const fn new(attempt: u32, timeout: Duration) -> Self {
-        AttemptTimeout { attempt, timeout }
+        AttemptTimeout {
+            attempt,
+            timeout,
+            deadline: false,
+        }
+    }
+
+    /// Attempt `attempt` (1 is the first) was cut short at the call's
+    /// `deadline`.
+    /// ```
+    /// let t = retrykit_core::AttemptTimeout::at_deadline(2, std::time::Duration::from_millis(400));
+    /// assert_eq!(t.to_string(), "attempt 2 was cut short at the call's deadline (400ms)");
+    /// ```
+    pub const fn at_deadline(attempt: u32, deadline: Duration) -> Self {
+        AttemptTimeout {
+            attempt,
+            timeout: deadline,
+            deadline: true,
+        }
     }
 }
 
 impl std::fmt::Display for AttemptTimeout {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "attempt {} timed out after {:?}",
-            self.attempt, self.timeout
-        )
+        match self.deadline {
+            true => write!(
+                f,
+                "attempt {} was cut short at the call's deadline ({:?})",
+                self.attempt, self.timeout
+            ),
+            false => write!(
+                f,
+                "attempt {} timed out after {:?}",
+                self.attempt, self.timeout
+            ),
+        }
     }
 }
 
@@ -229,10 +259,7 @@ mod tests {
 
     #[test]
     fn io_timeouts_round_trip_through_from_timeout() {
-        let t = AttemptTimeout {
-            attempt: 1,
-            timeout: Duration::from_millis(5),
-        };
+        let t = AttemptTimeout::new(1, Duration::from_millis(5));
         let e = io::Error::from_timeout(t).unwrap();
         assert_eq!(e.kind(), io::ErrorKind::TimedOut);
         assert_eq!(e.class(), Class::TIMEOUT);

@@ -71,11 +71,8 @@ impl PolicySource {
             Source::Fixed(site, _) => site,
             Source::Named(cache) => cache.site(),
         };
-        let probe = crate::AttemptTimeout {
-            attempt: 1,
-            timeout: std::time::Duration::ZERO,
-        };
-        if policy.attempt_timeout().is_some() && E::from_timeout(probe).is_none() {
+        let probe = crate::AttemptTimeout::new(1, std::time::Duration::ZERO);
+        if crate::site::limits(policy).is_some() && E::from_timeout(probe).is_none() {
             crate::site::warn_timeout_not_carried(site(), policy);
         }
         if let Some(breaker) = policy.breaker() {

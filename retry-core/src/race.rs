@@ -21,6 +21,7 @@ use crate::attempt::{Own, Timed};
 use crate::classify::Classify;
 use crate::clock::{Clock, Sleeper};
 use crate::decide::hedge::{HedgeStep, HedgeView, is_fatal, next_hedge};
+use crate::decide::time_limit;
 use crate::hooks::{HookSet, Unrepeatable};
 use crate::policy::Policy;
 use crate::run::{Gate, Run};
@@ -137,8 +138,8 @@ where
         } else {
             self.first_attempt = attempt;
         }
-        let timeout = run.policy().attempt_timeout().unwrap_or_default();
-        let limit = run.policy().attempt_timeout().map(|d| run.sleep(d));
+        let limit = time_limit(run.policy(), attempt, run.elapsed(now));
+        let sleep = limit.map(|(d, _)| run.sleep(d));
         #[cfg(feature = "tracing")]
         let span = tracing::debug_span!(parent: run.span(), "attempt", attempt, hedge);
         #[cfg(feature = "tracing")]
@@ -148,7 +149,10 @@ where
         self.running.push(Running {
             attempt,
             gate,
-            fut: Box::pin(Timed::new(fut, Own::new(limit, attempt, timeout, span))),
+            fut: Box::pin(Timed::new(
+                fut,
+                Own::new(sleep, limit.map(|(_, t)| t), span),
+            )),
         });
         self.last_start = now;
         self.failed_since_last_start = false;

@@ -380,7 +380,7 @@ impl<'p, C, S, H> Retry<'p, C, S, H> {
         S: BlockingSleeper,
         H: HookSet<E>,
     {
-        if self.policy.attempt_timeout().is_some() {
+        if crate::site::limits(self.policy).is_some() {
             crate::site::warn_blocking_timeout(std::panic::Location::caller(), self.policy);
         }
         let setup = Setup {

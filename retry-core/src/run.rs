@@ -26,9 +26,9 @@ mod gate;
 mod paced;
 
 use crate::breaker::BreakerOpen;
-use crate::classify::Classify;
+use crate::classify::{AttemptTimeout, Classify};
 use crate::clock::{Clock, Sleeper};
-use crate::decide::Tally;
+use crate::decide::{Tally, time_limit};
 use crate::hooks::HookSet;
 use crate::observe::{self, Event};
 use crate::policy::Policy;
@@ -86,9 +86,12 @@ pub struct Run<P, C, S: Sleeper, H> {
     /// that cannot be sent twice).
     unhedged: Option<Ending>,
     pub(crate) timer: Timer<S::Sleep>,
-    /// When the attempt in flight began, while its timeout waits to be
+    /// When the attempt in flight began, while its time limit waits to be
     /// armed at its first `Pending` ([`arm_timeout`](Self::arm_timeout)).
     timeout_from: Option<Instant>,
+    /// What the attempt in flight ends with when the call's timer fires:
+    /// its own timeout, or the deadline.
+    pub(crate) limit: Option<AttemptTimeout>,
     /// The call's `retry` span: every round runs inside it.
     #[cfg(feature = "tracing")]
     span: tracing::Span,
@@ -175,6 +178,7 @@ impl<P: Borrow<Policy>, C, S: Sleeper, H> Run<P, C, S, H> {
             gate: Gate::Idle,
             timer: Timer::default(),
             timeout_from: None,
+            limit: None,
             #[cfg(feature = "tracing")]
             span,
         }
@@ -272,22 +276,28 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
                 Err(_) => crate::breaker::uncarried::<E>(breaker),
             }
         }
-        // The timeout counts from now; `arm_timeout` arms it if the attempt
-        // is not ready at once.
+        // The time limit counts from now; `arm_timeout` arms it if the
+        // attempt is not ready at once.
         self.timer.disarm();
-        self.timeout_from = (policy.attempt_timeout().is_some() && self.cancellable)
-            .then(|| now.unwrap_or_else(|| self.clock.now()));
+        let limited = policy.attempt_timeout().is_some() || policy.deadline().is_some();
+        self.timeout_from =
+            (limited && self.cancellable).then(|| now.unwrap_or_else(|| self.clock.now()));
         None
     }
 
-    /// Arms the timeout of the attempt in flight, for what is left of it,
-    /// at the attempt's first `Pending`; nothing once armed, or without one.
+    /// Arms the time limit of the attempt in flight ([`time_limit`]), for
+    /// what is left of it, at the attempt's first `Pending`; nothing once
+    /// armed, or without one.
     pub(crate) fn arm_timeout(&mut self) {
         if let Some(began) = self.timeout_from.take() {
-            let limit = self.policy().attempt_timeout().unwrap_or_default();
-            let spent = self.clock.now().saturating_duration_since(began);
-            self.timer
-                .arm(self.sleeper.sleep(limit.saturating_sub(spent)));
+            let into_call = elapsed(self.started, began);
+            let limit = time_limit(self.policy(), self.tally.attempts, into_call);
+            if let Some((limit, timeout)) = limit {
+                let spent = self.clock.now().saturating_duration_since(began);
+                self.limit = Some(timeout);
+                self.timer
+                    .arm(self.sleeper.sleep(limit.saturating_sub(spent)));
+            }
         }
     }
 

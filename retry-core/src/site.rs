@@ -174,7 +174,7 @@ impl PolicyCache {
 pub(crate) fn checked(call: &CallSite, found: Option<&Arc<Policy>>) -> Arc<Policy> {
     match found {
         Some(policy) => {
-            if policy.attempt_timeout().is_some() && call.cannot_time_out() {
+            if limits(policy).is_some() && call.cannot_time_out() {
                 once(call, Problem::TimeoutNotCarried, || {
                     timeout_not_carried(call, policy)
                 });
@@ -256,19 +256,35 @@ pub(crate) fn warn_breaker_not_carried(call: &CallSite, policy: &Policy) {
     });
 }
 
+/// The limits `policy` puts on an attempt in flight, as a message names
+/// them (`attempt_timeout (1s)`, `deadline (400ms)`, or both); `None`
+/// without either.
+pub(crate) fn limits(policy: &Policy) -> Option<String> {
+    let timeout = policy
+        .attempt_timeout()
+        .map(|t| format!("attempt_timeout ({t:?})"));
+    let deadline = policy.deadline().map(|d| format!("deadline ({d:?})"));
+    match (timeout, deadline) {
+        (Some(t), Some(d)) => Some(format!("{t} and {d}")),
+        (t, d) => t.or(d),
+    }
+}
+
 /// Says, once per place in the code, that a blocking call at `at` runs
-/// under a policy whose `attempt_timeout` it cannot enforce: a blocking
-/// attempt cannot be cancelled.
+/// under a policy whose limits on an attempt in flight (its
+/// `attempt_timeout`, its `deadline`) it cannot enforce: a blocking attempt
+/// cannot be cancelled. The deadline still ends the call before a wait
+/// that would reach it.
 pub(crate) fn warn_blocking_timeout(at: &'static Location<'static>, policy: &Policy) {
     let call = CallSite::new("<blocking call>", at.file(), at.line(), "call_blocking");
     once(&call, Problem::BlockingTimeout, || {
-        let timeout = policy.attempt_timeout().unwrap_or_default();
+        let limits = limits(policy).unwrap_or_default();
         format!(
             "warning: the blocking call at {}:{} runs under retry policy `{}`, which sets \
-             attempt_timeout ({timeout:?}); a blocking call cannot enforce it, because a blocking \
-             attempt cannot be cancelled\n  \
+             {limits}; a blocking call cannot cut an attempt short at it, because a blocking \
+             attempt cannot be cancelled (the deadline still stops further retries)\n  \
              fix: make the function async, bound the attempt inside it (a socket or query \
-             timeout), or set attempt_timeout = \"none\" for this policy",
+             timeout), or set attempt_timeout = \"none\" and deadline = \"none\" for this policy",
             at.file(),
             at.line(),
             policy.name().unwrap_or("<unnamed>"),
@@ -352,12 +368,12 @@ fn not_hedged(call: &CallSite) -> String {
 }
 
 fn timeout_not_carried(call: &CallSite, policy: &Policy) -> String {
-    let timeout = policy.attempt_timeout().unwrap_or_default();
+    let limits = limits(policy).unwrap_or_default();
     format!(
-        "warning: {} uses retry policy `{}`, whose attempt_timeout ({timeout:?}) is not enforced there: \
+        "warning: {} uses retry policy `{}`, whose {limits} is not enforced on an attempt in flight there: \
          its error type cannot stand for a timed-out attempt, so an attempt is never cut short\n  \
          fix: add a `#[classify(timeout)]` unit variant to the error type (or return an error type \
-         whose `Classify::from_timeout` gives a value), or set attempt_timeout = \"none\" for this policy",
+         whose `Classify::from_timeout` gives a value), or set attempt_timeout = \"none\" (and deadline = \"none\") for this policy",
         site(call),
         call.policy
     )

@@ -48,7 +48,7 @@ impl Subscriber for Counter {
                 .fetch_add(1, Ordering::SeqCst);
         }
         if *event.metadata().level() == tracing::Level::WARN
-            && message.contains("runs under retry policy `traced-blocking`, which sets attempt_timeout (1s); a blocking call cannot enforce it")
+            && message.contains("runs under retry policy `traced-blocking`, which sets attempt_timeout (1s); a blocking call cannot cut an attempt short at it")
         {
             self.0
                 .blocking_timeout_warnings

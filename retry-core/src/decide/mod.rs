@@ -11,6 +11,7 @@
 use crate::backoff::nanos;
 use crate::budget::{Pacing, retry_cost};
 use crate::class::Class;
+use crate::classify::AttemptTimeout;
 use crate::policy::Policy;
 use crate::report::{Ending, Report};
 use crate::rng::JitterRng;
@@ -111,6 +112,29 @@ pub(crate) enum Owed {
     Late(Duration),
 }
 
+/// How long attempt `attempt`, begun `into_call` after the call's first
+/// attempt began, may run, and what it ends with when it runs out: the
+/// nearer of the policy's `attempt_timeout` and what is left of its
+/// `deadline` (the deadline bounds the attempt in flight, and then ends the
+/// call). `None` under a policy with neither.
+pub(crate) fn time_limit(
+    policy: &Policy,
+    attempt: u32,
+    into_call: Duration,
+) -> Option<(Duration, AttemptTimeout)> {
+    let own = policy
+        .attempt_timeout()
+        .map(|t| (t, AttemptTimeout::new(attempt, t)));
+    let left = policy.deadline().map(|d| {
+        let left = d.saturating_sub(into_call);
+        (left, AttemptTimeout::at_deadline(attempt, d))
+    });
+    match (own, left) {
+        (Some(own), Some(left)) if left.0 < own.0 => Some(left),
+        (own, left) => own.or(left),
+    }
+}
+
 /// The kernel. After the attempt numbered `tally.attempts` failed: is it
 /// retryable at all, is an attempt left, how long to wait (the schedule,
 /// then a server hint, which is never shortened but clamped to
@@ -150,6 +174,13 @@ pub(crate) fn decide(
     }
     if !retried || !failure.allowed {
         return Step::GiveUp(Ending::NotRetryable);
+    }
+    // A failure at or past the deadline (one the deadline cut short, or an
+    // attempt that could not be cut and ran on) ends the call.
+    if let (Some(deadline), Some((elapsed, _))) = (policy.deadline(), time)
+        && elapsed >= deadline
+    {
+        return Step::GiveUp(Ending::Deadline);
     }
     if policy
         .max_attempts()

@@ -42,10 +42,7 @@ where
     Tagged<R::Err, K>: Classify,
 {
     let _ = kind;
-    let probe = AttemptTimeout {
-        attempt: 1,
-        timeout: Duration::ZERO,
-    };
+    let probe = AttemptTimeout::new(1, Duration::ZERO);
     <Tagged<R::Err, K> as Classify>::from_timeout(probe).is_some()
 }
 
