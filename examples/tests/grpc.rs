@@ -339,6 +339,51 @@ async fn an_attempt_past_its_timeout_is_reset_and_retried() {
     );
 }
 
+/// grpc-go's deadline: it bounds the whole call, the attempt in flight
+/// included; each attempt tells the server what it has left
+/// (`grpc-timeout`), and the call ends as `DEADLINE_EXCEEDED`.
+#[tokio::test(start_paused = true)]
+async fn the_deadline_cuts_the_attempt_in_flight_and_ends_as_deadline_exceeded() {
+    let (server, channel) = start(vec![Step::Slow(Duration::from_millis(1_500))]).await;
+    let policy = policy().deadline(Some(ms(400))).build().unwrap();
+    let started = tokio::time::Instant::now();
+    let status = call(RetryLayer::new(policy).grpc().layer(channel), "ada")
+        .await
+        .unwrap_err();
+    let took = started.elapsed();
+    assert_eq!(status.code(), Code::DeadlineExceeded, "{status:?}");
+    assert_eq!(
+        status.message(),
+        "attempt 1 was cut short at the call's deadline (400ms)"
+    );
+    assert!(took >= ms(400) && took < ms(420), "{took:?}");
+    let seen = server.seen();
+    let timeouts: Vec<_> = seen.iter().map(|s| s.timeout.as_deref()).collect();
+    assert_eq!(timeouts, [Some("400000u")]);
+}
+
+/// An attempt timeout that ends the call reaches tonic as
+/// `DEADLINE_EXCEEDED` too, its message naming the limit; each attempt
+/// carries its own `grpc-timeout`.
+#[tokio::test(start_paused = true)]
+async fn a_call_ended_by_its_attempt_timeout_is_deadline_exceeded() {
+    let slow = Step::Slow(Duration::from_secs(1));
+    let (server, channel) = start(vec![slow.clone(), slow]).await;
+    let policy = policy()
+        .attempt_timeout(Some(ms(100)))
+        .max_attempts(2)
+        .build()
+        .unwrap();
+    let status = call(RetryLayer::new(policy).grpc().layer(channel), "ada")
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), Code::DeadlineExceeded, "{status:?}");
+    assert_eq!(status.message(), "attempt 2 timed out after 100ms");
+    let seen = server.seen();
+    let timeouts: Vec<_> = seen.iter().map(|s| s.timeout.as_deref()).collect();
+    assert_eq!(timeouts, [Some("100000u"), Some("100000u")]);
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_code_named_in_the_policy_file_is_retried_and_by_default_it_is_not() {
     let aborted = fail(Code::Aborted, None);

@@ -84,9 +84,15 @@ async fn the_nearer_limit_fires() {
     assert_eq!(report.attempts, 3);
     assert_eq!(
         *timeouts.borrow(),
-        [AttemptTimeout::new(1, MS(150)), AttemptTimeout::new(2, MS(150))]
+        [
+            AttemptTimeout::new(1, MS(150)),
+            AttemptTimeout::new(2, MS(150))
+        ]
     );
-    assert_eq!(cut(&result.unwrap_err()), AttemptTimeout::at_deadline(3, MS(400)));
+    assert_eq!(
+        cut(&result.unwrap_err()),
+        AttemptTimeout::at_deadline(3, MS(400))
+    );
 }
 
 /// A hedged call: the first attempt and its hedges all stall; every one in
@@ -100,7 +106,10 @@ async fn a_hedged_call_ends_at_the_deadline() {
         .unwrap();
     // The hedge cap counts calls: give it room for this one's hedges.
     for _ in 0..100 {
-        policy.hedging().unwrap().count_call(std::time::Instant::now());
+        policy
+            .hedging()
+            .unwrap()
+            .count_call(std::time::Instant::now());
     }
     let started = Instant::now();
     let (result, report) = Retry::new(&policy)

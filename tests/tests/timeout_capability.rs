@@ -90,7 +90,6 @@ fn without_init_the_first_call_says_the_timeout_is_not_enforced() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
-    let warning =
-        "uses retry policy `cap-untimed`, whose attempt_timeout (10ms) is not enforced on an attempt in flight there";
+    let warning = "uses retry policy `cap-untimed`, whose attempt_timeout (10ms) is not enforced on an attempt in flight there";
     assert_eq!(stderr.matches(warning).count(), 1, "{stderr}");
 }

@@ -52,6 +52,8 @@ pub enum Step {
 pub struct Seen {
     /// The request's `grpc-previous-rpc-attempts`, if any.
     pub previous_attempts: Option<String>,
+    /// The request's `grpc-timeout`, if any.
+    pub timeout: Option<String>,
     /// The request message's `name`.
     pub name: String,
     /// Whether the call ran to its end (false: the client reset it first).
@@ -162,10 +164,15 @@ impl tower::Service<http::Request<Body>> for Flaky {
                 .headers()
                 .get(retrykit_core::grpc::GRPC_PREVIOUS_RPC_ATTEMPTS)
                 .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+            let timeout = request
+                .headers()
+                .get(retrykit_core::grpc::GRPC_TIMEOUT)
+                .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
             let step = flaky.next_step();
             let handler = Handler {
                 flaky: flaky.clone(),
                 previous_attempts,
+                timeout,
                 step: step.clone(),
             };
             let mut grpc =
@@ -186,6 +193,7 @@ impl tower::Service<http::Request<Body>> for Flaky {
 struct Handler {
     flaky: Flaky,
     previous_attempts: Option<String>,
+    timeout: Option<String>,
     step: Step,
 }
 
@@ -203,6 +211,7 @@ impl tower::Service<tonic::Request<Ask>> for Handler {
         let Handler {
             flaky,
             previous_attempts,
+            timeout,
             step,
         } = self.clone();
         Box::pin(async move {
@@ -211,6 +220,7 @@ impl tower::Service<tonic::Request<Ask>> for Handler {
                 let mut state = flaky.lock();
                 state.seen.push(Seen {
                     previous_attempts,
+                    timeout,
                     name: name.clone(),
                     finished: false,
                 });

@@ -40,3 +40,12 @@ pub use failure::{GRPC_STATUS, GrpcFailure, GrpcStatus, code_class};
 /// assert_eq!(retrykit_core::grpc::GRPC_PREVIOUS_RPC_ATTEMPTS, "grpc-previous-rpc-attempts");
 /// ```
 pub const GRPC_PREVIOUS_RPC_ATTEMPTS: &str = "grpc-previous-rpc-attempts";
+
+/// The header that tells the server how long the call has left (gRPC over
+/// HTTP/2): each attempt under a policy with a `deadline` or an
+/// `attempt_timeout` carries what it has left.
+///
+/// ```
+/// assert_eq!(retrykit_core::grpc::GRPC_TIMEOUT, "grpc-timeout");
+/// ```
+pub const GRPC_TIMEOUT: &str = "grpc-timeout";

@@ -13,13 +13,20 @@
 //!   that ends the call with `Ending::Committed`;
 //! - the n-th attempt sent (a retry or a hedge) carries
 //!   `grpc-previous-rpc-attempts: n - 1`;
+//! - under a policy with a `deadline` or an `attempt_timeout`, each attempt
+//!   carries `grpc-timeout` with the time it has left (the nearer of the
+//!   two, as [`time_limit`] gives it), unless the request's own is nearer;
+//! - a call that ends on a timeout (the attempt's own, or the deadline
+//!   cutting the attempt in flight) fails with `DEADLINE_EXCEEDED`, its
+//!   message saying which limit ended it, as grpc-go's does;
 //! - an attempt the layer gives up on (its timeout, a hedge race lost, the
 //!   caller dropping the call) is dropped, which resets its HTTP/2 stream.
 
 use super::http::{Head, RequestHooks};
 use super::{RetryLayer, RetryService, SharedHooks};
+use crate::decide::time_limit;
 use crate::drive;
-use crate::grpc::{GRPC_PREVIOUS_RPC_ATTEMPTS, GRPC_STATUS, GrpcFailure};
+use crate::grpc::{GRPC_PREVIOUS_RPC_ATTEMPTS, GRPC_STATUS, GRPC_TIMEOUT, GrpcFailure};
 use crate::hooks::HookSet;
 use crate::http::{BoxError, ReplayBody};
 use crate::retry::Retry;
@@ -137,8 +144,14 @@ where
             }
             let policy = &*policy;
             let mut sent = 0u32;
+            let started = tokio::time::Instant::now();
             let mut make = move || {
                 let mut request = head.request(tonic::body::Body::new(body.clone()));
+                let began = started.elapsed();
+                let limit = time_limit(policy, sent.saturating_add(1), began);
+                if let Some((left, _)) = limit {
+                    set_timeout(request.headers_mut(), left);
+                }
                 if sent > 0 {
                     let previous = HeaderValue::from(sent);
                     request
@@ -152,6 +165,13 @@ where
                         Ok(()) => service.call(request).await.map_err(Into::into),
                         Err(e) => Err(e.into()),
                     };
+                    // The channel enforces the `grpc-timeout` it was given:
+                    // its error at the attempt's limit is that limit's.
+                    if let (Err(_), Some((left, timeout))) = (&response, limit)
+                        && started.elapsed() >= began.saturating_add(left)
+                    {
+                        return Err(FailedAttempt::TimedOut(timeout));
+                    }
                     settle(response, policy, &committed).await
                 };
                 #[cfg(feature = "tracing")]
@@ -159,10 +179,64 @@ where
                     tracing::Instrument::instrument(attempt, super::http::resend_span(sent - 1));
                 attempt
             };
-            let result = drive!(run, make);
-            FailedAttempt::respond(result, run.report())
+            match drive!(run, make) {
+                Err(FailedAttempt::TimedOut(timeout)) => {
+                    let status = tonic::Status::deadline_exceeded(timeout.to_string());
+                    Err(Box::new(status) as BoxError)
+                }
+                result => FailedAttempt::respond(result, run.report()),
+            }
         })
     }
+}
+
+/// The `grpc-timeout` header: sets it to `left` unless it already asks for
+/// less. Written as gRPC's wire format has it: at most 8 digits and a unit,
+/// the finest unit that fits, rounded up.
+fn set_timeout(headers: &mut http::HeaderMap, left: std::time::Duration) {
+    let own = headers
+        .get(GRPC_TIMEOUT)
+        .and_then(|v| v.to_str().ok())
+        .and_then(parse_timeout);
+    if own.is_some_and(|own| own <= left) {
+        return;
+    }
+    if let Some(value) = encode_timeout(left) {
+        headers.insert(GRPC_TIMEOUT, value);
+    }
+}
+
+/// gRPC's timeout units, finest first, in nanoseconds.
+const UNITS: [(char, u128); 6] = [
+    ('n', 1),
+    ('u', 1_000),
+    ('m', 1_000_000),
+    ('S', 1_000_000_000),
+    ('M', 60_000_000_000),
+    ('H', 3_600_000_000_000),
+];
+
+/// `d` as a `grpc-timeout` value; `None` past 99,999,999 hours.
+fn encode_timeout(d: std::time::Duration) -> Option<HeaderValue> {
+    let nanos = d.as_nanos();
+    UNITS.iter().find_map(|&(unit, size)| {
+        let count = nanos.div_ceil(size);
+        (count <= 99_999_999).then(|| HeaderValue::from_str(&format!("{count}{unit}")).ok())?
+    })
+}
+
+/// A `grpc-timeout` value; `None` when malformed.
+fn parse_timeout(value: &str) -> Option<std::time::Duration> {
+    let unit = value.chars().last()?;
+    let digits = &value[..value.len() - unit.len_utf8()];
+    if digits.is_empty() || digits.len() > 8 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let size = UNITS.iter().find(|(u, _)| *u == unit)?.1;
+    let nanos = digits.parse::<u128>().ok()? * size;
+    Some(std::time::Duration::from_nanos(
+        u64::try_from(nanos).unwrap_or(u64::MAX),
+    ))
 }
 
 /// An attempt's outcome: its response, read ahead to its status (see the
@@ -326,5 +400,36 @@ where
         } else {
             SizeHint::default()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn timeouts_take_the_finest_unit_that_fits_eight_digits() {
+        let shown = |d| encode_timeout(d).unwrap().to_str().unwrap().to_owned();
+        assert_eq!(shown(Duration::from_millis(400)), "400000u");
+        assert_eq!(shown(Duration::from_nanos(99_999_999)), "99999999n");
+        assert_eq!(shown(Duration::from_secs(30)), "30000000u");
+        assert_eq!(shown(Duration::from_secs(100_000)), "100000S");
+        assert_eq!(shown(Duration::from_nanos(1_000_000_001)), "1000001u");
+        assert_eq!(encode_timeout(Duration::MAX), None);
+    }
+
+    #[test]
+    fn a_nearer_timeout_of_the_request_is_kept() {
+        let mut headers = http::HeaderMap::new();
+        headers.insert(GRPC_TIMEOUT, HeaderValue::from_static("100m"));
+        set_timeout(&mut headers, Duration::from_millis(400));
+        assert_eq!(headers[GRPC_TIMEOUT], "100m");
+        set_timeout(&mut headers, Duration::from_millis(50));
+        assert_eq!(headers[GRPC_TIMEOUT], "50000000n");
+        for bad in ["", "m", "123456789m", "12x", "1.5S"] {
+            assert_eq!(parse_timeout(bad), None, "{bad}");
+        }
+        assert_eq!(parse_timeout("2H"), Some(Duration::from_secs(7_200)));
     }
 }
