@@ -104,13 +104,31 @@ async fn a_failure_after_the_body_began_is_committed_and_never_retried() {
     assert!(error.contains("UNAVAILABLE (14)"), "{error}");
 }
 
+/// gRFC A6 retries only the codes a policy lists; a policy that names
+/// none retries `UNAVAILABLE` alone.
+#[tokio::test(start_paused = true)]
+async fn resource_exhausted_is_retried_only_when_named() {
+    for code in [Code::ResourceExhausted, Code::DeadlineExceeded] {
+        let (server, channel) = start(vec![fail(code, None), Step::Ok]).await;
+        let client = RetryLayer::new(policy().build().unwrap())
+            .grpc()
+            .layer(channel.clone());
+        let status = call(client, "ada").await.unwrap_err();
+        assert_eq!((status.code(), server.seen().len()), (code, 1), "{code:?}");
+        let named = policy().grpc_retry_on([8, 4, 14]).build().unwrap();
+        let client = RetryLayer::new(named).grpc().layer(channel);
+        server.script([fail(code, None), Step::Ok]);
+        call(client, "bo").await.unwrap();
+        assert_eq!(server.seen().len(), 3, "{code:?}");
+    }
+}
+
 #[tokio::test(start_paused = true)]
 async fn resource_exhausted_waits_for_its_pushback_clamped_and_a_bad_pushback_stops() {
     let exhausted = fail(Code::ResourceExhausted, Some("2000"));
     let (server, channel) = start(vec![exhausted, Step::Ok]).await;
-    let client = RetryLayer::new(policy().build().unwrap())
-        .grpc()
-        .layer(channel.clone());
+    let named = policy().grpc_retry_on([8, 14]).build().unwrap();
+    let client = RetryLayer::new(named).grpc().layer(channel.clone());
     let response = call(client.clone(), "ada").await.unwrap();
     let report = *response.extensions().get::<Report>().unwrap();
     assert_eq!((report.attempts, report.waited), (2, ms(2000)));

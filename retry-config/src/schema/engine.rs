@@ -151,7 +151,10 @@ fn binding(key: Key) -> Binding {
             },
             get: |p| match p.grpc_retry_on() {
                 Some(codes) => Value::GrpcCodes(codes.to_vec()).to_string(),
-                None => "(UNAVAILABLE, RESOURCE_EXHAUSTED, DEADLINE_EXCEEDED)".to_owned(),
+                None => format!(
+                    "({})",
+                    Value::GrpcCodes(retrykit_schema::grpc::DEFAULT_RETRY_ON.to_vec())
+                ),
             },
         },
         Key::MaxReplayBody => Policy {

@@ -3,7 +3,13 @@
 //! the one table that retrykit-core's gRPC mode, the policy file and
 //! `retry-policy import grpc` read.
 //!
-//! Default classes (when a policy names no codes):
+//! Retried by default (when a policy names no codes): `UNAVAILABLE` only
+//! ([`DEFAULT_RETRY_ON`]), as gRFC A6 retries only the codes a policy lists
+//! and grpc-go's examples list. A policy that names its codes
+//! (`grpc_retry_on`) retries those.
+//!
+//! Classes (what a breaker, a budget and `retry_on` see of a code the
+//! policy retries):
 //! - `UNAVAILABLE`: `transient` (the server or the path to it is down for
 //!   now; gRFC A6's example of a retryable code);
 //! - `RESOURCE_EXHAUSTED`: `throttled` (a quota or rate limit, gRPC's 429);
@@ -22,6 +28,13 @@
 //! ```
 
 use crate::classes::{PERMANENT, THROTTLED, TIMEOUT, TRANSIENT};
+
+/// The codes retried when a policy names none: `UNAVAILABLE` (14).
+///
+/// ```
+/// assert_eq!(retrykit_schema::grpc::DEFAULT_RETRY_ON, [14]);
+/// ```
+pub const DEFAULT_RETRY_ON: &[u8] = &[14];
 use crate::suggest::did_you_mean;
 
 /// Every gRPC status code: its name as service configs write it, and its

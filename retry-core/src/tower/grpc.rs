@@ -45,10 +45,10 @@ use tower::Service;
 /// gRPC semantics (feature `grpc`), for services of
 /// `http::Request<tonic::body::Body>` such as tonic's `Channel`, which the
 /// layer wraps as it is: `grpc-status` from a Trailers-Only response's
-/// headers or from the trailers decides (`UNAVAILABLE` transient,
-/// `RESOURCE_EXHAUSTED` throttled, `DEADLINE_EXCEEDED` timeout, the rest
-/// permanent; see [`crate::grpc`]), or, when the policy names its codes,
-/// those codes (see [`GrpcFailure::with_retry_on`]); every call may be sent again (a policy
+/// headers or from the trailers decides: the policy's codes
+/// (`grpc_retry_on`), or `UNAVAILABLE` alone when it names none, are
+/// retried, every other code ends the call (gRFC A6; see
+/// [`GrpcFailure::with_retry_on`] and [`crate::grpc`]); every call may be sent again (a policy
 /// put on a gRPC method says its calls are safe to retry, as A6's service
 /// config does); the request body is kept for replay up to the policy's
 /// `max_replay_body`; an attempt whose response body had begun is never
@@ -269,11 +269,12 @@ where
         }
     };
     let response = Response::from_parts(parts, body);
-    // The policy's own codes, when it names them (see `grpc_retry_on`).
-    let failure = match policy.grpc_retry_on() {
-        Some(codes) => failure.map(|f| f.with_retry_on(codes)),
-        None => failure,
-    };
+    // The policy's own codes, or `UNAVAILABLE` alone (gRFC A6 retries only
+    // the codes listed; see `grpc_retry_on`).
+    let codes = policy
+        .grpc_retry_on()
+        .unwrap_or(retrykit_schema::grpc::DEFAULT_RETRY_ON);
+    let failure = failure.map(|f| f.with_retry_on(codes));
     match failure {
         None => Ok(response),
         Some(failure) => Err(FailedAttempt::Status { response, failure }),
