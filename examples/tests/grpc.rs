@@ -181,6 +181,26 @@ async fn a_slow_call_is_hedged_with_previous_attempts_and_the_loser_is_reset() {
     );
 }
 
+/// gRFC A6's `hedgingPolicy { maxAttempts: 3, hedgingDelay: "0.05s" }`,
+/// as `import grpc` writes it (`hedge_share = 2.0`), on a method's first
+/// call: both hedges go, 50 ms apart, as A6 sends them.
+#[tokio::test(start_paused = true)]
+async fn an_imported_hedging_policy_sends_all_its_hedges_on_a_first_call() {
+    let slow = Step::Slow(Duration::from_secs(1));
+    let (server, channel) = start(vec![slow.clone(), slow, Step::Ok]).await;
+    let text = "[policies.hedged]\nmax_attempts = 3\nhedge_after = \"50ms\"\n\
+                hedge_share = 2.0\ngrpc_retry_on = [\"UNAVAILABLE\"]\n";
+    let options = retrykit_config::Options::new();
+    let config = retrykit_config::Config::load_str(text, "retry.toml", &options).unwrap();
+    let policy = Arc::clone(config.policy("hedged").unwrap());
+    let response = call(RetryLayer::new(policy).grpc().layer(channel), "ada")
+        .await
+        .expect("the second hedge answers");
+    let report = *response.extensions().get::<Report>().unwrap();
+    assert_eq!((report.attempts, report.hedges, report.winner), (3, 2, 3));
+    assert_eq!(previous(&server.seen()), [None, Some("1"), Some("2")]);
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_malformed_or_missing_status_is_a_named_failure_never_a_success() {
     for (status, says) in [

@@ -109,10 +109,22 @@ fn bad_hedging_values_name_the_key_the_rule_and_the_fix() {
     assert!(out.contains("hedge_after") && out.contains("unit"), "{out}");
     let out = refused("[policies.a]\nhedge_after = \"p95\"\nhedge_share = 0\n");
     assert!(
-        out.contains("`hedge_share` must be a number above 0 and at most 1")
+        out.contains("`hedge_share` must be a number above 0 and at most max_attempts - 1")
             && out.contains("fix:"),
         "{out}"
     );
+    // max_attempts = 3: at most 2 hedges per call.
+    let out = refused("[policies.a]\nhedge_after = \"p95\"\nmax_attempts = 3\nhedge_share = 2.5\n");
+    assert!(
+        out.contains("or 2 to leave every call its hedges (got 2.5)"),
+        "{out}"
+    );
+    Config::load_str(
+        "[policies.a]\nhedge_after = \"p95\"\nmax_attempts = 3\nhedge_share = 2.0\n",
+        "retry.toml",
+        &Options::new(),
+    )
+    .expect("2 hedges per call under max_attempts = 3");
     let out = refused("[policies.a]\nhedge_after = \"p95\"\nmax_attempts = 1\n");
     assert!(out.contains("`max_attempts` must be at least 2"), "{out}");
     let out = refused("[policies.a]\nhedge_aftr = \"p95\"\n");

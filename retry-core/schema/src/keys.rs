@@ -404,7 +404,8 @@ keys! {
         HedgeAfter = "hedge_after", HedgeAfter, "\"p95\"", BuiltIn::None;
         /// The hedge delay used while fewer than 100 calls have been seen.
         HedgeFloor = "hedge_floor", Duration, "\"100ms\"", BuiltIn::Duration(Duration::from_millis(100));
-        /// The most hedges sent, as a share of calls (over a 10 s window).
+        /// The most hedges sent per call (over a 10 s window), at most
+        /// `max_attempts - 1`.
         HedgeShare = "hedge_share", Number, "0.1", BuiltIn::Number(0.1);
     }
     budget {

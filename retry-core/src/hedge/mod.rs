@@ -90,8 +90,10 @@ pub struct HedgeSettings {
     /// The delay of a percentile `after` while the estimate has seen fewer
     /// than [`MIN_SAMPLES`](Self::MIN_SAMPLES) calls (`hedge_floor`).
     pub floor: Duration,
-    /// The most hedges sent, as a share of calls over a 10 s window
-    /// (`hedge_share`, from 0 excluded to 1).
+    /// The most hedges sent, per call, over a 10 s window (`hedge_share`,
+    /// above 0 and at most `max_attempts - 1`): 0.1 is one hedge for ten
+    /// calls; `max_attempts - 1` leaves every call all its hedges, as gRFC
+    /// A6 does.
     pub share: f64,
 }
 
@@ -142,12 +144,13 @@ impl HedgeSettings {
                 Key::HedgeFloor.example()
             ),
         );
+        let most = f64::from(max_attempts.saturating_sub(1).max(1));
         problems.require(
-            self.share.is_finite() && self.share > 0.0 && self.share <= 1.0,
+            self.share.is_finite() && self.share > 0.0 && self.share <= most,
             Key::HedgeShare.name(),
-            "must be a number above 0 and at most 1",
+            "must be a number above 0 and at most max_attempts - 1 (hedges per call)",
             format!(
-                "set hedge_share to a share of calls such as 0.1 (got {:?})",
+                "set hedge_share to hedges per call such as 0.1, or {most} to leave every call its hedges (got {:?})",
                 self.share
             ),
         );
@@ -186,7 +189,7 @@ impl Hedging {
     /// The state for `settings` (valid ones: the builder checked them).
     pub(crate) fn new(settings: HedgeSettings) -> Arc<Hedging> {
         let share = if settings.share.is_finite() {
-            settings.share.clamp(0.0, 1.0)
+            settings.share.clamp(0.0, 1000.0)
         } else {
             0.0
         };

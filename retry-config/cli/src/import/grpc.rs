@@ -14,8 +14,8 @@
 //!   `maxBackoff` as `cap`, `backoffMultiplier` as `factor`, an exponential
 //!   backoff with full jitter (A6's `random(0, backoff)`).
 //! - `hedgingPolicy`: `maxAttempts` (the same bounds), `hedgingDelay` as
-//!   `hedge_after`, `hedge_share = 1.0` (A6 caps hedges by attempts and
-//!   throttling only).
+//!   `hedge_after`, `hedge_share = maxAttempts - 1` (A6 caps hedges by
+//!   attempts and throttling only: every call may send all its hedges).
 //! - `retryableStatusCodes` / `nonFatalStatusCodes` (names or numbers): the
 //!   codes, by name and in their order, as `grpc_retry_on` (named once
 //!   each; `OK` is an error).
@@ -254,7 +254,13 @@ impl Cx {
         out
     }
 
-    fn max_attempts(&mut self, path: &str, value: Option<&Value>, body: &mut String) {
+    /// Writes `max_attempts`; the value written, if any.
+    fn max_attempts(
+        &mut self,
+        path: &str,
+        value: Option<&Value>,
+        body: &mut String,
+    ) -> Option<u64> {
         let path = format!("{path}.maxAttempts");
         match value.and_then(Value::as_u64) {
             Some(n) if n >= 2 => {
@@ -267,14 +273,18 @@ impl Cx {
                     n
                 };
                 let _ = writeln!(body, "max_attempts = {n}");
+                Some(n)
             }
-            _ => self.error(
-                &path,
-                format!(
-                    "{} must be a whole number of at least 2 (gRFC A6); use 2 or more",
-                    value.map_or("missing".to_owned(), Value::to_string)
-                ),
-            ),
+            _ => {
+                self.error(
+                    &path,
+                    format!(
+                        "{} must be a whole number of at least 2 (gRFC A6); use 2 or more",
+                        value.map_or("missing".to_owned(), Value::to_string)
+                    ),
+                );
+                None
+            }
         }
     }
 
@@ -309,13 +319,16 @@ impl Cx {
     }
 
     fn hedging_policy(&mut self, path: &str, hedge: &Value, body: &mut String) {
-        self.max_attempts(path, hedge.get("maxAttempts"), body);
+        let attempts = self.max_attempts(path, hedge.get("maxAttempts"), body);
         let delay = match hedge.get("hedgingDelay") {
             Some(v) => self.duration(&format!("{path}.hedgingDelay"), v),
             None => Some("0s".to_owned()),
         };
-        if let Some(d) = delay {
-            let _ = writeln!(body, "hedge_after = \"{d}\"\nhedge_share = 1.0");
+        // A6 caps hedges by maxAttempts alone: a share of maxAttempts - 1
+        // hedges per call leaves every call its hedges.
+        if let (Some(d), Some(attempts)) = (delay, attempts) {
+            let share = attempts - 1;
+            let _ = writeln!(body, "hedge_after = \"{d}\"\nhedge_share = {share}.0");
         }
         self.codes(
             &format!("{path}.nonFatalStatusCodes"),

@@ -21,7 +21,7 @@ fn a_service_config_becomes_named_policies_with_warnings_for_what_is_left_out() 
     assert!(t.contains("# helloworld.Greeter/SayHello: RetryLayer::policy(\"helloworld-Greeter-SayHello\").grpc()\n[policies.helloworld-Greeter-SayHello]\nmax_attempts = 5\n"), "{t}");
     assert!(t.contains("[policies.helloworld-Admin]"), "{t}");
     assert!(t.contains("base = \"100ms\"\ncap = \"1000ms\"\nfactor = 2.0\ngrpc_retry_on = [\"UNAVAILABLE\", \"RESOURCE_EXHAUSTED\", \"ABORTED\"]\ndeadline = \"2500ms\""), "{t}");
-    assert!(t.contains("[policies.grpc-default]\nmax_attempts = 3\nhedge_after = \"50ms\"\nhedge_share = 1.0\ngrpc_retry_on = [\"UNAVAILABLE\"]"), "{t}");
+    assert!(t.contains("[policies.grpc-default]\nmax_attempts = 3\nhedge_after = \"50ms\"\nhedge_share = 2.0\ngrpc_retry_on = [\"UNAVAILABLE\"]"), "{t}");
     let warnings = out.warnings.join("\n");
     assert!(
         warnings.contains("$.methodConfig[0].retryPolicy.maxAttempts: 9 clamped to 5"),
