@@ -262,6 +262,39 @@ async fn a6_throttling_stops_retries_once_half_the_tokens_are_gone() {
     assert_eq!(response.extensions().get::<Report>().unwrap().attempts, 2);
 }
 
+/// A6's throttling over a hedging policy, counted as grpc-java's
+/// `RetriableStream` counts it: every attempt that fails with a non-fatal
+/// code drains a token, and a pushback that says "do not retry" counts as
+/// a failure too (grpc-go's `shouldRetry`).
+#[tokio::test(start_paused = true)]
+async fn a6_throttling_counts_each_failed_hedge_and_a_stopping_pushback() {
+    use retrykit_core::RetryBudget;
+    let unavailable = fail(Code::Unavailable, None);
+    let (server, channel) = start(vec![unavailable]).await;
+    let budget = Arc::new(RetryBudget::grpc_throttling(100.0, 1.0).unwrap());
+    let tokens = || budget.throttling().unwrap().tokens();
+    let mut hedge = HedgeSettings::new(HedgeAfter::Fixed(ms(50)));
+    hedge.share = 2.0;
+    let hedged = policy()
+        .max_attempts(3)
+        .hedge(Some(hedge))
+        .budget(Some(Arc::clone(&budget)))
+        .build()
+        .unwrap();
+    let layer = RetryLayer::new(hedged).grpc();
+    // Each failure sends the next hedge at once: three attempts, three tokens.
+    assert!(call(layer.layer(channel.clone()), "ada").await.is_err());
+    assert_eq!((server.seen().len(), tokens()), (3, 97.0));
+    // "Do not retry": one attempt, one token.
+    server.script([fail(Code::Unavailable, Some("-1"))]);
+    let retrying = policy().budget(Some(Arc::clone(&budget))).build().unwrap();
+    let status = call(RetryLayer::new(retrying).grpc().layer(channel), "bo")
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), Code::Unavailable);
+    assert_eq!((server.seen().len(), tokens()), (4, 96.0));
+}
+
 /// The same bucket named in a policy file (`mode = "grpc_throttling"`):
 /// the policies naming it share it, and the layer feeds it.
 #[tokio::test(start_paused = true)]

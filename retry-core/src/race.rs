@@ -21,7 +21,7 @@ use crate::attempt::{Own, Timed};
 use crate::classify::Classify;
 use crate::clock::{Clock, Sleeper};
 use crate::decide::hedge::{HedgeStep, HedgeView, is_fatal, next_hedge};
-use crate::decide::time_limit;
+use crate::decide::{drains_throttling, time_limit};
 use crate::hooks::{HookSet, Unrepeatable};
 use crate::policy::Policy;
 use crate::run::{Gate, Run};
@@ -56,6 +56,7 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
             failed_since_last_start: false,
             pushback: false,
             last: None,
+            last_drains: false,
             first_attempt: 0,
             first_began: now,
             refused: false,
@@ -86,6 +87,11 @@ pub struct Race<'r, P, C, S: Sleeper, H, M, Fut: Future> {
     pushback: bool,
     /// The last non-fatal failure, returned when no attempt is left.
     last: Option<Fut::Output>,
+    /// Whether `last` drains gRFC A6's throttling buckets
+    /// ([`drains_throttling`]): the kernel drains for the failure it is
+    /// given; one another result supersedes drains here, so that every
+    /// failed attempt drains once, as grpc-java's hedging counts them.
+    last_drains: bool,
     /// The round's first attempt (the ones after it are hedges), and when it began.
     first_attempt: u32,
     first_began: Instant,
@@ -158,6 +164,14 @@ where
         self.failed_since_last_start = false;
     }
 
+    /// `last` will not reach the kernel (another result came): it drains
+    /// the throttling buckets here, if it drains them.
+    fn supersede_last(&mut self) {
+        if std::mem::take(&mut self.last_drains) {
+            self.run.policy().budgets.throttle(true);
+        }
+    }
+
     /// The race is over: `winner`'s result ends it (0: the last failure,
     /// when no attempt is left); the rest are cancelled. The policy's
     /// latency estimate records the time since the race's first attempt
@@ -224,16 +238,19 @@ where
                 match result {
                     Ok(value) => {
                         this.run.record(done.gate, None);
+                        this.supersede_last();
                         return this.finish(done.attempt, Ok(value));
                     }
                     Err(error) => {
                         let (failure, ..) = this.run.failure_of(&error);
                         this.run.record(done.gate, Some(failure.class));
+                        this.supersede_last();
                         if is_fatal(this.run.policy(), failure) {
                             return this.finish(done.attempt, Err(error));
                         }
                         this.pushback |= failure.hint.is_some();
                         this.failed_since_last_start = true;
+                        this.last_drains = drains_throttling(this.run.policy(), failure);
                         this.last = Some(Err(error));
                     }
                 }

@@ -57,3 +57,55 @@ async fn retry_call_drains_and_fills_a_grpc_throttling_bucket() {
     assert_eq!(out.unwrap(), 2);
     assert_eq!(tokens(), 4.0, "one failure (-1) and one success (+1)");
 }
+
+/// Hedging, as grpc-java's `RetriableStream` counts it for A6: each
+/// attempt of a hedged call that fails with a non-fatal code drains a
+/// token, the first attempt included; a fatal one does not. The call's
+/// success fills `token_ratio` once.
+#[tokio::test(start_paused = true)]
+async fn each_failed_hedge_drains_a_token_and_a_success_fills_once() {
+    use retrykit_core::hedge::{HedgeAfter, HedgeSettings};
+    let budget = Arc::new(RetryBudget::grpc_throttling(100.0, 1.0).unwrap());
+    let tokens = || budget.throttling().unwrap().tokens();
+    let mut hedge = HedgeSettings::new(HedgeAfter::Fixed(Duration::from_millis(10)));
+    hedge.share = 2.0;
+    let policy = Policy::builder()
+        .max_attempts(3)
+        .hedge(Some(hedge))
+        .budget(Some(Arc::clone(&budget)))
+        .build()
+        .unwrap();
+    // Three attempts, 10 ms apart, each failing after 25 ms: all non-fatal.
+    let (out, report): (std::io::Result<u8>, Report) = Retry::new(&policy)
+        .call_with_report(|| async {
+            tokio::time::sleep(Duration::from_millis(25)).await;
+            failing(std::io::ErrorKind::ConnectionReset)
+        })
+        .await;
+    assert!(out.is_err());
+    assert_eq!((report.attempts, report.hedges), (3, 2), "{report:?}");
+    assert_eq!(tokens(), 97.0, "one token per failed attempt");
+    // A fatal failure ends the round and drains nothing.
+    let (out, _) = Retry::new(&policy)
+        .call_with_report(|| async { failing(std::io::ErrorKind::PermissionDenied) })
+        .await;
+    assert!(out.is_err());
+    assert_eq!(tokens(), 97.0);
+    // Two hedges fail, the third attempt succeeds: -2 then +1.
+    let n = std::sync::atomic::AtomicU32::new(0);
+    let out: std::io::Result<u8> = Retry::new(&policy)
+        .call(|| {
+            let i = n.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            async move {
+                tokio::time::sleep(Duration::from_millis(25)).await;
+                if i < 2 {
+                    failing(std::io::ErrorKind::ConnectionReset)
+                } else {
+                    Ok(7)
+                }
+            }
+        })
+        .await;
+    assert_eq!(out.unwrap(), 7);
+    assert_eq!(tokens(), 96.0);
+}

@@ -135,6 +135,16 @@ pub(crate) fn time_limit(
     }
 }
 
+/// Whether `failure` drains the policy's `grpc_throttling` buckets (gRFC
+/// A6): a failure of a class the policy retries does, whatever the site's
+/// predicate says, as grpc-go's `retryThrottler` and grpc-java's
+/// `RetriableStream` count a failed attempt with a retryable (or, hedged,
+/// a non-fatal) code. A server's hint on a failure the policy does not
+/// retry drains nothing (grpc-go reads the code first).
+pub(crate) fn drains_throttling(policy: &Policy, failure: Failure) -> bool {
+    in_policy(policy, failure.class)
+}
+
 /// The kernel. After the attempt numbered `tally.attempts` failed: is it
 /// retryable at all, is an attempt left, how long to wait (the schedule,
 /// then a server hint, which is never shortened but clamped to
@@ -163,10 +173,8 @@ pub(crate) fn decide(
     {
         budgets.record(now, failure.class == Class::THROTTLED);
     }
-    // gRFC A6: a failure the policy would retry, or one with a server's
-    // hint, drains the policy's `grpc_throttling` buckets.
     let retried = in_policy(policy, failure.class);
-    if retried || failure.hint.is_some() {
+    if drains_throttling(policy, failure) {
         budgets.throttle(true);
     }
     if failure.class == Class::Permanent {

@@ -275,6 +275,12 @@ where
         .grpc_retry_on()
         .unwrap_or(retrykit_schema::grpc::DEFAULT_RETRY_ON);
     let failure = failure.map(|f| f.with_retry_on(codes));
+    // A pushback that says "do not retry" ends the call as permanent, and
+    // still counts as a failure for A6's throttling, as grpc-go's
+    // `shouldRetry` counts it.
+    if failure.as_ref().is_some_and(|f| f.do_not_retry.is_some()) {
+        policy.budgets.throttle(true);
+    }
     match failure {
         None => Ok(response),
         Some(failure) => Err(FailedAttempt::Status { response, failure }),
