@@ -109,3 +109,30 @@ async fn each_failed_hedge_drains_a_token_and_a_success_fills_once() {
     assert_eq!(out.unwrap(), 7);
     assert_eq!(tokens(), 96.0);
 }
+
+/// A server's hint on a failure the policy does not retry drains nothing:
+/// grpc-go reads the code before it counts (`shouldRetry`).
+#[tokio::test(start_paused = true)]
+async fn a_hint_on_a_failure_not_retried_drains_nothing() {
+    #[derive(Debug)]
+    struct Refused;
+    impl retrykit_core::Classify for Refused {
+        fn class(&self) -> retrykit_core::Class {
+            retrykit_core::Class::Permanent
+        }
+        fn retry_after(&self) -> Option<Duration> {
+            Some(Duration::from_millis(100))
+        }
+    }
+    let budget = Arc::new(RetryBudget::grpc_throttling(10.0, 1.0).unwrap());
+    let policy = Policy::builder()
+        .budget(Some(Arc::clone(&budget)))
+        .build()
+        .unwrap();
+    let (out, report) = Retry::new(&policy)
+        .call_with_report(|| async { Err::<u8, _>(Refused) })
+        .await;
+    assert!(out.is_err());
+    assert_eq!(report.ending, Ending::Permanent);
+    assert_eq!(budget.throttling().unwrap().tokens(), 10.0);
+}
