@@ -98,8 +98,45 @@ impl<K, H> RetryLayer<K, H> {
     }
 }
 
-/// A failed attempt of a gRPC call, as the loop and its hooks see it.
-pub type GrpcFailedAttempt<R> = FailedAttempt<GrpcBody<R>, GrpcFailure>;
+/// A failed attempt of a gRPC call, as the loop and its hooks see it; `R`
+/// is the inner service's response body (`tonic::body::Body` for a tonic
+/// `Channel`).
+pub type GrpcFailedAttempt<R = tonic::body::Body> = FailedAttempt<GrpcBody<R>, GrpcFailure>;
+
+/// What an `on_give_up` hook on a gRPC layer is given: the failed attempt
+/// the call gave up on, and the call's report. With a tonic `Channel`, the
+/// hook takes `&GrpcGiveUpEvent<'_>`; a `.map_response` on the layered
+/// service names the request type it serves (tower's `ServiceExt` is
+/// generic over it, and the layer serves any request body):
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+/// use retrykit_core::tower::{GrpcGiveUpEvent, RetryLayer};
+/// use retrykit_core::{Ending, Hooks, Policy};
+/// use std::sync::{Arc, Mutex};
+/// use tower::{Layer, ServiceExt};
+/// # use http::{Request, Response};
+/// // A server that answers UNAVAILABLE every time.
+/// let server = tower::service_fn(|_: Request<tonic::body::Body>| async {
+///     let response = Response::builder().header("grpc-status", "14").body(tonic::body::Body::empty());
+///     Ok::<_, std::convert::Infallible>(response.unwrap())
+/// });
+/// let endings = Arc::new(Mutex::new(Vec::new()));
+/// let seen = Arc::clone(&endings);
+/// let hooks = Hooks::new().on_give_up(move |event: &GrpcGiveUpEvent<'_>| {
+///     seen.lock().unwrap().push(event.report.ending);
+/// });
+/// let policy = Policy::builder().max_attempts(2).build().unwrap();
+/// let svc = RetryLayer::new(policy).grpc().hooks(hooks).layer(server);
+/// let svc = ServiceExt::<Request<tonic::body::Body>>::map_response(svc, |response| {
+///     response.headers()["grpc-status"].to_str().unwrap().to_owned()
+/// });
+/// let status = svc.oneshot(Request::new(tonic::body::Body::empty())).await.unwrap();
+/// assert_eq!(status, "14");
+/// assert_eq!(*endings.lock().unwrap(), [Ending::Exhausted]);
+/// # }
+/// ```
+pub type GrpcGiveUpEvent<'a, R = tonic::body::Body> = crate::GiveUpEvent<'a, GrpcFailedAttempt<R>>;
 
 impl<S, B, R, H> Service<Request<B>> for RetryService<S, Grpc, H>
 where

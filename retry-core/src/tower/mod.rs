@@ -45,7 +45,7 @@ mod grpc;
 mod http;
 
 #[cfg(feature = "grpc")]
-pub use grpc::{Grpc, GrpcBody, GrpcFailedAttempt};
+pub use grpc::{Grpc, GrpcBody, GrpcFailedAttempt, GrpcGiveUpEvent};
 pub use http::FailedAttempt;
 
 use crate::hooks::{GiveUpEvent, HookSet, Hooks, RetryEvent, Unrepeatable};
