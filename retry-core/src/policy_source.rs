@@ -23,6 +23,11 @@ enum Source {
     ),
     /// A policy name, through the same cache as a `#[retry]` call site.
     Named(PolicyCache),
+    /// A policy per gRPC method, by name from the request's path (gRFC A6:
+    /// the method's, its service's, every method's), looked up in the
+    /// registry on each call; where the layer was built.
+    #[cfg(feature = "grpc")]
+    ByMethod(CallSite),
 }
 
 impl PolicySource {
@@ -53,11 +58,33 @@ impl PolicySource {
         PolicySource(Arc::new(Source::Fixed(site, policy)))
     }
 
+    /// A policy per gRPC method, for the integration `function` built `at`.
+    #[cfg(feature = "grpc")]
+    pub(crate) fn by_method(at: &'static Location<'static>, function: &'static str) -> Self {
+        let site = CallSite {
+            hedged: true,
+            ..CallSite::new("<by gRPC method>", at.file(), at.line(), function)
+        };
+        PolicySource(Arc::new(Source::ByMethod(site)))
+    }
+
     /// The policy for the call starting now.
     pub(crate) fn current(&self) -> Arc<Policy> {
         match &*self.0 {
             Source::Fixed(_, policy) => Arc::clone(policy),
             Source::Named(cache) => cache.policy(),
+            #[cfg(feature = "grpc")]
+            Source::ByMethod(site) => crate::site::by_method(site, ""),
+        }
+    }
+
+    /// The policy for a call to `path` (a request's path) starting now: a
+    /// per-method source chooses by it, any other has one policy.
+    #[cfg(feature = "grpc")]
+    pub(crate) fn for_path(&self, path: &str) -> Arc<Policy> {
+        match &*self.0 {
+            Source::ByMethod(site) => crate::site::by_method(site, path),
+            _ => self.current(),
         }
     }
 
@@ -70,6 +97,8 @@ impl PolicySource {
         let site = || match &*self.0 {
             Source::Fixed(site, _) => site,
             Source::Named(cache) => cache.site(),
+            #[cfg(feature = "grpc")]
+            Source::ByMethod(site) => site,
         };
         let probe = crate::AttemptTimeout::new(1, std::time::Duration::ZERO);
         if crate::site::limits(policy).is_some() && E::from_timeout(probe).is_none() {

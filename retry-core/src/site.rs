@@ -169,6 +169,39 @@ impl PolicyCache {
     }
 }
 
+/// The policy for a call to gRPC method `path` from the layer at `call`:
+/// the first of [`policy_names_for`](retrykit_schema::grpc::policy_names_for)
+/// the registry holds (gRFC A6's order), after the first-use checks; with
+/// none, one attempt, without retry (A6: a method no entry names is not
+/// retried), said once per method.
+#[cfg(feature = "grpc")]
+pub(crate) fn by_method(call: &CallSite, path: &str) -> Arc<Policy> {
+    let names = retrykit_schema::grpc::policy_names_for(path);
+    let found = registry::with_current(|current| {
+        names.iter().find_map(|name| current.policy(name).cloned())
+    });
+    if let Some(policy) = found {
+        return checked(call, Some(&policy));
+    }
+    static SAID: LazyLock<Mutex<HashSet<String>>> = LazyLock::new(Default::default);
+    let mut said = SAID.lock().unwrap_or_else(PoisonError::into_inner);
+    // Bounded: a program's methods are few; past this, said no more.
+    if said.len() < 1024 && said.insert(path.to_owned()) {
+        let [method, service, default] = &names;
+        say_warning!(
+            format!(
+                "warning: {} calls gRPC method `{path}`, which no policy names (none of `{method}`, \
+                 `{service}` or `{default}` is loaded), so it runs once, without retry\n  \
+                 fix: import the service config that names it (`retry-policy import grpc`), or add a \
+                 `[policies.{default}]` for every method",
+                site(call)
+            ),
+            path = path
+        );
+    }
+    Arc::clone(&SINGLE_ATTEMPT)
+}
+
 /// The site's policy `found` in the registry, after the first-use checks:
 /// the single attempt, with a warning once per site, when it is missing.
 pub(crate) fn checked(call: &CallSite, found: Option<&Arc<Policy>>) -> Arc<Policy> {

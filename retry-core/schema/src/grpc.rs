@@ -29,6 +29,55 @@
 
 use crate::classes::{PERMANENT, THROTTLED, TIMEOUT, TRANSIENT};
 
+/// The policy name of a service config's every-method entry.
+pub const DEFAULT_POLICY: &str = "grpc-default";
+
+/// The policy name `retry-policy import grpc` gives a service config's
+/// `name` entry, and the gRPC layer's per-method choice looks up:
+/// `service/method`, or `service` for a service-wide entry, with each
+/// character a policy name cannot hold (anything but ASCII letters, digits,
+/// `-` and `_`) written as `-`; the empty entry is [`DEFAULT_POLICY`].
+///
+/// ```
+/// use retrykit_schema::grpc::policy_name;
+/// assert_eq!(policy_name("helloworld.Greeter/SayHello"), "helloworld-Greeter-SayHello");
+/// assert_eq!(policy_name("helloworld.Greeter"), "helloworld-Greeter");
+/// assert_eq!(policy_name(""), "grpc-default");
+/// ```
+pub fn policy_name(entry: &str) -> String {
+    if entry.is_empty() {
+        return DEFAULT_POLICY.to_owned();
+    }
+    entry
+        .chars()
+        .map(|c| match c {
+            c if c.is_ascii_alphanumeric() || c == '-' || c == '_' => c,
+            _ => '-',
+        })
+        .collect()
+}
+
+/// The policy names a call to gRPC method `path` (`/service/method`, as an
+/// HTTP/2 request's path gives it) is looked up by, in gRFC A6's order:
+/// the method's own entry, its service's, then every method's.
+///
+/// ```
+/// use retrykit_schema::grpc::policy_names_for;
+/// assert_eq!(
+///     policy_names_for("/helloworld.Greeter/SayHello"),
+///     ["helloworld-Greeter-SayHello", "helloworld-Greeter", "grpc-default"]
+/// );
+/// ```
+pub fn policy_names_for(path: &str) -> [String; 3] {
+    let path = path.strip_prefix('/').unwrap_or(path);
+    let service = path.rsplit_once('/').map_or(path, |(service, _)| service);
+    [
+        policy_name(path),
+        policy_name(service),
+        DEFAULT_POLICY.to_owned(),
+    ]
+}
+
 /// The codes retried when a policy names none: `UNAVAILABLE` (14).
 ///
 /// ```

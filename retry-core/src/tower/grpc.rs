@@ -158,7 +158,7 @@ where
     }
 
     fn call(&mut self, request: Request<B>) -> Self::Future {
-        let policy = self.source.current();
+        let policy = self.source.for_path(request.uri().path());
         let service = self.take_ready();
         let (parts, body) = request.into_parts();
         let limit = policy.max_replay_body();

@@ -182,6 +182,50 @@ impl RetryLayer {
         Self::from_source(PolicySource::fixed(policy.into(), at, FUNCTION))
     }
 
+    /// Retries each gRPC call under the registry's policy for its method,
+    /// chosen from the request's path on each call as gRFC A6 chooses a
+    /// service config's `methodConfig`: the method's own policy
+    /// (`helloworld-Greeter-SayHello` for `/helloworld.Greeter/SayHello`),
+    /// else its service's (`helloworld-Greeter`), else every method's
+    /// (`grpc-default`); these are the names `retry-policy import grpc`
+    /// writes. A method none of them names runs once, without retry (A6),
+    /// and a warning says so once per method. Judges with the gRPC
+    /// semantics ([`Grpc`]).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// use retrykit_core::{registry, tower::RetryLayer, Policy, Registry};
+    /// use tower::{Layer, ServiceExt};
+    /// # use http::{Request, Response};
+    /// # use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
+    /// # static CALLS: AtomicU32 = AtomicU32::new(0);
+    /// let unavailable = tower::service_fn(|_: Request<tonic::body::Body>| async {
+    ///     CALLS.fetch_add(1, SeqCst);
+    ///     let response = Response::builder().header("grpc-status", "14").body(tonic::body::Body::empty());
+    ///     Ok::<_, std::convert::Infallible>(response.unwrap())
+    /// });
+    /// let attempts = |n| Policy::builder().max_attempts(n).build().unwrap();
+    /// registry::install(Registry::builder()
+    ///     .policy("doc-Svc-Get", attempts(4))
+    ///     .policy("doc-Svc", attempts(3))
+    ///     .policy("grpc-default", attempts(2))
+    ///     .build());
+    /// let svc = RetryLayer::by_grpc_method().layer(unavailable);
+    /// for (path, expected) in [("/doc.Svc/Get", 4), ("/doc.Svc/Put", 3), ("/other.Svc/Get", 2)] {
+    ///     let before = CALLS.load(SeqCst);
+    ///     let request = Request::builder().uri(path).body(tonic::body::Body::empty()).unwrap();
+    ///     let _ = svc.clone().oneshot(request).await;
+    ///     assert_eq!(CALLS.load(SeqCst) - before, expected, "{path}");
+    /// }
+    /// # }
+    /// ```
+    #[cfg(feature = "grpc")]
+    #[track_caller]
+    pub fn by_grpc_method() -> RetryLayer<Grpc> {
+        let at = std::panic::Location::caller();
+        Self::from_source(PolicySource::by_method(at, FUNCTION)).grpc()
+    }
+
     fn from_source(source: PolicySource) -> Self {
         RetryLayer {
             source,

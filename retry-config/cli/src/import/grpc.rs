@@ -218,19 +218,7 @@ impl Cx {
                 );
                 continue;
             }
-            let name = match full.as_str() {
-                "" => "grpc-default".to_owned(),
-                f => f
-                    .chars()
-                    .map(|c| {
-                        if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                            c
-                        } else {
-                            '-'
-                        }
-                    })
-                    .collect(),
-            };
+            let name = retrykit_schema::grpc::policy_name(&full);
             if self.names.contains(&name) {
                 self.error(&format!("{path}.name[{i}]"), format!("`{full}` is named twice (policy `{name}`): gRFC A6 allows one methodConfig per name"));
                 continue;
