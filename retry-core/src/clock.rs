@@ -139,7 +139,7 @@ pub struct TokioClock;
 #[cfg(feature = "tokio")]
 impl Clock for TokioClock {
     fn now(&self) -> Instant {
-        tokio::time::Instant::now().into_std()
+        crate::window::now()
     }
 }
 

@@ -206,7 +206,7 @@ impl<'p> Oracle<'p> {
     pub fn attempt(&mut self, now: SystemTime) {
         if self.state.first_failure.is_none() {
             self.state.first_failure = Some(now);
-            self.policy.budgets.deposit(Instant::now());
+            self.policy.budgets.deposit(crate::window::now());
         }
         self.open = true;
     }
@@ -266,7 +266,7 @@ impl<'p> Oracle<'p> {
         };
         let step = decide(self.policy, &mut tally, self.rng, failure, owed, || {
             let elapsed = now.duration_since(started).unwrap_or(Duration::ZERO);
-            (elapsed, Instant::now())
+            (elapsed, crate::window::now())
         });
         match step {
             Step::Retry { wait, .. } => {

@@ -38,10 +38,22 @@ pub(crate) struct Window {
     slots: [[AtomicU64; 2]; SLOTS as usize],
 }
 
+/// The instant the engine reads when no clock is given (a breaker's or a
+/// window's origin, a fleet breaker's view, [`CircuitBreaker::status_now`](crate::CircuitBreaker::status_now)):
+/// the default clock's, so that every reading of one program agrees. With
+/// the `tokio` feature that is tokio's clock (its paused clock in a
+/// `start_paused` test, the system's otherwise), else the system's.
+pub(crate) fn now() -> Instant {
+    #[cfg(feature = "tokio")]
+    return tokio::time::Instant::now().into_std();
+    #[cfg(not(feature = "tokio"))]
+    return Instant::now();
+}
+
 impl Window {
     /// A window of `length` (at least 1 ns is used), starting now.
     pub(crate) fn new(length: Duration) -> Window {
-        Window::starting(length, Instant::now())
+        Window::starting(length, now())
     }
 
     /// A window of `length` whose first slot starts at `origin`.

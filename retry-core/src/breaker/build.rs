@@ -353,7 +353,7 @@ impl BreakerBuilder {
         if !problems.is_empty() {
             return Err(PolicyError::breaker(self.name.as_deref(), problems));
         }
-        let origin = self.simulated.unwrap_or_else(Instant::now);
+        let origin = self.simulated.unwrap_or_else(crate::window::now);
         Ok(CircuitBreaker {
             counts: Window::starting(self.settings.window, origin),
             settings: self.settings,

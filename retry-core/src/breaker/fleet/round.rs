@@ -98,7 +98,7 @@ impl Round for Shared {
         else {
             return self.unanswered(taken);
         };
-        let now = Instant::now();
+        let now = crate::window::now();
         let period = (period & 0xFF) as u8;
         let phase = match phase {
             0 => Phase::Closed { from: 0 },
