@@ -50,6 +50,10 @@ pub enum HttpError {
     /// The connection failed.
     #[classify(transient)]
     Transport(String),
+    /// The attempt was cut short by the policy's `attempt_timeout` or, in
+    /// flight, by its `deadline`.
+    #[classify(timeout)]
+    TimedOut,
 }
 
 impl HttpError {
@@ -78,6 +82,7 @@ impl fmt::Display for HttpError {
             HttpError::Throttled { .. } => write!(f, "HTTP 429")?,
             HttpError::Client { status } => write!(f, "HTTP {status}")?,
             HttpError::Transport(e) => return write!(f, "transport: {e}"),
+            HttpError::TimedOut => return write!(f, "timed out"),
         }
         match self.retry_after() {
             Some(d) => write!(f, " (Retry-After {d:?})"),
