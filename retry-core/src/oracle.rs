@@ -16,7 +16,7 @@ use crate::decide::{Failure, Owed, Step, Tally, decide};
 use crate::policy::Policy;
 use crate::report::Ending;
 use crate::rng::JitterRng;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, SystemTime};
 
 /// The oracle's answer to a failure.
 ///

@@ -8,7 +8,7 @@ use crate::breaker::{BreakerState, ms_since};
 use crate::fleet::{FleetState, Health, Round};
 use crate::rng::JitterRng;
 use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// What a round trip took: closed attempts and failures (counted in the
 /// view's period) and the probe answers.
