@@ -45,7 +45,8 @@ pub(crate) enum Event<'a> {
     /// A breaker refused an attempt of `policy`.
     BreakerRefused { policy: Option<&'a Arc<str>> },
     /// A fleet budget began (`true`) or stopped falling back to its local
-    /// budget.
+    /// budget. Only a fleet's Redis round trips send it.
+    #[cfg_attr(not(feature = "redis"), allow(dead_code))]
     FleetFailingOpen { budget: &'a str, failing: bool },
 }
 
