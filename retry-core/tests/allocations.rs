@@ -59,9 +59,12 @@ fn failing_first(
     r.unwrap()
 }
 
+/// The plain path (the default policy: no deadline, budget, breaker or
+/// timeout) and the same with a deadline, which reads the clock at the start.
 #[test]
 fn a_first_attempt_success_allocates_nothing() {
-    let policy = Policy::builder()
+    let plain = Policy::default();
+    let deadline = Policy::builder()
         .deadline(Some(Duration::from_secs(5)))
         .build()
         .unwrap();
@@ -70,13 +73,73 @@ fn a_first_attempt_success_allocates_nothing() {
         .build()
         .unwrap();
     let _context = rt.enter();
-    // Warm up thread-locals (the jitter generator, tokio's clock context).
-    let _ = poll_once(Retry::new(&policy).call(|| async { Ok::<_, Flaky>(1) }));
-    let info = allocation_counter::measure(|| {
-        let r = poll_once(Retry::new(&policy).call(|| async { Ok::<_, Flaky>(1) }));
-        assert!(matches!(r, Poll::Ready(Ok(1))));
-    });
-    assert_eq!(info.count_total, 0, "{info:?}");
+    for policy in [&plain, &deadline] {
+        // Warm up thread-locals (the jitter generator, tokio's clock context).
+        let _ = poll_once(Retry::new(policy).call(|| async { Ok::<_, Flaky>(1) }));
+        let info = allocation_counter::measure(|| {
+            let r = poll_once(Retry::new(policy).call(|| async { Ok::<_, Flaky>(1) }));
+            assert!(matches!(r, Poll::Ready(Ok(1))));
+        });
+        assert_eq!(
+            info.count_total,
+            0,
+            "deadline {:?}: {info:?}",
+            policy.deadline()
+        );
+    }
+}
+
+/// A policy with a local retry budget, in each mode: a success tells the
+/// budget (a window's slots and counters are fixed atomics, a token
+/// bucket's tokens an atomic, an adaptive limiter's state a few floats
+/// under a lock) and allocates nothing. Each mode's effect is checked where
+/// the budget shows it, so a call that skipped the budget fails here rather
+/// than pass for free: a window counts every call, a drained token bucket
+/// is refilled by the successes. An adaptive limiter that no throttle has
+/// switched on paces nothing and shows no success it saw; only its count of
+/// allocations is checked (one that paces arms the call's timer, and so
+/// allocates its block once, as an attempt timeout does).
+#[test]
+fn a_budgeted_success_allocates_nothing() {
+    use retrykit_core::RetryBudget;
+    let rt = current_thread();
+    let _context = rt.enter();
+    let throttling = RetryBudget::grpc_throttling(10.0, 0.1).unwrap();
+    let bucket = throttling.throttling().unwrap();
+    for _ in 0..5 {
+        bucket.record(true);
+    }
+    assert_eq!(bucket.tokens(), 5.0, "drained to half");
+    let budgets = [
+        ("window", RetryBudget::builder().build().unwrap()),
+        ("adaptive", RetryBudget::adaptive()),
+        ("grpc_throttling", throttling),
+    ];
+    for (mode, budget) in budgets {
+        let budget = std::sync::Arc::new(budget);
+        let policy = Policy::builder()
+            .budget(Some(std::sync::Arc::clone(&budget)))
+            .build()
+            .unwrap();
+        assert_eq!(policy.budget().map(|b| b.mode().as_str()), Some(mode));
+        let _ = poll_once(Retry::new(&policy).call(|| async { Ok::<_, Flaky>(1) }));
+        let info = allocation_counter::measure(|| {
+            for _ in 0..100 {
+                let r = poll_once(Retry::new(&policy).call(|| async { Ok::<_, Flaky>(1) }));
+                assert!(matches!(r, Poll::Ready(Ok(1))), "{mode}");
+            }
+        });
+        assert_eq!(info.count_total, 0, "{mode}: {info:?}");
+        let now = tokio::time::Instant::now().into_std();
+        match mode {
+            "window" => assert_eq!(budget.totals(now), (101, 0), "every call counted"),
+            "grpc_throttling" => {
+                let tokens = budget.throttling().unwrap().tokens();
+                assert_eq!(tokens, 10.0, "101 successes refilled 5 tokens");
+            }
+            _ => assert!(!budget.limiter().unwrap().is_limiting()),
+        }
+    }
 }
 
 /// A policy whose circuit breaker is closed: asking it and telling it the
@@ -144,6 +207,47 @@ fn a_retrying_call_allocates_only_its_timeout_once() {
             info.count_total,
             expected,
             "{failures} failures pending {pause:?}, timeout {:?}: {info:?}",
+            policy.attempt_timeout()
+        );
+    }
+}
+
+/// A first attempt that succeeds after pending once on tokio's timer, under
+/// `attempt_timeout` and without: the call's timer block (its one heap
+/// block, where tokio's `Sleep` for the timeout is armed in place) is made
+/// at that first `Pending`, so this success path allocates exactly once,
+/// and without a timeout not at all. tokio's armed `Sleep` adds nothing of
+/// its own: `tokio::time::timeout` around the same attempt allocates
+/// nothing, its `Sleep` held in its future. The call's block exists
+/// because the loop reuses one slot for every attempt's timer.
+#[test]
+fn a_pending_success_under_attempt_timeout_allocates_its_timer_once() {
+    let rt = current_thread();
+    let plain = Policy::default();
+    let timed = Policy::builder()
+        .attempt_timeout(Some(Duration::from_secs(1)))
+        .build()
+        .unwrap();
+    let attempt = || async {
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        Ok::<_, Flaky>(7)
+    };
+    // Warm up tokio's timer wheel and the thread-locals.
+    assert_eq!(rt.block_on(Retry::new(&timed).call(attempt)).unwrap(), 7);
+    let by_hand = allocation_counter::measure(|| {
+        let r =
+            rt.block_on(async { tokio::time::timeout(Duration::from_secs(1), attempt()).await });
+        assert_eq!(r.unwrap().unwrap(), 7);
+    });
+    assert_eq!(by_hand.count_total, 0, "tokio's timeout: {by_hand:?}");
+    for (policy, expected) in [(&plain, 0), (&timed, 1)] {
+        let info = allocation_counter::measure(|| {
+            assert_eq!(rt.block_on(Retry::new(policy).call(attempt)).unwrap(), 7);
+        });
+        assert_eq!(
+            info.count_total,
+            expected,
+            "timeout {:?}: {info:?}",
             policy.attempt_timeout()
         );
     }
