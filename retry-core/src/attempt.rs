@@ -122,7 +122,7 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Limit for OnRun<'_, P, C, S, H>
         let run = &mut *self.get_mut().0;
         run.arm_timeout();
         match run.timer.poll(cx) {
-            Some(Poll::Ready(())) => run.limit,
+            Some(Poll::Ready(())) => Some(run.timed_out()),
             _ => None,
         }
     }

@@ -89,9 +89,9 @@ pub struct Run<P, C, S: Sleeper, H> {
     /// When the attempt in flight began, while its time limit waits to be
     /// armed at its first `Pending` ([`arm_timeout`](Self::arm_timeout)).
     timeout_from: Option<Instant>,
-    /// What the attempt in flight ends with when the call's timer fires:
-    /// its own timeout, or the deadline.
-    pub(crate) limit: Option<AttemptTimeout>,
+    /// The call's timer, when it fires, ends the attempt in flight at the
+    /// deadline (not at its own timeout).
+    at_deadline: bool,
     /// The call's `retry` span: every round runs inside it.
     #[cfg(feature = "tracing")]
     span: tracing::Span,
@@ -178,7 +178,7 @@ impl<P: Borrow<Policy>, C, S: Sleeper, H> Run<P, C, S, H> {
             gate: Gate::Idle,
             timer: Timer::default(),
             timeout_from: None,
-            limit: None,
+            at_deadline: false,
             #[cfg(feature = "tracing")]
             span,
         }
@@ -285,6 +285,17 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
         None
     }
 
+    /// What the attempt in flight ends with now that the call's timer
+    /// fired: its own timeout, or the deadline.
+    pub(crate) fn timed_out(&self) -> AttemptTimeout {
+        let policy = self.policy();
+        let attempt = self.tally.attempts;
+        match self.at_deadline {
+            true => AttemptTimeout::at_deadline(attempt, policy.deadline().unwrap_or_default()),
+            false => AttemptTimeout::new(attempt, policy.attempt_timeout().unwrap_or_default()),
+        }
+    }
+
     /// Arms the time limit of the attempt in flight ([`time_limit`]), for
     /// what is left of it, at the attempt's first `Pending`; nothing once
     /// armed, or without one.
@@ -294,7 +305,7 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
             let limit = time_limit(self.policy(), self.tally.attempts, into_call);
             if let Some((limit, timeout)) = limit {
                 let spent = self.clock.now().saturating_duration_since(began);
-                self.limit = Some(timeout);
+                self.at_deadline = timeout.deadline;
                 self.timer
                     .arm(self.sleeper.sleep(limit.saturating_sub(spent)));
             }
