@@ -12,26 +12,36 @@ pub use source::{Source, Span};
 use codespan_reporting::diagnostic::{Diagnostic as Report, Label, Severity as ReportSeverity};
 use codespan_reporting::term::{self, Chars, Config as TermConfig, termcolor};
 use excerpt::Excerpt;
+use retrykit_schema::keys::credentials;
 use std::borrow::Cow;
 use std::fmt;
 
-/// `text` as a message quotes it: control characters (an escape sequence,
-/// a newline) are written escaped (`\u{1b}`, `\n`), so that a name taken
-/// from a file or a variable cannot drive the terminal or break the line.
+/// `text` as a message quotes it: a URL's user and password are written
+/// `***` (see [`credentials`]), and control characters (an escape sequence,
+/// a newline) are written escaped (`\u{1b}`, `\n`), so that a value taken
+/// from a file or a variable can neither leak a secret nor drive the
+/// terminal or break the line.
 pub(crate) fn shown(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(char::is_control) {
+    let hidden: Vec<_> = credentials(text).collect();
+    if hidden.is_empty() && !text.chars().any(char::is_control) {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 8);
-    for c in text.chars() {
-        if c.is_control() {
-            out.extend(c.escape_debug());
-        } else {
-            out.push(c);
+    let mut hidden = hidden.into_iter().peekable();
+    for (at, c) in text.char_indices() {
+        while hidden.next_if(|h| h.end <= at).is_some() {}
+        match hidden.peek() {
+            Some(h) if h.start == at => out.push_str(HIDDEN),
+            Some(h) if h.contains(&at) => {}
+            _ if c.is_control() => out.extend(c.escape_debug()),
+            _ => out.push(c),
         }
     }
     Cow::Owned(out)
 }
+
+/// What a message or an excerpt prints in place of a URL's user and password.
+pub(crate) const HIDDEN: &str = "***";
 
 /// The most characters of a value [`quoted`] shows.
 const MAX_QUOTED: usize = 48;
@@ -43,10 +53,13 @@ const MAX_SAID: usize = 400;
 
 /// `text` [`shown`] (control characters escaped), cut after `most`
 /// characters with `…`.
+/// The text is shown before it is cut, so that a cut cannot split a URL's
+/// password from the `@` that marks it.
 fn cut(text: &str, most: usize) -> Cow<'_, str> {
+    let text = shown(text);
     match text.char_indices().nth(most) {
-        None => shown(text),
-        Some((at, _)) => Cow::Owned(format!("{}…", shown(&text[..at]))),
+        None => text,
+        Some((at, _)) => Cow::Owned(format!("{}…", &text[..at])),
     }
 }
 

@@ -87,6 +87,9 @@ pub struct Env {
     vars: Vec<(String, String)>,
     /// Other `RETRY_*` variables, none of [`SETTINGS`]: likely misspelt overrides.
     unread: Vec<(String, String)>,
+    /// `RETRY_STRICT`'s value, checked by every load that reads this
+    /// environment (see [`strict_setting`]).
+    strict: Option<String>,
 }
 
 impl Env {
@@ -130,6 +133,8 @@ impl Env {
         let name = name.into();
         if is_override(&name) {
             self.vars.push((name, value.into()));
+        } else if name == STRICT_VAR {
+            self.strict = Some(value.into());
         } else if name.starts_with(RETRY_PREFIX) && !SETTINGS.contains(&name.as_str()) {
             self.unread.push((name, value.into()));
         }
@@ -160,6 +165,22 @@ impl Env {
             .iter()
             .find(|(k, _)| k == name)
             .map(|(_, v)| v.as_str())
+    }
+
+    /// Strict mode as this environment's `RETRY_STRICT` says it (`None`:
+    /// unset or empty), or the error a value that is neither on nor off gets.
+    // A rejected value is the cold path, read once at start-up.
+    #[allow(clippy::result_large_err)]
+    pub(crate) fn strict(&self) -> Result<Option<bool>, Diagnostic> {
+        strict_setting(self.strict.as_deref())
+    }
+
+    /// This environment without `RETRY_STRICT`.
+    pub(crate) fn without_strict(&self) -> Env {
+        Env {
+            strict: None,
+            ..self.clone()
+        }
     }
 
     /// These overrides without `names`.
@@ -340,6 +361,11 @@ pub(crate) fn overlays(
         }
     }
     unread::warn(&env.unread, doc, diags);
+    // A value that is neither on nor off must not quietly mean off, on any
+    // entry point that reads the environment.
+    if let Err(problem) = env.strict() {
+        diags.push(problem);
+    }
     out
 }
 

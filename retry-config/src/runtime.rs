@@ -4,7 +4,7 @@
 
 use crate::config::{Config, Options};
 use crate::diagnostic::{Diagnostic, Diagnostics};
-use crate::env::{self, Env};
+use crate::env::Env;
 use crate::read::{FileOrigin, read_file};
 use retrykit_core::__private::loader;
 use retrykit_core::Registry;
@@ -46,8 +46,6 @@ pub struct Setup {
     search: Option<Found>,
     /// Strict mode: see [`Setup::strict`].
     strict: bool,
-    /// A `RETRY_STRICT` value that is neither on nor off: an error at load.
-    strict_problem: Option<Diagnostic>,
     /// Whether `install` prints the configuration's warnings.
     report_warnings: bool,
 }
@@ -64,7 +62,6 @@ impl Setup {
             options: Options::default(),
             search: None,
             strict: false,
-            strict_problem: None,
             report_warnings: true,
         }
     }
@@ -100,21 +97,18 @@ impl Setup {
         {
             options = options.profile(p);
         }
-        let (from_env, strict_problem) = match std::env::var_os(env::STRICT_VAR) {
-            None => (None, None),
-            Some(v) => match env::strict_setting(Some(&v.to_string_lossy())) {
-                Ok(on) => (on, None),
-                Err(d) => (None, Some(d)),
-            },
-        };
+        // A bad RETRY_STRICT stays in the environment, whose load reports it.
+        let strict = options.env.strict();
         Setup {
             path,
             options,
             search: Some(found),
             // A bad RETRY_STRICT is this load's error: not asked of
             // retrykit-core too, which would warn about it a second time.
-            strict: from_env.unwrap_or(false) || (strict_problem.is_none() && loader::is_strict()),
-            strict_problem,
+            strict: match strict {
+                Ok(from_env) => from_env.unwrap_or(false) || loader::is_strict(),
+                Err(_) => false,
+            },
             report_warnings: true,
         }
     }
@@ -178,24 +172,6 @@ impl Setup {
     /// assert!(retrykit_config::Setup::new("/no/such/file.toml").load().is_err());
     /// ```
     pub fn load(&self) -> Result<Config, Diagnostics> {
-        // A bad RETRY_STRICT is reported with whatever else is wrong.
-        let with_strict = |diags: Diagnostics| -> Diagnostics {
-            self.strict_problem
-                .iter()
-                .cloned()
-                .chain(diags.into_iter_owned())
-                .collect()
-        };
-        let loaded = self.load_file();
-        match (&self.strict_problem, loaded) {
-            (None, loaded) => loaded,
-            (Some(_), Ok(_)) => Err(with_strict(Diagnostics::new())),
-            (Some(_), Err(diags)) => Err(with_strict(diags)),
-        }
-    }
-
-    /// [`load`](Self::load) without the environment's own settings.
-    fn load_file(&self) -> Result<Config, Diagnostics> {
         if let Some(search) = &self.search
             && search.file.is_none()
         {

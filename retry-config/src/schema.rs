@@ -238,16 +238,31 @@ fn parse_value(
         }
         Kind::Jitter => jitter::read(value, cx).map(Value::Jitter),
         Kind::Count => {
+            // Only `max_attempts` reads 0 as unlimited; a breaker's counts
+            // start at 1 (their own rules say why).
+            let unlimited = key == Key::MaxAttempts;
             let Some(int) = value.get_ref().as_integer() else {
-                return Err(wrong_type("a whole number (0 = unlimited)"));
+                return Err(wrong_type(if unlimited {
+                    "a whole number (0 = unlimited)"
+                } else {
+                    "a whole number"
+                }));
             };
             let parsed = i128::from_str_radix(int.as_str(), int.radix()).ok();
+            let least = if unlimited { 0 } else { 1 };
+            let bound = if unlimited {
+                format!("from 0 to {}", u32::MAX)
+            } else if parsed.is_some_and(|n| n > 0) {
+                format!("at most {}", u32::MAX)
+            } else {
+                format!("at least {least}")
+            };
             match parsed.and_then(|n| u32::try_from(n).ok()) {
                 Some(n) => Ok(Value::Count(n)),
                 None => Err(cx
                     .error(
                         range,
-                        format!("`{name}` must be from 0 to {}, found {int}", u32::MAX),
+                        format!("`{name}` must be {bound}, found {int}"),
                         "out of range",
                     )
                     .note(if key == Key::MaxAttempts {
@@ -309,7 +324,14 @@ fn parse_value(
                 None => Err(cx
                     .error(
                         range,
-                        format!("unknown budget scope `{s}`"),
+                        format!(
+                            "unknown {} scope `{s}`",
+                            if key == Key::BreakerScope {
+                                "breaker"
+                            } else {
+                                "budget"
+                            }
+                        ),
                         "unknown scope",
                     )
                     .suggest(did_you_mean(s, SCOPES.iter().copied()))

@@ -39,7 +39,7 @@ mod simulate;
     name = "retry-policy",
     version,
     after_help = "The file is --config, else $RETRY_CONFIG, else ./retry.toml; the profile is --profile, else $RETRY_PROFILE.\n\
-                  RETRY_POLICY__<NAME>__<KEY> and RETRY_BUDGET__<NAME>__<KEY> variables override the file unless --no-env.\n\n\
+                  RETRY_POLICY__<NAME>__<KEY>, RETRY_BUDGET__<NAME>__<KEY> and RETRY_BREAKER__<NAME>__<KEY> variables override the file unless --no-env.\n\n\
                   Exit status: 0 success (warnings allowed), 1 the configuration has errors,\n\
                   2 the command could not run (bad arguments, an unknown policy, a file that cannot be read)."
 )]
@@ -61,7 +61,7 @@ pub struct Global {
     /// The profile whose overlays apply [default: $RETRY_PROFILE]
     #[arg(long, short = 'p', global = true, value_name = "PROFILE")]
     pub profile: Option<String>,
-    /// Ignore RETRY_POLICY__* and RETRY_BUDGET__* environment overrides
+    /// Ignore RETRY_POLICY__*, RETRY_BUDGET__* and RETRY_BREAKER__* environment overrides
     #[arg(long, global = true)]
     pub no_env: bool,
 }

@@ -85,6 +85,26 @@ fn help_opens_with_what_the_tool_does() {
 }
 
 #[test]
+fn help_names_every_override_that_no_env_ignores() {
+    for args in [&["--help"][..], &["check", "--help"]] {
+        let help = stdout(&run(args));
+        let no_env = help
+            .lines()
+            .skip_while(|l| !l.contains("--no-env"))
+            .nth(1)
+            .unwrap_or_default();
+        for prefix in ["RETRY_POLICY__", "RETRY_BUDGET__", "RETRY_BREAKER__"] {
+            assert!(
+                no_env.contains(prefix),
+                "{args:?}: --no-env omits {prefix}: {no_env}"
+            );
+        }
+    }
+    let help = stdout(&run(&["--help"]));
+    assert!(help.contains("RETRY_BREAKER__<NAME>__<KEY>"), "{help}");
+}
+
+#[test]
 fn show_does_not_offer_more_attempts_than_it_can_show() {
     let dir = tempfile::tempdir().unwrap();
     let file = write(

@@ -1,8 +1,9 @@
 //! The part of a source a rendered diagnostic shows, as the
 //! `codespan_reporting` file it is rendered against.
 
-use super::Span;
+use super::{HIDDEN, Span};
 use codespan_reporting::files::{self, Files, SimpleFile};
+use retrykit_schema::keys::credentials;
 use std::ops::Range;
 
 /// The most characters of a source line a diagnostic shows: a longer line
@@ -25,9 +26,11 @@ pub(super) struct Excerpt<'s> {
     columns_cut: usize,
     /// The span, in the excerpt.
     pub(super) range: Range<usize>,
-    /// Where a control character was escaped in the excerpt: its offset
-    /// there and the characters its escape adds (the columns take them off).
-    escapes: Vec<(usize, usize)>,
+    /// Where the excerpt's text differs in length from the source's: a
+    /// control character escaped or a password hidden. Each is its offset in
+    /// the excerpt and the characters it adds (fewer than none for a long
+    /// password); the columns take them off.
+    escapes: Vec<(usize, isize)>,
 }
 
 impl<'s> Excerpt<'s> {
@@ -42,16 +45,17 @@ impl<'s> Excerpt<'s> {
     }
 
     /// The excerpt of `text` from line `first_line` (0-based), its span at
-    /// `range` there, with its control characters escaped as messages
-    /// escape them (see [`escaped`]).
+    /// `range` there, with its control characters escaped and the ranges
+    /// `hidden` (credentials) replaced as messages show them (see [`escaped`]).
     fn new(
         name: &'s str,
         text: &str,
         first_line: usize,
         columns_cut: usize,
         range: Range<usize>,
+        hidden: &[Range<usize>],
     ) -> Self {
-        let (text, range, escapes) = escaped(text, range);
+        let (text, range, escapes) = escaped(text, range, hidden);
         Excerpt {
             file: SimpleFile::new(name, text),
             first_line,
@@ -82,12 +86,15 @@ impl<'s> Excerpt<'s> {
         if last_line - first_line < EXCERPT_LINES
             && (first_line..=last_line).all(|l| line_end(l) - index.line_starts[l] <= EXCERPT_WIDTH)
         {
+            let lines = &text[line_start..last_end];
+            let hidden: Vec<_> = credentials(lines).collect();
             return Excerpt::new(
                 span.source.name.as_str(),
-                &text[line_start..last_end],
+                lines,
                 first_line,
                 0,
                 start - line_start..end - line_start,
+                &hidden,
             );
         }
         // Otherwise a window of the span's first line, around its start.
@@ -109,6 +116,13 @@ impl<'s> Excerpt<'s> {
             shown.push_str(ELLIPSIS);
         }
         let shift = if cut_before { ELLIPSIS.len() } else { 0 };
+        // Credentials are found on the whole line, so that a cut through
+        // one still hides what the window shows of it.
+        let hidden: Vec<_> = credentials(&text[line_start..first_line_end])
+            .map(|r| (r.start + line_start).max(from)..(r.end + line_start).min(to))
+            .filter(|r| r.start < r.end)
+            .map(|r| r.start - from + shift..r.end - from + shift)
+            .collect();
         let span_start = start.min(to) - from + shift;
         let span_end = end.clamp(start, to) - from + shift;
         Excerpt::new(
@@ -118,40 +132,59 @@ impl<'s> Excerpt<'s> {
             (index.chars_to(text, from) - index.chars_to(text, line_start))
                 .saturating_sub(cut_before as usize),
             span_start..span_end.max(span_start),
+            &hidden,
         )
     }
 }
 
 /// `text` with each control character written escaped (`\u{1b}`), as
 /// messages write them, so that a source's text (a variable's value) cannot
-/// drive the terminal; line breaks and tabs are kept, and a `\r` before a
-/// line break. Returns the text, `range` moved with it, and each escape's
-/// offset in the text with the characters it adds.
-fn escaped(text: &str, range: Range<usize>) -> (String, Range<usize>, Vec<(usize, usize)>) {
+/// drive the terminal, and each range of `hidden` (a password) written
+/// [`HIDDEN`]; line breaks and tabs are kept, and a `\r` before a line
+/// break. Returns the text, `range` moved with it, and each change's offset
+/// in the text with the characters it adds.
+fn escaped(
+    text: &str,
+    range: Range<usize>,
+    hidden: &[Range<usize>],
+) -> (String, Range<usize>, Vec<(usize, isize)>) {
     let kept = |at: usize, c: char| match c {
         '\n' | '\t' => true,
         '\r' => matches!(text[at + 1..].chars().next(), None | Some('\n')),
         c => !c.is_control(),
     };
-    if text.char_indices().all(|(at, c)| kept(at, c)) {
+    if hidden.is_empty() && text.char_indices().all(|(at, c)| kept(at, c)) {
         return (text.to_owned(), range, Vec::new());
     }
     let mut out = String::with_capacity(text.len() + 16);
     let mut escapes = Vec::new();
     let (mut start, mut end) = (0, 0);
+    let hidden_at = |at: usize| hidden.iter().find(|h| h.contains(&at));
     for (at, c) in text.char_indices() {
+        let inside = hidden_at(at);
         if at == range.start {
-            start = out.len();
+            // A span that starts inside a password starts at its `***`.
+            start = match inside {
+                Some(h) if h.start < at => out.len() - HIDDEN.len(),
+                _ => out.len(),
+            };
         }
         if at == range.end {
             end = out.len();
         }
-        if kept(at, c) {
-            out.push(c);
-        } else {
-            let from = out.len();
-            out.extend(c.escape_debug());
-            escapes.push((from, out.len() - from - 1));
+        match inside {
+            Some(h) if h.start == at => {
+                let chars = text[h.clone()].chars().count();
+                escapes.push((out.len(), HIDDEN.len() as isize - chars as isize));
+                out.push_str(HIDDEN);
+            }
+            Some(_) => {}
+            None if kept(at, c) => out.push(c),
+            None => {
+                let from = out.len();
+                out.extend(c.escape_debug());
+                escapes.push((from, (out.len() - from - 1) as isize));
+            }
         }
     }
     if range.start >= text.len() {
@@ -192,13 +225,16 @@ impl<'a> Files<'a> for Excerpt<'_> {
     ) -> Result<usize, files::Error> {
         // Columns count the source's characters: an escape counts as one.
         let line_start = self.file.line_range((), line_index)?.start;
-        let added: usize = self
+        let added: isize = self
             .escapes
             .iter()
             .filter(|(at, _)| (line_start..byte_index).contains(at))
             .map(|(_, n)| n)
             .sum();
-        let column = self.file.column_number((), line_index, byte_index)? - added;
+        let column = self
+            .file
+            .column_number((), line_index, byte_index)?
+            .saturating_add_signed(-added);
         Ok(if line_index == 0 {
             column + self.columns_cut
         } else {

@@ -22,10 +22,11 @@ impl Setup {
     /// Drops what the environment got wrong from this setup, saying each on
     /// stderr; returns the policies to withhold, each with why.
     pub(super) fn set_aside_bad_environment(&mut self) -> Vec<(String, String)> {
-        if let Some(problem) = self.strict_problem.take() {
+        if let Err(problem) = self.options.env.strict() {
             say(&problem, "strict mode stays off");
+            self.options.env = self.options.env.without_strict();
         }
-        let Err(mut problems) = self.load_file() else {
+        let Err(mut problems) = self.load() else {
             return Vec::new();
         };
         let profile_problem = problems.errors().find(|d| d.key == "profile").cloned();
@@ -40,7 +41,7 @@ impl Setup {
                 "the file's base settings are used, without a profile",
             );
             // A missing profile stops the load before the overrides are read.
-            match self.load_file() {
+            match self.load() {
                 Ok(_) => return Vec::new(),
                 Err(without_profile) => problems = without_profile,
             }
@@ -56,7 +57,7 @@ impl Setup {
         let unchanged = self.options.env.clone();
         self.options.env = unchanged.without(&vars);
         // The file's own errors (or those under its profile) are reported as before.
-        let Ok(config) = self.load_file() else {
+        let Ok(config) = self.load() else {
             self.options.env = unchanged;
             return Vec::new();
         };

@@ -52,7 +52,11 @@ pub(crate) fn check(key: Key, value: &Spanned<DeValue<'_>>, cx: &Cx<'_>, diags: 
             Diagnostic::warning(cx.key_path, format!("`{name}` lists `{class}` twice"))
                 .at(Some(cx.span(range.clone())), "listed again")
                 .note(format!("first listed at {at}"))
-                .note("remove the repeat: a class listed once is retried; listing it again changes nothing")
+                .note(if key == Key::TripOn {
+                    "remove the repeat: a class listed once counts toward opening the breaker; listing it again changes nothing"
+                } else {
+                    "remove the repeat: a class listed once is retried; listing it again changes nothing"
+                })
         };
         let diagnostic = match judge(class, &candidates) {
             Verdict::Known => match repeat_of {

@@ -106,13 +106,37 @@ pub const SCOPES: &[&str] = &["local", "fleet"];
 /// assert_eq!(store_shown("cache:6379"), "cache:6379");
 /// ```
 pub fn store_shown(url: &str) -> String {
-    match url.split_once("://") {
-        Some((scheme, rest)) => {
-            let host = rest.rsplit_once('@').map_or(rest, |(_, host)| host);
-            format!("{scheme}://{host}")
-        }
-        None => url.to_owned(),
+    let mut shown = String::with_capacity(url.len());
+    let mut from = 0;
+    for userinfo in credentials(url) {
+        shown.push_str(&url[from..userinfo.start]);
+        // The `@` after the user and password goes with them.
+        from = userinfo.end + 1;
     }
+    shown.push_str(&url[from..]);
+    shown
+}
+
+/// Where `text` holds a URL's user and password: for each `scheme://` in
+/// it, the part of its authority before the last `@` (the authority ends at
+/// `/`, `?`, `#`, a quote, a backslash or white space). Messages and
+/// excerpts hide these ranges, so none prints a credential.
+///
+/// ```
+/// let text = r#"store = "redis://me:secret@cache:6379/0""#;
+/// let found: Vec<_> = retrykit_schema::keys::credentials(text).map(|r| &text[r]).collect();
+/// assert_eq!(found, ["me:secret"]);
+/// ```
+pub fn credentials(text: &str) -> impl Iterator<Item = std::ops::Range<usize>> + '_ {
+    text.match_indices("://").filter_map(move |(at, sep)| {
+        let start = at + sep.len();
+        let authority = &text[start..];
+        let end = authority
+            .find(|c: char| matches!(c, '/' | '?' | '#' | '"' | '\'' | '\\') || c.is_whitespace())
+            .unwrap_or(authority.len());
+        let userinfo = authority[..end].rfind('@')?;
+        Some(start..start + userinfo)
+    })
 }
 
 /// How a budget limits retries, as written in files: `window` (a share of

@@ -174,15 +174,17 @@ impl FleetOptions {
             );
             return problems.into_vec();
         }
-        problems.require(
-            self.store.starts_with("redis://") && redis::Client::open(self.store.as_str()).is_ok(),
-            Key::Store.name(),
-            "must be a redis:// URL",
-            format!(
-                "write the store as \"redis://host:6379/\" (got {:?})",
-                self.store_shown()
-            ),
-        );
+        if let Some(wrong) = store_fault(&self.store) {
+            problems.require(
+                false,
+                Key::Store.name(),
+                "must be a redis:// URL",
+                format!(
+                    "{wrong}: write the store as \"redis://host:6379/\" or \"redis://host:6379/0\" (got {:?})",
+                    self.store_shown()
+                ),
+            );
+        }
         problems.require(
             !self.name.is_empty() && self.name.len() <= 200,
             "name",
@@ -204,5 +206,75 @@ impl FleetOptions {
             format!("use a small number such as 32 (got {})", self.max_lease),
         );
         problems.into_vec()
+    }
+}
+
+/// What is wrong with a store URL, naming the part (the scheme, the host,
+/// the port or the database), or `None` when Redis accepts it. The part is
+/// quoted only when it cannot hold the password.
+fn store_fault(url: &str) -> Option<String> {
+    let Some(rest) = url.strip_prefix("redis://") else {
+        let scheme = url.split_once("://").map_or("", |(scheme, _)| scheme);
+        return Some(if scheme.is_empty() {
+            "it has no scheme".to_owned()
+        } else {
+            format!("its scheme {scheme:?} is not \"redis\"")
+        });
+    };
+    let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let (host, port) = match host_port.rsplit_once(':') {
+        Some((host, port)) if !host.ends_with(']') || host_port.ends_with(']') => {
+            (host, Some(port))
+        }
+        _ => (host_port, None),
+    };
+    if host.is_empty() {
+        return Some("it has no host".to_owned());
+    }
+    if let Some(port) = port.filter(|p| p.parse::<u16>().is_err()) {
+        return Some(format!("its port {port:?} is not a number from 0 to 65535"));
+    }
+    let db = path.split(['?', '#']).next().unwrap_or("");
+    if !db.is_empty() && db.parse::<i64>().is_err() {
+        return Some(format!("its database {db:?} is not a number"));
+    }
+    match redis::Client::open(url) {
+        Ok(_) => None,
+        Err(e) => Some(format!(
+            "Redis refuses it: {}",
+            retrykit_schema::keys::store_shown(&e.to_string())
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::FleetOptions;
+
+    fn fix(store: &str) -> Option<String> {
+        let problems = FleetOptions::new("b", store).problems("breaker");
+        problems
+            .into_iter()
+            .find(|p| p.field == "store")
+            .map(|p| p.fix)
+    }
+
+    #[test]
+    fn a_bad_store_says_which_part_is_wrong_and_never_the_password() {
+        for (store, part) in [
+            ("redis://u:hunter2@h:1/0x", "its database \"0x\""),
+            ("redis://u:hunter2@h:99999/", "its port \"99999\""),
+            ("redis://u:hunter2@:1/", "it has no host"),
+            ("http://u:hunter2@h/", "its scheme \"http\""),
+            ("cache:6379", "it has no scheme"),
+        ] {
+            let fix = fix(store).unwrap_or_else(|| panic!("{store} is refused"));
+            assert!(fix.starts_with(part), "{store}: {fix}");
+            assert!(!fix.contains("hunter2"), "{fix}");
+        }
+        for fine in ["redis://h/", "redis://u:p@h:6379/2", "redis://[::1]:6379/0"] {
+            assert_eq!(fix(fine), None, "{fine}");
+        }
     }
 }
