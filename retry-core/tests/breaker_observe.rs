@@ -7,7 +7,7 @@
 //! other tests' breakers would speak on the same stream.
 #![cfg(feature = "tokio")]
 
-use retrykit_core::breaker::{BreakerState, CircuitBreaker};
+use retrykit_core::breaker::{BreakerOpen, BreakerState, CircuitBreaker};
 use retrykit_core::{Ending, Jitter, Policy, Retry};
 use std::process::Command;
 use std::sync::Arc;
@@ -340,4 +340,46 @@ fn ten_thousand_calls_at_a_half_open_breaker_send_exactly_the_probes() {
 /// How many of `calls` have ended (only refused calls end before release).
 fn refused(calls: &[tokio::task::JoinHandle<Ending>]) -> u32 {
     calls.iter().filter(|c| c.is_finished()).count() as u32
+}
+
+#[test]
+fn state_changes_and_refusals_say_durations_rounded() {
+    let open_for = Duration::from_nanos(1_221_542_025);
+    if std::env::var_os(CHILD).is_some() {
+        let b = CircuitBreaker::builder()
+            .name("rounded")
+            .min_calls(2)
+            .failure_ratio(0.5)
+            .window(Duration::from_nanos(10_500_000_003))
+            .open_for(open_for)
+            .max_open_for(open_for * 4)
+            .open_jitter(0.0)
+            .build()
+            .unwrap();
+        let p = one_attempt(&Arc::new(b));
+        paused_runtime().block_on(async {
+            for _ in 0..2 {
+                assert_eq!(call(&p, || Err(Answer::Down)).await, Ending::Exhausted);
+            }
+        });
+        return;
+    }
+    let (_, stderr) = child("state_changes_and_refusals_say_durations_rounded");
+    assert!(
+        stderr.contains("in the last 10.5s; no attempt is sent for 1.2s"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("ns") && !stderr.contains("us "),
+        "{stderr}"
+    );
+    let refused = BreakerOpen::new(
+        Some("b"),
+        BreakerState::Open,
+        Duration::from_nanos(221_542_025),
+    );
+    assert_eq!(
+        refused.to_string(),
+        "circuit breaker `b` is open: no attempt is sent for another 222ms"
+    );
 }

@@ -262,6 +262,55 @@ pub fn show_duration(d: Duration) -> String {
     parts.join(" ")
 }
 
+/// A duration as a message says it to a person: in one unit, to three
+/// significant digits (a tenth of a second from 1s), under a minute, and in
+/// two units, the smaller rounded, from a minute (`"222ms"`, `"1.5s"`,
+/// `"2m 30s"`). A file or `show` needs the exact form,
+/// [`show_duration`].
+///
+/// ```
+/// use retrykit_schema::duration::round_duration;
+/// use std::time::Duration;
+/// assert_eq!(round_duration(Duration::from_nanos(221_542_025)), "222ms");
+/// assert_eq!(round_duration(Duration::from_millis(1_540)), "1.5s");
+/// assert_eq!(round_duration(Duration::from_millis(150_400)), "2m 30s");
+/// ```
+pub fn round_duration(d: Duration) -> String {
+    let ns = d.as_nanos();
+    let round = |unit: u128| (ns + unit / 2) / unit;
+    if ns == 0 {
+        return "0s".to_owned();
+    }
+    if ns < 1_000 {
+        return format!("{ns}ns");
+    }
+    if round(1_000) < 1_000 {
+        return format!("{}us", round(1_000));
+    }
+    if round(1_000_000) < 1_000 {
+        return format!("{}ms", round(1_000_000));
+    }
+    let tenths = round(NANOS_PER_SEC / 10);
+    if tenths < 600 {
+        return match tenths % 10 {
+            0 => format!("{}s", tenths / 10),
+            tenth => format!("{}.{tenth}s", tenths / 10),
+        };
+    }
+    // The largest unit it holds and the next: rounded to the next.
+    let whole = round(NANOS_PER_SEC).saturating_mul(NANOS_PER_SEC);
+    let largest = SHOWN
+        .iter()
+        .position(|(_, length)| whole >= *length)
+        .unwrap_or(0);
+    let next = SHOWN.get(largest + 1).map_or(1, |(_, length)| *length);
+    let rounded = round(next).saturating_mul(next);
+    show_duration(Duration::new(
+        u64::try_from(rounded / NANOS_PER_SEC).unwrap_or(u64::MAX),
+        (rounded % NANOS_PER_SEC) as u32,
+    ))
+}
+
 /// Every spelling of every unit, for a did-you-mean on an unknown one.
 ///
 /// ```
@@ -302,6 +351,32 @@ impl std::error::Error for Invalid {}
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn messages_round_durations_as_a_person_reads_them() {
+        let ns = Duration::from_nanos;
+        for (d, shown) in [
+            (Duration::ZERO, "0s"),
+            (ns(25), "25ns"),
+            (ns(1_499), "1us"),
+            (ns(999_600), "1ms"),
+            (ns(221_542_025), "222ms"),
+            (ns(999_600_000), "1s"),
+            (Duration::from_millis(1_500), "1.5s"),
+            (Duration::from_millis(10_000), "10s"),
+            (Duration::from_micros(10_000_200), "10s"),
+            (Duration::from_millis(10_460), "10.5s"),
+            (Duration::from_millis(59_940), "59.9s"),
+            (Duration::from_millis(9_960), "10s"),
+            (Duration::from_millis(59_960), "1m"),
+            (Duration::from_millis(90_400), "1m 30s"),
+            (Duration::from_secs(2 * 3600 - 1), "2h"),
+            (Duration::from_secs(26 * 3600 + 1_800), "1d 3h"),
+            (Duration::MAX, "584942417355y 26d"),
+        ] {
+            assert_eq!(round_duration(d), shown, "{d:?}");
+        }
+    }
 
     #[test]
     fn malformed_numbers_and_units_are_refused_by_kind() {

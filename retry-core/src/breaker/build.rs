@@ -305,7 +305,11 @@ impl BreakerBuilder {
                 (ms..=day).contains(&value),
                 key.name(),
                 "must be from 1ms to 1 day",
-                format!("use a duration such as {} (got {value:?})", key.example()),
+                format!(
+                    "use a duration such as {} (got {})",
+                    key.example(),
+                    retrykit_schema::duration::show_duration(value)
+                ),
             );
         }
         problems.require(
@@ -313,8 +317,8 @@ impl BreakerBuilder {
             Key::MaxOpenFor.name(),
             "must not be less than open_for",
             format!(
-                "raise max_open_for to at least {:?} or lower open_for",
-                s.open_for
+                "raise max_open_for to at least {} or lower open_for",
+                retrykit_schema::duration::show_duration(s.open_for)
             ),
         );
         problems.require(

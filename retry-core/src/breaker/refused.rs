@@ -14,7 +14,7 @@ use std::time::Duration;
 /// use retrykit_core::breaker::{BreakerOpen, BreakerState};
 /// use std::time::Duration;
 /// let open = BreakerOpen::new(Some("broker"), BreakerState::Open, Duration::from_millis(1500));
-/// assert_eq!(open.to_string(), "circuit breaker `broker` is open: no attempt is sent for another 1s 500ms");
+/// assert_eq!(open.to_string(), "circuit breaker `broker` is open: no attempt is sent for another 1.5s");
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BreakerOpen {
@@ -77,7 +77,7 @@ impl fmt::Display for BreakerOpen {
             Some(name) => format!("circuit breaker `{name}`"),
             None => "the circuit breaker".to_owned(),
         };
-        let wait = retrykit_schema::duration::show_duration(self.retry_in);
+        let wait = retrykit_schema::duration::round_duration(self.retry_in);
         match self.state {
             BreakerState::HalfOpen => write!(
                 f,

@@ -5,7 +5,7 @@
 
 use super::BreakerState;
 use super::build::Settings;
-use retrykit_schema::duration::show_duration;
+use retrykit_schema::duration::round_duration;
 use std::time::Duration;
 
 /// The breaker whose changes are said.
@@ -39,8 +39,8 @@ impl Herald<'_> {
                 self.shown(),
                 ratio * 100.0,
                 self.settings.failure_ratio * 100.0,
-                show_duration(self.settings.window),
-                show_duration(open_for),
+                round_duration(self.settings.window),
+                round_duration(open_for),
             ),
             breaker = self.name,
             scope = (if self.fleet { "fleet" } else { "local" }),
@@ -77,7 +77,7 @@ impl Herald<'_> {
             format!(
                 "retry: {} opened again (half-open -> open): a probe failed; no attempt is sent for {}",
                 self.shown(),
-                show_duration(open_for),
+                round_duration(open_for),
             ),
             breaker = self.name,
             scope = (if self.fleet { "fleet" } else { "local" }),

@@ -85,7 +85,10 @@ async fn run<R: Round>(weak: Weak<R>) {
                         Ok(reply)
                     }
                     Ok(Err(e)) => Err(e.to_string()),
-                    Err(_) => Err(format!("no answer within {timeout:?}")),
+                    Err(_) => Err(format!(
+                        "no answer within {}",
+                        retrykit_schema::duration::round_duration(timeout)
+                    )),
                 }
             }
             Err(e) => Err(e),
@@ -131,7 +134,10 @@ async fn connect(
     match tokio::time::timeout(limit, client.get_multiplexed_async_connection()).await {
         Ok(Ok(conn)) => Ok(conn),
         Ok(Err(e)) => Err(e.to_string()),
-        Err(_) => Err(format!("no connection within {limit:?}")),
+        Err(_) => Err(format!(
+            "no connection within {}",
+            retrykit_schema::duration::round_duration(limit)
+        )),
     }
 }
 
