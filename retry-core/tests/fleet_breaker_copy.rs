@@ -24,7 +24,8 @@ fn wait_until(limit: Duration, what: &str, mut done: impl FnMut() -> bool) {
 }
 
 fn fleet_answers(b: &CircuitBreaker) -> bool {
-    b.fleet_status().is_some_and(|s| s.link == FleetState::Fleet)
+    b.fleet_status()
+        .is_some_and(|s| s.link == FleetState::Fleet)
 }
 
 /// A fleet breaker that opens for a minute on 2 failures of 4 attempts.
@@ -70,9 +71,11 @@ fn a_copy_of_a_fleet_breaker_shares_its_store_and_refuses_what_the_original_open
         let ticket = a.try_acquire(now).unwrap();
         a.record(ticket, now, true);
     }
-    wait_until(Duration::from_secs(5), "the copy sees the fleet open", || {
-        copy.state() == BreakerState::Open
-    });
+    wait_until(
+        Duration::from_secs(5),
+        "the copy sees the fleet open",
+        || copy.state() == BreakerState::Open,
+    );
     let refused = copy.try_acquire(Instant::now()).unwrap_err();
     assert_eq!(refused.state(), BreakerState::Open);
     assert!(refused.retry_in() > Duration::from_secs(50), "{refused}");
@@ -85,7 +88,10 @@ fn a_copy_asked_to_be_local_or_simulated_never_reaches_the_store() {
     let a = original(&server.url());
     let local = a.to_builder().fleet(None).build().unwrap();
     assert!(local.fleet_options().is_none() && local.fleet_status().is_none());
-    assert!(!a.same_settings(&local), "a local copy is not the fleet breaker");
+    assert!(
+        !a.same_settings(&local),
+        "a local copy is not the fleet breaker"
+    );
     let simulated = a.to_builder().simulated(Instant::now()).build().unwrap();
     assert!(simulated.fleet_options().is_none());
     // Opened locally, neither tells the fleet.
@@ -96,9 +102,11 @@ fn a_copy_asked_to_be_local_or_simulated_never_reaches_the_store() {
         local.record(ticket, now, true);
     }
     assert_eq!(local.state(), BreakerState::Open);
-    wait_until(Duration::from_secs(5), "the original's link answers", || {
-        fleet_answers(&a)
-    });
+    wait_until(
+        Duration::from_secs(5),
+        "the original's link answers",
+        || fleet_answers(&a),
+    );
     let fleet = a.fleet_status().unwrap();
     assert_eq!((fleet.state, fleet.trips), (BreakerState::Closed, 0));
     assert_eq!(a.state(), BreakerState::Closed);

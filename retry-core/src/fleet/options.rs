@@ -199,10 +199,11 @@ impl FleetOptions {
                 "breaker" => (
                     key.name(),
                     format!(
-                        "set {} = {} in [breakers.{}] (got {value:?})",
+                        "set {} = {} in [breakers.{}] (got {})",
                         key.name(),
                         key.example(),
-                        self.name
+                        self.name,
+                        retrykit_schema::duration::show_duration(value)
                     ),
                 ),
                 _ => (field, format!("use a few milliseconds (got {value:?})")),
