@@ -4,9 +4,13 @@
 //! 1 ms – 10 s (the error names the key, the rule and the fix), with a
 //! did-you-mean for a misspelling, and unused (a warning) on a local
 //! breaker. Nothing listens on the stores' port 1: loading only starts a
-//! link, which falls back; the values are read back from the breaker.
+//! link, which falls back; the values are read back from the breaker. The
+//! fleet cases need retrykit-config's `redis` feature (`--features redis`);
+//! the misspelling and the local breaker are checked in either build.
 
-use retrykit_config::{Config, Diagnostics, Env, Layer, Options};
+#[cfg(feature = "redis")]
+use retrykit_config::Layer;
+use retrykit_config::{Config, Diagnostics, Env, Options};
 
 /// `[breakers.db]` with a fleet scope and `extra` lines, named by a policy.
 fn file(extra: &str) -> String {
