@@ -87,15 +87,15 @@ pub(crate) fn scoped(
     let breaker = match (mode, policy.breaker()) {
         (BreakerMode::None, _) => None,
         (_, None) => return Err(no_breaker(name, mode).into()),
-        (BreakerMode::Local, Some(b)) => Some(b.to_builder().build()?),
+        (BreakerMode::Local, Some(b)) => Some(b.to_builder().fleet(None).build()?),
         (BreakerMode::Fleet, Some(b)) => {
             let store =
                 store.ok_or("--breaker fleet in a client process needs --child-breaker-store")?;
             let key = b.name().unwrap_or(name).to_owned();
             Some(
                 b.to_builder()
-                    .build()?
-                    .with_fleet(FleetOptions::new(key, store))?,
+                    .fleet(Some(FleetOptions::new(key, store)))
+                    .build()?,
             )
         }
         (BreakerMode::Compare, Some(_)) => {

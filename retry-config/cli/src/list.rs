@@ -73,10 +73,11 @@ fn render(config: &Config) -> String {
                 Some(d) => format!(", slow_call {}", show_duration(d)),
                 None => String::new(),
             };
+            let fleet = fleet_link(b).map(|l| format!("; {l}")).unwrap_or_default();
             Some([
                 shown(name),
                 format!(
-                    "opens at {}% failed of at least {} attempts over {}, for {}..{}; {} probe(s){slow}; {used}",
+                    "opens at {}% failed of at least {} attempts over {}, for {}..{}; {} probe(s){slow}{fleet}; {used}",
                     show_number(b.failure_ratio() * 100.0),
                     b.min_calls(),
                     show_duration(b.window()),
@@ -90,6 +91,26 @@ fn render(config: &Config) -> String {
     out.push_str(&format!("breakers ({}):\n", breakers.len()));
     out.push_str(&indent(&columns(&[], &breakers)));
     out
+}
+
+/// A fleet breaker's store (without its password) and how its link is
+/// timed (`store_timeout`, `refresh`), in a few words; `None` for a local
+/// breaker.
+#[cfg(feature = "redis")]
+pub fn fleet_link(b: &retrykit_core::breaker::CircuitBreaker) -> Option<String> {
+    let o = b.fleet_options()?;
+    Some(format!(
+        "shared by the fleet through {} (store_timeout {}, refresh {})",
+        o.store_shown(),
+        show_duration(o.timeout()),
+        show_duration(o.refresh())
+    ))
+}
+
+/// Without the `redis` feature no breaker is a fleet breaker.
+#[cfg(not(feature = "redis"))]
+pub fn fleet_link(_: &retrykit_core::breaker::CircuitBreaker) -> Option<String> {
+    None
 }
 
 /// A `grpc_throttling` budget in a few words: its bucket and when it stops

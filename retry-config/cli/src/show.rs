@@ -206,6 +206,12 @@ fn table(
             super::shown(b.name().unwrap_or_default()),
             super::shown(b.name().unwrap_or_default())
         ));
+        if let Some(line) = super::list::fleet_link(b) {
+            out.push_str(&format!(
+                "breaker `{}` is {line}\n",
+                super::shown(b.name().unwrap_or_default())
+            ));
+        }
     }
     if let Some(line) = hedging(policy) {
         out.push_str(&line);
@@ -286,6 +292,7 @@ fn json(
         "attempts": attempts,
         "ends": { "reason": reason, "after_attempt": after },
         "breaker": policy.breaker().and_then(|b| b.name()),
+        "breaker_fleet": policy.breaker().and_then(|b| fleet_json(b)),
         "grpc_retry_on": grpc_codes(policy),
         "hedge": policy.hedge_settings().map(|s| serde_json::json!({
             "after": s.after.to_string(),
@@ -294,4 +301,22 @@ fn json(
             "share": s.share,
         })),
     })
+}
+
+/// A fleet breaker's store (without its password) and link timing, for
+/// `--format json`; `None` for a local breaker.
+#[cfg(feature = "redis")]
+fn fleet_json(b: &retrykit_core::breaker::CircuitBreaker) -> Option<serde_json::Value> {
+    let o = b.fleet_options()?;
+    Some(serde_json::json!({
+        "store": o.store_shown(),
+        "store_timeout_ms": ms(o.timeout()),
+        "refresh_ms": ms(o.refresh()),
+    }))
+}
+
+/// Without the `redis` feature no breaker is a fleet breaker.
+#[cfg(not(feature = "redis"))]
+fn fleet_json(_: &retrykit_core::breaker::CircuitBreaker) -> Option<serde_json::Value> {
+    None
 }

@@ -149,3 +149,53 @@ fn check_points_at_a_breaker_that_does_not_exist_and_at_bad_breaker_values() {
         "{stdout}"
     );
 }
+
+/// Issue 41 point 11: a fleet breaker's `store_timeout` and `refresh`, set
+/// in the file or the environment, in `show`, `explain` and `list`; a
+/// local breaker's `show` says nothing of a fleet.
+#[test]
+fn show_explain_and_list_give_a_fleet_breakers_store_timeout_and_refresh() {
+    let fleet = FILE.replace(
+        "slow_call = \"1s\"\n",
+        "slow_call = \"1s\"\nscope = \"fleet\"\nstore = \"redis://me:secret@127.0.0.1:1/\"\nstore_timeout = \"40ms\"\n",
+    );
+    let vars = [("RETRY_BREAKER__BROKER__REFRESH", "3ms")];
+    let out = run(&fleet, &["show", "publish", "--seed", "1"], &vars);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let line = "breaker `broker` is shared by the fleet through redis://127.0.0.1:1/ (store_timeout 40ms, refresh 3ms)\n";
+    assert!(stdout.contains(line), "{stdout}");
+    assert!(!stdout.contains("secret"), "{stdout}");
+    let args = ["show", "publish", "--seed", "1", "--format", "json"];
+    let json: serde_json::Value =
+        serde_json::from_slice(&run(&fleet, &args, &vars).stdout).unwrap();
+    assert_eq!(json["breaker_fleet"]["store_timeout_ms"], 40.0);
+    assert_eq!(json["breaker_fleet"]["refresh_ms"], 3.0);
+    assert_eq!(json["breaker_fleet"]["store"], "redis://127.0.0.1:1/");
+
+    let (stdout, _) = text(&run(&fleet, &["explain", "broker"], &vars));
+    let words = |l: &str| l.split_whitespace().collect::<Vec<_>>().join(" ");
+    let rows: Vec<String> = stdout.lines().map(words).collect();
+    assert!(
+        rows.iter()
+            .any(|r| r.starts_with("store_timeout 40ms own table ")
+                && r.ends_with("retry.toml:20:17")),
+        "{stdout}"
+    );
+    assert!(
+        rows.iter()
+            .any(|r| r.starts_with("refresh 3ms environment RETRY_BREAKER__BROKER__REFRESH")),
+        "{stdout}"
+    );
+    let (stdout, _) = text(&run(&fleet, &["list"], &vars));
+    assert!(stdout.contains("; shared by the fleet through redis://127.0.0.1:1/ (store_timeout 40ms, refresh 3ms); used by publish, consume"), "{stdout}");
+
+    let (stdout, _) = text(&run(FILE, &["show", "publish", "--seed", "1"], &[]));
+    assert!(!stdout.contains("shared by the fleet"), "{stdout}");
+    let (stdout, _) = text(&run(FILE, &["explain", "broker"], &[]));
+    let rows: Vec<String> = stdout.lines().map(words).collect();
+    assert!(
+        rows.contains(&"refresh - (unused by a local breaker) built-in default".to_owned()),
+        "{stdout}"
+    );
+}

@@ -9,7 +9,7 @@ use crate::diagnostic::Diagnostic;
 use crate::document::{Document, Named};
 use crate::layers::Fields;
 use crate::schema::engine::{breaker_scope, breaker_store};
-use crate::schema::{Key, Value};
+use crate::schema::{BREAKER_KEYS, Key, Value};
 use retrykit_core::breaker::CircuitBreaker;
 use retrykit_schema::suggest::did_you_mean;
 use std::collections::HashMap;
@@ -23,14 +23,28 @@ pub(super) fn checks(b: &Named, fields: &Fields) -> Vec<Diagnostic> {
     let store = breaker_store(fields);
     let mut found = Vec::new();
     if breaker_scope(fields) != "fleet" {
-        if let (Some(set), Some(_)) = (fields.get(Key::BreakerStore), &store) {
+        // The keys only a fleet breaker reads (a store of "none" is no store).
+        let unused = BREAKER_KEYS
+            .iter()
+            .filter(|k| k.fleet_only())
+            .filter(|&&k| k != Key::BreakerStore || store.is_some())
+            .filter_map(|&k| fields.get(k).map(|set| (k, set)));
+        for (key, set) in unused {
+            let key_name = key.name();
             let d = Diagnostic::warning(
-                format!("breakers.{name}.store"),
-                format!("breaker `{name}`: `store` is unused: the breaker's scope is local"),
+                format!("breakers.{name}.{key_name}"),
+                format!("breaker `{name}`: `{key_name}` is unused: the breaker's scope is local"),
             );
-            found.push(at(d, set, &b.span, Key::BreakerStore).note(
-                "fix: add scope = \"fleet\" to share the breaker through the store, or remove the store",
-            ));
+            let fix = match key {
+                Key::BreakerStore => "fix: add scope = \"fleet\" to share the breaker through the \
+                     store, or remove the store"
+                    .to_owned(),
+                _ => format!(
+                    "fix: `{key_name}` times a fleet breaker's link to its store: add \
+                     scope = \"fleet\" and a store to share the breaker, or remove `{key_name}`"
+                ),
+            };
+            found.push(at(d, set, &b.span, key).note(fix));
         }
         return found;
     }

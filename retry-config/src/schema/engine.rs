@@ -235,7 +235,9 @@ fn binding(key: Key) -> Binding {
         | Key::SlowCall
         | Key::TripOn
         | Key::BreakerScope
-        | Key::BreakerStore => breaker::binding(key),
+        | Key::BreakerStore
+        | Key::StoreTimeout
+        | Key::Refresh => breaker::binding(key),
     }
 }
 

@@ -207,6 +207,22 @@ impl Key {
     }
 }
 
+impl Key {
+    /// Whether the breaker key means something only to a breaker whose
+    /// scope is `fleet`: its store, and how its host talks to the store.
+    /// A local breaker that sets one leaves it unused (a warning).
+    ///
+    /// ```
+    /// use retrykit_schema::keys::Key;
+    /// assert!(Key::StoreTimeout.fleet_only() && Key::Refresh.fleet_only());
+    /// assert!(Key::BreakerStore.fleet_only());
+    /// assert!(!Key::BreakerScope.fleet_only() && !Key::Probes.fleet_only());
+    /// ```
+    pub const fn fleet_only(self) -> bool {
+        matches!(self, Key::BreakerStore | Key::StoreTimeout | Key::Refresh)
+    }
+}
+
 impl BuiltIn {
     /// The number, for a [`BuiltIn::Number`].
     ///
@@ -476,6 +492,12 @@ keys! {
         BreakerScope = "scope", Scope, "\"fleet\"", BuiltIn::Word("local");
         /// The fleet breaker's store, a Redis URL.
         BreakerStore = "store", StoreOrNone, "\"redis://127.0.0.1:6379/\"", BuiltIn::None;
+        /// A fleet breaker's longest round trip to its store before the host
+        /// decides alone (1 ms to 10 s); only with `scope = "fleet"`.
+        StoreTimeout = "store_timeout", Duration, "\"5ms\"", BuiltIn::Duration(Duration::from_millis(5));
+        /// How often a fleet breaker syncs with its store (1 ms to 10 s);
+        /// only with `scope = "fleet"`.
+        Refresh = "refresh", Duration, "\"20ms\"", BuiltIn::Duration(Duration::from_millis(20));
     }
 }
 

@@ -43,6 +43,9 @@ pub struct BreakerBuilder {
     seed: Option<u64>,
     /// Set by [`BreakerBuilder::simulated`]: the clock's origin, and quiet.
     simulated: Option<Instant>,
+    /// The store a built breaker is shared through (a fleet breaker's copy).
+    #[cfg(feature = "redis")]
+    fleet: Option<crate::fleet::FleetOptions>,
 }
 
 impl CircuitBreaker {
@@ -74,12 +77,18 @@ impl CircuitBreaker {
             name: None,
             seed: None,
             simulated: None,
+            #[cfg(feature = "redis")]
+            fleet: None,
         }
     }
 
     /// A builder holding this breaker's settings, name and seed, to build
     /// another like it with its own state (a simulator builds one per
-    /// simulated process and run).
+    /// simulated process and run). A fleet breaker's builder keeps its
+    /// link's options too (feature `redis`): the copy is a fleet breaker on
+    /// the same store, key and options, with its own link, unless
+    /// [`fleet(None)`](BreakerBuilder::fleet) or
+    /// [`simulated`](BreakerBuilder::simulated) makes it local.
     ///
     /// ```
     /// use retrykit_core::breaker::CircuitBreaker;
@@ -94,6 +103,8 @@ impl CircuitBreaker {
             name: self.name.clone(),
             seed: self.seed,
             simulated: None,
+            #[cfg(feature = "redis")]
+            fleet: self.fleet_options().cloned(),
         }
     }
 
@@ -255,7 +266,9 @@ impl BreakerBuilder {
     /// at `origin` (so a simulated instant falls in the same millisecond
     /// and window slot on every run), and it says nothing of its state
     /// changes (no stderr line, tracing event or metric: a simulated
-    /// breaker is not this process's).
+    /// breaker is not this process's). It is local, even built from a fleet
+    /// breaker's [`to_builder`](CircuitBreaker::to_builder): it never
+    /// reaches the store.
     ///
     /// ```
     /// use retrykit_core::breaker::{BreakerState, CircuitBreaker};
@@ -273,12 +286,33 @@ impl BreakerBuilder {
         self
     }
 
+    /// Shares the built breaker through a store, as
+    /// [`CircuitBreaker::with_fleet`] does (feature `redis`); `None` builds
+    /// a local breaker (a fleet breaker's [`to_builder`](CircuitBreaker::to_builder)
+    /// holds its options). A [`simulated`](Self::simulated) breaker is
+    /// always local.
+    ///
+    /// ```
+    /// use retrykit_core::{breaker::CircuitBreaker, fleet::FleetOptions};
+    /// // Nothing listens on port 1: the link falls back, the options stay.
+    /// let fleet = CircuitBreaker::builder().name("db")
+    ///     .fleet(Some(FleetOptions::new("db", "redis://127.0.0.1:1/"))).build().unwrap();
+    /// assert_eq!(fleet.fleet_options().unwrap().store(), "redis://127.0.0.1:1/");
+    /// assert!(fleet.to_builder().fleet(None).build().unwrap().fleet_options().is_none());
+    /// ```
+    #[cfg(feature = "redis")]
+    pub fn fleet(mut self, options: Option<crate::fleet::FleetOptions>) -> Self {
+        self.fleet = options;
+        self
+    }
+
     /// Checks every rule and builds the breaker, or says every problem.
     ///
     /// # Errors
     ///
     /// A [`PolicyError`] of kind [`Breaker`](crate::PolicyErrorKind::Breaker)
-    /// naming each field that breaks a rule, the rule and the fix.
+    /// naming each field that breaks a rule, the rule and the fix (a fleet
+    /// breaker's options too, as [`CircuitBreaker::with_fleet`] names them).
     pub fn build(self) -> Result<CircuitBreaker, PolicyError> {
         let s = &self.settings;
         let mut problems = Problems::default();
@@ -358,7 +392,9 @@ impl BreakerBuilder {
             return Err(PolicyError::breaker(self.name.as_deref(), problems));
         }
         let origin = self.simulated.unwrap_or_else(crate::window::now);
-        Ok(CircuitBreaker {
+        #[cfg(feature = "redis")]
+        let fleet = self.fleet.filter(|_| self.simulated.is_none());
+        let breaker = CircuitBreaker {
             counts: Window::starting(self.settings.window, origin),
             settings: self.settings,
             name: self.name,
@@ -368,6 +404,11 @@ impl BreakerBuilder {
             #[cfg(feature = "redis")]
             fleet: None,
             quiet: self.simulated.is_some(),
-        })
+        };
+        #[cfg(feature = "redis")]
+        if let Some(options) = fleet {
+            return breaker.with_fleet(options);
+        }
+        Ok(breaker)
     }
 }

@@ -191,12 +191,30 @@ impl FleetOptions {
             "must be 1 to 200 bytes long",
             format!("name the {kind} as its [{kind}s.NAME] table does"),
         );
-        for (field, value) in [("timeout", self.timeout), ("refresh", self.refresh)] {
+        // A breaker's are named by its table's keys, which set them in a
+        // file; a budget's are set in code only (`with_timeout`, `with_refresh`).
+        for (key, field, value) in [
+            (Key::StoreTimeout, "timeout", self.timeout),
+            (Key::Refresh, "refresh", self.refresh),
+        ] {
+            let (field, fix) = match kind {
+                "breaker" => (
+                    key.name(),
+                    format!(
+                        "set {} = {} in [breakers.{}] (got {})",
+                        key.name(),
+                        key.example(),
+                        self.name,
+                        retrykit_schema::duration::show_duration(value)
+                    ),
+                ),
+                _ => (field, format!("use a few milliseconds (got {value:?})")),
+            };
             problems.require(
                 (Duration::from_millis(1)..=Duration::from_secs(10)).contains(&value),
                 field,
                 "must be from 1ms to 10s",
-                format!("use a few milliseconds (got {value:?})"),
+                fix,
             );
         }
         problems.require(

@@ -60,9 +60,10 @@ pub(super) fn binding(key: Key) -> Binding {
             },
             |c| Value::Classes(c.trip_on().iter().map(|c| c.to_string()).collect()).to_string(),
         ),
-        // Scope and store go in together, after the local breaker is built
-        // (a fleet breaker is a local one shared through its store): by
-        // `build_breaker` below. A built breaker does not say its scope:
+        // Scope, store and the link's timing (`store_timeout`, `refresh`)
+        // go in together, after the local breaker is built (a fleet breaker
+        // is a local one shared through its store): by `build_breaker`
+        // below. A built breaker does not say its scope:
         // `Config::explain_breaker` shows the values the file set.
         _ => (|b, _| b, |_| String::new()),
     };
@@ -95,7 +96,14 @@ fn fleet(
     fields: &Fields,
 ) -> Result<CircuitBreaker, PolicyError> {
     let store = breaker_store(fields).unwrap_or_default();
-    breaker.with_fleet(retrykit_core::fleet::FleetOptions::new(name, store))
+    let mut options = retrykit_core::fleet::FleetOptions::new(name, store);
+    if let Some(Value::Duration(d)) = fields.get(Key::StoreTimeout).map(|s| &s.value) {
+        options = options.with_timeout(*d);
+    }
+    if let Some(Value::Duration(d)) = fields.get(Key::Refresh).map(|s| &s.value) {
+        options = options.with_refresh(*d);
+    }
+    breaker.with_fleet(options)
 }
 
 /// Without the `redis` feature, a fleet scope was refused before (`resolve`).
@@ -118,6 +126,7 @@ pub(crate) fn breaker_store(fields: &Fields) -> Option<String> {
 /// from the built breaker, but for the scope and store, which `fields` say.
 pub(crate) fn effective_breaker(breaker: &CircuitBreaker, fields: &Fields, key: Key) -> String {
     match key {
+        Key::StoreTimeout | Key::Refresh => link_timing(breaker, key),
         Key::BreakerScope => breaker_scope(fields).to_owned(),
         Key::BreakerStore => match breaker_store(fields) {
             Some(url) => Value::MaybeStore(Some(url)).to_string(),
@@ -128,4 +137,19 @@ pub(crate) fn effective_breaker(breaker: &CircuitBreaker, fields: &Fields, key: 
             Binding::Policy { .. } | Binding::Budget { .. } => String::new(),
         },
     }
+}
+
+/// A fleet breaker's `store_timeout` or `refresh`, read back from its link;
+/// a local breaker has no link to time.
+fn link_timing(breaker: &CircuitBreaker, key: Key) -> String {
+    #[cfg(feature = "redis")]
+    if let Some(options) = breaker.fleet_options() {
+        let d = match key {
+            Key::StoreTimeout => options.timeout(),
+            _ => options.refresh(),
+        };
+        return Value::Duration(d).to_string();
+    }
+    let _ = (breaker, key);
+    "- (unused by a local breaker)".to_owned()
 }
