@@ -2,64 +2,115 @@
 //! it came from (built-in, `[defaults]`, extends, own table, profile,
 //! environment), for a policy, a budget or a circuit breaker.
 
-use super::{CliError, Context};
-use retrykit_config::Explained;
+use super::{CliError, Context, shown};
+use retrykit_config::{Config, Explained};
+use retrykit_schema::suggest::did_you_mean;
 use std::process::ExitCode;
 
 /// Options of `explain`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The policy (or budget, or breaker) to explain
-    #[arg(value_name = "POLICY")]
+    /// The policy, budget or breaker to explain (each of them, when several share the name)
+    #[arg(value_name = "NAME")]
     name: String,
 }
 
-/// Prints one line per setting.
+/// Prints one line per setting of every policy, budget and breaker named
+/// `name`, each under its own heading.
 pub fn run(args: Args, cx: &Context) -> Result<ExitCode, CliError> {
     let config = cx.load()?;
+    let name = args.name.as_str();
     let profile = config
         .profile()
         .map(|p| format!(" (profile `{p}`)"))
         .unwrap_or_default();
-    let mut hedging = None;
-    let fields = match config.explain(&args.name) {
-        Some(fields) => {
-            outln!("policy `{}`{profile}", args.name);
-            let chain = config.extends(&args.name).unwrap_or_default();
-            if !chain.is_empty() {
-                outln!("extends: {}", chain.join(" → "));
-            }
-            hedging = config
-                .policy(&args.name)
-                .and_then(|p| super::show::hedging(p));
-            fields
+    let mut sections = Vec::new();
+    if let Some(fields) = config.explain(name) {
+        let mut head = vec![format!("policy `{}`{profile}", shown(name))];
+        let chain = config.extends(name).unwrap_or_default();
+        if !chain.is_empty() {
+            head.push(format!("extends: {}", chain.join(" → ")));
         }
-        None => match config.explain_budget(&args.name) {
-            Some(fields) => {
-                outln!("budget `{}`{profile}", args.name);
-                if let Some(t) = config.budget(&args.name).and_then(|b| b.throttling()) {
-                    outln!("{}", super::list::throttling(t));
-                }
-                fields
-            }
-            None => match config.explain_breaker(&args.name) {
-                Some(fields) => {
-                    outln!("breaker `{}`{profile}", args.name);
-                    let users = super::list::breaker_users(&config, &args.name);
-                    if !users.is_empty() {
-                        outln!("named by: {}", users.join(", "));
-                    }
-                    fields
-                }
-                None => return Err(super::find_policy(&config, &args.name).unwrap_err()),
-            },
-        },
-    };
-    out!("{}", table(&fields));
-    if let Some(line) = hedging {
-        outln!("{line}");
+        let tail = config.policy(name).and_then(|p| super::show::hedging(p));
+        sections.push((head, fields, tail));
+    }
+    if let Some(fields) = config.explain_budget(name) {
+        let mut head = vec![format!("budget `{}`{profile}", shown(name))];
+        if let Some(t) = config.budget(name).and_then(|b| b.throttling()) {
+            head.push(super::list::throttling(t));
+        }
+        sections.push((head, fields, None));
+    }
+    if let Some(fields) = config.explain_breaker(name) {
+        let mut head = vec![format!("breaker `{}`{profile}", shown(name))];
+        let users = super::list::breaker_users(&config, name);
+        if !users.is_empty() {
+            head.push(format!("named by: {}", users.join(", ")));
+        }
+        sections.push((head, fields, None));
+    }
+    if sections.is_empty() {
+        return Err(not_found(&config, name));
+    }
+    for (at, (head, fields, tail)) in sections.iter().enumerate() {
+        if at > 0 {
+            outln!("");
+        }
+        for line in head {
+            outln!("{line}");
+        }
+        out!("{}", table(fields));
+        if let Some(line) = tail {
+            outln!("{line}");
+        }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// No table is named `name`: the error offers the closest name of any kind
+/// and lists what each kind defines.
+fn not_found(config: &Config, name: &str) -> CliError {
+    let kinds: [(&str, Vec<&str>); 3] = [
+        ("policy", config.policy_names().collect()),
+        ("budget", config.budget_names().collect()),
+        ("breaker", config.breaker_names().collect()),
+    ];
+    let all = kinds
+        .iter()
+        .flat_map(|(kind, names)| names.iter().map(move |n| (*kind, *n)));
+    let close = did_you_mean(name, all.clone().map(|(_, n)| n))
+        .map(|meant| {
+            let of: Vec<String> = all
+                .clone()
+                .filter(|(_, n)| *n == meant)
+                .map(|(kind, _)| format!("a {kind}"))
+                .collect();
+            let of = match of.split_last() {
+                Some((last, [])) => last.clone(),
+                Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+                None => String::new(),
+            };
+            format!(" (did you mean `{}`, {of}?)", shown(&meant))
+        })
+        .unwrap_or_default();
+    let defined: Vec<String> = kinds
+        .iter()
+        .filter(|(_, names)| !names.is_empty())
+        .map(|(kind, names)| {
+            let names: Vec<String> = names.iter().map(|n| shown(n)).collect();
+            format!("{kind}: {}", names.join(", "))
+        })
+        .collect();
+    CliError::usage(format!(
+        "no policy, budget or breaker `{}` in {}{close}; defined: {}",
+        shown(name),
+        config.source().name(),
+        if defined.is_empty() {
+            "none".to_owned()
+        } else {
+            defined.join("; ")
+        }
+    ))
 }
 
 fn table(fields: &[Explained]) -> String {

@@ -199,3 +199,47 @@ fn show_explain_and_list_give_a_fleet_breakers_store_timeout_and_refresh() {
         "{stdout}"
     );
 }
+
+#[test]
+fn explain_reaches_every_table_of_a_shared_name_and_suggests_across_kinds() {
+    let file = "[policies.broker]\nattempt_timeout = \"1s\"\nbreaker = \"broker\"\nbudget = \"broker\"\n\
+                [budgets.broker]\nratio = 0.3\n[breakers.broker]\nprobes = 2\n\
+                [policies.other]\nbreaker = \"payments\"\nattempt_timeout = \"1s\"\n[breakers.payments]\n";
+    let out = run(file, &["explain", "broker"], &[]);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let heads: Vec<&str> = stdout.lines().filter(|l| l.ends_with('`')).collect();
+    assert_eq!(
+        heads,
+        ["policy `broker`", "budget `broker`", "breaker `broker`"],
+        "{stdout}"
+    );
+    let words = |l: &str| l.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        stdout
+            .lines()
+            .any(|l| words(l).starts_with("ratio 0.3 own table")),
+        "{stdout}"
+    );
+    assert!(
+        stdout
+            .lines()
+            .any(|l| words(l).starts_with("probes 2 own table")),
+        "{stdout}"
+    );
+    // A misspelt breaker name is offered the breaker, naming its kind.
+    let out = run(file, &["explain", "paymnts"], &[]);
+    let (_, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("did you mean `payments`, a breaker?"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("breaker: broker, payments"), "{stderr}");
+    let out = run(file, &["explain", "brokr"], &[]);
+    let (_, stderr) = text(&out);
+    assert!(
+        stderr.contains("did you mean `broker`, a policy, a budget and a breaker?"),
+        "{stderr}"
+    );
+}
