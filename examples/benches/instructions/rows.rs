@@ -11,14 +11,14 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::runtime::Runtime;
 
-/// Whose cost a row is, and so whether it is budgeted.
+/// Whose cost a row is, as the report labels it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Kind {
-    /// A limit (the plain call, the loop by hand): reported, not budgeted.
+    /// A limit (the plain call, the loop by hand).
     Limit,
-    /// retrykit-core or `#[retry]`: budgeted.
+    /// retrykit-core or `#[retry]`.
     Ours,
-    /// backon, tokio-retry2, tryhard: reported, not budgeted.
+    /// backon, tokio-retry2, tryhard.
     Peer,
 }
 
