@@ -77,7 +77,7 @@ pub fn run(args: Args, cx: &Context) -> Result<ExitCode, CliError> {
 
 /// [`retrykit_config::check_str`], plus a warning when the file is valid but
 /// defines no policy: a program using it would find none of its names.
-fn check(text: &str, name: &str, options: &Options) -> Diagnostics {
+pub(crate) fn check(text: &str, name: &str, options: &Options) -> Diagnostics {
     let mut diags = retrykit_config::check_str(text, name, options);
     if diags.has_errors() {
         return diags;

@@ -27,17 +27,34 @@
 //!   above 0 (A6's rules; gRPC's clients refuse more than 1000 tokens);
 //!   digits past the third decimal are dropped with a warning, as gRPC's
 //!   clients do (a `tokenRatio` that leaves 0 is an error).
+//!
+//! Durations are proto JSON within protobuf Duration's range and retry.toml's
+//! ([`duration`]). Every key is checked ([`keys`]): unknown keys are errors
+//! with a did-you-mean, a key written twice in one object is an error, and
+//! the keys of A6 that the import does not use are left out with one warning
+//! each. A service config with no `methodConfig` entry is an error: there
+//! is nothing to import. Last, the output is checked as `retry-policy check`
+//! checks a file ([`verify`]): what check would refuse fails the import,
+//! named at its JSON path, instead of being printed.
 
-use retrykit_schema::grpc::{code_name, code_named, suggest_code};
-use serde_json::Value;
+use json::Json;
+use retrykit_config::MAX_POLICIES;
+use std::collections::HashMap;
 use std::fmt::Write;
+use verify::Field;
+
+mod duration;
+mod json;
+mod keys;
+mod policy;
+mod verify;
 
 /// What an import produced: the TOML text, and the warnings.
 #[derive(Debug)]
 pub struct Imported {
     /// The retry.toml text.
     pub toml: String,
-    /// What was changed or left out, each naming its JSON path.
+    /// What was changed or left out, each naming its JSON path, each once.
     pub warnings: Vec<String>,
 }
 
@@ -49,26 +66,59 @@ const THROTTLING_BUDGET: &str = "grpc-throttling";
 
 /// Imports `json`; every problem found is an error naming its JSON path.
 pub fn import(json: &str) -> Result<Imported, Vec<String>> {
-    let root: Value = serde_json::from_str(json).map_err(|e| {
+    let root = Json::parse(json).map_err(|e| {
         vec![format!(
             "not JSON ({e}): a gRPC service config is a JSON object"
         )]
     })?;
     let mut cx = Cx::default();
-    let Some(root) = root.as_object() else {
+    if !root.is_object() {
         return Err(vec![
             "$: expected a JSON object (a gRPC service config)".into(),
         ]);
-    };
+    }
+    cx.keys("$", &root, &keys::ROOT);
     let mut toml =
         String::from("# Imported from a gRPC service config by `retry-policy import grpc`.\n");
     if let Some(throttling) = root.get("retryThrottling") {
         cx.throttling(throttling, &mut toml);
     }
-    let configs = root.get("methodConfig").and_then(Value::as_array);
-    for (i, config) in configs.into_iter().flatten().enumerate() {
-        cx.method_config(&format!("$.methodConfig[{i}]"), config, &mut toml);
+    let configs = match root.get("methodConfig") {
+        Some(Json::Array(configs)) if !configs.is_empty() => configs.as_slice(),
+        found => {
+            let found = found.map_or("missing".to_owned(), |v| format!("{v}"));
+            cx.error(
+                "$.methodConfig",
+                format!(
+                    "{found}: nothing to import: the policies come from methodConfig, a list \
+                     of entries each with a name and a retryPolicy or hedgingPolicy (gRFC A6); \
+                     add one, such as {{\"name\": [{{\"service\": \"pkg.Service\"}}], \
+                     \"retryPolicy\": {{...}}}}"
+                ),
+            );
+            &[]
+        }
+    };
+    for (i, config) in configs.iter().enumerate() {
+        cx.method_config(i, config, &mut toml);
     }
+    if cx.count > MAX_POLICIES {
+        cx.error(
+            "$.methodConfig",
+            format!(
+                "names {} methods, but a retry.toml may define at most {MAX_POLICIES} policies \
+                 (one per name entry; `retry-policy check` refuses more): cover a service's \
+                 methods with one service-wide entry ({{\"service\": \"pkg.Service\"}}), or \
+                 split the service config",
+                cx.count
+            ),
+        );
+    }
+    if cx.errors.is_empty() {
+        cx.verify(&toml);
+    }
+    let mut seen = std::collections::HashSet::new();
+    cx.warnings.retain(|w| seen.insert(w.clone()));
     if cx.errors.is_empty() {
         Ok(Imported {
             toml,
@@ -79,11 +129,32 @@ pub fn import(json: &str) -> Result<Imported, Vec<String>> {
     }
 }
 
+/// Where a policy came from: its `methodConfig` entry and `name` entry.
+struct Named {
+    /// The index of its `methodConfig` entry.
+    config: usize,
+    /// The JSON path of its `name` entry.
+    path: String,
+    /// The entry as written (`"helloworld.Greeter/SayHello"`), for messages.
+    shown: String,
+    /// The method it stands for, as written.
+    full: String,
+}
+
 #[derive(Default)]
 struct Cx {
     errors: Vec<String>,
     warnings: Vec<String>,
-    names: Vec<String>,
+    /// The unused keys of A6 warned about (once each).
+    unused_keys: Vec<String>,
+    /// Every policy name written, and where it came from.
+    named: HashMap<String, Named>,
+    /// How many names the `methodConfig` entries have, all together.
+    count: usize,
+    /// Per `methodConfig` entry, what each of its JSON values became.
+    fields: Vec<Vec<Field>>,
+    /// What `retryThrottling`'s values became.
+    throttling_fields: Vec<Field>,
     /// Whether `retryThrottling` made [`THROTTLING_BUDGET`].
     throttled: bool,
 }
@@ -93,8 +164,22 @@ impl Cx {
         self.errors.push(format!("{path}: {what}"));
     }
 
+    /// Records that the JSON value at `path`, `shown`, became `toml` in
+    /// the current `methodConfig` entry (for [`verify`]).
+    fn field(&mut self, toml: &'static str, path: &str, shown: String) {
+        let field = Field {
+            toml,
+            path: path.to_owned(),
+            shown,
+        };
+        match self.fields.last_mut() {
+            Some(fields) => fields.push(field),
+            None => self.throttling_fields.push(field),
+        }
+    }
+
     /// `retryThrottling` as [`THROTTLING_BUDGET`].
-    fn throttling(&mut self, value: &Value, toml: &mut String) {
+    fn throttling(&mut self, value: &Json, toml: &mut String) {
         let path = "$.retryThrottling";
         if !value.is_object() {
             return self.error(
@@ -102,6 +187,7 @@ impl Cx {
                 "must be an object with maxTokens and tokenRatio (gRFC A6)",
             );
         }
+        self.keys(path, value, &keys::THROTTLING);
         let tokens = self.bucket(
             &format!("{path}.maxTokens"),
             value.get("maxTokens"),
@@ -119,6 +205,10 @@ impl Cx {
         let (Some(tokens), Some(ratio)) = (tokens, ratio) else {
             return;
         };
+        for (toml, key) in [("max_tokens", "maxTokens"), ("token_ratio", "tokenRatio")] {
+            let shown = value.get(key).map(Json::to_string).unwrap_or_default();
+            self.field(toml, &format!("{path}.{key}"), shown);
+        }
         self.throttled = true;
         let _ = writeln!(
             toml,
@@ -128,22 +218,15 @@ impl Cx {
              mode = \"grpc_throttling\"\nmax_tokens = {tokens}\ntoken_ratio = {ratio}"
         );
     }
-
     /// A setting of `retryThrottling`: a number above 0 and at most `max`,
     /// as retry.toml writes it, with digits past the third decimal dropped
     /// (with a warning), as gRPC's clients do.
-    fn bucket(
-        &mut self,
-        path: &str,
-        value: Option<&Value>,
-        max: f64,
-        rule: &str,
-    ) -> Option<String> {
+    fn bucket(&mut self, path: &str, value: Option<&Json>, max: f64, rule: &str) -> Option<String> {
         let Some(n) = value
-            .and_then(Value::as_f64)
+            .and_then(Json::as_f64)
             .filter(|n| *n > 0.0 && *n <= max)
         else {
-            let found = value.map_or("missing".to_owned(), Value::to_string);
+            let found = value.map_or("missing".to_owned(), Json::to_string);
             self.error(path, format!("{found} {rule}"));
             return None;
         };
@@ -165,13 +248,18 @@ impl Cx {
         Some((kept / 1000.0).to_string())
     }
 
-    fn method_config(&mut self, path: &str, config: &Value, toml: &mut String) {
-        let names = self.policy_names(path, config);
+    fn method_config(&mut self, i: usize, config: &Json, toml: &mut String) {
+        let path = format!("$.methodConfig[{i}]");
+        self.fields.push(Vec::new());
+        if !self.keys(&path, config, &keys::METHOD) {
+            return;
+        }
+        let names = self.policy_names(i, &path, config);
         let retry = config.get("retryPolicy");
         let hedge = config.get("hedgingPolicy");
         if retry.is_some() && hedge.is_some() {
             self.error(
-                path,
+                &path,
                 "has both retryPolicy and hedgingPolicy: gRFC A6 allows one of them per method; keep one",
             );
             return;
@@ -183,13 +271,18 @@ impl Cx {
         if let Some(hedge) = hedge {
             self.hedging_policy(&format!("{path}.hedgingPolicy"), hedge, &mut body);
         }
-        if let Some(timeout) = config.get("timeout")
-            && let Some(d) = self.duration(&format!("{path}.timeout"), timeout)
-        {
-            let _ = writeln!(body, "deadline = \"{d}\"");
+        if let Some(timeout) = config.get("timeout") {
+            let at = format!("{path}.timeout");
+            if let Some(d) = self.duration(&at, timeout) {
+                self.field("deadline", &at, timeout.to_string());
+                let _ = writeln!(body, "deadline = \"{d}\"");
+            }
         }
         if self.throttled {
             let _ = writeln!(body, "budget = \"{THROTTLING_BUDGET}\"");
+        }
+        if self.count > MAX_POLICIES {
+            return; // An error at the end: no output is written.
         }
         for (name, method) in names {
             let _ = write!(
@@ -200,12 +293,41 @@ impl Cx {
     }
 
     /// The policy name of each `name` entry, with the method it stands for.
-    fn policy_names(&mut self, path: &str, config: &Value) -> Vec<(String, String)> {
+    fn policy_names(&mut self, i: usize, path: &str, config: &Json) -> Vec<(String, String)> {
         let mut out = Vec::new();
-        let entries = config.get("name").and_then(Value::as_array);
-        for (i, entry) in entries.into_iter().flatten().enumerate() {
-            let field = |k| entry.get(k).and_then(Value::as_str).unwrap_or("");
-            let (service, method) = (field("service"), field("method"));
+        let entries = match config.get("name") {
+            Some(Json::Array(entries)) => entries.as_slice(),
+            found => {
+                let found = found.map_or("missing".to_owned(), |v| format!("{v}"));
+                self.error(
+                    &format!("{path}.name"),
+                    format!(
+                        "{found}: each methodConfig names the methods it applies to, as a list \
+                         such as [{{\"service\": \"pkg.Service\", \"method\": \"Call\"}}] (gRFC A6)"
+                    ),
+                );
+                return out;
+            }
+        };
+        for (j, entry) in entries.iter().enumerate() {
+            let at = format!("{path}.name[{j}]");
+            if !self.keys(&at, entry, &keys::NAME) {
+                continue;
+            }
+            let mut field = |k: &str| match entry.get(k) {
+                None => Some(""),
+                Some(Json::String(s)) => Some(s.as_str()),
+                Some(other) => {
+                    self.error(
+                        &format!("{at}.{k}"),
+                        format!("{other} must be a string (gRFC A6), such as \"pkg.Service\""),
+                    );
+                    None
+                }
+            };
+            let (Some(service), Some(method)) = (field("service"), field("method")) else {
+                continue;
+            };
             let full = match (service, method) {
                 ("", "") => String::new(),
                 (s, "") => s.to_owned(),
@@ -213,17 +335,46 @@ impl Cx {
             };
             if service.is_empty() && !method.is_empty() {
                 self.error(
-                    &format!("{path}.name[{i}]"),
-                    "names a method without its service: gRFC A6 needs the service",
+                    &at,
+                    "names a method without its service: gRFC A6 needs the service; add \"service\"",
                 );
                 continue;
             }
+            self.count += 1;
+            if self.count > MAX_POLICIES {
+                continue; // Counted only: the import fails, at the end.
+            }
             let name = retrykit_schema::grpc::policy_name(&full);
-            if self.names.contains(&name) {
-                self.error(&format!("{path}.name[{i}]"), format!("`{full}` is named twice (policy `{name}`): gRFC A6 allows one methodConfig per name"));
+            let shown = Json::String(full.clone()).to_string();
+            if let Some(first) = self.named.get(&name) {
+                let error = if first.full == full {
+                    format!(
+                        "{shown} is named twice (first at {}): gRFC A6 allows one methodConfig \
+                         per name; keep one",
+                        first.path
+                    )
+                } else {
+                    format!(
+                        "{shown} and {} (at {}) both become policy `{}`, as a policy name holds \
+                         only ASCII letters, digits, `-` and `_` (every other character is `-`): \
+                         the gRPC layer could not tell them apart; drop one of them",
+                        first.shown,
+                        first.path,
+                        json::clip(&name)
+                    )
+                };
+                self.error(&at, error);
                 continue;
             }
-            self.names.push(name.clone());
+            self.named.insert(
+                name.clone(),
+                Named {
+                    config: i,
+                    path: at,
+                    shown,
+                    full: full.clone(),
+                },
+            );
             out.push((
                 name,
                 if full.is_empty() {
@@ -233,176 +384,13 @@ impl Cx {
                 },
             ));
         }
-        if out.is_empty() && self.errors.is_empty() {
+        if entries.is_empty() {
             self.error(
                 &format!("{path}.name"),
-                "is missing or empty: each methodConfig names the methods it applies to",
+                "is empty: each methodConfig names the methods it applies to (gRFC A6)",
             );
         }
         out
-    }
-
-    /// Writes `max_attempts`; the value written, if any.
-    fn max_attempts(
-        &mut self,
-        path: &str,
-        value: Option<&Value>,
-        body: &mut String,
-    ) -> Option<u64> {
-        let path = format!("{path}.maxAttempts");
-        match value.and_then(Value::as_u64) {
-            Some(n) if n >= 2 => {
-                let n = if n > MAX_ATTEMPTS {
-                    self.warnings.push(format!(
-                        "{path}: {n} clamped to {MAX_ATTEMPTS}, as gRPC's clients do"
-                    ));
-                    MAX_ATTEMPTS
-                } else {
-                    n
-                };
-                let _ = writeln!(body, "max_attempts = {n}");
-                Some(n)
-            }
-            _ => {
-                self.error(
-                    &path,
-                    format!(
-                        "{} must be a whole number of at least 2 (gRFC A6); use 2 or more",
-                        value.map_or("missing".to_owned(), Value::to_string)
-                    ),
-                );
-                None
-            }
-        }
-    }
-
-    fn retry_policy(&mut self, path: &str, retry: &Value, body: &mut String) {
-        self.max_attempts(path, retry.get("maxAttempts"), body);
-        let _ = writeln!(body, "backoff = \"exponential\"\njitter = \"full\"");
-        for (key, ours) in [("initialBackoff", "base"), ("maxBackoff", "cap")] {
-            match retry.get(key) {
-                Some(v) => {
-                    if let Some(d) = self.duration(&format!("{path}.{key}"), v) {
-                        let _ = writeln!(body, "{ours} = \"{d}\"");
-                    }
-                }
-                None => self.error(&format!("{path}.{key}"), "is missing: gRFC A6 requires it"),
-            }
-        }
-        match retry.get("backoffMultiplier").and_then(Value::as_f64) {
-            Some(f) if f > 0.0 && f.is_finite() => {
-                let _ = writeln!(body, "factor = {f:?}");
-            }
-            _ => self.error(
-                &format!("{path}.backoffMultiplier"),
-                "must be a number above 0 (gRFC A6)",
-            ),
-        }
-        self.codes(
-            &format!("{path}.retryableStatusCodes"),
-            retry.get("retryableStatusCodes"),
-            true,
-            body,
-        );
-    }
-
-    fn hedging_policy(&mut self, path: &str, hedge: &Value, body: &mut String) {
-        let attempts = self.max_attempts(path, hedge.get("maxAttempts"), body);
-        let delay = match hedge.get("hedgingDelay") {
-            Some(v) => self.duration(&format!("{path}.hedgingDelay"), v),
-            None => Some("0s".to_owned()),
-        };
-        // A6 caps hedges by maxAttempts alone: a share of maxAttempts - 1
-        // hedges per call leaves every call its hedges.
-        if let (Some(d), Some(attempts)) = (delay, attempts) {
-            let share = attempts - 1;
-            let _ = writeln!(body, "hedge_after = \"{d}\"\nhedge_share = {share}.0");
-        }
-        self.codes(
-            &format!("{path}.nonFatalStatusCodes"),
-            hedge.get("nonFatalStatusCodes"),
-            false,
-            body,
-        );
-    }
-
-    /// The codes, by name, as `grpc_retry_on`.
-    fn codes(&mut self, path: &str, value: Option<&Value>, required: bool, body: &mut String) {
-        let list = match value.and_then(Value::as_array) {
-            Some(list) if !list.is_empty() => list,
-            _ if required => {
-                return self.error(path, "must list at least one status code (gRFC A6: an empty retryableStatusCodes is invalid)");
-            }
-            // No non-fatal codes: every failure ends the hedging.
-            _ => return,
-        };
-        let mut names: Vec<&str> = Vec::new();
-        for (i, code) in list.iter().enumerate() {
-            let at = format!("{path}[{i}]");
-            let number = match code {
-                Value::String(name) => code_named(name),
-                Value::Number(n) => n
-                    .as_u64()
-                    .and_then(|n| u8::try_from(n).ok())
-                    .filter(|n| code_name(*n).is_some()),
-                _ => None,
-            };
-            let Some(number) = number else {
-                let hint = code
-                    .as_str()
-                    .and_then(suggest_code)
-                    .map(|s| format!(" (did you mean \"{s}\"?)"))
-                    .unwrap_or_default();
-                self.error(
-                    &at,
-                    format!(
-                        "{code} is not a gRPC status code{hint}: use a name such as \"UNAVAILABLE\""
-                    ),
-                );
-                continue;
-            };
-            match code_name(number) {
-                Some("OK") => self.error(
-                    &at,
-                    "OK is a success, not a status to retry (gRFC A6): remove it",
-                ),
-                Some(name) if !names.contains(&name) => names.push(name),
-                _ => {}
-            }
-        }
-        if !names.is_empty() {
-            let quoted: Vec<String> = names.iter().map(|c| format!("\"{c}\"")).collect();
-            let _ = writeln!(body, "grpc_retry_on = [{}]", quoted.join(", "));
-        }
-    }
-
-    /// A proto JSON duration (`"0.1s"`: seconds, up to 9 decimals, then
-    /// `s`) as a retry.toml duration in milliseconds, or an error.
-    fn duration(&mut self, path: &str, value: &Value) -> Option<String> {
-        let text = value.as_str().unwrap_or("");
-        let parsed = text.strip_suffix('s').and_then(|n| {
-            let (whole, frac) = n.split_once('.').unwrap_or((n, ""));
-            let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
-            let ok = !whole.is_empty()
-                && whole.len() <= 12
-                && digits(whole)
-                && frac.len() <= 9
-                && digits(frac);
-            ok.then(|| {
-                let nanos: u64 = format!("{frac:0<9}").parse().unwrap_or(0);
-                whole.parse::<u64>().unwrap_or(0) * 1_000_000_000 + nanos
-            })
-        });
-        match parsed {
-            Some(nanos) if nanos % 1_000_000 == 0 => Some(format!("{}ms", nanos / 1_000_000)),
-            Some(nanos) => Some(format!("{}us", nanos.div_ceil(1000))),
-            None => {
-                self.error(path, format!(
-                    "{value} is not a duration in proto JSON form (seconds then `s`, such as \"0.1s\"), as gRFC A6's service config requires"
-                ));
-                None
-            }
-        }
     }
 }
 

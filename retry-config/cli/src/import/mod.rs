@@ -6,6 +6,7 @@
 pub mod grpc;
 
 use super::{CliError, Context};
+use retrykit_config::MAX_SHOWN_DIAGNOSTICS;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -40,20 +41,35 @@ pub fn run(args: Args, _cx: &Context) -> Result<ExitCode, CliError> {
     })?;
     match grpc::import(&text) {
         Ok(imported) => {
-            for warning in &imported.warnings {
-                eprintln!("warning: {shown}: {warning}");
-            }
+            eprint!("{}", bounded("warning", &shown, &imported.warnings));
             out!("{}", imported.toml);
             Ok(ExitCode::SUCCESS)
         }
         Err(errors) => {
-            let message: String = errors
-                .iter()
-                .map(|e| format!("error: {shown}: {e}\n"))
-                .collect();
+            let message = bounded("error", &shown, &errors);
             Err(CliError { message, code: 1 })
         }
     }
+}
+
+/// The first [`MAX_SHOWN_DIAGNOSTICS`] of `lines`, one a line, then how
+/// many more there are: the output is bounded whatever the input.
+fn bounded(severity: &str, file: &str, lines: &[String]) -> String {
+    let mut out: String = lines
+        .iter()
+        .take(MAX_SHOWN_DIAGNOSTICS)
+        .map(|line| format!("{severity}: {file}: {line}\n"))
+        .collect();
+    if let Some(more) = lines
+        .len()
+        .checked_sub(MAX_SHOWN_DIAGNOSTICS)
+        .filter(|n| *n > 0)
+    {
+        out.push_str(&format!(
+            "{severity}: {file}: and {more} more {severity}s, not shown (fix these first)\n"
+        ));
+    }
+    out
 }
 
 /// The file's text, refused past [`MAX_INPUT`] bytes.

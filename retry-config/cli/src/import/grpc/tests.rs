@@ -115,7 +115,7 @@ fn invalid_input_names_the_json_path_and_a6s_rule() {
     for expected in [
         "$.methodConfig[0].retryPolicy.maxAttempts: 1 must be a whole number of at least 2",
         "$.methodConfig[0].retryPolicy.initialBackoff: \"100ms\" is not a duration in proto JSON form",
-        "$.methodConfig[0].retryPolicy.retryableStatusCodes: must list at least one status code",
+        "$.methodConfig[0].retryPolicy.retryableStatusCodes: [] must be a list of at least one status code",
         "$.methodConfig[1].retryPolicy.retryableStatusCodes[0]: \"UNAVAILIBLE\" is not a gRPC status code (did you mean \"UNAVAILABLE\"?)",
         "$.methodConfig[3].hedgingPolicy.nonFatalStatusCodes[0]: OK is a success",
         "$.methodConfig[2]: has both retryPolicy and hedgingPolicy",
