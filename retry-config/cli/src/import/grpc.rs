@@ -226,7 +226,7 @@ impl Cx {
             .and_then(Json::as_f64)
             .filter(|n| *n > 0.0 && *n <= max)
         else {
-            let found = value.map_or("missing".to_owned(), Json::to_string);
+            let found = value.map_or("missing: it".to_owned(), Json::to_string);
             self.error(path, format!("{found} {rule}"));
             return None;
         };

@@ -31,7 +31,7 @@ impl Cx {
                     &path,
                     format!(
                         "{} must be a whole number of at least 2 (gRFC A6); use 2 or more",
-                        value.map_or("missing".to_owned(), Json::to_string)
+                        value.map_or("missing: it".to_owned(), Json::to_string)
                     ),
                 );
                 None
@@ -76,7 +76,7 @@ impl Cx {
                 &at,
                 format!(
                     "{} must be a number above 0 (gRFC A6); use 2, say",
-                    multiplier.map_or("missing".to_owned(), Json::to_string)
+                    multiplier.map_or("missing: it".to_owned(), Json::to_string)
                 ),
             ),
         }
@@ -126,7 +126,7 @@ impl Cx {
             // No non-fatal codes: every failure ends the hedging.
             None | Some(Json::Array(_)) if !required => return,
             found => {
-                let found = found.map_or("missing".to_owned(), Json::to_string);
+                let found = found.map_or("missing: it".to_owned(), Json::to_string);
                 return self.error(
                     path,
                     format!(

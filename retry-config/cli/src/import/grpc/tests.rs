@@ -76,7 +76,7 @@ fn retry_throttling_is_checked_by_a6s_rules_and_cut_to_three_decimals() {
         ),
         (
             r#"{ "tokenRatio": 0.1 }"#,
-            "$.retryThrottling.maxTokens: missing must be",
+            "$.retryThrottling.maxTokens: missing: it must be",
         ),
         (
             r#"{ "maxTokens": 10, "tokenRatio": -1 }"#,
