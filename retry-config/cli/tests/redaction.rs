@@ -21,6 +21,10 @@ fn file(breaker: &str, budget: &str) -> String {
     )
 }
 
+/// A case: the file, the arguments, the environment, and what the output
+/// must show.
+type Case<'a> = (&'a str, &'a [&'a str], &'a [(&'a str, &'a str)], &'a str);
+
 // A fleet scope is read only with the `redis` feature (on by default).
 #[cfg(feature = "redis")]
 #[test]
@@ -36,8 +40,7 @@ fn no_command_prints_a_stores_password() {
         ("RETRY_BREAKER__B__STORE", bad.as_str()),
         ("RETRY_BUDGET__G__STORE", bad.as_str()),
     ];
-    // (file, arguments, environment, what the output must show)
-    let cases: &[(&str, &[&str], &[(&str, &str)], &str)] = &[
+    let cases: &[Case] = &[
         (
             &valid,
             &["check"],
