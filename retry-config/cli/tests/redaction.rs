@@ -1,9 +1,12 @@
 //! Issue 41 point 15, at the tool: no output of `retry-policy` prints a
 //! store URL's password: not `check` in any format, not `explain`, `list`
-//! or `show`, and not the fleet link's own message when Redis does not
-//! answer; whether the URL comes from the file or the environment, and
+//! or `show`, whether the URL comes from the file or the environment, and
 //! whether it is valid or not. Each case also shows the store's host, so
-//! a case that printed nothing of the URL could not pass.
+//! a case that printed nothing of the URL could not pass. (The fleet
+//! link's own line when Redis does not answer, which these commands may
+//! print too, is held to the same: no case's output holds the password.
+//! Whether it is printed before the command exits is the link's timing, so
+//! no case requires it.)
 #![cfg_attr(not(feature = "redis"), allow(dead_code, unused_imports))]
 
 mod common;
@@ -29,7 +32,7 @@ type Case<'a> = (&'a str, &'a [&'a str], &'a [(&'a str, &'a str)], &'a str);
 #[cfg(feature = "redis")]
 #[test]
 fn no_command_prints_a_stores_password() {
-    // Nothing listens on port 1: a link started fails and says so.
+    // Nothing listens on port 1: a link started fails.
     let good = format!("redis://u:{SECRET}@127.0.0.1:1/0");
     let bad = format!("redis://u:{SECRET}@127.0.0.1:1/0x");
     let fine = "redis://127.0.0.1:1/";
@@ -41,12 +44,6 @@ fn no_command_prints_a_stores_password() {
         ("RETRY_BUDGET__G__STORE", bad.as_str()),
     ];
     let cases: &[Case] = &[
-        (
-            &valid,
-            &["check"],
-            &[],
-            "Redis at redis://127.0.0.1:1/0 failed",
-        ),
         (&valid, &["explain", "b"], &[], "redis://127.0.0.1:1/0"),
         (&valid, &["explain", "g"], &[], "redis://127.0.0.1:1/0"),
         (&valid, &["list"], &[], "through redis://127.0.0.1:1/0"),
