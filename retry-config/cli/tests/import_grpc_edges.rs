@@ -83,10 +83,12 @@ fn named(names: &str, kind: &str, set: &[(&str, Option<&str>)], extra: &str) -> 
     )
 }
 
+/// A valid retryPolicy for `a.B`, changed by `set`.
 fn retry(set: &[(&str, Option<&str>)]) -> String {
     one("retryPolicy", set, "")
 }
 
+/// A valid hedgingPolicy for `a.B`, changed by `set`.
 fn hedge(set: &[(&str, Option<&str>)]) -> String {
     one("hedgingPolicy", set, "")
 }
@@ -99,16 +101,16 @@ fn methods(n: usize) -> String {
     format!("[{}]", names.join(", "))
 }
 
+/// Each case: its name, the service config, and what the import must do.
 fn cases() -> Vec<(&'static str, String, Expect)> {
     let past_ours = Some("\"18446744074s\"");
     let nothing = "nothing to import";
     let too_long = "is longer than retry.toml's limit";
     let past_proto = "is past protobuf Duration's limit";
-    // retry.toml's limit (100 years) and a nanosecond.
-    let just_past = format!(
-        "\"{}.000000001s\"",
-        retrykit_schema::duration::MAX.as_secs()
-    );
+    // retry.toml's limit (100 years), and a nanosecond past it.
+    let limit = retrykit_schema::duration::MAX.as_secs();
+    let at_limit = format!("\"{limit}s\"");
+    let just_past = format!("\"{limit}.000000001s\"");
     vec![
         // Point 14.
         (
@@ -171,6 +173,14 @@ fn cases() -> Vec<(&'static str, String, Expect)> {
             Refused {
                 path: "$.methodConfig[0].hedgingPolicy.hedgingDelay",
                 says: too_long,
+            },
+        ),
+        (
+            "maxBackoff at retry.toml's limit",
+            retry(&[("maxBackoff", Some(&at_limit))]),
+            Imports {
+                toml: "cap = \"3153600000000ms\"",
+                warns: None,
             },
         ),
         (
