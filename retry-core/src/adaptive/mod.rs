@@ -1,30 +1,4 @@
-//! Adaptive client-side rate limiting, the AWS SDKs' "adaptive" retry mode: a
-//! token bucket whose fill rate follows the CUBIC curve (`cubic`) driven by
-//! throttling errors. Until the first throttle it lets everything through;
-//! after one, each attempt takes tokens (as smithy-rs charges them: a first
-//! attempt 1, a retry 5, a retry after a throttle 10) and an empty bucket
-//! says how long to wait for them.
-//!
-//! The sending rate it measures is smoothed over half-second buckets
-//! (weight 0.8 on the newest); the fill rate never drops below 0.5 per
-//! second and never exceeds twice the measured rate. Times are measured
-//! from the first time the limiter is used, so a limiter made before a
-//! (paused) clock starts reads that clock alike.
-//!
-//! A policy uses one through an adaptive [`RetryBudget`](crate::RetryBudget)
-//! (`RetryBudget::adaptive()`, or `mode = "adaptive"` in the policy file),
-//! which paces every attempt of every call that shares it.
-//!
-//! ```
-//! use retrykit_core::AdaptiveLimiter;
-//! use std::time::{Duration, Instant};
-//! let limiter = AdaptiveLimiter::new();
-//! let t0 = Instant::now();
-//! assert!(limiter.try_acquire(t0, true).is_ok()); // no throttle yet: no limit
-//! limiter.record(t0, true);                        // throttled
-//! let wait = limiter.try_acquire(t0 + Duration::from_millis(10), true).unwrap_err();
-//! assert!(wait > Duration::ZERO);
-//! ```
+//! Adaptive client-side rate limiting, the AWS SDKs' "adaptive" retry mode.
 
 mod cubic;
 
@@ -43,11 +17,20 @@ const MIN_CAPACITY: f64 = 1.0;
 pub(crate) const FIRST_ATTEMPT_COST: f64 = 1.0;
 /// Tokens a retry takes.
 pub(crate) const RETRY_COST: f64 = 5.0;
-/// Tokens a retry after a throttle takes (smithy-rs charges its "retry
-/// timeout" cost there: a throttled service is the one to spare most).
+/// Tokens a retry after a throttle takes.
 pub(crate) const RETRY_AFTER_THROTTLE_COST: f64 = 2.0 * RETRY_COST;
 
-/// A CUBIC token bucket shared by the calls of one client.
+/// A token bucket shared by the calls of one client, whose fill rate
+/// follows the CUBIC curve driven by throttling errors. Until the first
+/// throttle it lets everything through; after one, each attempt takes tokens
+/// (as smithy-rs charges them: a first attempt 1, a retry 5, a retry after a
+/// throttle 10) and an empty bucket says how long to wait for them.
+///
+/// The measured sending rate is smoothed over half-second buckets (weight
+/// 0.8 on the newest); the fill rate stays between 0.5 per second and twice
+/// the measured rate. Times count from the limiter's first use. A policy
+/// uses one through an adaptive [`RetryBudget`](crate::RetryBudget), which
+/// paces every attempt of every call that shares it.
 ///
 /// # Examples
 ///
@@ -56,13 +39,16 @@ pub(crate) const RETRY_AFTER_THROTTLE_COST: f64 = 2.0 * RETRY_COST;
 /// use std::time::{Duration, Instant};
 /// let limiter = AdaptiveLimiter::new();
 /// let t0 = Instant::now();
+/// assert!(limiter.try_acquire(t0, true).is_ok()); // no throttle yet: no limit
 /// limiter.record(t0, true); // throttled: the bucket starts limiting
 /// assert!(limiter.is_limiting());
+/// let wait = limiter.try_acquire(t0 + Duration::from_millis(10), true).unwrap_err();
+/// assert!(wait > Duration::ZERO);
 /// assert!(limiter.try_acquire(t0 + Duration::from_secs(1), false).is_err());
 /// ```
 pub struct AdaptiveLimiter {
     state: Mutex<Clocked>,
-    /// Whether a warning about this limiter has been given (once is enough).
+    /// Whether a warning about this limiter has been given.
     warned: AtomicBool,
 }
 
@@ -135,13 +121,12 @@ impl AdaptiveLimiter {
     }
 
     /// Takes the tokens for one attempt at `now` (`retry`: a retry, else a
-    /// first attempt). `Err(wait)` when the bucket lacks them: the tokens are
-    /// taken anyway (a debt), and the attempt should wait `wait` first.
+    /// first attempt).
     ///
     /// # Errors
     ///
-    /// `Err(wait)`: the bucket lacked the tokens; the attempt should wait
-    /// `wait` before it is sent.
+    /// `Err(wait)`: the bucket lacked the tokens, which are taken anyway (a
+    /// debt); the attempt should wait `wait` before it is sent.
     ///
     /// ```
     /// let l = retrykit_core::AdaptiveLimiter::new();
@@ -193,8 +178,7 @@ impl AdaptiveLimiter {
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, Clocked> {
-        // The state is a handful of floats, each update complete or not
-        // begun: a panic elsewhere cannot leave it half-written.
+        // A panic elsewhere cannot leave these floats half-written.
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
@@ -232,8 +216,7 @@ impl Bucket {
 
     /// Takes `cost` tokens at `t` and says how long to wait for them,
     /// unless that wait would reach `limit` (then nothing is taken). A
-    /// shortfall is taken as a debt, as smithy-rs does: the next callers
-    /// wait for it too.
+    /// shortfall is a debt the next callers wait for too.
     fn acquire(
         &mut self,
         t: f64,

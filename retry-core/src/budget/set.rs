@@ -1,7 +1,5 @@
 //! The budgets one policy uses (`budget = ["broker", "aws"]`): every window
 //! budget must allow a retry, every adaptive budget paces every attempt.
-//! Whether any paces is worked out once, when the policy is built, so a
-//! policy without an adaptive budget reads no clock on its success path.
 
 use super::RetryBudget;
 use std::sync::Arc;
@@ -54,22 +52,15 @@ impl Budgets {
         self.paces
     }
 
-    /// Tells every `grpc_throttling` bucket how an attempt went (gRFC A6):
-    /// a success fills it, a failure its policy would retry drains it.
-    /// The loop calls it for every entry point: once per success, and
-    /// once per failed attempt it decides on.
+    /// Tells every `grpc_throttling` bucket how an attempt went: once per
+    /// success, and once per failure its policy would retry.
     pub(crate) fn throttle(&self, failed: bool) {
         if self.throttles {
-            self.throttle_buckets(failed);
+            self.as_slice()
+                .iter()
+                .filter_map(|b| b.throttling())
+                .for_each(|t| t.record(failed));
         }
-    }
-
-    /// [`throttle`](Self::throttle)'s work, for a policy with a bucket.
-    fn throttle_buckets(&self, failed: bool) {
-        self.as_slice()
-            .iter()
-            .filter_map(|b| b.throttling())
-            .for_each(|t| t.record(failed));
     }
 
     /// The window budgets.
@@ -86,8 +77,7 @@ impl Budgets {
     }
 
     /// Takes a retry from every window budget; `false` as soon as one is
-    /// empty. The budgets before it keep the retry they gave: a refusal
-    /// then costs them one retry, which errs on the side of fewer retries.
+    /// empty (the budgets before it keep the retry they gave).
     pub(crate) fn try_withdraw(&self, now: Instant) -> bool {
         self.windows().all(|b| b.try_withdraw(now))
     }
