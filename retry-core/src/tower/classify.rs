@@ -34,8 +34,7 @@ where
         let hooks = SharedHooks(self.hooks.clone());
         Box::pin(async move {
             let mut run = Retry::new(&policy).hooks(hooks).start(false);
-            // Each attempt owns its clones of the request and the service
-            // (hedges run at once; a shared `&Req` would need `Req: Sync`).
+            // Each attempt owns its clones (a shared `&Req` would need `Req: Sync`).
             let mut make = move || {
                 let (next, mut service) = (request.clone(), service.clone());
                 async move {
