@@ -61,7 +61,6 @@ pub(crate) struct Observer(pub(crate) fn(&Event<'_>));
 
 inventory::collect!(Observer);
 
-/// Tells every linked observer of `event`.
 pub(crate) fn emit(event: Event<'_>) {
     for observer in inventory::iter::<Observer> {
         (observer.0)(&event);

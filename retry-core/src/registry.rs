@@ -268,7 +268,6 @@ mod modelled {
     }
 }
 
-/// Whether anything was ever installed into the process-wide registry.
 pub(crate) fn is_installed() -> bool {
     INSTALLED.load(Ordering::Acquire)
 }

@@ -13,7 +13,6 @@ thread_local! {
     static THREAD_STREAM: Cell<u64> = const { Cell::new(0) };
 }
 
-/// The next sample of this thread's stream.
 fn thread_sample() -> Sample {
     THREAD_STREAM.with(|stream| {
         let mut state = stream.get();
@@ -89,7 +88,6 @@ pub(crate) enum JitterRng {
 }
 
 impl JitterRng {
-    /// Seeded when `seed` is given, per-thread otherwise.
     pub(crate) const fn from_seed(seed: Option<u64>) -> Self {
         match seed {
             Some(seed) => JitterRng::Seeded(seed),

@@ -144,12 +144,7 @@ impl Window {
 
     /// The slot number of `now`: whole slot lengths since the window began.
     pub(crate) fn epoch(&self, now: Instant) -> u64 {
-        let since = now.saturating_duration_since(self.origin);
-        let nanos = since
-            .as_secs()
-            .saturating_mul(1_000_000_000)
-            .saturating_add(u64::from(since.subsec_nanos()));
-        nanos / self.slot_nanos
+        crate::backoff::nanos(now.saturating_duration_since(self.origin)) / self.slot_nanos
     }
 
     /// Counter `which`'s word in the slot of `now`, and `now`'s lap.

@@ -11,7 +11,6 @@ use std::time::{Duration, Instant};
 const SMOOTHING: f64 = 0.8;
 /// The slowest fill rate, in tokens per second.
 const MIN_FILL_RATE: f64 = 0.5;
-/// The smallest bucket.
 const MIN_CAPACITY: f64 = 1.0;
 /// Tokens a first attempt takes.
 pub(crate) const FIRST_ATTEMPT_COST: f64 = 1.0;
@@ -47,29 +46,14 @@ pub(crate) const RETRY_AFTER_THROTTLE_COST: f64 = 2.0 * RETRY_COST;
 /// assert!(limiter.try_acquire(t0 + Duration::from_secs(1), false).is_err());
 /// ```
 pub struct AdaptiveLimiter {
-    state: Mutex<Clocked>,
+    state: Mutex<Bucket>,
     /// Whether a warning about this limiter has been given.
     warned: AtomicBool,
 }
 
-/// The bucket and the instant its times count from (the first use).
-#[derive(Debug)]
-struct Clocked {
-    origin: Option<Instant>,
-    bucket: Bucket,
-}
-
-impl Clocked {
-    fn seconds(&mut self, now: Instant) -> f64 {
-        let origin = *self.origin.get_or_insert(now);
-        now.saturating_duration_since(origin).as_secs_f64()
-    }
-}
-
 impl fmt::Debug for AdaptiveLimiter {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let state = self.state();
-        let b = &state.bucket;
+        let b = self.state();
         f.debug_struct("AdaptiveLimiter")
             .field("enabled", &b.enabled)
             .field("fill_rate", &b.fill_rate)
@@ -92,10 +76,7 @@ impl AdaptiveLimiter {
     /// ```
     pub fn new() -> AdaptiveLimiter {
         AdaptiveLimiter {
-            state: Mutex::new(Clocked {
-                origin: None,
-                bucket: Bucket::new(),
-            }),
+            state: Mutex::new(Bucket::new()),
             warned: AtomicBool::new(false),
         }
     }
@@ -108,7 +89,7 @@ impl AdaptiveLimiter {
     /// assert!(l.is_limiting());
     /// ```
     pub fn is_limiting(&self) -> bool {
-        self.state().bucket.enabled
+        self.state().enabled
     }
 
     /// The bucket's fill rate, in tokens per second.
@@ -117,7 +98,7 @@ impl AdaptiveLimiter {
     /// assert_eq!(retrykit_core::AdaptiveLimiter::new().fill_rate(), 0.5);
     /// ```
     pub fn fill_rate(&self) -> f64 {
-        self.state().bucket.fill_rate
+        self.state().fill_rate
     }
 
     /// Takes the tokens for one attempt at `now` (`retry`: a retry, else a
@@ -153,9 +134,9 @@ impl AdaptiveLimiter {
         cost: f64,
         limit: Option<Duration>,
     ) -> Result<Duration, Duration> {
-        let mut state = self.state();
-        let t = state.seconds(now);
-        state.bucket.acquire(t, cost, limit)
+        let mut bucket = self.state();
+        let t = bucket.seconds(now);
+        bucket.acquire(t, cost, limit)
     }
 
     /// Records an attempt's outcome at `now`: `throttled` when the service
@@ -167,9 +148,9 @@ impl AdaptiveLimiter {
     /// assert!(!l.is_limiting());
     /// ```
     pub fn record(&self, now: Instant, throttled: bool) {
-        let mut state = self.state();
-        let t = state.seconds(now);
-        state.bucket.record(t, throttled);
+        let mut bucket = self.state();
+        let t = bucket.seconds(now);
+        bucket.record(t, throttled);
     }
 
     /// `true` the first time only: whether to give a warning now.
@@ -177,15 +158,17 @@ impl AdaptiveLimiter {
         !self.warned.swap(true, Ordering::Relaxed)
     }
 
-    fn state(&self) -> std::sync::MutexGuard<'_, Clocked> {
+    fn state(&self) -> std::sync::MutexGuard<'_, Bucket> {
         // A panic elsewhere cannot leave these floats half-written.
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
-/// The bucket and the rate measurement; times are seconds since the origin.
+/// The bucket and the rate measurement; times are seconds since `origin`,
+/// the first use.
 #[derive(Debug, Clone)]
 struct Bucket {
+    origin: Option<Instant>,
     enabled: bool,
     fill_rate: f64,
     capacity: f64,
@@ -201,6 +184,7 @@ struct Bucket {
 impl Bucket {
     fn new() -> Bucket {
         Bucket {
+            origin: None,
             enabled: false,
             fill_rate: MIN_FILL_RATE,
             capacity: 0.0,
@@ -212,6 +196,11 @@ impl Bucket {
             last_max_rate: 0.0,
             last_throttle: 0.0,
         }
+    }
+
+    fn seconds(&mut self, now: Instant) -> f64 {
+        let origin = *self.origin.get_or_insert(now);
+        now.saturating_duration_since(origin).as_secs_f64()
     }
 
     /// Takes `cost` tokens at `t` and says how long to wait for them,

@@ -7,63 +7,37 @@ use std::time::Instant;
 
 /// A policy's budgets, in the order given, each one once.
 #[derive(Debug, Clone)]
-pub(crate) struct Budgets {
-    all: Option<Arc<[Arc<RetryBudget>]>>,
-    /// Whether any budget is adaptive.
-    paces: bool,
-    /// Whether any budget is a `grpc_throttling` bucket.
-    throttles: bool,
-}
+pub(crate) struct Budgets(Option<Arc<[Arc<RetryBudget>]>>);
 
 impl Budgets {
-    /// No budget.
-    pub(crate) const NONE: Budgets = Budgets {
-        all: None,
-        paces: false,
-        throttles: false,
-    };
+    pub(crate) const NONE: Budgets = Budgets(None);
 
-    /// The budgets in `list`.
     pub(crate) fn new(list: Vec<Arc<RetryBudget>>) -> Budgets {
-        if list.is_empty() {
-            return Budgets::NONE;
-        }
-        let paces = list.iter().any(|b| b.limiter().is_some());
-        let throttles = list.iter().any(|b| b.throttling().is_some());
-        Budgets {
-            all: Some(list.into()),
-            paces,
-            throttles,
-        }
+        Budgets((!list.is_empty()).then(|| list.into()))
     }
 
-    /// Every budget, in the order given.
     pub(crate) fn as_slice(&self) -> &[Arc<RetryBudget>] {
-        self.all.as_deref().unwrap_or_default()
+        self.0.as_deref().unwrap_or_default()
     }
 
-    /// Whether there is no budget at all.
     pub(crate) const fn is_empty(&self) -> bool {
-        self.all.is_none()
+        self.0.is_none()
     }
 
     /// Whether an adaptive budget paces the policy's attempts.
-    pub(crate) const fn paces(&self) -> bool {
-        self.paces
+    pub(crate) fn paces(&self) -> bool {
+        self.as_slice().iter().any(|b| b.limiter().is_some())
     }
 
     /// Tells every `grpc_throttling` bucket how an attempt went: once per
     /// success, and once per failure its policy would retry.
     pub(crate) fn throttle(&self, failed: bool) {
-        if self.throttles {
-            self.as_slice()
-                .iter()
-                .filter_map(|b| b.throttling())
-                .for_each(|t| t.record(failed));
-        }
+        self.as_slice()
+            .iter()
+            .filter_map(|b| b.throttling())
+            .for_each(|t| t.record(failed));
     }
 
-    /// The window budgets.
     fn windows(&self) -> impl Iterator<Item = &RetryBudget> {
         self.as_slice()
             .iter()
@@ -82,7 +56,6 @@ impl Budgets {
         self.windows().all(|b| b.try_withdraw(now))
     }
 
-    /// Whether a fleet budget among them is failing open.
     pub(crate) fn failing_open(&self) -> bool {
         self.windows().any(RetryBudget::failing_open)
     }

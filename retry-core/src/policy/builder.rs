@@ -5,8 +5,7 @@ use crate::breaker::CircuitBreaker;
 use crate::budget::{Budgets, RetryBudget};
 use crate::hedge::{HedgeSettings, Hedging};
 use crate::jitter::Jitter;
-use crate::policy::Policy;
-use crate::policy::RequestRules;
+use crate::policy::{Policy, RequestRules};
 use crate::problem::{PolicyError, Problems};
 use retrykit_schema::keys::Key;
 use std::sync::Arc;
@@ -226,9 +225,8 @@ impl PolicyBuilder {
     /// let p = retrykit_core::Policy::builder().budget(Some(budget.clone())).build().unwrap();
     /// assert!(Arc::ptr_eq(p.budget().unwrap(), &budget));
     /// ```
-    pub fn budget(mut self, budget: Option<Arc<RetryBudget>>) -> Self {
-        self.draft.budgets = Budgets::new(budget.into_iter().collect());
-        self
+    pub fn budget(self, budget: Option<Arc<RetryBudget>>) -> Self {
+        self.budgets(budget)
     }
 
     /// Uses every budget in `budgets` (replacing any set before): each

@@ -1,8 +1,7 @@
 //! What a policy says about HTTP and gRPC requests. The settings live in
 //! every [`Policy`], whichever features are built; `http` applies them.
 
-use crate::policy::Policy;
-use crate::policy::PolicyBuilder;
+use crate::policy::{Policy, PolicyBuilder};
 use crate::problem::Problems;
 use retrykit_schema::keys::Key;
 use std::sync::Arc;
