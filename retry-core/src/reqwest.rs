@@ -245,14 +245,10 @@ impl Middleware for RetryMiddleware {
 // The failure carries the response by value, as each attempt returns it.
 #[allow(clippy::result_large_err)]
 fn sent(sent: Result<Response>, policy: &Policy) -> std::result::Result<Response, Failed> {
-    match sent {
-        Ok(response) => {
-            match HttpFailure::classify(response.status(), response.headers(), policy) {
-                None => Ok(response),
-                Some(failure) => Err(Failed::Status(response, failure)),
-            }
-        }
-        Err(error) => Err(Failed::Error(error)),
+    let response = sent.map_err(Failed::Error)?;
+    match HttpFailure::classify(response.status(), response.headers(), policy) {
+        None => Ok(response),
+        Some(failure) => Err(Failed::Status(response, failure)),
     }
 }
 

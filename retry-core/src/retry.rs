@@ -220,14 +220,12 @@ impl<'p, C, S, H> Retry<'p, C, S, H> {
     ///
     /// # Errors
     ///
-    /// The error of the last attempt, when the policy gives up: the error is
-    /// permanent or not retried by the policy or the hooks, the attempts,
-    /// the deadline or a retry budget ran out, or the request could not be
-    /// sent again (see [`Ending`](crate::Ending) for every reason, and
+    /// The last attempt's error, when the policy gives up (see
+    /// [`Ending`](crate::Ending) for every reason, and
     /// [`call_with_report`](Self::call_with_report) to be told which). An
-    /// attempt that ran past `attempt_timeout` fails with the error
-    /// [`Classify::from_timeout`] makes, and one the circuit breaker refused
-    /// with the error [`Classify::from_breaker_open`] makes.
+    /// attempt past `attempt_timeout` fails with the error
+    /// [`Classify::from_timeout`] makes, one the breaker refused with
+    /// [`Classify::from_breaker_open`]'s.
     ///
     /// # Panics
     ///

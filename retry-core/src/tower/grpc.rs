@@ -1,7 +1,7 @@
 //! The layer over gRPC services, with the semantics of [`Grpc`].
 
 use super::http::RequestHooks;
-use super::{RetryLayer, RetryService, SharedHooks};
+use super::{RetryLayer, RetryService, SharedHooks, send};
 use crate::decide::time_limit;
 use crate::drive;
 use crate::grpc::{GRPC_PREVIOUS_RPC_ATTEMPTS, GRPC_STATUS, GRPC_TIMEOUT, GrpcFailure};
@@ -84,8 +84,7 @@ impl<K, H> RetryLayer<K, H> {
 }
 
 /// A failed attempt of a gRPC call, as the loop and its hooks see it; `R`
-/// is the inner service's response body (`tonic::body::Body` for a tonic
-/// `Channel`).
+/// is the inner service's response body.
 pub type GrpcFailedAttempt<R = tonic::body::Body> = FailedAttempt<GrpcBody<R>, GrpcFailure>;
 
 /// What an `on_give_up` hook on a gRPC layer is given. With a tonic
@@ -179,12 +178,9 @@ where
                         .insert(GRPC_PREVIOUS_RPC_ATTEMPTS, previous);
                 }
                 sent = sent.saturating_add(1);
-                let (mut service, committed) = (service.clone(), Arc::clone(&committed));
+                let (service, committed) = (service.clone(), Arc::clone(&committed));
                 let attempt = async move {
-                    let response = match poll_fn(|cx| service.poll_ready(cx)).await {
-                        Ok(()) => service.call(request).await.map_err(Into::into),
-                        Err(e) => Err(e.into()),
-                    };
+                    let response = send(service, request).await.map_err(Into::into);
                     // The channel enforces the `grpc-timeout` it was given:
                     // its error at the attempt's limit is that limit's.
                     if let (Err(_), Some((left, timeout))) = (&response, limit)
@@ -273,7 +269,12 @@ where
 {
     let response = sent.map_err(FailedAttempt::Transport)?;
     let (parts, body) = response.into_parts();
-    let mut body = GrpcBody::new(body);
+    let mut body = GrpcBody {
+        kept: VecDeque::new(),
+        ended: false,
+        began: false,
+        inner: body,
+    };
     // Trailers-Only: the status is in the headers, and there is no body.
     let failure = if parts.headers.contains_key(GRPC_STATUS) {
         GrpcFailure::classify(&parts.headers)
@@ -321,17 +322,6 @@ pub struct GrpcBody<R> {
     /// Whether a data frame came: the response was committed.
     began: bool,
     inner: R,
-}
-
-impl<R> GrpcBody<R> {
-    fn new(inner: R) -> Self {
-        GrpcBody {
-            kept: VecDeque::new(),
-            ended: false,
-            began: false,
-            inner,
-        }
-    }
 }
 
 impl<R> GrpcBody<R>

@@ -1,7 +1,7 @@
 //! The layer over `http::Request<B>` services, with the HTTP semantics of
 //! [`crate::http`].
 
-use super::{Http, ResponseFuture, RetryService, SharedHooks};
+use super::{Http, ResponseFuture, RetryService, SharedHooks, send};
 use crate::breaker::BreakerOpen;
 use crate::class::Class;
 use crate::classify::{AttemptTimeout, Classify};
@@ -12,7 +12,6 @@ use crate::retry::Retry;
 use http::{Request, Response};
 use http_body::Body;
 use std::fmt;
-use std::future::poll_fn;
 use std::task::{Context, Poll};
 use std::time::Duration;
 use tower::Service;
@@ -79,9 +78,8 @@ impl<R, F: fmt::Display> fmt::Debug for FailedAttempt<R, F> {
 }
 
 impl<R, F> FailedAttempt<R, F> {
-    /// What the caller gets of a call that ended with `result`: the
-    /// response (the last one, if the call failed with one) carrying the
-    /// call's `report`, or the error.
+    /// What the caller gets: the (last) response carrying the call's
+    /// `report`, or the error.
     pub(super) fn respond(
         result: Result<Response<R>, Self>,
         report: crate::Report,
@@ -182,12 +180,9 @@ where
             let policy = &*policy;
             let mut make = move || {
                 let request = Request::from_parts(parts.clone(), body.clone());
-                let mut service = service.clone();
+                let service = service.clone();
                 let attempt = async move {
-                    let sent = match poll_fn(|cx| service.poll_ready(cx)).await {
-                        Ok(()) => service.call(request).await.map_err(Into::into),
-                        Err(e) => Err(e.into()),
-                    };
+                    let sent = send(service, request).await.map_err(Into::into);
                     settle_response(sent, policy)
                 };
                 #[cfg(feature = "tracing")]
@@ -210,14 +205,10 @@ fn settle_response<B>(
     sent: Result<Response<B>, BoxError>,
     policy: &crate::Policy,
 ) -> Result<Response<B>, FailedAttempt<B>> {
-    match sent {
-        Ok(response) => {
-            match HttpFailure::classify(response.status(), response.headers(), policy) {
-                None => Ok(response),
-                Some(failure) => Err(FailedAttempt::Status { response, failure }),
-            }
-        }
-        Err(error) => Err(FailedAttempt::Transport(error)),
+    let response = sent.map_err(FailedAttempt::Transport)?;
+    match HttpFailure::classify(response.status(), response.headers(), policy) {
+        None => Ok(response),
+        Some(failure) => Err(FailedAttempt::Status { response, failure }),
     }
 }
 

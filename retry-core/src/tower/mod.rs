@@ -320,6 +320,15 @@ impl<S: Clone, K, H> RetryService<S, K, H> {
     }
 }
 
+/// Sends `request` on `service` once it is ready.
+async fn send<S: tower::Service<Req>, Req>(
+    mut service: S,
+    request: Req,
+) -> Result<S::Response, S::Error> {
+    std::future::poll_fn(|cx| service.poll_ready(cx)).await?;
+    service.call(request).await
+}
+
 /// A layer's shared hooks, seen as hooks by the loop.
 struct SharedHooks<H>(Arc<H>);
 
