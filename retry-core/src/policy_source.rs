@@ -75,28 +75,17 @@ impl PolicySource {
         }
     }
 
-    /// Warns once when error type `E` cannot stand for a timed-out attempt
-    /// under a policy that limits one, or for the policy's breaker's refusal.
+    /// Warns once when `E` cannot carry what `policy` needs
+    /// ([`check_carried`](crate::site::check_carried)).
     #[cfg(feature = "tower")]
     pub(crate) fn check_carried<E: crate::Classify>(&self, policy: &Policy) {
-        let site = || match &*self.0 {
+        let site = match &*self.0 {
             Source::Fixed(site, _) => site,
             Source::Named(cache) => cache.site(),
             #[cfg(feature = "grpc")]
             Source::ByMethod(site) => site,
         };
-        let probe = crate::AttemptTimeout::new(1, std::time::Duration::ZERO);
-        if crate::site::limits(policy).is_some() && E::from_timeout(probe).is_none() {
-            crate::site::warn_timeout_not_carried(site(), policy);
-        }
-        if let Some(breaker) = policy.breaker() {
-            let state = crate::breaker::BreakerState::Open;
-            let refusal =
-                crate::breaker::BreakerOpen::new(breaker.name(), state, Default::default());
-            if E::from_breaker_open(refusal).is_none() {
-                crate::site::warn_breaker_not_carried(site(), policy);
-            }
-        }
+        crate::site::check_carried::<E>(site, policy);
     }
 }
 

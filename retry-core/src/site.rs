@@ -4,6 +4,8 @@
 //! quietly not retrying as its policy says. Each problem is said once per
 //! call site, on stderr and as a tracing warning.
 
+use crate::breaker::{BreakerOpen, BreakerState};
+use crate::classify::{AttemptTimeout, Classify};
 use crate::policy::Policy;
 use crate::registry::linked::CallSite;
 use crate::registry::{self, Registry, loading};
@@ -15,6 +17,7 @@ use loom::sync::atomic::{AtomicU64, Ordering};
 #[cfg(not(loom))]
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, PoisonError};
+use std::time::Duration;
 
 /// The fallback for a name the registry lacks at run time: one attempt, no
 /// retry (never a panic: a service keeps running), with a warning.
@@ -244,9 +247,45 @@ fn once(call: &CallSite, problem: Problem, message: impl FnOnce() -> String) {
     }
 }
 
+/// Warns once when error type `E` cannot stand for a timed-out attempt
+/// under a policy that limits one, or for the policy's breaker's refusal.
+#[cfg(feature = "tower")]
+pub(crate) fn check_carried<E: Classify>(call: &CallSite, policy: &Policy) {
+    if limits(policy).is_some() && !stands_for_timeout::<E>() {
+        warn_timeout_not_carried(call, policy);
+    }
+    let Some(breaker) = policy.breaker() else {
+        return;
+    };
+    if !stands_for_refusal::<E>(breaker.name()) {
+        once(call, Problem::BreakerNotCarried, || {
+            let name = breaker.name().unwrap_or("<unnamed>");
+            format!(
+                "warning: {} uses retry policy `{}`, whose circuit breaker `{name}` cannot hold its \
+                 attempts back there: its error type cannot stand for an attempt the breaker refused, so \
+                 every attempt is sent even while the breaker is open\n  \
+                 fix: add a `#[classify(breaker_open)]` variant to the error type (or return an error type \
+                 whose `Classify::from_breaker_open` gives a value), or remove the breaker from this policy",
+                site(call),
+                call.policy
+            )
+        });
+    }
+}
+
+/// Whether `E` can stand for a timed-out attempt.
+pub(crate) fn stands_for_timeout<E: Classify>() -> bool {
+    E::from_timeout(AttemptTimeout::new(1, Duration::ZERO)).is_some()
+}
+
+/// Whether `E` can stand for an attempt the breaker `name` refused.
+pub(crate) fn stands_for_refusal<E: Classify>(name: Option<&str>) -> bool {
+    E::from_breaker_open(BreakerOpen::new(name, BreakerState::Open, Duration::ZERO)).is_some()
+}
+
 /// Says, once per site, that `policy`'s `attempt_timeout` cannot be
 /// enforced there.
-pub(crate) fn warn_timeout_not_carried(call: &CallSite, policy: &Policy) {
+fn warn_timeout_not_carried(call: &CallSite, policy: &Policy) {
     once(call, Problem::TimeoutNotCarried, || {
         let limits = limits(policy).unwrap_or_default();
         format!(
@@ -254,27 +293,6 @@ pub(crate) fn warn_timeout_not_carried(call: &CallSite, policy: &Policy) {
              its error type cannot stand for a timed-out attempt, so an attempt is never cut short\n  \
              fix: add a `#[classify(timeout)]` unit variant to the error type (or return an error type \
              whose `Classify::from_timeout` gives a value), or set attempt_timeout = \"none\" (and deadline = \"none\") for this policy",
-            site(call),
-            call.policy
-        )
-    });
-}
-
-/// Says, once per site, that `policy`'s circuit breaker cannot hold the
-/// site's attempts back: its error type cannot stand for a refusal.
-#[cfg(feature = "tower")]
-pub(crate) fn warn_breaker_not_carried(call: &CallSite, policy: &Policy) {
-    once(call, Problem::BreakerNotCarried, || {
-        let breaker = policy
-            .breaker()
-            .and_then(|b| b.name())
-            .unwrap_or("<unnamed>");
-        format!(
-            "warning: {} uses retry policy `{}`, whose circuit breaker `{breaker}` cannot hold its \
-             attempts back there: its error type cannot stand for an attempt the breaker refused, so \
-             every attempt is sent even while the breaker is open\n  \
-             fix: add a `#[classify(breaker_open)]` variant to the error type (or return an error type \
-             whose `Classify::from_breaker_open` gives a value), or remove the breaker from this policy",
             site(call),
             call.policy
         )

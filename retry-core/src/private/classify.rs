@@ -31,13 +31,11 @@ pub use crate::classify::{AttemptTimeout, CarriesBreakerOpen, CarriesTimeout, Cl
 /// assert!(carries_timeout::<Result<(), std::io::Error>, _>(ByClassify));
 /// assert!(!carries_timeout::<Result<(), String>, _>(AllTransient));
 /// ```
-pub fn carries_timeout<R: IsResult, K>(kind: K) -> bool
+pub fn carries_timeout<R: IsResult, K>(_: K) -> bool
 where
     Tagged<R::Err, K>: Classify,
 {
-    let _ = kind;
-    let probe = AttemptTimeout::new(1, Duration::ZERO);
-    <Tagged<R::Err, K> as Classify>::from_timeout(probe).is_some()
+    crate::site::stands_for_timeout::<Tagged<R::Err, K>>()
 }
 
 /// Whether the error type of `R`, classified by `kind`, can stand for an
@@ -48,14 +46,11 @@ where
 /// assert!(carries_breaker_open::<Result<(), std::io::Error>, _>(ByClassify));
 /// assert!(!carries_breaker_open::<Result<(), String>, _>(AllTransient));
 /// ```
-pub fn carries_breaker_open<R: IsResult, K>(kind: K) -> bool
+pub fn carries_breaker_open<R: IsResult, K>(_: K) -> bool
 where
     Tagged<R::Err, K>: Classify,
 {
-    let _ = kind;
-    let probe =
-        crate::breaker::BreakerOpen::new(None, crate::breaker::BreakerState::Open, Duration::ZERO);
-    <Tagged<R::Err, K> as Classify>::from_breaker_open(probe).is_some()
+    crate::site::stands_for_refusal::<Tagged<R::Err, K>>(None)
 }
 
 /// Fixes the output type of an attempt's `async` block so `?` and `return`

@@ -38,9 +38,9 @@ use tower::Service;
 ///   malformed, stops the retrying;
 /// - each retry and hedge carries `grpc-previous-rpc-attempts`; under a
 ///   `deadline` or `attempt_timeout`, each attempt carries the
-///   `grpc-timeout` it has left ([`time_limit`]) unless the request's own
-///   is nearer, and a call that ends on a timeout fails with
-///   `DEADLINE_EXCEEDED`, saying which limit ended it.
+///   `grpc-timeout` it has left unless the request's own is nearer, and a
+///   call that ends on a timeout fails with `DEADLINE_EXCEEDED`, saying
+///   which limit ended it.
 ///
 /// The final response carries the call's [`Report`](crate::Report) in its
 /// extensions. The response is read ahead to its trailers (at most
