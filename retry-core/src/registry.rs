@@ -69,7 +69,6 @@ impl Registry {
     /// ```
     /// assert!(retrykit_core::Registry::default().policy("nope").is_none());
     /// ```
-    #[inline]
     pub fn policy(&self, name: &str) -> Option<&Arc<Policy>> {
         self.policies.get(name)
     }

@@ -1,5 +1,4 @@
-//! A policy's wait bounds as whole nanoseconds, computed once when the
-//! policy is built.
+//! A policy's wait bounds as whole nanoseconds.
 
 use crate::backoff::{Backoff, clamp_to_nanos, nanos};
 use std::time::Duration;
