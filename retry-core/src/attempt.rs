@@ -1,8 +1,7 @@
-//! What happens to one attempt, plain or hedged, in one place: it is sent
-//! or refused by the breaker ([`Gated`]), raced against its time limit, and
-//! polled inside its span ([`Timed`]). A plain round's limit is the call's
-//! one timer ([`OnRun`]); each attempt of a hedged round has its own
-//! ([`Own`]).
+//! One attempt, plain or hedged: sent or refused by the breaker
+//! ([`Gated`]), raced against its time limit and polled in its span
+//! ([`Timed`]). A plain round's limit is the call's timer ([`OnRun`]); each
+//! attempt of a hedged round has its own ([`Own`]).
 
 use crate::breaker::BreakerOpen;
 use crate::classify::{AttemptTimeout, Classify};
@@ -15,11 +14,9 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-/// What an attempt is raced against: when it runs out, the timeout it ran
-/// out of; and the span it is polled in.
+/// What an attempt is raced against, and the span it is polled in.
 pub trait Limit {
-    /// `Some` once the attempt's time is up (said once: a limit that fired
-    /// is spent).
+    /// `Some` once the attempt's time is up (said once).
     fn expired(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Option<AttemptTimeout>;
 
     /// The span the attempt is polled in.
@@ -30,21 +27,13 @@ pub trait Limit {
 pin_project_lite::pin_project! {
     /// An attempt raced against its [`Limit`], polled inside its span. A
     /// timeout the error type cannot stand for (`Classify::from_timeout`
-    /// gives `None`) lets the attempt run on (`init()` and the build refuse
-    /// such a policy where they can).
+    /// gives `None`) lets the attempt run on.
     #[must_use = "an attempt does nothing until awaited"]
     pub struct Timed<Fut, L> {
         #[pin]
-        fut: Fut,
+        pub(crate) fut: Fut,
         #[pin]
-        limit: L,
-    }
-}
-
-impl<Fut, L> Timed<Fut, L> {
-    /// `fut` raced against `limit`.
-    pub(crate) fn new(fut: Fut, limit: L) -> Self {
-        Timed { fut, limit }
+        pub(crate) limit: L,
     }
 }
 
@@ -71,13 +60,9 @@ where
 }
 
 pin_project_lite::pin_project! {
-    /// An attempt sent, or refused by the policy's breaker: never made, it
-    /// ends at once with the error standing for the refusal. The error is
-    /// built when polled, from the (`Send`) refusal, so an error type that
-    /// is not `Send` is never held across an await and the call stays
-    /// `Send` whenever the attempt is. The refusal is boxed: the rare path
-    /// pays for it, and a sent attempt's future is not made as big as a
-    /// `BreakerOpen`.
+    /// An attempt sent, or refused by the breaker: never made, it ends at
+    /// once with the refusal's error. The error is built when polled, so a
+    /// `!Send` error type is never held across an await.
     #[project = GatedProj]
     pub enum Gated<Fut> {
         /// Sent.
@@ -105,16 +90,14 @@ where
     }
 }
 
-/// The error of type `E` that stands for `open`; only asked of a type
-/// `begin_attempt` found can stand for one.
+/// The error of type `E` that stands for `open` (`begin_attempt` checked
+/// that `E` can).
 pub(crate) fn refusal<E: Classify>(open: BreakerOpen) -> E {
     E::from_breaker_open(open).expect("begin_attempt refuses only for a type that carries it")
 }
 
-/// A plain round's limit: the call's one timer, armed with what is left of
-/// the attempt's [`time_limit`](crate::decide::time_limit) (counted from `begin_attempt`) when the
-/// attempt first returns `Pending`, or left empty; polled in the call's
-/// span.
+/// A plain round's limit: the call's timer, armed at the attempt's first
+/// `Pending` (`Run::arm_timeout`); polled in the call's span.
 pub struct OnRun<'r, P, C, S: Sleeper, H>(pub(crate) &'r mut Run<P, C, S, H>);
 
 impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Limit for OnRun<'_, P, C, S, H> {
@@ -135,13 +118,13 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Limit for OnRun<'_, P, C, S, H>
 
 pin_project_lite::pin_project! {
     /// A hedged attempt's own limit: its sleep (none without a
-    /// [`time_limit`](crate::decide::time_limit)), the timeout it ends with, and its own `attempt`
-    /// span.
+    /// [`time_limit`](crate::decide::time_limit)), the timeout it ends
+    /// with, and its `attempt` span.
     pub struct Own<Sl> {
         #[pin]
-        sleep: Option<Sl>,
-        timeout: Option<AttemptTimeout>,
-        span: AttemptSpan,
+        pub(crate) sleep: Option<Sl>,
+        pub(crate) timeout: Option<AttemptTimeout>,
+        pub(crate) span: AttemptSpan,
     }
 }
 
@@ -150,22 +133,6 @@ pin_project_lite::pin_project! {
 pub(crate) type AttemptSpan = tracing::Span;
 #[cfg(not(feature = "tracing"))]
 pub(crate) type AttemptSpan = ();
-
-impl<Sl> Own<Sl> {
-    /// An attempt's limit: `sleep` for its [`time_limit`](crate::decide::time_limit), ending it with
-    /// `timeout`, if it has one.
-    pub(crate) fn new(
-        sleep: Option<Sl>,
-        timeout: Option<AttemptTimeout>,
-        span: AttemptSpan,
-    ) -> Self {
-        Own {
-            sleep,
-            timeout,
-            span,
-        }
-    }
-}
 
 impl<Sl: Future<Output = ()>> Limit for Own<Sl> {
     fn expired(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Option<AttemptTimeout> {

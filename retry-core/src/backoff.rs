@@ -1,14 +1,12 @@
-//! Backoff shapes and the envelope: the upper end of the wait before retry `n`.
-//!
-//! All arithmetic is done in `f64` nanoseconds and compared against the cap
-//! *before* converting back, so `factor^n` for any `n` up to `u32::MAX` (or
-//! an infinite/NaN intermediate) saturates to the cap instead of overflowing.
+//! Backoff shapes and the envelope: the upper end of the wait before retry
+//! `n`. The arithmetic is in `f64` nanoseconds, compared with the cap before
+//! converting back, so any `n` (or an infinite or NaN value) saturates to
+//! the cap instead of overflowing.
 
 use std::time::Duration;
 
-/// How the wait grows from one retry to the next, before jitter.
-///
-/// `n` counts retries from 0: the wait before the first retry is `envelope(0)`.
+/// How the wait grows from one retry to the next, before jitter. `n` counts
+/// retries from 0: the wait before the first retry is `envelope(0)`.
 ///
 /// # Examples
 ///
@@ -46,8 +44,8 @@ impl Backoff {
         }
     }
 
-    /// The unbounded wait in nanoseconds for (possibly fractional) retry `n`,
-    /// given `base` in nanoseconds. May be infinite; callers clamp it.
+    /// The unbounded wait in nanoseconds for a (possibly fractional) retry
+    /// `n`; may be infinite, and callers clamp it.
     pub(crate) fn raw_nanos(&self, base_nanos: f64, n: f64) -> f64 {
         match *self {
             Backoff::Constant => base_nanos,
@@ -65,8 +63,7 @@ impl Backoff {
     }
 }
 
-/// `factor^n` for a real `n`. The first two retries are the common ones,
-/// and `pow(f, 0) = 1` and `pow(f, 1) = f` exactly, so they skip the call.
+/// `factor^n` for a real `n`, exact at 0 and 1.
 fn growth(factor: f64, n: f64) -> f64 {
     if n == 0.0 {
         1.0
@@ -77,8 +74,7 @@ fn growth(factor: f64, n: f64) -> f64 {
     }
 }
 
-/// `factor^n` for a whole `n`: repeated squaring (`powi`) is several times
-/// cheaper than `powf` and exact for the usual factors (2, 1.5, …).
+/// `factor^n` for a whole `n`, by repeated squaring.
 fn growth_whole(factor: f64, n: u32) -> f64 {
     match i32::try_from(n) {
         Ok(n) => factor.powi(n),
@@ -86,8 +82,7 @@ fn growth_whole(factor: f64, n: u32) -> f64 {
     }
 }
 
-/// `d` in whole nanoseconds, saturating (every duration a policy holds is
-/// at most 100 years, far below `u64::MAX` nanoseconds).
+/// `d` in whole nanoseconds, saturating.
 pub(crate) const fn nanos(d: Duration) -> u64 {
     let n = d.as_nanos();
     if n > u64::MAX as u128 {
@@ -100,15 +95,13 @@ pub(crate) const fn nanos(d: Duration) -> u64 {
 /// `raw` nanoseconds rounded to the nearest whole one and clamped to
 /// `cap`: NaN and +inf saturate to the cap, negatives to zero.
 pub(crate) fn clamp_to_nanos(raw: f64, cap: u64) -> u64 {
-    // NaN and +inf compare as "not less": both saturate to the cap.
     if raw.partial_cmp(&(cap as f64)) != Some(std::cmp::Ordering::Less) {
         return cap;
     }
     round_nanos(raw).min(cap)
 }
 
-/// `x` rounded half up to a whole, non-negative count: `as` saturates, so
-/// negatives and NaN become 0 and anything past `u64::MAX` becomes it.
+/// `x` rounded half up; `as` saturates, so negatives and NaN become 0.
 pub(crate) fn round_nanos(x: f64) -> u64 {
     x.round() as u64
 }
@@ -138,18 +131,6 @@ mod tests {
                 assert!(close, "{factor}^{n}: {whole} vs {real}");
             }
         }
-    }
-
-    #[test]
-    fn a_huge_exponential_wait_is_infinite_for_the_caller_to_clamp() {
-        let huge = Backoff::Exponential { factor: 1e6 }.raw_nanos(1.0, u32::MAX as f64);
-        assert!(huge.is_infinite());
-        let exp = Backoff::Exponential { factor: 1.5 };
-        assert_eq!(exp.raw_nanos_at(10.0, 3), exp.raw_nanos(10.0, 3.0));
-    }
-
-    #[test]
-    fn growth_matches_powf() {
         for factor in [1.0, 1.5, 2.0, 3.7, 1e6] {
             for n in [0.0, 1.0, 2.0, 0.5, 7.0] {
                 assert_eq!(growth(factor, n), factor.powf(n), "{factor}^{n}");
@@ -175,6 +156,10 @@ mod tests {
 
     #[test]
     fn exponential_at_the_largest_attempt_is_infinite_not_a_panic() {
+        let huge = Backoff::Exponential { factor: 1e6 }.raw_nanos(1.0, u32::MAX as f64);
+        assert!(huge.is_infinite());
+        let exp = Backoff::Exponential { factor: 1.5 };
+        assert_eq!(exp.raw_nanos_at(10.0, 3), exp.raw_nanos(10.0, 3.0));
         let raw = Backoff::Exponential { factor: 1.000_001 }.raw_nanos(1e9, u32::MAX as f64);
         assert!(raw.is_infinite());
         let raw = Backoff::Linear.raw_nanos(86_400e9, u32::MAX as f64);

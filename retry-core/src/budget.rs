@@ -1,13 +1,5 @@
-//! Retry budgets: a cap on retries shared by every call that uses the budget,
-//! as a fraction of calls over a sliding window plus a minimum rate (Finagle's
-//! `RetryBudget`, the SRE book's "retries ≤ 10% of requests").
-//!
-//! The window is the crate's sliding window of two counters (`window`):
-//! calls and retries, all atomics, no lock.
-//!
-//! A budget has a mode: `"window"` (the retry budget above), `"adaptive"` (an
-//! [`AdaptiveLimiter`] pacing every attempt) or `"grpc_throttling"` (gRFC A6's
-//! bucket, [`GrpcThrottling`]). A policy may use several (`set`); adaptive ones pace.
+//! Retry budgets: a cap on retries shared by every call that uses the
+//! budget. A policy may use several (`set`).
 
 mod adaptive;
 mod builder;
@@ -32,7 +24,12 @@ use std::time::{Duration, Instant};
 const CALLS: usize = 0;
 const RETRIES: usize = 1;
 
-/// A lock-free retry budget.
+/// A cap on retries shared by the calls that use it. Its mode is
+/// `"window"` (the default: retries are at most `ratio` of the calls in a
+/// sliding window, plus `min_per_sec`, as Finagle's `RetryBudget`),
+/// `"adaptive"` (an [`AdaptiveLimiter`] pacing every attempt) or
+/// `"grpc_throttling"` (gRFC A6's bucket, [`GrpcThrottling`]). A window
+/// budget takes no lock.
 ///
 /// # Examples
 ///
@@ -51,15 +48,12 @@ pub struct RetryBudget {
     min_per_sec: f64,
     window: Duration,
     counts: Window,
-    /// The fleet this budget is shared with, when its scope is the fleet:
-    /// it decides while Redis answers, this budget's own window otherwise.
+    /// The fleet, when the scope is the fleet: it decides while Redis answers.
     #[cfg(feature = "redis")]
     fleet: Option<crate::fleet::FleetLink>,
-    /// The limiter, when the mode is `"adaptive"`: it paces attempts and
-    /// the window above never refuses a retry.
+    /// Set in mode `"adaptive"`; the window then never refuses a retry.
     limiter: Option<AdaptiveLimiter>,
-    /// The token bucket, when the mode is `"grpc_throttling"`: it alone
-    /// decides, and the window above never refuses a retry.
+    /// Set in mode `"grpc_throttling"`; the bucket alone decides.
     throttling: Option<GrpcThrottling>,
 }
 
@@ -76,13 +70,10 @@ impl fmt::Debug for RetryBudget {
 }
 
 impl RetryBudget {
-    /// An adaptive budget (`mode = "adaptive"`): a CUBIC token bucket, the
-    /// AWS SDKs' adaptive retry mode, that paces every attempt of the calls
-    /// sharing it, first attempts included, once the service has throttled
-    /// (an error of class `throttled`). It never refuses a retry; it makes
-    /// attempts wait, and a wait that would reach a call's deadline ends the
-    /// call ([`Ending::RateLimited`](crate::Ending::RateLimited)). A policy
-    /// may combine it with window budgets ([`PolicyBuilder::budgets`](crate::PolicyBuilder::budgets)).
+    /// An adaptive budget (`mode = "adaptive"`): it paces every attempt of
+    /// the calls sharing it once the service has throttled (an error of
+    /// class `throttled`). It never refuses a retry; a wait that would reach
+    /// a call's deadline ends the call ([`Ending::RateLimited`](crate::Ending::RateLimited)).
     ///
     /// ```
     /// let b = retrykit_core::RetryBudget::adaptive();
@@ -91,24 +82,19 @@ impl RetryBudget {
     /// assert!(b.try_withdraw(std::time::Instant::now())); // pacing, not refusing
     /// ```
     pub fn adaptive() -> RetryBudget {
-        let mut budget = Self::builder()
-            .build()
-            .expect("the builder's defaults are valid");
-        budget.limiter = Some(AdaptiveLimiter::new());
-        budget
+        RetryBudget {
+            limiter: Some(AdaptiveLimiter::new()),
+            ..Self::default_window()
+        }
     }
 
     /// A budget under gRFC A6's retry throttling (`mode =
-    /// "grpc_throttling"`, a service config's `retryThrottling`): retries
-    /// and hedges are allowed while more than half of `max_tokens` is left
-    /// (see [`GrpcThrottling`]). The loop feeds it whatever the entry
-    /// point: a success fills it, a failure the policy would retry drains it.
+    /// "grpc_throttling"`): see [`GrpcThrottling`]. A success fills it, a
+    /// failure the policy would retry drains it.
     ///
     /// # Errors
     ///
-    /// [`GrpcThrottling::new`]'s: a [`PolicyError`](crate::PolicyError) of
-    /// kind [`Budget`](crate::PolicyErrorKind::Budget) naming a bad
-    /// `max_tokens` or `token_ratio`.
+    /// [`GrpcThrottling::new`]'s, naming a bad `max_tokens` or `token_ratio`.
     ///
     /// ```
     /// let b = retrykit_core::RetryBudget::grpc_throttling(2.0, 0.5).unwrap();
@@ -122,11 +108,16 @@ impl RetryBudget {
         max_tokens: f64,
         token_ratio: f64,
     ) -> Result<RetryBudget, crate::PolicyError> {
-        let mut budget = Self::builder()
+        Ok(RetryBudget {
+            throttling: Some(GrpcThrottling::new(max_tokens, token_ratio)?),
+            ..Self::default_window()
+        })
+    }
+
+    fn default_window() -> RetryBudget {
+        Self::builder()
             .build()
-            .expect("the builder's defaults are valid");
-        budget.throttling = Some(GrpcThrottling::new(max_tokens, token_ratio)?);
-        Ok(budget)
+            .expect("the builder's defaults are valid")
     }
 
     /// The token bucket of a `"grpc_throttling"` budget.
@@ -139,8 +130,7 @@ impl RetryBudget {
         self.throttling.as_ref()
     }
 
-    /// The budget's mode: a share of calls over a sliding window, or
-    /// adaptive (see [`adaptive`](Self::adaptive)).
+    /// The budget's mode.
     ///
     /// ```
     /// use retrykit_core::{BudgetMode, RetryBudget};
@@ -166,7 +156,7 @@ impl RetryBudget {
         self.limiter.as_ref()
     }
 
-    /// The fraction of calls that may be retried (a window budget's setting).
+    /// The fraction of calls that may be retried.
     ///
     /// ```
     /// assert_eq!(retrykit_core::RetryBudget::builder().ratio(0.2).build().unwrap().ratio(), 0.2);
@@ -194,8 +184,8 @@ impl RetryBudget {
         self.window
     }
 
-    /// Whether `other` was built with the same settings (so a reload may keep
-    /// this budget, and its counts, instead of starting a new one).
+    /// Whether `other` was built with the same settings (so a reload may
+    /// keep this budget and its counts).
     ///
     /// ```
     /// let a = retrykit_core::RetryBudget::builder().build().unwrap();
@@ -203,23 +193,16 @@ impl RetryBudget {
     /// assert!(a.same_settings(&b));
     /// ```
     pub fn same_settings(&self, other: &RetryBudget) -> bool {
+        let bucket = |b: &RetryBudget| b.throttling().map(|t| (t.max_tokens(), t.token_ratio()));
         self.mode() == other.mode()
             && self.ratio == other.ratio
             && self.min_per_sec == other.min_per_sec
             && self.window == other.window
-            && self
-                .throttling
-                .as_ref()
-                .map(|t| (t.max_tokens(), t.token_ratio()))
-                == other
-                    .throttling
-                    .as_ref()
-                    .map(|t| (t.max_tokens(), t.token_ratio()))
+            && bucket(self) == bucket(other)
             && self.same_fleet(other)
     }
 
-    /// Where the budget is kept: in this process, or shared by the fleet
-    /// through Redis.
+    /// Where the budget is kept.
     ///
     /// ```
     /// use retrykit_core::{BudgetScope, RetryBudget};
@@ -245,17 +228,15 @@ impl RetryBudget {
     }
 
     /// Shares this budget with every host using the same name and store
-    /// (feature `redis`; see [`crate::fleet::FleetOptions`] and the module doc of
-    /// fleet budgets for the overshoot bound). It starts a background thread
-    /// that keeps this host's lease of retries; the budget's own window keeps
-    /// counting, and decides whenever Redis does not answer.
+    /// (see [`crate::fleet`]). A background thread keeps this host's lease
+    /// of retries; the budget's own window keeps counting, and decides
+    /// whenever Redis does not answer.
     ///
     /// # Errors
     ///
-    /// A [`PolicyError`](crate::PolicyError) of kind
-    /// [`Budget`](crate::PolicyErrorKind::Budget) naming each bad option (a
-    /// missing or non-Redis `store`, a bad `timeout` or `refresh`), or the
-    /// background thread that could not start.
+    /// A [`PolicyError`](crate::PolicyError) naming each bad option (a
+    /// missing or non-Redis `store`, a bad `timeout` or `refresh`, a mode
+    /// other than `"window"`), or the thread that could not start.
     ///
     /// ```
     /// use retrykit_core::{RetryBudget, fleet::FleetOptions};
@@ -295,7 +276,7 @@ impl RetryBudget {
     }
 
     /// Whether this is a fleet budget whose store does not answer, so the
-    /// local window decides (always `false` for a local budget).
+    /// local window decides.
     ///
     /// ```
     /// assert!(!retrykit_core::RetryBudget::builder().build().unwrap().failing_open());
@@ -345,8 +326,8 @@ impl RetryBudget {
         }
     }
 
-    /// Takes one retry from the budget at `now`; `false` when it is empty.
-    /// An adaptive budget always allows one (it paces instead).
+    /// Takes one retry at `now`; `false` when the budget is empty. An
+    /// adaptive budget always allows one.
     ///
     /// ```
     /// let b = retrykit_core::RetryBudget::builder().min_per_sec(1.0).ratio(0.0)
@@ -368,14 +349,12 @@ impl RetryBudget {
             .as_ref()
             .and_then(crate::fleet::FleetLink::try_take)
         {
-            // The local window counts the fleet's retries too, so it is
-            // ready to decide the moment Redis stops answering.
+            // Counted locally too, for when Redis stops answering.
             if granted {
                 self.counts.add(now, RETRIES, 1);
             }
             return granted;
         }
-        // Checked and taken in one step (two racing for the last one get it once).
         let floor = self.min_per_sec * self.window.as_secs_f64();
         self.counts.try_take(now, RETRIES, |(calls, retries)| {
             (retries as f64) + 1.0 <= self.ratio * calls as f64 + floor

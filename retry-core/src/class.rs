@@ -1,5 +1,5 @@
-//! The classes a failure can be in: the vocabulary that classification,
-//! policies (`retry_on`) and breakers (`trip_on`) share.
+//! The classes a failure can be in, shared by classification, `retry_on`
+//! and `trip_on`.
 
 /// What kind of failure an error is.
 ///

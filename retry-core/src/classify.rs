@@ -1,28 +1,23 @@
-//! Error classification: how an error says whether it may be retried, which
-//! class it belongs to, and whether the server asked for a specific wait.
+//! Error classification: an error's class, and the wait a server asked for.
 
 use crate::class::Class;
 use std::io;
 use std::time::Duration;
 
 /// A failed attempt that ran past the policy's `attempt_timeout`, or that
-/// the call's `deadline` cut short (`deadline` is then `true`, and the
-/// call ends: the deadline bounds the attempt in flight too).
+/// the call's `deadline` cut short (the call then ends). A test of a
+/// [`Classify::from_timeout`] builds one with [`AttemptTimeout::new`].
 ///
 /// ```
 /// let t = retrykit_core::AttemptTimeout::new(2, std::time::Duration::from_secs(1));
 /// assert_eq!(t.to_string(), "attempt 2 timed out after 1s");
 /// ```
-///
-/// Fields may be added in minor releases (`#[non_exhaustive]`): a test of
-/// a [`Classify::from_timeout`] builds one with [`AttemptTimeout::new`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct AttemptTimeout {
     /// Which call timed out (1 is the first).
     pub attempt: u32,
-    /// The limit it ran out of: the policy's `attempt_timeout`, or its
-    /// `deadline` when `deadline` is `true`.
+    /// The `attempt_timeout`, or the `deadline` when `deadline` is `true`.
     pub timeout: Duration,
     /// The call's deadline, not the attempt's own timeout, cut it short.
     pub deadline: bool,
@@ -43,8 +38,8 @@ impl AttemptTimeout {
         }
     }
 
-    /// Attempt `attempt` (1 is the first) was cut short at the call's
-    /// `deadline`.
+    /// Attempt `attempt` (1 is the first) was cut short at the call's `deadline`.
+    ///
     /// ```
     /// let t = retrykit_core::AttemptTimeout::at_deadline(2, std::time::Duration::from_millis(400));
     /// assert_eq!(t.to_string(), "attempt 2 was cut short at the call's deadline (400ms)");
@@ -77,8 +72,7 @@ impl std::fmt::Display for AttemptTimeout {
 
 impl std::error::Error for AttemptTimeout {}
 
-/// Implemented by error types to tell the retry engine what they are.
-/// `#[derive(Classify)]` writes it for enums and structs.
+/// Tells the retry engine what an error is; `#[derive(Classify)]` writes it.
 ///
 /// # Examples
 ///
@@ -115,10 +109,9 @@ pub trait Classify {
         None
     }
 
-    /// Builds the error that stands for a timed-out attempt, or `None` when
-    /// this type cannot represent one. With `None`, a policy's
-    /// `attempt_timeout` is not enforced for this error type: the engine
-    /// never cancels an attempt whose failure it could not report.
+    /// The error that stands for a timed-out attempt, or `None` when this
+    /// type cannot represent one: then `attempt_timeout` is not enforced,
+    /// as the engine never cancels an attempt whose failure it cannot report.
     fn from_timeout(timeout: AttemptTimeout) -> Option<Self>
     where
         Self: Sized,
@@ -127,12 +120,10 @@ pub trait Classify {
         None
     }
 
-    /// Builds the error that stands for an attempt the policy's circuit
-    /// breaker refused (nothing was sent), or `None` when this type cannot
-    /// represent one. With `None`, the breaker cannot hold this type's
-    /// attempts back: they are sent (and counted) as if it were closed, and
-    /// a warning says so once per call site. `#[derive(Classify)]` writes it
-    /// for a `#[classify(breaker_open)]` variant.
+    /// The error that stands for an attempt the circuit breaker refused
+    /// (nothing was sent), or `None` when this type cannot represent one:
+    /// then the attempts are sent as if the breaker were closed, and a
+    /// warning says so once per call site.
     fn from_breaker_open(open: crate::breaker::BreakerOpen) -> Option<Self>
     where
         Self: Sized,
@@ -142,13 +133,10 @@ pub trait Classify {
     }
 }
 
-/// Marks an error type that can stand for a timed-out attempt: its
-/// [`Classify::from_timeout`] gives a value. A `#[retry]` function whose
-/// policy sets `attempt_timeout` (in the file the build sees) must return
-/// one, or the build fails: the engine could never cut such an attempt
-/// short. `#[derive(Classify)]` implements it for a type with a
-/// `#[classify(timeout)]` variant; implement it by hand next to a
-/// hand-written `from_timeout`.
+/// Marks an error type whose [`Classify::from_timeout`] gives a value. A
+/// `#[retry]` function whose policy sets `attempt_timeout` (in the file the
+/// build sees) must return one, or the build fails. `#[derive(Classify)]`
+/// implements it for a type with a `#[classify(timeout)]` variant.
 ///
 /// ```
 /// use retrykit_core::{AttemptTimeout, CarriesTimeout, Class, Classify};
@@ -171,13 +159,10 @@ pub trait CarriesTimeout: Classify {}
 
 impl CarriesTimeout for io::Error {}
 
-/// Marks an error type that can stand for an attempt a circuit breaker
-/// refused: its [`Classify::from_breaker_open`] gives a value. A `#[retry]`
-/// function whose policy names a breaker (in the file the build sees) must
-/// return one, or the build fails: the breaker could never hold its
-/// attempts back. `#[derive(Classify)]` implements it for a type with a
-/// `#[classify(breaker_open)]` variant; implement it by hand next to a
-/// hand-written `from_breaker_open`.
+/// Marks an error type whose [`Classify::from_breaker_open`] gives a value.
+/// A `#[retry]` function whose policy names a breaker (in the file the build
+/// sees) must return one, or the build fails. `#[derive(Classify)]`
+/// implements it for a type with a `#[classify(breaker_open)]` variant.
 ///
 /// ```
 /// use retrykit_core::{CarriesBreakerOpen, Class, Classify, breaker::BreakerOpen};
@@ -246,8 +231,8 @@ impl Classify for io::Error {
         Some(io::Error::new(io::ErrorKind::TimedOut, timeout))
     }
 
-    /// An `Other` error carrying the [`BreakerOpen`](crate::breaker::BreakerOpen)
-    /// (permanent by the rule above: an outer retry does not hammer an open breaker).
+    /// An `Other` error carrying the [`BreakerOpen`](crate::breaker::BreakerOpen):
+    /// permanent, so an outer retry does not hammer an open breaker.
     fn from_breaker_open(open: crate::breaker::BreakerOpen) -> Option<Self> {
         Some(io::Error::other(open))
     }

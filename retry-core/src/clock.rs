@@ -1,11 +1,8 @@
-//! The clock and the sleeper, both injectable: [`Retry::clock`](crate::Retry::clock)
-//! and [`Retry::sleeper`](crate::Retry::sleeper) take any [`Clock`] and any
-//! [`Sleeper`] (or [`BlockingSleeper`] for the blocking loop), so a test can
-//! drive the loop on a fake time of its own.
-//!
-//! With the `tokio` feature the default clock is tokio's, so an application's
-//! paused-clock tests (`tokio::time::pause`) see virtual time pass through the
-//! deadline logic too, not only through the sleeps.
+//! The clock and the sleeper, both injectable
+//! ([`Retry::clock`](crate::Retry::clock),
+//! [`Retry::sleeper`](crate::Retry::sleeper)), so a test can drive the loop
+//! on its own time. With the `tokio` feature the default clock is tokio's,
+//! so paused-clock tests see virtual time in the deadline logic too.
 //!
 //! ```
 //! use retrykit_core::clock::{BlockingSleeper, Clock, SystemClock};
@@ -165,17 +162,13 @@ impl Sleeper for TokioSleeper {
     }
 }
 
-/// Why tokio's timer cannot serve a call made from here, or `None` when it
-/// can: no tokio runtime is current (another executor, such as
-/// `futures::executor::block_on`, polls the call), or the current one was
-/// built without its timer. Made once per call site (an async `#[retry]`
-/// function's), never per call.
+/// Why tokio's timer cannot serve a call made from here (no tokio runtime
+/// is current, or it has no timer), or `None` when it can. Asked once per
+/// async `#[retry]` call site.
 ///
-/// tokio has no public way to ask whether a runtime's timer is on, and
-/// making a sleep is what panics without it, so the second case makes a
-/// zero sleep under `catch_unwind`, with the panic hook silenced for that
-/// probe on this thread only (see [`quiet_probe`]): the caller's message is
-/// the first thing printed, not tokio's panic and its backtrace.
+/// tokio cannot be asked whether a runtime's timer is on, so this makes a
+/// zero sleep under `catch_unwind`, quietly ([`quiet_probe`]): the caller's
+/// message is the first thing printed, not tokio's panic.
 #[cfg(feature = "tokio")]
 pub(crate) fn tokio_timer_missing() -> Option<&'static str> {
     if tokio::runtime::Handle::try_current().is_err() {
@@ -188,11 +181,10 @@ pub(crate) fn tokio_timer_missing() -> Option<&'static str> {
         .then_some("this call runs in a tokio runtime built without its timer")
 }
 
-/// Whether `probe` panics, without the panic hook printing it. The hook in
-/// place when the first probe runs is wrapped, once, by one that passes
-/// every panic on to it except those of a probe running on the same thread;
-/// a hook the program sets later replaces the wrapper (a probe is then
-/// printed, as before, and nothing else changes).
+/// Whether `probe` panics, without the panic hook printing it: the hook in
+/// place at the first probe is wrapped, once, by one that passes on every
+/// panic but a probe's on the same thread (a hook set later replaces it,
+/// and a probe is then printed).
 #[cfg(feature = "tokio")]
 fn quiet_probe(probe: impl FnOnce()) -> bool {
     use std::cell::Cell;

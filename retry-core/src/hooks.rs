@@ -1,19 +1,12 @@
 //! Hooks: a call site's say in what is retried, and callbacks on each retry
-//! and on giving up. Most callers build [`Hooks`] from closures; each part
-//! is a type parameter, so unused hooks cost nothing and the retry future
-//! stays `Send` when the hooks are. [`HookSet`] is the trait the loop calls
-//! hooks through: implement it for a type of your own to keep state across
-//! calls or to answer [`HookSet::unrepeatable`] (the tower layer's
-//! `RetryLayer::hooks` takes either). [`Callback`] and [`RetryIfSlot`] are
-//! the slots of `Hooks` ([`Unset`] when empty).
+//! and on giving up. Most callers build [`Hooks`] from closures; the loop
+//! calls them through [`HookSet`], which a type of your own may implement.
 
 use crate::report::Report;
 use std::time::Duration;
 
-/// Passed to `on_retry` before each wait.
-///
-/// Fields are added in minor releases (`#[non_exhaustive]`): a test of a
-/// hook builds one with [`RetryEvent::new`].
+/// Passed to `on_retry` before each wait; a test of a hook builds one with
+/// [`RetryEvent::new`].
 ///
 /// ```
 /// use retrykit_core::RetryEvent;
@@ -56,9 +49,7 @@ impl<'a, E> RetryEvent<'a, E> {
     }
 }
 
-/// Passed to `on_give_up` when the loop stops with an error.
-///
-/// Fields are added in minor releases (`#[non_exhaustive]`): a test of a
+/// Passed to `on_give_up` when the loop stops with an error; a test of a
 /// hook builds one with [`GiveUpEvent::new`].
 ///
 /// ```
@@ -98,7 +89,8 @@ impl<'a, E> GiveUpEvent<'a, E> {
 }
 
 /// The hook points, as the loop calls them. Implemented by [`Hooks`]; a
-/// type of your own may implement it too (every method has a default).
+/// type of your own may implement it too, to keep state across calls (every
+/// method has a default).
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
@@ -121,13 +113,10 @@ pub trait HookSet<E> {
         true
     }
     /// Why the call's request cannot be sent again, asked after a failure
-    /// the policy would retry; `None` (the default) when it can. The HTTP
+    /// the policy would retry; `None` (the default) when it can. The call
+    /// then ends with that reason ([`Unrepeatable::ending`]). The HTTP
     /// integrations answer for a body they could not keep and a method that
-    /// is not idempotent, and the call then ends with that reason
-    /// ([`Ending::BodyNotReplayable`](crate::Ending::BodyNotReplayable),
-    /// [`Ending::NotIdempotent`](crate::Ending::NotIdempotent)) instead of
-    /// a silent single attempt. (A hook, not part of the error: a timed-out
-    /// attempt's error is made by the engine and knows nothing of the request.)
+    /// is not idempotent.
     fn unrepeatable(&self) -> Option<Unrepeatable> {
         None
     }
@@ -139,10 +128,8 @@ pub trait HookSet<E> {
     fn on_give_up(&self, event: &GiveUpEvent<'_, E>) {
         let _ = event;
     }
-    /// Whether [`on_give_up`](Self::on_give_up) looks at the event. When it
-    /// may, the loop reads the clock as the first attempt starts, so the
-    /// report it is given has a measured `elapsed`; when it does not, the
-    /// success path reads no clock. `true` by default.
+    /// Whether [`on_give_up`](Self::on_give_up) looks at the event, so the
+    /// loop must measure the report's `elapsed`. `true` by default.
     fn wants_give_up(&self) -> bool {
         true
     }
@@ -158,13 +145,11 @@ pub trait HookSet<E> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Unrepeatable {
-    /// Its body was larger than the policy's `max_replay_body`, or a stream
-    /// that cannot be replayed.
+    /// Its body is larger than `max_replay_body`, or a stream.
     BodyNotReplayable,
     /// Its method is not idempotent and the policy does not opt it in.
     NotIdempotent,
-    /// Its response had begun streaming before it failed (gRFC A6's
-    /// committed RPC).
+    /// Its response had begun streaming before it failed.
     Committed,
 }
 
@@ -193,10 +178,10 @@ impl Unrepeatable {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Unset;
 
-/// A call's hooks: a `retry_if` predicate that can only narrow what the
-/// policy retries, an `on_retry` callback run before each wait, and an
-/// `on_give_up` callback given the error and the call's [`Report`]. Each is
-/// a closure (or `fn` item); a slot left unset costs nothing.
+/// A call's hooks, each a closure: a `retry_if` predicate that can only
+/// narrow what the policy retries, an `on_retry` callback run before each
+/// wait, and an `on_give_up` callback given the error and the call's
+/// [`Report`]. Each slot is a type parameter, [`Unset`] when empty.
 ///
 /// # Examples
 ///

@@ -1,11 +1,8 @@
 //! Jitter modes: how a wait is randomised so that clients which failed
 //! together do not retry together.
-//!
-//! Every mode draws from one uniform sample `u ∈ [0, 1)`; the policy clamps
-//! the result into `[min_delay, cap]` *after* jitter, so no mode can push a
-//! wait past the cap.
 
-/// How a computed wait `d` is randomised.
+/// How a computed wait `d` is randomised, from one uniform sample
+/// `u ∈ [0, 1)`. The policy clamps the result into `[min_delay, cap]`.
 ///
 /// # Examples
 ///
@@ -61,9 +58,8 @@ impl Jitter {
         }
     }
 
-    /// Decorrelated jitter in nanoseconds: `U[base, min(cap, 3·prev)]`.
-    /// Clamping the *range* rather than the *result* is what keeps it from
-    /// sticking at the cap: once `3·prev ≥ cap` it draws from `[base, cap]`.
+    /// Decorrelated jitter in nanoseconds: `U[base, min(cap, 3·prev)]`
+    /// (the range is clamped, so it never sticks at the cap).
     pub(crate) fn decorrelated_ns(lo: f64, cap: f64, prev: f64, u: f64) -> f64 {
         let hi = (prev * 3.0).min(cap).max(lo);
         lo + (hi - lo) * u

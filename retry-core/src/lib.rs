@@ -1,14 +1,13 @@
 //! # retrykit-core
 //!
 //! Retries as configuration: each call site names a policy, and a
-//! `retry.toml` file says what the policy does (how many attempts, which
-//! backoff and jitter, which errors, the deadline, the budget it draws
-//! on). This crate is the engine: validated [`Policy`] values, [`Backoff`]
-//! shapes, [`Jitter`] modes, error classification ([`Classify`]) and server
-//! hints, the async and blocking loops ([`Retry`]), hooks, shared
-//! [`RetryBudget`]s (windows, and [`AdaptiveLimiter`]s pacing attempts),
-//! shared [`CircuitBreaker`]s (see [`breaker`]), hedged requests
-//! ([`hedge`]), and the process-wide [`registry`] of named policies.
+//! `retry.toml` file says what the policy does (attempts, backoff and
+//! jitter, which errors, the deadline, the budget it draws on). This crate
+//! is the engine: validated [`Policy`] values, [`Backoff`] shapes, [`Jitter`]
+//! modes, error classification ([`Classify`]), the async and blocking loops
+//! ([`Retry`]), hooks, shared [`RetryBudget`]s and [`AdaptiveLimiter`]s,
+//! shared [`CircuitBreaker`]s ([`breaker`]), hedged requests ([`hedge`]),
+//! and the process-wide [`registry`] of named policies.
 //!
 //! ## Start here
 //!
@@ -26,19 +25,17 @@
 //!    deadline = "10s"
 //!    ```
 //!
-//! 2. Mark each function to retry with `#[retry(policy = "fetch")]`
-//!    (this crate's `macros` feature re-exports it as `retrykit_core::retry`). Its errors are
-//!    classified by [`Classify`] (`#[derive(Classify)]` writes it), or all
-//!    count as transient when the type does not implement it.
+//! 2. Mark each function to retry with `#[retry(policy = "fetch")]` (the
+//!    `macros` feature). Its errors are classified by [`Classify`]
+//!    (`#[derive(Classify)]` writes it), or all count as transient.
 //!
 //! 3. Load the file at start-up with
 //!    [retrykit-config](https://docs.rs/retrykit-config)'s `init()`: it finds
 //!    the file (`RETRY_CONFIG`, else `./retry.toml`), applies the profile
 //!    (`RETRY_PROFILE`) and `RETRY_POLICY__<NAME>__<KEY>` overrides, checks
-//!    every policy and every `#[retry]` site against each other, reports
-//!    every problem at once with its line, and installs the policies in
-//!    the [`registry`]. A program that does not call `init()` but links
-//!    retrykit-config gets the same load at its first retried call.
+//!    policies and `#[retry]` sites against each other, reports every
+//!    problem with its line, and installs the policies in the [`registry`].
+//!    Without `init()`, the first retried call does the same load.
 //!
 //! ```toml
 //! [dependencies]
@@ -82,39 +79,32 @@
 //! # Ok(()) }
 //! ```
 //!
-//! and named in a [`Registry`] for `#[retry]` sites and lookups
-//! ([`registry::install`]). The [`Oracle`] serves callers that schedule
-//! retries themselves, and the decision [`kernel`] stepped by hand serves
-//! simulators. The [`clock`] module holds the clock and sleepers, for
-//! callers that inject their own.
+//! and named in a [`Registry`] for `#[retry]` sites ([`registry::install`]).
+//! The [`Oracle`] serves callers that schedule retries themselves, the
+//! decision [`kernel`] simulators, and [`clock`] callers that inject time.
 //!
 //! ## One meaning of "attempts"
 //! `max_attempts` counts calls, the first included: 1 means no retry.
 //!
 //! ## Cancel safety
-//! A retried call is a future like any other: dropping it (a `select!`
-//! that took another branch, a timeout around it) stops the call where it
-//! is. The attempt in flight is dropped, and with a hedging policy every
-//! attempt in flight is; no attempt runs on in the background, none is
-//! started after, and no hook is called. Whatever a dropped attempt had
-//! already sent may still take effect. See [`Retry::call`].
+//! Dropping a retried call stops it where it is: every attempt in flight
+//! is dropped, none runs on in the background or starts after, and no hook
+//! is called. Whatever a dropped attempt had already sent may still take
+//! effect. See [`Retry::call`].
 //!
 //! ## Features
-//! - `tokio` (default): the async loop on tokio's timer and (pausable)
-//!   clock.
+//! - `tokio` (default): the async loop on tokio's timer and clock.
 //! - `macros`: re-exports `#[retry]` and `#[derive(Classify)]` from
 //!   retrykit-macros (`use retrykit_core::{retry, Classify};`).
 //! - `tracing`: a span per call and an event per retry.
 //! - `serde`: serialisable [`OracleState`].
-//! - `http`: HTTP semantics (status classes, `Retry-After` and gRPC
-//!   pushback hints, idempotency, body replay): the `http` module.
-//! - `tower`: a `tower::Layer` over the same loop (the `tower` module);
-//!   `reqwest-middleware`: a `reqwest_middleware::Middleware` over it (the
-//!   `reqwest` module). Both turn on `http` and `tokio`.
-//! - `metrics`: per-policy calls, attempts, retries, waits, budget refusals
-//!   and hints through the `metrics` facade (the `metrics` module).
-//! - `redis`: fleet-wide retry budgets and circuit breakers kept in Redis
-//!   (`RetryBudget::with_fleet`, the `fleet` module).
+//! - `http`: status classes, `Retry-After` and gRPC pushback hints,
+//!   idempotency, body replay (the `http` module).
+//! - `tower`, `reqwest-middleware`: a `tower::Layer` and a
+//!   `reqwest_middleware::Middleware` over the same loop (both turn on
+//!   `http` and `tokio`).
+//! - `metrics`: per-policy counters through the `metrics` facade.
+//! - `redis`: fleet-wide budgets and breakers kept in Redis (`fleet`).
 #![forbid(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(missing_docs)]
@@ -220,8 +210,6 @@ pub use retrykit_macros::retry;
 #[cfg(feature = "macros")]
 pub use retrykit_macros::Classify;
 
-/// Whether this build records per-policy metrics (retrykit-core's `metrics`
-/// feature, perhaps turned on by another crate in the build): their labels
-/// allocate on every call, so a success path that allocates nothing holds
-/// only without it.
+/// Whether this build records per-policy metrics (the `metrics` feature):
+/// their labels allocate on every call.
 pub const RECORDS_METRICS: bool = cfg!(feature = "metrics");

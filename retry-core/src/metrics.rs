@@ -19,14 +19,11 @@
 //! | `retry.breaker.refusals` | counter | | attempts a circuit breaker refused (never sent) |
 //! | `retry.budget.failing_open` | gauge | `retry.budget` (no `retry.policy`) | 1 while a fleet budget is falling back to its local budget, 0 once its store answers |
 //!
-//! Recording allocates the labels of each metric (a few small vectors per
-//! call; the policy name itself is shared), so with this feature on the
-//! success path is no longer allocation-free.
+//! Recording allocates each metric's labels, so with this feature on the
+//! success path is not allocation-free.
 //!
-//! The classic four kinds come from `retry.calls`: succeeded without retry
-//! (`retry.ending="success"`, `retry.retried="false"`), succeeded with retry
-//! (`"success"`, `"true"`), failed without retry (any other ending,
-//! `"false"`), failed with retry (any other ending, `"true"`).
+//! `retry.calls` gives the classic four kinds: succeeded or failed
+//! (`retry.ending` `success` or not), with or without retry (`retry.retried`).
 //!
 //! ```
 //! use metrics_util::debugging::{DebugValue, DebuggingRecorder};
@@ -94,58 +91,56 @@ pub const BREAKER_REFUSALS: &str = "retry.breaker.refusals";
 /// # Ok::<(), std::io::Error>(())
 /// ```
 pub fn describe() {
-    describe_counter!(
-        CALLS,
-        Unit::Count,
-        "retried calls, by end reason and whether they retried"
-    );
+    let counters = [
+        (
+            CALLS,
+            "retried calls, by end reason and whether they retried",
+        ),
+        (RETRIES, "retries (waits begun)"),
+        (BUDGET_REFUSALS, "retries the shared retry budget refused"),
+        (
+            BUDGET_FAIL_OPEN,
+            "times a fleet budget's store failed, so the host fell back to its local budget",
+        ),
+        (
+            HEDGES,
+            "hedged attempts: started, won, and attempts cancelled when another ended the call",
+        ),
+        (
+            BREAKER_TRANSITIONS,
+            "a circuit breaker's state changes, by the state entered",
+        ),
+        (
+            BREAKER_REFUSALS,
+            "attempts a circuit breaker refused (never sent)",
+        ),
+        (
+            HINTS,
+            "waits taken from a server hint: honoured, or clamped to max_retry_after",
+        ),
+    ];
+    for (name, what) in counters {
+        describe_counter!(name, Unit::Count, what);
+    }
     describe_histogram!(
         ATTEMPTS,
         Unit::Count,
         "attempts per call, the first included"
     );
-    describe_counter!(RETRIES, Unit::Count, "retries (waits begun)");
     describe_histogram!(WAIT, Unit::Seconds, "each wait before a retry");
-    describe_counter!(
-        BUDGET_REFUSALS,
-        Unit::Count,
-        "retries the shared retry budget refused"
-    );
-    describe_counter!(
-        BUDGET_FAIL_OPEN,
-        Unit::Count,
-        "times a fleet budget's store failed, so the host fell back to its local budget"
-    );
-    describe_gauge!(
-        BUDGET_FAILING_OPEN,
-        Unit::Count,
-        "1 while a fleet budget falls back to its local budget, else 0"
-    );
-    describe_counter!(
-        HEDGES,
-        Unit::Count,
-        "hedged attempts: started, won, and attempts cancelled when another ended the call"
-    );
-    describe_gauge!(
-        BREAKER_STATE,
-        Unit::Count,
-        "a circuit breaker's state: 0 closed, 1 half-open, 2 open"
-    );
-    describe_counter!(
-        BREAKER_TRANSITIONS,
-        Unit::Count,
-        "a circuit breaker's state changes, by the state entered"
-    );
-    describe_counter!(
-        BREAKER_REFUSALS,
-        Unit::Count,
-        "attempts a circuit breaker refused (never sent)"
-    );
-    describe_counter!(
-        HINTS,
-        Unit::Count,
-        "waits taken from a server hint: honoured, or clamped to max_retry_after"
-    );
+    let gauges = [
+        (
+            BUDGET_FAILING_OPEN,
+            "1 while a fleet budget falls back to its local budget, else 0",
+        ),
+        (
+            BREAKER_STATE,
+            "a circuit breaker's state: 0 closed, 1 half-open, 2 open",
+        ),
+    ];
+    for (name, what) in gauges {
+        describe_gauge!(name, Unit::Count, what);
+    }
 }
 
 inventory::submit! { Observer(record) }
@@ -216,11 +211,7 @@ fn record(event: &Event<'_>) {
             if failing {
                 counter!(BUDGET_FAIL_OPEN, "retry.budget" => label.clone()).increment(1);
             }
-            gauge!(BUDGET_FAILING_OPEN, "retry.budget" => label).set(if failing {
-                1.0
-            } else {
-                0.0
-            });
+            gauge!(BUDGET_FAILING_OPEN, "retry.budget" => label).set(f64::from(u8::from(failing)));
         }
         Event::BreakerState { breaker, state } => {
             let label = SharedString::from(breaker.unwrap_or("<unnamed>").to_owned());

@@ -1,20 +1,16 @@
-//! What the loop and the shared state report as it happens, for the
-//! integrations that record it: an [`Event`] is emitted to every
-//! [`Observer`] linked into the program (with `inventory`), in link order.
-//! With none linked (the `metrics` feature off), [`emit`] reads one list
-//! head and returns. An event carries plain values only, so every layer
-//! may emit one and no layer names the observers.
+//! What the loop and the shared state report as it happens: an [`Event`]
+//! is emitted to every [`Observer`] linked into the program (with
+//! `inventory`). An event carries plain values only, so every layer may emit
+//! one and no layer names the observers.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-/// One thing that happened, as the observers hear of it. Its fields are
-/// read by the observers only, so a build without one reads none.
+/// One thing that happened, as the observers hear of it.
 #[cfg_attr(not(feature = "metrics"), allow(dead_code))]
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Event<'a> {
-    /// A retry was decided: its wait, and whether a hint set it (clamped
-    /// to the policy's `max_retry_after` or as given).
+    /// A retry was decided: its wait, and whether a hint set it.
     Retried {
         policy: Option<&'a Arc<str>>,
         wait: Duration,
@@ -45,7 +41,7 @@ pub(crate) enum Event<'a> {
     /// A breaker refused an attempt of `policy`.
     BreakerRefused { policy: Option<&'a Arc<str>> },
     /// A fleet budget began (`true`) or stopped falling back to its local
-    /// budget. Only a fleet's Redis round trips send it.
+    /// budget.
     #[cfg_attr(not(feature = "redis"), allow(dead_code))]
     FleetFailingOpen { budget: &'a str, failing: bool },
 }
@@ -65,7 +61,6 @@ pub(crate) struct Observer(pub(crate) fn(&Event<'_>));
 
 inventory::collect!(Observer);
 
-/// Tells every linked observer of `event`.
 pub(crate) fn emit(event: Event<'_>) {
     for observer in inventory::iter::<Observer> {
         (observer.0)(&event);

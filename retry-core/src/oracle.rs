@@ -1,14 +1,8 @@
-//! The stateful oracle, for callers that schedule retries themselves: an
-//! outbox relay that stores each event's next attempt time in a table asks
-//! [`Oracle::failure`] what to do and [`Oracle::success`] what follows a
-//! success, and persists [`OracleState`] between calls (and restarts).
-//!
-//! It is the decision kernel in serialisable form, not a second rule set:
-//! the error's class and server hint, `retry_on`, `max_retry_after`, the
-//! attempt limit, the deadline (with the loop's boundary: a wait that would
-//! reach it is not started) and the budget are applied by the same code as
-//! the in-process loop. Times are wall-clock (`SystemTime`) because the
-//! state outlives the process.
+//! The stateful oracle, for callers that schedule retries themselves (an
+//! outbox relay storing each event's next attempt time): it asks the same
+//! decision kernel as the retry loop, and its [`OracleState`] can be
+//! persisted between calls and restarts. Times are wall-clock
+//! (`SystemTime`) because the state outlives the process.
 
 use crate::class::Class;
 use crate::classify::Classify;
@@ -47,9 +41,9 @@ impl Verdict {
     }
 }
 
-/// What the oracle remembers between failures; small, `Copy`, and
-/// serialisable with the `serde` feature so a restarted process resumes the
-/// schedule (and its jitter, when seeded) instead of starting again.
+/// What the oracle remembers between failures; serialisable with the
+/// `serde` feature, so a restarted process resumes the schedule (and its
+/// jitter, when seeded).
 ///
 /// ```
 /// let s = retrykit_core::OracleState::default();
@@ -129,9 +123,8 @@ impl<'p> Oracle<'p> {
         }
     }
 
-    /// Seeds the jitter. Each sample depends only on the seed and the retry
-    /// number, so an oracle resumed from saved state with the same seed draws
-    /// what an uninterrupted one would have.
+    /// Seeds the jitter. A sample depends only on the seed and the retry
+    /// number, so a resumed oracle draws what an uninterrupted one would.
     ///
     /// ```
     /// use retrykit_core::{Oracle, Policy};
@@ -147,10 +140,9 @@ impl<'p> Oracle<'p> {
         self
     }
 
-    /// Schedules from the time the oracle said to retry rather than the time
-    /// the failure is reported: a caller that comes back early owes the rest
-    /// of the previous wait, one that comes back late has it subtracted from
-    /// the next wait (never below zero).
+    /// Schedules from the time the oracle said to retry, not the time the
+    /// failure is reported: a caller back early owes the rest of the wait,
+    /// one back late has the delay taken off the next wait (down to zero).
     ///
     /// ```
     /// use retrykit_core::{Jitter, Oracle, Policy, Verdict};
@@ -189,11 +181,10 @@ impl<'p> Oracle<'p> {
         self.state
     }
 
-    /// Records that an attempt begins at `now`. The first of a run starts
-    /// the deadline's clock and counts as a call in the policy's budget.
-    /// Optional: a failure reported without it is taken to have begun when
-    /// it is reported, which leaves the attempt's own duration out of the
-    /// deadline.
+    /// Records that an attempt begins at `now`; the first of a run starts
+    /// the deadline's clock and counts as a call in the budget. Optional: a
+    /// failure reported without it began when reported (its own duration
+    /// is then left out of the deadline).
     ///
     /// ```
     /// use retrykit_core::{Oracle, Policy};
@@ -211,9 +202,9 @@ impl<'p> Oracle<'p> {
         self.open = true;
     }
 
-    /// Records a failure at `now` of an error that says nothing of itself
-    /// (transient, no hint), and says how long to wait, or why to give up.
-    /// Giving up leaves the state as it was, so asking again gives up again.
+    /// Records a failure at `now` of a transient error without a hint, and
+    /// says how long to wait, or why to give up. Giving up leaves the state
+    /// as it was, so asking again gives up again.
     ///
     /// ```
     /// use retrykit_core::{Ending, Oracle, Policy, Verdict};
@@ -224,9 +215,8 @@ impl<'p> Oracle<'p> {
         self.decide(Class::TRANSIENT, None, now)
     }
 
-    /// Records the failure `error` at `now`: its class is checked against the
-    /// policy's `retry_on`, and its server hint is honoured up to
-    /// `max_retry_after`, as the retry loop does.
+    /// Records the failure `error` at `now`, judged by its class and server
+    /// hint as the retry loop judges it.
     ///
     /// ```
     /// use retrykit_core::{Ending, Oracle, Policy, Verdict};
@@ -283,8 +273,8 @@ impl<'p> Oracle<'p> {
         }
     }
 
-    /// Records a success at `now`: the attempt count resets, and the answer
-    /// is the wait before the next piece of work (`delay_on_success`).
+    /// Records a success at `now`: the state resets, and the answer is the
+    /// wait before the next piece of work (`delay_on_success`).
     ///
     /// ```
     /// let p = retrykit_core::Policy::default();

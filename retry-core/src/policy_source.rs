@@ -1,7 +1,6 @@
 //! Where an integration's policy (the tower layer's, the reqwest
-//! middleware's) comes from: a value, or a name looked up in the registry
-//! on each call through the same checks as a `#[retry]` call site (a
-//! missing name warns once and runs one attempt; a reload is picked up).
+//! middleware's) comes from: a value, or a name looked up on each call
+//! through the same [`PolicyCache`] and checks as a `#[retry]` call site.
 
 use crate::policy::Policy;
 use crate::registry::linked::CallSite;
@@ -15,17 +14,15 @@ pub(crate) struct PolicySource(Arc<Source>);
 
 #[derive(Debug)]
 enum Source {
-    /// A policy value, and where the layer was built (named in warnings:
-    /// only the tower layer's error types may lack what a policy needs).
+    /// A policy value, and where the layer was built (for warnings).
     Fixed(
         #[cfg_attr(not(feature = "tower"), expect(dead_code))] CallSite,
         Arc<Policy>,
     ),
     /// A policy name, through the same cache as a `#[retry]` call site.
     Named(PolicyCache),
-    /// A policy per gRPC method, by name from the request's path (gRFC A6:
-    /// the method's, its service's, every method's), looked up in the
-    /// registry on each call; where the layer was built.
+    /// A policy per gRPC method, looked up by the request's path on each
+    /// call (`site::by_method`); where the layer was built.
     #[cfg(feature = "grpc")]
     ByMethod(CallSite),
 }
@@ -37,12 +34,8 @@ impl PolicySource {
         at: &'static Location<'static>,
         function: &'static str,
     ) -> Self {
-        // The integrations hedge (each attempt on its own clones).
-        let site = CallSite {
-            hedged: true,
-            ..CallSite::new(name, at.file(), at.line(), function)
-        };
-        PolicySource(Arc::new(Source::Named(PolicyCache::new(site))))
+        let cache = PolicyCache::new(site(name, at, function));
+        PolicySource(Arc::new(Source::Named(cache)))
     }
 
     /// `policy`, for the integration `function` built `at`.
@@ -51,20 +44,14 @@ impl PolicySource {
         at: &'static Location<'static>,
         function: &'static str,
     ) -> Self {
-        let site = CallSite {
-            hedged: true,
-            ..CallSite::new("<a Policy value>", at.file(), at.line(), function)
-        };
+        let site = site("<a Policy value>", at, function);
         PolicySource(Arc::new(Source::Fixed(site, policy)))
     }
 
     /// A policy per gRPC method, for the integration `function` built `at`.
     #[cfg(feature = "grpc")]
     pub(crate) fn by_method(at: &'static Location<'static>, function: &'static str) -> Self {
-        let site = CallSite {
-            hedged: true,
-            ..CallSite::new("<by gRPC method>", at.file(), at.line(), function)
-        };
+        let site = site("<by gRPC method>", at, function);
         PolicySource(Arc::new(Source::ByMethod(site)))
     }
 
@@ -88,29 +75,24 @@ impl PolicySource {
         }
     }
 
+    /// Warns once when `E` cannot carry what `policy` needs
+    /// ([`check_carried`](crate::site::check_carried)).
     #[cfg(feature = "tower")]
-    /// Warns once when `policy` sets an `attempt_timeout` that error type
-    /// `E` cannot stand for (so it is not enforced), or names a circuit
-    /// breaker whose refusal `E` cannot stand for (so it cannot hold
-    /// attempts back).
     pub(crate) fn check_carried<E: crate::Classify>(&self, policy: &Policy) {
-        let site = || match &*self.0 {
+        let site = match &*self.0 {
             Source::Fixed(site, _) => site,
             Source::Named(cache) => cache.site(),
             #[cfg(feature = "grpc")]
             Source::ByMethod(site) => site,
         };
-        let probe = crate::AttemptTimeout::new(1, std::time::Duration::ZERO);
-        if crate::site::limits(policy).is_some() && E::from_timeout(probe).is_none() {
-            crate::site::warn_timeout_not_carried(site(), policy);
-        }
-        if let Some(breaker) = policy.breaker() {
-            let state = crate::breaker::BreakerState::Open;
-            let refusal =
-                crate::breaker::BreakerOpen::new(breaker.name(), state, Default::default());
-            if E::from_breaker_open(refusal).is_none() {
-                crate::site::warn_breaker_not_carried(site(), policy);
-            }
-        }
+        crate::site::check_carried::<E>(site, policy);
+    }
+}
+
+/// An integration's call site: it hedges (each attempt on its own clones).
+fn site(policy: &'static str, at: &'static Location<'static>, function: &'static str) -> CallSite {
+    CallSite {
+        hedged: true,
+        ..CallSite::new(policy, at.file(), at.line(), function)
     }
 }

@@ -44,8 +44,7 @@ impl fmt::Display for Problem {
 }
 
 /// Every problem found while validating a policy, a budget or a circuit
-/// breaker: [`kind`](Self::kind) says which was built, [`problems`](Self::problems)
-/// every broken rule.
+/// breaker.
 ///
 /// # Examples
 ///
@@ -71,8 +70,6 @@ pub struct PolicyError {
 /// assert_eq!(err.kind(), PolicyErrorKind::Budget);
 /// assert_eq!(PolicyErrorKind::Budget.as_str(), "budget");
 /// ```
-///
-/// Kinds may be added in minor releases (`#[non_exhaustive]`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum PolicyErrorKind {
@@ -107,32 +104,29 @@ impl fmt::Display for PolicyErrorKind {
 
 impl PolicyError {
     pub(crate) fn budget(problems: Vec<Problem>) -> Self {
-        PolicyError {
-            kind: PolicyErrorKind::Budget,
-            subject: "invalid retry budget".to_owned(),
-            problems,
-        }
+        Self::new(PolicyErrorKind::Budget, None, problems)
     }
 
     pub(crate) fn breaker(name: Option<&str>, problems: Vec<Problem>) -> Self {
-        let subject = match name {
-            Some(name) => format!("invalid circuit breaker `{name}`"),
-            None => "invalid circuit breaker".to_owned(),
-        };
-        PolicyError {
-            kind: PolicyErrorKind::Breaker,
-            subject,
-            problems,
-        }
+        Self::new(PolicyErrorKind::Breaker, name, problems)
     }
 
     pub(crate) fn policy(name: Option<&str>, problems: Vec<Problem>) -> Self {
+        Self::new(PolicyErrorKind::Policy, name, problems)
+    }
+
+    fn new(kind: PolicyErrorKind, name: Option<&str>, problems: Vec<Problem>) -> Self {
+        let what = match kind {
+            PolicyErrorKind::Policy => "retry policy",
+            PolicyErrorKind::Budget => "retry budget",
+            PolicyErrorKind::Breaker => "circuit breaker",
+        };
         let subject = match name {
-            Some(name) => format!("invalid retry policy `{name}`"),
-            None => "invalid retry policy".to_owned(),
+            Some(name) => format!("invalid {what} `{name}`"),
+            None => format!("invalid {what}"),
         };
         PolicyError {
-            kind: PolicyErrorKind::Policy,
+            kind,
             subject,
             problems,
         }
@@ -197,9 +191,8 @@ impl Problems {
         }
     }
 
-    /// The one rule every duration shares: at most
-    /// [`Policy::MAX_DURATION`](crate::Policy::MAX_DURATION), which is what
-    /// lets the engine add durations without overflow.
+    /// The rule every duration shares: at most
+    /// [`Policy::MAX_DURATION`](crate::Policy::MAX_DURATION).
     pub fn durations<const N: usize>(&mut self, fields: [(&'static str, Option<Duration>); N]) {
         for (field, value) in fields {
             if let Some(v) = value {

@@ -1,21 +1,17 @@
-//! A hedged round: the attempt a round of `drive!` makes, for a policy with
-//! `hedge_after`. It starts the round's first attempt, then more copies as
-//! [`next_hedge`] says, and ends with the first success or fatal error
-//! (every other attempt is cancelled by dropping it), or, once no hedge may
-//! follow and every attempt has failed, with the last failure, which the
-//! loop then settles as any failed attempt (a retry after a wait when the
-//! policy allows one, as after server pushback).
+//! A hedged round, for a policy with `hedge_after`: the round's first
+//! attempt, then more copies as [`next_hedge`] says. It ends with the first
+//! success or fatal error (the other attempts are dropped), or, once no
+//! hedge may follow and every attempt failed, with the last failure, which
+//! the loop settles as any failed attempt.
 //!
 //! gRFC A6's commit: when the hooks say the call is
 //! [`Committed`](Unrepeatable::Committed) just after an attempt was polled
-//! (its response began: the gRPC layer's attempts say so as their first
-//! message comes), the round is committed to that attempt: every other
-//! one is cancelled at once, no hedge follows, and the round ends with the
-//! committed attempt's result (a failure then ends the call).
+//! (the gRPC layer's attempts say so as their first message comes), every
+//! other attempt is dropped, no hedge follows, and the round ends with that
+//! attempt's result.
 //!
-//! Each attempt is raced against its own `attempt_timeout` and runs in an
-//! `attempt` span inside the call's span. The call's timer waits for the
-//! next hedge.
+//! Each attempt has its own `attempt_timeout` and `attempt` span; the
+//! call's timer waits for the next hedge.
 
 use crate::attempt::{Own, Timed};
 use crate::classify::Classify;
@@ -33,8 +29,6 @@ use std::time::{Duration, Instant};
 
 impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     /// This round's attempts under a hedging policy, each made by `make`.
-    /// A policy without `hedge_after` gets a single attempt, as
-    /// [`attempt`](Self::attempt) makes it.
     pub fn race<M, Fut, T, E>(&mut self, make: M) -> Race<'_, P, C, S, H, M, Fut>
     where
         M: FnMut() -> Fut,
@@ -68,8 +62,7 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     }
 }
 
-/// One attempt in a race: its number, what the breaker said of it, and
-/// the attempt raced against its own timeout.
+/// One attempt in a race.
 struct Running<Fut, Sl> {
     attempt: u32,
     gate: Gate,
@@ -87,19 +80,16 @@ pub struct Race<'r, P, C, S: Sleeper, H, M, Fut: Future> {
     pushback: bool,
     /// The last non-fatal failure, returned when no attempt is left.
     last: Option<Fut::Output>,
-    /// Whether `last` drains gRFC A6's throttling buckets
-    /// ([`drains_throttling`]): the kernel drains for the failure it is
-    /// given; one another result supersedes drains here, so that every
-    /// failed attempt drains once, as grpc-java's hedging counts them.
+    /// Whether `last` drains gRFC A6's throttling buckets: the kernel
+    /// drains for the failure it is given, one superseded drains here, so
+    /// every failed attempt drains once, as grpc-java counts them.
     last_drains: bool,
     /// The round's first attempt (the ones after it are hedges), and when it began.
     first_attempt: u32,
     first_began: Instant,
-    /// Whether the breaker refused an attempt of this round: no hedge
-    /// follows (a refused first attempt ends the round at once).
+    /// The breaker refused an attempt of this round: no hedge follows.
     refused: bool,
-    /// Whether an attempt committed (see the module docs): it alone is left
-    /// running, and no hedge follows.
+    /// An attempt committed: it alone is left running.
     committed: bool,
     /// Attempts cancelled when one committed.
     cancelled: u32,
@@ -115,15 +105,12 @@ where
     Fut: Future<Output = Result<T, E>>,
     E: Classify,
 {
-    /// Begins an attempt (a hedge when `hedge`): counted by the call, raced
-    /// against its own timeout, in its own span. One the breaker refuses is
+    /// Begins an attempt (a hedge when `hedge`). One the breaker refuses is
     /// not sent: a refused hedge is not an attempt at all; a refused first
-    /// attempt ends the round with the refusal, which the loop settles (the
-    /// call's gate says it was refused).
+    /// attempt ends the round with the refusal.
     fn start(&mut self, now: Instant, hedge: bool) {
         let run = &mut *self.run;
-        // The first attempt starts the call (counting it in the budgets)
-        // and its clock, which a race reads whatever the policy needs.
+        // A race reads the call's clock whatever the policy needs.
         let refusal = run.begin_attempt::<E>();
         run.start_clock(now);
         if let Some(open) = refusal {
@@ -134,9 +121,7 @@ where
             }
             return;
         }
-        // Each attempt of a race keeps what the breaker said of it.
         let gate = std::mem::replace(&mut run.gate, Gate::Idle);
-        // The call's timer waits for hedges here: each attempt has its own timeout.
         run.timer.disarm();
         let attempt = run.tally.attempts;
         if hedge {
@@ -155,27 +140,29 @@ where
         self.running.push(Running {
             attempt,
             gate,
-            fut: Box::pin(Timed::new(
+            fut: Box::pin(Timed {
                 fut,
-                Own::new(sleep, limit.map(|(_, t)| t), span),
-            )),
+                limit: Own {
+                    sleep,
+                    timeout: limit.map(|(_, t)| t),
+                    span,
+                },
+            }),
         });
         self.last_start = now;
         self.failed_since_last_start = false;
     }
 
-    /// `last` will not reach the kernel (another result came): it drains
-    /// the throttling buckets here, if it drains them.
+    /// `last` will not reach the kernel: it drains the buckets here, if it drains.
     fn supersede_last(&mut self) {
         if std::mem::take(&mut self.last_drains) {
             self.run.policy().budgets.throttle(true);
         }
     }
 
-    /// The race is over: `winner`'s result ends it (0: the last failure,
-    /// when no attempt is left); the rest are cancelled. The policy's
-    /// latency estimate records the time since the race's first attempt
-    /// began, as the simulator does.
+    /// The race is over: `winner`'s result ends it (0: the last failure);
+    /// the rest are dropped. The latency estimate records the time since
+    /// the first attempt began, as the simulator does.
     fn finish(&mut self, winner: u32, result: Result<T, E>) -> Poll<Result<T, E>> {
         let run = &mut *self.run;
         let sent = self.first_attempt != 0;
@@ -197,8 +184,7 @@ where
     }
 
     /// Commits the round to attempt `i`, just polled, if the hooks now say
-    /// the call is committed (see the module docs): the others are
-    /// cancelled (dropped), and `i` is left alone at index 0.
+    /// so: the others are dropped, and `i` is left alone at index 0.
     fn commit_to(&mut self, i: usize) -> bool {
         if self.committed
             || HookSet::<E>::unrepeatable(&self.run.hooks) != Some(Unrepeatable::Committed)
@@ -255,9 +241,7 @@ where
                     }
                 }
             }
-            // A refused or committed round sends no hedge: it waits for the
-            // attempts it has (a committed one's failure is fatal: it ends
-            // the round as it comes).
+            // A refused or committed round sends no hedge.
             if this.refused || this.committed {
                 if this.running.is_empty() {
                     let last = this.last.take().expect("a refused round holds its refusal");
@@ -307,5 +291,5 @@ where
     }
 }
 
-// Nothing in a race is ever pinned (its attempts are boxed), so moving it is fine.
+// Its attempts are boxed: nothing in a race is pinned.
 impl<P, C, S: Sleeper, H, M, Fut: Future> Unpin for Race<'_, P, C, S, H, M, Fut> {}

@@ -1,14 +1,10 @@
 //! The process-wide registry of named policies, budgets and circuit breakers.
 //!
-//! A [`Registry`] is an immutable snapshot; [`install`] swaps the current one
-//! atomically. A lookup takes no lock and allocates nothing, so it is fit
-//! for every call; [`with_policy`] borrows the policy instead of handing out
-//! an `Arc`. A running call holds the policy it started with, so a reload
-//! is seen by the next call only.
-//!
-//! If nothing was installed when the first lookup happens, the registry runs
-//! the loader a linked crate registered (retrykit-config registers one that
-//! reads `retry.toml`), once.
+//! A [`Registry`] is an immutable snapshot; [`install`] swaps the current
+//! one atomically. A lookup takes no lock and allocates nothing. A running
+//! call holds the policy it started with, so a reload is seen by the next
+//! call. If nothing was installed at the first lookup, the loader a linked
+//! crate registered (retrykit-config's reads `retry.toml`) runs, once.
 //!
 //! ```
 //! use retrykit_core::{registry, Policy, Registry};
@@ -17,9 +13,7 @@
 //! assert!(registry::current().policy("doc-module").is_some());
 //! ```
 
-// What linked code registers (call sites, declared classes), and how a
-// configuration loader registers itself and says where policies came from:
-// named by retrykit-config through `__private::loader`, not public API.
+// Named by retrykit-config through `__private::loader`, not public API.
 pub(crate) mod linked;
 pub(crate) mod loading;
 
@@ -37,8 +31,7 @@ pub(crate) use snapshot::with_current;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-/// Entries by name, in insertion order, each also at an index (see
-/// [`Registry::policy_index`]); hashed by foldhash with a fixed seed.
+/// Entries by name, in insertion order, each also at an index.
 type ByName<V> = IndexMap<Box<str>, V, foldhash::fast::FixedState>;
 
 /// An immutable set of named policies, budgets and circuit breakers.
@@ -76,13 +69,11 @@ impl Registry {
     /// ```
     /// assert!(retrykit_core::Registry::default().policy("nope").is_none());
     /// ```
-    #[inline]
     pub fn policy(&self, name: &str) -> Option<&Arc<Policy>> {
         self.policies.get(name)
     }
 
-    /// Where policy `name` sits in this registry: a call site remembers it
-    /// (with the registry's generation) so its next lookup skips the hash.
+    /// Where policy `name` sits, for a call site's cache.
     pub(crate) fn policy_index(&self, name: &str) -> Option<usize> {
         self.policies.get_index_of(name)
     }
@@ -123,9 +114,7 @@ impl Registry {
     /// assert_eq!(reg.policy_names().collect::<Vec<_>>(), ["a", "b"]);
     /// ```
     pub fn policy_names(&self) -> impl Iterator<Item = &str> {
-        let mut names: Vec<&str> = self.policies.keys().map(|k| &**k).collect();
-        names.sort_unstable();
-        names.into_iter()
+        sorted_names(&self.policies)
     }
 
     /// Every budget name, sorted.
@@ -134,9 +123,7 @@ impl Registry {
     /// assert_eq!(retrykit_core::Registry::default().budget_names().count(), 0);
     /// ```
     pub fn budget_names(&self) -> impl Iterator<Item = &str> {
-        let mut names: Vec<&str> = self.budgets.keys().map(|k| &**k).collect();
-        names.sort_unstable();
-        names.into_iter()
+        sorted_names(&self.budgets)
     }
 
     /// Every circuit breaker name, sorted.
@@ -145,10 +132,14 @@ impl Registry {
     /// assert_eq!(retrykit_core::Registry::default().breaker_names().count(), 0);
     /// ```
     pub fn breaker_names(&self) -> impl Iterator<Item = &str> {
-        let mut names: Vec<&str> = self.breakers.keys().map(|k| &**k).collect();
-        names.sort_unstable();
-        names.into_iter()
+        sorted_names(&self.breakers)
     }
+}
+
+fn sorted_names<V>(entries: &ByName<V>) -> impl Iterator<Item = &str> {
+    let mut names: Vec<&str> = entries.keys().map(|k| &**k).collect();
+    names.sort_unstable();
+    names.into_iter()
 }
 
 /// Collects policies and budgets into a [`Registry`].
@@ -197,8 +188,7 @@ impl RegistryBuilder {
         self.shared_budget(name, Arc::new(budget))
     }
 
-    /// Adds a budget that is already shared (for example, kept from the
-    /// previous registry across a reload so its counts carry over).
+    /// Adds a budget that is already shared (kept across a reload, say).
     ///
     /// ```
     /// use std::sync::Arc;
@@ -211,9 +201,8 @@ impl RegistryBuilder {
         self
     }
 
-    /// Adds (or replaces) a circuit breaker, shared: the policies that name
-    /// it hold the same `Arc` (a reload keeps an unchanged breaker, and its
-    /// state, by passing the previous registry's).
+    /// Adds (or replaces) a circuit breaker, shared with the policies that
+    /// name it (kept across a reload, say).
     ///
     /// ```
     /// use retrykit_core::breaker::CircuitBreaker;
@@ -242,15 +231,12 @@ impl RegistryBuilder {
 #[cfg(not(loom))]
 static CURRENT: std::sync::LazyLock<ArcSwap<Registry>> = std::sync::LazyLock::new(ArcSwap::default);
 static INSTALLED: AtomicBool = AtomicBool::new(false);
-/// Counts installs, so a per-call-site cache can tell with one load that the
-/// policy it holds is still current.
+/// Counts installs: a cache holding a registry of this generation is current.
 #[cfg(not(loom))]
 static GENERATION: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
-// Under `--cfg loom` (tests/loom.rs models a reload racing a call), the
-// generation is loom's atomic and a lock stands for arc-swap's pointer, so
-// that loom sees the order each gives; both are made afresh for each
-// interleaving.
+// Under `--cfg loom` (tests/loom.rs models a reload racing a call), a lock
+// stands for arc-swap's pointer.
 #[cfg(loom)]
 loom::lazy_static! {
     static ref CURRENT: modelled::Current = modelled::Current::default();
@@ -281,7 +267,6 @@ mod modelled {
     }
 }
 
-/// Whether anything was ever installed into the process-wide registry.
 pub(crate) fn is_installed() -> bool {
     INSTALLED.load(Ordering::Acquire)
 }
@@ -295,15 +280,12 @@ pub(crate) fn is_installed() -> bool {
 /// assert!(registry::policy("doc-install").is_some());
 /// ```
 pub fn install(mut registry: Registry) -> Arc<Registry> {
-    // One install at a time, so that each registry knows its generation.
+    // One install at a time, so each registry knows its generation.
     static INSTALLING: Mutex<()> = Mutex::new(());
     let _one = INSTALLING.lock().unwrap_or_else(PoisonError::into_inner);
     INSTALLED.store(true, Ordering::Release);
-    // Counted before the swap: a thread that has seen the new registry (a
-    // first or nested lookup reads the shared one) then finds its
-    // generation counted, so its view looks again rather than go back to
-    // the registry before (tests/loom.rs). A view that finds the count
-    // before the swap keeps the old registry and looks again next time.
+    // Counted before the swap, so a thread that has seen the new registry
+    // finds its generation counted and never goes back (see `snapshot`).
     registry.generation = GENERATION.fetch_add(1, Ordering::AcqRel).wrapping_add(1);
     CURRENT.swap(Arc::new(registry))
 }
@@ -321,27 +303,20 @@ pub fn current() -> Arc<Registry> {
     CURRENT.load_full()
 }
 
-/// Looks up a policy by name in the current registry (without a lock or an
-/// allocation); `None` when it has none. [`with_policy`] borrows the policy
-/// instead.
+/// Looks up a policy by name in the current registry. [`with_policy`]
+/// borrows it instead.
 ///
 /// ```
 /// assert!(retrykit_core::registry::policy("no-such-policy").is_none());
 /// ```
 pub fn policy(name: &str) -> Option<Arc<Policy>> {
-    // One relaxed load (is this thread's view of the registry still
-    // current?), a hash lookup, and one reference-count increment.
     with_current(|current| current.policy(name).cloned())
 }
 
-/// Runs `read` on the policy named `name` (`None` if the current registry
-/// has none), borrowed from this thread's view of the registry: the lookup
-/// of [`policy`] without the reference count, for code that only reads the
-/// policy.
-///
-/// The registry `read` sees stays alive until it returns, whatever is
-/// installed meanwhile. A lookup made inside `read` works, through the
-/// shared registry (slower).
+/// Runs `read` on the policy named `name` in the current registry,
+/// borrowed: [`policy`] without the reference count. The registry stays
+/// alive until `read` returns, whatever is installed meanwhile, and a lookup
+/// inside `read` works.
 ///
 /// ```
 /// use retrykit_core::{registry, Policy, Registry};

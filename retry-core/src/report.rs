@@ -10,9 +10,6 @@ use std::time::Duration;
 /// ```
 /// assert_eq!(retrykit_core::Ending::Deadline.to_string(), "deadline");
 /// ```
-///
-/// New reasons are added in minor releases (`#[non_exhaustive]`): a `match`
-/// on it needs a `_` arm.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Ending {
@@ -33,21 +30,16 @@ pub enum Ending {
     /// made the next attempt wait past the deadline.
     RateLimited,
     /// The failure was retryable, but the request's body could not be sent
-    /// again: larger than the policy's `max_replay_body`, or a stream that
-    /// cannot be replayed.
+    /// again: larger than `max_replay_body`, or a stream.
     BodyNotReplayable,
     /// The failure was retryable, but the request's method is not
-    /// idempotent (and neither carries an `Idempotency-Key` nor is opted in
-    /// by the policy's `retry_methods`), so sending it again could repeat
-    /// its effect.
+    /// idempotent (no `Idempotency-Key`, not in `retry_methods`).
     NotIdempotent,
-    /// The policy's circuit breaker refused an attempt (open, or half-open
-    /// with its probes out) and would not let one through again within the
-    /// deadline or the attempts left. Nothing was sent for that attempt.
+    /// The circuit breaker refused an attempt and would not let one through
+    /// within the deadline or the attempts left. Nothing was sent for it.
     BreakerOpen,
-    /// The failure was retryable, but its attempt's response had begun: a
-    /// gRPC response whose body began streaming before its failing status
-    /// (gRFC A6's "committed" RPC), which is never sent again.
+    /// The failure was retryable, but its gRPC response had begun streaming
+    /// (gRFC A6's "committed" RPC).
     Committed,
 }
 
@@ -80,12 +72,8 @@ impl fmt::Display for Ending {
     }
 }
 
-/// What one call through the retry loop did.
-///
-/// The loop makes one for each call (`Retry::call_with_report`, an
-/// `on_give_up` hook). Fields are added in minor releases
-/// (`#[non_exhaustive]`): build one with [`Report::new`] and set the
-/// fields that matter, as a test of a hook does.
+/// What one call through the retry loop did (`Retry::call_with_report`, an
+/// `on_give_up` hook). A test of a hook builds one with [`Report::new`].
 ///
 /// # Examples
 ///
@@ -104,15 +92,14 @@ pub struct Report {
     pub ending: Ending,
     /// Calls made, the first included (hedges included).
     pub attempts: u32,
-    /// Hedges sent: attempts begun while another was still in flight
-    /// (a policy with `hedge_after`). Counted in `attempts`.
+    /// Hedges sent: attempts begun while another was still in flight.
+    /// Counted in `attempts`.
     pub hedges: u32,
     /// The attempt (1-based) whose result the call returned: the last one,
     /// unless a hedge race was won by an earlier one.
     pub winner: u32,
-    /// Why a call whose policy hedges sent no hedges: the request could not
-    /// be sent twice (`NotIdempotent`, `BodyNotReplayable`). `None`
-    /// otherwise.
+    /// Why a call whose policy hedges sent none: the request could not be
+    /// sent twice (`NotIdempotent`, `BodyNotReplayable`).
     pub unhedged: Option<Ending>,
     /// Attempts the policy's circuit breaker refused: counted in
     /// `attempts`, but never sent.
@@ -120,20 +107,16 @@ pub struct Report {
     /// Total time spent waiting between attempts.
     pub waited: Duration,
     /// Time from the start of the first attempt to the end, on the loop's
-    /// clock. Always measured: a loop that will hand out a report (the
-    /// `*_with_report` calls, an `on_give_up` hook) reads the clock as the
-    /// first attempt starts; one that will not skips that read.
+    /// clock.
     pub elapsed: Duration,
-    /// Whether a fleet budget of the policy could not reach its store when the
-    /// call ended, so this host's local budget was deciding its retries
-    /// instead (always `false` for a local budget).
+    /// Whether a fleet budget of the policy could not reach its store when
+    /// the call ended, so the local budget decided.
     pub budget_failing_open: bool,
 }
 
 impl Report {
-    /// A report of a call that ended with `ending` after `attempts` calls,
-    /// the last of them the winner, with nothing else to say: no hedges,
-    /// no refusals, no time waited or elapsed, a local budget.
+    /// A call that ended with `ending` after `attempts` calls, the last of
+    /// them the winner, and nothing else.
     ///
     /// ```
     /// use retrykit_core::{Ending, Report};

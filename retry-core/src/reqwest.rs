@@ -1,18 +1,14 @@
 //! A `reqwest_middleware::Middleware` over the one retry loop (feature
-//! `reqwest-middleware`; reqwest 0.13, which reqwest-middleware 0.5
-//! supports). It sees each response, so the HTTP semantics of
-//! [`crate::http`] apply: status classes, `Retry-After` and gRPC pushback
-//! hints (clamped by `max_retry_after`), idempotency, and the body limit.
+//! `reqwest-middleware`; reqwest 0.13, reqwest-middleware 0.5), with the
+//! HTTP semantics of [`crate::http`].
 //!
-//! reqwest keeps a request body in memory as one buffer, so a retry sends a
-//! clone of it; a body larger than the policy's `max_replay_body`, or a
-//! stream (which cannot be cloned), is sent once, and the call ends "body
-//! not replayable" when it would have been retried. A failed call returns
-//! the last response (a 503 is still a response) with its
-//! [`Report`] in the response's extensions. A call that ends
-//! because the policy's circuit breaker refused its attempt returns
-//! `reqwest_middleware::Error::Middleware` wrapping the
-//! [`BreakerOpen`] (downcast it to match).
+//! A retry sends a clone of the request's buffered body; a body larger
+//! than the policy's `max_replay_body`, or a stream, is sent once, and the
+//! call ends "body not replayable" when it would have been retried. A
+//! failed call returns the last response (a 503 is still a response); a
+//! response carries the call's [`Report`] in its extensions. A call the
+//! circuit breaker ended returns `reqwest_middleware::Error::Middleware`
+//! wrapping the [`BreakerOpen`].
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), reqwest_middleware::Error> {
@@ -38,7 +34,7 @@ use crate::report::{Ending, Report};
 use crate::retry::Retry;
 use http::Extensions;
 use reqwest::{Request, Response};
-use reqwest_middleware::{Middleware, Next, Result};
+use reqwest_middleware::{Error, Middleware, Next, Result};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -143,7 +139,6 @@ enum Failed {
     Status(Response, HttpFailure),
     Error(reqwest_middleware::Error),
     TimedOut(AttemptTimeout),
-    /// The policy's circuit breaker refused the attempt (nothing was sent).
     Refused(BreakerOpen),
 }
 
@@ -154,9 +149,7 @@ impl Classify for Failed {
             // A request reqwest could not even build, or a redirect loop,
             // fails the same way every time; another middleware's error is
             // its own business.
-            Failed::Error(reqwest_middleware::Error::Reqwest(e))
-                if !(e.is_builder() || e.is_redirect()) =>
-            {
+            Failed::Error(Error::Reqwest(e)) if !(e.is_builder() || e.is_redirect()) => {
                 Class::TRANSIENT
             }
             Failed::Error(_) => Class::Permanent,
@@ -206,7 +199,6 @@ impl Middleware for RetryMiddleware {
     ) -> Result<Response> {
         let policy = self.source.current();
         let resendable = may_resend(request.method(), request.headers(), &policy);
-        // A buffered body within the limit can be cloned; a stream cannot.
         let replayable = match request.body() {
             None => true,
             Some(body) => body
@@ -225,9 +217,7 @@ impl Middleware for RetryMiddleware {
         }
         // Each attempt sends a clone while the original can be sent again,
         // else the original itself (the hooks then stop any retry), with its
-        // own copy of the extensions (hedges run at once). Taken when the
-        // round makes its attempt: a round that only waits (an adaptive
-        // budget pacing the first attempt) leaves it in place.
+        // own copy of the extensions.
         let policy = &policy;
         let (mut original, base) = (Some(request), extensions.clone());
         let mut make = move || {
@@ -241,7 +231,7 @@ impl Middleware for RetryMiddleware {
                 let Some(request) = request else {
                     // Not reached: the hooks refuse a retry once the original is sent.
                     let gone = std::io::Error::other("request body not replayable");
-                    return Err(Failed::Error(reqwest_middleware::Error::middleware(gone)));
+                    return Err(Failed::Error(Error::middleware(gone)));
                 };
                 sent(next.run(request, &mut extensions).await, policy)
             }
@@ -251,32 +241,24 @@ impl Middleware for RetryMiddleware {
     }
 }
 
-/// An attempt's outcome: the response, or why it failed (a status the
-/// policy retries, or the client's error).
+/// An attempt's outcome: the response, or why it failed.
 // The failure carries the response by value, as each attempt returns it.
 #[allow(clippy::result_large_err)]
 fn sent(sent: Result<Response>, policy: &Policy) -> std::result::Result<Response, Failed> {
-    match sent {
-        Ok(response) => {
-            match HttpFailure::classify(response.status(), response.headers(), policy) {
-                None => Ok(response),
-                Some(failure) => Err(Failed::Status(response, failure)),
-            }
-        }
-        Err(error) => Err(Failed::Error(error)),
+    let response = sent.map_err(Failed::Error)?;
+    match HttpFailure::classify(response.status(), response.headers(), policy) {
+        None => Ok(response),
+        Some(failure) => Err(Failed::Status(response, failure)),
     }
 }
 
 /// The call's answer: the last response (with its report), or the error.
 fn finish(result: std::result::Result<Response, Failed>, report: Report) -> Result<Response> {
     let mut response = match result {
-        Ok(response) => response,
-        Err(Failed::Status(response, _)) => response,
+        Ok(response) | Err(Failed::Status(response, _)) => response,
         Err(Failed::Error(error)) => return Err(error),
-        Err(Failed::TimedOut(timeout)) => {
-            return Err(reqwest_middleware::Error::middleware(timeout));
-        }
-        Err(Failed::Refused(open)) => return Err(reqwest_middleware::Error::middleware(open)),
+        Err(Failed::TimedOut(timeout)) => return Err(Error::middleware(timeout)),
+        Err(Failed::Refused(open)) => return Err(Error::middleware(open)),
     };
     response.extensions_mut().insert(report);
     Ok(response)

@@ -1,7 +1,5 @@
 //! [`Retry`]: one call's policy, clock, sleeper, seed and hooks, and its
-//! async and blocking entry points. Both run the one loop (`round`'s
-//! `drive!`) over the call's `Run`: the same attempt, decision, hooks,
-//! span, events, end reason and report, whichever the caller.
+//! async and blocking entry points, which both run `round`'s `drive!`.
 
 use crate::classify::Classify;
 use crate::clock::{
@@ -11,9 +9,9 @@ use crate::drive;
 use crate::hooks::{HookSet, Hooks};
 use crate::policy::Policy;
 use crate::report::Report;
-use crate::run::{Run, Setup};
+use crate::run::Run;
 use std::future::Future;
-use std::pin::{Pin, pin};
+use std::pin::pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -60,13 +58,11 @@ impl<'p> Retry<'p> {
     ///
     /// # Panics
     ///
-    /// Not here, but the call it makes must run inside a tokio runtime with
-    /// time enabled. Unlike a `#[retry]` fn, which checks that once per
-    /// call site at its first call, a `Retry` does not check: outside such a
-    /// runtime, tokio panics at the call's first wait, or at its first
-    /// attempt when the policy sets `attempt_timeout`. To retry under
-    /// another executor, give [`sleeper`](Retry::sleeper) that executor's
-    /// sleeper.
+    /// Not here, but the call must run inside a tokio runtime with time
+    /// enabled (unlike a `#[retry]` fn, a `Retry` does not check first):
+    /// outside one, tokio panics at the first wait, or at the first attempt
+    /// under `attempt_timeout`. Under another executor, give
+    /// [`sleeper`](Retry::sleeper) that executor's sleeper.
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
@@ -204,61 +200,47 @@ impl<'p, C, S, H> Retry<'p, C, S, H> {
         self
     }
 
-    /// The per-call state; `timed` reads the clock at the first attempt even
-    /// when neither a deadline nor a budget needs it, so the caller's report
-    /// has `elapsed` (a give-up hook asks for the same).
+    /// The per-call state; `timed` reads the clock at the first attempt
+    /// even when nothing else needs it, so the report has `elapsed`.
     pub(crate) fn start(self, timed: bool) -> Run<&'p Policy, C, S, H>
     where
         S: Sleeper,
     {
-        let setup = Setup {
-            clock: self.clock,
-            sleeper: self.sleeper,
-            hooks: self.hooks,
-            seed: self.seed,
-            timed,
-            cancellable: true,
-        };
-        Run::new(self.policy, setup)
+        let mut run = Run::new(self.policy, self.clock, self.sleeper, self.hooks, self.seed);
+        run.timed = timed;
+        run
     }
 
     /// Runs `op` until it succeeds or the policy gives up; returns its last result.
     ///
     /// Each attempt is a new future from `op`, sent when the policy's
-    /// circuit breaker (if any) lets it through, raced against the policy's
-    /// `attempt_timeout` (if any); a policy with `hedge_after` sends copies
-    /// of a slow attempt and takes the first answer (see [`crate::hedge`]).
+    /// circuit breaker lets it through, raced against its `attempt_timeout`;
+    /// under `hedge_after`, copies of a slow attempt race it (see
+    /// [`crate::hedge`]).
     ///
     /// # Errors
     ///
-    /// The error of the last attempt, when the policy gives up: the error is
-    /// permanent or not retried by the policy or the hooks, the attempts,
-    /// the deadline or a retry budget ran out, or the request could not be
-    /// sent again (see [`Ending`](crate::Ending) for every reason, and
+    /// The last attempt's error, when the policy gives up (see
+    /// [`Ending`](crate::Ending) for every reason, and
     /// [`call_with_report`](Self::call_with_report) to be told which). An
-    /// attempt that ran past `attempt_timeout` fails with the error
-    /// [`Classify::from_timeout`] makes, and one the circuit breaker refused
-    /// with the error [`Classify::from_breaker_open`] makes.
+    /// attempt past `attempt_timeout` fails with the error
+    /// [`Classify::from_timeout`] makes, one the breaker refused with
+    /// [`Classify::from_breaker_open`]'s.
     ///
     /// # Panics
     ///
-    /// With tokio's sleeper (the default, [`Retry::new`]), when polled
-    /// outside a tokio runtime with time enabled, at the first wait (or the
-    /// first attempt, under `attempt_timeout`): tokio's own panic.
+    /// With tokio's sleeper, outside a tokio runtime with time enabled (see
+    /// [`Retry::new`]).
     ///
     /// # Cancel safety
     ///
-    /// Dropping the returned future ends the call where it is, and nothing
-    /// of it runs on: the attempt in flight is dropped (every attempt in
-    /// flight, for a hedged call: no hedge outlives the call), a pending
-    /// wait is abandoned, no further attempt is made, and no hook is called
-    /// (no `on_give_up`). Nothing is spawned, so there is nothing to
-    /// cancel elsewhere. What a dropped attempt had already sent may still
-    /// take effect on the server, as with any cancelled request. Counts
-    /// already taken stay taken: the call counted in the retry budgets, a
-    /// retry withdrawn for the wait it was dropped in, a hedge's share. A
-    /// dropped attempt is not counted by the circuit breaker, and a
-    /// half-open probe's place is given back.
+    /// Dropping the returned future ends the call where it is: every
+    /// attempt in flight is dropped (nothing is spawned, so no hedge
+    /// outlives the call), a pending wait is abandoned, and no hook is
+    /// called. What a dropped attempt had sent may still take effect on the
+    /// server. Counts already taken in the retry budgets stay taken; the
+    /// circuit breaker does not count a dropped attempt, and a half-open
+    /// probe's place is given back.
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
@@ -317,11 +299,10 @@ impl<'p, C, S, H> Retry<'p, C, S, H> {
         }
     }
 
-    /// The blocking form: runs `op` until it succeeds or the policy gives up,
-    /// through the same loop as [`call`](Self::call), sleeping the thread. A
+    /// The blocking form of [`call`](Self::call), sleeping the thread. A
     /// blocking attempt cannot be cancelled, so `attempt_timeout` is not
-    /// enforced here (a warning says so, once per place in the code); the
-    /// deadline is. A policy that hedges runs one attempt at a time here.
+    /// enforced (a warning says so, once per place in the code); the
+    /// deadline is. A hedging policy runs one attempt at a time here.
     ///
     /// # Errors
     ///
@@ -344,7 +325,7 @@ impl<'p, C, S, H> Retry<'p, C, S, H> {
         S: BlockingSleeper,
         H: HookSet<E>,
     {
-        self.blocking_run(op).0
+        self.call_blocking_with_report(op).0
     }
 
     /// Like [`call_blocking`](Self::call_blocking), also returning how the call ended.
@@ -358,21 +339,7 @@ impl<'p, C, S, H> Retry<'p, C, S, H> {
     /// assert_eq!((r.unwrap(), report.ending), (5, Ending::Success));
     /// ```
     #[track_caller]
-    pub fn call_blocking_with_report<F, T, E>(self, op: F) -> (Result<T, E>, Report)
-    where
-        F: FnMut() -> Result<T, E>,
-        E: Classify,
-        C: Clock,
-        S: BlockingSleeper,
-        H: HookSet<E>,
-    {
-        self.blocking_run(op)
-    }
-
-    /// The blocking entry: the async loop, with every attempt ready on its
-    /// first poll and every wait a thread sleep, driven to its end here.
-    #[track_caller]
-    fn blocking_run<F, T, E>(self, mut op: F) -> (Result<T, E>, Report)
+    pub fn call_blocking_with_report<F, T, E>(self, mut op: F) -> (Result<T, E>, Report)
     where
         F: FnMut() -> Result<T, E>,
         E: Classify,
@@ -383,56 +350,30 @@ impl<'p, C, S, H> Retry<'p, C, S, H> {
         if crate::site::limits(self.policy).is_some() {
             crate::site::warn_blocking_timeout(std::panic::Location::caller(), self.policy);
         }
-        let setup = Setup {
-            clock: self.clock,
-            sleeper: Blocked(&self.sleeper),
-            hooks: self.hooks,
-            seed: self.seed,
-            timed: true,
-            // A blocking attempt cannot be cancelled: no timeout is armed.
-            cancellable: false,
-        };
-        let mut run = Run::new(self.policy, setup);
+        let sleeper = Blocked(&self.sleeper);
+        let mut run = Run::new(self.policy, self.clock, sleeper, self.hooks, self.seed);
+        run.timed = true;
+        run.cancellable = false;
         let result = block_on(async { drive!(run, unhedged || std::future::ready(op())) });
         (result, run.report())
     }
 }
 
-/// A blocking sleeper seen as an async one whose sleep happens when first
-/// polled, not when made.
+/// A blocking sleeper as an async one: the thread sleeps as the loop asks
+/// for the wait, which is then ready at once.
 #[derive(Debug)]
-pub(crate) struct Blocked<'s, S>(&'s S);
+struct Blocked<'s, S>(&'s S);
 
-impl<'s, S: BlockingSleeper> Sleeper for Blocked<'s, S> {
-    type Sleep = ThreadSleep<'s, S>;
-    fn sleep(&self, d: Duration) -> ThreadSleep<'s, S> {
-        ThreadSleep {
-            sleeper: self.0,
-            wait: Some(d),
-        }
+impl<S: BlockingSleeper> Sleeper for Blocked<'_, S> {
+    type Sleep = std::future::Ready<()>;
+    fn sleep(&self, d: Duration) -> Self::Sleep {
+        self.0.sleep(d);
+        std::future::ready(())
     }
 }
 
-/// The future of one blocking wait.
-#[derive(Debug)]
-pub(crate) struct ThreadSleep<'s, S> {
-    sleeper: &'s S,
-    wait: Option<Duration>,
-}
-
-impl<S: BlockingSleeper> Future for ThreadSleep<'_, S> {
-    type Output = ();
-    fn poll(mut self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<()> {
-        if let Some(wait) = self.wait.take() {
-            self.sleeper.sleep(wait);
-        }
-        Poll::Ready(())
-    }
-}
-
-/// Polls `fut` to completion on this thread. The blocking loop's future is
-/// ready at its first poll (blocking attempts, thread sleeps), so this
-/// spins only if a caller's sleeper or hook returns a pending future.
+/// Polls `fut` to completion on this thread (the blocking loop's future is
+/// ready at its first poll: its attempts and waits block).
 fn block_on<F: Future>(fut: F) -> F::Output {
     let mut fut = pin!(fut);
     let mut cx = Context::from_waker(std::task::Waker::noop());

@@ -1,26 +1,18 @@
-//! Where jitter gets its randomness.
-//!
-//! The default is a SplitMix64 stream kept per thread, its start drawn from
-//! the operating system once per thread (no global lock, nothing shared
-//! between concurrent calls; its state is one `u64` in a `Cell`). A seed
-//! instead makes each sample a pure function of the seed and the retry it is for
-//! (a counter-based generator), so a seeded schedule repeats exactly, and a
-//! schedule saved half-way (the [`Oracle`](crate::Oracle)'s state) resumes
-//! with the very samples an uninterrupted run would have drawn. Nothing of
-//! `rand` is visible outside this module.
+//! Where jitter gets its randomness: a SplitMix64 stream per thread, seeded
+//! from the OS once per thread; or, given a seed, a pure function of the
+//! seed and the retry number, so a seeded schedule repeats exactly and a
+//! saved [`Oracle`](crate::Oracle) state resumes with the same samples.
 
 use rand::TryRngCore;
 use rand::rngs::OsRng;
 use std::cell::Cell;
 
 thread_local! {
-    /// This thread's stream: where it starts (0 until the first draw seeds
-    /// it) and how many samples it gave, in one word: the start's low bit
-    /// is set, and each draw adds the stream's odd increment.
+    /// This thread's stream state: 0 until the first draw seeds it (with the
+    /// low bit set); each draw adds the odd increment.
     static THREAD_STREAM: Cell<u64> = const { Cell::new(0) };
 }
 
-/// The next sample of this thread's stream.
 fn thread_sample() -> Sample {
     THREAD_STREAM.with(|stream| {
         let mut state = stream.get();
@@ -32,8 +24,8 @@ fn thread_sample() -> Sample {
     })
 }
 
-/// A start for a thread's stream; should the OS refuse, the address of a
-/// thread-local and the time still give each thread its own.
+/// A start for a thread's stream; if the OS refuses, a thread-local's
+/// address and the time.
 fn os_seed() -> u64 {
     OsRng.try_next_u64().unwrap_or_else(|_| {
         let here = THREAD_STREAM.with(|s| s as *const Cell<u64> as u64);
@@ -48,17 +40,14 @@ fn os_seed() -> u64 {
 const GOLDEN_GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
 
 /// A uniform sample in `[0, 1)`: the fraction `k / 2^53` for a whole
-/// `k < 2^53`, as a generator's top 53 bits give it. Kept whole, so full
-/// jitter scales a wait by it in integers (one multiplication, no float
-/// conversions); the other modes read it as an `f64`, exactly.
+/// `k < 2^53` (a generator's top 53 bits), exact both as an integer and as
+/// an `f64`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Sample(u64);
 
 impl Sample {
-    /// The sample's resolution: `k / 2^FRACTION_BITS`.
     const FRACTION_BITS: u32 = 53;
 
-    /// The sample a generator's output gives: its top 53 bits.
     const fn from_bits(bits: u64) -> Self {
         Sample(bits >> (64 - Self::FRACTION_BITS))
     }
@@ -99,7 +88,6 @@ pub(crate) enum JitterRng {
 }
 
 impl JitterRng {
-    /// Seeded when `seed` is given, per-thread otherwise.
     pub(crate) const fn from_seed(seed: Option<u64>) -> Self {
         match seed {
             Some(seed) => JitterRng::Seeded(seed),
@@ -116,10 +104,8 @@ impl JitterRng {
     }
 }
 
-/// The `index`-th output of a SplitMix64 generator started at `seed`: every
-/// bit of the output depends on every bit of both, so neighbouring indices
-/// (and neighbouring seeds) give unrelated values. Seeded jitter draws its
-/// samples with it, and the fleet simulator its per-client seeds.
+/// The `index`-th output of a SplitMix64 generator started at `seed`:
+/// neighbouring indices (and seeds) give unrelated values.
 ///
 /// ```
 /// use retrykit_core::kernel::split_mix;

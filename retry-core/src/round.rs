@@ -1,19 +1,11 @@
-//! The one retry loop: [`drive!`](crate::drive) runs rounds until the call
-//! ends, and every entry point uses it: `Retry::call` and the blocking
-//! calls, `#[retry]`'s expansion, the tower layer and the reqwest
-//! middleware; it, not the entry point, chooses between plain and hedged
-//! rounds. Before the first round comes the wait an adaptive budget may
-//! impose (`Run::pace`); a round is an attempt (an [`Attempt`], see
-//! `attempt`; or a hedged race of them), then `Run::settle` (the success,
-//! or the decision and its hooks), then the wait the decision chose.
+//! The one retry loop, [`drive!`](crate::drive), which every entry point
+//! uses. Before the first round comes an adaptive budget's wait
+//! (`Run::pace`); a round is an [`Attempt`] (or a hedged race of them),
+//! then `Run::settle`, then the wait the decision chose, awaited in the
+//! loop's own state: a call that retries allocates nothing for its waits.
 //!
-//! That wait is a sleep the loop awaits in place, as a loop written by hand
-//! would: it is held in the loop's own state, in the room the round's
-//! attempt used (the two are never alive together, so the compiler lays
-//! them over each other), and a call that retries allocates nothing for it.
-//!
-//! The error of a failed attempt is consumed by the decision before any
-//! await, so a `!Send` error cannot make the future `!Send`.
+//! A failed attempt's error is consumed by the decision before any await,
+//! so a `!Send` error cannot make the future `!Send`.
 
 use crate::attempt::{Gated, OnRun, Timed};
 use crate::classify::Classify;
@@ -30,22 +22,19 @@ use std::task::Poll;
 /// call's result. Used inside an `async` context.
 ///
 /// `drive!(run, make)`: `make` (a variable holding an `FnMut` that returns
-/// an attempt's future owning what it uses) makes every attempt. The
-/// driver chooses: a call whose policy hedges ([`Run::hedges`]) runs each
-/// round as a race of attempts ([`Run::race`]) in a boxed loop, so a call
-/// that does not hedge carries no room for its races; any other call makes
-/// one attempt a round.
+/// an attempt's future owning what it uses) makes every attempt; a call
+/// that hedges ([`Run::hedges`]) runs each round as a race ([`Run::race`])
+/// in a boxed loop, so a call that does not carries no room for races.
 ///
 /// `drive!(run, unhedged make)`: one attempt a round, each made by an
-/// `FnOnce` written in place, so an attempt may borrow what the caller owns
-/// mutably (a `#[retry]` method's `&mut self`); never hedged. Statements
-/// given before it (`drive!(run, unhedged each { let a = x.clone(); } || ...)`)
-/// run at the start of each round, in the loop's scope, so an attempt may
-/// borrow or take what they make.
+/// `FnOnce` written in place, so an attempt may borrow mutably what the
+/// caller owns (a `#[retry]` method's `&mut self`). Statements given as
+/// `unhedged each { ... } make` run at the start of each round, in the
+/// loop's scope, so an attempt may borrow what they make.
 ///
-/// It is a macro, not a function, so that the caller's future stays `Send`
-/// exactly when its parts are (a generic driver over an attempt-making
-/// closure cannot prove that for borrowed attempts today).
+/// A macro, not a function, so that the caller's future is `Send` exactly
+/// when its parts are (a generic driver cannot prove that for borrowed
+/// attempts).
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
@@ -71,8 +60,7 @@ macro_rules! drive {
         loop {
             $($each)*
             let result = $attempt.await;
-            // Taken out in its own statement, so that nothing but the sleep
-            // is held across its await.
+            // Its own statement: nothing but the sleep is held across the await.
             let wait = match $run.settle(result) {
                 ::core::ops::ControlFlow::Break(result) => break result,
                 ::core::ops::ControlFlow::Continue(wait) => wait,
@@ -102,14 +90,12 @@ macro_rules! drive {
 }
 
 impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
-    /// Whether an adaptive budget may pace the call's first attempt
-    /// ([`pace`](Self::pace) need not be awaited otherwise).
+    /// Whether an adaptive budget may pace the first attempt ([`pace`](Self::pace)).
     pub fn paces(&self) -> bool {
         self.policy.borrow().budgets.paces()
     }
 
-    /// The wait an adaptive budget imposes before the call's first attempt:
-    /// ready at once for every other policy.
+    /// The wait an adaptive budget imposes before the first attempt.
     pub fn pace(&mut self) -> impl Future<Output = ()> {
         let paced = self.pace_first_attempt();
         poll_fn(move |cx| match paced {
@@ -118,9 +104,8 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
         })
     }
 
-    /// This round's attempt: begun (counted, the breaker asked, its
-    /// timeout armed) as `make` makes it; an attempt the breaker refused is
-    /// never made, and ends at once with the error standing for the refusal.
+    /// This round's attempt, begun as `make` makes it; one the breaker
+    /// refused is never made, and ends at once with the refusal's error.
     pub fn attempt<M, Fut, T, E>(&mut self, make: M) -> Attempt<'_, P, C, S, H, Fut>
     where
         M: FnOnce() -> Fut,
@@ -132,12 +117,14 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
             None => Gated::Sent { fut: make() },
             Some(open) => Gated::Refused { open: Some(open) },
         };
-        Timed::new(fut, OnRun(self))
+        Timed {
+            fut,
+            limit: OnRun(self),
+        }
     }
 
-    /// What an attempt's result makes of the call: its end (`Break`: the
-    /// success, or the error it gives up with), or a retry (`Continue`: the
-    /// sleep to await before the next round, on the call's sleeper).
+    /// What an attempt's result makes of the call: its end (`Break`), or a
+    /// retry (`Continue`: the sleep to await before the next round).
     pub fn settle<T, E>(&mut self, result: Result<T, E>) -> ControlFlow<Result<T, E>, S::Sleep>
     where
         E: Classify,

@@ -1,25 +1,18 @@
-//! One call's state (`Run`) and what it does at each step of the loop:
-//! begin an attempt, decide after a failure, record a success, report.
-//! The loop itself is `round`'s `drive!`: async calls, blocking calls,
-//! `#[retry]`, tower and reqwest all go through it.
+//! One call's state (`Run`) and what it does at each step of `round`'s
+//! `drive!` loop: begin an attempt, decide after a failure, record a
+//! success, report.
 //!
 //! Invariants:
 //! - the call takes its policy once, as it starts, and holds it to its
-//!   end (borrowed, or an `Arc` from the registry's snapshot), so a reload
-//!   reaches the next call and never a running one;
+//!   end, so a reload reaches the next call and never a running one;
 //! - the clock is read only when a deadline, a budget, a give-up hook, a
 //!   report or hedging needs it;
-//! - the wait after a failure is a sleep the loop awaits in its own state,
-//!   where the failed attempt was (`round`'s `drive!`, as a loop by hand
-//!   holds it): a call that retries allocates nothing for its waits;
-//! - the call's one timer (an attempt's timeout, an adaptive budget's wait
-//!   before the first attempt, or a hedged round's wait for its next hedge:
-//!   one at a time) lives in one heap block, made the first time it is
-//!   armed; a call makes at most one. An attempt's timeout counts from the
-//!   attempt's start but is armed only at its first `Pending` (as
-//!   `tokio::time::timeout` registers its timer only then): an attempt
-//!   ready at once makes no sleep and allocates nothing. (A hedged round's
-//!   attempts have their own timeouts.)
+//! - the call's one timer (an attempt's timeout, an adaptive budget's
+//!   first wait, or a hedged round's wait for its next hedge) lives in one
+//!   heap block, made the first time it is armed. An attempt's timeout
+//!   counts from the attempt's start but is armed only at its first
+//!   `Pending`, as `tokio::time::timeout` does: an attempt ready at once
+//!   allocates nothing.
 
 mod failed;
 mod gate;
@@ -40,9 +33,7 @@ use std::borrow::Borrow;
 use std::fmt;
 use std::time::{Duration, Instant};
 
-/// The state of one call in progress: its policy (borrowed, or an `Arc`
-/// for the registry's), clock, sleeper and hooks, and what the kernel
-/// carries from one attempt to the next. Driven by `drive!`.
+/// The state of one call in progress, driven by `drive!`.
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
@@ -62,9 +53,7 @@ use std::time::{Duration, Instant};
 /// # }
 /// ```
 pub struct Run<P, C, S: Sleeper, H> {
-    /// The call's policy, held from its start to its end.
     pub(crate) policy: P,
-    /// What the policy's circuit breaker said of the attempt in flight.
     pub(crate) gate: Gate,
     rng: JitterRng,
     clock: C,
@@ -72,46 +61,26 @@ pub struct Run<P, C, S: Sleeper, H> {
     pub(crate) hooks: H,
     /// When the first attempt began, if something needed it read.
     started: Option<Instant>,
-    /// The kernel's state: attempts begun, the last computed wait, the
-    /// waits chosen so far.
     pub(crate) tally: Tally,
-    /// The caller wants a report: the clock is read as the call starts,
-    /// even when its policy does not need it.
-    timed: bool,
-    /// Attempts can be cut short; a blocking attempt cannot, so no
-    /// timeout is armed for it.
-    cancellable: bool,
+    /// The caller wants a report: the clock is read as the call starts.
+    pub(crate) timed: bool,
+    /// Attempts can be cut short (a blocking one cannot: no timeout is armed).
+    pub(crate) cancellable: bool,
     ending: Option<Ending>,
-    /// Why the call, under a hedging policy, sent no hedges (a request
-    /// that cannot be sent twice).
+    /// Why a call under a hedging policy sends no hedges.
     unhedged: Option<Ending>,
     pub(crate) timer: Timer<S::Sleep>,
-    /// When the attempt in flight began, while its time limit waits to be
-    /// armed at its first `Pending` ([`arm_timeout`](Self::arm_timeout)).
+    /// When the attempt in flight began, until [`arm_timeout`](Self::arm_timeout).
     timeout_from: Option<Instant>,
-    /// The call's timer, when it fires, ends the attempt in flight at the
-    /// deadline (not at its own timeout).
+    /// The armed timer ends the attempt at the deadline, not its own timeout.
     at_deadline: bool,
-    /// The call's `retry` span: every round runs inside it.
     #[cfg(feature = "tracing")]
     span: tracing::Span,
 }
 
-/// How a call is set up (the parts `Run::new` takes).
-pub(crate) struct Setup<C, S, H> {
-    pub(crate) clock: C,
-    pub(crate) sleeper: S,
-    pub(crate) hooks: H,
-    pub(crate) seed: Option<u64>,
-    pub(crate) timed: bool,
-    pub(crate) cancellable: bool,
-}
-
 #[cfg(feature = "tokio")]
 impl<H> Run<std::sync::Arc<Policy>, crate::clock::DefaultClock, crate::clock::DefaultSleeper, H> {
-    /// A call under a shared policy (a `#[retry]` site's, from its
-    /// [`PolicyCache`](crate::__private::site::PolicyCache)) on tokio's
-    /// clock and timer. The call holds it to its end.
+    /// A call under a shared policy, on tokio's clock and timer.
     ///
     /// ```
     /// use retrykit_core::{Hooks, Policy};
@@ -119,12 +88,11 @@ impl<H> Run<std::sync::Arc<Policy>, crate::clock::DefaultClock, crate::clock::De
     /// assert_eq!(run.report().attempts, 0);
     /// ```
     pub fn for_policy(policy: std::sync::Arc<Policy>, hooks: H) -> Self {
-        Run::on_tokio(policy, hooks)
+        Run::new(policy, Default::default(), Default::default(), hooks, None)
     }
 
-    /// An async `#[retry]` call at the site whose policy `cache` keeps, on
-    /// tokio's clock and timer: the call takes the site's policy as it
-    /// starts ([`PolicyCache::policy`](crate::__private::site::PolicyCache::policy)).
+    /// An async `#[retry]` call under the policy `cache` holds for its site
+    /// ([`PolicyCache::policy`](crate::__private::site::PolicyCache::policy)).
     ///
     /// ```
     /// use retrykit_core::Hooks;
@@ -134,30 +102,14 @@ impl<H> Run<std::sync::Arc<Policy>, crate::clock::DefaultClock, crate::clock::De
     /// assert_eq!(run.report().attempts, 0);
     /// ```
     pub fn for_site(cache: &crate::site::PolicyCache, hooks: H) -> Self {
-        Run::on_tokio(cache.policy(), hooks)
-    }
-}
-
-#[cfg(feature = "tokio")]
-impl<P: Borrow<Policy>, H> Run<P, crate::clock::DefaultClock, crate::clock::DefaultSleeper, H> {
-    fn on_tokio(policy: P, hooks: H) -> Self {
-        Run::new(
-            policy,
-            Setup {
-                clock: Default::default(),
-                sleeper: Default::default(),
-                hooks,
-                seed: None,
-                timed: false,
-                cancellable: true,
-            },
-        )
+        Run::for_policy(cache.policy(), hooks)
     }
 }
 
 impl<P: Borrow<Policy>, C, S: Sleeper, H> Run<P, C, S, H> {
-    /// A call about to make its first attempt under `policy`.
-    pub(crate) fn new(policy: P, setup: Setup<C, S, H>) -> Self {
+    /// A call about to make its first attempt under `policy`; untimed and
+    /// cancellable until told otherwise.
+    pub(crate) fn new(policy: P, clock: C, sleeper: S, hooks: H, seed: Option<u64>) -> Self {
         #[cfg(feature = "tracing")]
         let span = {
             let name = policy.borrow().name().unwrap_or("<unnamed>");
@@ -165,14 +117,14 @@ impl<P: Borrow<Policy>, C, S: Sleeper, H> Run<P, C, S, H> {
         };
         Run {
             policy,
-            rng: JitterRng::from_seed(setup.seed),
-            clock: setup.clock,
-            sleeper: setup.sleeper,
-            hooks: setup.hooks,
+            rng: JitterRng::from_seed(seed),
+            clock,
+            sleeper,
+            hooks,
             started: None,
             tally: Tally::default(),
-            timed: setup.timed,
-            cancellable: setup.cancellable,
+            timed: false,
+            cancellable: true,
             ending: None,
             unhedged: None,
             gate: Gate::Idle,
@@ -231,11 +183,10 @@ impl<P: Borrow<Policy>, C, S: Sleeper, H> Run<P, C, S, H> {
 }
 
 impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
-    /// Begins an attempt: counts it, starts the call's clock when the
-    /// policy, a give-up hook or the caller's report needs it (depositing
-    /// in the window budgets), asks the policy's breaker, and notes when
-    /// the attempt's timeout counts from. `Some` is the breaker's refusal,
-    /// which error type `E` can stand for: the attempt must not be sent.
+    /// Begins an attempt: counts it, starts the call's clock when something
+    /// needs it (depositing in the window budgets), asks the breaker, and
+    /// notes when the attempt's timeout counts from. `Some` is the
+    /// breaker's refusal, which `E` can stand for: the attempt is not sent.
     pub(crate) fn begin_attempt<E>(&mut self) -> Option<Box<BreakerOpen>>
     where
         E: Classify,
@@ -260,10 +211,9 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
             let now = *now.get_or_insert_with(|| self.clock.now());
             match breaker.try_acquire(now) {
                 Ok(ticket) => self.gate = Gate::Sent(ticket),
-                // Held back only when the type can say so (the error is
-                // built again when the refused attempt is polled).
+                // Held back only when the type can say so; counted in
+                // `tally.refused` by the decision it goes to.
                 Err(open) if E::from_breaker_open(open.clone()).is_some() => {
-                    // Counted (`tally.refused`) by the decision it goes to.
                     self.gate = Gate::Refused(open.retry_in());
                     self.timer.disarm();
                     self.timeout_from = None;
@@ -276,8 +226,6 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
                 Err(_) => crate::breaker::uncarried::<E>(breaker),
             }
         }
-        // The time limit counts from now; `arm_timeout` arms it if the
-        // attempt is not ready at once.
         self.timer.disarm();
         let limited = policy.attempt_timeout().is_some() || policy.deadline().is_some();
         self.timeout_from =
@@ -296,9 +244,8 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
         }
     }
 
-    /// Arms the time limit of the attempt in flight ([`time_limit`]), for
-    /// what is left of it, at the attempt's first `Pending`; nothing once
-    /// armed, or without one.
+    /// Arms what is left of the attempt's [`time_limit`], at its first
+    /// `Pending`; nothing once armed, or without one.
     pub(crate) fn arm_timeout(&mut self) {
         if let Some(began) = self.timeout_from.take() {
             let into_call = elapsed(self.started, began);
@@ -312,16 +259,15 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
         }
     }
 
-    /// The call ended in success: the breaker and an adaptive budget hear
-    /// of it, and metrics record how the call ended (with `decide`'s giving
-    /// up, the one place that does, whichever entry point).
+    /// The call ended in success: the breaker and the budgets hear of it,
+    /// and the `Ended` event is emitted (`decide` emits it on giving up).
     pub(crate) fn succeeded(&mut self) {
         let sent = std::mem::replace(&mut self.gate, Gate::Idle);
         self.record(sent, None);
         let policy: &Policy = self.policy.borrow();
         policy.budgets.throttle(false);
         if policy.budgets.paces() {
-            paced::record_success(policy, &self.clock);
+            policy.budgets.record(self.clock.now(), false);
         }
         observe::emit(Event::Ended {
             policy: policy.name.as_ref(),
@@ -333,15 +279,14 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
 }
 
 impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
-    /// Whether the call hedges: its policy does (`hedge_after`) and its
-    /// request may be sent twice (see [`unhedged`](Self::unhedged)); then
-    /// `drive!` runs its rounds as races ([`Run::race`]).
+    /// Whether the call hedges: its policy does and its request may be sent
+    /// twice; `drive!` then runs its rounds as races ([`Run::race`]).
     pub fn hedges(&self) -> bool {
         self.policy().hedging().is_some() && self.unhedged.is_none()
     }
 
-    /// Records that the call runs unhedged because its request cannot be
-    /// sent twice (`why`), if its policy hedges; the report says so.
+    /// Records that the call runs unhedged (`why`: its request cannot be
+    /// sent twice), if its policy hedges; the report says so.
     #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
     pub(crate) fn unhedged(&mut self, why: Ending) {
         if self.hedges() {
@@ -354,8 +299,7 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
         self.clock.now()
     }
 
-    /// Starts the call's clock at `now` (a hedged call reads it from its
-    /// first attempt on).
+    /// Starts the call's clock at `now`, if not started.
     pub(crate) fn start_clock(&mut self, now: Instant) {
         self.started.get_or_insert(now);
     }

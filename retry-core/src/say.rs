@@ -1,9 +1,7 @@
-//! How retry-core says a warning: on stderr, where it is seen with no
-//! logging set up, and, with the `tracing` feature, as a `warn` event of
-//! target `retry`. Every warning the crate gives goes through here.
+//! How every warning of the crate is said.
 
-/// Says `message` (a `String` or `&str`) on stderr and, with the `tracing`
-/// feature, as a `warn` event of target `retry` with the given fields.
+/// Says `message` (a `String` or `&str`) on stderr, seen with no logging set
+/// up, and, with `tracing`, as a `warn` event of target `retry` with `fields`.
 macro_rules! say_warning {
     ($message:expr $(, $($field:tt)+)?) => {{
         let message = &$message;

@@ -1,5 +1,4 @@
-//! A policy's schedule of computed waits, and the state it carries from one
-//! wait to the next.
+//! A policy's schedule of computed waits.
 
 use crate::policy::Policy;
 use crate::rng::JitterRng;

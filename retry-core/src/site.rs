@@ -1,22 +1,23 @@
 //! Where a named policy's users (a `#[retry]` call site, a tower layer or
-//! reqwest middleware built with a name) get it for each call: one
+//! reqwest middleware built with a name) get it for each call: a
 //! [`PolicyCache`] each, and the first-use checks that keep a call from
-//! quietly not retrying as its policy says (a policy the registry lacks, an
-//! `attempt_timeout` the error type cannot carry). Each problem is said once
-//! per call site, on stderr and as a tracing warning.
+//! quietly not retrying as its policy says. Each problem is said once per
+//! call site, on stderr and as a tracing warning.
 
+use crate::breaker::{BreakerOpen, BreakerState};
+use crate::classify::{AttemptTimeout, Classify};
 use crate::policy::Policy;
 use crate::registry::linked::CallSite;
 use crate::registry::{self, Registry, loading};
 use std::collections::HashSet;
 use std::panic::Location;
-// loom's atomics under `--cfg loom` (tests/loom.rs models a reload racing
-// a call), as in window.rs.
+// tests/loom.rs models a reload racing a call.
 #[cfg(loom)]
 use loom::sync::atomic::{AtomicU64, Ordering};
 #[cfg(not(loom))]
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, PoisonError};
+use std::time::Duration;
 
 /// The fallback for a name the registry lacks at run time: one attempt, no
 /// retry (never a panic: a service keeps running), with a warning.
@@ -25,14 +26,11 @@ static SINGLE_ATTEMPT: LazyLock<Arc<Policy>> = LazyLock::new(|| {
     Arc::new(single.unwrap_or_else(|_| Policy::default()))
 });
 
-/// A named policy's cache: the one way every entry point that names a
-/// policy gets it. It remembers where the policy sits in the registry
-/// generation it last saw, so a call while the registry is unchanged costs
-/// this thread's view of the registry (one load), one load here and a
-/// reference count: no hashing. The first call after a reload
-/// looks the name up again and makes the first-use checks. A call holds
-/// the policy of the generation it started in until it ends, so a reload
-/// reaches the next call and never a running one.
+/// A named policy's cache, the one way every entry point that names a
+/// policy gets it: it remembers where the policy sits in the registry
+/// generation it last saw, and the first call after a reload looks the
+/// name up again and makes the first-use checks. A call holds the policy
+/// it started with, so a reload reaches the next call, never a running one.
 ///
 /// ```
 /// use retrykit_core::__private::site::{CallSite, PolicyCache};
@@ -48,9 +46,9 @@ static SINGLE_ATTEMPT: LazyLock<Arc<Policy>> = LazyLock::new(|| {
 #[derive(Debug)]
 pub struct PolicyCache {
     site: CallSite,
-    /// The registry generation last seen (high bits) and the policy's index
-    /// in it (low `INDEX_BITS` bits; `MISSING` when the registry lacks the
-    /// name). `UNSEEN` until the first call.
+    /// The registry generation last seen (high bits) and the policy's
+    /// index in it (low `INDEX_BITS`; `MISSING` when the registry lacks
+    /// the name); `UNSEEN` until the first call.
     seen: AtomicU64,
 }
 
@@ -74,8 +72,7 @@ impl PolicyCache {
         }
     }
 
-    /// The call site's cache, empty until its first call (under loom, whose
-    /// atomics are not made in constants).
+    /// The call site's cache (under loom, whose atomics are not `const`).
     #[cfg(loom)]
     pub fn new(site: CallSite) -> Self {
         PolicyCache {
@@ -97,10 +94,9 @@ impl PolicyCache {
     }
 
     /// Runs `read` on the policy for a call starting now, borrowed from
-    /// this thread's view of the registry: the registry it sees stays alive
-    /// until `read` returns, whatever is installed meanwhile (a lookup made
-    /// inside `read` goes through the shared registry). A blocking
-    /// `#[retry]` call runs inside it, holding no reference count.
+    /// this thread's view of the registry, which stays alive until `read`
+    /// returns whatever is installed meanwhile. A blocking `#[retry]` call
+    /// runs inside it.
     ///
     /// ```
     /// use retrykit_core::__private::site::{CallSite, PolicyCache};
@@ -140,25 +136,21 @@ impl PolicyCache {
     ///
     /// # Panics
     ///
-    /// At a site that waits on tokio's timer (an async `#[retry]` fn), when
-    /// the call does not run inside a tokio runtime with time enabled: the
-    /// message names the function and the fix. Nothing is remembered then,
-    /// so every such call panics, not only the first.
+    /// At an async `#[retry]` fn's site, when the call does not run inside
+    /// a tokio runtime with time enabled, naming the function and the fix.
+    /// Nothing is remembered then, so every such call panics.
     fn refill(&self, current: &Registry) -> Arc<Policy> {
         #[cfg(feature = "tokio")]
         if self.site.waits_on_tokio
             && let Some(why) = crate::clock::tokio_timer_missing()
         {
-            // Every call here would panic inside tokio at its first retry;
-            // say it now, at every call until one runs where the timer is.
             panic!("{}", no_tokio_timer(&self.site, why));
         }
         let index = current.policy_index(self.site.policy);
         let policy = checked(&self.site, index.and_then(|i| current.policy_at(i)));
         let slot = index.map_or(Some(MISSING), |i| u64::try_from(i).ok());
-        // Remembered only while generation and index fit their bits (a
-        // trillion reloads, sixteen million policies); past that every call
-        // looks the name up, correct and slower.
+        // Remembered while generation and index fit their bits (a trillion
+        // reloads, sixteen million policies); past that, looked up each call.
         if let Some(slot) = slot.filter(|s| *s <= MISSING)
             && current.generation() < (UNSEEN >> INDEX_BITS)
         {
@@ -171,9 +163,8 @@ impl PolicyCache {
 
 /// The policy for a call to gRPC method `path` from the layer at `call`:
 /// the first of [`policy_names_for`](retrykit_schema::grpc::policy_names_for)
-/// the registry holds (gRFC A6's order), after the first-use checks; with
-/// none, one attempt, without retry (A6: a method no entry names is not
-/// retried), said once per method.
+/// the registry holds, after the first-use checks; with none, one attempt
+/// (gRFC A6), said once per method.
 #[cfg(feature = "grpc")]
 pub(crate) fn by_method(call: &CallSite, path: &str) -> Arc<Policy> {
     let names = retrykit_schema::grpc::policy_names_for(path);
@@ -208,9 +199,7 @@ pub(crate) fn checked(call: &CallSite, found: Option<&Arc<Policy>>) -> Arc<Polic
     match found {
         Some(policy) => {
             if limits(policy).is_some() && call.cannot_time_out() {
-                once(call, Problem::TimeoutNotCarried, || {
-                    timeout_not_carried(call, policy)
-                });
+                warn_timeout_not_carried(call, policy);
             }
             if policy.hedging().is_some() && !call.hedged {
                 once(call, Problem::NotHedged, || not_hedged(call));
@@ -220,7 +209,6 @@ pub(crate) fn checked(call: &CallSite, found: Option<&Arc<Policy>>) -> Arc<Polic
         None => {
             once(call, Problem::MissingPolicy, || missing_policy(call));
             if loading::is_strict() {
-                // Strict mode asked for this to stop the program, not to limp on.
                 std::process::exit(1);
             }
             Arc::clone(&SINGLE_ATTEMPT)
@@ -259,30 +247,52 @@ fn once(call: &CallSite, problem: Problem, message: impl FnOnce() -> String) {
     }
 }
 
-/// Says, once per site, that `policy`'s `attempt_timeout` cannot be
-/// enforced there (for sites whose error type is known only at the call).
+/// Warns once when error type `E` cannot stand for a timed-out attempt
+/// under a policy that limits one, or for the policy's breaker's refusal.
 #[cfg(feature = "tower")]
-pub(crate) fn warn_timeout_not_carried(call: &CallSite, policy: &Policy) {
-    once(call, Problem::TimeoutNotCarried, || {
-        timeout_not_carried(call, policy)
-    });
+pub(crate) fn check_carried<E: Classify>(call: &CallSite, policy: &Policy) {
+    if limits(policy).is_some() && !stands_for_timeout::<E>() {
+        warn_timeout_not_carried(call, policy);
+    }
+    let Some(breaker) = policy.breaker() else {
+        return;
+    };
+    if !stands_for_refusal::<E>(breaker.name()) {
+        once(call, Problem::BreakerNotCarried, || {
+            let name = breaker.name().unwrap_or("<unnamed>");
+            format!(
+                "warning: {} uses retry policy `{}`, whose circuit breaker `{name}` cannot hold its \
+                 attempts back there: its error type cannot stand for an attempt the breaker refused, so \
+                 every attempt is sent even while the breaker is open\n  \
+                 fix: add a `#[classify(breaker_open)]` variant to the error type (or return an error type \
+                 whose `Classify::from_breaker_open` gives a value), or remove the breaker from this policy",
+                site(call),
+                call.policy
+            )
+        });
+    }
 }
 
-/// Says, once per site, that `policy`'s circuit breaker cannot hold the
-/// site's attempts back: its error type cannot stand for a refusal.
-#[cfg(feature = "tower")]
-pub(crate) fn warn_breaker_not_carried(call: &CallSite, policy: &Policy) {
-    once(call, Problem::BreakerNotCarried, || {
-        let breaker = policy
-            .breaker()
-            .and_then(|b| b.name())
-            .unwrap_or("<unnamed>");
+/// Whether `E` can stand for a timed-out attempt.
+pub(crate) fn stands_for_timeout<E: Classify>() -> bool {
+    E::from_timeout(AttemptTimeout::new(1, Duration::ZERO)).is_some()
+}
+
+/// Whether `E` can stand for an attempt the breaker `name` refused.
+pub(crate) fn stands_for_refusal<E: Classify>(name: Option<&str>) -> bool {
+    E::from_breaker_open(BreakerOpen::new(name, BreakerState::Open, Duration::ZERO)).is_some()
+}
+
+/// Says, once per site, that `policy`'s `attempt_timeout` cannot be
+/// enforced there.
+fn warn_timeout_not_carried(call: &CallSite, policy: &Policy) {
+    once(call, Problem::TimeoutNotCarried, || {
+        let limits = limits(policy).unwrap_or_default();
         format!(
-            "warning: {} uses retry policy `{}`, whose circuit breaker `{breaker}` cannot hold its \
-             attempts back there: its error type cannot stand for an attempt the breaker refused, so \
-             every attempt is sent even while the breaker is open\n  \
-             fix: add a `#[classify(breaker_open)]` variant to the error type (or return an error type \
-             whose `Classify::from_breaker_open` gives a value), or remove the breaker from this policy",
+            "warning: {} uses retry policy `{}`, whose {limits} is not enforced on an attempt in flight there: \
+             its error type cannot stand for a timed-out attempt, so an attempt is never cut short\n  \
+             fix: add a `#[classify(timeout)]` unit variant to the error type (or return an error type \
+             whose `Classify::from_timeout` gives a value), or set attempt_timeout = \"none\" (and deadline = \"none\") for this policy",
             site(call),
             call.policy
         )
@@ -290,8 +300,7 @@ pub(crate) fn warn_breaker_not_carried(call: &CallSite, policy: &Policy) {
 }
 
 /// The limits `policy` puts on an attempt in flight, as a message names
-/// them (`attempt_timeout (1s)`, `deadline (400ms)`, or both); `None`
-/// without either.
+/// them (`attempt_timeout (1s) and deadline (400ms)`); `None` without.
 pub(crate) fn limits(policy: &Policy) -> Option<String> {
     let timeout = policy
         .attempt_timeout()
@@ -303,11 +312,8 @@ pub(crate) fn limits(policy: &Policy) -> Option<String> {
     }
 }
 
-/// Says, once per place in the code, that a blocking call at `at` runs
-/// under a policy whose limits on an attempt in flight (its
-/// `attempt_timeout`, its `deadline`) it cannot enforce: a blocking attempt
-/// cannot be cancelled. The deadline still ends the call before a wait
-/// that would reach it.
+/// Says, once per place in the code, that a blocking call at `at` cannot
+/// enforce `policy`'s limits on an attempt in flight.
 pub(crate) fn warn_blocking_timeout(at: &'static Location<'static>, policy: &Policy) {
     let call = CallSite::new("<blocking call>", at.file(), at.line(), "call_blocking");
     once(&call, Problem::BlockingTimeout, || {
@@ -370,8 +376,7 @@ pub(crate) fn missing_policy(call: &CallSite) -> String {
     )
 }
 
-/// The panic for a call at a site that waits on tokio's timer, made where
-/// that timer cannot run (`why`).
+/// The panic for an async `#[retry]` call where tokio's timer cannot run.
 #[cfg(feature = "tokio")]
 fn no_tokio_timer(call: &CallSite, why: &str) -> String {
     format!(
@@ -383,8 +388,7 @@ fn no_tokio_timer(call: &CallSite, why: &str) -> String {
     )
 }
 
-/// The warning for a `#[retry]` site whose policy hedges but that runs one
-/// attempt at a time (`init()` refuses it; a program without it hears this).
+/// The warning for a `#[retry]` site that runs a hedging policy unhedged.
 fn not_hedged(call: &CallSite) -> String {
     let why = if call.blocking {
         "is a blocking fn"
@@ -396,18 +400,6 @@ fn not_hedged(call: &CallSite) -> String {
          fix: build it with the policy file that sets hedge_after (an async fn taking no `&mut`), or set hedge_after = \"none\" for policy `{}`",
         site(call),
         call.policy,
-        call.policy
-    )
-}
-
-fn timeout_not_carried(call: &CallSite, policy: &Policy) -> String {
-    let limits = limits(policy).unwrap_or_default();
-    format!(
-        "warning: {} uses retry policy `{}`, whose {limits} is not enforced on an attempt in flight there: \
-         its error type cannot stand for a timed-out attempt, so an attempt is never cut short\n  \
-         fix: add a `#[classify(timeout)]` unit variant to the error type (or return an error type \
-         whose `Classify::from_timeout` gives a value), or set attempt_timeout = \"none\" (and deadline = \"none\") for this policy",
-        site(call),
         call.policy
     )
 }

@@ -6,11 +6,9 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 /// A call's one timer: an attempt's timeout, an adaptive budget's wait
-/// before the first attempt, or a hedged round's wait for its next hedge
-/// (one at a time). Its heap block is made the first time it is armed and
-/// reused after, so a call allocates it once however many attempts follow.
-/// The wait after a failure is not here: the loop awaits it in its own state
-/// (see `round`), and a call that only retries allocates nothing.
+/// before the first attempt, or a hedged round's wait for its next hedge.
+/// Its heap block is made when first armed and reused after. (The wait
+/// after a failure is the loop's own, in `round`.)
 pub(crate) struct Timer<Sl>(Option<Pin<Box<Option<Sl>>>>);
 
 impl<Sl> Default for Timer<Sl> {
@@ -47,23 +45,14 @@ impl<Sl: Future<Output = ()>> Timer<Sl> {
     }
 }
 
-/// Polls `sleep`, a time limit or wait raced against an attempt, where the
-/// attempt cannot starve it: under tokio, once the task's cooperative budget
-/// is spent (every poll of a tokio channel, socket or sleep takes from it,
-/// and then each returns `Pending` and wakes the task until it yields), the
-/// sleep is polled outside the budget, as `tokio::time::Timeout` polls its
-/// delay. An attempt that spends the whole budget on every poll (one looping
-/// on an always-ready channel) would otherwise leave a tokio sleep polled
-/// after it refused on every poll, never seeing its deadline. Whoever spent
-/// the budget (the attempt, another attempt of a hedged round polled before
-/// it, or the caller's own futures in the task), the limit is still seen.
-///
-/// The task still yields: this is one poll of a sleep beside the attempts it
-/// races (the loop never polls it twice without polling them between), and
-/// a tokio resource that found the budget spent has returned `Pending` and
-/// woken the task. A sleeper built on no tokio resource never reads the
-/// budget, and polling it outside the budget changes nothing. Without the
-/// `tokio` feature there is no budget, and the sleep is polled as it is.
+/// Polls `sleep`, a time limit or wait raced against an attempt, so that
+/// the attempt cannot starve it: once the task's tokio cooperative budget is
+/// spent (by the attempt, another attempt of a hedged round, or the caller's
+/// own futures), the sleep is polled outside the budget, as
+/// `tokio::time::Timeout` polls its delay; otherwise a sleep polled after an
+/// attempt that spends the whole budget would never see its deadline. The
+/// task still yields: a tokio resource that found the budget spent has
+/// returned `Pending` and woken it.
 pub(crate) fn poll_sleep<Sl: Future<Output = ()>>(
     sleep: Pin<&mut Sl>,
     cx: &mut Context<'_>,

@@ -1,11 +1,9 @@
-//! A policy's wait bounds in the form the kernel reads them, computed once
-//! when the policy is built: the base, the cap and the minimum every wait is
-//! clamped into, as whole nanoseconds.
+//! A policy's wait bounds as whole nanoseconds.
 
 use crate::backoff::{Backoff, clamp_to_nanos, nanos};
 use std::time::Duration;
 
-/// A policy's schedule bounds in nanoseconds.
+/// The base, the cap and the minimum every wait is clamped into.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct Waits {
     pub(crate) base_ns: u64,
@@ -14,15 +12,6 @@ pub(crate) struct Waits {
 }
 
 impl Waits {
-    /// Nothing computed yet: what a builder's draft holds until `build`.
-    pub(crate) const UNSET: Waits = Waits {
-        base_ns: 0,
-        cap_ns: 0,
-        min_ns: 0,
-    };
-
-    /// The waits of a schedule from `base` to `cap`, never below
-    /// `min_delay`.
     pub(crate) fn new(base: Duration, cap: Duration, min_delay: Duration) -> Self {
         Waits {
             base_ns: nanos(base),

@@ -1,13 +1,7 @@
 //! A sliding window of two counters (a budget's calls and retries, a
-//! breaker's attempts and failures): a ring of slots, each with one word
-//! per counter. A word holds its count and the lap of the ring it counts
-//! for, so that moving a slot on to a new lap and counting there is one
-//! atomic step: no count made at a rollover is lost, and none from a
-//! window that has passed is counted again. Everything is an atomic; no
-//! lock is taken (tests/loom.rs checks every interleaving).
+//! breaker's attempts and failures), on atomics only: tests/loom.rs checks
+//! every interleaving under `--cfg loom`.
 
-// loom's atomics under `--cfg loom`, so tests/loom.rs can model-check the
-// counters over every interleaving.
 #[cfg(loom)]
 use loom::sync::atomic::{AtomicU64, Ordering};
 #[cfg(not(loom))]
@@ -17,18 +11,13 @@ use std::time::{Duration, Instant};
 /// How many slots a window is cut into.
 const SLOTS: u64 = 10;
 
-/// Two counters over a sliding window.
-///
-/// A word is `lap << count_bits | count`, where the lap is the slot's
-/// epoch divided by [`SLOTS`] (its low bits: the word's high bits). A
-/// word's count is of one lap: a count for a later lap replaces it, and the
-/// totals skip it once its lap has left the window. `count_bits` are the
-/// bits of a slot's length in nanoseconds (16 at least), so one count a
-/// nanosecond cannot fill them, and a count stops there (saturates) if it
-/// ever would. The lap's bits come round only after 2^(64 - count_bits)
-/// laps: at least 10 × 2^63 ns, some 2,900 years, for any window from
-/// 1 ms (budgets and breakers take 1 ms to 1 day). A word untouched for
-/// exactly that long would count again.
+/// Two counters over a sliding window: a ring of [`SLOTS`] slots, each with
+/// one word per counter. A word is `lap << count_bits | count`, the lap being
+/// the slot's epoch divided by `SLOTS`, so moving a slot on to a new lap and
+/// counting there is one atomic step: no count made at a rollover is lost,
+/// and none from a past window counts again. `count_bits` are the bits of a
+/// slot's length in nanoseconds (16 at least), so a count saturates rather
+/// than overflow; the lap's bits come round only after some 2,900 years.
 pub(crate) struct Window {
     slot_nanos: u64,
     count_bits: u32,
@@ -38,11 +27,9 @@ pub(crate) struct Window {
     slots: [[AtomicU64; 2]; SLOTS as usize],
 }
 
-/// The instant the engine reads when no clock is given (a breaker's or a
-/// window's origin, a fleet breaker's view, [`CircuitBreaker::status_now`](crate::CircuitBreaker::status_now)):
-/// the default clock's, so that every reading of one program agrees. With
-/// the `tokio` feature that is tokio's clock (its paused clock in a
-/// `start_paused` test, the system's otherwise), else the system's.
+/// The instant the engine reads when no clock is given: tokio's (pausable)
+/// clock with the `tokio` feature, else the system's, so that every reading
+/// of one program agrees.
 pub(crate) fn now() -> Instant {
     #[cfg(feature = "tokio")]
     return tokio::time::Instant::now().into_std();
@@ -71,9 +58,8 @@ impl Window {
         }
     }
 
-    /// Adds `n` to counter `which` (0 or 1) in the slot of `now`. A count
-    /// for a slot that has since moved on to a later lap is dropped: it is
-    /// outside every window that slot's counts are in.
+    /// Adds `n` to counter `which` (0 or 1) in the slot of `now`; dropped if
+    /// the slot has since moved on to a later lap.
     pub(crate) fn add(&self, now: Instant, which: usize, n: u64) {
         let (word, lap) = self.word(now, which);
         let mut seen = word.load(Ordering::Relaxed);
@@ -86,10 +72,8 @@ impl Window {
     }
 
     /// Adds one to counter `which` in the slot of `now` if `allowed` says
-    /// yes to the window's totals, checking and taking in one step: the
-    /// word taken from is the one the check saw, else (another taker or a
-    /// rollover came between) it checks again. Two takers racing for the
-    /// last one get it once (tests/loom.rs).
+    /// yes to the window's totals, checking and taking in one step: two
+    /// takers racing for the last one get it once.
     pub(crate) fn try_take(
         &self,
         now: Instant,
@@ -102,8 +86,7 @@ impl Window {
             if !allowed(self.totals(now)) {
                 return false;
             }
-            // A slot moved on to a later lap: granted, on the totals of
-            // `now`, and not counted (see `add`).
+            // The slot moved on to a later lap: granted, not counted.
             let Some(next) = self.added(seen, lap, 1) else {
                 return true;
             };
@@ -161,13 +144,7 @@ impl Window {
 
     /// The slot number of `now`: whole slot lengths since the window began.
     pub(crate) fn epoch(&self, now: Instant) -> u64 {
-        let since = now.saturating_duration_since(self.origin);
-        // Whole seconds and nanoseconds apart: no 128-bit division.
-        let nanos = since
-            .as_secs()
-            .saturating_mul(1_000_000_000)
-            .saturating_add(u64::from(since.subsec_nanos()));
-        nanos / self.slot_nanos
+        crate::backoff::nanos(now.saturating_duration_since(self.origin)) / self.slot_nanos
     }
 
     /// Counter `which`'s word in the slot of `now`, and `now`'s lap.

@@ -1,8 +1,6 @@
-//! The CUBIC curve of client-side rate limiting (the AWS SDKs' "adaptive"
-//! retry mode, after TCP CUBIC): a throttle cuts the sending rate to β of
-//! what it was; afterwards the rate grows back along a cubic that reaches
-//! the old maximum again `K` seconds after the throttle, flattens there, then
-//! probes above it.
+//! The CUBIC curve (after TCP CUBIC): a throttle cuts the sending rate to β
+//! of what it was; the rate then grows back along a cubic that reaches the
+//! old maximum `K` seconds after the throttle, then probes above it.
 //!
 //! ```text
 //! after a throttle:  rate = β × rate_before

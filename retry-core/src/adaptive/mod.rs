@@ -1,30 +1,4 @@
-//! Adaptive client-side rate limiting, the AWS SDKs' "adaptive" retry mode: a
-//! token bucket whose fill rate follows the CUBIC curve (`cubic`) driven by
-//! throttling errors. Until the first throttle it lets everything through;
-//! after one, each attempt takes tokens (as smithy-rs charges them: a first
-//! attempt 1, a retry 5, a retry after a throttle 10) and an empty bucket
-//! says how long to wait for them.
-//!
-//! The sending rate it measures is smoothed over half-second buckets
-//! (weight 0.8 on the newest); the fill rate never drops below 0.5 per
-//! second and never exceeds twice the measured rate. Times are measured
-//! from the first time the limiter is used, so a limiter made before a
-//! (paused) clock starts reads that clock alike.
-//!
-//! A policy uses one through an adaptive [`RetryBudget`](crate::RetryBudget)
-//! (`RetryBudget::adaptive()`, or `mode = "adaptive"` in the policy file),
-//! which paces every attempt of every call that shares it.
-//!
-//! ```
-//! use retrykit_core::AdaptiveLimiter;
-//! use std::time::{Duration, Instant};
-//! let limiter = AdaptiveLimiter::new();
-//! let t0 = Instant::now();
-//! assert!(limiter.try_acquire(t0, true).is_ok()); // no throttle yet: no limit
-//! limiter.record(t0, true);                        // throttled
-//! let wait = limiter.try_acquire(t0 + Duration::from_millis(10), true).unwrap_err();
-//! assert!(wait > Duration::ZERO);
-//! ```
+//! Adaptive client-side rate limiting, the AWS SDKs' "adaptive" retry mode.
 
 mod cubic;
 
@@ -37,17 +11,25 @@ use std::time::{Duration, Instant};
 const SMOOTHING: f64 = 0.8;
 /// The slowest fill rate, in tokens per second.
 const MIN_FILL_RATE: f64 = 0.5;
-/// The smallest bucket.
 const MIN_CAPACITY: f64 = 1.0;
 /// Tokens a first attempt takes.
 pub(crate) const FIRST_ATTEMPT_COST: f64 = 1.0;
 /// Tokens a retry takes.
 pub(crate) const RETRY_COST: f64 = 5.0;
-/// Tokens a retry after a throttle takes (smithy-rs charges its "retry
-/// timeout" cost there: a throttled service is the one to spare most).
+/// Tokens a retry after a throttle takes.
 pub(crate) const RETRY_AFTER_THROTTLE_COST: f64 = 2.0 * RETRY_COST;
 
-/// A CUBIC token bucket shared by the calls of one client.
+/// A token bucket shared by the calls of one client, whose fill rate
+/// follows the CUBIC curve driven by throttling errors. Until the first
+/// throttle it lets everything through; after one, each attempt takes tokens
+/// (as smithy-rs charges them: a first attempt 1, a retry 5, a retry after a
+/// throttle 10) and an empty bucket says how long to wait for them.
+///
+/// The measured sending rate is smoothed over half-second buckets (weight
+/// 0.8 on the newest); the fill rate stays between 0.5 per second and twice
+/// the measured rate. Times count from the limiter's first use. A policy
+/// uses one through an adaptive [`RetryBudget`](crate::RetryBudget), which
+/// paces every attempt of every call that shares it.
 ///
 /// # Examples
 ///
@@ -56,34 +38,22 @@ pub(crate) const RETRY_AFTER_THROTTLE_COST: f64 = 2.0 * RETRY_COST;
 /// use std::time::{Duration, Instant};
 /// let limiter = AdaptiveLimiter::new();
 /// let t0 = Instant::now();
+/// assert!(limiter.try_acquire(t0, true).is_ok()); // no throttle yet: no limit
 /// limiter.record(t0, true); // throttled: the bucket starts limiting
 /// assert!(limiter.is_limiting());
+/// let wait = limiter.try_acquire(t0 + Duration::from_millis(10), true).unwrap_err();
+/// assert!(wait > Duration::ZERO);
 /// assert!(limiter.try_acquire(t0 + Duration::from_secs(1), false).is_err());
 /// ```
 pub struct AdaptiveLimiter {
-    state: Mutex<Clocked>,
-    /// Whether a warning about this limiter has been given (once is enough).
+    state: Mutex<Bucket>,
+    /// Whether a warning about this limiter has been given.
     warned: AtomicBool,
-}
-
-/// The bucket and the instant its times count from (the first use).
-#[derive(Debug)]
-struct Clocked {
-    origin: Option<Instant>,
-    bucket: Bucket,
-}
-
-impl Clocked {
-    fn seconds(&mut self, now: Instant) -> f64 {
-        let origin = *self.origin.get_or_insert(now);
-        now.saturating_duration_since(origin).as_secs_f64()
-    }
 }
 
 impl fmt::Debug for AdaptiveLimiter {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let state = self.state();
-        let b = &state.bucket;
+        let b = self.state();
         f.debug_struct("AdaptiveLimiter")
             .field("enabled", &b.enabled)
             .field("fill_rate", &b.fill_rate)
@@ -106,10 +76,7 @@ impl AdaptiveLimiter {
     /// ```
     pub fn new() -> AdaptiveLimiter {
         AdaptiveLimiter {
-            state: Mutex::new(Clocked {
-                origin: None,
-                bucket: Bucket::new(),
-            }),
+            state: Mutex::new(Bucket::new()),
             warned: AtomicBool::new(false),
         }
     }
@@ -122,7 +89,7 @@ impl AdaptiveLimiter {
     /// assert!(l.is_limiting());
     /// ```
     pub fn is_limiting(&self) -> bool {
-        self.state().bucket.enabled
+        self.state().enabled
     }
 
     /// The bucket's fill rate, in tokens per second.
@@ -131,17 +98,16 @@ impl AdaptiveLimiter {
     /// assert_eq!(retrykit_core::AdaptiveLimiter::new().fill_rate(), 0.5);
     /// ```
     pub fn fill_rate(&self) -> f64 {
-        self.state().bucket.fill_rate
+        self.state().fill_rate
     }
 
     /// Takes the tokens for one attempt at `now` (`retry`: a retry, else a
-    /// first attempt). `Err(wait)` when the bucket lacks them: the tokens are
-    /// taken anyway (a debt), and the attempt should wait `wait` first.
+    /// first attempt).
     ///
     /// # Errors
     ///
-    /// `Err(wait)`: the bucket lacked the tokens; the attempt should wait
-    /// `wait` before it is sent.
+    /// `Err(wait)`: the bucket lacked the tokens, which are taken anyway (a
+    /// debt); the attempt should wait `wait` before it is sent.
     ///
     /// ```
     /// let l = retrykit_core::AdaptiveLimiter::new();
@@ -168,9 +134,9 @@ impl AdaptiveLimiter {
         cost: f64,
         limit: Option<Duration>,
     ) -> Result<Duration, Duration> {
-        let mut state = self.state();
-        let t = state.seconds(now);
-        state.bucket.acquire(t, cost, limit)
+        let mut bucket = self.state();
+        let t = bucket.seconds(now);
+        bucket.acquire(t, cost, limit)
     }
 
     /// Records an attempt's outcome at `now`: `throttled` when the service
@@ -182,9 +148,9 @@ impl AdaptiveLimiter {
     /// assert!(!l.is_limiting());
     /// ```
     pub fn record(&self, now: Instant, throttled: bool) {
-        let mut state = self.state();
-        let t = state.seconds(now);
-        state.bucket.record(t, throttled);
+        let mut bucket = self.state();
+        let t = bucket.seconds(now);
+        bucket.record(t, throttled);
     }
 
     /// `true` the first time only: whether to give a warning now.
@@ -192,16 +158,17 @@ impl AdaptiveLimiter {
         !self.warned.swap(true, Ordering::Relaxed)
     }
 
-    fn state(&self) -> std::sync::MutexGuard<'_, Clocked> {
-        // The state is a handful of floats, each update complete or not
-        // begun: a panic elsewhere cannot leave it half-written.
+    fn state(&self) -> std::sync::MutexGuard<'_, Bucket> {
+        // A panic elsewhere cannot leave these floats half-written.
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
-/// The bucket and the rate measurement; times are seconds since the origin.
+/// The bucket and the rate measurement; times are seconds since `origin`,
+/// the first use.
 #[derive(Debug, Clone)]
 struct Bucket {
+    origin: Option<Instant>,
     enabled: bool,
     fill_rate: f64,
     capacity: f64,
@@ -217,6 +184,7 @@ struct Bucket {
 impl Bucket {
     fn new() -> Bucket {
         Bucket {
+            origin: None,
             enabled: false,
             fill_rate: MIN_FILL_RATE,
             capacity: 0.0,
@@ -230,10 +198,14 @@ impl Bucket {
         }
     }
 
+    fn seconds(&mut self, now: Instant) -> f64 {
+        let origin = *self.origin.get_or_insert(now);
+        now.saturating_duration_since(origin).as_secs_f64()
+    }
+
     /// Takes `cost` tokens at `t` and says how long to wait for them,
     /// unless that wait would reach `limit` (then nothing is taken). A
-    /// shortfall is taken as a debt, as smithy-rs does: the next callers
-    /// wait for it too.
+    /// shortfall is a debt the next callers wait for too.
     fn acquire(
         &mut self,
         t: f64,

@@ -1,6 +1,5 @@
 //! Pacing by a policy's adaptive budgets: what each attempt costs, what
 //! each outcome tells the limiters, and how long an attempt must wait.
-//! The decision kernel (`decide`) asks here; nothing else does.
 
 use super::Budgets;
 use crate::adaptive::{FIRST_ATTEMPT_COST, RETRY_AFTER_THROTTLE_COST, RETRY_COST};
@@ -27,8 +26,8 @@ pub(crate) fn retry_cost(failed_with: Class) -> f64 {
 }
 
 impl Budgets {
-    /// Tells every adaptive budget how an attempt ended at `now`: throttled
-    /// (an error of class `throttled`) or not (a success, or any other error).
+    /// Tells every adaptive budget whether an attempt ending at `now` was
+    /// throttled (an error of class `throttled`).
     pub(crate) fn record(&self, now: Instant, throttled: bool) {
         for limiter in self.as_slice().iter().filter_map(|b| b.limiter()) {
             limiter.record(now, throttled);
@@ -56,11 +55,11 @@ impl Budgets {
         }
     }
 
-    /// A first attempt of `policy` went without the `wait` its adaptive
-    /// budgets asked for, since it would have reached the deadline: said
-    /// once per budget, on stderr and (feature `tracing`) as a warning.
+    /// Warns, once per budget, that a first attempt of `policy` went
+    /// without the `wait` its adaptive budgets asked for, since it would
+    /// have reached the deadline.
     pub(crate) fn unpaced_first_attempt(&self, policy: Option<&str>, wait: Duration) {
-        // Every budget's flag is set (no short cut): each says it once.
+        // Every budget's flag is set (no short cut).
         let limiters = self.as_slice().iter().filter_map(|b| b.limiter());
         if limiters.filter(|l| l.first_warning()).count() == 0 {
             return;

@@ -1,6 +1,4 @@
-//! Building a budget: [`RetryBudget::builder`]'s defaults, the builder's
-//! settings, and their validation, each bad setting named with its rule and
-//! its fix.
+//! Building a window budget and validating its settings.
 
 use super::RetryBudget;
 use crate::problem::Problems;
@@ -82,10 +80,9 @@ impl RetryBudgetBuilder {
     ///
     /// # Errors
     ///
-    /// A [`PolicyError`](crate::PolicyError) of kind
-    /// [`Budget`](crate::PolicyErrorKind::Budget) naming each setting out of
-    /// range (`ratio` outside 0 to 1000, `min_per_sec` outside 0 to 1e9,
-    /// either not finite, `window` outside 1 ms to 1 day), with the fix.
+    /// A [`PolicyError`](crate::PolicyError) naming each setting out of
+    /// range (`ratio` 0 to 1000, `min_per_sec` 0 to 1e9, `window` 1 ms to
+    /// 1 day), with the fix.
     ///
     /// ```
     /// assert!(retrykit_core::RetryBudget::builder().build().is_ok());

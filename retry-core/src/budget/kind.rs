@@ -2,9 +2,8 @@
 
 use std::fmt;
 
-/// How a [`RetryBudget`](crate::RetryBudget) decides (see [`RetryBudget::mode`](crate::RetryBudget::mode)); the policy
-/// file's `mode` key. Modes are added in minor releases (`#[non_exhaustive]`):
-/// a `match` on one needs a `_` arm.
+/// How a [`RetryBudget`](crate::RetryBudget) decides: the policy file's
+/// `mode` key.
 ///
 /// ```
 /// assert_eq!(retrykit_core::BudgetMode::Window.to_string(), "window");
@@ -20,8 +19,8 @@ pub enum BudgetMode {
     GrpcThrottling,
 }
 
-/// Where a [`RetryBudget`](crate::RetryBudget) is kept (see [`RetryBudget::scope`](crate::RetryBudget::scope)); the policy
-/// file's `scope` key.
+/// Where a [`RetryBudget`](crate::RetryBudget) is kept: the policy file's
+/// `scope` key.
 ///
 /// ```
 /// assert_eq!(retrykit_core::BudgetScope::Fleet.as_str(), "fleet");

@@ -1,7 +1,5 @@
 //! The budgets one policy uses (`budget = ["broker", "aws"]`): every window
 //! budget must allow a retry, every adaptive budget paces every attempt.
-//! Whether any paces is worked out once, when the policy is built, so a
-//! policy without an adaptive budget reads no clock on its success path.
 
 use super::RetryBudget;
 use std::sync::Arc;
@@ -9,70 +7,37 @@ use std::time::Instant;
 
 /// A policy's budgets, in the order given, each one once.
 #[derive(Debug, Clone)]
-pub(crate) struct Budgets {
-    all: Option<Arc<[Arc<RetryBudget>]>>,
-    /// Whether any budget is adaptive.
-    paces: bool,
-    /// Whether any budget is a `grpc_throttling` bucket.
-    throttles: bool,
-}
+pub(crate) struct Budgets(Option<Arc<[Arc<RetryBudget>]>>);
 
 impl Budgets {
-    /// No budget.
-    pub(crate) const NONE: Budgets = Budgets {
-        all: None,
-        paces: false,
-        throttles: false,
-    };
+    pub(crate) const NONE: Budgets = Budgets(None);
 
-    /// The budgets in `list`.
     pub(crate) fn new(list: Vec<Arc<RetryBudget>>) -> Budgets {
-        if list.is_empty() {
-            return Budgets::NONE;
-        }
-        let paces = list.iter().any(|b| b.limiter().is_some());
-        let throttles = list.iter().any(|b| b.throttling().is_some());
-        Budgets {
-            all: Some(list.into()),
-            paces,
-            throttles,
-        }
+        Budgets((!list.is_empty()).then(|| list.into()))
     }
 
-    /// Every budget, in the order given.
     pub(crate) fn as_slice(&self) -> &[Arc<RetryBudget>] {
-        self.all.as_deref().unwrap_or_default()
+        self.0.as_deref().unwrap_or_default()
     }
 
-    /// Whether there is no budget at all.
     pub(crate) const fn is_empty(&self) -> bool {
-        self.all.is_none()
+        self.0.is_none()
     }
 
     /// Whether an adaptive budget paces the policy's attempts.
-    pub(crate) const fn paces(&self) -> bool {
-        self.paces
+    pub(crate) fn paces(&self) -> bool {
+        self.as_slice().iter().any(|b| b.limiter().is_some())
     }
 
-    /// Tells every `grpc_throttling` bucket how an attempt went (gRFC A6):
-    /// a success fills it, a failure its policy would retry drains it.
-    /// The loop calls it for every entry point: once per success, and
-    /// once per failed attempt it decides on.
+    /// Tells every `grpc_throttling` bucket how an attempt went: once per
+    /// success, and once per failure its policy would retry.
     pub(crate) fn throttle(&self, failed: bool) {
-        if self.throttles {
-            self.throttle_buckets(failed);
-        }
-    }
-
-    /// [`throttle`](Self::throttle)'s work, for a policy with a bucket.
-    fn throttle_buckets(&self, failed: bool) {
         self.as_slice()
             .iter()
             .filter_map(|b| b.throttling())
             .for_each(|t| t.record(failed));
     }
 
-    /// The window budgets.
     fn windows(&self) -> impl Iterator<Item = &RetryBudget> {
         self.as_slice()
             .iter()
@@ -86,13 +51,11 @@ impl Budgets {
     }
 
     /// Takes a retry from every window budget; `false` as soon as one is
-    /// empty. The budgets before it keep the retry they gave: a refusal
-    /// then costs them one retry, which errs on the side of fewer retries.
+    /// empty (the budgets before it keep the retry they gave).
     pub(crate) fn try_withdraw(&self, now: Instant) -> bool {
         self.windows().all(|b| b.try_withdraw(now))
     }
 
-    /// Whether a fleet budget among them is failing open.
     pub(crate) fn failing_open(&self) -> bool {
         self.windows().any(RetryBudget::failing_open)
     }

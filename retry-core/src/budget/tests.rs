@@ -54,9 +54,8 @@ fn a_grpc_throttling_budgets_problems_name_keys_of_the_file() {
     }
 }
 
-/// A6's bucket decides in the process that keeps it: shared through Redis,
-/// the fleet's count would be ignored, so it is refused (before any
-/// connection is tried).
+/// A6's bucket is kept in each process, so sharing it is refused (before
+/// any connection is tried).
 #[cfg(feature = "redis")]
 #[test]
 fn a_grpc_throttling_budget_is_not_shared_with_the_fleet() {

@@ -1,11 +1,4 @@
-//! gRFC A6's retry throttling (a service config's `retryThrottling`): a
-//! token bucket of `max_tokens`, full at the start, that every failed
-//! attempt drains by one and every successful one fills by `token_ratio`;
-//! retries and hedges are allowed only while more than half the tokens are
-//! left. Kept in thousandths of a token, as A6 allows three decimal places
-//! in `token_ratio` (and as gRPC's own clients do), in one atomic. A
-//! setting with a fourth decimal is refused rather than cut: gRPC's clients
-//! drop the digits past the third, which would change the bucket silently.
+//! gRFC A6's retry throttling (a service config's `retryThrottling`).
 
 use crate::problem::Problems;
 use retrykit_schema::keys::Key;
@@ -14,23 +7,25 @@ use std::sync::atomic::{AtomicU32, Ordering};
 /// A6's largest `max_tokens`.
 pub const MAX_TOKENS: f64 = 1000.0;
 
-/// The largest `token_ratio`: a million tokens per success (a ratio above
-/// `max_tokens` fills the bucket in one success, like `max_tokens` itself).
+/// The largest `token_ratio`.
 const MAX_RATIO: f64 = 1e6;
 
 /// Thousandths of a token in a token.
 const MILLI: f64 = 1000.0;
 
-/// `value` in thousandths, when it is a whole number of them: `None` for a
-/// fourth decimal, NaN or an infinity. Within float rounding (1.001 ×
-/// 1000 is 1000.9999999999999, which is 1001 thousandths).
+/// `value` in thousandths, when it is a whole number of them (within float
+/// rounding): `None` for a fourth decimal, NaN or an infinity.
 fn milli(value: f64) -> Option<f64> {
     let scaled = value * MILLI;
     let whole = scaled.round();
     ((scaled - whole).abs() <= 1e-12 * whole.abs().max(1.0)).then_some(whole)
 }
 
-/// The token bucket of A6's retry throttling (see the module docs).
+/// gRFC A6's token bucket: `max_tokens`, full at the start; every failed
+/// attempt drains one token and every success adds `token_ratio`. Retries
+/// and hedges are allowed only while more than half the tokens are left.
+/// Kept in thousandths of a token, in one atomic: a setting with a fourth
+/// decimal is refused rather than silently cut, as gRPC's clients would.
 ///
 /// ```
 /// use retrykit_core::GrpcThrottling;
@@ -50,14 +45,13 @@ pub struct GrpcThrottling {
 impl GrpcThrottling {
     /// A full bucket of `max_tokens` (above 0, at most 1000) filled by
     /// `token_ratio` (at least 0.001) per success, each with three decimals
-    /// at most, as A6 says.
+    /// at most.
     ///
     /// # Errors
     ///
-    /// A [`PolicyError`](crate::PolicyError) of kind
-    /// [`Budget`](crate::PolicyErrorKind::Budget) naming `max_tokens` or
+    /// A [`PolicyError`](crate::PolicyError) naming `max_tokens` or
     /// `token_ratio` when it is out of range, not finite, or has a fourth
-    /// decimal, with the fix.
+    /// decimal.
     ///
     /// ```
     /// let e = retrykit_core::GrpcThrottling::new(0.0, 0.1).unwrap_err();
@@ -87,7 +81,6 @@ impl GrpcThrottling {
         let (Some(max), Some(ratio), true) = (max, ratio, problems.is_empty()) else {
             return Err(crate::PolicyError::budget(problems));
         };
-        // Both are whole numbers of thousandths within u32 (checked above).
         let max = max as u32;
         Ok(GrpcThrottling {
             max,
@@ -102,9 +95,8 @@ impl GrpcThrottling {
         self.tokens.load(Ordering::Relaxed) > self.max / 2
     }
 
-    /// Records an attempt's outcome: a failure (a retryable or non-fatal
-    /// status, or server pushback) takes one token, down to 0; a success
-    /// gives back `token_ratio`, up to `max_tokens`.
+    /// Records an attempt's outcome: a failure takes one token, down to 0;
+    /// a success gives back `token_ratio`, up to `max_tokens`.
     pub fn record(&self, failed: bool) {
         let step = |t: u32| {
             Some(match failed {
@@ -164,9 +156,8 @@ mod tests {
         assert_eq!(t.tokens(), 10.0); // never above max_tokens
     }
 
-    /// Three decimals are kept exactly, above 1 too: 1.001 × 1000 is
-    /// 1000.9999999999999 in floating point, which rounding down once cut
-    /// to 1.0 (on main before this test).
+    /// Three decimals are kept exactly: 1.001 × 1000 is 1000.9999999999999
+    /// in floating point.
     #[test]
     fn three_decimals_are_kept_exactly() {
         for (max, ratio) in [

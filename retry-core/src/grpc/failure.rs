@@ -1,5 +1,4 @@
-//! A gRPC call that failed, in the engine's terms: its status, its class
-//! and the wait its server asked for.
+//! A failed gRPC call in the engine's terms: its status, class and hint.
 
 use crate::class::Class;
 use crate::classify::Classify;
@@ -16,8 +15,9 @@ pub const GRPC_STATUS: &str = "grpc-status";
 /// The most characters of a bad header value a message repeats.
 const SHOWN: usize = 40;
 
-/// The class of status code `code` (see the [module docs](super)): `None`
-/// for `OK` (0), permanent for a number that is no code.
+/// The class of status code `code`: `UNAVAILABLE` transient,
+/// `RESOURCE_EXHAUSTED` throttled, `DEADLINE_EXCEEDED` timeout, `None` for
+/// `OK`, every other code permanent ([`retrykit_schema::grpc`]'s table).
 ///
 /// ```
 /// use retrykit_core::{Class, grpc::code_class};
@@ -64,6 +64,16 @@ pub enum GrpcStatus {
     },
 }
 
+impl GrpcStatus {
+    /// The status code, if it has one.
+    fn code(&self) -> Option<u8> {
+        match self {
+            GrpcStatus::Code(code) | GrpcStatus::Http { code, .. } => Some(*code),
+            GrpcStatus::Malformed(_) | GrpcStatus::Missing => None,
+        }
+    }
+}
+
 impl fmt::Display for GrpcStatus {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let name = |code| code_name(code).unwrap_or("?");
@@ -88,9 +98,8 @@ impl fmt::Display for GrpcStatus {
 }
 
 /// A failed gRPC call, classified: use it as (or inside) the error type of
-/// your own gRPC calls to get the same decisions as the tower layer. Fields
-/// may be added in minor releases (`#[non_exhaustive]`): build one with
-/// [`classify`](Self::classify).
+/// your own gRPC calls to get the tower layer's decisions. Build one with
+/// [`classify`](Self::classify) (`#[non_exhaustive]`).
 ///
 /// ```
 /// use http::HeaderMap;
@@ -163,12 +172,11 @@ impl GrpcFailure {
         Self::with_pushback(status, headers)
     }
 
-    /// The failure as a policy that names its codes (`grpc_retry_on`, see
-    /// [`PolicyBuilder::grpc_retry_on`](crate::PolicyBuilder::grpc_retry_on))
-    /// classes it: a code in `codes` keeps its default class, or is
-    /// transient when that is permanent; any other code is permanent. A
-    /// malformed or missing status, and a pushback that asked not to be
-    /// retried, stay permanent.
+    /// The failure as a policy that names its codes
+    /// ([`grpc_retry_on`](crate::PolicyBuilder::grpc_retry_on)) classes it:
+    /// a code in `codes` keeps its default class, or is transient when that
+    /// is permanent; any other code is permanent. A malformed or missing
+    /// status, and a "do not retry" pushback, stay permanent.
     ///
     /// ```
     /// use retrykit_core::{Class, grpc::GrpcFailure};
@@ -182,9 +190,8 @@ impl GrpcFailure {
     /// assert_eq!(f.with_retry_on(&[10]).class, Class::Permanent);
     /// ```
     pub fn with_retry_on(mut self, codes: &[u8]) -> Self {
-        let code = match &self.status {
-            GrpcStatus::Code(code) | GrpcStatus::Http { code, .. } => *code,
-            GrpcStatus::Malformed(_) | GrpcStatus::Missing => return self,
+        let Some(code) = self.status.code() else {
+            return self;
         };
         if self.do_not_retry.is_none() {
             self.class = match code_class(code) {
@@ -197,15 +204,10 @@ impl GrpcFailure {
     }
 
     fn with_pushback(status: GrpcStatus, map: &HeaderMap) -> Self {
-        let class = match &status {
-            GrpcStatus::Code(code) | GrpcStatus::Http { code, .. } => {
-                code_class(*code).unwrap_or(Class::Permanent)
-            }
-            GrpcStatus::Malformed(_) | GrpcStatus::Missing => Class::Permanent,
-        };
+        let class = status.code().and_then(code_class);
         let mut failure = GrpcFailure {
             status,
-            class,
+            class: class.unwrap_or(Class::Permanent),
             retry_after: None,
             do_not_retry: None,
         };

@@ -1,35 +1,23 @@
 //! Hedged requests: after a while without an answer, send another copy of
-//! the attempt and take whichever answers first ("The Tail at Scale", Dean
-//! and Barroso, 2013). The rules are gRPC's (gRFC A6, `hedgingPolicy`)
-//! unless said otherwise:
+//! the attempt and take whichever answers first ("The Tail at Scale"). The
+//! rules are gRFC A6's `hedgingPolicy` unless said otherwise:
 //!
 //! - Hedges start [`hedge_after`](HedgeSettings::after) apart while no
 //!   attempt has finished ([`next_hedge`](crate::kernel::next_hedge)).
-//! - A success or a fatal error ends the call; the loop cancels every other
-//!   attempt by dropping it. Fatal is what a retry would not follow: a
-//!   permanent error, a class outside `retry_on`, a site's predicate saying
-//!   no ([`is_fatal`](crate::kernel::is_fatal)); gRPC's `nonFatalStatusCodes` are this framework's
-//!   retried classes.
-//! - A non-fatal failure lets the other attempts run on, and the next hedge
-//!   starts at once (A6: "the next hedged request in line is sent
-//!   immediately").
-//! - Hedges count against `max_attempts` (the first attempt included, as
-//!   A6's `maxAttempts`), the deadline and the policy's retry budgets. A
-//!   budget that refuses stops hedging, never the call: the attempts in
-//!   flight run on.
-//! - Server pushback (`Retry-After`, `grpc-retry-pushback-ms`) stops
-//!   further hedges (A6 waits for a non-negative pushback; the issue asks
-//!   for a stop, which is also A6's answer to a malformed one).
-//! - The share of calls that send hedges is capped
-//!   ([`share`](HedgeSettings::share), 10% by default): a window budget of
-//!   its own, counting calls and hedges as a retry budget counts calls and
-//!   retries. When most calls are slow a hedge only doubles the load on a
-//!   struggling service, and the cap holds the extra load to that share.
-//!   (A6 shares its retry throttle between retries and hedges; the cap is
-//!   on top of it.)
-//! - A percentile delay follows [`LatencyEstimate`], the policy's streaming
-//!   estimate of its first attempts' latency; until it has seen
-//!   [`HedgeSettings::MIN_SAMPLES`] calls, the delay is the stated
+//! - A success or a fatal error ([`is_fatal`](crate::kernel::is_fatal): what
+//!   a retry would not follow) ends the call, dropping every other attempt.
+//! - A non-fatal failure lets the others run on, and the next hedge starts
+//!   at once.
+//! - Hedges count against `max_attempts` (the first attempt included), the
+//!   deadline and the policy's retry budgets. A budget that refuses stops
+//!   hedging, never the call.
+//! - Server pushback (`Retry-After`, `grpc-retry-pushback-ms`) stops further
+//!   hedges.
+//! - Hedges per call are capped over a window ([`share`](HedgeSettings::share),
+//!   10% by default), so slow calls cannot double the load on a struggling
+//!   service.
+//! - A percentile delay follows [`LatencyEstimate`]; until it has seen
+//!   [`HedgeSettings::MIN_SAMPLES`] calls, the delay is the
 //!   [`floor`](HedgeSettings::floor).
 
 mod estimate;
@@ -80,8 +68,7 @@ impl fmt::Display for HedgeAfter {
 /// assert_eq!((s.floor, s.share), (HedgeSettings::DEFAULT_FLOOR, 0.1));
 /// ```
 ///
-/// Settings may be added in minor releases (`#[non_exhaustive]`): start
-/// from [`HedgeSettings::new`] and set the fields to change.
+/// Start from [`HedgeSettings::new`] (settings may be added in minor releases).
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[non_exhaustive]
 pub struct HedgeSettings {
@@ -90,23 +77,19 @@ pub struct HedgeSettings {
     /// The delay of a percentile `after` while the estimate has seen fewer
     /// than [`MIN_SAMPLES`](Self::MIN_SAMPLES) calls (`hedge_floor`).
     pub floor: Duration,
-    /// The most hedges sent, per call, over a 10 s window (`hedge_share`,
-    /// above 0 and at most `max_attempts - 1`): 0.1 is one hedge for ten
-    /// calls; `max_attempts - 1` leaves every call all its hedges, as gRFC
-    /// A6 does.
+    /// The most hedges per call over a 10 s window (`hedge_share`, above 0
+    /// and at most `max_attempts - 1`, which leaves every call its hedges).
     pub share: f64,
 }
 
 impl HedgeSettings {
-    /// `hedge_floor`'s default: 100 ms, a delay that hedges only clearly
-    /// slow calls while nothing is known of the service.
+    /// `hedge_floor`'s default: 100 ms.
     pub const DEFAULT_FLOOR: Duration = Duration::from_millis(100);
-    /// `hedge_share`'s default: at most one hedge for ten calls, the SRE
-    /// book's retry ratio (the issue's example needs about 5% at p95).
+    /// `hedge_share`'s default: one hedge for ten calls.
     pub const DEFAULT_SHARE: f64 = 0.1;
     /// Calls the estimate must have seen before a percentile replaces the floor.
     pub const MIN_SAMPLES: u64 = 100;
-    /// The window the share is counted over (the retry budget's default).
+    /// The window the share is counted over.
     pub const SHARE_WINDOW: Duration = Duration::from_secs(10);
 
     /// Hedging `after`, with the default floor and share.
@@ -163,8 +146,8 @@ impl HedgeSettings {
     }
 }
 
-/// A hedging policy's shared state: its settings, its cap on hedges and its
-/// latency estimate, shared by every clone of the policy.
+/// A hedging policy's settings, cap on hedges and latency estimate, shared
+/// by every clone of the policy.
 ///
 /// # Examples
 ///
@@ -181,12 +164,12 @@ pub struct Hedging {
     settings: HedgeSettings,
     cap: RetryBudget,
     estimate: LatencyEstimate,
-    /// Whether the lint "fixed hedge_after below the observed median" was said.
+    /// Whether [`fixed_below_median`](Self::fixed_below_median) was warned of.
     said_below_median: std::sync::atomic::AtomicBool,
 }
 
 impl Hedging {
-    /// The state for `settings` (valid ones: the builder checked them).
+    /// The state for `settings`, which the builder checks after.
     pub(crate) fn new(settings: HedgeSettings) -> Arc<Hedging> {
         let share = if settings.share.is_finite() {
             settings.share.clamp(0.0, 1000.0)
@@ -198,12 +181,7 @@ impl Hedging {
             .min_per_sec(0.0)
             .window(HedgeSettings::SHARE_WINDOW)
             .build()
-            .unwrap_or_else(|_| {
-                RetryBudget::builder()
-                    .min_per_sec(0.0)
-                    .build()
-                    .expect("defaults with no floor rate are valid")
-            });
+            .expect("a ratio from 0 to 1000 is valid");
         Arc::new(Hedging {
             settings,
             cap,
@@ -213,8 +191,7 @@ impl Hedging {
     }
 
     /// Records a call's latency (its first attempt's start to its end) and,
-    /// once per policy, warns when a fixed `hedge_after` falls below the
-    /// median seen: then most calls send a hedge, doubling the load.
+    /// once, warns of a fixed `hedge_after` below the median seen.
     pub(crate) fn record_call(&self, latency: Duration, policy: Option<&str>) {
         use std::sync::atomic::Ordering;
         self.estimate.record(latency);
@@ -238,8 +215,7 @@ impl Hedging {
         &self.settings
     }
 
-    /// The latency estimate a percentile delay follows: the loop records
-    /// each call's first attempt in it ([`LatencyEstimate::record`]).
+    /// The latency estimate a percentile delay follows.
     pub const fn estimate(&self) -> &LatencyEstimate {
         &self.estimate
     }
@@ -251,10 +227,8 @@ impl Hedging {
     }
 
     /// A fixed `hedge_after` below the policy's observed median, as
-    /// `(hedge_after, median)`: most calls would then send a hedge (the
-    /// cap refusing most of them), which is almost never meant. `None`
-    /// for a percentile, or before the estimate has seen enough calls. The
-    /// issue's third lint, which only a running program can check.
+    /// `(hedge_after, median)`: most calls would then send a hedge. `None`
+    /// for a percentile, or before the estimate has seen enough calls.
     ///
     /// ```
     /// use retrykit_core::{Policy, hedge::{HedgeAfter, HedgeSettings}};
@@ -275,8 +249,7 @@ impl Hedging {
         (after < median).then_some((after, median))
     }
 
-    /// Counts a call in the cap on hedges; [`Decider::begin_attempt`](crate::kernel::Decider::begin_attempt)
-    /// does it for the call's first attempt.
+    /// Counts a call in the cap on hedges (the loop does, at its first attempt).
     pub fn count_call(&self, now: Instant) {
         self.cap.deposit(now);
     }

@@ -1,5 +1,4 @@
-//! A response that failed, in the engine's terms: its class and the wait
-//! its server asked for.
+//! A failed response in the engine's terms: its class and server hint.
 
 use super::pushback::{GRPC_RETRY_PUSHBACK_MS, Pushback, grpc_pushback};
 use super::retry_after::parse_retry_after;
@@ -12,9 +11,8 @@ use std::fmt;
 use std::time::{Duration, SystemTime};
 
 /// A failed HTTP response, classified: use it as (or inside) the error type
-/// of your own HTTP calls to get the same decisions as the tower layer.
-/// Fields may be added in minor releases (`#[non_exhaustive]`): build one
-/// with [`classify`](Self::classify).
+/// of your own HTTP calls to get the tower layer's decisions. Build one
+/// with [`classify`](Self::classify) (`#[non_exhaustive]`).
 ///
 /// ```
 /// use http::{HeaderMap, StatusCode};
@@ -40,9 +38,8 @@ impl HttpFailure {
     /// The failure a response with `status` and `headers` is under
     /// `policy`, or `None` when the status is not a failure. A
     /// `grpc-retry-pushback-ms` that is not a non-negative integer makes it
-    /// permanent (gRFC A6: the server asks not to be retried); a
-    /// `Retry-After` that is neither form is ignored (the policy's wait
-    /// applies). An HTTP-date is read against the system clock.
+    /// permanent (gRFC A6); a malformed `Retry-After` is ignored. An
+    /// HTTP-date is read against the system clock.
     ///
     /// ```
     /// use http::{HeaderMap, StatusCode};

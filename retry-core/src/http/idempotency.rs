@@ -1,5 +1,4 @@
-//! Which requests may be sent again: sending a request twice must not do
-//! its work twice.
+//! Which requests may be sent again without doing their work twice.
 
 use crate::policy::Policy;
 use http::{HeaderMap, Method};

@@ -1,19 +1,9 @@
-//! HTTP semantics for retrying (feature `http`), in one place: the tower
-//! layer and the reqwest middleware use it, and so can anyone who writes
-//! their own classification.
-//!
-//! - [`status_class`]: 408, 429, 500, 502, 503 and 504 are retryable
-//!   (429 as `throttled`, the rest `transient`), as is any status the
-//!   policy's `retry_on_status` adds; other 4xx and 5xx are permanent;
-//!   1xx, 2xx and 3xx are not failures.
-//! - Server hints: [`parse_retry_after`] (both RFC 9110 forms) and
-//!   [`grpc_pushback`] (`grpc-retry-pushback-ms`), combined by
-//!   [`HttpFailure::classify`].
-//! - [`may_resend`]: only idempotent methods (GET, HEAD, OPTIONS, PUT,
-//!   DELETE, TRACE), requests with an `Idempotency-Key`, or methods the
-//!   policy's `retry_methods` opts in are sent again.
-//! - [`ReplayBody`]: a request body kept as it is sent, up to the policy's
-//!   `max_replay_body` (64 KiB by default), so it can be sent again.
+//! HTTP semantics for retrying (feature `http`), used by the tower layer
+//! and the reqwest middleware, and open to your own classification:
+//! [`status_class`], the server hints ([`parse_retry_after`],
+//! [`grpc_pushback`]) that [`HttpFailure::classify`] combines,
+//! [`may_resend`], and [`ReplayBody`] (a body kept for sending again, up to
+//! the policy's `max_replay_body`, 64 KiB by default).
 //!
 //! ```
 //! use http::{Method, Request, StatusCode};

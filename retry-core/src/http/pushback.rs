@@ -1,6 +1,4 @@
-//! gRPC's server pushback (gRFC A6): `grpc-retry-pushback-ms` tells the
-//! client how long to wait before retrying, or, when it is not a
-//! non-negative integer, not to retry at all.
+//! gRPC's server pushback (gRFC A6), `grpc-retry-pushback-ms`.
 
 use std::time::Duration;
 
@@ -19,14 +17,12 @@ pub const GRPC_RETRY_PUSHBACK_MS: &str = "grpc-retry-pushback-ms";
 pub enum Pushback {
     /// Wait this long before the next attempt.
     Wait(Duration),
-    /// The server asks not to be retried (a negative or malformed value, as
-    /// gRFC A6 says).
+    /// The server asks not to be retried (a negative or malformed value).
     DoNotRetry,
 }
 
 /// Reads a `grpc-retry-pushback-ms` value: ASCII digits are milliseconds
-/// (saturating, and clamped later by the policy's `max_retry_after`);
-/// anything else means "do not retry".
+/// (saturating; `max_retry_after` clamps them), anything else "do not retry".
 ///
 /// ```
 /// use retrykit_core::http::{Pushback, grpc_pushback};

@@ -1,7 +1,6 @@
-//! A request body that can be sent again: kept as it is sent, up to a
-//! limit (Linkerd's `ReplayBody` idea). Every copy shares one buffer and the
-//! one underlying body, so the first attempt streams as usual and a retry
-//! replays what was kept, then goes on reading the original where it stopped.
+//! A request body that can be sent again, kept as it is sent up to a limit
+//! (Linkerd's `ReplayBody` idea). Every copy shares one buffer and the one
+//! underlying body: a retry replays what was kept, then reads on.
 
 use bytes::{Buf, Bytes};
 use http::HeaderMap;
@@ -145,8 +144,7 @@ impl<B> fmt::Debug for ReplayBody<B> {
     }
 }
 
-/// Polled a copy whose data was not kept: a guard, as the retry loop never
-/// sends such a copy.
+/// A copy whose data was not kept was polled (the loop never sends one).
 #[derive(Debug)]
 struct NotReplayable;
 

@@ -1,5 +1,4 @@
 //! Parsing `Retry-After` (RFC 9110 §10.2.3): `delay-seconds` or an HTTP-date.
-//! (Moved here from the HTTP example, which now uses it.)
 
 use std::time::{Duration, SystemTime};
 
@@ -29,7 +28,6 @@ impl RetryAfterValue {
     pub fn parse(value: &str) -> Option<Self> {
         let value = value.trim();
         if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) {
-            // Longer than u64 seconds: saturate rather than reject.
             return Some(RetryAfterValue::Seconds(value.parse().unwrap_or(u64::MAX)));
         }
         httpdate::parse_http_date(value)
@@ -55,13 +53,9 @@ impl RetryAfterValue {
     }
 }
 
-/// The wait a `Retry-After` value asks for, measured from `now`.
-///
-/// - `delay-seconds` (ASCII digits only): that many seconds, saturating.
-/// - an HTTP-date: the time until then; a date in the past means "now" (zero).
-/// - anything else (garbage, a negative or fractional number): `None`, so
-///   the policy's own wait applies. A far-future value is returned as is:
-///   the policy's `max_retry_after` clamps it.
+/// The wait a `Retry-After` value asks for, measured from `now`
+/// ([`RetryAfterValue`]); `None` when malformed, so the policy's own wait
+/// applies. A far-future value is returned as is: `max_retry_after` clamps it.
 ///
 /// ```
 /// use retrykit_core::http::parse_retry_after;

@@ -4,13 +4,9 @@ use crate::class::Class;
 use crate::policy::Policy;
 use http::StatusCode;
 
-/// The class of a response with `status` under `policy`, or `None` when the
-/// status is not a failure (1xx, 2xx, 3xx).
-///
-/// - 429 Too Many Requests: `throttled`.
-/// - 408 Request Timeout, 500, 502, 503, 504: `transient`.
-/// - a status listed in the policy's `retry_on_status`: `transient`.
-/// - any other 4xx or 5xx: permanent (retrying will not change the answer).
+/// The class of a response with `status` under `policy`: 429 `throttled`;
+/// 408, 500, 502, 503, 504 and the policy's `retry_on_status` `transient`;
+/// any other 4xx or 5xx permanent; `None` below 400 (not a failure).
 ///
 /// ```
 /// use http::StatusCode;

@@ -1,15 +1,12 @@
-//! The policy builder: collects settings with const setters, then checks
-//! every rule at once and reports each broken one with its field and fix.
+//! The policy builder: every rule is checked at once, in `build`.
 
 use crate::backoff::Backoff;
 use crate::breaker::CircuitBreaker;
 use crate::budget::{Budgets, RetryBudget};
 use crate::hedge::{HedgeSettings, Hedging};
 use crate::jitter::Jitter;
-use crate::policy::Policy;
-use crate::policy::RequestRules;
+use crate::policy::{Policy, RequestRules};
 use crate::problem::{PolicyError, Problems};
-use crate::waits::Waits;
 use retrykit_schema::keys::Key;
 use std::sync::Arc;
 use std::time::Duration;
@@ -31,20 +28,11 @@ use std::time::Duration;
 #[derive(Debug, Clone)]
 #[must_use = "a builder does nothing until `.build()`"]
 pub struct PolicyBuilder {
-    /// The settings so far; a `Policy` only once `build` has checked them.
+    /// The settings so far, unchecked.
     pub(crate) draft: Policy,
 }
 
-impl PolicyBuilder {
-    /// The builder's defaults as a policy: they pass every rule (a unit test
-    /// below holds them to it), so no validation or unwrap is needed.
-    pub(crate) fn defaults(self) -> Policy {
-        self.draft.computed()
-    }
-}
-
 impl From<Policy> for PolicyBuilder {
-    /// A builder holding `policy`'s settings, to derive a variant.
     fn from(policy: Policy) -> Self {
         PolicyBuilder { draft: policy }
     }
@@ -79,7 +67,6 @@ impl PolicyBuilder {
                 max_retry_after: Some(Duration::from_secs(60)),
                 budgets: Budgets::NONE,
                 requests: RequestRules::DEFAULT,
-                waits: Waits::UNSET,
                 hedge: None,
                 breaker: None,
             },
@@ -132,7 +119,7 @@ impl PolicyBuilder {
         self
     }
 
-    /// Sets the shortest computed wait (applied after jitter).
+    /// Sets the shortest computed wait.
     ///
     /// ```
     /// # use std::time::Duration;
@@ -229,7 +216,7 @@ impl PolicyBuilder {
         self
     }
 
-    /// Shares a retry budget with every other policy holding the same `Arc`.
+    /// Uses `budget` alone, shared with every policy holding the same `Arc`.
     ///
     /// ```
     /// use std::sync::Arc;
@@ -238,9 +225,8 @@ impl PolicyBuilder {
     /// let p = retrykit_core::Policy::builder().budget(Some(budget.clone())).build().unwrap();
     /// assert!(Arc::ptr_eq(p.budget().unwrap(), &budget));
     /// ```
-    pub fn budget(mut self, budget: Option<Arc<RetryBudget>>) -> Self {
-        self.draft.budgets = Budgets::new(budget.into_iter().collect());
-        self
+    pub fn budget(self, budget: Option<Arc<RetryBudget>>) -> Self {
+        self.budgets(budget)
     }
 
     /// Uses every budget in `budgets` (replacing any set before): each
@@ -259,10 +245,8 @@ impl PolicyBuilder {
         self
     }
 
-    /// Sets or clears hedging (`hedge_after`, `hedge_floor`, `hedge_share`):
-    /// see [`crate::hedge`] for the rules. A hedging policy needs a finite
-    /// `max_attempts` of at least 2, which counts the hedges. Setting it
-    /// starts a fresh latency estimate and cap.
+    /// Sets or clears hedging (see [`crate::hedge`]), with a fresh latency
+    /// estimate and cap. It needs a finite `max_attempts` of at least 2.
     ///
     /// ```
     /// use retrykit_core::{Policy, hedge::{HedgeAfter, HedgeSettings, Percentile}};
@@ -278,8 +262,7 @@ impl PolicyBuilder {
     }
 
     /// Sets or clears the circuit breaker every attempt asks before it is
-    /// sent (shared: give each policy that guards the same dependency the
-    /// same `Arc`). See [`crate::breaker`].
+    /// sent, shared by the policies holding the same `Arc`.
     ///
     /// ```
     /// use retrykit_core::{Policy, breaker::CircuitBreaker};
@@ -297,10 +280,9 @@ impl PolicyBuilder {
     ///
     /// # Errors
     ///
-    /// A [`PolicyError`] of kind [`Policy`](crate::PolicyErrorKind::Policy)
-    /// listing every field that breaks a rule (a zero `max_attempts`, a
-    /// `cap` below `base`, a duration over [`Policy::MAX_DURATION`], a
-    /// hedging policy with one attempt, ...), each with the rule and the fix.
+    /// A [`PolicyError`] listing every field that breaks a rule (a `cap`
+    /// below `base`, a duration over [`Policy::MAX_DURATION`], ...), each
+    /// with the rule and the fix.
     ///
     /// ```
     /// let err = retrykit_core::Policy::builder().max_attempts(0).build().unwrap_err();
@@ -396,7 +378,7 @@ impl PolicyBuilder {
         if !problems.is_empty() {
             return Err(PolicyError::policy(p.name.as_deref(), problems));
         }
-        Ok(self.draft.computed())
+        Ok(self.draft)
     }
 }
 

@@ -1,6 +1,5 @@
-//! Policies as validated values: a [`Policy`] can only be made by
-//! [`PolicyBuilder::build`], which checks every rule, so every `Policy` in
-//! the program is one that cannot misbehave.
+//! Policies as validated values: a [`Policy`] is made only by
+//! [`PolicyBuilder::build`], which checks every rule.
 
 use crate::backoff::{Backoff, clamp_to_nanos, nanos, round_nanos};
 use crate::breaker::CircuitBreaker;
@@ -48,30 +47,23 @@ pub struct Policy {
     pub(crate) retry_on: Option<Arc<[Box<str>]>>,
     pub(crate) max_retry_after: Option<Duration>,
     pub(crate) budgets: Budgets,
-    /// What the policy says about HTTP requests (see `request_rules`).
     pub(crate) requests: RequestRules,
-    /// The schedule's hot-path form, computed by `build` from the fields
-    /// above (see `waits`).
-    pub(crate) waits: Waits,
-    /// The hedging settings, cap and latency estimate, when the policy
-    /// hedges; shared by the policy's clones (see `hedge`).
+    /// Shared by the policy's clones.
     pub(crate) hedge: Option<Arc<Hedging>>,
-    /// The circuit breaker every attempt asks first, shared with the other
-    /// policies that name it.
     pub(crate) breaker: Option<Arc<CircuitBreaker>>,
 }
 
 impl Default for Policy {
     /// Exponential ×2 from 100 ms to 10 s, full jitter, 3 calls, hints capped at 60 s.
     fn default() -> Self {
-        PolicyBuilder::new().defaults()
+        // The defaults pass every rule (a test of the builder holds them to it).
+        PolicyBuilder::new().draft
     }
 }
 
 impl Policy {
-    /// The longest duration any field accepts: 100 years. Keeping every
-    /// duration far below `u64::MAX` nanoseconds is what lets the engine add
-    /// them without overflow.
+    /// The longest duration any field accepts: 100 years, so that the engine
+    /// adds durations without overflow.
     pub const MAX_DURATION: Duration = retrykit_schema::duration::MAX;
 
     /// The largest growth factor accepted.
@@ -117,8 +109,8 @@ impl Policy {
         self.base
     }
 
-    /// The longest computed wait (server hints are bounded by
-    /// [`max_retry_after`](Self::max_retry_after) instead).
+    /// The longest computed wait (hints are bounded by
+    /// [`max_retry_after`](Self::max_retry_after)).
     ///
     /// ```
     /// # use std::time::Duration;
@@ -201,8 +193,7 @@ impl Policy {
             .is_none_or(|set| set.iter().any(|c| &**c == class))
     }
 
-    /// The ceiling on a server's Retry-After hint; `None` means unbounded
-    /// (only the deadline limits it).
+    /// The ceiling on a server's Retry-After hint; `None` means unbounded.
     ///
     /// ```
     /// # use std::time::Duration;
@@ -221,8 +212,7 @@ impl Policy {
         self.budgets.as_slice().first()
     }
 
-    /// Every budget the policy uses, in the order given: each window budget
-    /// must allow a retry, each adaptive budget paces every attempt.
+    /// Every budget the policy uses, in the order given.
     ///
     /// ```
     /// use retrykit_core::{Policy, RetryBudget};
@@ -244,8 +234,7 @@ impl Policy {
         self.hedge.as_deref().map(|h| *h.settings())
     }
 
-    /// The hedging state (settings, cap on hedges, latency estimate), when
-    /// the policy sends hedges; see [`crate::hedge`].
+    /// The hedging state, when the policy sends hedges.
     ///
     /// ```
     /// assert!(retrykit_core::Policy::default().hedging().is_none());
@@ -263,8 +252,8 @@ impl Policy {
         self.breaker.as_ref()
     }
 
-    /// The upper end of the wait before retry `n` (0-based): `min(cap, base·factor^n)`
-    /// for exponential, likewise for the other shapes. Never below `min_delay`.
+    /// The upper end of the wait before retry `n` (0-based): `min(cap,
+    /// base·factor^n)` for exponential, never below `min_delay`.
     ///
     /// ```
     /// # use std::time::Duration;
@@ -275,13 +264,16 @@ impl Policy {
         Duration::from_nanos(self.envelope_ns(n))
     }
 
-    /// [`envelope`](Self::envelope) in nanoseconds.
     fn envelope_ns(&self, n: u32) -> u64 {
-        self.waits.envelope(self.backoff, n)
+        self.waits().envelope(self.backoff, n)
     }
 
-    /// The envelope for a real `n`, for tabulating and plotting a schedule.
-    /// Negative or NaN `n` is read as 0.
+    fn waits(&self) -> Waits {
+        Waits::new(self.base, self.cap, self.min_delay)
+    }
+
+    /// The envelope for a real `n`, for plotting a schedule; a negative or
+    /// NaN `n` is read as 0.
     ///
     /// ```
     /// # use std::time::Duration;
@@ -296,7 +288,7 @@ impl Policy {
 
     /// The jittered wait before retry `n` (0 after the first failure), given
     /// the previous wait (decorrelated jitter grows from it) and a uniform
-    /// sample `unit` in `[0, 1)` (clamped into it). Always in `[min_delay, cap]`.
+    /// sample `unit` in `[0, 1)`. Always in `[min_delay, cap]`.
     ///
     /// ```
     /// use retrykit_core::{Jitter, Policy};
@@ -309,17 +301,14 @@ impl Policy {
         Duration::from_nanos(self.delay_ns(n, nanos(prev), || Sample::from_unit(unit)))
     }
 
-    /// [`delay`](Self::delay) as the kernel computes it: in nanoseconds,
-    /// drawing the sample only for a jitter mode that uses one.
+    /// [`delay`](Self::delay) in nanoseconds, drawing the sample only for a
+    /// jitter mode that uses one.
     pub(crate) fn delay_ns(&self, n: u32, prev_ns: u64, sample: impl FnOnce() -> Sample) -> u64 {
-        let waits = &self.waits;
-        // Every wait here is under 100 years (`MAX_DURATION`), far inside
-        // `i64` nanoseconds, so the conversion through `i64` is exact.
+        let waits = self.waits();
+        // Every wait is under 100 years, so the conversion through `i64` is exact.
         let float = |ns: u64| ns as i64 as f64;
         let jittered = match self.jitter {
             Jitter::None => return self.envelope_ns(n),
-            // The default mode, in integers: the envelope is within
-            // [min, cap], and a share of it is at most it.
             Jitter::Full => return sample().of_ns(self.envelope_ns(n)).max(waits.min_ns),
             Jitter::Decorrelated => {
                 let prev = float(prev_ns.max(waits.base_ns));
@@ -329,13 +318,6 @@ impl Policy {
             mode => mode.spread(float(self.envelope_ns(n)), sample().as_f64()),
         };
         round_nanos(jittered).clamp(waits.min_ns, waits.cap_ns)
-    }
-
-    /// This policy with its schedule's hot-path form computed from its
-    /// settings (the builder's last step).
-    pub(crate) fn computed(mut self) -> Self {
-        self.waits = Waits::new(self.base, self.cap, self.min_delay);
-        self
     }
 
     /// A builder holding this policy's settings, to derive a variant.

@@ -1,11 +1,7 @@
-//! What a policy says about HTTP requests: which statuses beyond the
-//! standard ones are retried, which methods beyond the idempotent ones may
-//! be sent again, and how much of a request body is kept to replay it.
-//! The settings live in every [`Policy`] (so a policy file means the same
-//! whichever features are built); the `http` feature's module applies them.
+//! What a policy says about HTTP and gRPC requests. The settings live in
+//! every [`Policy`], whichever features are built; `http` applies them.
 
-use crate::policy::Policy;
-use crate::policy::PolicyBuilder;
+use crate::policy::{Policy, PolicyBuilder};
 use crate::problem::Problems;
 use retrykit_schema::keys::Key;
 use std::sync::Arc;
@@ -25,8 +21,7 @@ pub(crate) struct RequestRules {
 }
 
 impl RequestRules {
-    /// No extra statuses or methods; bodies up to 64 KiB are replayed
-    /// (Linkerd's limit: enough for API calls, bounded per request in flight).
+    /// No extra statuses or methods; bodies up to 64 KiB are replayed.
     pub(crate) const DEFAULT: RequestRules = RequestRules {
         retry_on_status: None,
         retry_methods: None,
@@ -98,9 +93,8 @@ impl RequestRules {
     }
 }
 
-/// An HTTP method as RFC 9110 §9.1 writes it (a token), in upper case: the
-/// standard methods are upper case and matching is case-sensitive, so
-/// `"post"` would never match a POST.
+/// An HTTP method token (RFC 9110 §9.1) in upper case: matching is
+/// case-sensitive, so `"post"` would never match a POST.
 fn is_method_token(method: &str) -> bool {
     !method.is_empty()
         && method.bytes().all(|b| {
@@ -136,8 +130,7 @@ impl Policy {
     }
 
     /// The most request-body bytes kept to send a request again (64 KiB by
-    /// default); a larger body is sent once and the call ends "body not
-    /// replayable" instead of being retried.
+    /// default); a call with a larger body ends "body not replayable".
     ///
     /// ```
     /// assert_eq!(retrykit_core::Policy::default().max_replay_body(), 65536);
@@ -146,9 +139,8 @@ impl Policy {
         self.requests.max_replay_body
     }
 
-    /// The gRPC status codes the policy names as not ending a call (see
-    /// [`PolicyBuilder::grpc_retry_on`]); `None` when it names none and the
-    /// default classes hold.
+    /// The gRPC status codes that do not end a call (see
+    /// [`PolicyBuilder::grpc_retry_on`]); `None` for the defaults.
     ///
     /// ```
     /// assert_eq!(retrykit_core::Policy::default().grpc_retry_on(), None);
@@ -159,13 +151,11 @@ impl Policy {
 }
 
 impl PolicyBuilder {
-    /// Names the gRPC status codes (1 to 16) that do not end a call under the
-    /// `grpc` tower layer: retried, and non-fatal to hedges (gRFC A6's
-    /// `retryableStatusCodes` or `nonFatalStatusCodes`). Each keeps its
-    /// default class when it has one (`UNAVAILABLE` transient,
-    /// `RESOURCE_EXHAUSTED` throttled, `DEADLINE_EXCEEDED` timeout) and is
-    /// transient otherwise; a code left out is permanent. An empty list is
-    /// an error (A6's rule); without this call the defaults hold.
+    /// Names the gRPC status codes (1 to 16, at least one) that do not end a
+    /// call under the `grpc` layer: retried, and non-fatal to hedges. Each
+    /// keeps its default class (`UNAVAILABLE` transient, `RESOURCE_EXHAUSTED`
+    /// throttled, `DEADLINE_EXCEEDED` timeout), else is transient; a code
+    /// left out is permanent.
     ///
     /// ```
     /// let p = retrykit_core::Policy::builder().grpc_retry_on([14, 10]).build().unwrap();
@@ -191,8 +181,7 @@ impl PolicyBuilder {
         self
     }
 
-    /// Lets requests with these methods be sent again too (upper case, as
-    /// HTTP writes them), for APIs that make them safe to repeat.
+    /// Lets requests with these methods (upper case) be sent again too.
     ///
     /// ```
     /// let err = retrykit_core::Policy::builder().retry_methods(["post"]).build().unwrap_err();

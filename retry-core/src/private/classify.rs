@@ -1,12 +1,8 @@
-//! How `#[retry]` classifies the error type of the function it wraps, and
-//! carries each attempt's result through the loop.
-//!
-//! Classification is chosen by method resolution on a [`Probe`] of the
-//! error type ("autoref specialisation"): [`ViaClassify`] wins when the type
-//! implements [`Classify`], [`ViaTransient`] (every error transient)
-//! otherwise. The result of each attempt is then [`tag`]ged with that choice,
-//! so the loop sees a [`Classify`] type either way, and the user's error is
-//! handed back with [`Tagged::into_inner`].
+//! How `#[retry]` classifies its function's error type: by method
+//! resolution on a [`Probe`] ("autoref specialisation"), [`ViaClassify`]
+//! when the type implements [`Classify`], else [`ViaTransient`] (every
+//! error transient). Each attempt's result is [`tag`]ged with the choice,
+//! so the loop sees a [`Classify`] type either way.
 //!
 //! ```
 //! use retrykit_core::Class;
@@ -27,43 +23,34 @@ use std::time::Duration;
 pub use crate::class::Class;
 pub use crate::classify::{AttemptTimeout, CarriesBreakerOpen, CarriesTimeout, Classify};
 
-/// Whether the error type of `R` (classified by `kind`, as the loop
-/// classifies it) can stand for a timed-out attempt. `#[retry]` registers
-/// this with its call site so `init()` can refuse a policy whose
-/// `attempt_timeout` the function could never honour.
+/// Whether the error type of `R`, classified by `kind`, can stand for a
+/// timed-out attempt (registered with the call site, for `init()`'s checks).
 ///
 /// ```
 /// use retrykit_core::__private::classify::{carries_timeout, AllTransient, ByClassify};
 /// assert!(carries_timeout::<Result<(), std::io::Error>, _>(ByClassify));
 /// assert!(!carries_timeout::<Result<(), String>, _>(AllTransient));
 /// ```
-pub fn carries_timeout<R: IsResult, K>(kind: K) -> bool
+pub fn carries_timeout<R: IsResult, K>(_: K) -> bool
 where
     Tagged<R::Err, K>: Classify,
 {
-    let _ = kind;
-    let probe = AttemptTimeout::new(1, Duration::ZERO);
-    <Tagged<R::Err, K> as Classify>::from_timeout(probe).is_some()
+    crate::site::stands_for_timeout::<Tagged<R::Err, K>>()
 }
 
-/// Whether the error type of `R` (classified by `kind`, as the loop
-/// classifies it) can stand for an attempt a circuit breaker refused.
-/// `#[retry]` registers this with its call site so `init()` can refuse a
-/// policy whose breaker could never hold the function's attempts back.
+/// Whether the error type of `R`, classified by `kind`, can stand for an
+/// attempt a circuit breaker refused (as [`carries_timeout`]).
 ///
 /// ```
 /// use retrykit_core::__private::classify::{carries_breaker_open, AllTransient, ByClassify};
 /// assert!(carries_breaker_open::<Result<(), std::io::Error>, _>(ByClassify));
 /// assert!(!carries_breaker_open::<Result<(), String>, _>(AllTransient));
 /// ```
-pub fn carries_breaker_open<R: IsResult, K>(kind: K) -> bool
+pub fn carries_breaker_open<R: IsResult, K>(_: K) -> bool
 where
     Tagged<R::Err, K>: Classify,
 {
-    let _ = kind;
-    let probe =
-        crate::breaker::BreakerOpen::new(None, crate::breaker::BreakerState::Open, Duration::ZERO);
-    <Tagged<R::Err, K> as Classify>::from_breaker_open(probe).is_some()
+    crate::site::stands_for_refusal::<Tagged<R::Err, K>>(None)
 }
 
 /// Fixes the output type of an attempt's `async` block so `?` and `return`
@@ -176,6 +163,13 @@ impl<E, K> Tagged<E, K> {
     pub(crate) fn inner(&self) -> &E {
         &self.error
     }
+
+    fn new(error: E) -> Self {
+        Tagged {
+            error,
+            kind: PhantomData,
+        }
+    }
 }
 
 /// Tags an attempt's result with the classification strategy.
@@ -186,14 +180,10 @@ impl<E, K> Tagged<E, K> {
 /// assert!(r.is_err());
 /// ```
 pub fn tag<T, E, K>(_: K, result: Result<T, E>) -> Result<T, Tagged<E, K>> {
-    result.map_err(|error| Tagged {
-        error,
-        kind: PhantomData,
-    })
+    result.map_err(Tagged::new)
 }
 
-// `do_not_recommend`: a user's "`Classify` is not implemented" error lists
-// the types that do implement it; the loop's wrapper is not one to offer.
+// Not offered in a user's "`Classify` is not implemented" error.
 #[diagnostic::do_not_recommend]
 impl<E: Classify> Classify for Tagged<E, ByClassify> {
     fn class(&self) -> Class {
@@ -203,16 +193,10 @@ impl<E: Classify> Classify for Tagged<E, ByClassify> {
         self.error.retry_after()
     }
     fn from_timeout(timeout: AttemptTimeout) -> Option<Self> {
-        E::from_timeout(timeout).map(|error| Tagged {
-            error,
-            kind: PhantomData,
-        })
+        E::from_timeout(timeout).map(Tagged::new)
     }
     fn from_breaker_open(open: crate::breaker::BreakerOpen) -> Option<Self> {
-        E::from_breaker_open(open).map(|error| Tagged {
-            error,
-            kind: PhantomData,
-        })
+        E::from_breaker_open(open).map(Tagged::new)
     }
 }
 
@@ -234,9 +218,8 @@ pub fn run_once<R>(attempt: impl FnOnce() -> R) -> R {
     attempt()
 }
 
-/// Tags the result of an async attempt as it completes; no allocation, no
-/// state of its own (an `async fn` would add its own discriminant and hold
-/// its arguments beside the attempt), `Send` when the attempt is.
+/// Tags the result of an async attempt as it completes; no state of its
+/// own, `Send` when the attempt is.
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
@@ -273,9 +256,6 @@ where
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let result = ready!(self.project().attempt.poll(cx));
-        Poll::Ready(result.map_err(|error| Tagged {
-            error,
-            kind: PhantomData,
-        }))
+        Poll::Ready(result.map_err(Tagged::new))
     }
 }

@@ -1,6 +1,5 @@
-//! What `#[derive(Classify)]` expands to: the trait and its types, checks on
-//! the fields it delegates to, and the [`DeclaredClass`] it registers for
-//! each class it can produce.
+//! What `#[derive(Classify)]` expands to names: the trait and its types,
+//! checks on the fields it delegates to, and [`DeclaredClass`].
 //!
 //! ```
 //! use retrykit_core::__private::derive::RetryAfterField;

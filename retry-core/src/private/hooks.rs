@@ -1,6 +1,5 @@
-//! The adapters that give a `#[retry(retry_if = ..., on_retry = ...)]`
-//! function the user's error rather than the loop's [`Tagged`] one, and
-//! [`Hooks`], which the expansion builds them into.
+//! The adapters that give `#[retry(retry_if = ..., on_retry = ...)]`
+//! functions the user's error, not the loop's [`Tagged`] one.
 //!
 //! ```
 //! use retrykit_core::hooks::{HookSet, Hooks};
@@ -15,8 +14,8 @@ use crate::hooks::RetryEvent;
 pub use crate::hooks::Hooks;
 use crate::hooks::{Callback, RetryIfSlot};
 
-/// A `retry_if = path` predicate, applied to the user's error. A plain `fn`
-/// pointer: a wrong signature is one type error at the path, nothing more.
+/// A `retry_if = path` predicate (a `fn` pointer: a wrong signature is one
+/// type error at the path).
 pub struct RetryIf<E>(fn(&E) -> bool);
 
 impl<E> std::fmt::Debug for RetryIf<E> {

@@ -1,12 +1,11 @@
-//! What linked code registers with `inventory`: each `#[retry]` call site
-//! and each error class a `#[derive(Classify)]` type can produce, so a
-//! loader can check a policy file against the program before any call.
+//! What linked code registers with `inventory` (`#[retry]` call sites,
+//! declared error classes), so a loader can check a policy file against the
+//! program before any call.
 
 use super::Registry;
 
-/// Where a `#[retry(policy = "...")]` sits in the code, registered by the
-/// macro so that start-up checks can list names the config lacks and the
-/// first call can say why it will not retry.
+/// Where a `#[retry(policy = "...")]` sits in the code, and what the build
+/// knew of it.
 ///
 /// ```
 /// const SITE: retrykit_core::__private::loader::CallSite =
@@ -24,34 +23,26 @@ pub struct CallSite {
     pub line: u32,
     /// The annotated function.
     pub function: &'static str,
-    /// The policy file the build checked this name against (an absolute
-    /// path), if any: the last place run-time discovery looks.
+    /// The policy file (an absolute path) the build checked this name
+    /// against, if any: the last place run-time discovery looks.
     pub config: Option<&'static str>,
-    /// A loader for the configuration, set by `#[retry]` when the crate
-    /// depends on retrykit-config: naming it here links it into the program
-    /// whatever else the program names, so the lazy load cannot be dropped
-    /// by the linker.
+    /// retrykit-config's loader, when the crate depends on it: naming it
+    /// here keeps the linker from dropping the lazy load.
     pub loader: Option<fn()>,
-    /// Whether the function's error type can stand for a timed-out attempt
-    /// (`Classify::from_timeout` gives a value); `None` when the build could
-    /// not tell (a generic error type).
+    /// Whether the error type's `Classify::from_timeout` gives a value;
+    /// `None` when the build could not tell (a generic error type).
     pub carries_timeout: Option<fn() -> bool>,
-    /// Whether the function's error type can stand for an attempt a
-    /// circuit breaker refused (`Classify::from_breaker_open` gives a
-    /// value); `None` when the build could not tell (a generic error type).
+    /// Whether the error type's `Classify::from_breaker_open` gives a
+    /// value; `None` when the build could not tell.
     pub carries_breaker_open: Option<fn() -> bool>,
-    /// Whether the annotated function is blocking (not `async`): it runs
-    /// one attempt at a time, so a policy that hedges cannot serve it.
-    /// `false` for a site that does not say.
+    /// Whether the function is blocking (not `async`), so it cannot hedge.
     pub blocking: bool,
-    /// Whether it was built with the hedged loop (an async fn whose policy
-    /// the build saw set `hedge_after`): a site without it runs a hedging
-    /// policy one attempt at a time, which `init()` refuses.
+    /// Whether it was built with the hedged loop (the build saw its policy
+    /// set `hedge_after`); `init()` refuses a hedging policy on a site
+    /// without it.
     pub hedged: bool,
-    /// Whether its calls wait on tokio's timer (an async `#[retry]` fn):
-    /// then its first call checks that it runs inside a tokio runtime with
-    /// time enabled, and panics naming the fix when not, rather than let
-    /// the first retry panic inside tokio.
+    /// Whether its calls wait on tokio's timer: its first call then checks
+    /// for a tokio runtime with time enabled, and panics naming the fix.
     pub waits_on_tokio: bool,
 }
 
@@ -83,8 +74,8 @@ impl CallSite {
         }
     }
 
-    /// Whether the function's error type is known to be unable to stand for a
-    /// timed-out attempt, so a policy's `attempt_timeout` cannot be enforced there.
+    /// Whether the error type is known not to carry a timeout, so
+    /// `attempt_timeout` cannot be enforced there.
     ///
     /// ```
     /// let mut site = retrykit_core::__private::loader::CallSite::new("db", "src/db.rs", 3, "query");
@@ -96,9 +87,8 @@ impl CallSite {
         self.carries_timeout.is_some_and(|carries| !carries())
     }
 
-    /// Whether the function's error type is known to be unable to stand for
-    /// an attempt a circuit breaker refused, so a policy's breaker could
-    /// never hold its attempts back there.
+    /// Whether the error type is known not to carry a breaker refusal, so
+    /// a breaker cannot hold its attempts back there.
     ///
     /// ```
     /// let mut site = retrykit_core::__private::loader::CallSite::new("db", "src/db.rs", 3, "query");
@@ -113,9 +103,9 @@ impl CallSite {
 
 inventory::collect!(CallSite);
 
-/// An error class some code in the program can produce, registered (by
-/// `#[derive(Classify)]`, or by hand) so that configuration checks can warn
-/// about a `retry_on` that names a class nothing produces.
+/// An error class some code in the program can produce (registered by
+/// `#[derive(Classify)]`), so a check can warn of a `retry_on` class that
+/// nothing produces.
 ///
 /// ```
 /// retrykit_core::__private::inventory::submit! {

@@ -1,22 +1,17 @@
-//! How the registry gets its first contents when the program installs
-//! none: the loaders linked crates register, what the loaded registry came
-//! from (quoted by a call site's warning), and strict mode.
+//! The registry's first contents when the program installs none: linked
+//! loaders, what was loaded from, and strict mode.
 
 use super::linked::call_sites;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{LazyLock, Mutex, Once, PoisonError};
 
 static LAZY_LOAD: Once = Once::new();
-/// What the current registry was loaded from (or why nothing was), as the
-/// loader that installed it described it: the first call of a site whose
-/// policy is missing quotes it.
 static ORIGIN: Mutex<Option<String>> = Mutex::new(None);
-/// Strict mode, set by a loader (`RETRY_STRICT=1`, or retrykit-config's `Setup::strict`).
 static STRICT: AtomicBool = AtomicBool::new(false);
 
 /// Records what the current registry was loaded from, or why nothing was
-/// ("no retry.toml found; searched ..."). Loaders call it; the warning a call
-/// site gives when its policy is missing quotes it.
+/// ("no retry.toml found; searched ..."): the warning of a call site whose
+/// policy is missing quotes it.
 ///
 /// ```
 /// retrykit_core::__private::loader::set_origin("policies from /etc/app/retry.toml");
@@ -26,15 +21,12 @@ pub fn set_origin(text: impl Into<String>) {
     *ORIGIN.lock().unwrap_or_else(PoisonError::into_inner) = Some(text.into());
 }
 
-/// Policies the loader left out of the registry it installed, each with
-/// why (a bad environment value that concerns it, with the fix): the first
-/// call of a site naming one says that, rather than "not defined".
+/// Policies the loader left out, each with why.
 static WITHHELD: Mutex<Vec<(String, String)>> = Mutex::new(Vec::new());
 
 /// Records the policies a loader left out of the registry it is about to
-/// install, each with the reason (replacing what was recorded before). A
-/// site whose policy is one of them runs once, without retry, and its first
-/// call says the reason.
+/// install, each with the reason: a site naming one runs once, without
+/// retry, and its first call says the reason.
 ///
 /// ```
 /// use retrykit_core::__private::site::{CallSite, PolicyCache};
@@ -84,11 +76,8 @@ pub fn set_strict(strict: bool) {
 }
 
 /// Whether strict mode is on: [`set_strict`], or `RETRY_STRICT` set to `1`,
-/// `true`, `yes` or `on`. `RETRY_STRICT` is read once, at the first call
-/// that asks; a value that is neither on nor off (`0`, `false`, `no`, `off`,
-/// or empty) leaves strict mode off and is reported then, once, on stderr
-/// (and as a tracing warning), naming the values it takes (retrykit-config's
-/// load refuses it).
+/// `true`, `yes` or `on` (read once). Any other value than these and `0`,
+/// `false`, `no`, `off` or empty leaves strict mode off, with a warning.
 ///
 /// ```
 /// retrykit_core::registry::set_strict(true);
@@ -100,14 +89,13 @@ pub fn is_strict() -> bool {
 }
 
 /// The values of `RETRY_STRICT` that turn strict mode on, and off (any
-/// case, trimmed; empty is unset): retrykit-config accepts the same.
+/// case, trimmed), as retrykit-config accepts them.
 const STRICT_ON: [&str; 4] = ["1", "true", "yes", "on"];
 const STRICT_OFF: [&str; 4] = ["0", "false", "no", "off"];
 /// The most characters of a rejected value the warning quotes.
 const MAX_SHOWN: usize = 48;
 
-/// `RETRY_STRICT`, read once: whether it turns strict mode on. A value it
-/// does not take is said once, here, and means off.
+/// `RETRY_STRICT`, read once: whether it turns strict mode on.
 fn strict_from_env() -> bool {
     static FROM_ENV: LazyLock<bool> = LazyLock::new(|| {
         let value = std::env::var_os("RETRY_STRICT");
@@ -119,10 +107,9 @@ fn strict_from_env() -> bool {
     *FROM_ENV
 }
 
-/// Whether `RETRY_STRICT=value` turns strict mode on (`None`: unset), or the
-/// warning for a value that is neither on nor off: it names the variable,
-/// the values it takes and the fix, quoting at most [`MAX_SHOWN`]
-/// characters of the value with control characters escaped.
+/// Whether `RETRY_STRICT=value` turns strict mode on, or the warning for a
+/// value that is neither on nor off, quoting at most [`MAX_SHOWN`]
+/// characters of it with control characters escaped.
 fn strict_setting(value: Option<&std::ffi::OsStr>) -> Result<bool, String> {
     let Some(raw) = value else { return Ok(false) };
     let raw = raw.to_string_lossy();
@@ -179,12 +166,9 @@ pub(crate) fn ensure_loaded() {
         return;
     }
     LAZY_LOAD.call_once(|| {
-        // Loaders registered by linked crates, then those the call sites name
-        // (which are linked because the program's own code names them).
         let registered = inventory::iter::<LazyLoader>.into_iter().map(|l| l.load);
         let named = call_sites().filter_map(|site| site.loader);
-        // Every loader is retrykit-config's one reader of the same discovery, so
-        // the first one that runs is enough, whether it installed or not.
+        // Every loader runs the same discovery: the first is enough.
         if let Some(load) = registered.chain(named).next() {
             load();
         }

@@ -1,6 +1,5 @@
-//! What a call does after a failed attempt: how the error stands for the
-//! kernel, and the decision (retry after a wait, or give up), with its
-//! hooks, event and metrics.
+//! What a call does after a failed attempt: the decision, with its hooks
+//! and events.
 
 use super::{Gate, Run, elapsed};
 use crate::classify::Classify;
@@ -14,9 +13,8 @@ use std::borrow::Borrow;
 use std::time::Duration;
 
 impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
-    /// How a failed attempt's `error` stands for the kernel, with what the
-    /// site's `retry_if` said and why the request cannot be sent again (if
-    /// it cannot): the one place both the decision and a hedged round ask.
+    /// How `error` stands for the kernel, with what `retry_if` said and why
+    /// the request cannot be sent again (if it cannot).
     pub(crate) fn failure_of<E>(&self, error: &E) -> (Failure, bool, Option<Unrepeatable>)
     where
         E: Classify,
@@ -32,10 +30,8 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
         (failure, allowed, unrepeatable)
     }
 
-    /// The decision after a failed attempt, with its hooks, event and
-    /// metrics: on a retry the wait before the next attempt (which the loop
-    /// sleeps in its own state, see `round`), on giving up the error. Out of
-    /// line: the success path stays small.
+    /// The decision after a failed attempt, with its hooks and events: the
+    /// wait before the next attempt, or the error to give up with.
     pub(crate) fn decide<E>(&mut self, error: E) -> Result<Duration, E>
     where
         E: Classify,
@@ -44,7 +40,6 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
         #[cfg(feature = "tracing")]
         let _span = self.span.clone().entered();
         let (failure, allowed, unrepeatable) = self.failure_of(&error);
-        // Under a policy without a breaker the gate stays idle: nothing moves.
         let refused = match self.gate {
             Gate::Idle => None,
             Gate::Refused(retry_in) => {
@@ -110,8 +105,8 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
                 Ok(wait)
             }
             Step::GiveUp(ending) => {
-                // The kernel refuses a request that cannot be sent again as
-                // it refuses any disallowed retry; the call says which it was.
+                // The kernel sees an unrepeatable request as a disallowed
+                // retry; the ending says which it was.
                 let ending = match unrepeatable {
                     Some(why)
                         if refused.is_none() && allowed && in_policy(policy, failure.class) =>

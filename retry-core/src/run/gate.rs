@@ -1,6 +1,5 @@
 //! The policy's circuit breaker in a call: what it said of the attempt in
-//! flight ([`Gate`]), and telling it how an attempt it let through went.
-//! (Asking it is part of `Run::begin_attempt`.)
+//! flight ([`Gate`]) and how that attempt went. `Run::begin_attempt` asks it.
 
 use super::Run;
 use crate::clock::{Clock, Sleeper};
@@ -29,10 +28,9 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
         self.gate = Gate::Idle;
     }
 
-    /// Tells the policy's breaker how the attempt `gate` let through went:
-    /// failed when its error's `class` is one the breaker counts (or it
-    /// was slow); `None` for a success. Only a breaker sets the gate, so
-    /// under a policy without one it does nothing.
+    /// Tells the breaker how the attempt `gate` let through went: failed
+    /// when its error's `class` is one the breaker counts; `None` for a
+    /// success. Nothing for an idle or refused gate.
     pub(crate) fn record(&self, gate: Gate, class: Option<crate::class::Class>) {
         let Gate::Sent(ticket) = gate else {
             return;

@@ -1,5 +1,4 @@
-//! An adaptive budget's part in a call: pacing its first attempt, and
-//! hearing of its success.
+//! An adaptive budget's part in a call: pacing its first attempt.
 
 use super::Run;
 use crate::clock::{Clock, Sleeper};
@@ -7,13 +6,11 @@ use crate::policy::Policy;
 use std::borrow::Borrow;
 
 impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
-    /// Whether an adaptive budget makes the call's first attempt wait,
-    /// asked once, before it begins (which starts the call); the wait is
-    /// then armed on the call's timer. `false` when it may go at once. A
-    /// wait that would reach
-    /// the deadline is not taken: there is no error yet to end the call
-    /// with, so the attempt goes at once (its tokens stay taken, so the
-    /// calls that follow wait for them) and the budget says so, once.
+    /// Whether an adaptive budget makes the call's first attempt wait
+    /// (asked once, before it begins; the wait is armed on the call's
+    /// timer). A wait that would reach the deadline is not taken: with no
+    /// error yet to end the call with, the attempt goes at once (its tokens
+    /// stay taken, so later calls wait for them) and the budget says so, once.
     pub(crate) fn pace_first_attempt(&mut self) -> bool {
         let policy: &Policy = self.policy.borrow();
         if !policy.budgets.paces() || self.started.is_some() {
@@ -33,9 +30,4 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
         self.timer.arm(self.sleeper.sleep(wait));
         true
     }
-}
-
-/// Tells `policy`'s adaptive budgets that a call succeeded.
-pub(super) fn record_success(policy: &Policy, clock: &impl Clock) {
-    policy.budgets.record(clock.now(), false);
 }

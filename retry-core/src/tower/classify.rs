@@ -1,12 +1,11 @@
 //! The layer over any service whose request is `Clone` and whose error
 //! classifies itself.
 
-use super::{ByClassify, ResponseFuture, RetryService, SharedHooks};
+use super::{ByClassify, ResponseFuture, RetryService, SharedHooks, send};
 use crate::classify::Classify;
 use crate::drive;
 use crate::hooks::HookSet;
 use crate::retry::Retry;
-use std::future::poll_fn;
 use std::task::{Context, Poll};
 use tower::Service;
 
@@ -34,15 +33,8 @@ where
         let hooks = SharedHooks(self.hooks.clone());
         Box::pin(async move {
             let mut run = Retry::new(&policy).hooks(hooks).start(false);
-            // Each attempt owns its clones of the request and the service
-            // (hedges run at once; a shared `&Req` would need `Req: Sync`).
-            let mut make = move || {
-                let (next, mut service) = (request.clone(), service.clone());
-                async move {
-                    poll_fn(|cx| service.poll_ready(cx)).await?;
-                    service.call(next).await
-                }
-            };
+            // Each attempt owns its clones (a shared `&Req` would need `Req: Sync`).
+            let mut make = move || send(service.clone(), request.clone());
             drive!(run, make)
         })
     }

@@ -1,29 +1,7 @@
-//! The layer over gRPC services (a tonic `Channel`, or any service of
-//! `http::Request<tonic::body::Body>`): a call's outcome is its
-//! `grpc-status` (see [`crate::grpc`]), under gRFC A6's rules.
-//!
-//! Invariants:
-//! - an attempt's response is read ahead to its trailers, so that its
-//!   status is known, up to the policy's `max_replay_body` of response
-//!   data; past that it is handed over as it is (streaming, its status
-//!   still to come);
-//! - an attempt whose response body began (a data frame came) is
-//!   committed (gRFC A6): the call's other attempts are cancelled, no
-//!   attempt follows it, retry or hedge, and a failure that comes after
-//!   that ends the call with `Ending::Committed`;
-//! - the n-th attempt sent (a retry or a hedge) carries
-//!   `grpc-previous-rpc-attempts: n - 1`;
-//! - under a policy with a `deadline` or an `attempt_timeout`, each attempt
-//!   carries `grpc-timeout` with the time it has left (the nearer of the
-//!   two, as [`time_limit`] gives it), unless the request's own is nearer;
-//! - a call that ends on a timeout (the attempt's own, or the deadline
-//!   cutting the attempt in flight) fails with `DEADLINE_EXCEEDED`, its
-//!   message saying which limit ended it, as grpc-go's does;
-//! - an attempt the layer gives up on (its timeout, a hedge race lost, the
-//!   caller dropping the call) is dropped, which resets its HTTP/2 stream.
+//! The layer over gRPC services, with the semantics of [`Grpc`].
 
-use super::http::{Head, RequestHooks};
-use super::{RetryLayer, RetryService, SharedHooks};
+use super::http::RequestHooks;
+use super::{RetryLayer, RetryService, SharedHooks, send};
 use crate::decide::time_limit;
 use crate::drive;
 use crate::grpc::{GRPC_PREVIOUS_RPC_ATTEMPTS, GRPC_STATUS, GRPC_TIMEOUT, GrpcFailure};
@@ -42,26 +20,33 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll};
 use tower::Service;
 
-/// gRPC semantics (feature `grpc`), for services of
+/// gRPC semantics (feature `grpc`, gRFC A6), for services of
 /// `http::Request<tonic::body::Body>` such as tonic's `Channel`, which the
-/// layer wraps as it is: `grpc-status` from a Trailers-Only response's
-/// headers or from the trailers decides: the policy's codes
-/// (`grpc_retry_on`), or `UNAVAILABLE` alone when it names none, are
-/// retried, every other code ends the call (gRFC A6; see
-/// [`GrpcFailure::with_retry_on`] and [`crate::grpc`]); every call may be sent again (a policy
-/// put on a gRPC method says its calls are safe to retry, as A6's service
-/// config does); the request body is kept for replay up to the policy's
-/// `max_replay_body`; an attempt whose response body had begun is never
-/// sent again or hedged (A6's committed RPC; the report's ending is
-/// `committed` when it then failed); `grpc-retry-pushback-ms` sets the next
-/// wait or, when negative or malformed, stops the retrying; each retry and
-/// hedge carries `grpc-previous-rpc-attempts`. The final response carries
-/// the call's [`Report`](crate::Report) in its extensions.
+/// layer wraps as it is:
 ///
-/// The response is read ahead until its trailers (at most
-/// `max_replay_body` bytes of it), so that the layer knows how the call
-/// ended: meant for unary calls and short server streams. A longer stream
-/// is handed over once past that limit; a slow stream of small messages
+/// - `grpc-status`, from a Trailers-Only response's headers or from the
+///   trailers, decides: the policy's `grpc_retry_on` codes (`UNAVAILABLE`
+///   alone when it names none) are retried, every other code ends the call
+///   (see [`GrpcFailure::with_retry_on`] and [`crate::grpc`]);
+/// - every call may be sent again (a policy put on a gRPC method says its
+///   calls are safe to retry, as A6's service config does); the request
+///   body is kept for replay up to the policy's `max_replay_body`;
+/// - an attempt whose response body began is committed: the call's other
+///   attempts are dropped (which resets their HTTP/2 streams) and none
+///   follows; the report's ending is `committed` when it then failed;
+/// - `grpc-retry-pushback-ms` sets the next wait or, when negative or
+///   malformed, stops the retrying;
+/// - each retry and hedge carries `grpc-previous-rpc-attempts`; under a
+///   `deadline` or `attempt_timeout`, each attempt carries the
+///   `grpc-timeout` it has left unless the request's own is nearer, and a
+///   call that ends on a timeout fails with `DEADLINE_EXCEEDED`, saying
+///   which limit ended it.
+///
+/// The final response carries the call's [`Report`](crate::Report) in its
+/// extensions. The response is read ahead to its trailers (at most
+/// `max_replay_body` bytes), so that the layer knows how the call ended:
+/// meant for unary calls and short server streams. A longer stream is
+/// handed over once past that limit; a slow stream of small messages
 /// reaches the caller only when it ends or its attempt times out, so put
 /// such methods under a plain layer.
 #[derive(Debug, Clone, Copy, Default)]
@@ -99,15 +84,13 @@ impl<K, H> RetryLayer<K, H> {
 }
 
 /// A failed attempt of a gRPC call, as the loop and its hooks see it; `R`
-/// is the inner service's response body (`tonic::body::Body` for a tonic
-/// `Channel`).
+/// is the inner service's response body.
 pub type GrpcFailedAttempt<R = tonic::body::Body> = FailedAttempt<GrpcBody<R>, GrpcFailure>;
 
-/// What an `on_give_up` hook on a gRPC layer is given: the failed attempt
-/// the call gave up on, and the call's report. With a tonic `Channel`, the
-/// hook takes `&GrpcGiveUpEvent<'_>`; a `.map_response` on the layered
-/// service names the request type it serves (tower's `ServiceExt` is
-/// generic over it, and the layer serves any request body):
+/// What an `on_give_up` hook on a gRPC layer is given. With a tonic
+/// `Channel`, the hook takes `&GrpcGiveUpEvent<'_>`; a `.map_response` on
+/// the layered service names the request type it serves (the layer serves
+/// any request body):
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
@@ -162,11 +145,9 @@ where
         let service = self.take_ready();
         let (parts, body) = request.into_parts();
         let limit = policy.max_replay_body();
-        // A body known to exceed the limit is sent once; any other is kept
-        // as it is sent (a hedge replays what the first send has read).
+        // A body known to exceed the limit is not hedged.
         let fits = body.size_hint().lower() <= limit;
         let body = ReplayBody::new(body, limit);
-        let head = Head::new(parts);
         let committed = Arc::new(AtomicBool::new(false));
         let hooks = RequestHooks {
             hooks: SharedHooks(self.hooks.clone()),
@@ -183,7 +164,8 @@ where
             let mut sent = 0u32;
             let started = tokio::time::Instant::now();
             let mut make = move || {
-                let mut request = head.request(tonic::body::Body::new(body.clone()));
+                let body = tonic::body::Body::new(body.clone());
+                let mut request = Request::from_parts(parts.clone(), body);
                 let began = started.elapsed();
                 let limit = time_limit(policy, sent.saturating_add(1), began);
                 if let Some((left, _)) = limit {
@@ -196,12 +178,9 @@ where
                         .insert(GRPC_PREVIOUS_RPC_ATTEMPTS, previous);
                 }
                 sent = sent.saturating_add(1);
-                let (mut service, committed) = (service.clone(), Arc::clone(&committed));
+                let (service, committed) = (service.clone(), Arc::clone(&committed));
                 let attempt = async move {
-                    let response = match poll_fn(|cx| service.poll_ready(cx)).await {
-                        Ok(()) => service.call(request).await.map_err(Into::into),
-                        Err(e) => Err(e.into()),
-                    };
+                    let response = send(service, request).await.map_err(Into::into);
                     // The channel enforces the `grpc-timeout` it was given:
                     // its error at the attempt's limit is that limit's.
                     if let (Err(_), Some((left, timeout))) = (&response, limit)
@@ -227,9 +206,8 @@ where
     }
 }
 
-/// The `grpc-timeout` header: sets it to `left` unless it already asks for
-/// less. Written as gRPC's wire format has it: at most 8 digits and a unit,
-/// the finest unit that fits, rounded up.
+/// Sets the `grpc-timeout` header to `left` unless it already asks for
+/// less: at most 8 digits and the finest unit that fits, rounded up.
 fn set_timeout(headers: &mut http::HeaderMap, left: std::time::Duration) {
     let own = headers
         .get(GRPC_TIMEOUT)
@@ -276,9 +254,8 @@ fn parse_timeout(value: &str) -> Option<std::time::Duration> {
     ))
 }
 
-/// An attempt's outcome: its response, read ahead to its status (see the
-/// module docs), or why it failed. The response's first message sets
-/// `committed` (gRFC A6's commit).
+/// An attempt's outcome: its response, read ahead to its status, or why
+/// it failed. The response's first message sets `committed`.
 // The failure carries the response by value, as each attempt returns it.
 #[allow(clippy::result_large_err)]
 async fn settle<R>(
@@ -292,7 +269,12 @@ where
 {
     let response = sent.map_err(FailedAttempt::Transport)?;
     let (parts, body) = response.into_parts();
-    let mut body = GrpcBody::new(body);
+    let mut body = GrpcBody {
+        kept: VecDeque::new(),
+        ended: false,
+        began: false,
+        inner: body,
+    };
     // Trailers-Only: the status is in the headers, and there is no body.
     let failure = if parts.headers.contains_key(GRPC_STATUS) {
         GrpcFailure::classify(&parts.headers)
@@ -306,15 +288,12 @@ where
         }
     };
     let response = Response::from_parts(parts, body);
-    // The policy's own codes, or `UNAVAILABLE` alone (gRFC A6 retries only
-    // the codes listed; see `grpc_retry_on`).
     let codes = policy
         .grpc_retry_on()
         .unwrap_or(retrykit_schema::grpc::DEFAULT_RETRY_ON);
     let failure = failure.map(|f| f.with_retry_on(codes));
-    // A pushback that says "do not retry" ends the call as permanent, and
-    // still counts as a failure for A6's throttling, as grpc-go's
-    // `shouldRetry` counts it.
+    // A "do not retry" pushback still counts for A6's throttling, as in
+    // grpc-go's `shouldRetry`.
     if failure.as_ref().is_some_and(|f| f.do_not_retry.is_some()) {
         policy.budgets.throttle(true);
     }
@@ -345,26 +324,13 @@ pub struct GrpcBody<R> {
     inner: R,
 }
 
-impl<R> GrpcBody<R> {
-    fn new(inner: R) -> Self {
-        GrpcBody {
-            kept: VecDeque::new(),
-            ended: false,
-            began: false,
-            inner,
-        }
-    }
-}
-
 impl<R> GrpcBody<R>
 where
     R: Body + Unpin,
     R::Error: Into<BoxError>,
 {
     /// Reads the body's frames into `kept` until its trailers or end, or
-    /// until more than `limit` bytes of data came. The first data frame
-    /// commits the call: it sets `committed`, and a hedged round then
-    /// cancels the call's other attempts and sends no more.
+    /// past `limit` bytes of data. The first data frame sets `committed`.
     async fn read_ahead(
         &mut self,
         limit: u64,

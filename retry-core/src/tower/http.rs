@@ -1,9 +1,7 @@
 //! The layer over `http::Request<B>` services, with the HTTP semantics of
-//! [`crate::http`]: status classes and server hints decide, bodies are kept
-//! for replay up to the policy's limit, and only requests that may be sent
-//! again are.
+//! [`crate::http`].
 
-use super::{Http, ResponseFuture, RetryService, SharedHooks};
+use super::{Http, ResponseFuture, RetryService, SharedHooks, send};
 use crate::breaker::BreakerOpen;
 use crate::class::Class;
 use crate::classify::{AttemptTimeout, Classify};
@@ -11,10 +9,9 @@ use crate::drive;
 use crate::hooks::{GiveUpEvent, HookSet, RetryEvent, Unrepeatable};
 use crate::http::{BoxError, HttpFailure, ReplayBody, may_resend};
 use crate::retry::Retry;
-use http::{Extensions, HeaderMap, Method, Request, Response, Uri, Version};
+use http::{Request, Response};
 use http_body::Body;
 use std::fmt;
-use std::future::poll_fn;
 use std::task::{Context, Poll};
 use std::time::Duration;
 use tower::Service;
@@ -35,9 +32,8 @@ pub enum FailedAttempt<R, F = HttpFailure> {
         /// Its class and server hint.
         failure: F,
     },
-    /// The request did not get a response (connection refused or reset, the
-    /// inner service failed): transient, as an idempotent request may be
-    /// sent again whatever happened to the last one.
+    /// The request got no response (connection refused or reset, the inner
+    /// service failed): transient, as an idempotent request may be sent again.
     Transport(BoxError),
     /// The attempt ran past the policy's `attempt_timeout`.
     TimedOut(AttemptTimeout),
@@ -82,74 +78,34 @@ impl<R, F: fmt::Display> fmt::Debug for FailedAttempt<R, F> {
 }
 
 impl<R, F> FailedAttempt<R, F> {
-    /// What the caller gets of a call that ended with `result`: the
-    /// response (the last one, if the call failed with one) carrying the
-    /// call's `report`, or the error.
+    /// What the caller gets: the (last) response carrying the call's
+    /// `report`, or the error.
     pub(super) fn respond(
         result: Result<Response<R>, Self>,
         report: crate::Report,
     ) -> Result<Response<R>, BoxError> {
-        let mut response = result.or_else(FailedAttempt::into_result)?;
+        let mut response = match result {
+            Ok(response) | Err(FailedAttempt::Status { response, .. }) => response,
+            Err(FailedAttempt::Transport(error)) => return Err(error),
+            Err(FailedAttempt::TimedOut(timeout)) => return Err(Box::new(timeout)),
+            Err(FailedAttempt::BreakerOpen(open)) => return Err(Box::new(open)),
+        };
         response.extensions_mut().insert(report);
         Ok(response)
-    }
-
-    /// What the caller gets when this was the last attempt: the response
-    /// itself, or the error.
-    fn into_result(self) -> Result<Response<R>, BoxError> {
-        match self {
-            FailedAttempt::Status { response, .. } => Ok(response),
-            FailedAttempt::Transport(error) => Err(error),
-            FailedAttempt::TimedOut(timeout) => Err(Box::new(timeout)),
-            FailedAttempt::BreakerOpen(open) => Err(Box::new(open)),
-        }
-    }
-}
-
-/// A request's head, kept to build each attempt's request.
-pub(super) struct Head {
-    method: Method,
-    uri: Uri,
-    version: Version,
-    headers: HeaderMap,
-    extensions: Extensions,
-}
-
-impl Head {
-    /// A request's head, kept.
-    pub(super) fn new(parts: http::request::Parts) -> Self {
-        Head {
-            method: parts.method,
-            uri: parts.uri,
-            version: parts.version,
-            headers: parts.headers,
-            extensions: parts.extensions,
-        }
-    }
-
-    pub(super) fn request<B>(&self, body: B) -> Request<B> {
-        let mut request = Request::new(body);
-        *request.method_mut() = self.method.clone();
-        *request.uri_mut() = self.uri.clone();
-        *request.version_mut() = self.version;
-        *request.headers_mut() = self.headers.clone();
-        *request.extensions_mut() = self.extensions.clone();
-        request
     }
 }
 
 /// The layer's hooks plus what only the request knows: whether it may be
-/// sent again (its method) and can be (its body), and (gRPC) whether the
-/// attempt being settled had committed.
+/// sent again (its method) and can be (its body), and (gRPC) whether an
+/// attempt committed.
 pub(super) struct RequestHooks<H, B> {
     pub(super) hooks: SharedHooks<H>,
     pub(super) resendable: bool,
     pub(super) body: ReplayBody<B>,
     /// Set by a gRPC attempt as its response's first message comes (gRFC
-    /// A6's commit). A hedged round sees it just after polling that
-    /// attempt and cancels every other (see `hedge::race`), so no other
-    /// attempt's failure is ever judged under it; the committed attempt's
-    /// failure is never repeated, and ends the call.
+    /// A6's commit). A hedged round sees it just after polling that attempt
+    /// and drops every other, so only the committed attempt's failure is
+    /// judged under it.
     pub(super) committed: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
@@ -201,12 +157,11 @@ where
         let resendable = may_resend(request.method(), request.headers(), &policy);
         let (parts, body) = request.into_parts();
         // A hedge replays the body while the first send may still be
-        // reading it, so only a body known to fit the replay limit hedges.
+        // reading it: only a body known to fit the limit hedges.
         let fits = http_body::Body::size_hint(&body)
             .upper()
             .is_some_and(|n| n <= policy.max_replay_body());
         let body = ReplayBody::new(body, policy.max_replay_body());
-        let head = Head::new(parts);
         let hooks = RequestHooks {
             hooks: SharedHooks(self.hooks.clone()),
             resendable,
@@ -217,9 +172,6 @@ where
             let mut run = Retry::new(&policy).hooks(hooks).start(false);
             #[cfg(feature = "tracing")]
             let mut sends = 0u32;
-            // A request that may be sent again is hedged when the policy
-            // says so; each attempt has its own clones of the request and
-            // the service.
             if !resendable {
                 run.unhedged(crate::Ending::NotIdempotent);
             } else if !fits {
@@ -227,12 +179,10 @@ where
             }
             let policy = &*policy;
             let mut make = move || {
-                let (request, mut service) = (head.request(body.clone()), service.clone());
+                let request = Request::from_parts(parts.clone(), body.clone());
+                let service = service.clone();
                 let attempt = async move {
-                    let sent = match poll_fn(|cx| service.poll_ready(cx)).await {
-                        Ok(()) => service.call(request).await.map_err(Into::into),
-                        Err(e) => Err(e.into()),
-                    };
+                    let sent = send(service, request).await.map_err(Into::into);
                     settle_response(sent, policy)
                 };
                 #[cfg(feature = "tracing")]
@@ -248,22 +198,17 @@ where
     }
 }
 
-/// An attempt's outcome: its response, or why it failed (a status the
-/// policy retries, or the transport's error).
+/// An attempt's outcome: its response, or why it failed.
 // The failure carries the response by value, as each attempt returns it.
 #[allow(clippy::result_large_err)]
 fn settle_response<B>(
     sent: Result<Response<B>, BoxError>,
     policy: &crate::Policy,
 ) -> Result<Response<B>, FailedAttempt<B>> {
-    match sent {
-        Ok(response) => {
-            match HttpFailure::classify(response.status(), response.headers(), policy) {
-                None => Ok(response),
-                Some(failure) => Err(FailedAttempt::Status { response, failure }),
-            }
-        }
-        Err(error) => Err(FailedAttempt::Transport(error)),
+    let response = sent.map_err(FailedAttempt::Transport)?;
+    match HttpFailure::classify(response.status(), response.headers(), policy) {
+        None => Ok(response),
+        Some(failure) => Err(FailedAttempt::Status { response, failure }),
     }
 }
 

@@ -1,22 +1,16 @@
-//! A `tower::Layer` that retries with a policy (feature `tower`): the same
-//! loop as `#[retry]` and [`Retry`](crate::Retry) (kernel, hooks, span,
-//! report, budget, deadline), driven one round per attempt, with the inner
+//! A `tower::Layer` that retries with a policy (feature `tower`), through
+//! the same loop as `#[retry]` and [`Retry`](crate::Retry), with the inner
 //! service's `poll_ready` before each attempt.
 //!
-//! - [`RetryLayer::policy`] looks a named policy up in the registry on each
-//!   call (a reload is picked up; a name the registry lacks warns once,
-//!   naming where the layer was built, and runs one attempt, as `#[retry]`).
-//! - [`RetryLayer::new`] takes a [`Policy`] value.
-//! - By default the request must be `Clone` and the service's error must
-//!   [`Classify`](crate::Classify) itself; every response is a success.
-//! - [`RetryLayer::http`] applies the [`http`](crate::http) semantics to
-//!   `http::Request<B>` services instead (see [`Http`]).
-//! - [`RetryLayer::grpc`] (feature `grpc`) judges gRPC calls by their
-//!   `grpc-status` under gRFC A6's rules, wrapping a tonic `Channel` as it
-//!   is (see `Grpc`).
+//! - [`RetryLayer::policy`] looks a named policy up on each call, as
+//!   `#[retry]` does; [`RetryLayer::new`] takes a [`Policy`] value.
+//! - By default ([`ByClassify`]) the request must be `Clone` and the
+//!   service's error must [`Classify`](crate::Classify) itself; every
+//!   response is a success. [`RetryLayer::http`] applies the HTTP
+//!   semantics instead ([`Http`]), and [`RetryLayer::grpc`] (feature
+//!   `grpc`) gRFC A6's (`Grpc`).
 //!
-//! Dropping the response future stops the retrying: the attempt, the wait
-//! and the call all live in it.
+//! Dropping the response future stops the retrying: the call lives in it.
 //!
 //! ```
 //! # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
@@ -61,8 +55,8 @@ const FUNCTION: &str = "tower RetryLayer";
 /// The response future of a [`RetryService`]: the whole retried call.
 pub type ResponseFuture<T, E> = Pin<Box<dyn Future<Output = Result<T, E>> + Send + 'static>>;
 
-/// Errors classify themselves ([`Classify`](crate::Classify)); any
-/// response is a success. The default judgement of a [`RetryLayer`].
+/// The default judgement of a [`RetryLayer`]: errors classify themselves
+/// ([`Classify`](crate::Classify)); any response is a success.
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
@@ -82,16 +76,15 @@ pub type ResponseFuture<T, E> = Pin<Box<dyn Future<Output = Result<T, E>> + Send
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ByClassify;
 
-/// HTTP semantics for `http::Request<B>` services: the response's status
-/// and server hints decide (see [`crate::http`]); the body is kept for
-/// replay up to the policy's `max_replay_body`; only requests that
-/// [`may_resend`](crate::http::may_resend) are sent again; a failed call
+/// HTTP semantics for `http::Request<B>` services (see [`crate::http`]):
+/// the status and server hints decide; the body is kept for replay up to
+/// the policy's `max_replay_body`; only requests that
+/// [`may_resend`](crate::http::may_resend) are sent again. A failed call
 /// returns the last response (a 503 is still a response), or the last
-/// transport error as a [`BoxError`](crate::http::BoxError); a call the
-/// policy's circuit breaker ended returns a `BoxError` that downcasts to
-/// [`BreakerOpen`](crate::breaker::BreakerOpen). The final response carries
-/// the call's [`Report`](crate::Report) in its extensions (its `refused`
-/// counts the attempts the breaker held back).
+/// error as a [`BoxError`](crate::http::BoxError), which downcasts to
+/// [`BreakerOpen`](crate::breaker::BreakerOpen) when the breaker ended the
+/// call. The final response carries the call's [`Report`](crate::Report)
+/// in its extensions.
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
@@ -136,9 +129,9 @@ pub struct RetryLayer<K = ByClassify, H = Hooks> {
 }
 
 impl RetryLayer {
-    /// Retries with the registry's policy `name`, looked up on each call.
-    /// A name the registry lacks warns once (naming this line) and each
-    /// call makes one attempt; `RETRY_STRICT=1` makes that fatal.
+    /// Retries with the registry's policy `name`, looked up on each call. A
+    /// name the registry lacks warns once (naming this line) and each call
+    /// makes one attempt; `RETRY_STRICT=1` makes that fatal.
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
@@ -183,14 +176,12 @@ impl RetryLayer {
     }
 
     /// Retries each gRPC call under the registry's policy for its method,
-    /// chosen from the request's path on each call as gRFC A6 chooses a
-    /// service config's `methodConfig`: the method's own policy
-    /// (`helloworld-Greeter-SayHello` for `/helloworld.Greeter/SayHello`),
-    /// else its service's (`helloworld-Greeter`), else every method's
-    /// (`grpc-default`); these are the names `retry-policy import grpc`
-    /// writes. A method none of them names runs once, without retry (A6),
-    /// and a warning says so once per method. Judges with the gRPC
-    /// semantics ([`Grpc`]).
+    /// chosen by the request's path as gRFC A6 chooses a `methodConfig`:
+    /// the method's own (`helloworld-Greeter-SayHello` for
+    /// `/helloworld.Greeter/SayHello`), else its service's
+    /// (`helloworld-Greeter`), else `grpc-default`, the names `retry-policy
+    /// import grpc` writes. A method none names runs once, with a warning
+    /// once per method. Judges with the gRPC semantics ([`Grpc`]).
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
@@ -321,13 +312,21 @@ pub struct RetryService<S, K = ByClassify, H = Hooks> {
 }
 
 impl<S: Clone, K, H> RetryService<S, K, H> {
-    /// The inner service that `poll_ready` made ready, for the call's
-    /// future; a clone stays behind for the next `poll_ready` (tower's rule
-    /// for services that move into their futures).
+    /// The inner service `poll_ready` made ready, for the call's future; a
+    /// clone stays behind (tower's rule for services moved into futures).
     fn take_ready(&mut self) -> S {
         let fresh = self.inner.clone();
         std::mem::replace(&mut self.inner, fresh)
     }
+}
+
+/// Sends `request` on `service` once it is ready.
+async fn send<S: tower::Service<Req>, Req>(
+    mut service: S,
+    request: Req,
+) -> Result<S::Response, S::Error> {
+    std::future::poll_fn(|cx| service.poll_ready(cx)).await?;
+    service.call(request).await
 }
 
 /// A layer's shared hooks, seen as hooks by the loop.
