@@ -73,22 +73,22 @@ impl Release {
 
     /// Whether an attempt at `now_ms` goes; `draw(n)` is a uniform sample
     /// in `[0, 1)` for the `n`-th refusal's spread.
-    pub(super) fn admit(&mut self, now_ms: f64, mut draw: impl FnMut(u32) -> f64) -> Admit {
+    pub(super) fn admit(&mut self, now_ms: f64, draw: impl FnOnce(u32) -> f64) -> Admit {
         let idle = now_ms - IDLE * self.ramp_ms;
         if self.next_ms < idle && self.refused_ms < idle {
             return Admit::Over;
         }
-        self.draws = self.draws.wrapping_add(1);
-        let sample = draw(self.draws).clamp(0.0, 1.0);
-        // A place is free when it falls before a random point of the current
-        // millisecond: on average `rate` go per millisecond, and breakers
-        // at the same rate do not send their extra attempt in the same one.
-        if self.next_ms < now_ms + sample {
+        // The places that fall in the current millisecond are free; what a
+        // millisecond leaves unused is not carried on.
+        // (Less a nanosecond, so that rounding in the sum of places cannot
+        // squeeze in one more.)
+        if self.next_ms < now_ms + 1.0 - 1e-6 {
             self.next_ms = self.next_ms.max(now_ms) + 1.0 / self.rate;
             return Admit::Go;
         }
         self.refused_ms = now_ms;
-        let spread = sample * self.ramp_ms;
+        self.draws = self.draws.wrapping_add(1);
+        let spread = draw(self.draws).clamp(0.0, 1.0) * self.ramp_ms;
         Admit::Wait(self.next_ms - now_ms + spread)
     }
 
@@ -199,7 +199,7 @@ mod tests {
     #[test]
     fn the_rate_doubles_per_step_while_all_succeed_and_is_cut_once_per_step() {
         let mut r = Release::new(0.0, 20.0);
-        assert_eq!(r.admit(0.0, |_| 0.99), Admit::Go);
+        assert_eq!(r.admit(0.0, |_| 0.0), Admit::Go);
         // One place per 20 ms: the next attempt waits for it, and a random
         // share of a step more.
         assert_eq!(r.admit(0.0, |_| 0.5), Admit::Wait(20.0 + 10.0));
@@ -227,22 +227,28 @@ mod tests {
         }
         // 10 per ms: ten go in the millisecond, the eleventh waits.
         let went = (0..11)
-            .filter(|_| r.admit(0.0, |_| 0.999) == Admit::Go)
+            .filter(|_| r.admit(0.0, |_| 0.0) == Admit::Go)
             .count();
         assert_eq!(went, 10);
-        let not_yet = r.admit(4.5, |_| 0.999);
+        let not_yet = r.admit(4.5, |_| 0.0);
         assert_eq!(not_yet, Admit::Go, "not idle for four steps yet");
         assert_eq!(r.admit(100.0, |_| 0.5), Admit::Over);
     }
 
     #[test]
-    fn a_draw_decides_whether_a_fractional_place_goes_in_this_millisecond() {
-        let mut r = Release::new(0.0, 1.0);
-        r.succeeded(); // 2 per ms: places at 0 and 0.5
-        assert_eq!(r.admit(0.0, |_| 0.9), Admit::Go);
-        let late = r.admit(0.0, |_| 0.4);
-        assert_eq!(late, Admit::Wait(0.5 + 0.4), "0.5 is past the draw");
-        let early = r.admit(0.0, |_| 0.6);
-        assert_eq!(early, Admit::Go, "0.5 is before this draw");
+    fn a_fractional_rate_is_kept_on_average_from_millisecond_to_millisecond() {
+        let mut r = Release::new(0.0, 2.0);
+        for _ in 0..4 {
+            r.succeeded(); // 0.5 per ms, +0.5 a success: 2.5 per ms
+        }
+        let per_ms: Vec<usize> = (0..4)
+            .map(|ms| {
+                let at = f64::from(ms);
+                (0..10)
+                    .filter(|_| r.admit(at, |_| 0.0) == Admit::Go)
+                    .count()
+            })
+            .collect();
+        assert_eq!(per_ms, [3, 2, 3, 2]);
     }
 }
