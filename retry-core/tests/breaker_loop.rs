@@ -258,6 +258,62 @@ fn breaker_a_refusal_uses_none_of_the_policys_attempts() {
     });
 }
 
+/// A clock that moves only when the blocking loop sleeps.
+struct FakeTime {
+    origin: Instant,
+    now: std::cell::Cell<Duration>,
+}
+
+impl retrykit_core::clock::Clock for &FakeTime {
+    fn now(&self) -> Instant {
+        self.origin + self.now.get()
+    }
+}
+
+impl retrykit_core::clock::Sleeper for &FakeTime {
+    type Sleep = std::future::Ready<()>;
+    fn sleep(&self, d: Duration) -> Self::Sleep {
+        self.now.set(self.now.get() + d);
+        std::future::ready(())
+    }
+}
+
+impl retrykit_core::clock::BlockingSleeper for &FakeTime {
+    fn sleep(&self, d: Duration) {
+        self.now.set(self.now.get() + d);
+    }
+}
+
+/// The same rule in the blocking loop, on a clock that moves only when it
+/// sleeps: the refused attempt waits the 1 s break and both attempts are sent.
+#[test]
+fn breaker_the_blocking_loop_keeps_its_attempts_too() {
+    let b = breaker(1);
+    trip(&b);
+    let time = FakeTime {
+        origin: now(),
+        now: std::cell::Cell::new(Duration::ZERO),
+    };
+    let p = policy(&b, 2).base(Duration::from_secs(4)).build().unwrap();
+    let sent = AtomicU32::new(0);
+    let (result, report) = Retry::blocking(&p)
+        .clock(&time)
+        .sleeper(&time)
+        .call_blocking_with_report(|| match sent.fetch_add(1, SeqCst) {
+            0 => Err(Answer::Down),
+            n => Ok(n + 1),
+        });
+    assert_eq!(result.unwrap(), 2, "{report:?}");
+    assert_eq!(sent.load(SeqCst), 2);
+    assert_eq!((report.attempts, report.refused), (3, 1));
+    // The break (1 s), then the backoff after the probe's failure (4 s).
+    assert!(
+        near(time.now.get(), Duration::from_secs(5)),
+        "{:?}",
+        time.now.get()
+    );
+}
+
 /// A held-back call waits no longer in all than its policy's total wait
 /// (100 ms + 200 ms for 3 attempts): the last hold is cut to what is left,
 /// and then it ends with `BreakerOpen`, having sent nothing.
