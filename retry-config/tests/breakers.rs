@@ -362,7 +362,7 @@ fn the_recovery_keys_take_the_environment_and_say_their_defaults() {
     assert_eq!(broker.release_ramp(), Duration::from_millis(5));
     assert_eq!(
         broker.release_trip_on(),
-        ["transient".into(), "throttled".into()]
+        [Box::<str>::from("transient"), Box::from("throttled")]
     );
     let explained = config.explain_breaker("broker").unwrap();
     let get = |key: &str| explained.iter().find(|e| e.key == key).unwrap();

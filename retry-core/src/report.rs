@@ -41,9 +41,10 @@ pub enum Ending {
     /// by the policy's `retry_methods`), so sending it again could repeat
     /// its effect.
     NotIdempotent,
-    /// The policy's circuit breaker refused an attempt (open, or half-open
-    /// with its probes out) and would not let one through again within the
-    /// deadline or the attempts left. Nothing was sent for that attempt.
+    /// The policy's circuit breaker refused an attempt (open, half-open
+    /// with its probes out, or releasing with no place free) and would not
+    /// let one through again within the deadline or the policy's total
+    /// wait. Nothing was sent for that attempt.
     BreakerOpen,
     /// The failure was retryable, but its attempt's response had begun: a
     /// gRPC response whose body began streaming before its failing status

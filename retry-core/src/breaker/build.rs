@@ -319,7 +319,7 @@ impl BreakerBuilder {
     /// ```
     /// use retrykit_core::breaker::CircuitBreaker;
     /// let b = CircuitBreaker::builder().release_trip_on(Some(["throttled"])).build().unwrap();
-    /// assert_eq!(b.release_trip_on(), ["throttled".into()]);
+    /// assert_eq!(b.release_trip_on(), [Box::<str>::from("throttled")]);
     /// ```
     pub fn release_trip_on<I, S>(mut self, classes: Option<I>) -> Self
     where
