@@ -61,7 +61,8 @@ fn install(breaker: Option<CircuitBreaker>) {
 }
 
 /// A breaker that opens after [`MIN_CALLS`] calls of which half failed, for
-/// `open_for` at first (no jitter), with one probe.
+/// `open_for` at first (no jitter; `probe_every` no shorter than its
+/// longest break), with one probe.
 fn breaker(open_for: Duration) -> CircuitBreaker {
     CircuitBreaker::builder()
         .name("broker")
@@ -70,6 +71,7 @@ fn breaker(open_for: Duration) -> CircuitBreaker {
         .window(Duration::from_secs(30))
         .open_for(open_for)
         .max_open_for(open_for * 4)
+        .probe_every(open_for * 4)
         .open_jitter(0.0)
         .build()
         .unwrap()

@@ -229,7 +229,8 @@ fn every_key_a_file_can_set_reaches_the_breaker_as_written() {
     // Each key set to something other than its default, then read back.
     let text = "[policies.p]\nattempt_timeout = \"5s\"\nbreaker = \"b\"\n\
         [breakers.b]\nfailure_ratio = 0.25\nmin_calls = 7\nwindow = \"1m\"\nopen_for = \"2s\"\n\
-        max_open_for = \"1m\"\nopen_jitter = 0.5\nprobes = 4\nslow_call = \"3s\"\ntrip_on = [\"throttled\"]\n";
+        max_open_for = \"1m\"\nopen_jitter = 0.5\nprobes = 4\nslow_call = \"3s\"\ntrip_on = [\"throttled\"]\n\
+        probe_every = \"3s\"\nrelease_ramp = \"50ms\"\nrelease_trip_on = [\"transient\", \"throttled\"]\n";
     let config = Config::load_str(text, "f", &Options::new()).unwrap();
     let explained = config.explain_breaker("b").unwrap();
     for e in &explained {
@@ -260,6 +261,9 @@ fn every_key_a_file_can_set_reaches_the_breaker_as_written() {
             ("probes", "4"),
             ("slow_call", "3s"),
             ("trip_on", "[throttled]"),
+            ("probe_every", "3s"),
+            ("release_ramp", "50ms"),
+            ("release_trip_on", "[transient, throttled]"),
             ("scope", "local"),
             ("store", "none"),
             ("store_timeout", "- (unused by a local breaker)"),
@@ -341,4 +345,63 @@ fn a_fleet_breaker_is_retry_cores_with_fleet() {
             loaded.map(|_| ()).map_err(|d| d.render())
         ),
     }
+}
+
+#[test]
+fn the_recovery_keys_take_the_environment_and_say_their_defaults() {
+    let env = Env::new()
+        .with("RETRY_BREAKER__BROKER__PROBE_EVERY", "400ms")
+        .with("RETRY_BREAKER__BROKER__RELEASE_RAMP", "5ms")
+        .with(
+            "RETRY_BREAKER__BROKER__RELEASE_TRIP_ON",
+            "transient,throttled",
+        );
+    let config = load(&Options::new().env(env));
+    let broker = config.breaker("broker").unwrap();
+    assert_eq!(broker.probe_every(), Duration::from_millis(400));
+    assert_eq!(broker.release_ramp(), Duration::from_millis(5));
+    assert_eq!(
+        broker.release_trip_on(),
+        [Box::<str>::from("transient"), Box::from("throttled")]
+    );
+    let explained = config.explain_breaker("broker").unwrap();
+    let get = |key: &str| explained.iter().find(|e| e.key == key).unwrap();
+    assert_eq!(
+        get("probe_every").layer,
+        Layer::Env("RETRY_BREAKER__BROKER__PROBE_EVERY".into())
+    );
+    // The defaults, said as a file would write them: release_trip_on is
+    // trip_on less throttled.
+    let db = config.explain_breaker("db").unwrap();
+    let get = |key: &str| db.iter().find(|e| e.key == key).unwrap();
+    assert_eq!(
+        (
+            get("probe_every").value.as_str(),
+            get("probe_every").layer.clone()
+        ),
+        ("1s 250ms", Layer::Builtin)
+    );
+    assert_eq!(get("release_ramp").value, "20ms");
+    assert_eq!(get("release_trip_on").value, "[transient, timeout]");
+}
+
+#[test]
+fn a_bad_recovery_key_is_named_with_its_rule_and_a_misspelt_one_gets_a_did_you_mean() {
+    let text = "[policies.p]\nbreaker = \"b\"\n[breakers.b]\nprobe_every = \"0s\"\nrelease_ramp = \"2m\"\n";
+    let err = Config::load_str(text, "f", &Options::new())
+        .unwrap_err()
+        .render();
+    assert!(
+        err.contains("probe_every") && err.contains("must be from 1ms to 1 day"),
+        "{err}"
+    );
+    assert!(
+        err.contains("release_ramp") && err.contains("must be from 1ms to 1 minute"),
+        "{err}"
+    );
+    let text = "[policies.p]\nbreaker = \"b\"\n[breakers.b]\nprobe_evry = \"1s\"\n";
+    let err = Config::load_str(text, "f", &Options::new())
+        .unwrap_err()
+        .render();
+    assert!(err.contains("probe_every"), "did you mean: {err}");
 }

@@ -6,8 +6,19 @@
 //! no attempt is sent at all, first attempts included. Then it turns
 //! **half-open** and lets `probes` attempts through; when they all succeed it
 //! **closes**, and when one fails it opens again, each time for twice as
-//! long (up to `max_open_for`), each period shortened by a random share of
-//! up to `open_jitter` so that a fleet's breakers do not half-open together.
+//! long (up to `max_open_for`), and never for longer than `probe_every`, so
+//! a dependency that is back is found within `probe_every`. Each period is
+//! shortened by a random share of up to `open_jitter` so that a fleet's
+//! breakers do not half-open together.
+//!
+//! When it closes after a break it **releases** the attempts it held back
+//! at a rate, not all at once: one per `release_ramp` at first, doubling
+//! every `release_ramp` while they succeed; a throttled answer cuts the
+//! rate, and during the release it counts as a failure only when
+//! `release_trip_on` lists it (by default it does not: a dependency that
+//! throttles is up). An attempt over the rate is refused like one of an
+//! open breaker, and told when a place is free. The release ends once its
+//! rate goes unused.
 //!
 //! What counts as a failure: an attempt whose error's class is in
 //! `trip_on` (transient, timeout and throttled by default: the classes
@@ -25,14 +36,17 @@
 //!
 //! In the retry loop, every attempt asks the breaker before it is sent,
 //! first attempts and hedges alike (the order is in docs/guarantees.md). A
-//! refused attempt is not sent, takes nothing from the retry budgets, and
-//! is not retried as a failure: the call waits for the breaker to let
-//! attempts through again when that fits its deadline and attempts left,
-//! and otherwise ends at once with [`Ending::BreakerOpen`](crate::Ending::BreakerOpen),
+//! refused attempt is not an attempt: it is not sent, uses none of the
+//! policy's attempts, takes nothing from the retry budgets, and is not
+//! retried as a failure. The call waits for the breaker to let attempts
+//! through again, within its deadline and the policy's total wait (the sum
+//! of its schedule's longest waits), and otherwise ends with
+//! [`Ending::BreakerOpen`](crate::Ending::BreakerOpen),
 //! returning the error its type makes of a [`BreakerOpen`]
 //! ([`Classify::from_breaker_open`](crate::Classify::from_breaker_open)).
 //!
-//! A breaker is shared between threads without a lock. Each transition is
+//! A breaker is shared between threads without a lock, but for a release
+//! in progress, whose rate is kept under a short one. Each transition is
 //! made once, however many calls race for it, and said once (on stderr and
 //! as a `warn` event of target `retry`).
 //!
@@ -43,7 +57,8 @@
 //!
 //! let breaker = Arc::new(
 //!     CircuitBreaker::builder().name("broker").min_calls(4).failure_ratio(0.5)
-//!         .open_for(Duration::from_secs(5)).open_jitter(0.0).build().unwrap(),
+//!         .open_for(Duration::from_secs(5)).probe_every(Duration::from_secs(5))
+//!         .open_jitter(0.0).build().unwrap(),
 //! );
 //! let now = Instant::now();
 //! for _ in 0..4 {
@@ -70,6 +85,7 @@ mod build;
 #[cfg(feature = "redis")]
 mod fleet;
 mod refused;
+mod release;
 mod said;
 mod state;
 mod ticket;
@@ -85,10 +101,11 @@ pub use ticket::Ticket;
 
 use crate::rng::JitterRng;
 use crate::window::Window;
+use release::Release;
 use state::{Phase, Word};
 use std::fmt;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// The window's counters: attempts counted, and of those the failures.
@@ -123,6 +140,11 @@ pub struct CircuitBreaker {
     fleet: Option<fleet::FleetBreaker>,
     /// Says nothing of its state changes (a simulator's breaker).
     quiet: bool,
+    /// Whether a release is in progress (`release` holds it): read
+    /// without the lock on every closed attempt.
+    releasing: AtomicBool,
+    /// The release after the last close, while it lasts.
+    release: Mutex<Option<Release>>,
 }
 
 impl fmt::Debug for CircuitBreaker {
@@ -166,7 +188,8 @@ impl CircuitBreaker {
     /// use retrykit_core::breaker::{BreakerState, CircuitBreaker};
     /// use std::time::Duration;
     /// use std::sync::Arc;
-    /// let breaker = Arc::new(CircuitBreaker::builder().min_calls(1).open_for(Duration::from_secs(10)).open_jitter(0.0).build().unwrap());
+    /// let breaker = Arc::new(CircuitBreaker::builder().min_calls(1).open_for(Duration::from_secs(10))
+    ///     .probe_every(Duration::from_secs(10)).open_jitter(0.0).build().unwrap());
     /// let now = tokio::time::Instant::now().into_std();
     /// let ticket = breaker.try_acquire(now).unwrap();
     /// breaker.record(ticket, now, true); // 1 of 1 failed: opens for 10 s
@@ -220,7 +243,7 @@ impl CircuitBreaker {
         let mut word = self.word();
         loop {
             let next = match word.phase() {
-                Phase::Closed { .. } => return Ok(Ticket::closed(now)),
+                Phase::Closed { .. } => return self.released(now),
                 Phase::Open { until_ms } if self.ms(now) < until_ms => {
                     let retry_in = self.until(until_ms).saturating_duration_since(now);
                     return Err(self.refusal(BreakerState::Open, retry_in));
@@ -230,8 +253,9 @@ impl CircuitBreaker {
                 Phase::HalfOpen { out, ok } if out < self.settings.probes => {
                     word.with(Phase::HalfOpen { out: out + 1, ok })
                 }
+                // The probes answer soon: ask again in a ramp step.
                 Phase::HalfOpen { .. } => {
-                    let retry_in = self.settings.open_for;
+                    let retry_in = self.settings.release_ramp.min(self.settings.probe_every);
                     return Err(self.refusal(BreakerState::HalfOpen, retry_in));
                 }
             };
@@ -259,7 +283,45 @@ impl CircuitBreaker {
     /// `now`: `failed` when its error's class is one the breaker counts
     /// ([`counts_class`](Self::counts_class)). An attempt that took
     /// `slow_call` or longer counts as failed whatever its outcome.
-    pub fn record(&self, mut ticket: Ticket, now: Instant, failed: bool) {
+    pub fn record(&self, ticket: Ticket, now: Instant, failed: bool) {
+        if self.releasing.load(Ordering::Acquire) {
+            self.release_answered(now, !failed, false);
+        }
+        self.recorded(ticket, now, failed, false);
+    }
+
+    /// Records the outcome of the attempt `ticket` let through, answered at
+    /// `now`, by its error's class (`None`: it succeeded), as the retry loop
+    /// does: a failure when the class is one the breaker counts, except
+    /// that during a release (see the [module docs](self)) a throttled
+    /// answer slows the release and counts as a failure only when
+    /// `release_trip_on` lists it. Slow calls count as [`record`](Self::record) says.
+    ///
+    /// ```
+    /// use retrykit_core::{Class, breaker::{BreakerState, CircuitBreaker}};
+    /// use std::sync::Arc;
+    /// let b = Arc::new(CircuitBreaker::builder().min_calls(1).build().unwrap());
+    /// let now = std::time::Instant::now();
+    /// b.record_class(b.try_acquire(now).unwrap(), now, Some(Class::THROTTLED));
+    /// assert_eq!(b.state(), BreakerState::Open, "throttled counts outside a release");
+    /// ```
+    pub fn record_class(&self, ticket: Ticket, now: Instant, class: Option<crate::class::Class>) {
+        let throttled = class == Some(crate::class::Class::THROTTLED);
+        let releasing = self.releasing.load(Ordering::Acquire);
+        let failed = match class {
+            Some(crate::class::Class::Retryable(name)) if releasing => self.release_trips(name),
+            Some(class) => self.counts_class(class),
+            None => false,
+        };
+        if releasing {
+            self.release_answered(now, class.is_none(), throttled);
+        }
+        self.recorded(ticket, now, failed, releasing && throttled && !failed);
+    }
+
+    /// Records an outcome; `spared` is a throttled answer the release took
+    /// (not a failure, and not a success either: it is not counted).
+    fn recorded(&self, mut ticket: Ticket, now: Instant, failed: bool, spared: bool) {
         let failed = failed
             || self
                 .settings
@@ -278,6 +340,7 @@ impl CircuitBreaker {
                 }
                 self.probe_answered(probe.period, now, failed);
             }
+            None if spared => {}
             None => self.counted(ticket.began, now, failed),
         }
     }
@@ -299,6 +362,16 @@ impl CircuitBreaker {
             return fleet.view();
         }
         self.word()
+    }
+
+    /// Whether the breaker is releasing the attempts it held back (closed
+    /// after a break, at a limited rate: see the [module docs](self)).
+    ///
+    /// ```
+    /// assert!(!retrykit_core::breaker::CircuitBreaker::builder().build().unwrap().releasing());
+    /// ```
+    pub fn releasing(&self) -> bool {
+        self.releasing.load(Ordering::Acquire)
     }
 
     /// Whether an error of class `class` counts as a failure (`trip_on`).
@@ -348,7 +421,10 @@ impl CircuitBreaker {
             let trips = word.trips().saturating_add(1);
             let (next, open_for) = self.opened(word, trips, now);
             match self.swap(word, next) {
-                Ok(()) => return self.herald().opened(failures, attempts, open_for),
+                Ok(()) => {
+                    self.stop_release();
+                    return self.herald().opened(failures, attempts, open_for);
+                }
                 Err(seen) => word = seen,
             }
         }
@@ -385,6 +461,7 @@ impl CircuitBreaker {
             };
             match self.swap(word, next) {
                 Ok(()) if next.phase().state() == BreakerState::Closed => {
+                    self.start_release(now);
                     return self.herald().closed();
                 }
                 Ok(()) => return,
@@ -401,7 +478,8 @@ impl CircuitBreaker {
         let full = s
             .open_for
             .saturating_mul(1 << doublings.min(31))
-            .min(s.max_open_for);
+            .min(s.max_open_for)
+            .min(s.probe_every);
         let sample = JitterRng::from_seed(self.seed).sample(u32::from(word.period()));
         let cut = full.mul_f64((s.open_jitter * sample.as_f64()).clamp(0.0, 1.0));
         let open_for = full.saturating_sub(cut).max(Duration::from_millis(1));

@@ -35,8 +35,9 @@ pub enum Ending {
     /// The failure was retryable, but the request's method is not
     /// idempotent (no `Idempotency-Key`, not in `retry_methods`).
     NotIdempotent,
-    /// The circuit breaker refused an attempt and would not let one through
-    /// within the deadline or the attempts left. Nothing was sent for it.
+    /// The circuit breaker refused an attempt (open, half-open with its
+    /// probes out, or releasing with no place free) and would not let one
+    /// through within the deadline or the policy's total wait.
     BreakerOpen,
     /// The failure was retryable, but its gRPC response had begun streaming
     /// (gRFC A6's "committed" RPC).

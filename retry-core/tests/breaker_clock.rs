@@ -29,6 +29,7 @@ fn breaker() -> Arc<CircuitBreaker> {
     let built = CircuitBreaker::builder()
         .min_calls(1)
         .open_for(S(10))
+        .probe_every(S(10))
         .open_jitter(0.0)
         .build()
         .unwrap();

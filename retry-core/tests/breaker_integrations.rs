@@ -68,13 +68,48 @@ fn tower_http_waits_for_the_reopening_and_its_report_counts_the_refusal() {
     static SENT: AtomicU32 = AtomicU32::new(0);
     let b = open_breaker();
     paused_runtime().block_on(async {
-        let response = via_tower_http(policy(&b, 3), &SENT).await.unwrap();
+        // A total wait of 1.5 s (5 attempts from 100 ms): the 1 s break fits.
+        let response = via_tower_http(policy(&b, 5), &SENT).await.unwrap();
         let report = response.extensions().get::<Report>().unwrap();
         assert_eq!(
             (report.ending, report.attempts, report.refused),
             (Ending::Success, 2, 1)
         );
         assert_eq!(SENT.load(SeqCst), 1, "the refused attempt was never sent");
+    });
+}
+
+/// Issue 42 through the tower HTTP layer: a refusal uses none of the
+/// policy's 2 attempts (a 4 s total wait), so after the refused attempt
+/// the probe's 503 and the next attempt's 200 are both sent.
+#[test]
+fn tower_http_a_refusal_uses_none_of_the_policys_attempts() {
+    static SENT: AtomicU32 = AtomicU32::new(0);
+    let b = open_breaker();
+    paused_runtime().block_on(async {
+        let p = policy(&b, 2)
+            .to_builder()
+            .base(Duration::from_secs(4))
+            .build()
+            .unwrap();
+        let server = tower::service_fn(|_: Request<ReplayBody<String>>| async {
+            let status = match SENT.fetch_add(1, SeqCst) {
+                0 => http::StatusCode::SERVICE_UNAVAILABLE,
+                _ => http::StatusCode::OK,
+            };
+            let mut response = Response::new(());
+            *response.status_mut() = status;
+            Ok::<_, BoxError>(response)
+        });
+        let svc = RetryLayer::new(p).http().layer(server);
+        let response = svc.oneshot(Request::new(String::new())).await.unwrap();
+        assert_eq!(response.status(), http::StatusCode::OK);
+        let report = response.extensions().get::<Report>().unwrap();
+        assert_eq!(
+            (report.ending, report.attempts, report.refused),
+            (Ending::Success, 3, 1)
+        );
+        assert_eq!(SENT.load(SeqCst), 2, "both attempts were sent");
     });
 }
 
@@ -216,7 +251,8 @@ fn reqwest_returns_a_middleware_error_wrapping_breaker_open_or_waits() {
         let open = error.downcast_ref::<BreakerOpen>().expect("a BreakerOpen");
         assert_eq!(open.breaker(), Some("dep"));
         assert_eq!(REQWEST_SENT.load(SeqCst), 0);
-        let waited = client(policy(&b, 3))
+        // A total wait of 1.5 s (5 attempts from 100 ms): the 1 s break fits.
+        let waited = client(policy(&b, 5))
             .get("http://dep.invalid/")
             .send()
             .await

@@ -40,7 +40,7 @@ impl Classify for Answer {
 const OPEN_FOR: Duration = Duration::from_secs(1);
 
 /// A breaker that opens on 2 failures of 2 attempts, for 1 s (no jitter),
-/// letting `probes` through when half-open. Built before the paused
+/// doubling up to 8 s, letting `probes` through when half-open. Built before the paused
 /// runtime starts, so the runtime's clock never reads earlier than its origin.
 fn breaker(probes: u32) -> Arc<CircuitBreaker> {
     let b = CircuitBreaker::builder()
@@ -50,6 +50,7 @@ fn breaker(probes: u32) -> Arc<CircuitBreaker> {
         .window(Duration::from_secs(10))
         .open_for(OPEN_FOR)
         .max_open_for(Duration::from_secs(8))
+        .probe_every(Duration::from_secs(8))
         .open_jitter(0.0)
         .probes(probes)
         .build()
@@ -179,7 +180,8 @@ fn budget_a_refused_attempt_withdraws_nothing_and_waits_even_when_the_budget_is_
                 .build()
                 .unwrap(),
         );
-        let p = policy(&b, 3)
+        // 100 ms doubling, 5 attempts: a total wait of 1.5 s, past the break.
+        let p = policy(&b, 5)
             .budget(Some(Arc::clone(&empty)))
             .build()
             .unwrap();
@@ -206,7 +208,8 @@ fn breaker_the_call_waits_for_the_reopening_when_it_fits() {
     let b = breaker(1);
     paused_runtime().block_on(async {
         trip(&b);
-        let p = policy(&b, 3).build().unwrap();
+        // A total wait of 1.5 s (100 ms doubling, 5 attempts): the 1 s break fits.
+        let p = policy(&b, 5).build().unwrap();
         let (result, report, sent) = sends(&p, |_| async { Ok(7) }).await;
         assert_eq!(result.unwrap(), 7);
         assert_eq!(sent, 1, "the refused attempt was not sent");
@@ -218,7 +221,7 @@ fn breaker_the_call_waits_for_the_reopening_when_it_fits() {
 }
 
 #[test]
-fn breaker_with_no_attempt_left_the_call_ends_with_breaker_open() {
+fn breaker_a_policy_with_no_wait_the_call_ends_with_breaker_open_at_once() {
     let b = breaker(1);
     paused_runtime().block_on(async {
         trip(&b);
@@ -228,6 +231,105 @@ fn breaker_with_no_attempt_left_the_call_ends_with_breaker_open() {
         assert_eq!(sent, 0);
         assert_eq!(report.ending, Ending::BreakerOpen);
         assert_eq!(report.elapsed, Duration::ZERO, "ended at once");
+    });
+}
+
+/// Issue 42: a refusal is not an attempt. A call of 2 attempts (4 s base,
+/// so a total wait of 4 s) is refused by a 1 s break, waits it, and still
+/// has both attempts: the probe fails, and the second succeeds.
+#[test]
+fn breaker_a_refusal_uses_none_of_the_policys_attempts() {
+    let b = breaker(1);
+    paused_runtime().block_on(async {
+        trip(&b);
+        let p = policy(&b, 2)
+            .base(Duration::from_secs(4))
+            .deadline(Some(Duration::from_secs(10)))
+            .build()
+            .unwrap();
+        let (result, report, sent) = sends(&p, |n| async move {
+            if n == 1 { Err(Answer::Down) } else { Ok(n) }
+        })
+        .await;
+        assert_eq!(result.unwrap(), 2, "{report:?}");
+        assert_eq!(sent, 2, "both attempts were sent");
+        assert_eq!((report.attempts, report.refused), (3, 1));
+        assert_eq!(report.ending, Ending::Success);
+    });
+}
+
+/// A clock that moves only when the blocking loop sleeps.
+struct FakeTime {
+    origin: Instant,
+    now: std::cell::Cell<Duration>,
+}
+
+impl retrykit_core::clock::Clock for &FakeTime {
+    fn now(&self) -> Instant {
+        self.origin + self.now.get()
+    }
+}
+
+impl retrykit_core::clock::Sleeper for &FakeTime {
+    type Sleep = std::future::Ready<()>;
+    fn sleep(&self, d: Duration) -> Self::Sleep {
+        self.now.set(self.now.get() + d);
+        std::future::ready(())
+    }
+}
+
+impl retrykit_core::clock::BlockingSleeper for &FakeTime {
+    fn sleep(&self, d: Duration) {
+        self.now.set(self.now.get() + d);
+    }
+}
+
+/// The same rule in the blocking loop, on a clock that moves only when it
+/// sleeps: the refused attempt waits the 1 s break and both attempts are sent.
+#[test]
+fn breaker_the_blocking_loop_keeps_its_attempts_too() {
+    let b = breaker(1);
+    trip(&b);
+    let time = FakeTime {
+        origin: now(),
+        now: std::cell::Cell::new(Duration::ZERO),
+    };
+    let p = policy(&b, 2).base(Duration::from_secs(4)).build().unwrap();
+    let sent = AtomicU32::new(0);
+    let (result, report) = Retry::blocking(&p)
+        .clock(&time)
+        .sleeper(&time)
+        .call_blocking_with_report(|| match sent.fetch_add(1, SeqCst) {
+            0 => Err(Answer::Down),
+            n => Ok(n + 1),
+        });
+    assert_eq!(result.unwrap(), 2, "{report:?}");
+    assert_eq!(sent.load(SeqCst), 2);
+    assert_eq!((report.attempts, report.refused), (3, 1));
+    // The break (1 s), then the backoff after the probe's failure (4 s).
+    assert!(
+        near(time.now.get(), Duration::from_secs(5)),
+        "{:?}",
+        time.now.get()
+    );
+}
+
+/// A held-back call waits no longer in all than its policy's total wait
+/// (100 ms + 200 ms for 3 attempts): the last hold is cut to what is left,
+/// and then it ends with `BreakerOpen`, having sent nothing.
+#[test]
+fn breaker_a_hold_ends_when_the_policys_total_wait_is_spent() {
+    let b = breaker(1);
+    paused_runtime().block_on(async {
+        trip(&b);
+        let p = policy(&b, 3).build().unwrap();
+        let (result, report, sent) = sends(&p, up).await;
+        assert!(matches!(result, Err(Answer::Refused(_))), "{result:?}");
+        assert_eq!(sent, 0);
+        assert_eq!(report.ending, Ending::BreakerOpen);
+        assert_eq!((report.attempts, report.refused), (2, 2));
+        assert_eq!(report.waited, Duration::from_millis(300));
+        assert_eq!(report.elapsed, Duration::from_millis(300));
     });
 }
 
@@ -289,6 +391,7 @@ fn breaker_half_open_lets_only_the_probes_through_and_the_others_wait_or_end() {
         tokio::time::sleep(OPEN_FOR).await;
         let waits = policy(&b, 3).build().unwrap();
         let ends = policy(&b, 1).build().unwrap();
+        let ramp = b.release_ramp();
         let counted = AtomicU32::new(0);
         let attempt = || {
             counted.fetch_add(1, SeqCst);
@@ -303,12 +406,11 @@ fn breaker_half_open_lets_only_the_probes_through_and_the_others_wait_or_end() {
             Retry::new(&ends).call_with_report(attempt),
         );
         assert_eq!((probe.1.ending, probe.1.refused), (Ending::Success, 0));
-        assert_eq!((waited.1.ending, waited.1.refused), (Ending::Success, 1));
-        assert!(
-            near(waited.1.waited, OPEN_FOR),
-            "a refusal in half-open waits open_for: {:?}",
-            waited.1.waited
-        );
+        // Refused while the probe is out, it asks again every release_ramp
+        // (20 ms) until the probe's success at 100 ms closes the breaker.
+        assert_eq!(waited.1.ending, Ending::Success);
+        assert_eq!(waited.1.refused, 5, "{:?}", waited.1);
+        assert_eq!(waited.1.waited, ramp * 5);
         let Err(Answer::Refused(open)) = ended.0 else {
             panic!("{:?}", ended.0)
         };
@@ -345,7 +447,8 @@ fn breaker_a_hedged_call_whose_first_attempt_is_refused_waits_for_the_reopening(
     let b = breaker(1);
     paused_runtime().block_on(async {
         trip(&b);
-        let p = hedging(20, 3)
+        // A total wait of 1.5 s at most (5 attempts): the break fits.
+        let p = hedging(20, 5)
             .breaker(Some(Arc::clone(&b)))
             .build()
             .unwrap();
@@ -388,9 +491,11 @@ fn attempt_failures_through_the_loop_open_it() {
         let (result, report, sent) = sends(&p, |_| async { Err::<(), _>(Answer::Down) }).await;
         assert!(result.is_err());
         // Two failures open it; the third attempt is refused, waits the
-        // break, and the probe fails (opening it for 2 s); the fifth is refused.
-        assert_eq!(sent, 3);
-        assert_eq!((report.attempts, report.refused), (5, 2));
+        // break, and the probe fails (opening it for 2 s); the fifth is
+        // refused, and the policy's total wait (1.5 s) is spent.
+        assert_eq!(sent, 3, "{report:?}");
+        assert_eq!(report.attempts - report.refused, 3, "{report:?}");
+        assert_eq!(report.waited, Duration::from_millis(1500), "the total wait");
         assert_eq!(report.ending, Ending::BreakerOpen);
         assert_eq!(b.status(now()).trips, 2);
     });

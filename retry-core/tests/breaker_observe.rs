@@ -43,6 +43,7 @@ fn breaker(name: &str, probes: u32, open_for: Duration) -> Arc<CircuitBreaker> {
         .window(Duration::from_secs(10))
         .open_for(open_for)
         .max_open_for(open_for * 4)
+        .probe_every(open_for * 4)
         .open_jitter(0.0)
         .probes(probes)
         .build()

@@ -256,6 +256,13 @@ fn the_lua_machine_and_the_rust_machine_agree_on_every_scenario() {
             .window(Duration::from_secs(10))
             .open_for(Duration::from_secs(1))
             .max_open_for(Duration::from_secs(3))
+            // The script gets open_for and max_open_for bounded by
+            // probe_every (round.rs): here they are the script's own args.
+            .probe_every(Duration::from_secs(3))
+            // The release after a close paces this host's attempts, which
+            // the script knows nothing of: at one per ms it lets through
+            // the scenarios' attempts, 10 ms apart.
+            .release_ramp(Duration::from_millis(1))
             .open_jitter(0.0)
             .probes(scenario.probes)
             .build()

@@ -31,6 +31,7 @@ fn host(store: &str) -> Arc<CircuitBreaker> {
         .failure_ratio(0.5)
         .open_for(Duration::from_secs(60))
         .max_open_for(Duration::from_secs(60))
+        .probe_every(Duration::from_secs(60))
         .open_jitter(0.0)
         .build()
         .unwrap()

@@ -36,6 +36,7 @@ fn original(store: &str) -> CircuitBreaker {
         .failure_ratio(0.5)
         .open_for(Duration::from_secs(60))
         .max_open_for(Duration::from_secs(60))
+        .probe_every(Duration::from_secs(60))
         .open_jitter(0.0)
         .build()
         .unwrap()

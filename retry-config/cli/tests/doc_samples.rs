@@ -165,6 +165,44 @@ fn the_simulator_doc_herd_sample_and_plot_are_what_simulate_makes() {
     );
 }
 
+/// docs/recovery.md's figures (issue 42): what `simulate` prints for the
+/// 2 s and 10 s outages with a breaker of no key set, and docs/simulator.md's
+/// breaker table, an excerpt of the 2 s one.
+#[test]
+fn the_recovery_doc_samples_are_what_simulate_prints() {
+    let page = doc("docs/recovery.md");
+    let mut two = String::new();
+    for outage in ["2s", "10s"] {
+        let shown =
+            format!("retry-policy simulate outbox -c examples/recovery.toml --outage {outage}\n");
+        let args = [
+            "simulate",
+            "outbox",
+            "-c",
+            "examples/recovery.toml",
+            "--outage",
+            outage,
+        ];
+        let out = run_in(&root(), &args);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        let printed = text(&out.stdout);
+        assert_eq!(printed, sample(&page, &shown), "--outage {outage}");
+        if outage == "2s" {
+            two = printed;
+        }
+    }
+    let simulator = doc("docs/simulator.md");
+    let excerpt = sample(
+        &simulator,
+        "`retry-policy simulate outbox -c examples/recovery.toml --outage 2s`",
+    );
+    assert!(excerpt.lines().count() >= 5, "{excerpt}");
+    assert!(
+        two.contains(excerpt),
+        "docs/simulator.md's breaker table:\n{excerpt}"
+    );
+}
+
 /// docs/simulator.md's contention scenario: the tables (whose 100-client
 /// row the page's prose quotes) and the plot.
 #[test]

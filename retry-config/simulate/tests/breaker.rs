@@ -129,45 +129,50 @@ fn runs_repeat_and_leave_the_policys_own_breaker_alone() {
 }
 
 #[test]
-fn the_seed_draws_the_breakers_jitter_and_nothing_else_is_random() {
+fn the_seed_draws_the_breakers_jitter_and_release_and_nothing_else_is_random() {
     // No jitter in the clients' waits: only the breakers' open periods
-    // are drawn, one stream per breaker.
+    // and, once the service is back, their releases are drawn, one stream
+    // per breaker.
     let lockstep = policy(Jitter::None, 12);
-    let runs = |jitter: f64| {
+    let runs = |herd: &Herd, jitter: f64| {
         let braked = with(&lockstep, breaker(SECOND / 4).open_jitter(jitter));
         [1, 2].map(|seed| {
             Herd {
                 seed,
-                ..scoped(&outage(), BreakerScope::Local { processes: 8 })
+                ..scoped(herd, BreakerScope::Local { processes: 8 })
             }
             .run(&braked)
             .unwrap()
         })
     };
-    let [a, b] = runs(0.0);
-    assert_eq!(a, b, "nothing random without the breakers' jitter");
-    let [c, d] = runs(0.5);
+    let [a, b] = runs(&hopeless(2000), 0.0);
+    assert_eq!(a, b, "nothing random without jitter or a release");
+    let [c, d] = runs(&hopeless(2000), 0.5);
     assert_ne!(c, d, "the seed draws the breakers' jitter");
-    assert_ne!(a, c);
+    let [e, f] = runs(&outage(), 0.0);
+    assert_ne!(e, f, "the seed draws the releases' spread");
 }
 
 #[test]
-fn a_refused_attempt_uses_an_attempt_and_can_end_the_call() {
-    // Three attempts, 50 ms apart, a breaker open for 10 s: the first
-    // attempt is sent and fails (opening the breaker); the second is
-    // refused and waits for the break to end; at the third, one client
-    // gets the probe (it fails: the service never comes back) and every
-    // other is refused with no attempt left.
-    let braked = with(&policy(Jitter::None, 3), breaker(10 * SECOND));
+fn a_refused_attempt_uses_no_attempt_and_a_held_call_ends_at_its_total_wait() {
+    // Three attempts, 50 ms then 100 ms apart (a total wait of 150 ms), a
+    // breaker open for 10 s: the first attempt is sent and fails (opening
+    // the breaker); the second is refused and waits what is left of the
+    // total wait (100 ms), is refused again with nothing left, and ends
+    // with the breaker open, having used one attempt of three.
+    let braked = with(
+        &policy(Jitter::None, 3),
+        breaker(10 * SECOND).probe_every(10 * SECOND),
+    );
     let r = scoped(&hopeless(500), BreakerScope::Fleet)
         .run(&braked)
         .unwrap();
     accounted(&r);
-    assert_eq!(r.calls, 500 + 1);
-    assert_eq!(r.refused, 500 + 499);
-    assert_eq!((r.give_ups, r.breaker_give_ups), (500, 499));
-    // The third attempts came when the break ended, 10 s after tick 0's answer.
-    assert_eq!(r.peak_tick, 10_001);
+    assert_eq!(r.calls, 500, "no probe: the break outlasts every wait");
+    assert_eq!(r.refused, 500 * 2);
+    assert_eq!((r.give_ups, r.breaker_give_ups), (500, 500));
+    // The last refusals came 150 ms after tick 0's answer.
+    assert_eq!(r.finished_after(), Duration::from_millis(152));
 }
 
 #[test]

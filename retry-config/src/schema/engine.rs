@@ -234,6 +234,9 @@ fn binding(key: Key) -> Binding {
         | Key::Probes
         | Key::SlowCall
         | Key::TripOn
+        | Key::ProbeEvery
+        | Key::ReleaseRamp
+        | Key::ReleaseTripOn
         | Key::BreakerScope
         | Key::BreakerStore
         | Key::StoreTimeout

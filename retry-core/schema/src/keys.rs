@@ -488,6 +488,17 @@ keys! {
         SlowCall = "slow_call", DurationOrNone, "\"2s\"", BuiltIn::None;
         /// The error classes that count as failures (unset: transient, timeout and throttled).
         TripOn = "trip_on", Classes, "[\"transient\", \"timeout\"]", BuiltIn::Unset;
+        /// The longest open period, whatever the trips in a row: a probe
+        /// goes at least this often, so a dependency that is back is found
+        /// within it.
+        ProbeEvery = "probe_every", Duration, "\"2s\"", BuiltIn::Duration(Duration::from_millis(1250));
+        /// After a close, the held-back attempts go at one per
+        /// `release_ramp` at first, doubling every `release_ramp` while they
+        /// succeed; a throttled answer slows it (1 ms to 1 min).
+        ReleaseRamp = "release_ramp", Duration, "\"50ms\"", BuiltIn::Duration(Duration::from_millis(20));
+        /// The error classes that count as failures during a release (unset:
+        /// `trip_on` less throttled, so a throttled answer does not reopen it).
+        ReleaseTripOn = "release_trip_on", Classes, "[\"transient\", \"throttled\"]", BuiltIn::Unset;
         /// Where the breaker is kept: each process (`local`) or a shared store (`fleet`).
         BreakerScope = "scope", Scope, "\"fleet\"", BuiltIn::Word("local");
         /// The fleet breaker's store, a Redis URL.

@@ -22,6 +22,10 @@ pub(super) struct Settings {
     pub(super) probes: u32,
     pub(super) slow_call: Option<Duration>,
     pub(super) trip_on: Arc<[Box<str>]>,
+    pub(super) probe_every: Duration,
+    pub(super) release_ramp: Duration,
+    /// `None`: `trip_on` less throttled.
+    pub(super) release_trip_on: Option<Arc<[Box<str>]>>,
 }
 
 /// The most probes half-open may let through.
@@ -69,6 +73,9 @@ impl CircuitBreaker {
                 open_jitter: 0.2,
                 probes: 1,
                 slow_call: None,
+                probe_every: Duration::from_millis(1250),
+                release_ramp: Duration::from_millis(20),
+                release_trip_on: None,
                 trip_on: [TRANSIENT, TIMEOUT, THROTTLED]
                     .into_iter()
                     .map(Box::from)
@@ -146,6 +153,32 @@ impl CircuitBreaker {
     /// The time at which an attempt counts as a failure however it ended.
     pub fn slow_call(&self) -> Option<Duration> {
         self.settings.slow_call
+    }
+
+    /// The longest open period: a probe goes at least this often.
+    pub fn probe_every(&self) -> Duration {
+        self.settings.probe_every
+    }
+
+    /// The release's ramp step: its rate doubles every step while the
+    /// attempts it lets through succeed.
+    pub fn release_ramp(&self) -> Duration {
+        self.settings.release_ramp
+    }
+
+    /// The error classes that count as failures during a release: the
+    /// `release_trip_on` set, else `trip_on` less throttled.
+    pub fn release_trip_on(&self) -> Vec<Box<str>> {
+        match &self.settings.release_trip_on {
+            Some(classes) => classes.to_vec(),
+            None => self
+                .settings
+                .trip_on
+                .iter()
+                .filter(|c| &***c != THROTTLED)
+                .cloned()
+                .collect(),
+        }
     }
 
     /// The error classes that count as failures.
@@ -256,6 +289,47 @@ impl BreakerBuilder {
         self
     }
 
+    /// The longest open period, whatever the trips in a row: a probe goes
+    /// at least this often while the breaker is open, so a dependency that
+    /// came back is found within it. 1 ms to 1 day.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let b = retrykit_core::breaker::CircuitBreaker::builder()
+    ///     .probe_every(Duration::from_millis(500)).build().unwrap();
+    /// assert_eq!(b.probe_every(), Duration::from_millis(500));
+    /// ```
+    pub fn probe_every(mut self, every: Duration) -> Self {
+        self.settings.probe_every = every;
+        self
+    }
+
+    /// How fast the release after a close lets held-back attempts through:
+    /// it starts at one attempt per `release_ramp` and doubles every
+    /// `release_ramp` while they succeed. 1 ms to 1 minute.
+    pub fn release_ramp(mut self, ramp: Duration) -> Self {
+        self.settings.release_ramp = ramp;
+        self
+    }
+
+    /// The error classes that count as failures during a release
+    /// (`None`: `trip_on` less throttled, so a throttled answer slows the
+    /// release and does not reopen the breaker).
+    ///
+    /// ```
+    /// use retrykit_core::breaker::CircuitBreaker;
+    /// let b = CircuitBreaker::builder().release_trip_on(Some(["throttled"])).build().unwrap();
+    /// assert_eq!(b.release_trip_on(), [Box::<str>::from("throttled")]);
+    /// ```
+    pub fn release_trip_on<I, S>(mut self, classes: Option<I>) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<Box<str>>,
+    {
+        self.settings.release_trip_on = classes.map(|c| c.into_iter().map(Into::into).collect());
+        self
+    }
+
     /// Draws the open periods' jitter from `seed`, so a test repeats.
     pub fn seed(mut self, seed: u64) -> Self {
         self.seed = Some(seed);
@@ -334,6 +408,7 @@ impl BreakerBuilder {
             (Key::BreakerWindow, s.window),
             (Key::OpenFor, s.open_for),
             (Key::MaxOpenFor, s.max_open_for),
+            (Key::ProbeEvery, s.probe_every),
         ] {
             problems.require(
                 (ms..=day).contains(&value),
@@ -355,6 +430,25 @@ impl BreakerBuilder {
                 retrykit_schema::duration::show_duration(s.open_for)
             ),
         );
+        problems.require(
+            (ms..=Duration::from_secs(60)).contains(&s.release_ramp),
+            Key::ReleaseRamp.name(),
+            "must be from 1ms to 1 minute",
+            format!(
+                "use a duration such as {} (got {})",
+                Key::ReleaseRamp.example(),
+                retrykit_schema::duration::show_duration(s.release_ramp)
+            ),
+        );
+        if let Some(classes) = &s.release_trip_on {
+            problems.require(
+                classes.iter().all(|c| !c.trim().is_empty() && &**c != "permanent"),
+                Key::ReleaseTripOn.name(),
+                "must name classes, none empty and not \"permanent\"",
+                "list classes such as [\"transient\", \"timeout\"], adding \"throttled\" to let a throttled answer reopen the breaker during a release"
+                    .to_string(),
+            );
+        }
         problems.require(
             s.open_jitter.is_finite() && (0.0..=1.0).contains(&s.open_jitter),
             Key::OpenJitter.name(),
@@ -404,6 +498,8 @@ impl BreakerBuilder {
             #[cfg(feature = "redis")]
             fleet: None,
             quiet: self.simulated.is_some(),
+            releasing: std::sync::atomic::AtomicBool::new(false),
+            release: std::sync::Mutex::new(None),
         };
         #[cfg(feature = "redis")]
         if let Some(options) = fleet {

@@ -91,6 +91,9 @@ struct Shared {
     /// Set when the host falls back while the fleet decided: the next call
     /// hands the fleet's last state to the local breaker.
     fallen: AtomicBool,
+    /// Set when this host sees the fleet close: the next call starts the
+    /// host's release.
+    closed: AtomicBool,
     totals: [AtomicU64; 2],
     probes_leased: AtomicU64,
     attempts_sent: AtomicU64,
@@ -119,6 +122,7 @@ impl FleetBreaker {
             demand: AtomicU64::new(0),
             demand_last: AtomicU64::new(0),
             fallen: AtomicBool::new(false),
+            closed: AtomicBool::new(false),
             totals: Default::default(),
             probes_leased: AtomicU64::new(0),
             attempts_sent: AtomicU64::new(0),
@@ -157,11 +161,13 @@ impl FleetBreaker {
         let s = &self.shared;
         let view = self.view();
         match view.phase() {
+            // This host releases what it held back once it sees the
+            // fleet close (each host ramps its own rate).
             Phase::Closed { .. } => {
-                return Ok(Ticket {
-                    began: now,
-                    probe: None,
-                });
+                if s.closed.load(Ordering::Relaxed) && s.closed.swap(false, Ordering::AcqRel) {
+                    breaker.start_release(now);
+                }
+                return breaker.released(now);
             }
             Phase::Open { until_ms } if breaker.ms(now) < until_ms => {
                 let retry_in = breaker.until(until_ms).saturating_duration_since(now);
@@ -191,9 +197,10 @@ impl FleetBreaker {
         s.demand.fetch_add(1, Ordering::Relaxed);
         s.health.wake.notify_one();
         let (state, retry_in) = match view.phase() {
-            Phase::HalfOpen { out, .. } if out >= s.settings.probes => {
-                (BreakerState::HalfOpen, s.settings.open_for)
-            }
+            Phase::HalfOpen { out, .. } if out >= s.settings.probes => (
+                BreakerState::HalfOpen,
+                s.settings.release_ramp.min(s.settings.probe_every),
+            ),
             Phase::HalfOpen { .. } => (BreakerState::HalfOpen, s.health.options.refresh()),
             _ => (BreakerState::Open, s.health.options.refresh()),
         };

@@ -6,8 +6,9 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Why an attempt was not sent: the breaker was open, or half-open with
-/// every probe out. It is what an error type makes into its own error with
+/// Why an attempt was not sent: the breaker was open, half-open with
+/// every probe out, or closed and releasing the attempts it held back with
+/// no place free. It is what an error type makes into its own error with
 /// [`Classify::from_breaker_open`](crate::Classify::from_breaker_open).
 ///
 /// ```
@@ -46,7 +47,8 @@ impl BreakerOpen {
         self.breaker.as_deref()
     }
 
-    /// The state that refused: open, or half-open with every probe out.
+    /// The state that refused: open, half-open with every probe out, or
+    /// closed during a release.
     ///
     /// ```
     /// # use retrykit_core::breaker::{BreakerOpen, BreakerState};
@@ -57,8 +59,9 @@ impl BreakerOpen {
         self.state
     }
 
-    /// How long until the breaker lets attempts through again (open), or
-    /// until it is worth asking again (half-open: its `open_for`).
+    /// How long until the breaker lets attempts through again (open, or
+    /// closed during a release), or until it is worth asking again
+    /// (half-open: its `release_ramp`).
     ///
     /// ```
     /// # use retrykit_core::breaker::{BreakerOpen, BreakerState};
@@ -83,7 +86,13 @@ impl fmt::Display for BreakerOpen {
                 f,
                 "{name} is half-open and its probes are out: ask again in {wait}"
             ),
-            _ => write!(f, "{name} is open: no attempt is sent for another {wait}"),
+            BreakerState::Closed => write!(
+                f,
+                "{name} is releasing the attempts it held back at a limited rate: ask again in {wait}"
+            ),
+            BreakerState::Open => {
+                write!(f, "{name} is open: no attempt is sent for another {wait}")
+            }
         }
     }
 }

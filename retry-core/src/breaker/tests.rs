@@ -11,6 +11,7 @@ fn breaker(probes: u32) -> Arc<CircuitBreaker> {
         .window(Duration::from_secs(10))
         .open_for(Duration::from_secs(1))
         .max_open_for(Duration::from_secs(3))
+        .probe_every(Duration::from_secs(3))
         .open_jitter(0.0)
         .probes(probes)
         .build()
@@ -181,6 +182,9 @@ fn every_bad_setting_is_named_with_its_key() {
         .probes(0)
         .slow_call(Some(Duration::ZERO))
         .trip_on(Vec::<String>::new())
+        .probe_every(Duration::ZERO)
+        .release_ramp(Duration::from_secs(61))
+        .release_trip_on(Some(["permanent"]))
         .build()
         .unwrap_err();
     let fields: Vec<&str> = err.problems().iter().map(|p| p.field).collect();
@@ -190,7 +194,10 @@ fn every_bad_setting_is_named_with_its_key() {
             "failure_ratio",
             "min_calls",
             "window",
+            "probe_every",
             "max_open_for",
+            "release_ramp",
+            "release_trip_on",
             "open_jitter",
             "probes",
             "slow_call",
@@ -210,6 +217,7 @@ fn open_jitter_cuts_each_period_by_at_most_its_share() {
         .failure_ratio(1.0)
         .open_for(Duration::from_secs(10))
         .max_open_for(Duration::from_secs(10))
+        .probe_every(Duration::from_secs(10))
         .open_jitter(0.5)
         .seed(7)
         .build()
@@ -272,4 +280,132 @@ fn under_contention_exactly_the_probes_go_through_and_one_thread_says_each_chang
             "closed exactly once"
         );
     }
+}
+
+#[test]
+fn probe_every_bounds_every_open_period_the_first_included() {
+    let b = CircuitBreaker::builder()
+        .min_calls(1)
+        .open_for(Duration::from_secs(5))
+        .max_open_for(Duration::from_secs(30))
+        .probe_every(Duration::from_millis(800))
+        .open_jitter(0.0)
+        .build()
+        .map(Arc::new)
+        .unwrap();
+    let mut now = b.origin;
+    fail(&b, now, 1);
+    for _ in 0..5 {
+        let wait = b.try_acquire(now).unwrap_err().retry_in();
+        assert_eq!(wait, Duration::from_millis(800), "not 5 s, nor doubling");
+        now += wait;
+        let probe = b.try_acquire(now).unwrap();
+        b.record(probe, now, true);
+    }
+    assert_eq!(b.status(now).trips, 6, "the trips are still counted");
+}
+
+/// A breaker that opens on one failure and has closed at the returned
+/// time after a 1 s break, its release begun (20 ms ramp steps).
+fn closed_after_a_break(trip_on_release: Option<&[&str]>) -> (Arc<CircuitBreaker>, Instant) {
+    let b = CircuitBreaker::builder()
+        .min_calls(1)
+        .open_for(Duration::from_secs(1))
+        .open_jitter(0.0)
+        .release_ramp(Duration::from_millis(20))
+        .release_trip_on(trip_on_release.map(|c| c.iter().copied()))
+        .seed(3)
+        .build()
+        .map(Arc::new)
+        .unwrap();
+    fail(&b, b.origin, 1);
+    let now = b.origin + Duration::from_secs(1);
+    let probe = b.try_acquire(now).unwrap();
+    b.record_class(probe, now, None);
+    assert_eq!(b.state(), BreakerState::Closed);
+    assert!(b.releasing());
+    (b, now)
+}
+
+#[test]
+fn a_close_releases_the_held_attempts_at_a_rate_that_doubles_with_successes() {
+    let (b, t0) = closed_after_a_break(None);
+    // One place per 20 ms at first: of 100 attempts at once, one goes.
+    let went: Vec<Ticket> = (0..100).filter_map(|_| b.try_acquire(t0).ok()).collect();
+    assert_eq!(went.len(), 1);
+    let refused = b.try_acquire(t0).unwrap_err();
+    assert_eq!(refused.state(), BreakerState::Closed);
+    let wait = refused.retry_in();
+    assert!(
+        wait >= Duration::from_millis(20) && wait <= Duration::from_millis(40),
+        "{wait:?}"
+    );
+    for t in went {
+        b.record_class(t, t0, None);
+    }
+    // Each ramp step, every attempt let through succeeds: the places
+    // double (1, 2, 4, ... per 20 ms).
+    let mut now = t0;
+    let mut per_step = Vec::new();
+    for _ in 0..6 {
+        now += Duration::from_millis(20);
+        let mut sent = 0;
+        for ms in 0..20 {
+            let at = now + Duration::from_millis(ms);
+            let went: Vec<Ticket> = (0..100).filter_map(|_| b.try_acquire(at).ok()).collect();
+            sent += went.len();
+            for t in went {
+                b.record_class(t, at, None);
+            }
+        }
+        per_step.push(sent);
+    }
+    assert!(
+        per_step.windows(2).all(|w| w[1] >= w[0] * 3 / 2),
+        "{per_step:?}"
+    );
+    assert!(per_step[5] >= 32, "{per_step:?}");
+}
+
+#[test]
+fn throttled_answers_slow_the_release_and_do_not_reopen_it_unless_listed() {
+    let (b, t0) = closed_after_a_break(None);
+    for ms in 0..200 {
+        let at = t0 + Duration::from_millis(ms);
+        while let Ok(t) = b.try_acquire(at) {
+            b.record_class(t, at, Some(Class::THROTTLED));
+        }
+    }
+    assert_eq!(b.state(), BreakerState::Closed, "throttled is not down");
+    assert_eq!(b.status(t0 + Duration::from_millis(200)).failures, 0);
+
+    let (b, t0) = closed_after_a_break(Some(&["throttled"]));
+    let t = b.try_acquire(t0).unwrap();
+    b.record_class(t, t0, Some(Class::THROTTLED));
+    assert_eq!(
+        b.state(),
+        BreakerState::Open,
+        "release_trip_on lists throttled"
+    );
+    assert!(!b.releasing(), "opening ends the release");
+
+    // A transient failure during the release counts as ever.
+    let (b, t0) = closed_after_a_break(None);
+    let t = b.try_acquire(t0).unwrap();
+    b.record_class(t, t0, Some(Class::TRANSIENT));
+    assert_eq!(b.state(), BreakerState::Open);
+}
+
+#[test]
+fn a_release_whose_rate_goes_unused_ends() {
+    let (b, t0) = closed_after_a_break(None);
+    let t = b.try_acquire(t0).unwrap();
+    b.record_class(t, t0, None);
+    let later = t0 + Duration::from_secs(1);
+    let went = (0..50).filter(|_| b.try_acquire(later).is_ok()).count();
+    assert_eq!(
+        went, 50,
+        "no one was held back for a second: the release is over"
+    );
+    assert!(!b.releasing());
 }

@@ -190,9 +190,11 @@ pub(crate) fn decide(
     {
         return Step::GiveUp(Ending::Deadline);
     }
+    // Attempts the breaker refused were never sent: they use none of the
+    // policy's attempts.
     if policy
         .max_attempts()
-        .is_some_and(|max| tally.attempts >= max)
+        .is_some_and(|max| tally.attempts.saturating_sub(tally.refused) >= max)
     {
         return Step::GiveUp(Ending::Exhausted);
     }
@@ -287,15 +289,17 @@ fn policed(
 }
 
 /// The kernel's rule for an attempt the policy's circuit breaker refused
-/// (nothing was sent): wait `retry_in` (until the breaker lets attempts
-/// through again, or is worth asking again), lengthened by a random share
-/// of up to the breaker's `open_jitter` so that the calls it held back do
-/// not all come back in the same instant, when an attempt is left and the
-/// wait ends before the deadline; end with `BreakerOpen` otherwise. No
-/// budget is asked and the backoff does not move: the dependency did not
-/// fail, and the refusal is counted in `tally.refused` whatever the verdict,
-/// so the next failure's wait is the schedule's next one. `clock` is called
-/// only for a deadline.
+/// (nothing was sent): a refusal is not an attempt, so it uses none of the
+/// policy's attempts. The call waits `retry_in` (until the breaker lets
+/// attempts through again, or is worth asking again), lengthened by a
+/// random share of up to the breaker's `open_jitter` so that the calls it
+/// held back do not all come back in the same instant, and ends with
+/// `BreakerOpen` only when that wait would reach the deadline or the
+/// policy's total wait ([`total_wait`]) is spent; a wait that would pass
+/// the total wait is cut to what is left of it. No budget is asked and the
+/// backoff does not move: the dependency did not fail, and the refusal is
+/// counted in `tally.refused` whatever the verdict, so the next failure's
+/// wait is the schedule's next one. `clock` is called only for a deadline.
 pub(crate) fn decide_refused(
     policy: &Policy,
     tally: &mut Tally,
@@ -306,12 +310,13 @@ pub(crate) fn decide_refused(
     tally.refused = tally.refused.saturating_add(1);
     let spread = policy.breaker().map_or(0.0, |b| b.open_jitter());
     let share = spread * rng.sample(tally.attempts).as_f64();
-    let retry_in = retry_in.saturating_add(retry_in.mul_f64(share));
-    if policy
-        .max_attempts()
-        .is_some_and(|max| tally.attempts >= max)
-    {
-        return Step::GiveUp(Ending::BreakerOpen);
+    let mut retry_in = retry_in.saturating_add(retry_in.mul_f64(share));
+    if let Some(total) = total_wait(policy) {
+        let left = total.saturating_sub(tally.waited());
+        if left.is_zero() {
+            return Step::GiveUp(Ending::BreakerOpen);
+        }
+        retry_in = retry_in.min(left);
     }
     if let Some(deadline) = policy.deadline()
         && clock().0.saturating_add(retry_in) >= deadline
@@ -323,6 +328,20 @@ pub(crate) fn decide_refused(
         wait: retry_in,
         hinted: false,
     }
+}
+
+/// The policy's total wait: the sum of the upper ends of the waits between
+/// its attempts (its envelope), the longest a call of its may spend
+/// waiting when no server hint lengthens a wait. `None` for a policy with
+/// no limit on attempts. A call the breaker holds back waits at most this
+/// long in all (see [`decide_refused`]). Bounded work: past the first 1,024
+/// waits every wait is taken at the cap.
+pub(crate) fn total_wait(policy: &Policy) -> Option<Duration> {
+    const SUMMED: u32 = 1024;
+    let waits = policy.max_attempts()?.saturating_sub(1);
+    let summed = waits.min(SUMMED);
+    let total = (0..summed).fold(Duration::ZERO, |t, n| t.saturating_add(policy.envelope(n)));
+    Some(total.saturating_add(policy.cap().saturating_mul(waits - summed)))
 }
 
 /// Whether the policy retries errors of `class`: a timed-out attempt always,
@@ -442,15 +461,24 @@ impl Decider {
     /// Decides what follows an attempt the policy's circuit breaker refused
     /// at `now`, which lets attempts through again in `retry_in` (see
     /// [`crate::breaker`]): wait for it (and a random share of up to the
-    /// breaker's `open_jitter` more), or end with `BreakerOpen`.
+    /// breaker's `open_jitter` more), or end with `BreakerOpen` when the
+    /// deadline or the policy's total wait leaves no room. A refusal uses
+    /// none of the policy's attempts.
     ///
     /// ```
-    /// use retrykit_core::{Ending, Policy, kernel::{Decider, Step}};
+    /// use retrykit_core::{Ending, Jitter, Policy, kernel::{Decider, Step}};
     /// use std::time::{Duration, Instant};
-    /// let p = Policy::builder().max_attempts(2).build().unwrap();
-    /// let (mut d, now, open) = (Decider::new(None), Instant::now(), Duration::from_secs(1));
+    /// // 100 ms, then 200 ms: a total wait of 300 ms.
+    /// let p = Policy::builder().jitter(Jitter::None).max_attempts(3).build().unwrap();
+    /// let (mut d, now, open) = (Decider::new(None), Instant::now(), Duration::from_millis(120));
+    /// for _ in 0..2 {
+    ///     d.begin_attempt(&p, now);
+    ///     assert_eq!(d.after_refusal(&p, open, now), Step::Retry { wait: open, hinted: false });
+    /// }
+    /// // 240 ms waited: the third hold is cut to the 60 ms left, then it ends.
     /// d.begin_attempt(&p, now);
-    /// assert_eq!(d.after_refusal(&p, open, now), Step::Retry { wait: open, hinted: false });
+    /// let cut = Duration::from_millis(60);
+    /// assert_eq!(d.after_refusal(&p, open, now), Step::Retry { wait: cut, hinted: false });
     /// d.begin_attempt(&p, now);
     /// assert_eq!(d.after_refusal(&p, open, now), Step::GiveUp(Ending::BreakerOpen));
     /// ```

@@ -38,14 +38,13 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
         let Some(breaker) = &self.policy.borrow().breaker else {
             return;
         };
-        let failed = class.is_some_and(|c| breaker.counts_class(c));
         // A success is counted where the attempt began; the clock is read
-        // only to judge a failure or a slow call.
-        let now = if failed || breaker.slow_call().is_some() {
+        // only to judge a failure, a slow call or a release's answer.
+        let now = if class.is_some() || breaker.slow_call().is_some() || breaker.releasing() {
             self.clock.now()
         } else {
             ticket.began()
         };
-        breaker.record(ticket, now, failed);
+        breaker.record_class(ticket, now, class);
     }
 }

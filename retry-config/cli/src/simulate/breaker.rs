@@ -120,14 +120,20 @@ fn compare_all<'a>(
 /// The breaker's settings in a line.
 fn settings(b: &CircuitBreaker) -> String {
     format!(
-        "opens when {}% of at least {} attempts in {} failed, for {} (doubling up to {}, less up to {}% at random), then lets {} probe(s) through",
+        "opens when {}% of at least {} attempts in {} failed, for {} ({} doubling up to {}, \
+         at most probe_every {}, less up to {}% at random), then lets {} probe(s) through; \
+         on closing releases the calls it held back from one per {}, doubling every {}",
         rate(b.failure_ratio() * 100.0),
         b.min_calls(),
         short(b.window()),
+        short(b.open_for().min(b.probe_every())),
         short(b.open_for()),
         short(b.max_open_for()),
+        short(b.probe_every()),
         rate(b.open_jitter() * 100.0),
         b.probes(),
+        short(b.release_ramp()),
+        short(b.release_ramp()),
     )
 }
 
@@ -310,7 +316,7 @@ mod tests {
         assert!(locally.outage_calls < without.outage_calls);
 
         let text = table(&run.herd, &run.breakers);
-        assert!(text.contains("`outbox` has circuit breaker `broker`: opens when 10% of at least 100 attempts in 30s failed, for 5s"), "{text}");
+        assert!(text.contains("`outbox` has circuit breaker `broker`: opens when 10% of at least 100 attempts in 30s failed, for 1.25s (5s doubling up to 30s, at most probe_every 1.25s"), "{text}");
         assert!(
             text.contains("4 processes of about 500 clients (the row above)"),
             "{text}"

@@ -154,9 +154,9 @@ impl Breakers {
 }
 
 /// Tells `breaker` how the attempt `ticket` let through went, as the retry
-/// loop does: it failed when `class` (`None`: it succeeded) is one the
-/// breaker counts, timed at `answered`, or, for a success of a breaker
-/// without `slow_call`, at the attempt's start.
+/// loop does: by its class (`None`: it succeeded), timed at `answered`,
+/// or, for a success of a breaker without `slow_call` and not releasing,
+/// at the attempt's start.
 pub(super) fn record(
     breaker: Option<&Arc<CircuitBreaker>>,
     ticket: Option<Ticket>,
@@ -166,13 +166,12 @@ pub(super) fn record(
     let (Some(breaker), Some(ticket)) = (breaker, ticket) else {
         return;
     };
-    let failed = class.is_some_and(|c| breaker.counts_class(c));
-    let now = if failed || breaker.slow_call().is_some() {
+    let now = if class.is_some() || breaker.slow_call().is_some() || breaker.releasing() {
         answered
     } else {
         ticket.began()
     };
-    breaker.record(ticket, now, failed);
+    breaker.record_class(ticket, now, class);
 }
 
 impl Ctx<'_> {

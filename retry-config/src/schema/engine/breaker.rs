@@ -60,6 +60,24 @@ pub(super) fn binding(key: Key) -> Binding {
             },
             |c| Value::Classes(c.trip_on().iter().map(|c| c.to_string()).collect()).to_string(),
         ),
+        Key::ProbeEvery => (
+            |b, v| apply(b, duration(v), BreakerBuilder::probe_every),
+            |c| Value::Duration(c.probe_every()).to_string(),
+        ),
+        Key::ReleaseRamp => (
+            |b, v| apply(b, duration(v), BreakerBuilder::release_ramp),
+            |c| Value::Duration(c.release_ramp()).to_string(),
+        ),
+        Key::ReleaseTripOn => (
+            |b, v| match v {
+                Value::Classes(c) => b.release_trip_on(Some(c.iter().map(String::as_str))),
+                _ => b,
+            },
+            |c| {
+                let classes = c.release_trip_on().iter().map(|c| c.to_string()).collect();
+                Value::Classes(classes).to_string()
+            },
+        ),
         // Scope, store and the link's timing (`store_timeout`, `refresh`)
         // go in together, after the local breaker is built (a fleet breaker
         // is a local one shared through its store): by `build_breaker`

@@ -74,8 +74,9 @@ impl Round for Shared {
             .arg(s.failure_ratio)
             .arg(s.min_calls)
             .arg(u64::try_from(s.window.as_micros()).unwrap_or(u64::MAX))
-            .arg(s.open_for.as_secs_f64() * 1000.0)
-            .arg(s.max_open_for.as_secs_f64() * 1000.0)
+            // probe_every bounds every open period, the fleet's too.
+            .arg(s.open_for.min(s.probe_every).as_secs_f64() * 1000.0)
+            .arg(s.max_open_for.min(s.probe_every).as_secs_f64() * 1000.0)
             .arg(s.open_jitter)
             .arg(s.probes)
             .arg(sample.as_f64())
@@ -174,6 +175,9 @@ impl Shared {
             fleet: true,
             quiet: false,
         };
+        if before.phase().state() != Closed && next.phase().state() == Closed {
+            self.closed.store(true, Ordering::Release);
+        }
         match (before.phase().state(), next.phase().state()) {
             (Closed, Open) => herald.opened(failures, attempts, open),
             (Open, HalfOpen) => herald.half_open(),
