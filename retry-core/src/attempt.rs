@@ -68,7 +68,7 @@ pin_project_lite::pin_project! {
         /// Sent.
         Sent { #[pin] fut: Fut },
         /// Refused.
-        Refused { open: Option<Box<BreakerOpen>> },
+        Refused { open: Option<Box<Refusal>> },
     }
 }
 
@@ -90,10 +90,24 @@ where
     }
 }
 
-/// The error of type `E` that stands for `open` (`begin_attempt` checked
-/// that `E` can).
-pub(crate) fn refusal<E: Classify>(open: BreakerOpen) -> E {
-    E::from_breaker_open(open).expect("begin_attempt refuses only for a type that carries it")
+/// Why an attempt was not sent: the breaker refused it, or a concurrency
+/// limit gave it no permit in time.
+#[derive(Debug)]
+pub enum Refusal {
+    /// The breaker refused the attempt.
+    Breaker(BreakerOpen),
+    /// The limit gave no permit in time.
+    Limit(crate::limit::LimitFull),
+}
+
+/// The error of type `E` that stands for `refused` (`begin_attempt`
+/// checked that `E` can).
+pub(crate) fn refusal<E: Classify>(refused: Refusal) -> E {
+    match refused {
+        Refusal::Breaker(open) => E::from_breaker_open(open),
+        Refusal::Limit(full) => E::from_limit_full(full),
+    }
+    .expect("begin_attempt refuses only for a type that carries it")
 }
 
 /// A plain round's limit: the call's timer, armed at the attempt's first

@@ -14,11 +14,12 @@
 //!   `Pending`, as `tokio::time::timeout` does: an attempt ready at once
 //!   allocates nothing.
 
+mod admit;
 mod failed;
 mod gate;
 mod paced;
 
-use crate::breaker::BreakerOpen;
+use crate::attempt::Refusal;
 use crate::classify::{AttemptTimeout, Classify};
 use crate::clock::{Clock, Sleeper};
 use crate::decide::{Tally, time_limit};
@@ -74,6 +75,14 @@ pub struct Run<P, C, S: Sleeper, H> {
     timeout_from: Option<Instant>,
     /// The armed timer ends the attempt at the deadline, not its own timeout.
     at_deadline: bool,
+    /// The permit of the policy's concurrency limit that the attempt about
+    /// to be made, or in flight, holds (a hedged round's attempts hold
+    /// their own).
+    pub(crate) permit: Option<crate::limit::Permit>,
+    /// The limit gave the next attempt no permit in time.
+    limit_full: bool,
+    /// When the first attempt began waiting for a permit, if it waited.
+    wait_began: Option<Instant>,
     #[cfg(feature = "tracing")]
     span: tracing::Span,
 }
@@ -131,6 +140,9 @@ impl<P: Borrow<Policy>, C, S: Sleeper, H> Run<P, C, S, H> {
             timer: Timer::default(),
             timeout_from: None,
             at_deadline: false,
+            permit: None,
+            limit_full: false,
+            wait_began: None,
             #[cfg(feature = "tracing")]
             span,
         }
@@ -186,22 +198,31 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     /// Begins an attempt: counts it, starts the call's clock when something
     /// needs it (depositing in the window budgets), asks the breaker, and
     /// notes when the attempt's timeout counts from. `Some` is the
-    /// breaker's refusal, which `E` can stand for: the attempt is not sent.
-    pub(crate) fn begin_attempt<E>(&mut self) -> Option<Box<BreakerOpen>>
+    /// limit's or the breaker's refusal, which `E` can stand for: the
+    /// attempt is not sent.
+    pub(crate) fn begin_attempt<E>(&mut self) -> Option<Box<Refusal>>
     where
         E: Classify,
         H: HookSet<E>,
     {
+        if std::mem::take(&mut self.limit_full)
+            && let Some(full) = self.limit_refusal::<E>()
+        {
+            return Some(full);
+        }
         self.tally.attempts = self.tally.attempts.saturating_add(1);
         let policy: &Policy = self.policy.borrow();
         let starts_clock = self.timed
             || self.hooks.wants_give_up()
             || policy.deadline().is_some()
             || !policy.budgets.is_empty()
-            || policy.breaker.is_some();
+            || policy.breaker.is_some()
+            || self.wait_began.is_some();
         let mut now = None;
         if self.tally.attempts == 1 && self.started.is_none() && starts_clock {
             let start = *now.insert(self.clock.now());
+            // A wait for a permit is part of the call's time.
+            let start = self.wait_began.take().unwrap_or(start);
             self.started = Some(start);
             if !policy.budgets.is_empty() {
                 policy.budgets.deposit(start);
@@ -217,10 +238,11 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
                     self.gate = Gate::Refused(open.retry_in());
                     self.timer.disarm();
                     self.timeout_from = None;
+                    self.permit = None;
                     observe::emit(Event::BreakerRefused {
                         policy: policy.name.as_ref(),
                     });
-                    return Some(Box::new(open));
+                    return Some(Box::new(Refusal::Breaker(open)));
                 }
                 // The type cannot say so: the attempt goes, uncounted.
                 Err(_) => crate::breaker::uncarried::<E>(breaker),

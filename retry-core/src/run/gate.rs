@@ -18,6 +18,8 @@ pub(crate) enum Gate {
     Sent(crate::breaker::Ticket),
     /// Refused: the breaker lets attempts through again in this long.
     Refused(Duration),
+    /// Not sent: the policy's concurrency limit gave no permit in time.
+    LimitFull,
 }
 
 impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
