@@ -3,11 +3,10 @@
 //! ([`Timed`]). A plain round's limit is the call's timer ([`OnRun`]); each
 //! attempt of a hedged round has its own ([`Own`]).
 
-use crate::breaker::BreakerOpen;
 use crate::classify::{AttemptTimeout, Classify};
 use crate::clock::{Clock, Sleeper};
 use crate::policy::Policy;
-use crate::run::Run;
+use crate::run::{Refusal, Run};
 use crate::timer::poll_sleep;
 use std::borrow::Borrow;
 use std::future::Future;
@@ -88,16 +87,6 @@ where
             }
         }
     }
-}
-
-/// Why an attempt was not sent: the breaker refused it, or a concurrency
-/// limit gave it no permit in time.
-#[derive(Debug)]
-pub enum Refusal {
-    /// The breaker refused the attempt.
-    Breaker(BreakerOpen),
-    /// The limit gave no permit in time.
-    Limit(crate::limit::LimitFull),
 }
 
 /// The error of type `E` that stands for `refused` (`begin_attempt`

@@ -106,7 +106,7 @@ impl ConcurrencyLimit {
                 "max_waiting = {max_waiting} is above {MAX_QUEUE}; fix: set at most {MAX_QUEUE}"
             )));
         }
-        if max_wait.is_some_and(|w| w > crate::Policy::MAX_DURATION) {
+        if max_wait.is_some_and(|w| w > retrykit_schema::duration::MAX) {
             return Err(LimitError(
                 "max_wait is above 100 years; fix: give a shorter duration or none".into(),
             ));
@@ -436,7 +436,11 @@ mod tests {
     fn a_blocking_wait_runs_out_or_is_granted() {
         let limit = ConcurrencyLimit::fixed(1, None, 1).unwrap();
         let held = limit.try_acquire().unwrap();
-        assert!(limit.acquire_blocking(Some(Duration::from_millis(2))).is_none());
+        assert!(
+            limit
+                .acquire_blocking(Some(Duration::from_millis(2)))
+                .is_none()
+        );
         assert_eq!(limit.waiting(), 0);
         let other = Arc::clone(&limit);
         let waiter = std::thread::spawn(move || other.acquire_blocking(None).is_some());

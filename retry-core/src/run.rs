@@ -19,7 +19,6 @@ mod failed;
 mod gate;
 mod paced;
 
-use crate::attempt::Refusal;
 use crate::classify::{AttemptTimeout, Classify};
 use crate::clock::{Clock, Sleeper};
 use crate::decide::{Tally, time_limit};
@@ -29,7 +28,7 @@ use crate::policy::Policy;
 use crate::report::{Ending, Report};
 use crate::rng::JitterRng;
 use crate::timer::Timer;
-pub(crate) use gate::Gate;
+pub(crate) use gate::{Gate, Refusal};
 use std::borrow::Borrow;
 use std::fmt;
 use std::time::{Duration, Instant};

@@ -1,8 +1,7 @@
 //! A concurrency limit's part in a call: the wait for a permit before each
 //! attempt ([`Run::admit`]), and the call's end when none comes in time.
 
-use super::{Gate, Run, elapsed};
-use crate::attempt::Refusal;
+use super::{Gate, Refusal, Run, elapsed};
 use crate::classify::Classify;
 use crate::clock::{Clock, Sleeper};
 use crate::hooks::HookSet;

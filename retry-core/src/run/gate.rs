@@ -51,3 +51,13 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
         breaker.record(ticket, now, failed);
     }
 }
+
+/// Why an attempt was not sent: the breaker refused it, or a concurrency
+/// limit gave it no permit in time.
+#[derive(Debug)]
+pub enum Refusal {
+    /// The breaker refused the attempt.
+    Breaker(crate::breaker::BreakerOpen),
+    /// The limit gave no permit in time.
+    Limit(crate::limit::LimitFull),
+}
