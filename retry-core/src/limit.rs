@@ -22,6 +22,8 @@
 //! - a waiter granted a permit that it no longer wants (its future was
 //!   dropped, its wait ran out) passes it on as it leaves.
 
+use crate::problem::{PolicyError, Problems};
+use retrykit_schema::keys::Key;
 use std::collections::VecDeque;
 use std::fmt;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
@@ -38,7 +40,7 @@ pub const MAX_QUEUE: u32 = 100_000;
 /// ```
 /// use retrykit_core::limit::ConcurrencyLimit;
 /// use std::time::Duration;
-/// let limit = ConcurrencyLimit::fixed(2, Some(Duration::from_millis(50)), 8).unwrap();
+/// let limit = std::sync::Arc::new(ConcurrencyLimit::fixed(2, Some(Duration::from_millis(50)), 8).unwrap());
 /// let a = limit.try_acquire().unwrap();
 /// let _b = limit.try_acquire().unwrap();
 /// assert!(limit.try_acquire().is_none());
@@ -69,50 +71,64 @@ struct Waiter {
     granted: bool,
 }
 
-/// Why a limit was built with a value it refuses.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LimitError(String);
-
-impl fmt::Display for LimitError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for LimitError {}
-
 impl ConcurrencyLimit {
-    /// A fixed limit: `max_in_flight` attempts at once (1 to
-    /// [`MAX_PERMITS`]); a call waits for a permit at most `max_wait`
+    /// A fixed limit called `name`: `max_in_flight` attempts at once (1
+    /// to [`MAX_PERMITS`]); a call waits for a permit at most `max_wait`
     /// (`None`: as long as its deadline allows), in a queue of at most
-    /// `max_waiting` calls (0 to [`MAX_QUEUE`]; 0: never wait).
+    /// `max_waiting` calls (0 to [`MAX_QUEUE`]; 0: never wait). Every
+    /// broken rule is a [`Problem`](crate::Problem) naming its field.
     ///
     /// ```
     /// use retrykit_core::limit::ConcurrencyLimit;
-    /// assert!(ConcurrencyLimit::fixed(0, None, 0).unwrap_err().to_string().contains("max_in_flight"));
+    /// let err = ConcurrencyLimit::fixed(0, None, 0).unwrap_err();
+    /// assert_eq!(err.problems()[0].field, "max_in_flight");
+    /// let limit = ConcurrencyLimit::named("db", 8, None, 100).unwrap();
+    /// assert_eq!((limit.name(), limit.max_in_flight()), (Some("db"), 8));
     /// ```
+    pub fn named(
+        name: &str,
+        max_in_flight: u32,
+        max_wait: Option<Duration>,
+        max_waiting: u32,
+    ) -> Result<Self, PolicyError> {
+        Self::build(Some(name), max_in_flight, max_wait, max_waiting)
+    }
+
+    /// An unnamed fixed limit; see [`named`](Self::named).
     pub fn fixed(
         max_in_flight: u32,
         max_wait: Option<Duration>,
         max_waiting: u32,
-    ) -> Result<Arc<Self>, LimitError> {
-        if !(1..=MAX_PERMITS).contains(&max_in_flight) {
-            return Err(LimitError(format!(
-                "max_in_flight = {max_in_flight} is outside 1..={MAX_PERMITS}; fix: set at least 1"
-            )));
+    ) -> Result<Self, PolicyError> {
+        Self::build(None, max_in_flight, max_wait, max_waiting)
+    }
+
+    fn build(
+        name: Option<&str>,
+        max_in_flight: u32,
+        max_wait: Option<Duration>,
+        max_waiting: u32,
+    ) -> Result<Self, PolicyError> {
+        let mut problems = Problems::default();
+        problems.require(
+            (1..=MAX_PERMITS).contains(&max_in_flight),
+            Key::MaxInFlight.name(),
+            "must be from 1 to 1000000",
+            format!("set the most attempts the dependency should have in flight at once (got {max_in_flight})"),
+        );
+        problems.require(
+            max_waiting <= MAX_QUEUE,
+            Key::MaxWaiting.name(),
+            "must be at most 100000",
+            format!("set a smaller queue, or 0 to never wait (got {max_waiting})"),
+        );
+        problems.durations([(Key::MaxWait.name(), max_wait)]);
+        let problems = problems.into_vec();
+        if !problems.is_empty() {
+            return Err(PolicyError::limit(name, problems));
         }
-        if max_waiting > MAX_QUEUE {
-            return Err(LimitError(format!(
-                "max_waiting = {max_waiting} is above {MAX_QUEUE}; fix: set at most {MAX_QUEUE}"
-            )));
-        }
-        if max_wait.is_some_and(|w| w > retrykit_schema::duration::MAX) {
-            return Err(LimitError(
-                "max_wait is above 100 years; fix: give a shorter duration or none".into(),
-            ));
-        }
-        Ok(Arc::new(ConcurrencyLimit {
-            name: None,
+        Ok(ConcurrencyLimit {
+            name: name.map(Into::into),
             max_in_flight,
             max_wait,
             max_waiting,
@@ -122,20 +138,7 @@ impl ConcurrencyLimit {
                 queue: VecDeque::with_capacity(max_waiting as usize),
             }),
             granted: Condvar::new(),
-        }))
-    }
-
-    /// Names the limit (said by [`LimitFull`] and warnings); for a limit
-    /// not yet shared.
-    ///
-    /// ```
-    /// let l = retrykit_core::limit::ConcurrencyLimit::fixed(1, None, 0).unwrap();
-    /// assert_eq!(l.named("db").unwrap().name(), Some("db"));
-    /// ```
-    pub fn named(self: Arc<Self>, name: &str) -> Option<Arc<Self>> {
-        let mut limit = Arc::into_inner(self)?;
-        limit.name = Some(name.into());
-        Some(Arc::new(limit))
+        })
     }
 
     /// The limit's name, if it has one.
@@ -395,7 +398,7 @@ mod tests {
 
     #[test]
     fn a_release_hands_the_permit_to_the_first_waiter() {
-        let limit = ConcurrencyLimit::fixed(1, None, 2).unwrap();
+        let limit = std::sync::Arc::new(ConcurrencyLimit::fixed(1, None, 2).unwrap());
         let held = limit.try_acquire().unwrap();
         let cx = Context::from_waker(Waker::noop());
         let first = Queued::join(&limit, &cx).unwrap();
@@ -417,7 +420,7 @@ mod tests {
 
     #[test]
     fn a_waiter_dropped_after_its_grant_passes_the_permit_on() {
-        let limit = ConcurrencyLimit::fixed(1, None, 2).unwrap();
+        let limit = std::sync::Arc::new(ConcurrencyLimit::fixed(1, None, 2).unwrap());
         let held = limit.try_acquire().unwrap();
         let cx = Context::from_waker(Waker::noop());
         let first = Queued::join(&limit, &cx).unwrap();
@@ -434,7 +437,7 @@ mod tests {
 
     #[test]
     fn a_blocking_wait_runs_out_or_is_granted() {
-        let limit = ConcurrencyLimit::fixed(1, None, 1).unwrap();
+        let limit = std::sync::Arc::new(ConcurrencyLimit::fixed(1, None, 1).unwrap());
         let held = limit.try_acquire().unwrap();
         assert!(
             limit

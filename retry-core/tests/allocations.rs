@@ -174,7 +174,8 @@ fn a_closed_breaker_adds_no_allocation() {
 /// limit is built), on the async and the blocking entry points.
 #[test]
 fn a_limit_with_room_adds_no_allocation() {
-    let limit = retrykit_core::limit::ConcurrencyLimit::fixed(2, None, 8).unwrap();
+    let limit =
+        std::sync::Arc::new(retrykit_core::limit::ConcurrencyLimit::fixed(2, None, 8).unwrap());
     let policy = Policy::builder()
         .limit(Some(std::sync::Arc::clone(&limit)))
         .build()

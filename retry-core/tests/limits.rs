@@ -74,7 +74,7 @@ fn ms(n: u64) -> Duration {
 #[test]
 fn many_concurrent_calls_never_exceed_max_in_flight() {
     paused_runtime().block_on(async {
-        let limit = ConcurrencyLimit::fixed(3, None, 100).unwrap();
+        let limit = std::sync::Arc::new(ConcurrencyLimit::fixed(3, None, 100).unwrap());
         let policy = Arc::new(limited(&limit).max_attempts(2).build().unwrap());
         let gauge = Arc::new(Gauge::default());
         let mut calls = tokio::task::JoinSet::new();
@@ -117,7 +117,7 @@ fn many_concurrent_calls_never_exceed_max_in_flight() {
 #[test]
 fn the_wait_for_a_permit_counts_against_the_deadline() {
     paused_runtime().block_on(async {
-        let limit = ConcurrencyLimit::fixed(1, None, 8).unwrap();
+        let limit = std::sync::Arc::new(ConcurrencyLimit::fixed(1, None, 8).unwrap());
         let policy = limited(&limit).deadline(Some(ms(50))).build().unwrap();
         let held = limit.try_acquire().unwrap();
         let gauge = Gauge::default();
@@ -137,7 +137,7 @@ fn the_wait_for_a_permit_counts_against_the_deadline() {
 #[test]
 fn an_attempt_that_waited_has_only_the_rest_of_the_deadline() {
     paused_runtime().block_on(async {
-        let limit = ConcurrencyLimit::fixed(1, None, 8).unwrap();
+        let limit = std::sync::Arc::new(ConcurrencyLimit::fixed(1, None, 8).unwrap());
         let policy = limited(&limit)
             .deadline(Some(ms(50)))
             .max_attempts(1)
@@ -164,7 +164,7 @@ fn an_attempt_that_waited_has_only_the_rest_of_the_deadline() {
 #[test]
 fn max_wait_ends_the_call_as_limit_full_and_hooks_hear_it() {
     paused_runtime().block_on(async {
-        let limit = ConcurrencyLimit::fixed(1, Some(ms(20)), 8).unwrap();
+        let limit = std::sync::Arc::new(ConcurrencyLimit::fixed(1, Some(ms(20)), 8).unwrap());
         let policy = limited(&limit).deadline(Some(ms(500))).build().unwrap();
         let _held = limit.try_acquire().unwrap();
         let said = Mutex::new(None::<Report>);
@@ -197,7 +197,7 @@ fn max_wait_ends_the_call_as_limit_full_and_hooks_hear_it() {
 #[test]
 fn a_full_queue_ends_the_call_at_once() {
     paused_runtime().block_on(async {
-        let limit = ConcurrencyLimit::fixed(1, None, 1).unwrap();
+        let limit = std::sync::Arc::new(ConcurrencyLimit::fixed(1, None, 1).unwrap());
         let policy = Arc::new(limited(&limit).build().unwrap());
         let _held = limit.try_acquire().unwrap();
         let queued = {
@@ -228,7 +228,7 @@ fn a_full_queue_ends_the_call_at_once() {
 #[test]
 fn a_dropped_call_gives_its_permit_back() {
     paused_runtime().block_on(async {
-        let limit = ConcurrencyLimit::fixed(1, None, 4).unwrap();
+        let limit = std::sync::Arc::new(ConcurrencyLimit::fixed(1, None, 4).unwrap());
         let policy = Arc::new(limited(&limit).build().unwrap());
         let gauge = Arc::new(Gauge::default());
         let stuck = {
@@ -257,7 +257,7 @@ fn a_dropped_call_gives_its_permit_back() {
 #[test]
 fn a_panicking_attempt_gives_its_permit_back() {
     paused_runtime().block_on(async {
-        let limit = ConcurrencyLimit::fixed(1, None, 4).unwrap();
+        let limit = std::sync::Arc::new(ConcurrencyLimit::fixed(1, None, 4).unwrap());
         let policy = Arc::new(limited(&limit).build().unwrap());
         let panicking = {
             let policy = Arc::clone(&policy);
@@ -295,7 +295,8 @@ fn hedges_hold_permits_and_are_not_sent_without_one() {
         let free = report.hedges;
         assert!(free >= 1, "the policy hedges: {report:?}");
         for max_in_flight in 1..=3 {
-            let limit = ConcurrencyLimit::fixed(max_in_flight, None, 4).unwrap();
+            let limit =
+                std::sync::Arc::new(ConcurrencyLimit::fixed(max_in_flight, None, 4).unwrap());
             let policy = hedging(20, 3)
                 .jitter(Jitter::None)
                 .limit(Some(Arc::clone(&limit)))
@@ -324,7 +325,7 @@ fn the_breaker_does_not_count_a_refused_permit() {
                 .build()
                 .unwrap(),
         );
-        let limit = ConcurrencyLimit::fixed(1, Some(ms(10)), 4).unwrap();
+        let limit = std::sync::Arc::new(ConcurrencyLimit::fixed(1, Some(ms(10)), 4).unwrap());
         let policy = limited(&limit)
             .breaker(Some(Arc::clone(&breaker)))
             .build()
@@ -357,7 +358,7 @@ fn a_type_that_cannot_say_limit_full_sends_without_a_permit() {
         }
     }
     paused_runtime().block_on(async {
-        let limit = ConcurrencyLimit::fixed(1, None, 0).unwrap();
+        let limit = std::sync::Arc::new(ConcurrencyLimit::fixed(1, None, 0).unwrap());
         let policy = limited(&limit).build().unwrap();
         let _held = limit.try_acquire().unwrap();
         let result = Retry::new(&policy)
@@ -370,7 +371,7 @@ fn a_type_that_cannot_say_limit_full_sends_without_a_permit() {
 
 #[test]
 fn blocking_calls_hold_permits_and_wait_on_their_thread() {
-    let limit = ConcurrencyLimit::fixed(2, None, 16).unwrap();
+    let limit = std::sync::Arc::new(ConcurrencyLimit::fixed(2, None, 16).unwrap());
     let policy = Arc::new(limited(&limit).build().unwrap());
     let gauge = Arc::new(Gauge::default());
     let threads: Vec<_> = (0..6)
@@ -394,7 +395,7 @@ fn blocking_calls_hold_permits_and_wait_on_their_thread() {
     assert!(gauge.peak.load(SeqCst) <= 2);
     assert_eq!((gauge.sent.load(SeqCst), limit.in_flight()), (6, 0));
 
-    let short = ConcurrencyLimit::fixed(1, Some(ms(3)), 1).unwrap();
+    let short = std::sync::Arc::new(ConcurrencyLimit::fixed(1, Some(ms(3)), 1).unwrap());
     let policy = limited(&short).build().unwrap();
     let _held = short.try_acquire().unwrap();
     let started = std::time::Instant::now();

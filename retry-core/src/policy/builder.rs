@@ -282,7 +282,7 @@ impl PolicyBuilder {
     ///
     /// ```
     /// use retrykit_core::{Policy, limit::ConcurrencyLimit};
-    /// let limit = ConcurrencyLimit::fixed(4, None, 16).unwrap();
+    /// let limit = std::sync::Arc::new(ConcurrencyLimit::fixed(4, None, 16).unwrap());
     /// let p = Policy::builder().limit(Some(limit.clone())).build().unwrap();
     /// assert!(std::sync::Arc::ptr_eq(p.limit().unwrap(), &limit));
     /// ```
