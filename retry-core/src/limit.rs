@@ -161,6 +161,29 @@ impl ConcurrencyLimit {
         self.max_waiting
     }
 
+    /// Whether `other` has the same name and settings: a reload keeps this
+    /// limit (and the permits it has out) in its place.
+    ///
+    /// ```
+    /// use retrykit_core::limit::ConcurrencyLimit;
+    /// let a = ConcurrencyLimit::named("db", 4, None, 8).unwrap();
+    /// assert!(a.same_settings(&ConcurrencyLimit::named("db", 4, None, 8).unwrap()));
+    /// assert!(!a.same_settings(&ConcurrencyLimit::named("db", 5, None, 8).unwrap()));
+    /// ```
+    pub fn same_settings(&self, other: &Self) -> bool {
+        (
+            self.name.as_ref(),
+            self.max_in_flight,
+            self.max_wait,
+            self.max_waiting,
+        ) == (
+            other.name.as_ref(),
+            other.max_in_flight,
+            other.max_wait,
+            other.max_waiting,
+        )
+    }
+
     /// Attempts in flight now.
     pub fn in_flight(&self) -> u32 {
         self.lock().in_flight
