@@ -405,3 +405,35 @@ fn blocking_calls_hold_permits_and_wait_on_their_thread() {
     assert_eq!(report.ending, Ending::LimitFull);
     assert!(started.elapsed() >= ms(3));
 }
+
+#[cfg(feature = "metrics")]
+#[test]
+fn with_metrics_a_call_ended_limit_full_is_counted_by_its_ending() {
+    use metrics_util::debugging::{DebugValue, DebuggingRecorder};
+    let recorder = DebuggingRecorder::new();
+    let snapshotter = recorder.snapshotter();
+    let limit = Arc::new(ConcurrencyLimit::fixed(1, None, 0).unwrap());
+    let policy = limited(&limit).name("limited-policy").build().unwrap();
+    let _held = limit.try_acquire().unwrap();
+    metrics::with_local_recorder(&recorder, || {
+        paused_runtime().block_on(async {
+            let result = Retry::new(&policy)
+                .call(|| async { Ok::<_, Answer>(()) })
+                .await;
+            assert!(matches!(result, Err(Answer::Full(_))));
+        });
+    });
+    let snapshot = snapshotter.snapshot().into_vec();
+    let counted = snapshot.iter().find(|(key, ..)| {
+        let key = key.key();
+        key.name() == retrykit_core::metrics::CALLS
+            && key
+                .labels()
+                .any(|l| l.key() == "retry.ending" && l.value() == "limit_full")
+    });
+    assert_eq!(
+        counted.map(|(.., value)| value),
+        Some(&DebugValue::Counter(1)),
+        "{snapshot:?}"
+    );
+}
