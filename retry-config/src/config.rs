@@ -420,6 +420,7 @@ fn load_profile(
         return None;
     }
     lint::lint_budgets(&resolved.budgets, &resolved.policies, diags);
+    lint::lint_limits(&resolved.limits, &resolved.policies, diags);
     lint::lint_breakers(
         &resolved.breakers,
         &resolved.policies,

@@ -58,6 +58,7 @@ pub(crate) struct ResolvedBreaker {
 #[derive(Debug, Clone)]
 pub(crate) struct ResolvedLimit {
     pub name: String,
+    pub span: Span,
     pub fields: Fields,
     pub limit: Arc<retrykit_core::limit::ConcurrencyLimit>,
 }
@@ -256,6 +257,7 @@ pub(crate) fn resolve<'d>(
     .map(|built| {
         built.map(|(l, fields, limit)| ResolvedLimit {
             name: l.name.clone(),
+            span: l.span.clone(),
             fields,
             limit,
         })
