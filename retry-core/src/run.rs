@@ -78,10 +78,6 @@ pub struct Run<P, C, S: Sleeper, H> {
     /// to be made, or in flight, holds (a hedged round's attempts hold
     /// their own).
     pub(crate) permit: Option<crate::limit::Permit>,
-    /// The limit gave the next attempt no permit in time.
-    limit_full: bool,
-    /// When the first attempt began waiting for a permit, if it waited.
-    wait_began: Option<Instant>,
     #[cfg(feature = "tracing")]
     span: tracing::Span,
 }
@@ -140,8 +136,6 @@ impl<P: Borrow<Policy>, C, S: Sleeper, H> Run<P, C, S, H> {
             timeout_from: None,
             at_deadline: false,
             permit: None,
-            limit_full: false,
-            wait_began: None,
             #[cfg(feature = "tracing")]
             span,
         }
@@ -204,10 +198,17 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
         E: Classify,
         H: HookSet<E>,
     {
-        if std::mem::take(&mut self.limit_full)
-            && let Some(full) = self.limit_refusal::<E>()
-        {
-            return Some(full);
+        // What the policy's concurrency limit said (`Run::admit`).
+        let mut waited = None;
+        match std::mem::replace(&mut self.gate, Gate::Idle) {
+            Gate::LimitFull(since) => {
+                if let Some(full) = self.limit_refusal::<E>(since) {
+                    return Some(full);
+                }
+                waited = since;
+            }
+            Gate::Waiting(since) => waited = Some(since),
+            other => self.gate = other,
         }
         self.tally.attempts = self.tally.attempts.saturating_add(1);
         let policy: &Policy = self.policy.borrow();
@@ -216,12 +217,12 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
             || policy.deadline().is_some()
             || !policy.budgets.is_empty()
             || policy.breaker.is_some()
-            || self.wait_began.is_some();
+            || waited.is_some();
         let mut now = None;
         if self.tally.attempts == 1 && self.started.is_none() && starts_clock {
             let start = *now.insert(self.clock.now());
             // A wait for a permit is part of the call's time.
-            let start = self.wait_began.take().unwrap_or(start);
+            let start = waited.unwrap_or(start);
             self.started = Some(start);
             if !policy.budgets.is_empty() {
                 policy.budgets.deposit(start);

@@ -11,7 +11,7 @@ use std::borrow::Borrow;
 use std::future::{Future, poll_fn};
 use std::sync::Arc;
 use std::task::Poll;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     /// Whether the policy has a concurrency limit ([`admit`](Self::admit)).
@@ -36,16 +36,18 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
                     return Poll::Ready(());
                 }
                 let Some(bound) = self.permit_bound(&limit) else {
-                    self.limit_full = true;
+                    self.refuse();
                     return Poll::Ready(());
                 };
                 if !self.cancellable {
                     self.permit = limit.acquire_blocking(bound);
-                    self.limit_full = self.permit.is_none();
+                    if self.permit.is_none() {
+                        self.refuse();
+                    }
                     return Poll::Ready(());
                 }
                 let Some(place) = Queued::join(&limit, cx) else {
-                    self.limit_full = true;
+                    self.refuse();
                     return Poll::Ready(());
                 };
                 match bound {
@@ -61,7 +63,7 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
                 return match self.timer.poll(cx) {
                     Some(Poll::Ready(())) => {
                         queued = None;
-                        self.limit_full = true;
+                        self.refuse();
                         Poll::Ready(())
                     }
                     _ => Poll::Pending,
@@ -77,12 +79,25 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
                 Some(Poll::Ready(())) => {
                     // Leaving passes on a permit granted just now.
                     queued = None;
-                    self.limit_full = true;
+                    self.refuse();
                     Poll::Ready(())
                 }
                 _ => Poll::Pending,
             }
         })
+    }
+
+    /// The next attempt gets no permit: it will not be sent.
+    fn refuse(&mut self) {
+        self.gate = Gate::LimitFull(self.waiting_since());
+    }
+
+    /// When the first attempt began waiting for a permit, if it is waiting.
+    fn waiting_since(&self) -> Option<Instant> {
+        match self.gate {
+            Gate::Waiting(since) => Some(since),
+            _ => None,
+        }
     }
 
     /// How long the next attempt may wait for a permit: the limit's
@@ -97,15 +112,15 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
         let left = match deadline {
             Some(deadline) => {
                 let now = self.clock.now();
-                if self.started.is_none() {
-                    self.wait_began.get_or_insert(now);
+                if self.started.is_none() && matches!(self.gate, Gate::Idle) {
+                    self.gate = Gate::Waiting(now);
                 }
-                let since = self.started.or(self.wait_began);
+                let since = self.started.or(self.waiting_since());
                 Some(deadline.saturating_sub(elapsed(since, now)))
             }
             None => {
-                if self.started.is_none() && self.wait_began.is_none() {
-                    self.wait_began = Some(self.clock.now());
+                if self.started.is_none() && matches!(self.gate, Gate::Idle) {
+                    self.gate = Gate::Waiting(self.clock.now());
                 }
                 None
             }
@@ -123,7 +138,7 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     /// The refusal the next attempt ends with, the limit having given it
     /// no permit in time, when `E` can stand for it; otherwise the attempt
     /// is sent without a permit, and a warning says so once.
-    pub(crate) fn limit_refusal<E>(&mut self) -> Option<Box<Refusal>>
+    pub(crate) fn limit_refusal<E>(&mut self, since: Option<Instant>) -> Option<Box<Refusal>>
     where
         E: Classify,
         H: HookSet<E>,
@@ -134,8 +149,8 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
             uncarried::<E>(limit);
             return None;
         }
-        self.gate = Gate::LimitFull;
-        self.started = self.started.or(self.wait_began.take());
+        self.gate = Gate::LimitFull(None);
+        self.started = self.started.or(since);
         self.timer.disarm();
         self.timeout_from = None;
         Some(Box::new(Refusal::Limit(full)))

@@ -40,11 +40,11 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
         #[cfg(feature = "tracing")]
         let _span = self.span.clone().entered();
         let (failure, allowed, unrepeatable) = self.failure_of(&error);
-        let limit_full = matches!(self.gate, Gate::LimitFull);
+        let limit_full = matches!(self.gate, Gate::LimitFull(_));
         let refused = match self.gate {
-            Gate::Idle => None,
+            Gate::Idle | Gate::Waiting(_) => None,
             // Not sent, so not the dependency's failure: the breaker hears nothing.
-            Gate::LimitFull => {
+            Gate::LimitFull(_) => {
                 self.gate = Gate::Idle;
                 None
             }

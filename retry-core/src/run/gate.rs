@@ -18,8 +18,12 @@ pub(crate) enum Gate {
     Sent(crate::breaker::Ticket),
     /// Refused: the breaker lets attempts through again in this long.
     Refused(Duration),
-    /// Not sent: the policy's concurrency limit gave no permit in time.
-    LimitFull,
+    /// The first attempt is waiting for a permit of the policy's
+    /// concurrency limit since then: the call's clock starts there.
+    Waiting(std::time::Instant),
+    /// Not sent: the policy's concurrency limit gave no permit in time
+    /// (waiting since then, for a first attempt that waited).
+    LimitFull(Option<std::time::Instant>),
 }
 
 impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
