@@ -6,7 +6,7 @@ use crate::env::{self, Env};
 use crate::layers::Layer;
 use crate::lint;
 use crate::read::{FileOrigin, read_file};
-use crate::resolve::{self, ResolvedBreaker, ResolvedBudget, ResolvedPolicy};
+use crate::resolve::{self, ResolvedBreaker, ResolvedBudget, ResolvedLimit, ResolvedPolicy};
 use crate::schema::{BUDGET_KEYS, Key, POLICY_KEYS, engine};
 use retrykit_core::{Policy, RetryBudget};
 use retrykit_schema::suggest::did_you_mean;
@@ -15,6 +15,7 @@ use std::sync::Arc;
 
 mod breakers;
 mod check;
+mod limits_of;
 mod registry;
 
 pub use check::{check_file, check_str};
@@ -117,8 +118,8 @@ pub struct Explained {
     pub span: Option<Span>,
 }
 
-/// A loaded configuration: every policy, budget and circuit breaker
-/// validated, plus the warnings found along the way.
+/// A loaded configuration: every policy, budget, circuit breaker and
+/// concurrency limit validated, plus the warnings found along the way.
 ///
 /// ```
 /// use retrykit_config::{Config, Options};
@@ -144,6 +145,7 @@ pub struct Config {
     policies: Vec<ResolvedPolicy>,
     budgets: Vec<ResolvedBudget>,
     breakers: Vec<ResolvedBreaker>,
+    limits: Vec<ResolvedLimit>,
     profiles: Vec<String>,
     warnings: Diagnostics,
 }
@@ -265,8 +267,8 @@ impl Config {
         let p = self.policies.iter().find(|p| p.name == name)?;
         Some(explained(POLICY_KEYS, &p.fields, |key| {
             match (key, p.fields.get(key)) {
-                (Key::Budget | Key::Breaker, Some(s)) => s.value.to_string(),
-                (Key::Budget | Key::Breaker, None) => "none".to_owned(),
+                (Key::Budget | Key::Breaker | Key::Limit, Some(s)) => s.value.to_string(),
+                (Key::Budget | Key::Breaker | Key::Limit, None) => "none".to_owned(),
                 _ => engine::effective(&p.policy, key),
             }
         }))
@@ -418,6 +420,7 @@ fn load_profile(
         return None;
     }
     lint::lint_budgets(&resolved.budgets, &resolved.policies, diags);
+    lint::lint_limits(&resolved.limits, &resolved.policies, diags);
     lint::lint_breakers(
         &resolved.breakers,
         &resolved.policies,
@@ -430,6 +433,7 @@ fn load_profile(
         policies: resolved.policies,
         budgets: resolved.budgets,
         breakers: resolved.breakers,
+        limits: resolved.limits,
         profiles: doc.profiles.iter().map(|p| p.name.clone()).collect(),
         warnings: Diagnostics::new(),
     })

@@ -6,7 +6,7 @@ use crate::layers::{Fields, Layer, Set};
 use crate::schema::{self, Cx, Key};
 use crate::section::Section;
 use retrykit_schema::layering::{
-    BREAKERS, BUDGETS, DEFAULTS, EXTENDS, POLICIES, PROFILE_SECTIONS, PROFILES, SECTIONS,
+    BREAKERS, BUDGETS, DEFAULTS, EXTENDS, LIMITS, POLICIES, PROFILE_SECTIONS, PROFILES, SECTIONS,
 };
 use retrykit_schema::suggest::did_you_mean;
 use std::ops::Range;
@@ -34,6 +34,7 @@ pub(crate) struct Profile {
     pub policies: Vec<Named>,
     pub budgets: Vec<Named>,
     pub breakers: Vec<Named>,
+    pub limits: Vec<Named>,
 }
 
 /// The whole file, structurally valid parts only.
@@ -43,6 +44,7 @@ pub(crate) struct Document {
     pub policies: Vec<Named>,
     pub budgets: Vec<Named>,
     pub breakers: Vec<Named>,
+    pub limits: Vec<Named>,
     pub profiles: Vec<Profile>,
 }
 
@@ -57,6 +59,7 @@ impl Document {
             Section::Policy => &self.policies,
             Section::Budget => &self.budgets,
             Section::Breaker => &self.breakers,
+            Section::Limit => &self.limits,
         }
     }
 }
@@ -68,6 +71,7 @@ impl Profile {
             Section::Policy => &self.policies,
             Section::Budget => &self.budgets,
             Section::Breaker => &self.breakers,
+            Section::Limit => &self.limits,
         }
     }
 }
@@ -224,6 +228,11 @@ impl Walker<'_> {
                             self.named(t, BREAKERS, Section::Breaker, Layer::File, false);
                     }
                 }
+                LIMITS => {
+                    if let Some(t) = self.table(value, LIMITS) {
+                        doc.limits = self.named(t, LIMITS, Section::Limit, Layer::File, false);
+                    }
+                }
                 PROFILES => {
                     if let Some(t) = self.table(value, PROFILES) {
                         doc.profiles = self.profiles(t);
@@ -249,6 +258,7 @@ impl Walker<'_> {
                 policies: Vec::new(),
                 budgets: Vec::new(),
                 breakers: Vec::new(),
+                limits: Vec::new(),
             };
             for (k, v) in t.iter() {
                 let sub = format!("{path}.{}", k.get_ref());
@@ -267,6 +277,11 @@ impl Walker<'_> {
                     BREAKERS => {
                         if let Some(t) = self.table(v, &sub) {
                             profile.breakers = self.named(t, &sub, Section::Breaker, layer, false);
+                        }
+                    }
+                    LIMITS => {
+                        if let Some(t) = self.table(v, &sub) {
+                            profile.limits = self.named(t, &sub, Section::Limit, layer, false);
                         }
                     }
                     _ => {

@@ -258,6 +258,7 @@ pub(crate) struct EnvOverlays {
     pub policies: HashMap<String, Fields>,
     pub budgets: HashMap<String, Fields>,
     pub breakers: HashMap<String, Fields>,
+    pub limits: HashMap<String, Fields>,
 }
 
 impl EnvOverlays {
@@ -266,6 +267,7 @@ impl EnvOverlays {
             Section::Policy => &mut self.policies,
             Section::Budget => &mut self.budgets,
             Section::Breaker => &mut self.breakers,
+            Section::Limit => &mut self.limits,
         }
     }
 }

@@ -87,8 +87,8 @@ pub use diagnostic::{Diagnostic, Diagnostics, Severity, Source, Span};
 pub use env::Env;
 pub use layers::Layer;
 pub use limits::{
-    MAX_BREAKERS, MAX_BUDGETS, MAX_CLASSES, MAX_EXTENDS_DEPTH, MAX_POLICIES, MAX_PROFILES,
-    MAX_SHOWN_DIAGNOSTICS,
+    MAX_BREAKERS, MAX_BUDGETS, MAX_CLASSES, MAX_EXTENDS_DEPTH, MAX_LIMITS, MAX_POLICIES,
+    MAX_PROFILES, MAX_SHOWN_DIAGNOSTICS,
 };
 pub use number::show_number;
 pub use read::{FileOrigin, MAX_FILE_BYTES, read_file};

@@ -33,6 +33,16 @@ pub const MAX_BUDGETS: usize = 10_000;
 /// ```
 pub const MAX_BREAKERS: usize = 10_000;
 
+/// The most concurrency limits a file may define (`[limits.NAME]` tables),
+/// checked like [`MAX_POLICIES`].
+///
+/// ```
+/// let text: String = (0..=retrykit_config::MAX_LIMITS).map(|i| format!("[limits.l{i}]\nmax_in_flight = 1\n")).collect();
+/// let err = retrykit_config::Config::load_str(&text, "f", &Default::default()).unwrap_err();
+/// assert!(err.to_string().contains("defines 10001 limits, but a file may define at most 10000"));
+/// ```
+pub const MAX_LIMITS: usize = 10_000;
+
 /// The most profiles a file may define: `check` resolves every policy once
 /// per profile, so this and [`MAX_POLICIES`] bound its work.
 ///

@@ -13,8 +13,10 @@
 mod breaker;
 mod group;
 mod hedge;
+mod limit;
 
 pub(crate) use breaker::lint_breakers;
+pub(crate) use limit::lint_limits;
 
 use crate::diagnostic::{Diagnostic, Diagnostics};
 use crate::layers::Layer;

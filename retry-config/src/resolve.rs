@@ -8,7 +8,7 @@ use crate::document::{Document, Named};
 use crate::env::{EnvOverlays, collisions, env_name};
 use crate::layers::{Fields, Layer};
 use crate::limits::MAX_EXTENDS_DEPTH;
-use crate::schema::engine::{build_breaker, build_budget, build_policy, report};
+use crate::schema::engine::{build_breaker, build_budget, build_limit, build_policy, report};
 use crate::schema::{Key, POLICY_KEYS, Value};
 use crate::section::Section;
 use chain::{Broken, Chains, Lineage};
@@ -22,6 +22,7 @@ use std::sync::Arc;
 mod breaker_checks;
 mod budget_checks;
 mod chain;
+mod limit_checks;
 
 /// A policy that passed validation, with the settings it came from.
 #[derive(Debug, Clone)]
@@ -53,11 +54,21 @@ pub(crate) struct ResolvedBreaker {
     pub breaker: Arc<CircuitBreaker>,
 }
 
+/// A concurrency limit that passed validation.
+#[derive(Debug, Clone)]
+pub(crate) struct ResolvedLimit {
+    pub name: String,
+    pub span: Span,
+    pub fields: Fields,
+    pub limit: Arc<retrykit_core::limit::ConcurrencyLimit>,
+}
+
 /// Everything resolved for one profile. Only complete when `diags` gained no error.
 pub(crate) struct Resolved {
     pub policies: Vec<ResolvedPolicy>,
     pub budgets: Vec<ResolvedBudget>,
     pub breakers: Vec<ResolvedBreaker>,
+    pub limits: Vec<ResolvedLimit>,
 }
 
 /// Checks that hold whatever profile is selected: names that collide in the
@@ -84,7 +95,7 @@ pub(crate) fn check_structure(doc: &Document, diags: &mut Diagnostics) {
             );
         }
     }
-    for section in [Section::Budget, Section::Breaker] {
+    for section in [Section::Budget, Section::Breaker, Section::Limit] {
         let (what, plural) = (section.what(), section.plural());
         for named in doc.tables(section).iter().filter(|n| n.name == "none") {
             diags.push(
@@ -175,6 +186,7 @@ pub(crate) fn resolve<'d>(
         ),
         None => Default::default(),
     };
+    let limit_overlays = profile.map(|p| by_name(&p.limits)).unwrap_or_default();
     let budget_index: HashMap<&str, usize> = doc
         .budgets
         .iter()
@@ -224,6 +236,30 @@ pub(crate) fn resolve<'d>(
             span: b.span.clone(),
             fields,
             breaker,
+        })
+    })
+    .collect();
+    let limit_index: HashMap<&str, usize> = doc
+        .limits
+        .iter()
+        .enumerate()
+        .map(|(i, l)| (l.name.as_str(), i))
+        .collect();
+    // Each limit of the file, when it is valid.
+    let limits: Vec<Option<ResolvedLimit>> = build_shared(
+        (&doc.limits, Section::Limit),
+        (&limit_overlays, &env.limits),
+        limit_checks::checks,
+        build_limit,
+        diags,
+    )
+    .into_iter()
+    .map(|built| {
+        built.map(|(l, fields, limit)| ResolvedLimit {
+            name: l.name.clone(),
+            span: l.span.clone(),
+            fields,
+            limit,
         })
     })
     .collect();
@@ -302,10 +338,18 @@ pub(crate) fn resolve<'d>(
                     continue;
                 }
             };
+        let limit = match limit_checks::named(&p.name, &fields, doc, (&limit_index, &limits)) {
+            Ok(limit) => limit,
+            Err(problem) => {
+                // An invalid limit was reported where it is defined.
+                problem.into_iter().for_each(|d| diags.push(d));
+                continue;
+            }
+        };
         if !usable {
             continue;
         }
-        match build_policy(&p.name, &fields, budgets, breaker) {
+        match build_policy(&p.name, &fields, budgets, breaker, limit) {
             Ok(policy) => policies.push(ResolvedPolicy {
                 name: p.name.clone(),
                 span: p.span.clone(),
@@ -327,6 +371,7 @@ pub(crate) fn resolve<'d>(
         policies,
         budgets: built.into_iter().flatten().collect(),
         breakers: breakers.into_iter().flatten().collect(),
+        limits: limits.into_iter().flatten().collect(),
     }
 }
 

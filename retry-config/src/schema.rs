@@ -24,8 +24,12 @@ mod names;
 
 use retrykit_schema::duration::show_duration;
 use retrykit_schema::hedge::{HEDGE_AFTER_FORMS, HedgeAfterText, Percentile};
-pub(crate) use retrykit_schema::keys::{BREAKER_KEYS, BUDGET_KEYS, Key, Kind, POLICY_KEYS};
-use retrykit_schema::keys::{BUDGET_MODES, NONE, PROPORTIONAL, SCOPES, SHAPES};
+pub(crate) use retrykit_schema::keys::{
+    BREAKER_KEYS, BUDGET_KEYS, Key, Kind, LIMIT_KEYS, POLICY_KEYS,
+};
+use retrykit_schema::keys::{
+    BUDGET_MODES, LIMIT_KINDS, LIMIT_KINDS_LATER, NONE, PROPORTIONAL, SCOPES, SHAPES,
+};
 
 /// A parsed value of some key.
 #[derive(Debug, Clone, PartialEq)]
@@ -58,6 +62,8 @@ pub(crate) enum Value {
     MaybeStore(Option<String>),
     /// `hedge_after`: a percentile or a duration, or `"none"`.
     HedgeAfter(Option<HedgeAfterText>),
+    /// A concurrency limit's kind (one of [`LIMIT_KINDS`]).
+    LimitKind(&'static str),
 }
 
 impl fmt::Display for Value {
@@ -78,7 +84,7 @@ impl fmt::Display for Value {
                     write!(f, "[{}]", quoted.join(", "))
                 }
             },
-            Value::Mode(s) | Value::Scope(s) => f.write_str(s),
+            Value::Mode(s) | Value::Scope(s) | Value::LimitKind(s) => f.write_str(s),
             // A URL may carry a password: show it without.
             Value::MaybeStore(Some(url)) => f.write_str(&retrykit_schema::keys::store_shown(url)),
             Value::Jitter(Jitter::Proportional(r)) => {
@@ -336,6 +342,38 @@ fn parse_value(
                     )
                     .suggest(did_you_mean(s, SCOPES.iter().copied()))
                     .note(format!("expected one of: {}", SCOPES.join(", ")))),
+            }
+        }
+        Kind::LimitKind => {
+            let s = value
+                .get_ref()
+                .as_str()
+                .ok_or_else(|| wrong_type("a string"))?;
+            match LIMIT_KINDS.iter().find(|kind| **kind == s) {
+                Some(kind) => Ok(Value::LimitKind(kind)),
+                None if LIMIT_KINDS_LATER.contains(&s) => Err(cx
+                    .error(
+                        range,
+                        format!("concurrency limit kind `{s}` is not yet supported"),
+                        "not yet supported",
+                    )
+                    .note(format!(
+                        "supported: {}; the adaptive kinds ({}) are planned",
+                        LIMIT_KINDS.join(", "),
+                        LIMIT_KINDS_LATER.join(", ")
+                    ))
+                    .note(format!("write it as: {}", cx.fix(key, key.example())))),
+                None => Err(cx
+                    .error(
+                        range,
+                        format!("unknown concurrency limit kind `{s}`"),
+                        "unknown kind",
+                    )
+                    .suggest(did_you_mean(
+                        s,
+                        LIMIT_KINDS.iter().chain(LIMIT_KINDS_LATER).copied(),
+                    ))
+                    .note(format!("expected one of: {}", LIMIT_KINDS.join(", ")))),
             }
         }
         Kind::HedgeAfter => {

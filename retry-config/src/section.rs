@@ -1,10 +1,10 @@
 //! The kinds of named table a file defines (`[policies.NAME]`,
-//! `[budgets.NAME]`, `[breakers.NAME]`): what each is called in messages,
+//! `[budgets.NAME]`, `[breakers.NAME]`, `[limits.NAME]`): what each is called in messages,
 //! the keys it takes, and the prefix of the variables that override it. The
 //! one place a reader of the file, of the environment or of a profile asks.
 
-use crate::schema::{BREAKER_KEYS, BUDGET_KEYS, Key, POLICY_KEYS};
-use retrykit_schema::layering::{BREAKERS, BUDGETS, POLICIES};
+use crate::schema::{BREAKER_KEYS, BUDGET_KEYS, Key, LIMIT_KEYS, POLICY_KEYS};
+use retrykit_schema::layering::{BREAKERS, BUDGETS, LIMITS, POLICIES};
 
 /// A kind of named table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -12,11 +12,17 @@ pub(crate) enum Section {
     Policy,
     Budget,
     Breaker,
+    Limit,
 }
 
 impl Section {
     /// Every kind, in the order the file's sections are read.
-    pub(crate) const ALL: [Section; 3] = [Section::Policy, Section::Budget, Section::Breaker];
+    pub(crate) const ALL: [Section; 4] = [
+        Section::Policy,
+        Section::Budget,
+        Section::Breaker,
+        Section::Limit,
+    ];
 
     /// The keys its tables take.
     pub(crate) const fn keys(self) -> &'static [Key] {
@@ -24,6 +30,7 @@ impl Section {
             Section::Policy => POLICY_KEYS,
             Section::Budget => BUDGET_KEYS,
             Section::Breaker => BREAKER_KEYS,
+            Section::Limit => LIMIT_KEYS,
         }
     }
 
@@ -33,6 +40,7 @@ impl Section {
             Section::Policy => "policy",
             Section::Budget => "budget",
             Section::Breaker => "breaker",
+            Section::Limit => "limit",
         }
     }
 
@@ -42,6 +50,7 @@ impl Section {
             Section::Policy => POLICIES,
             Section::Budget => BUDGETS,
             Section::Breaker => BREAKERS,
+            Section::Limit => LIMITS,
         }
     }
 
@@ -51,6 +60,7 @@ impl Section {
             Section::Policy => "RETRY_POLICY__",
             Section::Budget => "RETRY_BUDGET__",
             Section::Breaker => "RETRY_BREAKER__",
+            Section::Limit => "RETRY_LIMIT__",
         }
     }
 
@@ -60,6 +70,7 @@ impl Section {
             Section::Policy => Key::Base,
             Section::Budget => Key::Ratio,
             Section::Breaker => Key::FailureRatio,
+            Section::Limit => Key::MaxInFlight,
         }
     }
 }

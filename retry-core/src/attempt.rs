@@ -3,11 +3,10 @@
 //! ([`Timed`]). A plain round's limit is the call's timer ([`OnRun`]); each
 //! attempt of a hedged round has its own ([`Own`]).
 
-use crate::breaker::BreakerOpen;
 use crate::classify::{AttemptTimeout, Classify};
 use crate::clock::{Clock, Sleeper};
 use crate::policy::Policy;
-use crate::run::Run;
+use crate::run::{Refusal, Run};
 use crate::timer::poll_sleep;
 use std::borrow::Borrow;
 use std::future::Future;
@@ -68,7 +67,7 @@ pin_project_lite::pin_project! {
         /// Sent.
         Sent { #[pin] fut: Fut },
         /// Refused.
-        Refused { open: Option<Box<BreakerOpen>> },
+        Refused { open: Option<Box<Refusal>> },
     }
 }
 
@@ -90,10 +89,14 @@ where
     }
 }
 
-/// The error of type `E` that stands for `open` (`begin_attempt` checked
-/// that `E` can).
-pub(crate) fn refusal<E: Classify>(open: BreakerOpen) -> E {
-    E::from_breaker_open(open).expect("begin_attempt refuses only for a type that carries it")
+/// The error of type `E` that stands for `refused` (`begin_attempt`
+/// checked that `E` can).
+pub(crate) fn refusal<E: Classify>(refused: Refusal) -> E {
+    match refused {
+        Refusal::Breaker(open) => E::from_breaker_open(open),
+        Refusal::Limit(full) => E::from_limit_full(full),
+    }
+    .expect("begin_attempt refuses only for a type that carries it")
 }
 
 /// A plain round's limit: the call's timer, armed at the attempt's first

@@ -131,6 +131,18 @@ pub trait Classify {
         let _ = open;
         None
     }
+
+    /// The error that stands for an attempt a concurrency limit gave no
+    /// permit in time (nothing was sent), or `None` when this type cannot
+    /// represent one: then the attempt is sent without a permit, and a
+    /// warning says so once per limit and type.
+    fn from_limit_full(full: crate::limit::LimitFull) -> Option<Self>
+    where
+        Self: Sized,
+    {
+        let _ = full;
+        None
+    }
 }
 
 /// Marks an error type whose [`Classify::from_timeout`] gives a value. A
@@ -235,6 +247,11 @@ impl Classify for io::Error {
     /// permanent, so an outer retry does not hammer an open breaker.
     fn from_breaker_open(open: crate::breaker::BreakerOpen) -> Option<Self> {
         Some(io::Error::other(open))
+    }
+
+    /// A `WouldBlock` error carrying the [`LimitFull`](crate::limit::LimitFull).
+    fn from_limit_full(full: crate::limit::LimitFull) -> Option<Self> {
+        Some(io::Error::new(io::ErrorKind::WouldBlock, full))
     }
 }
 

@@ -133,6 +133,7 @@ pub mod hooks;
 pub mod http;
 mod jitter;
 pub mod kernel;
+pub mod limit;
 #[cfg(feature = "metrics")]
 pub mod metrics;
 mod observe;

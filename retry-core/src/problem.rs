@@ -79,6 +79,8 @@ pub enum PolicyErrorKind {
     Budget,
     /// A circuit breaker ([`BreakerBuilder::build`](crate::breaker::BreakerBuilder::build)).
     Breaker,
+    /// A concurrency limit ([`ConcurrencyLimit::fixed`](crate::limit::ConcurrencyLimit::fixed)).
+    Limit,
 }
 
 impl PolicyErrorKind {
@@ -92,6 +94,7 @@ impl PolicyErrorKind {
             PolicyErrorKind::Policy => "policy",
             PolicyErrorKind::Budget => "budget",
             PolicyErrorKind::Breaker => "breaker",
+            PolicyErrorKind::Limit => "limit",
         }
     }
 }
@@ -111,6 +114,10 @@ impl PolicyError {
         Self::new(PolicyErrorKind::Breaker, name, problems)
     }
 
+    pub(crate) fn limit(name: Option<&str>, problems: Vec<Problem>) -> Self {
+        Self::new(PolicyErrorKind::Limit, name, problems)
+    }
+
     pub(crate) fn policy(name: Option<&str>, problems: Vec<Problem>) -> Self {
         Self::new(PolicyErrorKind::Policy, name, problems)
     }
@@ -120,6 +127,7 @@ impl PolicyError {
             PolicyErrorKind::Policy => "retry policy",
             PolicyErrorKind::Budget => "retry budget",
             PolicyErrorKind::Breaker => "circuit breaker",
+            PolicyErrorKind::Limit => "concurrency limit",
         };
         let subject = match name {
             Some(name) => format!("invalid {what} `{name}`"),

@@ -66,6 +66,8 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
 struct Running<Fut, Sl> {
     attempt: u32,
     gate: Gate,
+    /// The attempt's permit of the policy's concurrency limit, if it has one.
+    _permit: Option<crate::limit::Permit>,
     fut: Pin<Box<Timed<Fut, Own<Sl>>>>,
 }
 
@@ -110,6 +112,19 @@ where
     /// attempt ends the round with the refusal.
     fn start(&mut self, now: Instant, hedge: bool) {
         let run = &mut *self.run;
+        // The round's first attempt holds the permit `admit` got; a hedge
+        // takes one only if one is free now, or is not sent and no hedge follows.
+        let permit = match (hedge, &run.policy().limit) {
+            (false, _) => run.permit.take(),
+            (true, None) => None,
+            (true, Some(limit)) => match limit.try_acquire() {
+                Some(permit) => Some(permit),
+                None => {
+                    self.refused = true;
+                    return;
+                }
+            },
+        };
         // A race reads the call's clock whatever the policy needs.
         let refusal = run.begin_attempt::<E>();
         run.start_clock(now);
@@ -140,6 +155,7 @@ where
         self.running.push(Running {
             attempt,
             gate,
+            _permit: permit,
             fut: Box::pin(Timed {
                 fut,
                 limit: Own {

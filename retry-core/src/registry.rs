@@ -49,6 +49,7 @@ pub struct Registry {
     policies: ByName<Arc<Policy>>,
     budgets: ByName<Arc<RetryBudget>>,
     breakers: ByName<Arc<CircuitBreaker>>,
+    limits: ByName<Arc<crate::limit::ConcurrencyLimit>>,
     /// The install generation it is current for (0 until installed).
     generation: u64,
 }
@@ -104,6 +105,15 @@ impl Registry {
     /// ```
     pub fn breaker(&self, name: &str) -> Option<&Arc<CircuitBreaker>> {
         self.breakers.get(name)
+    }
+
+    /// The concurrency limit named `name`.
+    ///
+    /// ```
+    /// assert!(retrykit_core::Registry::default().limit("nope").is_none());
+    /// ```
+    pub fn limit(&self, name: &str) -> Option<&Arc<crate::limit::ConcurrencyLimit>> {
+        self.limits.get(name)
     }
 
     /// Every policy name, sorted.
@@ -213,6 +223,21 @@ impl RegistryBuilder {
     /// ```
     pub fn shared_breaker(mut self, name: &str, breaker: Arc<CircuitBreaker>) -> Self {
         self.inner.breakers.insert(name.into(), breaker);
+        self
+    }
+
+    /// Adds (or replaces) a concurrency limit, shared with the policies
+    /// that name it (kept across a reload, so its permits stay counted).
+    ///
+    /// ```
+    /// use retrykit_core::limit::ConcurrencyLimit;
+    /// use std::sync::Arc;
+    /// let l = Arc::new(ConcurrencyLimit::named("db", 4, None, 8).unwrap());
+    /// let reg = retrykit_core::Registry::builder().shared_limit("db", l.clone()).build();
+    /// assert!(Arc::ptr_eq(reg.limit("db").unwrap(), &l));
+    /// ```
+    pub fn shared_limit(mut self, name: &str, limit: Arc<crate::limit::ConcurrencyLimit>) -> Self {
+        self.inner.limits.insert(name.into(), limit);
         self
     }
 

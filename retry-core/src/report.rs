@@ -42,6 +42,9 @@ pub enum Ending {
     /// The failure was retryable, but its gRPC response had begun streaming
     /// (gRFC A6's "committed" RPC).
     Committed,
+    /// A concurrency limit gave no permit in time: its queue was full, or
+    /// its `max_wait` or the deadline ran out. Nothing was sent for it.
+    LimitFull,
 }
 
 impl Ending {
@@ -63,6 +66,7 @@ impl Ending {
             Ending::NotIdempotent => "not_idempotent",
             Ending::BreakerOpen => "breaker_open",
             Ending::Committed => "committed",
+            Ending::LimitFull => "limit_full",
         }
     }
 }

@@ -140,6 +140,7 @@ enum Failed {
     Error(reqwest_middleware::Error),
     TimedOut(AttemptTimeout),
     Refused(BreakerOpen),
+    LimitFull(crate::limit::LimitFull),
 }
 
 impl Classify for Failed {
@@ -154,7 +155,7 @@ impl Classify for Failed {
             }
             Failed::Error(_) => Class::Permanent,
             Failed::TimedOut(_) => Class::TIMEOUT,
-            Failed::Refused(_) => Class::Permanent,
+            Failed::Refused(_) | Failed::LimitFull(_) => Class::Permanent,
         }
     }
     fn retry_after(&self) -> Option<Duration> {
@@ -168,6 +169,9 @@ impl Classify for Failed {
     }
     fn from_breaker_open(open: BreakerOpen) -> Option<Self> {
         Some(Failed::Refused(open))
+    }
+    fn from_limit_full(full: crate::limit::LimitFull) -> Option<Self> {
+        Some(Failed::LimitFull(full))
     }
 }
 
@@ -259,6 +263,7 @@ fn finish(result: std::result::Result<Response, Failed>, report: Report) -> Resu
         Err(Failed::Error(error)) => return Err(error),
         Err(Failed::TimedOut(timeout)) => return Err(Error::middleware(timeout)),
         Err(Failed::Refused(open)) => return Err(Error::middleware(open)),
+        Err(Failed::LimitFull(full)) => return Err(Error::middleware(full)),
     };
     response.extensions_mut().insert(report);
     Ok(response)

@@ -1,6 +1,7 @@
 //! The one retry loop, [`drive!`](crate::drive), which every entry point
 //! uses. Before the first round comes an adaptive budget's wait
-//! (`Run::pace`); a round is an [`Attempt`] (or a hedged race of them),
+//! (`Run::pace`); before each round, the wait for a concurrency limit's
+//! permit (`Run::admit`); a round is an [`Attempt`] (or a hedged race of them),
 //! then `Run::settle`, then the wait the decision chose, awaited in the
 //! loop's own state: a call that retries allocates nothing for its waits.
 //!
@@ -59,6 +60,9 @@ macro_rules! drive {
     (@loop $run:expr, each { $($each:tt)* } $attempt:expr) => {{
         loop {
             $($each)*
+            if $run.limits() {
+                $run.admit().await;
+            }
             let result = $attempt.await;
             // Its own statement: nothing but the sleep is held across the await.
             let wait = match $run.settle(result) {
@@ -130,6 +134,8 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
         E: Classify,
         H: HookSet<E>,
     {
+        // The attempt is over: its permit goes back before any wait.
+        self.permit = None;
         match result {
             Ok(value) => {
                 self.succeeded();

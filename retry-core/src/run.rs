@@ -14,11 +14,11 @@
 //!   `Pending`, as `tokio::time::timeout` does: an attempt ready at once
 //!   allocates nothing.
 
+mod admit;
 mod failed;
 mod gate;
 mod paced;
 
-use crate::breaker::BreakerOpen;
 use crate::classify::{AttemptTimeout, Classify};
 use crate::clock::{Clock, Sleeper};
 use crate::decide::{Tally, time_limit};
@@ -28,7 +28,7 @@ use crate::policy::Policy;
 use crate::report::{Ending, Report};
 use crate::rng::JitterRng;
 use crate::timer::Timer;
-pub(crate) use gate::Gate;
+pub(crate) use gate::{Gate, Refusal};
 use std::borrow::Borrow;
 use std::fmt;
 use std::time::{Duration, Instant};
@@ -74,6 +74,10 @@ pub struct Run<P, C, S: Sleeper, H> {
     timeout_from: Option<Instant>,
     /// The armed timer ends the attempt at the deadline, not its own timeout.
     at_deadline: bool,
+    /// The permit of the policy's concurrency limit that the attempt about
+    /// to be made, or in flight, holds (a hedged round's attempts hold
+    /// their own).
+    pub(crate) permit: Option<crate::limit::Permit>,
     #[cfg(feature = "tracing")]
     span: tracing::Span,
 }
@@ -131,6 +135,7 @@ impl<P: Borrow<Policy>, C, S: Sleeper, H> Run<P, C, S, H> {
             timer: Timer::default(),
             timeout_from: None,
             at_deadline: false,
+            permit: None,
             #[cfg(feature = "tracing")]
             span,
         }
@@ -186,22 +191,38 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     /// Begins an attempt: counts it, starts the call's clock when something
     /// needs it (depositing in the window budgets), asks the breaker, and
     /// notes when the attempt's timeout counts from. `Some` is the
-    /// breaker's refusal, which `E` can stand for: the attempt is not sent.
-    pub(crate) fn begin_attempt<E>(&mut self) -> Option<Box<BreakerOpen>>
+    /// limit's or the breaker's refusal, which `E` can stand for: the
+    /// attempt is not sent.
+    pub(crate) fn begin_attempt<E>(&mut self) -> Option<Box<Refusal>>
     where
         E: Classify,
         H: HookSet<E>,
     {
+        // What the policy's concurrency limit said (`Run::admit`).
+        let mut waited = None;
+        match std::mem::replace(&mut self.gate, Gate::Idle) {
+            Gate::LimitFull(since) => {
+                if let Some(full) = self.limit_refusal::<E>(since) {
+                    return Some(full);
+                }
+                waited = since;
+            }
+            Gate::Waiting(since) => waited = Some(since),
+            other => self.gate = other,
+        }
         self.tally.attempts = self.tally.attempts.saturating_add(1);
         let policy: &Policy = self.policy.borrow();
         let starts_clock = self.timed
             || self.hooks.wants_give_up()
             || policy.deadline().is_some()
             || !policy.budgets.is_empty()
-            || policy.breaker.is_some();
+            || policy.breaker.is_some()
+            || waited.is_some();
         let mut now = None;
         if self.tally.attempts == 1 && self.started.is_none() && starts_clock {
             let start = *now.insert(self.clock.now());
+            // A wait for a permit is part of the call's time.
+            let start = waited.unwrap_or(start);
             self.started = Some(start);
             if !policy.budgets.is_empty() {
                 policy.budgets.deposit(start);
@@ -217,10 +238,11 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
                     self.gate = Gate::Refused(open.retry_in());
                     self.timer.disarm();
                     self.timeout_from = None;
+                    self.permit = None;
                     observe::emit(Event::BreakerRefused {
                         policy: policy.name.as_ref(),
                     });
-                    return Some(Box::new(open));
+                    return Some(Box::new(Refusal::Breaker(open)));
                 }
                 // The type cannot say so: the attempt goes, uncounted.
                 Err(_) => crate::breaker::uncarried::<E>(breaker),

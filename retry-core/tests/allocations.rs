@@ -169,6 +169,32 @@ fn a_closed_breaker_adds_no_allocation() {
     assert_eq!(status.attempts, 101, "every attempt was counted");
 }
 
+/// A policy with a concurrency limit that has room: taking a permit and
+/// giving it back allocate nothing (its queue's room is reserved when the
+/// limit is built), on the async and the blocking entry points.
+#[test]
+fn a_limit_with_room_adds_no_allocation() {
+    let limit =
+        std::sync::Arc::new(retrykit_core::limit::ConcurrencyLimit::fixed(2, None, 8).unwrap());
+    let policy = Policy::builder()
+        .limit(Some(std::sync::Arc::clone(&limit)))
+        .build()
+        .unwrap();
+    let rt = current_thread();
+    let _context = rt.enter();
+    let _ = poll_once(Retry::new(&policy).call(|| async { Ok::<_, Flaky>(1) }));
+    let info = allocation_counter::measure(|| {
+        for _ in 0..100 {
+            let r = poll_once(Retry::new(&policy).call(|| async { Ok::<_, Flaky>(1) }));
+            assert!(matches!(r, Poll::Ready(Ok(1))));
+            let r = Retry::blocking(&policy).call_blocking(|| Ok::<_, Flaky>(2));
+            assert_eq!(r.unwrap(), 2);
+        }
+    });
+    assert_eq!(info.count_total, 0, "{info:?}");
+    assert_eq!(limit.in_flight(), 0);
+}
+
 /// The waits between attempts are held in the call's own future: a call
 /// that retries allocates nothing for them, however many it makes. The
 /// call's timer block is made only for an attempt's timeout, at an

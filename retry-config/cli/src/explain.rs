@@ -1,6 +1,7 @@
 //! `retry-policy explain NAME`: every setting's effective value and the layer
 //! it came from (built-in, `[defaults]`, extends, own table, profile,
-//! environment), for a policy, a budget or a circuit breaker.
+//! environment), for a policy, a budget, a circuit breaker or a
+//! concurrency limit.
 
 use super::{CliError, Context, shown};
 use retrykit_config::{Config, Explained};
@@ -10,12 +11,12 @@ use std::process::ExitCode;
 /// Options of `explain`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The policy, budget or breaker to explain (each of them, when several share the name)
+    /// The policy, budget, breaker or limit to explain (each of them, when several share the name)
     #[arg(value_name = "NAME")]
     name: String,
 }
 
-/// Prints one line per setting of every policy, budget and breaker named
+/// Prints one line per setting of every policy, budget, breaker and limit named
 /// `name`, each under its own heading.
 pub fn run(args: Args, cx: &Context) -> Result<ExitCode, CliError> {
     let config = cx.load()?;
@@ -49,6 +50,14 @@ pub fn run(args: Args, cx: &Context) -> Result<ExitCode, CliError> {
         }
         sections.push((head, fields, None));
     }
+    if let Some(fields) = config.explain_limit(name) {
+        let mut head = vec![format!("limit `{}`{profile}", shown(name))];
+        let users = super::list::limit_users(&config, name);
+        if !users.is_empty() {
+            head.push(format!("named by: {}", users.join(", ")));
+        }
+        sections.push((head, fields, None));
+    }
     if sections.is_empty() {
         return Err(not_found(&config, name));
     }
@@ -70,10 +79,11 @@ pub fn run(args: Args, cx: &Context) -> Result<ExitCode, CliError> {
 /// No table is named `name`: the error offers the closest name of any kind
 /// and lists what each kind defines.
 fn not_found(config: &Config, name: &str) -> CliError {
-    let kinds: [(&str, Vec<&str>); 3] = [
+    let kinds: [(&str, Vec<&str>); 4] = [
         ("policy", config.policy_names().collect()),
         ("budget", config.budget_names().collect()),
         ("breaker", config.breaker_names().collect()),
+        ("limit", config.limit_names().collect()),
     ];
     let all = kinds
         .iter()

@@ -90,7 +90,52 @@ fn render(config: &Config) -> String {
         .collect();
     out.push_str(&format!("breakers ({}):\n", breakers.len()));
     out.push_str(&indent(&columns(&[], &breakers)));
+    let limits: Vec<[String; 2]> = config
+        .limit_names()
+        .filter_map(|name| {
+            let l = config.limit(name)?;
+            let users = limit_users(config, name);
+            let used = if users.is_empty() {
+                "unused".to_owned()
+            } else {
+                format!("used by {}", users.join(", "))
+            };
+            let wait = match l.max_wait() {
+                Some(d) => format!("waits at most {}", show_duration(d)),
+                None => "waits up to the deadline".to_owned(),
+            };
+            Some([
+                shown(name),
+                format!(
+                    "fixed, {} in flight; {wait}, {} queued at most; {used}",
+                    l.max_in_flight(),
+                    l.max_waiting()
+                ),
+            ])
+        })
+        .collect();
+    if !limits.is_empty() {
+        out.push_str(&format!("limits ({}):\n", limits.len()));
+        out.push_str(&indent(&columns(&[], &limits)));
+    }
     out
+}
+
+/// The policies that name concurrency limit `name`, as tables show them.
+pub fn limit_users(config: &Config, name: &str) -> Vec<String> {
+    let Some(l) = config.limit(name) else {
+        return Vec::new();
+    };
+    config
+        .policy_names()
+        .filter(|p| {
+            config
+                .policy(p)
+                .and_then(|p| p.limit())
+                .is_some_and(|pl| std::sync::Arc::ptr_eq(pl, l))
+        })
+        .map(shown)
+        .collect()
 }
 
 /// A fleet breaker's store (without its password) and how its link is
@@ -198,6 +243,9 @@ fn summary(config: &Config, name: &str, p: &Policy) -> String {
     }
     if let Some(name) = p.breaker().and_then(|b| b.name()) {
         parts.push(format!("breaker {}", shown(name)));
+    }
+    if let Some(name) = p.limit().and_then(|l| l.name()) {
+        parts.push(format!("limit {}", shown(name)));
     }
     if let Some(chain) = config.extends(name).filter(|c| !c.is_empty()) {
         parts.push(format!("extends {}", shown(chain[0])));

@@ -91,6 +91,7 @@ fn schedule(policy: &Policy, seed: u64, shown: u32) -> (Vec<Row>, End) {
         .to_builder()
         .budget(None)
         .breaker(None)
+        .limit(None)
         .retry_any_class()
         .build()
         .unwrap_or_else(|_| policy.clone());
@@ -213,6 +214,13 @@ fn table(
             ));
         }
     }
+    if let Some(l) = policy.limit() {
+        let name = super::shown(l.name().unwrap_or_default());
+        out.push_str(&format!(
+            "limit `{name}` holds every attempt to {} in flight: an attempt waits for a permit, and a call that gets none in time ends limit_full (not shown; `retry-policy explain {name}`)\n",
+            l.max_in_flight()
+        ));
+    }
     if let Some(line) = hedging(policy) {
         out.push_str(&line);
         out.push('\n');
@@ -293,6 +301,7 @@ fn json(
         "ends": { "reason": reason, "after_attempt": after },
         "breaker": policy.breaker().and_then(|b| b.name()),
         "breaker_fleet": policy.breaker().and_then(|b| fleet_json(b)),
+        "limit": policy.limit().and_then(|l| l.name()),
         "grpc_retry_on": grpc_codes(policy),
         "hedge": policy.hedge_settings().map(|s| serde_json::json!({
             "after": s.after.to_string(),

@@ -1,8 +1,10 @@
-//! The registry a loaded [`Config`] installs, keeping the budgets and
-//! breakers whose settings a reload left unchanged (their counts and state).
+//! The registry a loaded [`Config`] installs, keeping the budgets,
+//! breakers and concurrency limits whose settings a reload left unchanged
+//! (their counts, state and permits out).
 
 use super::Config;
 use retrykit_core::breaker::CircuitBreaker;
+use retrykit_core::limit::ConcurrencyLimit;
 use retrykit_core::{Registry, RetryBudget};
 use std::sync::Arc;
 
@@ -45,6 +47,13 @@ impl Config {
             kept_breakers.push((&b.breaker, shared.clone()));
             builder = builder.shared_breaker(&b.name, shared);
         }
+        let mut kept_limits: Vec<(&Arc<ConcurrencyLimit>, Arc<ConcurrencyLimit>)> = Vec::new();
+        for l in &self.limits {
+            let old = previous.and_then(|prev| prev.limit(&l.name));
+            let shared = keep(&l.limit, old, ConcurrencyLimit::same_settings);
+            kept_limits.push((&l.limit, shared.clone()));
+            builder = builder.shared_limit(&l.name, shared);
+        }
         for p in self.policies.iter().filter(|p| !left_out.contains(&p.name)) {
             // The policy's budgets and breaker, as the registry keeps them.
             let shared: Vec<Arc<RetryBudget>> = p
@@ -54,6 +63,7 @@ impl Config {
                 .map(|own| as_kept(&kept, own))
                 .collect();
             let breaker = p.policy.breaker().map(|own| as_kept(&kept_breakers, own));
+            let limit = p.policy.limit().map(|own| as_kept(&kept_limits, own));
             let unchanged = shared
                 .iter()
                 .zip(p.policy.budgets())
@@ -61,6 +71,10 @@ impl Config {
                 && breaker
                     .iter()
                     .zip(p.policy.breaker())
+                    .all(|(a, b)| Arc::ptr_eq(a, b))
+                && limit
+                    .iter()
+                    .zip(p.policy.limit())
                     .all(|(a, b)| Arc::ptr_eq(a, b));
             let policy = if unchanged {
                 (*p.policy).clone()
@@ -69,6 +83,7 @@ impl Config {
                     .to_builder()
                     .budgets(shared)
                     .breaker(breaker)
+                    .limit(limit)
                     .build()
                     .unwrap_or_else(|_| (*p.policy).clone())
             };

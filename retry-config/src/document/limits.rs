@@ -3,9 +3,11 @@
 
 use super::Walker;
 use crate::diagnostic::{Diagnostic, shown};
-use crate::limits::{MAX_BREAKERS, MAX_BUDGETS, MAX_CLASSES, MAX_POLICIES, MAX_PROFILES};
+use crate::limits::{
+    MAX_BREAKERS, MAX_BUDGETS, MAX_CLASSES, MAX_LIMITS, MAX_POLICIES, MAX_PROFILES,
+};
 use crate::schema::Key;
-use retrykit_schema::layering::{BREAKERS, BUDGETS, DEFAULTS, POLICIES, PROFILES};
+use retrykit_schema::layering::{BREAKERS, BUDGETS, DEFAULTS, LIMITS, POLICIES, PROFILES};
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
@@ -39,6 +41,7 @@ impl Walker<'_> {
                 POLICIES => (MAX_POLICIES, "policies", "MAX_POLICIES"),
                 BUDGETS => (MAX_BUDGETS, "budgets", "MAX_BUDGETS"),
                 BREAKERS => (MAX_BREAKERS, "breakers", "MAX_BREAKERS"),
+                LIMITS => (MAX_LIMITS, "limits", "MAX_LIMITS"),
                 PROFILES if path == PROFILES => (MAX_PROFILES, "profiles", "MAX_PROFILES"),
                 _ => continue,
             };

@@ -117,6 +117,12 @@ fn concerned(config: &Config, var: &str) -> Vec<String> {
                         .zip(p.breaker())
                         .is_some_and(|(named, own)| std::sync::Arc::ptr_eq(own, named))
                 }),
+                Section::Limit => config.limit_names().filter(|l| named(l)).any(|l| {
+                    config
+                        .limit(l)
+                        .zip(p.limit())
+                        .is_some_and(|(named, own)| std::sync::Arc::ptr_eq(own, named))
+                }),
                 Section::Policy => {
                     named(policy)
                         || config

@@ -23,9 +23,11 @@ use std::time::Duration;
 
 mod breaker;
 mod budget;
+mod limit;
 
 pub(crate) use breaker::{breaker_scope, breaker_store, build_breaker, effective_breaker};
 pub(crate) use budget::{budget_mode, budget_scope, budget_store, build_budget};
+pub(crate) use limit::{build_limit, effective_limit};
 
 /// Where a key's value goes in retrykit-core and how it is read back.
 enum Binding {
@@ -40,6 +42,9 @@ enum Binding {
     Breaker {
         set: fn(BreakerBuilder, &Value) -> BreakerBuilder,
         get: fn(&CircuitBreaker) -> String,
+    },
+    Limit {
+        get: fn(&retrykit_core::limit::ConcurrencyLimit) -> String,
     },
 }
 
@@ -124,6 +129,15 @@ fn binding(key: Key) -> Binding {
             set: |b, _| b,
             get: |p| match p.breaker() {
                 Some(b) => b.name().unwrap_or("(an unnamed breaker)").to_owned(),
+                None => NONE.to_owned(),
+            },
+        },
+        // A name, looked up among the file's limits when the policy is
+        // resolved; a built policy holds the limit, which knows its name.
+        Key::Limit => Policy {
+            set: |b, _| b,
+            get: |p| match p.limit() {
+                Some(l) => l.name().unwrap_or("(an unnamed limit)").to_owned(),
                 None => NONE.to_owned(),
             },
         },
@@ -241,6 +255,7 @@ fn binding(key: Key) -> Binding {
         | Key::BreakerStore
         | Key::StoreTimeout
         | Key::Refresh => breaker::binding(key),
+        Key::LimitKind | Key::MaxInFlight | Key::MaxWait | Key::MaxWaiting => limit::binding(key),
     }
 }
 
@@ -281,11 +296,13 @@ pub(crate) fn build_policy(
     fields: &Fields,
     budgets: Vec<Arc<RetryBudget>>,
     breaker: Option<Arc<CircuitBreaker>>,
+    limit: Option<Arc<retrykit_core::limit::ConcurrencyLimit>>,
 ) -> Result<Policy, PolicyError> {
     let mut b = Policy::builder()
         .name(name)
         .budgets(budgets)
-        .breaker(breaker);
+        .breaker(breaker)
+        .limit(limit);
     // Always `Some` (the schema's words and defaults are retrykit-core's, tested).
     if let Some(backoff) = backoff(fields) {
         b = b.backoff(backoff);
@@ -338,7 +355,7 @@ fn store_of(fields: &Fields, key: Key) -> Option<String> {
 pub(crate) fn effective(policy: &Policy, key: Key) -> String {
     match binding(key) {
         Binding::Policy { get, .. } => get(policy),
-        Binding::Budget { .. } | Binding::Breaker { .. } => String::new(),
+        Binding::Budget { .. } | Binding::Breaker { .. } | Binding::Limit { .. } => String::new(),
     }
 }
 
@@ -346,7 +363,7 @@ pub(crate) fn effective(policy: &Policy, key: Key) -> String {
 pub(crate) fn effective_budget(budget: &RetryBudget, key: Key) -> String {
     match binding(key) {
         Binding::Budget { get, .. } => get(budget),
-        Binding::Policy { .. } | Binding::Breaker { .. } => String::new(),
+        Binding::Policy { .. } | Binding::Breaker { .. } | Binding::Limit { .. } => String::new(),
     }
 }
 
@@ -479,6 +496,9 @@ mod tests {
         }
         for &key in super::super::BREAKER_KEYS {
             assert!(matches!(binding(key), Binding::Breaker { .. }), "{key:?}");
+        }
+        for &key in super::super::LIMIT_KEYS {
+            assert!(matches!(binding(key), Binding::Limit { .. }), "{key:?}");
         }
     }
 }

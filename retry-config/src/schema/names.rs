@@ -75,24 +75,34 @@ pub(super) fn budgets(
     }
 }
 
-/// A policy's breaker: one name, or `"none"` (from the environment, the
-/// word as it is, trimmed).
+/// A policy's breaker or concurrency limit (as `key` says): one name, or
+/// `"none"` (from the environment, the word as it is, trimmed).
 pub(super) fn breaker(
     key: Key,
     value: &toml::Spanned<DeValue<'_>>,
     cx: &Cx<'_>,
 ) -> Result<Option<String>, Diagnostic> {
     let fix = || format!("write it as: {}", cx.fix(key, key.example()));
+    let (what, why) = match key {
+        Key::Limit => (
+            "concurrency limit",
+            "every attempt holds a permit of a single limit: the one that guards the dependency the policy calls",
+        ),
+        _ => (
+            "breaker",
+            "every attempt asks a single breaker: the one that guards the dependency the policy calls",
+        ),
+    };
     let name = match value.get_ref() {
         DeValue::String(s) => s.trim(),
         DeValue::Array(_) => {
             return Err(cx
                 .error(
                     value.span(),
-                    format!("`{}` names one breaker, found an array", key.name()),
+                    format!("`{}` names one {what}, found an array", key.name()),
                     "one name expected",
                 )
-                .note("every attempt asks a single breaker: the one that guards the dependency the policy calls")
+                .note(why)
                 .note(fix()));
         }
         other => {
@@ -100,7 +110,7 @@ pub(super) fn breaker(
                 .error(
                     value.span(),
                     format!(
-                        "`{}` must be a breaker name or \"{NONE}\", found {}",
+                        "`{}` must be a {what} name or \"{NONE}\", found {}",
                         key.name(),
                         type_name(other)
                     ),
@@ -115,7 +125,7 @@ pub(super) fn breaker(
             .error(
                 value.span(),
                 format!(
-                    "`{}` is empty: it must name a breaker, or be \"{NONE}\"",
+                    "`{}` is empty: it must name a {what}, or be \"{NONE}\"",
                     key.name()
                 ),
                 "no name",

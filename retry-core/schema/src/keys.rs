@@ -87,7 +87,25 @@ pub enum Kind {
     StoreOrNone,
     /// A percentile (`"p95"`), a duration, or [`NONE`] ([`crate::hedge`]).
     HedgeAfter,
+    /// One of [`LIMIT_KINDS`]: how a concurrency limit sets its size.
+    LimitKind,
 }
+
+/// The kinds of concurrency limit a `[limits.NAME]` table may name:
+/// `fixed` (`max_in_flight` attempts at once).
+///
+/// ```
+/// assert_eq!(retrykit_schema::keys::LIMIT_KINDS, &["fixed"]);
+/// ```
+pub const LIMIT_KINDS: &[&str] = &["fixed"];
+
+/// The adaptive kinds of concurrency limit, named but not yet supported:
+/// a file that names one gets an error naming [`LIMIT_KINDS`].
+///
+/// ```
+/// assert!(retrykit_schema::keys::LIMIT_KINDS_LATER.contains(&"aimd"));
+/// ```
+pub const LIMIT_KINDS_LATER: &[&str] = &["aimd", "gradient"];
 
 /// Where a budget may be kept, as written in files: `local` (each process
 /// its own) or `fleet` (shared through the budget's `store`).
@@ -351,6 +369,7 @@ macro_rules! keys {
         policy { $( $(#[$pdoc:meta])* $pkey:ident = $pname:literal, $pkind:ident, $pexample:literal, $pbuilt_in:expr; )* }
         budget { $( $(#[$bdoc:meta])* $bkey:ident = $bname:literal, $bkind:ident, $bexample:literal, $bbuilt_in:expr; )* }
         breaker { $( $(#[$kdoc:meta])* $kkey:ident = $kname:literal, $kkind:ident, $kexample:literal, $kbuilt_in:expr; )* }
+        limit { $( $(#[$ldoc:meta])* $lkey:ident = $lname:literal, $lkind:ident, $lexample:literal, $lbuilt_in:expr; )* }
     ) => {
         /// A key of a policy, budget or breaker table.
         ///
@@ -362,6 +381,7 @@ macro_rules! keys {
             $( $(#[$pdoc])* $pkey, )*
             $( $(#[$bdoc])* $bkey, )*
             $( $(#[$kdoc])* $kkey, )*
+            $( $(#[$ldoc])* $lkey, )*
         }
 
         /// Every policy key, in the order the tools list them.
@@ -388,12 +408,21 @@ macro_rules! keys {
         /// ```
         pub const BREAKER_KEYS: &[Key] = &[ $( Key::$kkey, )* ];
 
+        /// Every concurrency limit key (`[limits.NAME]`).
+        ///
+        /// ```
+        /// use retrykit_schema::keys::{LIMIT_KEYS, Key};
+        /// assert_eq!(Key::find(LIMIT_KEYS, "kind"), Some(Key::LimitKind));
+        /// ```
+        pub const LIMIT_KEYS: &[Key] = &[ $( Key::$lkey, )* ];
+
         impl Key {
             const fn spec(self) -> Spec {
                 match self {
                     $( Key::$pkey => Spec { name: $pname, kind: Kind::$pkind, example: $pexample, built_in: $pbuilt_in }, )*
                     $( Key::$bkey => Spec { name: $bname, kind: Kind::$bkind, example: $bexample, built_in: $bbuilt_in }, )*
                     $( Key::$kkey => Spec { name: $kname, kind: Kind::$kkind, example: $kexample, built_in: $kbuilt_in }, )*
+                    $( Key::$lkey => Spec { name: $lname, kind: Kind::$lkind, example: $lexample, built_in: $lbuilt_in }, )*
                 }
             }
         }
@@ -429,6 +458,9 @@ keys! {
         /// The shared circuit breaker every attempt asks first: the name of a
         /// `[breakers.NAME]` table, or `none`.
         Breaker = "breaker", NameOrNone, "\"broker\"", BuiltIn::None;
+        /// The shared concurrency limit every attempt holds a permit of
+        /// while in flight: the name of a `[limits.NAME]` table, or `none`.
+        Limit = "limit", NameOrNone, "\"db\"", BuiltIn::None;
         /// HTTP statuses retried besides 408, 429, 500, 502, 503 and 504.
         RetryOnStatus = "retry_on_status", Statuses, "[409]", BuiltIn::Empty;
         /// HTTP methods sent again besides the idempotent ones.
@@ -510,6 +542,17 @@ keys! {
         /// only with `scope = "fleet"`.
         Refresh = "refresh", Duration, "\"20ms\"", BuiltIn::Duration(Duration::from_millis(20));
     }
+    limit {
+        /// How the limit sets its size: `fixed` (the adaptive kinds come later).
+        LimitKind = "kind", LimitKind, "\"fixed\"", BuiltIn::Word("fixed");
+        /// The most attempts in flight at once (1 to 1000000); no default.
+        MaxInFlight = "max_in_flight", Count, "64", BuiltIn::Unset;
+        /// The longest a call waits for a permit; `none`: as long as its
+        /// deadline allows (without a deadline, until one is free).
+        MaxWait = "max_wait", DurationOrNone, "\"100ms\"", BuiltIn::None;
+        /// The most calls queued for a permit (0 to 100000; 0: never wait).
+        MaxWaiting = "max_waiting", Count, "100", BuiltIn::Count(1000);
+    }
 }
 
 #[cfg(test)]
@@ -522,7 +565,7 @@ mod tests {
         for key in &all {
             assert_eq!(Key::named(key.name()), Some(*key));
         }
-        for table in [&all[..], BREAKER_KEYS] {
+        for table in [&all[..], BREAKER_KEYS, LIMIT_KEYS] {
             for key in table {
                 assert_eq!(Key::find(table, key.name()), Some(*key));
                 assert_eq!(key.name(), key.name().to_lowercase());
@@ -536,13 +579,19 @@ mod tests {
 
     #[test]
     fn a_word_default_is_one_of_the_words_its_kind_accepts() {
-        for key in POLICY_KEYS.iter().chain(BUDGET_KEYS).chain(BREAKER_KEYS) {
+        for key in POLICY_KEYS
+            .iter()
+            .chain(BUDGET_KEYS)
+            .chain(BREAKER_KEYS)
+            .chain(LIMIT_KEYS)
+        {
             if let BuiltIn::Word(word) = key.built_in() {
                 let words = match key.kind() {
                     Kind::Shape => SHAPES,
                     Kind::Jitter => JITTER_MODES,
                     Kind::BudgetMode => BUDGET_MODES,
                     Kind::Scope => SCOPES,
+                    Kind::LimitKind => LIMIT_KINDS,
                     other => panic!("{key:?}: a word default for a {other:?} key"),
                 };
                 assert!(words.contains(&word), "{key:?}: {word}");

@@ -46,6 +46,13 @@ pub const BUDGETS: &str = "budgets";
 /// assert_eq!(retrykit_schema::layering::BREAKERS, "breakers");
 /// ```
 pub const BREAKERS: &str = "breakers";
+/// The `[limits.NAME]` tables: concurrency limits, shared by the policies
+/// that name them.
+///
+/// ```
+/// assert_eq!(retrykit_schema::layering::LIMITS, "limits");
+/// ```
+pub const LIMITS: &str = "limits";
 /// The `[profiles.NAME]` tables, each with `policies`, `budgets` and
 /// `breakers` overlays.
 ///
@@ -65,7 +72,7 @@ pub const EXTENDS: &str = "extends";
 /// ```
 /// assert!(retrykit_schema::layering::SECTIONS.contains(&"profiles"));
 /// ```
-pub const SECTIONS: [&str; 5] = [DEFAULTS, POLICIES, BUDGETS, BREAKERS, PROFILES];
+pub const SECTIONS: [&str; 6] = [DEFAULTS, POLICIES, BUDGETS, BREAKERS, LIMITS, PROFILES];
 
 /// The sections a profile may have: overlays of policies, budgets and
 /// breakers (a profile has no `[defaults]`).
@@ -73,7 +80,7 @@ pub const SECTIONS: [&str; 5] = [DEFAULTS, POLICIES, BUDGETS, BREAKERS, PROFILES
 /// ```
 /// assert!(!retrykit_schema::layering::PROFILE_SECTIONS.contains(&"defaults"));
 /// ```
-pub const PROFILE_SECTIONS: [&str; 3] = [POLICIES, BUDGETS, BREAKERS];
+pub const PROFILE_SECTIONS: [&str; 4] = [POLICIES, BUDGETS, BREAKERS, LIMITS];
 
 /// A layer of a policy's settings.
 ///

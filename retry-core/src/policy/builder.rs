@@ -69,6 +69,7 @@ impl PolicyBuilder {
                 requests: RequestRules::DEFAULT,
                 hedge: None,
                 breaker: None,
+                limit: None,
             },
         }
     }
@@ -273,6 +274,20 @@ impl PolicyBuilder {
     /// ```
     pub fn breaker(mut self, breaker: Option<Arc<CircuitBreaker>>) -> Self {
         self.draft.breaker = breaker;
+        self
+    }
+
+    /// Sets or clears the concurrency limit every attempt holds a permit
+    /// of while in flight (docs/limits.md).
+    ///
+    /// ```
+    /// use retrykit_core::{Policy, limit::ConcurrencyLimit};
+    /// let limit = std::sync::Arc::new(ConcurrencyLimit::fixed(4, None, 16).unwrap());
+    /// let p = Policy::builder().limit(Some(limit.clone())).build().unwrap();
+    /// assert!(std::sync::Arc::ptr_eq(p.limit().unwrap(), &limit));
+    /// ```
+    pub fn limit(mut self, limit: Option<Arc<crate::limit::ConcurrencyLimit>>) -> Self {
+        self.draft.limit = limit;
         self
     }
 

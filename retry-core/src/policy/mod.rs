@@ -51,6 +51,7 @@ pub struct Policy {
     /// Shared by the policy's clones.
     pub(crate) hedge: Option<Arc<Hedging>>,
     pub(crate) breaker: Option<Arc<CircuitBreaker>>,
+    pub(crate) limit: Option<Arc<crate::limit::ConcurrencyLimit>>,
 }
 
 impl Default for Policy {
@@ -250,6 +251,15 @@ impl Policy {
     /// ```
     pub fn breaker(&self) -> Option<&Arc<CircuitBreaker>> {
         self.breaker.as_ref()
+    }
+
+    /// The concurrency limit every attempt holds a permit of, if any.
+    ///
+    /// ```
+    /// assert!(retrykit_core::Policy::default().limit().is_none());
+    /// ```
+    pub fn limit(&self) -> Option<&Arc<crate::limit::ConcurrencyLimit>> {
+        self.limit.as_ref()
     }
 
     /// The upper end of the wait before retry `n` (0-based): `min(cap,

@@ -198,6 +198,9 @@ impl<E: Classify> Classify for Tagged<E, ByClassify> {
     fn from_breaker_open(open: crate::breaker::BreakerOpen) -> Option<Self> {
         E::from_breaker_open(open).map(Tagged::new)
     }
+    fn from_limit_full(full: crate::limit::LimitFull) -> Option<Self> {
+        E::from_limit_full(full).map(Tagged::new)
+    }
 }
 
 #[diagnostic::do_not_recommend]

@@ -40,8 +40,14 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
         #[cfg(feature = "tracing")]
         let _span = self.span.clone().entered();
         let (failure, allowed, unrepeatable) = self.failure_of(&error);
+        let limit_full = matches!(self.gate, Gate::LimitFull(_));
         let refused = match self.gate {
-            Gate::Idle => None,
+            Gate::Idle | Gate::Waiting(_) => None,
+            // Not sent, so not the dependency's failure: the breaker hears nothing.
+            Gate::LimitFull(_) => {
+                self.gate = Gate::Idle;
+                None
+            }
             Gate::Refused(retry_in) => {
                 self.gate = Gate::Idle;
                 Some(retry_in)
@@ -61,6 +67,8 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
         };
         let policy: &Policy = self.policy.borrow();
         let step = match refused {
+            // The wait for a permit took what the call could give it.
+            None if limit_full => Step::GiveUp(Ending::LimitFull),
             Some(retry_in) => decide_refused(policy, &mut self.tally, self.rng, retry_in, now),
             None => decide(
                 policy,
@@ -109,7 +117,10 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
                 // retry; the ending says which it was.
                 let ending = match unrepeatable {
                     Some(why)
-                        if refused.is_none() && allowed && in_policy(policy, failure.class) =>
+                        if refused.is_none()
+                            && !limit_full
+                            && allowed
+                            && in_policy(policy, failure.class) =>
                     {
                         why.ending()
                     }

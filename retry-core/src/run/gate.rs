@@ -18,6 +18,12 @@ pub(crate) enum Gate {
     Sent(crate::breaker::Ticket),
     /// Refused: the breaker lets attempts through again in this long.
     Refused(Duration),
+    /// The first attempt is waiting for a permit of the policy's
+    /// concurrency limit since then: the call's clock starts there.
+    Waiting(std::time::Instant),
+    /// Not sent: the policy's concurrency limit gave no permit in time
+    /// (waiting since then, for a first attempt that waited).
+    LimitFull(Option<std::time::Instant>),
 }
 
 impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
@@ -47,4 +53,14 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
         };
         breaker.record_class(ticket, now, class);
     }
+}
+
+/// Why an attempt was not sent: the breaker refused it, or a concurrency
+/// limit gave it no permit in time.
+#[derive(Debug)]
+pub enum Refusal {
+    /// The breaker refused the attempt.
+    Breaker(crate::breaker::BreakerOpen),
+    /// The limit gave no permit in time.
+    Limit(crate::limit::LimitFull),
 }

@@ -8,6 +8,7 @@ use crate::classify::{AttemptTimeout, Classify};
 use crate::drive;
 use crate::hooks::{GiveUpEvent, HookSet, RetryEvent, Unrepeatable};
 use crate::http::{BoxError, HttpFailure, ReplayBody, may_resend};
+use crate::limit::LimitFull;
 use crate::retry::Retry;
 use http::{Request, Response};
 use http_body::Body;
@@ -41,6 +42,9 @@ pub enum FailedAttempt<R, F = HttpFailure> {
     /// Permanent; when it ends the call, the caller's `BoxError` downcasts
     /// to the [`BreakerOpen`].
     BreakerOpen(BreakerOpen),
+    /// The policy's concurrency limit gave no permit in time: nothing was
+    /// sent. Permanent; the caller's `BoxError` downcasts to the [`LimitFull`].
+    LimitFull(LimitFull),
 }
 
 impl<R, F: Classify> Classify for FailedAttempt<R, F> {
@@ -49,7 +53,7 @@ impl<R, F: Classify> Classify for FailedAttempt<R, F> {
             FailedAttempt::Status { failure, .. } => failure.class(),
             FailedAttempt::Transport(_) => Class::TRANSIENT,
             FailedAttempt::TimedOut(_) => Class::TIMEOUT,
-            FailedAttempt::BreakerOpen(_) => Class::Permanent,
+            FailedAttempt::BreakerOpen(_) | FailedAttempt::LimitFull(_) => Class::Permanent,
         }
     }
     fn retry_after(&self) -> Option<Duration> {
@@ -64,6 +68,9 @@ impl<R, F: Classify> Classify for FailedAttempt<R, F> {
     fn from_breaker_open(open: BreakerOpen) -> Option<Self> {
         Some(FailedAttempt::BreakerOpen(open))
     }
+    fn from_limit_full(full: LimitFull) -> Option<Self> {
+        Some(FailedAttempt::LimitFull(full))
+    }
 }
 
 impl<R, F: fmt::Display> fmt::Debug for FailedAttempt<R, F> {
@@ -73,6 +80,7 @@ impl<R, F: fmt::Display> fmt::Debug for FailedAttempt<R, F> {
             FailedAttempt::Transport(e) => write!(f, "Transport({e})"),
             FailedAttempt::TimedOut(t) => write!(f, "TimedOut({t})"),
             FailedAttempt::BreakerOpen(open) => write!(f, "BreakerOpen({open})"),
+            FailedAttempt::LimitFull(full) => write!(f, "LimitFull({full})"),
         }
     }
 }
@@ -89,6 +97,7 @@ impl<R, F> FailedAttempt<R, F> {
             Err(FailedAttempt::Transport(error)) => return Err(error),
             Err(FailedAttempt::TimedOut(timeout)) => return Err(Box::new(timeout)),
             Err(FailedAttempt::BreakerOpen(open)) => return Err(Box::new(open)),
+            Err(FailedAttempt::LimitFull(full)) => return Err(Box::new(full)),
         };
         response.extensions_mut().insert(report);
         Ok(response)

@@ -152,7 +152,9 @@ pub(crate) fn effective_breaker(breaker: &CircuitBreaker, fields: &Fields, key: 
         },
         _ => match binding(key) {
             Binding::Breaker { get, .. } => get(breaker),
-            Binding::Policy { .. } | Binding::Budget { .. } => String::new(),
+            Binding::Policy { .. } | Binding::Budget { .. } | Binding::Limit { .. } => {
+                String::new()
+            }
         },
     }
 }
