@@ -27,6 +27,10 @@ fn wait_until(limit: Duration, what: &str, mut done: impl FnMut() -> bool) {
 /// A host whose release starts at one call per second: a place is a rare
 /// event, so the test can count them on a real clock.
 fn host(store: &str) -> Arc<CircuitBreaker> {
+    host_ramping(store, Duration::from_secs(1))
+}
+
+fn host_ramping(store: &str, ramp: Duration) -> Arc<CircuitBreaker> {
     let breaker = CircuitBreaker::builder()
         .name("released")
         .min_calls(4)
@@ -35,7 +39,7 @@ fn host(store: &str) -> Arc<CircuitBreaker> {
         .max_open_for(Duration::from_millis(30))
         .probe_every(Duration::from_millis(30))
         .open_jitter(0.0)
-        .release_ramp(Duration::from_secs(1))
+        .release_ramp(ramp)
         .seed(7)
         .build()
         .unwrap()
@@ -142,6 +146,42 @@ fn two_hosts_release_at_the_fleets_one_rate_and_each_ones_answers_move_it() {
     let refused = b.try_acquire(now).unwrap_err();
     assert_eq!(refused.state(), BreakerState::Closed, "{refused}");
     b.record(alone, now, false);
+}
+
+/// Opens the fleet through `a`'s failures and closes it through its probe.
+fn open_and_close(a: &Arc<CircuitBreaker>) {
+    let now = Instant::now();
+    for _ in 0..4 {
+        let ticket = a.try_acquire(now).unwrap();
+        a.record(ticket, now, true);
+    }
+    wait_until(Duration::from_secs(5), "the fleet opens", || {
+        a.state() == BreakerState::Open
+    });
+    let probe = let_through(a, "host a holds the fleet's probe");
+    assert!(probe.is_probe());
+    a.record(probe, Instant::now(), false);
+    wait_until(Duration::from_secs(5), "the release starts", || {
+        a.fleet_status().unwrap().releasing
+    });
+}
+
+#[test]
+fn the_fleets_release_ends_under_steady_traffic_once_every_ask_is_met() {
+    let server = RedisServer::start();
+    let a = host_ramping(&server.url(), Duration::from_millis(5));
+    open_and_close(&a);
+    // One call every 3 ms, each succeeding: the rate soon exceeds what is
+    // asked, and four ramp steps (20 ms) later the release is over.
+    wait_until(Duration::from_secs(5), "the release ends", || {
+        if let Ok(ticket) = a.try_acquire(Instant::now()) {
+            a.record(ticket, Instant::now(), false);
+        }
+        std::thread::sleep(Duration::from_millis(1));
+        !a.fleet_status().unwrap().releasing
+    });
+    assert!(a.try_acquire(Instant::now()).is_ok(), "calls go freely");
+    assert_eq!(a.state(), BreakerState::Closed);
 }
 
 #[test]

@@ -26,7 +26,7 @@
 --   rr      the release's rate (places per ms)   rc  1 once a throttled
 --           answer cut it (it then grows a quarter as fast)  rcut  when (ms)
 --   rtok, rat  places not leased yet, and when they were last filled (ms)
---   rwant   when a host last asked for a release place (ms)
+--   rshort  when a host last asked for more release places than had filled (ms)
 --   a:SLOT, f:SLOT  attempts and failures counted in window slot SLOT
 -- ARGV[1]  the period the host counted its attempts in (closed)
 -- ARGV[2]  attempts sent while closed      ARGV[3] of those, failures
@@ -80,7 +80,7 @@ local phase, trips, period = num('phase'), num('trips'), num('period')
 local from, till, out, ok = num('from'), num('until'), num('out'), num('ok')
 local since = num('since')
 local rel, rr, rc, rcut = num('rel'), num('rr'), num('rc'), num('rcut')
-local rtok, rat, rwant = num('rtok'), num('rat'), num('rwant')
+local rtok, rat, rshort = num('rtok'), num('rat'), num('rshort')
 
 -- Word::turn: every transition starts the next period.
 local function turn(next_phase)
@@ -153,7 +153,7 @@ if phase == 2 and answer_period == period then
       redis.call('HDEL', key, 'a:' .. slot_field, 'f:' .. slot_field)
       -- Release::new: one place per ramp step, the first one free now.
       rel, rr, rc, rcut = 1, 1 / ramp, 0, 0
-      rtok, rat, rwant = 1, now_ms, now_ms
+      rtok, rat, rshort = 1, now_ms, now_ms
     end
   end
 end
@@ -199,17 +199,21 @@ if phase == 0 and rel == 1 then
   rtok = math.min(rtok + rr * math.max(now_ms - rat, 0), math.max(1, rr * refresh))
   rat = now_ms
   if places_wanted > 0 then
-    rwant = now_ms
     places = math.min(places_wanted, math.floor(rtok))
     rtok = rtok - places
-  elseif now_ms - rwant > 4 * ramp then
+    if places < places_wanted then
+      rshort = now_ms
+    end
+  end
+  -- Over once every ask was met in full for four ramp steps.
+  if now_ms - rshort > 4 * ramp then
     rel = 0
   end
 end
 
 redis.call('HSET', key, 'rel', rel, 'rr', tostring(rr), 'rc', rc,
   'rcut', string.format('%.0f', rcut), 'rtok', tostring(rtok),
-  'rat', string.format('%.0f', rat), 'rwant', string.format('%.0f', rwant))
+  'rat', string.format('%.0f', rat), 'rshort', string.format('%.0f', rshort))
 redis.call('HSET', key, 'phase', phase, 'trips', trips, 'period', period,
   'from', string.format('%.0f', from), 'until', string.format('%.0f', till),
   'out', out, 'ok', ok, 'since', string.format('%.0f', since))

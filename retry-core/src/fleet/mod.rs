@@ -105,7 +105,8 @@
 //!
 //! (the last term: places leased and not yet used, one round's per host),
 //! where `H` local releases would each send at their own rate. The release
-//! ends when no host asked for a place for four `release_ramp`s.
+//! ends once every host's ask was met in full for four `release_ramp`s (as
+//! a local release ends once no call was refused for four).
 //!
 
 //! takes the fleet's last state (open until the same time; half-open becomes
