@@ -230,6 +230,12 @@ impl Fleet {
             .arg(self.probes_setting)
             .arg(0.5)
             .arg(BASE_US + at * 1000)
+            // No release answers or places asked: the scenarios judge the state.
+            .arg(20.0)
+            .arg(0)
+            .arg(0)
+            .arg(0)
+            .arg(20.0)
             .invoke(&mut self.conn)
             .expect("the script runs");
         let (phase, trips, period, left, granted) =

@@ -77,7 +77,7 @@ impl BreakerComparison<'_> {
         format!(
             "fleet --breaker {}: {} clients in {p} process{}; the server is down for {}, then serves {} calls per {} tick (seed {})\n\
              policy `{}`, {breaker}\n\
-             prediction: retrykit-sim, local as {p} breaker(s) (one per process, --breaker-processes {p}), fleet as one\n",
+             prediction: retrykit-sim, local as {p} breaker(s) (one per process, --breaker-processes {p}), fleet as one\n{}",
             a.breaker.map_or("none", |m| m.name()),
             a.clients,
             if p == 1 { "" } else { "es" },
@@ -86,6 +86,14 @@ impl BreakerComparison<'_> {
             show_duration(a.tick),
             a.seed,
             a.policy,
+            if a.repeat > 1 {
+                format!(
+                    "measured: the median of {} runs per row, figure by figure (each run's figures in the JSON)\n",
+                    a.repeat
+                )
+            } else {
+                String::new()
+            },
         )
     }
 
@@ -171,6 +179,7 @@ impl BreakerComparison<'_> {
                     "breaker": r.scope.name(),
                     "predicted": figures_json(&r.predicted),
                     "measured": figures_json(&r.measured),
+                    "measured_runs": r.runs.iter().map(figures_json).collect::<Vec<_>>(),
                     "outage_calls_diff": r.outage_diff(),
                     "drain_diff": r.drain_diff(),
                     "outage_calls_within": r.within(),
@@ -190,6 +199,7 @@ impl BreakerComparison<'_> {
                 "seed": a.seed,
                 "policy": a.policy,
                 "breaker": a.breaker.map(|m| m.name()),
+                "repeat": a.repeat,
             },
             "runs": runs,
             "verdict": {

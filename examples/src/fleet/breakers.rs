@@ -141,6 +141,31 @@ pub(crate) struct Figures {
 }
 
 impl Figures {
+    /// Each figure's median over `runs` (for an even count, the upper of
+    /// the two middle values; a drain that did not end counts as the
+    /// longest). `None` when there are no runs.
+    pub(crate) fn median(runs: &[Figures]) -> Option<Self> {
+        fn middle<T: Ord + Copy>(mut v: Vec<T>) -> Option<T> {
+            v.sort_unstable();
+            v.get(v.len() / 2).copied()
+        }
+        let of = |f: fn(&Figures) -> u64| middle(runs.iter().map(f).collect());
+        let drain = middle(
+            runs.iter()
+                .map(|r| r.drain.unwrap_or(Duration::MAX))
+                .collect(),
+        )?;
+        Some(Figures {
+            outage_calls: of(|f| f.outage_calls)?,
+            peak_after: of(|f| f.peak_after)?,
+            drain: (drain != Duration::MAX).then_some(drain),
+            first_calls: of(|f| f.first_calls)?,
+            calls: of(|f| f.calls)?,
+            successes: of(|f| f.successes)?,
+            give_ups: of(|f| f.give_ups)?,
+        })
+    }
+
     /// The simulator's.
     pub(crate) fn predicted(r: &HerdReport) -> Self {
         Figures {
@@ -185,10 +210,15 @@ impl Figures {
 pub(crate) struct ScopeRun {
     pub(crate) scope: BreakerMode,
     pub(crate) predicted: Figures,
+    /// The median of `runs`, figure by figure (the one run's with `--repeat 1`).
     pub(crate) measured: Figures,
-    /// Whether the machine delivered the calls when their timers said.
+    /// Each of `--repeat`'s runs, in order.
+    pub(crate) runs: Vec<Figures>,
+    /// Whether the machine delivered the calls when their timers said, in
+    /// every run.
     pub(crate) kept_up: bool,
-    /// Times the fleet breakers fell back to local ones (fleet runs).
+    /// Times the fleet breakers fell back to local ones, over every run
+    /// (fleet runs).
     pub(crate) fallbacks: Option<u64>,
 }
 
@@ -204,8 +234,9 @@ impl ScopeRun {
         }
         if self.measured.first_calls < u64::from(clients) {
             w.push(format!(
-                "{scope}: {} of {clients} first calls reached the server: the breaker refused those the machine delivered after it opened (the simulator sends every first call in tick 0)",
-                self.measured.first_calls
+                "{scope}: {} of {clients} first calls reached the server{}: the breaker refused those the machine delivered after it opened (the simulator sends every first call in tick 0)",
+                self.measured.first_calls,
+                if self.runs.len() > 1 { " (median)" } else { "" }
             ));
         }
         if let Some(n) = self.fallbacks.filter(|&n| n > 0) {
@@ -245,7 +276,8 @@ pub(crate) fn predict(
 }
 
 /// Runs every scope of `args.breaker`, each predicted first (so the
-/// simulator takes no CPU from the fleet) and then measured.
+/// simulator takes no CPU from the fleet) and then measured `--repeat`
+/// times, one run after another.
 pub(crate) fn run_scopes(
     args: &FleetArgs,
     plan: Plan,
@@ -256,25 +288,43 @@ pub(crate) fn run_scopes(
     if mode != BreakerMode::None && policy.breaker().is_none() {
         return Err(no_breaker(&args.policy, mode).into());
     }
-    let redis = match mode {
-        BreakerMode::Fleet | BreakerMode::Compare => Some(PrivateRedis::start()?),
-        BreakerMode::None | BreakerMode::Local => None,
-    };
     let outage_ticks = outage_ticks(args);
     let mut runs = Vec::new();
     for &scope in mode.scopes() {
         let predicted = predict(args, plan, policy, scope)?;
-        let mut extra = vec!["--breaker".to_owned(), scope.name().to_owned()];
-        if let (BreakerMode::Fleet, Some(redis)) = (scope, &redis) {
-            extra.extend(["--child-breaker-store".to_owned(), redis.url()]);
+        let (mut measured, mut kept_up, mut fallbacks) = (Vec::new(), true, None);
+        for _ in 0..args.repeat.max(1) {
+            let mut extra = vec!["--breaker".to_owned(), scope.name().to_owned()];
+            // Each fleet run gets a store of its own: a run must not start
+            // from the breaker state and window an earlier run left.
+            let redis = match scope {
+                BreakerMode::Fleet => Some(PrivateRedis::start()?),
+                _ => None,
+            };
+            if let Some(redis) = &redis {
+                extra.extend(["--child-breaker-store".to_owned(), redis.url()]);
+            }
+            let m = measure(args, plan, exe, &extra)?;
+            drop(redis);
+            measured.push(Figures::measured(
+                &m.server,
+                &m.clients,
+                outage_ticks,
+                args.outage,
+            ));
+            kept_up &= KeepingUp::of(&m.server, &m.clients).kept_up();
+            fallbacks = match (fallbacks, m.fallbacks) {
+                (Some(a), Some(b)) => Some(a + b),
+                (a, b) => a.or(b),
+            };
         }
-        let m = measure(args, plan, exe, &extra)?;
         runs.push(ScopeRun {
             scope,
             predicted,
-            measured: Figures::measured(&m.server, &m.clients, outage_ticks, args.outage),
-            kept_up: KeepingUp::of(&m.server, &m.clients).kept_up(),
-            fallbacks: m.fallbacks,
+            measured: Figures::median(&measured).ok_or("no run was made")?,
+            runs: measured,
+            kept_up,
+            fallbacks,
         });
     }
     Ok(runs)
@@ -418,6 +468,51 @@ mod tests {
         assert_eq!(
             Figures::measured(&server, &cut, 2, Duration::from_secs(1)).drain,
             None
+        );
+    }
+
+    #[test]
+    fn repeated_runs_report_each_figures_median() {
+        let run = |give_ups, peak_after, drain_ms: Option<u64>| Figures {
+            outage_calls: 100 + give_ups,
+            peak_after,
+            drain: drain_ms.map(Duration::from_millis),
+            first_calls: 400,
+            calls: 1000,
+            successes: 400 - give_ups,
+            give_ups,
+        };
+        let runs = [
+            run(30, 12, Some(900)),
+            run(10, 40, None),
+            run(20, 11, Some(700)),
+        ];
+        let m = Figures::median(&runs).unwrap();
+        assert_eq!((m.give_ups, m.successes, m.outage_calls), (20, 380, 120));
+        assert_eq!(m.peak_after, 12, "each figure's own median");
+        assert_eq!(
+            m.drain,
+            Some(Duration::from_millis(900)),
+            "an unended drain is the longest"
+        );
+        let two_unended = [runs[1], runs[1], runs[0]];
+        assert_eq!(Figures::median(&two_unended).unwrap().drain, None);
+        assert_eq!(Figures::median(&[]), None);
+    }
+
+    #[test]
+    fn repeat_is_accepted_with_breaker() {
+        let a = args(&[
+            "--policy",
+            "broker",
+            "--breaker",
+            "compare",
+            "--repeat",
+            "5",
+        ]);
+        assert!(
+            a.check(&crate::fleet::options::Limits::of_this_machine())
+                .is_ok()
         );
     }
 }

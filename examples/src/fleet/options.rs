@@ -284,13 +284,6 @@ impl FleetArgs {
                 show_duration(self.horizon)
             )));
         }
-        if self.breaker.is_some() && self.repeat > 1 {
-            return Err(FlagError(format!(
-                "--breaker runs the fleet once per scope, and --repeat {} would repeat each; \
-                 leave out --repeat, or run each scope on its own (--breaker local)",
-                self.repeat
-            )));
-        }
         let k = u64::from(
             self.connections
                 .unwrap_or(DEFAULT_CONNECTIONS.min(self.clients)),

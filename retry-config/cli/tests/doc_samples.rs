@@ -336,6 +336,73 @@ fn the_fleet_doc_repeat_predictions_are_what_simulate_says() {
     });
 }
 
+/// docs/fleet.md's breaker table sets the medians of five real runs
+/// beside predictions: each predicted figure (calls during the outage,
+/// peak after it, drain, gave up) is what `simulate` says for the
+/// harness's scenario, local as its four processes' breakers, fleet as one.
+#[test]
+fn the_fleet_doc_breaker_predictions_are_what_simulate_says() {
+    let page = doc("docs/fleet.md");
+    let shown = sample(
+        &page,
+        "    --repeat 5 --clients 2000 --processes 4 --outage 2s --capacity 10 --tick 10ms --seed 0\n",
+    );
+    let args = [
+        "simulate",
+        "broker",
+        "-c",
+        "examples/fleet-breaker.toml",
+        "--clients",
+        "2000",
+        "--outage",
+        "2s",
+        "--capacity",
+        "10",
+        "--tick",
+        "10ms",
+        "--seed",
+        "0",
+        "--breaker-processes",
+        "4",
+    ];
+    let out = run_in(&root(), &args);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let said = text(&out.stdout);
+    // A duration as milliseconds: `1.21s` or `985ms`.
+    let ms = |cell: &str| -> f64 {
+        match cell.strip_suffix("ms") {
+            Some(ms) => ms.parse().unwrap(),
+            None => 1000.0 * cell.trim_end_matches('s').parse::<f64>().unwrap(),
+        }
+    };
+    let mut checked = 0;
+    for scope in ["none", "local", "fleet"] {
+        let doc_row: Vec<&str> = shown
+            .lines()
+            .map(|l| l.split_whitespace().collect::<Vec<_>>())
+            .find(|cells| cells.len() == 12 && cells[0] == scope)
+            .unwrap_or_else(|| panic!("the doc's table has {scope}"));
+        let sim_row: Vec<&str> = said
+            .lines()
+            .map(|l| l.split_whitespace().collect::<Vec<_>>())
+            .find(|cells| cells.len() > 8 && cells[0] == "broker" && cells[1] == scope)
+            .unwrap_or_else(|| panic!("simulate has no {scope} row: {said}"));
+        // BREAKER, OUTAGE CALLS, PREDICTED, DIFF, PEAK AFTER, PREDICTED,
+        // DRAIN, PREDICTED, DIFF, GAVE UP, PREDICTED, KEPT UP against
+        // POLICY, BREAKER, OUTAGE CALLS, PEAK AFTER, PEAK AT, DRAIN, ...,
+        // GAVE UP (the ninth).
+        assert_eq!(doc_row[2], sim_row[2], "outage calls, {scope}");
+        assert_eq!(doc_row[5], sim_row[3], "peak after, {scope}");
+        assert!(
+            (ms(doc_row[7]) - ms(sim_row[5])).abs() < 5.0,
+            "drain, {scope}"
+        );
+        assert_eq!(doc_row[10], sim_row[8], "gave up, {scope}");
+        checked += 1;
+    }
+    assert_eq!(checked, 3);
+}
+
 /// The cells of docs/fleet.md's table rows in `text`: the rows of a
 /// policy (`outbox/JITTER`, or `base B ms, ...`), split at their bars.
 fn fleet_table_rows(text: &str) -> Vec<Vec<String>> {

@@ -5,15 +5,16 @@
 //! The design (store, leases, bounds, fall-back) is in the [`crate::fleet`]
 //! module docs. Here: the fleet's state as an atomic [`Word`] that calls
 //! read (its period is the fleet's; an open break's end is in this host's
-//! milliseconds), the probe places leased to this host, and the counts and
-//! answers waiting for the next round trip.
+//! milliseconds), the probe and release places leased to this host, and the
+//! counts and answers waiting for the next round trip.
 
 use super::state::{Phase, Word};
 use super::{BreakerOpen, BreakerState, CircuitBreaker, Probe, Ticket, build::Settings};
 use crate::fleet::{FleetOptions, FleetState, Health, spawn};
+use crate::rng::JitterRng;
 use std::fmt;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::time::Instant;
 
 /// A fleet breaker's link, as its host sees it.
@@ -51,6 +52,14 @@ pub struct BreakerFleetStatus {
     pub probes_leased: u64,
     /// Attempts this host counted in Redis in all.
     pub attempts_sent: u64,
+    /// Whether the fleet was releasing the calls it held back after a
+    /// close, at the last round trip.
+    pub releasing: bool,
+    /// The fleet's release rate at the last round trip, in calls per
+    /// second (0 when not releasing).
+    pub release_per_sec: u64,
+    /// Release places leased to this host in all.
+    pub release_leased: u64,
 }
 
 /// A host's link to its fleet breaker. Dropping it stops the thread.
@@ -91,9 +100,19 @@ struct Shared {
     /// Set when the host falls back while the fleet decided: the next call
     /// hands the fleet's last state to the local breaker.
     fallen: AtomicBool,
-    /// Set when this host sees the fleet close: the next call starts the
-    /// host's release.
-    closed: AtomicBool,
+    /// Whether the fleet releases (the last round trip's word).
+    releasing: AtomicBool,
+    /// The fleet's release rate, in calls per 1000 s.
+    release_rate: AtomicU64,
+    /// Release places leased to this host and not used yet.
+    places: AtomicU64,
+    /// Calls refused for want of a release place since the last round trip.
+    places_demand: AtomicU64,
+    /// Release answers since the last round trip: successes, throttled.
+    released: [AtomicU64; 2],
+    /// Release refusals so far: numbers their spread's draws.
+    draws: AtomicU32,
+    release_leased: AtomicU64,
     totals: [AtomicU64; 2],
     probes_leased: AtomicU64,
     attempts_sent: AtomicU64,
@@ -122,7 +141,13 @@ impl FleetBreaker {
             demand: AtomicU64::new(0),
             demand_last: AtomicU64::new(0),
             fallen: AtomicBool::new(false),
-            closed: AtomicBool::new(false),
+            releasing: AtomicBool::new(false),
+            release_rate: AtomicU64::new(0),
+            places: AtomicU64::new(0),
+            places_demand: AtomicU64::new(0),
+            released: Default::default(),
+            draws: AtomicU32::new(0),
+            release_leased: AtomicU64::new(0),
             totals: Default::default(),
             probes_leased: AtomicU64::new(0),
             attempts_sent: AtomicU64::new(0),
@@ -161,14 +186,7 @@ impl FleetBreaker {
         let s = &self.shared;
         let view = self.view();
         match view.phase() {
-            // This host releases what it held back once it sees the
-            // fleet close (each host ramps its own rate).
-            Phase::Closed { .. } => {
-                if s.closed.load(Ordering::Relaxed) && s.closed.swap(false, Ordering::AcqRel) {
-                    breaker.start_release(now);
-                }
-                return breaker.released(now);
-            }
+            Phase::Closed { .. } => return self.released(breaker, now),
             Phase::Open { until_ms } if breaker.ms(now) < until_ms => {
                 let retry_in = breaker.until(until_ms).saturating_duration_since(now);
                 return Err(breaker.refusal(BreakerState::Open, retry_in));
@@ -205,6 +223,47 @@ impl FleetBreaker {
             _ => (BreakerState::Open, s.health.options.refresh()),
         };
         Err(breaker.refusal(state, retry_in))
+    }
+
+    /// A closed fleet's verdict on an attempt at `now`: while the fleet
+    /// releases, a place leased to this host, or a refusal that asks for
+    /// one and says to come back after the next round trip, spread over a
+    /// `release_ramp`.
+    fn released(&self, breaker: &CircuitBreaker, now: Instant) -> Result<Ticket, BreakerOpen> {
+        let s = &self.shared;
+        if !s.releasing.load(Ordering::Acquire) {
+            breaker.stop_release();
+            return Ok(Ticket::closed(now));
+        }
+        // The answers of the release are the release's (release_trip_on).
+        breaker.releasing.store(true, Ordering::Release);
+        let took = s
+            .places
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1));
+        if took.is_ok() {
+            return Ok(Ticket::closed(now));
+        }
+        s.places_demand.fetch_add(1, Ordering::Relaxed);
+        s.health.wake.notify_one();
+        let n = s.draws.fetch_add(1, Ordering::Relaxed).wrapping_add(1);
+        let seed = s.seed.map(|seed| seed ^ super::release::SPREAD_STREAM);
+        let draw = JitterRng::from_seed(seed)
+            .sample(n)
+            .as_f64()
+            .clamp(0.0, 1.0);
+        let retry_in = s.health.options.refresh() + s.settings.release_ramp.mul_f64(draw);
+        Err(breaker.refusal(BreakerState::Closed, retry_in))
+    }
+
+    /// An attempt of the fleet's release was answered: a success or a
+    /// throttled answer, for the fleet's rate at the next round trip.
+    pub(super) fn release_answered(&self, ok: bool) {
+        self.shared.released[usize::from(!ok)].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Whether the fleet was releasing at the last round trip.
+    pub(super) fn fleet_releasing(&self) -> bool {
+        self.shared.releasing.load(Ordering::Acquire)
     }
 
     /// A closed attempt's outcome, for the next round trip.
@@ -257,6 +316,9 @@ impl FleetBreaker {
             },
             probes_leased: s.probes_leased.load(Ordering::Relaxed),
             attempts_sent: s.attempts_sent.load(Ordering::Relaxed),
+            releasing: s.releasing.load(Ordering::Relaxed),
+            release_per_sec: s.release_rate.load(Ordering::Relaxed) / 1000,
+            release_leased: s.release_leased.load(Ordering::Relaxed),
         }
     }
 
@@ -340,9 +402,18 @@ impl CircuitBreaker {
     /// The host fell back from the fleet, whose last state was `view`: the
     /// local breaker takes it on (open until the same time; half-open
     /// becomes open until now, so its next attempt is a local probe;
-    /// closed keeps the local window's own counts).
+    /// closed keeps the local window's own counts, and a fleet's release
+    /// goes on as this host's own, from its first step).
     pub(super) fn fall_back(&self, view: Word, now: Instant) {
         let word = self.word();
+        if matches!(view.phase(), Phase::Closed { .. })
+            && self
+                .fleet
+                .as_ref()
+                .is_some_and(FleetBreaker::fleet_releasing)
+        {
+            self.start_release(now);
+        }
         let next = match view.phase() {
             Phase::Closed { .. } if word.phase().state() == BreakerState::Closed => return,
             Phase::Closed { .. } => word

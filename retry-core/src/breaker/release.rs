@@ -114,7 +114,7 @@ impl Release {
 }
 
 /// Keeps the release's draws apart from the open periods' jitter.
-const SPREAD_STREAM: u64 = 0x5EED_0F5E_1EA5_E000;
+pub(super) const SPREAD_STREAM: u64 = 0x5EED_0F5E_1EA5_E000;
 
 impl CircuitBreaker {
     /// A closed breaker's verdict on an attempt at `now`: a ticket, unless
@@ -160,10 +160,16 @@ impl CircuitBreaker {
     }
 
     /// An attempt let through during the release was answered at `now`:
-    /// a success raises the rate, a throttled answer cuts it.
+    /// a success raises the rate, a throttled answer cuts it (a fleet's
+    /// rate at its next round trip).
     pub(super) fn release_answered(&self, now: Instant, ok: bool, throttled: bool) {
         if !ok && !throttled {
             return;
+        }
+        // A fleet's release is the fleet's: one rate, kept in Redis.
+        #[cfg(feature = "redis")]
+        if let Some(fleet) = self.deciding_fleet() {
+            return fleet.release_answered(ok);
         }
         let now_ms = self.ms_f(now);
         let mut release = self.release.lock().unwrap_or_else(PoisonError::into_inner);

@@ -8,6 +8,11 @@
 -- One rule is the fleet's own: a probe place leased and not answered for
 -- `open_for` is taken back (its host may have died), which starts a fresh
 -- half-open period.
+-- The release after a close is the fleet's too (breaker/release.rs's rules
+-- on one rate): the script keeps the rate, applies every host's release
+-- successes and throttled answers to it, and leases hosts release places
+-- out of a bucket that fills at the rate, so the fleet's release sends at
+-- most its one rate plus one round's lease per host.
 --
 -- KEYS[1]  the breaker's hash, `{retry-breaker:NAME}` (one key: cluster-safe)
 --   phase   0 closed, 1 open, 2 half-open      trips   opened in a row (0..63)
@@ -17,6 +22,11 @@
 --   out, ok half-open: probes leased, probes that succeeded
 --   since   half-open: when a probe was last leased (ms)
 --   ta, tf  the attempts and failures that last opened it (for messages)
+--   rel     1 while the release after a close lasts, else 0
+--   rr      the release's rate (places per ms)   rc  1 once a throttled
+--           answer cut it (it then grows a quarter as fast)  rcut  when (ms)
+--   rtok, rat  places not leased yet, and when they were last filled (ms)
+--   rshort  when a host last asked for more release places than had filled (ms)
 --   a:SLOT, f:SLOT  attempts and failures counted in window slot SLOT
 -- ARGV[1]  the period the host counted its attempts in (closed)
 -- ARGV[2]  attempts sent while closed      ARGV[3] of those, failures
@@ -29,9 +39,13 @@
 -- ARGV[15] probes         ARGV[16] a uniform sample in [0, 1) for the jitter
 -- ARGV[17] now in microseconds, or '' for Redis's own clock (TIME); tests
 --          replay scenario vectors on explicit times with it
+-- ARGV[18] release_ramp (ms)  ARGV[19] release attempts that succeeded
+-- ARGV[20] release attempts throttled  ARGV[21] release places wanted
+-- ARGV[22] the host's refresh (ms): a lease holds at most a refresh's places
 -- Returns { phase, trips, period, ms until the break ends (open), out, ok,
 --           probes granted, attempts, failures (closed: the window's;
---           open: those that opened it) }.
+--           open: those that opened it), releasing (0/1), release places
+--           granted, the release's rate in places per 1000 s }.
 local key = KEYS[1]
 local counted_period = tonumber(ARGV[1])
 local attempts_in, failures_in = tonumber(ARGV[2]), tonumber(ARGV[3])
@@ -43,6 +57,9 @@ local window_us = tonumber(ARGV[11])
 local open_for, max_open_for = tonumber(ARGV[12]), tonumber(ARGV[13])
 local open_jitter, probes = tonumber(ARGV[14]), tonumber(ARGV[15])
 local sample = tonumber(ARGV[16])
+local ramp = math.max(tonumber(ARGV[18]), 1)
+local released_ok, released_throttled = tonumber(ARGV[19]), tonumber(ARGV[20])
+local places_wanted, refresh = tonumber(ARGV[21]), math.max(tonumber(ARGV[22]), 1)
 
 local now_us
 if ARGV[17] ~= '' then
@@ -62,6 +79,8 @@ end
 local phase, trips, period = num('phase'), num('trips'), num('period')
 local from, till, out, ok = num('from'), num('until'), num('out'), num('ok')
 local since = num('since')
+local rel, rr, rc, rcut = num('rel'), num('rr'), num('rc'), num('rcut')
+local rtok, rat, rshort = num('rtok'), num('rat'), num('rshort')
 
 -- Word::turn: every transition starts the next period.
 local function turn(next_phase)
@@ -77,6 +96,7 @@ local function open()
   local cut = full * math.min(math.max(open_jitter * sample, 0), 1)
   local length = math.max(full - cut, 1)
   turn(1)
+  rel = 0
   till = now_ms + math.ceil(length)
   trips = math.min(trips, 63)
 end
@@ -131,6 +151,9 @@ if phase == 2 and answer_period == period then
       trips = 0
       from = epoch
       redis.call('HDEL', key, 'a:' .. slot_field, 'f:' .. slot_field)
+      -- Release::new: one place per ramp step, the first one free now.
+      rel, rr, rc, rcut = 1, 1 / ramp, 0, 0
+      rtok, rat, rshort = 1, now_ms, now_ms
     end
   end
 end
@@ -161,6 +184,36 @@ if wanted > 0 then
   end
 end
 
+-- Release::succeeded, throttled and admit, on the fleet's one rate.
+local places = 0
+if phase == 0 and rel == 1 then
+  if released_ok > 0 then
+    local step = 1 / ramp
+    if rc == 1 then step = step * 0.25 end
+    rr = rr + released_ok * step
+  end
+  if released_throttled > 0 and (rc == 0 or now_ms - rcut >= ramp) then
+    rc, rcut = 1, now_ms
+    rr = math.max(rr * 0.5, 1 / ramp)
+  end
+  rtok = math.min(rtok + rr * math.max(now_ms - rat, 0), math.max(1, rr * refresh))
+  rat = now_ms
+  if places_wanted > 0 then
+    places = math.min(places_wanted, math.floor(rtok))
+    rtok = rtok - places
+    if places < places_wanted then
+      rshort = now_ms
+    end
+  end
+  -- Over once every ask was met in full for four ramp steps.
+  if now_ms - rshort > 4 * ramp then
+    rel = 0
+  end
+end
+
+redis.call('HSET', key, 'rel', rel, 'rr', tostring(rr), 'rc', rc,
+  'rcut', string.format('%.0f', rcut), 'rtok', tostring(rtok),
+  'rat', string.format('%.0f', rat), 'rshort', string.format('%.0f', rshort))
 redis.call('HSET', key, 'phase', phase, 'trips', trips, 'period', period,
   'from', string.format('%.0f', from), 'until', string.format('%.0f', till),
   'out', out, 'ok', ok, 'since', string.format('%.0f', since))
@@ -173,4 +226,5 @@ elseif phase == 1 then
   remaining = math.max(till - now_ms, 0)
   a, f = num('ta'), num('tf')
 end
-return { phase, trips, period, remaining, out, ok, granted, a, f }
+return { phase, trips, period, remaining, out, ok, granted, a, f, rel, places,
+  math.floor(rr * 1000000) }

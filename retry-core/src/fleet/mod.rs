@@ -89,13 +89,34 @@
 //! half-open period. Local breakers send until each host's own window
 //! trips, and each host's half-open sends its own probes.
 //!
-//! **When Redis fails.** Each host falls back to its local breaker, which
+//! **The release.** When the script closes the breaker it starts the
+//! fleet's release (the local breaker's rules, `breaker/release.rs`, on one
+//! rate kept in the hash): one place per `release_ramp` at first, raised by
+//! every host's release successes and cut by their throttled answers, sent
+//! with each round trip. Places fill a bucket at the rate, holding at most
+//! a `refresh`'s worth, and are leased to the hosts whose calls asked for
+//! one; a call without a place is refused, asks for places, and comes back
+//! after the next round trip, spread over a `release_ramp`. So while Redis
+//! answers, over any time `T` of the release:
+//!
+//! ```text
+//! calls released(T) ≤ rate × T + 1 + H × max(1, rate × refresh)
+//! ```
+//!
+//! (the last term: places leased and not yet used, one round's per host),
+//! where `H` local releases would each send at their own rate. The release
+//! ends once every host's ask was met in full for four `release_ramp`s (as
+//! a local release ends once no call was refused for four).
+//!
+
 //! takes the fleet's last state (open until the same time; half-open becomes
 //! a local half-open with its own probes; closed keeps its own counts). While
 //! failing open the fleet may send up to `H × probes` probes per half-open
 //! period, and each host judges only its own attempts. The counts and probe
 //! answers of a failed round trip are dropped (the local window has the
-//! counts; an unanswered place comes back after `open_for`).
+//! counts; an unanswered place comes back after `open_for`). A host that
+//! falls back while the fleet releases goes on with a release of its own,
+//! from its first step, and says so in the fall-back's warning.
 //!
 //! ```no_run
 //! use retrykit_core::{RetryBudget, fleet::FleetOptions};

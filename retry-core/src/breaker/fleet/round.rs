@@ -62,6 +62,15 @@ impl Round for Shared {
         let wanted = wanting.min(probes).saturating_sub(holding);
         let s = &self.settings;
         let sample = JitterRng::from_seed(self.seed).sample(u32::from(view.period()));
+        let released = self
+            .released
+            .each_ref()
+            .map(|n| n.swap(0, Ordering::AcqRel));
+        let places = self.places.load(Ordering::Acquire);
+        let places_wanted = self
+            .places_demand
+            .swap(0, Ordering::AcqRel)
+            .saturating_sub(places);
         invocation
             .arg(period)
             .arg(attempts)
@@ -80,7 +89,12 @@ impl Round for Shared {
             .arg(s.open_jitter)
             .arg(s.probes)
             .arg(sample.as_f64())
-            .arg("");
+            .arg("")
+            .arg(s.release_ramp.as_secs_f64() * 1000.0)
+            .arg(released[0])
+            .arg(released[1])
+            .arg(places_wanted)
+            .arg(self.health.options.refresh().as_secs_f64() * 1000.0);
         Taken { attempts }
     }
 
@@ -95,6 +109,9 @@ impl Round for Shared {
             granted,
             attempts,
             failures,
+            releasing,
+            places,
+            release_rate,
         ] = reply[..]
         else {
             return self.unanswered(taken);
@@ -123,6 +140,18 @@ impl Round for Shared {
                 };
                 Some(u64::from(period) << 32 | kept.saturating_add(granted).min(0xFFFF_FFFF))
             });
+        // The fleet's release: places leased to this host, kept while it
+        // lasts; none once it is over.
+        let releasing = matches!(phase, Phase::Closed { .. }) && releasing == 1;
+        self.releasing.store(releasing, Ordering::Release);
+        self.release_rate
+            .store(if releasing { release_rate } else { 0 }, Ordering::Relaxed);
+        if releasing {
+            self.places.fetch_add(places, Ordering::AcqRel);
+            self.release_leased.fetch_add(places, Ordering::Relaxed);
+        } else {
+            self.places.store(0, Ordering::Release);
+        }
         self.totals[0].store(attempts, Ordering::Relaxed);
         self.totals[1].store(failures, Ordering::Relaxed);
         self.probes_leased.fetch_add(granted, Ordering::Relaxed);
@@ -147,7 +176,11 @@ impl Round for Shared {
 
     fn said(&self, failing: bool, message: &str) {
         let fleet_state = self.view().phase().state().as_str();
-        let message = if failing {
+        let message = if failing && self.releasing.load(Ordering::Acquire) {
+            format!(
+                "{message}; the release after the fleet's close goes on at this host's own rate, from its first step"
+            )
+        } else if failing {
             message.to_owned()
         } else {
             format!("{message} (the fleet's state: {fleet_state})")
@@ -175,9 +208,6 @@ impl Shared {
             fleet: true,
             quiet: false,
         };
-        if before.phase().state() != Closed && next.phase().state() == Closed {
-            self.closed.store(true, Ordering::Release);
-        }
         match (before.phase().state(), next.phase().state()) {
             (Closed, Open) => herald.opened(failures, attempts, open),
             (Open, HalfOpen) => herald.half_open(),
