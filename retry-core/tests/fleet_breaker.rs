@@ -13,16 +13,7 @@ use retrykit_core::fleet::{FleetOptions, FleetState};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use support::redis_server::RedisServer;
-
-/// Polls `done` until it holds, failing after `limit` (the link runs on
-/// real time; this bounds the test, it does not pace it).
-fn wait_until(limit: Duration, what: &str, mut done: impl FnMut() -> bool) {
-    let since = Instant::now();
-    while !done() {
-        assert!(since.elapsed() < limit, "timed out waiting until {what}");
-        std::thread::sleep(Duration::from_millis(2));
-    }
-}
+use support::wait_until;
 
 fn host(store: &str) -> Arc<CircuitBreaker> {
     let breaker = CircuitBreaker::builder()

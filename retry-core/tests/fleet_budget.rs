@@ -12,17 +12,10 @@ use retrykit_core::{
 };
 use std::time::{Duration, Instant};
 use support::redis_server::RedisServer;
+use support::wait_until;
 
 /// Polls `done` until it holds, failing after `limit` (the background thread
 /// runs on real time; this bounds the test, it does not pace it).
-fn wait_until(limit: Duration, what: &str, mut done: impl FnMut() -> bool) {
-    let since = Instant::now();
-    while !done() {
-        assert!(since.elapsed() < limit, "timed out waiting until {what}");
-        std::thread::sleep(Duration::from_millis(2));
-    }
-}
-
 fn fleet_budget(name: &str, store: &str, ratio: f64, max_lease: u32) -> RetryBudget {
     RetryBudget::builder()
         .ratio(ratio)

@@ -115,19 +115,10 @@ impl CircuitBreaker {
 /// refusal (`Classify::from_breaker_open` gives `None`), so the breaker
 /// cannot hold its attempts back: they are sent as if it were closed.
 pub(crate) fn uncarried<E>(breaker: &CircuitBreaker) {
-    type Said = Vec<(Option<Arc<str>>, &'static str)>;
-    static SAID: std::sync::Mutex<Said> = std::sync::Mutex::new(Vec::new());
     let ty = std::any::type_name::<E>();
-    let key = (breaker.name.clone(), ty);
-    let mut said = SAID
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    // Bounded: one entry per breaker and error type in the program.
-    if said.contains(&key) {
+    if !crate::say::first_time("breaker", breaker.name.as_ref(), ty) {
         return;
     }
-    said.push(key);
-    drop(said);
     say_warning!(
         format!(
             "warning: {} refused an attempt, but the error type `{ty}` cannot stand for a refusal \

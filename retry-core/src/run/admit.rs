@@ -161,19 +161,10 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
 /// limit's refusal (`Classify::from_limit_full` gives `None`), so its
 /// attempts are sent without a permit when the limit is full.
 fn uncarried<E>(limit: &Arc<ConcurrencyLimit>) {
-    type Said = Vec<(Option<Arc<str>>, &'static str)>;
-    static SAID: std::sync::Mutex<Said> = std::sync::Mutex::new(Vec::new());
     let ty = std::any::type_name::<E>();
-    let key = (limit.name.clone(), ty);
-    let mut said = SAID
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    // Bounded: one entry per limit and error type in the program.
-    if said.contains(&key) {
+    if !crate::say::first_time("limit", limit.name.as_ref(), ty) {
         return;
     }
-    said.push(key);
-    drop(said);
     let name = limit.name().unwrap_or("<unnamed>");
     say_warning!(
         format!(

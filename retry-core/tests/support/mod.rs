@@ -6,7 +6,7 @@ pub mod redis_server;
 use retrykit_core::breaker::BreakerOpen;
 use retrykit_core::hedge::{HedgeAfter, HedgeSettings};
 use retrykit_core::{Class, Classify, Policy, PolicyBuilder};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// A policy that may hedge every call: a new attempt `after_ms` after the
 /// last one started while none has answered, up to `max_attempts` in all.
@@ -54,5 +54,15 @@ impl Classify for Answer {
     }
     fn from_breaker_open(_: BreakerOpen) -> Option<Self> {
         Some(Answer::Refused)
+    }
+}
+
+/// Polls `done` until it holds, failing after `limit` (a fleet link runs on
+/// real time; this bounds the test, it does not pace it).
+pub fn wait_until(limit: Duration, what: &str, mut done: impl FnMut() -> bool) {
+    let since = Instant::now();
+    while !done() {
+        assert!(since.elapsed() < limit, "timed out waiting until {what}");
+        std::thread::sleep(Duration::from_millis(2));
     }
 }
