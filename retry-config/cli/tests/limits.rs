@@ -2,7 +2,9 @@
 //! the text, `list` shows them and which policies name them, `explain`
 //! explains one key by key, and `show` says a policy's attempts hold one.
 
-use std::process::{Command, Output};
+mod common;
+
+use common::{run_file as run, text};
 
 const FILE: &str = r#"
 [policies.orders]
@@ -14,29 +16,6 @@ limit = "db"
 max_in_flight = 8
 max_wait = "100ms"
 "#;
-
-/// Runs the binary on `file` (in a fresh directory) with a clean retry
-/// environment plus `vars`.
-fn run(file: &str, args: &[&str], vars: &[(&str, &str)]) -> Output {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("retry.toml");
-    std::fs::write(&path, file).unwrap();
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_retry-policy"));
-    cmd.args(args).arg("--config").arg(&path);
-    for (k, _) in std::env::vars() {
-        if k.starts_with("RETRY_") {
-            cmd.env_remove(k);
-        }
-    }
-    cmd.envs(vars.iter().copied()).output().unwrap()
-}
-
-fn text(o: &Output) -> (String, String) {
-    (
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
-}
 
 #[test]
 fn list_shows_each_limit_and_the_policies_that_name_it() {

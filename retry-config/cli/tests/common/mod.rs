@@ -86,3 +86,18 @@ pub fn run_in(dir: &Path, args: &[&str], vars: &[(&str, &str)]) -> Output {
     }
     cmd.envs(vars.iter().copied()).output().unwrap()
 }
+
+/// Runs the binary on `file`, written as `retry.toml` in a fresh
+/// directory, with a clean retry environment plus `vars`.
+pub fn run_file(file: &str, args: &[&str], vars: &[(&str, &str)]) -> Output {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "retry.toml", file);
+    let mut all = args.to_vec();
+    all.extend(["--config", path.to_str().unwrap()]);
+    run_with_env(&all, vars)
+}
+
+/// The output's stdout and stderr, as text.
+pub fn text(o: &Output) -> (String, String) {
+    (stdout(o), stderr(o))
+}
