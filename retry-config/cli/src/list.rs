@@ -123,7 +123,17 @@ fn render(config: &Config) -> String {
 
 /// The policies that name concurrency limit `name`, as tables show them.
 pub fn limit_users(config: &Config, name: &str) -> Vec<String> {
-    let Some(l) = config.limit(name) else {
+    users(config, config.limit(name), Policy::limit)
+}
+
+/// The policies whose `of` is `table` (shared, so the same `Arc`), as
+/// tables show them; none when there is no such table.
+fn users<T>(
+    config: &Config,
+    table: Option<&std::sync::Arc<T>>,
+    of: impl Fn(&Policy) -> Option<&std::sync::Arc<T>>,
+) -> Vec<String> {
+    let Some(table) = table else {
         return Vec::new();
     };
     config
@@ -131,8 +141,8 @@ pub fn limit_users(config: &Config, name: &str) -> Vec<String> {
         .filter(|p| {
             config
                 .policy(p)
-                .and_then(|p| p.limit())
-                .is_some_and(|pl| std::sync::Arc::ptr_eq(pl, l))
+                .and_then(|p| of(p))
+                .is_some_and(|t| std::sync::Arc::ptr_eq(t, table))
         })
         .map(shown)
         .collect()
@@ -171,19 +181,7 @@ pub fn throttling(t: &retrykit_core::GrpcThrottling) -> String {
 
 /// The policies that name breaker `name`, as tables show them.
 pub fn breaker_users(config: &Config, name: &str) -> Vec<String> {
-    let Some(b) = config.breaker(name) else {
-        return Vec::new();
-    };
-    config
-        .policy_names()
-        .filter(|p| {
-            config
-                .policy(p)
-                .and_then(|p| p.breaker())
-                .is_some_and(|pb| std::sync::Arc::ptr_eq(pb, b))
-        })
-        .map(shown)
-        .collect()
+    users(config, config.breaker(name), Policy::breaker)
 }
 
 /// A policy in one line: shape, range, jitter, limits, budget.
