@@ -87,6 +87,57 @@ fn one_hosts_failures_open_the_breaker_on_every_host_and_a_dead_redis_leaves_it_
     assert_eq!(b.state(), BreakerState::Closed);
 }
 
+#[test]
+fn failures_that_open_the_fleet_send_their_round_trip_at_once() {
+    let server = RedisServer::start();
+    // A refresh of 10 s: a round trip that waited for it would leave the
+    // fleet closed for the whole test.
+    let slow = |store: &str| {
+        let b = CircuitBreaker::builder()
+            .name("prompt")
+            .min_calls(4)
+            .failure_ratio(0.5)
+            .open_for(Duration::from_secs(60))
+            .max_open_for(Duration::from_secs(60))
+            .probe_every(Duration::from_secs(60))
+            .build()
+            .unwrap()
+            .with_fleet(
+                FleetOptions::new("prompt", store)
+                    .with_refresh(Duration::from_secs(10))
+                    .with_timeout(Duration::from_millis(500)),
+            )
+            .unwrap();
+        let b = Arc::new(b);
+        wait_until(Duration::from_secs(5), "the fleet answers", || {
+            b.fleet_status().unwrap().link == FleetState::Fleet
+        });
+        b
+    };
+    let a = slow(&server.url());
+    let now = Instant::now();
+    // Three failures do not meet min_calls: nothing is sent before the
+    // refresh, and the fleet stays closed.
+    for _ in 0..3 {
+        let ticket = a.try_acquire(now).unwrap();
+        a.record(ticket, now, true);
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(a.state(), BreakerState::Closed);
+    // The fourth meets the rule: its round trip goes now.
+    let ticket = a.try_acquire(now).unwrap();
+    a.record(ticket, now, true);
+    let sent = Instant::now();
+    wait_until(Duration::from_secs(5), "the fleet opens", || {
+        a.state() == BreakerState::Open
+    });
+    assert!(
+        sent.elapsed() < Duration::from_secs(5),
+        "well before the 10 s refresh"
+    );
+    assert_eq!(server.command("HGET {retry-breaker:prompt} phase"), "$1");
+}
+
 /// One host through a Redis outage, kept a few refresh rounds (2 ms
 /// each) in each link state, so that a line said every round would show.
 /// Run alone as a child by the test below, which reads its stderr.
