@@ -126,6 +126,10 @@ pub struct Row {
     pub limit_peak: Option<u32>,
     /// The limit's size at the end of the run.
     pub limit_end: Option<u32>,
+    /// From when on the limit's size stayed within [0.8 C, 1.5 C], C the
+    /// server's capacity (sampled every 5 ms); `None` without a limit or
+    /// when it was outside at the end.
+    pub settled: Option<Duration>,
     /// Calls that ended with `limit_full`.
     pub refused: u64,
     /// Calls that failed otherwise.
@@ -185,7 +189,9 @@ pub async fn measure(
     let (refused, failed) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
     let started = Instant::now();
     let end = started + args.duration;
-    let sampler = limit.clone().map(|limit| tokio::spawn(sample(limit, end)));
+    let sampler = limit
+        .clone()
+        .map(|limit| tokio::spawn(sample(limit, args.capacity, started, end)));
     let tasks: Vec<_> = (0..args.clients)
         .map(|_| {
             let (svc, uri) = (svc.clone(), uri.clone());
@@ -215,7 +221,7 @@ pub async fn measure(
         task.await?;
     }
     let elapsed = started.elapsed().as_secs_f64().max(1e-9);
-    let limit_peak = match sampler {
+    let sampled = match sampler {
         Some(task) => Some(task.await?),
         None => None,
     };
@@ -236,7 +242,8 @@ pub async fn measure(
         server_p99: seen.quantile(0.99),
         call_p99: calls.quantile(0.99),
         server_peak: server.seen.peak.load(Ordering::Relaxed),
-        limit_peak,
+        limit_peak: sampled.as_ref().map(|s| s.peak),
+        settled: sampled.and_then(|s| s.settled),
         limit_end: limit.as_deref().map(ConcurrencyLimit::max_in_flight),
         refused: refused.load(Ordering::Relaxed),
         failed: failed.load(Ordering::Relaxed),
@@ -252,14 +259,35 @@ fn describe(limit: &ConcurrencyLimit) -> String {
     )
 }
 
-/// The most attempts `limit` had in flight, sampled every 5 ms until `end`.
-async fn sample(limit: Arc<ConcurrencyLimit>, end: Instant) -> u32 {
-    let mut peak = 0;
+/// What sampling a limit every 5 ms saw.
+struct Sampled {
+    /// The most attempts in flight at once.
+    peak: u32,
+    /// From when on its size stayed within [0.8 C, 1.5 C] for C the
+    /// server's capacity (`None`: it was outside at the end).
+    settled: Option<Duration>,
+}
+
+/// Samples `limit` every 5 ms from `start` until `end`.
+async fn sample(
+    limit: Arc<ConcurrencyLimit>,
+    capacity: u32,
+    start: Instant,
+    end: Instant,
+) -> Sampled {
+    let band = f64::from(capacity) * 0.8..=f64::from(capacity) * 1.5;
+    let (mut peak, mut settled) = (0, None);
     while Instant::now() < end {
         peak = peak.max(limit.in_flight());
+        let inside = band.contains(&f64::from(limit.max_in_flight()));
+        settled = match (inside, settled) {
+            (false, _) => None,
+            (true, None) => Some(start.elapsed()),
+            (true, since) => since,
+        };
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-    peak
+    Sampled { peak, settled }
 }
 
 fn ms(d: Duration) -> String {
@@ -270,7 +298,7 @@ fn table(args: &LoadArgs, rows: &[Row]) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "server: {} at once, {} each (capacity {:.0}/s); {} clients for {}",
+        "server: {} at once, {} each (capacity {:.0}/s); {} clients for {}\n",
         args.capacity,
         ms(args.service) + " ms",
         f64::from(args.capacity) / args.service.as_secs_f64(),
@@ -279,17 +307,17 @@ fn table(args: &LoadArgs, rows: &[Row]) -> String {
     );
     let _ = writeln!(
         out,
-        "| policy | limit | goodput/s | of capacity | server p99 ms | call p99 ms | server peak | limit peak | limit at end | refused | failed |"
+        "| policy | limit | goodput/s | of capacity | server p99 ms | call p99 ms | server peak | limit peak | limit at end | settled after | refused | failed |"
     );
     let _ = writeln!(
         out,
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     );
     let opt = |v: Option<u32>| v.map_or_else(|| "-".to_owned(), |v| v.to_string());
     for r in rows {
         let _ = writeln!(
             out,
-            "| {} | {} | {:.0} | {:.0}% | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {:.0} | {:.0}% | {} | {} | {} | {} | {} | {} | {} | {} |",
             r.policy,
             r.limit,
             r.goodput,
@@ -299,6 +327,8 @@ fn table(args: &LoadArgs, rows: &[Row]) -> String {
             r.server_peak,
             opt(r.limit_peak),
             opt(r.limit_end),
+            r.settled
+                .map_or_else(|| "-".to_owned(), |d| format!("{:.2} s", d.as_secs_f64())),
             r.refused,
             r.failed
         );
@@ -320,6 +350,7 @@ fn json(rows: &[Row]) -> String {
                 "server_peak": r.server_peak,
                 "limit_peak": r.limit_peak,
                 "limit_end": r.limit_end,
+                "settled_after_s": r.settled.map(|d| d.as_secs_f64()),
                 "refused": r.refused,
                 "failed": r.failed,
             })
