@@ -16,8 +16,13 @@ use support::redis_server::RedisServer;
 use support::wait_until;
 
 fn host(store: &str) -> Arc<CircuitBreaker> {
+    host_syncing(store, "shared", Duration::from_millis(2))
+}
+
+/// A host of breaker `name` whose link syncs every `refresh`.
+fn host_syncing(store: &str, name: &str, refresh: Duration) -> Arc<CircuitBreaker> {
     let breaker = CircuitBreaker::builder()
-        .name("shared")
+        .name(name)
         .min_calls(4)
         .failure_ratio(0.5)
         .open_for(Duration::from_secs(60))
@@ -27,8 +32,8 @@ fn host(store: &str) -> Arc<CircuitBreaker> {
         .build()
         .unwrap()
         .with_fleet(
-            FleetOptions::new("shared", store)
-                .with_refresh(Duration::from_millis(2))
+            FleetOptions::new(name, store)
+                .with_refresh(refresh)
                 .with_timeout(Duration::from_millis(500)),
         )
         .unwrap();
@@ -92,29 +97,7 @@ fn failures_that_open_the_fleet_send_their_round_trip_at_once() {
     let server = RedisServer::start();
     // A refresh of 10 s: a round trip that waited for it would leave the
     // fleet closed for the whole test.
-    let slow = |store: &str| {
-        let b = CircuitBreaker::builder()
-            .name("prompt")
-            .min_calls(4)
-            .failure_ratio(0.5)
-            .open_for(Duration::from_secs(60))
-            .max_open_for(Duration::from_secs(60))
-            .probe_every(Duration::from_secs(60))
-            .build()
-            .unwrap()
-            .with_fleet(
-                FleetOptions::new("prompt", store)
-                    .with_refresh(Duration::from_secs(10))
-                    .with_timeout(Duration::from_millis(500)),
-            )
-            .unwrap();
-        let b = Arc::new(b);
-        wait_until(Duration::from_secs(5), "the fleet answers", || {
-            b.fleet_status().unwrap().link == FleetState::Fleet
-        });
-        b
-    };
-    let a = slow(&server.url());
+    let a = host_syncing(&server.url(), "prompt", Duration::from_secs(10));
     let now = Instant::now();
     // Three failures do not meet min_calls: nothing is sent before the
     // refresh, and the fleet stays closed.

@@ -19,6 +19,7 @@
 mod latency;
 mod server;
 
+use crate::output::Format;
 use bytes::Bytes;
 use clap::Parser;
 use http_body_util::Full;
@@ -67,15 +68,6 @@ pub struct LoadArgs {
     /// Output format
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
-}
-
-/// How `load` prints its results.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    /// A table for people.
-    Table,
-    /// One JSON object per policy, in an array.
-    Json,
 }
 
 /// The most clients.
