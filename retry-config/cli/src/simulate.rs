@@ -258,11 +258,7 @@ fn render(args: &Args, cx: &Context) -> Result<Output, CliError> {
         ScenarioKind::Herd => {
             let run = run_herd(args, named)?;
             let text = match args.format {
-                Format::Table => {
-                    table::herd(&run)
-                        + &breaker::table(&run.herd, &run.breakers)
-                        + &chart::herd(&run)
-                }
+                Format::Table => table::herd(&run) + &breaker::table(&run) + &chart::herd(&run),
                 Format::Json => json::herd(&run),
             };
             (text, args.svg.is_some().then(|| svg::herd(&run)))

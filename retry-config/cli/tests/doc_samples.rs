@@ -203,6 +203,42 @@ fn the_recovery_doc_samples_are_what_simulate_prints() {
     );
 }
 
+/// docs/recovery.md's peers table (issue 42): examples/peers.toml's peers
+/// beside outbox on the 2 s and 10 s outages, one table; the page shows the
+/// output up to the charts, so its sample is where the output starts.
+#[test]
+fn the_recovery_doc_peers_tables_are_what_simulate_prints() {
+    let page = doc("docs/recovery.md");
+    for outage in ["2s", "10s"] {
+        let shown = format!(
+            "retry-policy simulate outbox --compare aws-standard,polly-v8,resilience4j,backon \
+             -c examples/peers.toml --outage {outage}\n"
+        );
+        let args = [
+            "simulate",
+            "outbox",
+            "--compare",
+            "aws-standard,polly-v8,resilience4j,backon",
+            "-c",
+            "examples/peers.toml",
+            "--outage",
+            outage,
+        ];
+        let out = run_in(&root(), &args);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        let printed = text(&out.stdout);
+        let excerpt = sample(&page, &shown);
+        assert!(
+            excerpt.contains("polly-v8      local") && excerpt.contains("backon        none"),
+            "the sample is the peers table:\n{excerpt}"
+        );
+        assert!(
+            printed.starts_with(excerpt),
+            "--outage {outage}: the page's sample is not how the output starts:\n{printed}"
+        );
+    }
+}
+
 /// docs/simulator.md's contention scenario: the tables (whose 100-client
 /// row the page's prose quotes) and the plot.
 #[test]
