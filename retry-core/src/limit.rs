@@ -23,6 +23,8 @@
 //!   dropped, its wait ran out) passes it on as it leaves.
 
 use crate::problem::{PolicyError, Problems};
+
+pub mod adaptive;
 use retrykit_schema::keys::Key;
 use std::collections::VecDeque;
 use std::fmt;
