@@ -239,6 +239,25 @@ fn the_recovery_doc_peers_tables_are_what_simulate_prints() {
     }
 }
 
+/// docs/limits.md's slow scenario (issue 43): each table is what
+/// `simulate --scenario slow` prints with examples/slow.toml.
+#[test]
+fn the_limits_doc_slow_samples_are_what_simulate_prints() {
+    let page = doc("docs/limits.md");
+    let shown = [
+        "simulate unlimited --compare fixed --adaptive aimd,gradient --scenario slow -c examples/slow.toml\n",
+        "simulate fixed --adaptive aimd,gradient --scenario slow -c examples/slow.toml --limit-processes 1\n",
+        "simulate unlimited --compare fixed --adaptive aimd,gradient --scenario slow -c examples/slow.toml --limit-processes 50\n",
+    ];
+    for command in shown {
+        // The command exactly as the page shows it.
+        let args: Vec<&str> = command.split_whitespace().collect();
+        let out = run_in(&root(), &args);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        assert_eq!(text(&out.stdout), sample(&page, command), "{command}");
+    }
+}
+
 /// docs/simulator.md's contention scenario: the tables (whose 100-client
 /// row the page's prose quotes) and the plot.
 #[test]

@@ -2,6 +2,7 @@
 //! client processes with and without a concurrency limit.
 
 use retrykit_core::limit::ConcurrencyLimit;
+use retrykit_core::limit::adaptive::{Aimd, AimdSettings, Controller, Gradient, GradientSettings};
 use retrykit_core::{Jitter, Policy};
 use retrykit_sim::{Slow, SlowReport};
 use std::sync::Arc;
@@ -133,4 +134,45 @@ fn every_field_out_of_range_is_named() {
     };
     let err = too_many.run(&policy()).unwrap_err();
     assert!(err.to_string().contains("at most 1000000 calls"), "{err}");
+}
+
+fn gradient() -> Controller {
+    Controller::Gradient(Gradient::new(GradientSettings::default()).unwrap())
+}
+
+#[test]
+fn one_gradient_limit_finds_the_dependency_s_slots() {
+    let slow = Slow {
+        processes: 1,
+        ..over_capacity()
+    };
+    let r = slow
+        .run_adaptive(&limited(2, Duration::from_millis(20), 100), &gradient())
+        .unwrap();
+    assert_eq!(r.limit.as_deref(), Some("gradient"));
+    // Within [0.8, 1.5] times the 20 slots, at capacity, nothing wasted.
+    let size = r.limit_at_end.unwrap();
+    assert!((16..=30).contains(&size), "{r:?}");
+    assert!(r.goodput > 0.95 * slow.capacity(), "{r:?}");
+    assert_eq!((r.wasted, r.gave_up), (0, 0), "{r:?}");
+    // The policy's own fixed limit of 2 is not what sized it.
+    let fixed = slow
+        .run(&limited(2, Duration::from_millis(20), 100))
+        .unwrap();
+    assert_eq!(fixed.limit_at_end, Some(2));
+    assert!(fixed.goodput < 0.2 * slow.capacity(), "{fixed:?}");
+}
+
+#[test]
+fn each_process_has_its_own_controller_fed_by_its_own_attempts() {
+    let policy = limited(2, Duration::from_millis(20), 100);
+    let aimd = Controller::Aimd(Aimd::new(AimdSettings::default()).unwrap());
+    let slow = over_capacity();
+    let r = slow.run_adaptive(&policy, &aimd).unwrap();
+    assert_eq!(r.limit.as_deref(), Some("aimd"));
+    // Ten controllers that started at 20 each moved with their samples.
+    assert_ne!(r.limit_at_end, Some(200), "{r:?}");
+    assert_eq!(r, slow.run_adaptive(&policy, &aimd).unwrap(), "repeatable");
+    // The controller given is a prototype: running leaves it as it was.
+    assert_eq!(aimd.limit(), 20);
 }

@@ -4,6 +4,7 @@
 
 use super::{Args, CliError, Format, Named, ScenarioKind, parse_duration, scenario_error};
 use crate::{ms, short};
+use retrykit_core::limit::adaptive::{Aimd, AimdSettings, Controller, Gradient, GradientSettings};
 use retrykit_sim::{Slow, SlowReport};
 use std::time::Duration;
 
@@ -29,6 +30,31 @@ pub(super) struct SlowFlags {
     #[arg(long, value_name = "P",
           value_parser = clap::value_parser!(u32).range(1..=i64::from(Slow::MAX_PROCESSES)))]
     pub(super) limit_processes: Option<u32>,
+    /// Also run each policy that names a limit with each of these adaptive
+    /// kinds (at their default settings) sizing its limit, its max_wait and
+    /// max_waiting kept (slow only)
+    #[arg(long, value_name = "KIND,...", value_delimiter = ',')]
+    pub(super) adaptive: Vec<AdaptiveKind>,
+}
+
+/// An adaptive kind of limit, as `--adaptive` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(super) enum AdaptiveKind {
+    Aimd,
+    Gradient,
+}
+
+impl AdaptiveKind {
+    /// retrykit-core's controller of this kind, at its default settings.
+    fn controller(self) -> Result<Controller, CliError> {
+        let built = match self {
+            AdaptiveKind::Aimd => Aimd::new(AimdSettings::default()).map(Controller::Aimd),
+            AdaptiveKind::Gradient => {
+                Gradient::new(GradientSettings::default()).map(Controller::Gradient)
+            }
+        };
+        built.map_err(|e| CliError::usage(e.to_string()))
+    }
 }
 
 /// `--load`: calls per millisecond, a finite number above zero.
@@ -53,6 +79,7 @@ pub(super) fn slow_only(args: &Args) -> Result<(), CliError> {
         ("--slots", args.slow.slots.is_some()),
         ("--service", args.slow.service.is_some()),
         ("--limit-processes", args.slow.limit_processes.is_some()),
+        ("--adaptive", !args.slow.adaptive.is_empty()),
     ];
     let lines: Vec<String> = if args.scenario == ScenarioKind::Slow {
         [
@@ -110,10 +137,32 @@ pub(super) fn scenario(args: &Args) -> Slow {
 /// Runs every policy and renders the results.
 pub(super) fn render(args: &Args, policies: &[Named<'_>]) -> Result<String, CliError> {
     let slow = scenario(args);
+    let mut kinds = args.slow.adaptive.clone();
+    kinds.dedup();
+    if !kinds.is_empty() && policies.iter().all(|n| n.policy.limit().is_none()) {
+        return Err(CliError::usage(
+            "--adaptive runs the policies that name a limit with an adaptive size in its place, \
+             and none of these names one; add a policy with limit = \"NAME\" (its max_wait and \
+             max_waiting are kept), e.g. --compare fixed with examples/slow.toml",
+        ));
+    }
+    let controllers = kinds
+        .iter()
+        .map(|k| k.controller())
+        .collect::<Result<Vec<_>, _>>()?;
     let mut results = Vec::with_capacity(policies.len());
     for named in policies {
         let report = slow.run(named.policy).map_err(|e| scenario_error(&e))?;
         results.push((named.name, report));
+        if named.policy.limit().is_none() {
+            continue;
+        }
+        for controller in &controllers {
+            let report = slow
+                .run_adaptive(named.policy, controller)
+                .map_err(|e| scenario_error(&e))?;
+            results.push((named.name, report));
+        }
     }
     Ok(match args.format {
         Format::Table => table(&slow, &results),
@@ -139,12 +188,14 @@ fn table(slow: &Slow, results: &[(&str, SlowReport)]) -> String {
         rate(slow.capacity()),
         slow.seed,
     );
-    let rows: Vec<[String; 11]> = results
+    let rows: Vec<[String; 12]> = results
         .iter()
         .map(|(name, r)| {
             [
                 crate::shown(name),
                 r.limit.clone().unwrap_or_else(|| "none".to_owned()),
+                r.limit_at_end
+                    .map_or_else(|| "-".to_owned(), |n| n.to_string()),
                 rate(r.goodput),
                 format!("{:.0}%", 100.0 * r.goodput / slow.capacity()),
                 r.calls.to_string(),
@@ -161,6 +212,7 @@ fn table(slow: &Slow, results: &[(&str, SlowReport)]) -> String {
         &[
             "POLICY",
             "LIMIT",
+            "IN ALL AT END",
             "GOODPUT/MS",
             "OF CAPACITY",
             "CALLS",
@@ -174,7 +226,9 @@ fn table(slow: &Slow, results: &[(&str, SlowReport)]) -> String {
         &rows,
     ));
     out.push_str(
-        "LIMIT: each process's (`fixed N`: N attempts in flight); GOODPUT/MS: calls that succeeded while \
+        "LIMIT: each process's (`fixed N`: N attempts in flight; aimd, gradient: sized by that \
+         controller at its default settings); IN ALL AT END: the processes' sizes summed when calls \
+         stopped arriving; GOODPUT/MS: calls that succeeded while \
          calls arrived, per ms; LIMIT FULL: ended for want of a permit; GAVE UP: ended by timeouts; \
          P99: from a call's arrival to its success; PEAK IN FLIGHT: the most calls at the dependency \
          at once, in its slots and its queue; WASTED: attempts it served after their client stopped waiting\n",
@@ -195,6 +249,7 @@ fn json(slow: &Slow, results: &[(&str, SlowReport)]) -> String {
             serde_json::json!({
                 "policy": name,
                 "limit": r.limit,
+                "limit_at_end": r.limit_at_end,
                 "calls": r.calls,
                 "attempts": r.attempts,
                 "succeeded": r.succeeded,

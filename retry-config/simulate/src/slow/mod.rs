@@ -76,8 +76,12 @@ impl Default for Slow {
 #[derive(Debug, Clone, PartialEq)]
 pub struct SlowReport {
     /// What limited each process: `None` without a limit, else the limit's
-    /// kind and size as the table shows it (`"fixed 2"`).
+    /// kind, and a fixed limit's size, as the table shows it (`"fixed 2"`,
+    /// `"gradient"`).
     pub limit: Option<String>,
+    /// The fleet's limit when new calls stopped arriving: the sum of the
+    /// processes' sizes (`None` without a limit).
+    pub limit_at_end: Option<u64>,
     /// Calls that arrived.
     pub calls: u64,
     /// Attempts sent to the dependency.
@@ -155,7 +159,7 @@ impl Slow {
         );
         let calls = self.load * self.duration.as_secs_f64() * 1000.0;
         p.require(
-            !(calls > Self::MAX_CALLS as f64),
+            calls.is_nan() || calls <= Self::MAX_CALLS as f64,
             "load",
             "times duration must be at most 1000000 calls",
             format!("lower the load or the duration (they make about {calls:.0} calls)"),

@@ -13,6 +13,7 @@ use rand::SeedableRng;
 use rand::rngs::SmallRng;
 use rand_distr::{Distribution, Poisson};
 use retrykit_core::kernel::{Decider, Failure, Step};
+use retrykit_core::limit::adaptive::{Controller, Outcome};
 use retrykit_core::{Class, Policy, Problems};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -94,6 +95,41 @@ impl Slow {
     /// assert_eq!(err.problems()[0].field, "slots");
     /// ```
     pub fn run(&self, policy: &Policy) -> Result<SlowReport, SimulateError> {
+        self.run_with(policy, None)
+    }
+
+    /// Runs `policy` with `controller` sizing each process's limit in place
+    /// of the policy's limit's `max_in_flight`: each process starts from a
+    /// copy of it and feeds it one sample per attempt, as the real limit
+    /// does. The policy's limit's `max_wait` and `max_waiting` still hold
+    /// (without a limit, a call never waits for a place).
+    ///
+    /// # Errors
+    ///
+    /// As [`run`](Self::run).
+    ///
+    /// ```
+    /// use retrykit_core::limit::adaptive::{Controller, Gradient, GradientSettings};
+    /// use retrykit_sim::Slow;
+    /// let gradient = Controller::Gradient(Gradient::new(GradientSettings::default()).unwrap());
+    /// let r = Slow::default().run_adaptive(&retrykit_core::Policy::default(), &gradient)?;
+    /// assert_eq!(r.limit.as_deref(), Some("gradient"));
+    /// assert!(r.limit_at_end.is_some());
+    /// # Ok::<(), retrykit_sim::SimulateError>(())
+    /// ```
+    pub fn run_adaptive(
+        &self,
+        policy: &Policy,
+        controller: &Controller,
+    ) -> Result<SlowReport, SimulateError> {
+        self.run_with(policy, Some(controller))
+    }
+
+    fn run_with(
+        &self,
+        policy: &Policy,
+        adaptive: Option<&Controller>,
+    ) -> Result<SlowReport, SimulateError> {
         self.check()?;
         let duration = ticks(self.duration);
         let mut sim = Sim {
@@ -102,14 +138,17 @@ impl Slow {
             service: ticks(self.service),
             slots: u64::from(self.slots),
             calls: Vec::new(),
-            gates: (0..self.processes).map(|_| Gate::of(policy)).collect(),
+            gates: (0..self.processes)
+                .map(|_| Gate::of(policy, adaptive))
+                .collect(),
             events: BinaryHeap::new(),
             seq: 0,
             serving: 0,
             queue: VecDeque::new(),
             latencies: Vec::new(),
             report: SlowReport {
-                limit: Gate::describe(policy),
+                limit: Gate::describe(policy, adaptive),
+                limit_at_end: None,
                 calls: 0,
                 attempts: 0,
                 succeeded: 0,
@@ -143,6 +182,9 @@ impl Slow {
                 }
             }
             sim.tick(t);
+            if t + 1 == duration {
+                sim.report.limit_at_end = sim.limit_now();
+            }
             if sim.report.attempts > Self::MAX_ATTEMPTS || t >= horizon {
                 sim.report.stopped = sim.calls.iter().any(|c| c.state != State::Done);
                 break;
@@ -242,7 +284,7 @@ impl Sim<'_> {
         let c = &mut self.calls[call as usize];
         c.decider.begin_attempt(self.policy, now);
         let gate = &mut self.gates[c.process as usize];
-        if let Some(held) = gate.try_acquire() {
+        if let Some(held) = gate.try_acquire(t) {
             return self.send(call, t, held);
         }
         match gate.may_wait(t, c.deadline) {
@@ -286,12 +328,13 @@ impl Sim<'_> {
         if t < self.duration {
             self.in_time += 1;
         }
+        self.give_back(call, t, Outcome::Answered);
         self.end(call, t);
     }
 
     /// The attempt in flight is abandoned at `t` as a timeout.
     fn time_out(&mut self, call: u32, t: u64) {
-        self.give_back(call, t);
+        self.give_back(call, t, Outcome::Timeout);
         let now = self.at(t);
         let failure = Failure {
             class: Class::TIMEOUT,
@@ -313,23 +356,27 @@ impl Sim<'_> {
         }
     }
 
-    /// The call ends at `t`: its permit, if any, goes to the next waiter.
-    fn end(&mut self, call: u32, t: u64) {
+    /// The call ends (its permit, if any, already given back).
+    fn end(&mut self, call: u32, _t: u64) {
         let c = &mut self.calls[call as usize];
-        let had = c.state;
         c.state = State::Done;
         c.attempt += 1;
-        if had == State::InFlight {
-            self.give_back(call, t);
-        }
     }
 
-    /// The call's permit is given back at `t`, and handed to the process's
-    /// first waiting call, whose attempt is then sent.
-    fn give_back(&mut self, call: u32, t: u64) {
+    /// The fleet's limit now: the sum of the processes' sizes.
+    fn limit_now(&self) -> Option<u64> {
+        self.gates.iter().map(|g| g.size().map(u64::from)).sum()
+    }
+
+    /// The call's permit is given back at `t` by an attempt that ended
+    /// with `outcome`, and handed to the process's first waiting calls while
+    /// the limit has room, whose attempts are then sent.
+    fn give_back(&mut self, call: u32, t: u64, outcome: Outcome) {
         let c = &mut self.calls[call as usize];
-        drop(c.held.take());
         let process = c.process as usize;
+        if let Some(held) = c.held.take() {
+            self.gates[process].give_back(held, t, outcome);
+        }
         loop {
             let gate = &mut self.gates[process];
             let Some(&first) = gate.waiting.front() else {
@@ -339,7 +386,7 @@ impl Sim<'_> {
                 gate.waiting.pop_front(); // its wait ran out
                 continue;
             }
-            let Some(held) = gate.try_acquire_first() else {
+            let Some(held) = gate.try_acquire_first(t) else {
                 return;
             };
             gate.waiting.pop_front();
