@@ -176,3 +176,23 @@ fn each_process_has_its_own_controller_fed_by_its_own_attempts() {
     // The controller given is a prototype: running leaves it as it was.
     assert_eq!(aimd.limit(), 20);
 }
+
+#[test]
+fn a_run_stops_an_hour_after_the_load_with_the_rest_unfinished() {
+    // One slot of a minute: 1000 calls would take 1000 minutes.
+    let slow = Slow {
+        load: 1.0,
+        duration: Duration::from_secs(1),
+        slots: 1,
+        service: Duration::from_secs(60),
+        ..Slow::default()
+    };
+    let patient = Policy::builder().max_attempts(1).build().unwrap();
+    let r = slow.run(&patient).unwrap();
+    assert!(r.stopped, "{r:?}");
+    assert_eq!(
+        r.succeeded, 61,
+        "one a minute for an hour and a second: {r:?}"
+    );
+    assert_eq!(r.unfinished, r.calls - r.succeeded, "{r:?}");
+}

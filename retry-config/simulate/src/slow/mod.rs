@@ -126,7 +126,7 @@ impl Slow {
     /// The longest service time.
     pub const MAX_SERVICE: Duration = Duration::from_secs(60);
     /// Attempts after which a run stops, calls still open left unfinished.
-    pub const MAX_ATTEMPTS: u64 = 50_000_000;
+    pub const MAX_ATTEMPTS: u64 = 10_000_000;
     /// Simulated time after `duration` at which a run stops, calls still
     /// open left unfinished.
     pub const HORIZON: Duration = Duration::from_secs(3600);
