@@ -24,6 +24,7 @@
 //! assert_eq!(aimd.on_sample(Sample::timeout(Duration::from_millis(50), 11)), 9);
 //! ```
 
+use crate::class::Class;
 use crate::problem::{PolicyError, Problem, Problems};
 use std::time::Duration;
 
@@ -36,16 +37,36 @@ pub const MIN_WINDOW: u32 = 8;
 /// How one attempt ended, as a limit's controller sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
-    /// An answer: a success, or a failure the dependency gave in time
-    /// that says nothing about its load (its latency is still read).
+    /// A success: its latency is the dependency's.
     Answered,
-    /// The attempt's timeout ran out: the dependency did not answer in time.
+    /// The attempt's timeout ran out (the `timeout` class): the dependency
+    /// did not answer in time.
     Timeout,
     /// The dependency said it was overloaded (the `throttled` class).
     Throttled,
-    /// The attempt ended without telling anything about the dependency
-    /// (it was cancelled, or failed before anything was sent): ignored.
+    /// Nothing to read: a failure of another class (its latency may be a
+    /// refused connection's, not the dependency's work), or an attempt
+    /// that was cancelled.
     Ignored,
+}
+
+impl Outcome {
+    /// The outcome of an attempt that failed with `class` (`None`: succeeded).
+    ///
+    /// ```
+    /// use retrykit_core::{Class, limit::adaptive::Outcome};
+    /// assert_eq!(Outcome::of(None), Outcome::Answered);
+    /// assert_eq!(Outcome::of(Some(Class::THROTTLED)), Outcome::Throttled);
+    /// assert_eq!(Outcome::of(Some(Class::TRANSIENT)), Outcome::Ignored);
+    /// ```
+    pub fn of(class: Option<Class>) -> Self {
+        match class {
+            None => Outcome::Answered,
+            Some(Class::TIMEOUT) => Outcome::Timeout,
+            Some(Class::THROTTLED) => Outcome::Throttled,
+            Some(_) => Outcome::Ignored,
+        }
+    }
 }
 
 /// One finished attempt: its latency, how it ended, and the attempts in
@@ -61,7 +82,7 @@ pub struct Sample {
 }
 
 impl Sample {
-    /// An answered attempt.
+    /// A successful attempt.
     pub const fn success(latency: Duration, in_flight: u32) -> Self {
         Sample {
             latency,
@@ -90,7 +111,7 @@ impl Sample {
 }
 
 /// Field names, as the `[limits.NAME]` table spells them.
-pub mod fields {
+mod fields {
     /// The size before any sample.
     pub const INITIAL: &str = "initial_limit";
     /// The smallest size.
@@ -99,8 +120,6 @@ pub mod fields {
     pub const MAX: &str = "max_limit";
     /// AIMD's cut on a drop.
     pub const DECREASE: &str = "decrease";
-    /// AIMD's drops: `timeout`, `throttled`.
-    pub const DROP_ON: &str = "drop_on";
     /// AIMD's slowest answer that is not a drop.
     pub const DROP_ABOVE: &str = "drop_above";
     /// Gradient's tolerated latency growth before it cuts.
