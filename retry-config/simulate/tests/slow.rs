@@ -2,7 +2,8 @@
 //! client processes with and without a concurrency limit.
 
 use retrykit_core::limit::ConcurrencyLimit;
-use retrykit_core::limit::adaptive::{Aimd, AimdSettings, Controller, Gradient, GradientSettings};
+use retrykit_core::limit::LimitKind;
+use retrykit_core::limit::adaptive::{AimdSettings, GradientSettings};
 use retrykit_core::{Jitter, Policy};
 use retrykit_sim::{Slow, SlowReport};
 use std::sync::Arc;
@@ -136,8 +137,8 @@ fn every_field_out_of_range_is_named() {
     assert!(err.to_string().contains("at most 1000000 calls"), "{err}");
 }
 
-fn gradient() -> Controller {
-    Controller::Gradient(Gradient::new(GradientSettings::default()).unwrap())
+fn gradient() -> LimitKind {
+    LimitKind::Gradient(GradientSettings::default())
 }
 
 #[test]
@@ -147,7 +148,7 @@ fn one_gradient_limit_finds_the_dependency_s_slots() {
         ..over_capacity()
     };
     let r = slow
-        .run_adaptive(&limited(2, Duration::from_millis(20), 100), &gradient())
+        .run_with_limit(&limited(2, Duration::from_millis(20), 100), &gradient())
         .unwrap();
     assert_eq!(r.limit.as_deref(), Some("gradient"));
     // Within [0.8, 1.5] times the 20 slots, at capacity, nothing wasted.
@@ -166,15 +167,53 @@ fn one_gradient_limit_finds_the_dependency_s_slots() {
 #[test]
 fn each_process_has_its_own_controller_fed_by_its_own_attempts() {
     let policy = limited(2, Duration::from_millis(20), 100);
-    let aimd = Controller::Aimd(Aimd::new(AimdSettings::default()).unwrap());
+    let aimd = LimitKind::Aimd(AimdSettings::default());
     let slow = over_capacity();
-    let r = slow.run_adaptive(&policy, &aimd).unwrap();
+    let r = slow.run_with_limit(&policy, &aimd).unwrap();
     assert_eq!(r.limit.as_deref(), Some("aimd"));
     // Ten controllers that started at 20 each moved with their samples.
     assert_ne!(r.limit_at_end, Some(200), "{r:?}");
-    assert_eq!(r, slow.run_adaptive(&policy, &aimd).unwrap(), "repeatable");
-    // The controller given is a prototype: running leaves it as it was.
-    assert_eq!(aimd.limit(), 20);
+    assert_eq!(
+        r,
+        slow.run_with_limit(&policy, &aimd).unwrap(),
+        "repeatable"
+    );
+    // The policy's own limit is never touched.
+    assert_eq!(policy.limit().unwrap().in_flight(), 0);
+    assert_eq!(policy.limit().unwrap().max_in_flight(), 2);
+}
+
+#[test]
+fn a_policy_s_own_adaptive_limit_is_simulated_as_its_kind() {
+    let kind = LimitKind::Gradient(GradientSettings {
+        initial: 5,
+        ..GradientSettings::default()
+    });
+    let limit =
+        ConcurrencyLimit::new(Some("dep"), kind, Some(Duration::from_millis(20)), 100).unwrap();
+    let policy = policy()
+        .to_builder()
+        .limit(Some(Arc::new(limit)))
+        .build()
+        .unwrap();
+    let slow = Slow {
+        processes: 1,
+        ..over_capacity()
+    };
+    let own = slow.run(&policy).unwrap();
+    assert_eq!(own.limit.as_deref(), Some("gradient"));
+    assert_eq!(own, slow.run_with_limit(&policy, &kind).unwrap());
+}
+
+#[test]
+fn an_adaptive_kind_with_bad_settings_is_refused_naming_the_field() {
+    let bad = LimitKind::Aimd(AimdSettings {
+        min: 30,
+        initial: 20,
+        ..AimdSettings::default()
+    });
+    let err = over_capacity().run_with_limit(&policy(), &bad).unwrap_err();
+    assert_eq!(err.problems()[0].field, "initial_limit", "{err}");
 }
 
 #[test]

@@ -4,7 +4,8 @@
 
 use super::{Args, CliError, Format, Named, ScenarioKind, parse_duration, scenario_error};
 use crate::{ms, short};
-use retrykit_core::limit::adaptive::{Aimd, AimdSettings, Controller, Gradient, GradientSettings};
+use retrykit_core::limit::LimitKind;
+use retrykit_core::limit::adaptive::{AimdSettings, GradientSettings};
 use retrykit_sim::{Slow, SlowReport};
 use std::time::Duration;
 
@@ -45,15 +46,12 @@ pub(super) enum AdaptiveKind {
 }
 
 impl AdaptiveKind {
-    /// retrykit-core's controller of this kind, at its default settings.
-    fn controller(self) -> Result<Controller, CliError> {
-        let built = match self {
-            AdaptiveKind::Aimd => Aimd::new(AimdSettings::default()).map(Controller::Aimd),
-            AdaptiveKind::Gradient => {
-                Gradient::new(GradientSettings::default()).map(Controller::Gradient)
-            }
-        };
-        built.map_err(|e| CliError::usage(e.to_string()))
+    /// retrykit-core's limit kind, at its default settings.
+    fn kind(self) -> LimitKind {
+        match self {
+            AdaptiveKind::Aimd => LimitKind::Aimd(AimdSettings::default()),
+            AdaptiveKind::Gradient => LimitKind::Gradient(GradientSettings::default()),
+        }
     }
 }
 
@@ -146,10 +144,7 @@ pub(super) fn render(args: &Args, policies: &[Named<'_>]) -> Result<String, CliE
              max_waiting are kept), e.g. --compare fixed with examples/slow.toml",
         ));
     }
-    let controllers = kinds
-        .iter()
-        .map(|k| k.controller())
-        .collect::<Result<Vec<_>, _>>()?;
+    let kinds: Vec<LimitKind> = kinds.iter().map(|k| k.kind()).collect();
     let mut results = Vec::with_capacity(policies.len());
     for named in policies {
         let report = slow.run(named.policy).map_err(|e| scenario_error(&e))?;
@@ -157,9 +152,9 @@ pub(super) fn render(args: &Args, policies: &[Named<'_>]) -> Result<String, CliE
         if named.policy.limit().is_none() {
             continue;
         }
-        for controller in &controllers {
+        for kind in &kinds {
             let report = slow
-                .run_adaptive(named.policy, controller)
+                .run_with_limit(named.policy, kind)
                 .map_err(|e| scenario_error(&e))?;
             results.push((named.name, report));
         }
@@ -226,9 +221,9 @@ fn table(slow: &Slow, results: &[(&str, SlowReport)]) -> String {
         &rows,
     ));
     out.push_str(
-        "LIMIT: each process's (`fixed N`: N attempts in flight; aimd, gradient: sized by that \
-         controller at its default settings); IN ALL AT END: the processes' sizes summed when calls \
-         stopped arriving; GOODPUT/MS: calls that succeeded while \
+        "LIMIT: each process's kind of limit (fixed N: N attempts in flight; aimd, gradient: sized by \
+         that kind's controller); IN ALL AT END: the processes' sizes summed when calls stopped \
+         arriving; GOODPUT/MS: calls that succeeded while \
          calls arrived, per ms; LIMIT FULL: ended for want of a permit; GAVE UP: ended by timeouts; \
          P99: from a call's arrival to its success; PEAK IN FLIGHT: the most calls at the dependency \
          at once, in its slots and its queue; WASTED: attempts it served after their client stopped waiting\n",

@@ -13,7 +13,8 @@ use rand::SeedableRng;
 use rand::rngs::SmallRng;
 use rand_distr::{Distribution, Poisson};
 use retrykit_core::kernel::{Decider, Failure, Step};
-use retrykit_core::limit::adaptive::{Controller, Outcome};
+use retrykit_core::limit::adaptive::Outcome;
+use retrykit_core::limit::{ConcurrencyLimit, LimitKind};
 use retrykit_core::{Class, Policy, Problems};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -95,40 +96,44 @@ impl Slow {
     /// assert_eq!(err.problems()[0].field, "slots");
     /// ```
     pub fn run(&self, policy: &Policy) -> Result<SlowReport, SimulateError> {
-        self.run_with(policy, None)
+        self.run_any(policy, None)
     }
 
-    /// Runs `policy` with `controller` sizing each process's limit in place
-    /// of the policy's limit's `max_in_flight`: each process starts from a
-    /// copy of it and feeds it one sample per attempt, as the real limit
-    /// does. The policy's limit's `max_wait` and `max_waiting` still hold
-    /// (without a limit, a call never waits for a place).
+    /// Runs `policy` with each process's limit of `kind` in place of the
+    /// policy's limit's (an adaptive kind: its controller, one per process,
+    /// fed one sample per attempt as the real limit feeds it). The policy's
+    /// limit's `max_wait` and `max_waiting` still hold (without a limit, a
+    /// call never waits for a place).
     ///
     /// # Errors
     ///
-    /// As [`run`](Self::run).
+    /// As [`run`](Self::run), and the problems of `kind`'s settings, each
+    /// naming its field (`initial_limit`, ...).
     ///
     /// ```
-    /// use retrykit_core::limit::adaptive::{Controller, Gradient, GradientSettings};
+    /// use retrykit_core::limit::{LimitKind, adaptive::GradientSettings};
     /// use retrykit_sim::Slow;
-    /// let gradient = Controller::Gradient(Gradient::new(GradientSettings::default()).unwrap());
-    /// let r = Slow::default().run_adaptive(&retrykit_core::Policy::default(), &gradient)?;
+    /// let gradient = LimitKind::Gradient(GradientSettings::default());
+    /// let r = Slow::default().run_with_limit(&retrykit_core::Policy::default(), &gradient)?;
     /// assert_eq!(r.limit.as_deref(), Some("gradient"));
     /// assert!(r.limit_at_end.is_some());
     /// # Ok::<(), retrykit_sim::SimulateError>(())
     /// ```
-    pub fn run_adaptive(
+    pub fn run_with_limit(
         &self,
         policy: &Policy,
-        controller: &Controller,
+        kind: &LimitKind,
     ) -> Result<SlowReport, SimulateError> {
-        self.run_with(policy, Some(controller))
+        if let Err(e) = ConcurrencyLimit::new(None, *kind, None, 0) {
+            return Err(SimulateError::new("slow", e.problems().to_vec()));
+        }
+        self.run_any(policy, Some(kind))
     }
 
-    fn run_with(
+    fn run_any(
         &self,
         policy: &Policy,
-        adaptive: Option<&Controller>,
+        adaptive: Option<&LimitKind>,
     ) -> Result<SlowReport, SimulateError> {
         self.check()?;
         let duration = ticks(self.duration);
@@ -147,7 +152,9 @@ impl Slow {
             queue: VecDeque::new(),
             latencies: Vec::new(),
             report: SlowReport {
-                limit: Gate::describe(policy, adaptive),
+                limit: adaptive
+                    .or_else(|| policy.limit().map(|l| l.kind()))
+                    .map(Gate::describe),
                 limit_at_end: None,
                 calls: 0,
                 attempts: 0,
@@ -375,7 +382,7 @@ impl Sim<'_> {
         let c = &mut self.calls[call as usize];
         let process = c.process as usize;
         if let Some(held) = c.held.take() {
-            self.gates[process].give_back(held, t, outcome);
+            Gate::give_back(held, t, outcome);
         }
         loop {
             let gate = &mut self.gates[process];
