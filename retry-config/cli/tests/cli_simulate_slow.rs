@@ -20,6 +20,12 @@ attempt_timeout = "200ms"
 [policies.fixed]
 extends = "unlimited"
 limit = "fixed"
+
+[breakers.dep]
+
+[policies.braked]
+extends = "fixed"
+breaker = "dep"
 "#;
 
 /// Runs `simulate ARGS --scenario slow` against FILE: exit code, stdout, stderr.
@@ -140,4 +146,18 @@ fn the_table_has_a_row_per_policy_and_per_adaptive_kind_of_a_limited_one() {
     assert_eq!(v["policies"][0]["limit_at_end"], 20);
     assert_eq!(v["policies"][0]["peak_in_flight"], 20);
     assert_eq!(v["policies"][1]["limit"], "gradient");
+}
+
+#[test]
+fn a_policy_s_breaker_is_said_not_to_be_simulated_and_a_kind_named_twice_runs_once() {
+    let (code, out, err) = slow(&["braked", "--adaptive", "aimd,aimd", "--duration", "100ms"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        out.contains(
+            "note: `braked` runs here without its breaker: the slow scenario models the limit only"
+        ),
+        "{out}"
+    );
+    let rows = out.lines().filter(|l| l.starts_with("braked ")).count();
+    assert_eq!(rows, 2, "its own limit and aimd once: {out}");
 }

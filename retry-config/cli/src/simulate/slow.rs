@@ -135,8 +135,13 @@ pub(super) fn scenario(args: &Args) -> Slow {
 /// Runs every policy and renders the results.
 pub(super) fn render(args: &Args, policies: &[Named<'_>]) -> Result<String, CliError> {
     let slow = scenario(args);
-    let mut kinds = args.slow.adaptive.clone();
-    kinds.dedup();
+    // Each kind once, in the order first named.
+    let mut kinds: Vec<AdaptiveKind> = Vec::new();
+    for k in &args.slow.adaptive {
+        if !kinds.contains(k) {
+            kinds.push(*k);
+        }
+    }
     if !kinds.is_empty() && policies.iter().all(|n| n.policy.limit().is_none()) {
         return Err(CliError::usage(
             "--adaptive runs the policies that name a limit with an adaptive size in its place, \
@@ -160,9 +165,36 @@ pub(super) fn render(args: &Args, policies: &[Named<'_>]) -> Result<String, CliE
         }
     }
     Ok(match args.format {
-        Format::Table => table(&slow, &results),
+        Format::Table => table(&slow, &results) + &unmodelled(policies),
         Format::Json => json(&slow, &results),
     })
+}
+
+/// A note for each policy with a breaker, budgets or hedging, which this
+/// scenario does not simulate, so that no one reads its rows as theirs.
+fn unmodelled(policies: &[Named<'_>]) -> String {
+    policies
+        .iter()
+        .filter_map(|n| {
+            let p = n.policy;
+            let parts: Vec<&str> = [
+                ("its breaker", p.breaker().is_some()),
+                ("its budgets", !p.budgets().is_empty()),
+                ("its hedging", p.hedging().is_some()),
+            ]
+            .iter()
+            .filter(|(_, has)| *has)
+            .map(|(what, _)| *what)
+            .collect();
+            (!parts.is_empty()).then(|| {
+                format!(
+                    "note: `{}` runs here without {}: the slow scenario models the limit only\n",
+                    crate::shown(n.name),
+                    parts.join(" or ")
+                )
+            })
+        })
+        .collect()
 }
 
 /// A rate with up to two decimals.
