@@ -67,7 +67,7 @@ struct Running<Fut, Sl> {
     attempt: u32,
     gate: Gate,
     /// The attempt's permit of the policy's concurrency limit, if it has one.
-    _permit: Option<crate::limit::Permit>,
+    permit: Option<crate::limit::Permit>,
     fut: Pin<Box<Timed<Fut, Own<Sl>>>>,
 }
 
@@ -118,7 +118,12 @@ where
             (false, _) => run.permit.take(),
             (true, None) => None,
             (true, Some(limit)) => match limit.try_acquire() {
-                Some(permit) => Some(permit),
+                Some(mut permit) => {
+                    if permit.adapts() {
+                        permit.stamp(now);
+                    }
+                    Some(permit)
+                }
                 None => {
                     self.refused = true;
                     return;
@@ -155,7 +160,7 @@ where
         self.running.push(Running {
             attempt,
             gate,
-            _permit: permit,
+            permit,
             fut: Box::pin(Timed {
                 fut,
                 limit: Own {
@@ -240,12 +245,14 @@ where
                 match result {
                     Ok(value) => {
                         this.run.record(done.gate, None);
+                        this.run.give_back(done.permit, None);
                         this.supersede_last();
                         return this.finish(done.attempt, Ok(value));
                     }
                     Err(error) => {
                         let (failure, ..) = this.run.failure_of(&error);
                         this.run.record(done.gate, Some(failure.class));
+                        this.run.give_back(done.permit, Some(failure.class));
                         this.supersede_last();
                         if is_fatal(this.run.policy(), failure) {
                             return this.finish(done.attempt, Err(error));

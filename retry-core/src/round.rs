@@ -135,7 +135,12 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
         H: HookSet<E>,
     {
         // The attempt is over: its permit goes back before any wait.
-        self.permit = None;
+        let permit = self.permit.take();
+        let class = match (&permit, &result) {
+            (Some(permit), Err(error)) if permit.adapts() => Some(error.class()),
+            _ => None,
+        };
+        self.give_back(permit, class);
         match result {
             Ok(value) => {
                 self.succeeded();

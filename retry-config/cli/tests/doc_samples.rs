@@ -203,6 +203,93 @@ fn the_recovery_doc_samples_are_what_simulate_prints() {
     );
 }
 
+/// docs/recovery.md's "Not done": one local breaker (`--breaker-processes
+/// 1`) peaks at 21 calls a tick after the 2 s and the 10 s outage, as the
+/// page says, where ten peak higher.
+#[test]
+fn the_recovery_doc_one_local_breaker_peaks_as_it_says() {
+    let page = doc("docs/recovery.md");
+    let shown = "`retry-policy simulate outbox -c examples/recovery.toml --outage 2s --breaker-processes 1`";
+    assert!(page.contains(shown), "the page shows {shown}");
+    assert!(page.contains("peaks at 21 in its `local` row"), "{page}");
+    for outage in ["2s", "10s"] {
+        let args = [
+            "simulate",
+            "outbox",
+            "-c",
+            "examples/recovery.toml",
+            "--outage",
+            outage,
+            "--breaker-processes",
+            "1",
+        ];
+        let out = run_in(&root(), &args);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        let printed = text(&out.stdout);
+        let local = printed
+            .lines()
+            .find(|l| l.starts_with("outbox  local "))
+            .unwrap_or_else(|| panic!("no local row:\n{printed}"));
+        let peak = local.split_whitespace().nth(3);
+        assert_eq!(peak, Some("21"), "--outage {outage}: {local}");
+    }
+}
+
+/// docs/recovery.md's peers table (issue 42): examples/peers.toml's peers
+/// beside outbox on the 2 s and 10 s outages, one table; the page shows the
+/// output up to the charts, so its sample is where the output starts.
+#[test]
+fn the_recovery_doc_peers_tables_are_what_simulate_prints() {
+    let page = doc("docs/recovery.md");
+    for outage in ["2s", "10s"] {
+        let shown = format!(
+            "retry-policy simulate outbox --compare aws-standard,polly-v8,resilience4j,backon \
+             -c examples/peers.toml --outage {outage}\n"
+        );
+        let args = [
+            "simulate",
+            "outbox",
+            "--compare",
+            "aws-standard,polly-v8,resilience4j,backon",
+            "-c",
+            "examples/peers.toml",
+            "--outage",
+            outage,
+        ];
+        let out = run_in(&root(), &args);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        let printed = text(&out.stdout);
+        let excerpt = sample(&page, &shown);
+        assert!(
+            excerpt.contains("polly-v8      local") && excerpt.contains("backon        none"),
+            "the sample is the peers table:\n{excerpt}"
+        );
+        assert!(
+            printed.starts_with(excerpt),
+            "--outage {outage}: the page's sample is not how the output starts:\n{printed}"
+        );
+    }
+}
+
+/// docs/limits.md's slow scenario (issue 43): each table is what
+/// `simulate --scenario slow` prints with examples/slow.toml.
+#[test]
+fn the_limits_doc_slow_samples_are_what_simulate_prints() {
+    let page = doc("docs/limits.md");
+    let shown = [
+        "simulate unlimited --compare fixed --adaptive aimd,gradient --scenario slow -c examples/slow.toml\n",
+        "simulate fixed --adaptive aimd,gradient --scenario slow -c examples/slow.toml --limit-processes 1\n",
+        "simulate unlimited --compare fixed --adaptive aimd,gradient --scenario slow -c examples/slow.toml --limit-processes 50\n",
+    ];
+    for command in shown {
+        // The command exactly as the page shows it.
+        let args: Vec<&str> = command.split_whitespace().collect();
+        let out = run_in(&root(), &args);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        assert_eq!(text(&out.stdout), sample(&page, command), "{command}");
+    }
+}
+
 /// docs/simulator.md's contention scenario: the tables (whose 100-client
 /// row the page's prose quotes) and the plot.
 #[test]

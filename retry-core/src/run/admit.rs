@@ -2,10 +2,13 @@
 //! attempt ([`Run::admit`]), and the call's end when none comes in time.
 
 use super::{Gate, Refusal, Run, elapsed};
+use crate::class::Class;
 use crate::classify::Classify;
 use crate::clock::{Clock, Sleeper};
 use crate::hooks::HookSet;
-use crate::limit::{ConcurrencyLimit, LimitFull, Queued};
+use crate::limit::adaptive::Outcome;
+use crate::limit::{ConcurrencyLimit, LimitFull, Permit, Queued};
+use crate::observe::{Event, emit};
 use crate::policy::Policy;
 use std::borrow::Borrow;
 use std::future::{Future, poll_fn};
@@ -25,14 +28,15 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     /// waits on its thread. Without a permit in time, the next attempt is
     /// not sent ([`begin_attempt`](Self::begin_attempt)).
     pub fn admit(&mut self) -> impl Future<Output = ()> {
-        let mut queued: Option<Queued> = None;
+        // The queued place, and when it was joined.
+        let mut queued: Option<(Queued, Instant)> = None;
         poll_fn(move |cx| {
             let Some(limit) = self.policy().limit.clone() else {
                 return Poll::Ready(());
             };
-            let Some(place) = &queued else {
+            let Some((place, joined)) = &queued else {
                 if let Some(permit) = limit.try_acquire() {
-                    self.permit = Some(permit);
+                    self.hold(permit);
                     return Poll::Ready(());
                 }
                 let Some(bound) = self.permit_bound(&limit) else {
@@ -40,9 +44,10 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
                     return Poll::Ready(());
                 };
                 if !self.cancellable {
-                    self.permit = limit.acquire_blocking(bound);
-                    if self.permit.is_none() {
-                        self.refuse();
+                    let joined = self.clock.now();
+                    match limit.acquire_blocking(bound) {
+                        Some(permit) => self.granted(permit, joined),
+                        None => self.waited_in_vain(joined),
                     }
                     return Poll::Ready(());
                 }
@@ -50,41 +55,88 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
                     self.refuse();
                     return Poll::Ready(());
                 };
+                let joined = self.clock.now();
                 match bound {
                     Some(bound) => self.timer.arm(self.sleep(bound)),
                     None => self.timer.disarm(),
                 }
                 if let Poll::Ready(permit) = place.poll(cx) {
                     self.timer.disarm();
-                    self.permit = Some(permit);
+                    self.granted(permit, joined);
                     return Poll::Ready(());
                 }
-                queued = Some(place);
+                queued = Some((place, joined));
                 return match self.timer.poll(cx) {
                     Some(Poll::Ready(())) => {
                         queued = None;
-                        self.refuse();
+                        self.waited_in_vain(joined);
                         Poll::Ready(())
                     }
                     _ => Poll::Pending,
                 };
             };
+            let joined = *joined;
             if let Poll::Ready(permit) = place.poll(cx) {
                 queued = None;
                 self.timer.disarm();
-                self.permit = Some(permit);
+                self.granted(permit, joined);
                 return Poll::Ready(());
             }
             match self.timer.poll(cx) {
                 Some(Poll::Ready(())) => {
                     // Leaving passes on a permit granted just now.
                     queued = None;
-                    self.refuse();
+                    self.waited_in_vain(joined);
                     Poll::Ready(())
                 }
                 _ => Poll::Pending,
             }
         })
+    }
+
+    /// The next attempt holds `permit`, stamped with the time for an
+    /// adaptive limit (which reads the attempt's latency).
+    pub(crate) fn hold(&mut self, mut permit: Permit) {
+        if permit.adapts() {
+            permit.stamp(self.clock.now());
+        }
+        self.permit = Some(permit);
+    }
+
+    /// A permit came after a wait in the queue begun at `joined`.
+    fn granted(&mut self, permit: Permit, joined: Instant) {
+        self.hold(permit);
+        self.waited(joined, true);
+    }
+
+    /// A wait in the queue begun at `joined` ran out without a permit.
+    fn waited_in_vain(&mut self, joined: Instant) {
+        self.waited(joined, false);
+        self.refuse();
+    }
+
+    /// Tells the observers of a wait in the queue begun at `joined`.
+    fn waited(&self, joined: Instant, granted: bool) {
+        let policy = self.policy();
+        emit(Event::LimitWaited {
+            limit: policy.limit.as_ref().and_then(|l| l.name.as_ref()),
+            policy: policy.name.as_ref(),
+            wait: self.clock.now().saturating_duration_since(joined),
+            granted,
+        });
+    }
+
+    /// Gives back the permit of the attempt that ended, with how it went
+    /// for an adaptive limit: its latency since the grant, and its
+    /// outcome from the error's `class` (`None`: a success).
+    pub(crate) fn give_back(&self, permit: Option<Permit>, class: Option<Class>) {
+        let Some(permit) = permit else {
+            return;
+        };
+        if let Some(granted) = permit.granted_at() {
+            let latency = self.clock.now().saturating_duration_since(granted);
+            permit.finish(latency, Outcome::of(class));
+        }
     }
 
     /// The next attempt gets no permit: it will not be sent.
@@ -149,6 +201,10 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
             uncarried::<E>(limit);
             return None;
         }
+        emit(Event::LimitRefused {
+            limit: limit.name.as_ref(),
+            policy: self.policy().name.as_ref(),
+        });
         self.gate = Gate::LimitFull(None);
         self.started = self.started.or(since);
         self.timer.disarm();
