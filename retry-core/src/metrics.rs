@@ -17,6 +17,8 @@
 //! | `retry.breaker.state` | gauge | `retry.breaker` (no `retry.policy`) | a circuit breaker's state: 0 closed, 1 half-open, 2 open |
 //! | `retry.breaker.transitions` | counter | `retry.breaker`, `retry.breaker.to` (`open`, `half_open`, `closed`) | a breaker's state changes |
 //! | `retry.breaker.refusals` | counter | | attempts a circuit breaker refused (never sent) |
+//! | `retry.chaos.faults` | counter | `retry.chaos.class` | faults the policy's chaos injected in place of attempts (docs/chaos.md), apart from real failures |
+//! | `retry.chaos.delays` | counter | | attempts the policy's chaos delayed |
 //! | `retry.budget.failing_open` | gauge | `retry.budget` (no `retry.policy`) | 1 while a fleet budget is falling back to its local budget, 0 once its store answers |
 //!
 //! Recording allocates each metric's labels, so with this feature on the
@@ -45,6 +47,10 @@ use metrics::{
 };
 use std::sync::Arc;
 
+/// Faults chaos injected, by `retry.chaos.class`.
+pub const CHAOS_FAULTS: &str = "retry.chaos.faults";
+/// Attempts chaos delayed.
+pub const CHAOS_DELAYS: &str = "retry.chaos.delays";
 /// Calls, by `retry.ending` and `retry.retried`.
 pub const CALLS: &str = "retry.calls";
 /// Attempts per call.
@@ -118,6 +124,11 @@ pub fn describe() {
             HINTS,
             "waits taken from a server hint: honoured, or clamped to max_retry_after",
         ),
+        (
+            CHAOS_FAULTS,
+            "faults the policy's chaos injected in place of attempts",
+        ),
+        (CHAOS_DELAYS, "attempts the policy's chaos delayed"),
     ];
     for (name, what) in counters {
         describe_counter!(name, Unit::Count, what);
@@ -226,6 +237,19 @@ fn record(event: &Event<'_>) {
         }
         Event::BreakerRefused { policy } => {
             counter!(BREAKER_REFUSALS, "retry.policy" => name(policy)).increment(1);
+        }
+        Event::ChaosInjected {
+            policy,
+            fault,
+            delay,
+        } => {
+            if let Some(class) = fault {
+                counter!(CHAOS_FAULTS, "retry.policy" => name(policy), "retry.chaos.class" => class)
+                    .increment(1);
+            }
+            if delay.is_some() {
+                counter!(CHAOS_DELAYS, "retry.policy" => name(policy)).increment(1);
+            }
         }
     }
 }

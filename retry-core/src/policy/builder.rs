@@ -70,6 +70,7 @@ impl PolicyBuilder {
                 hedge: None,
                 breaker: None,
                 limit: None,
+                chaos: None,
             },
         }
     }
@@ -288,6 +289,20 @@ impl PolicyBuilder {
     /// ```
     pub fn limit(mut self, limit: Option<Arc<crate::limit::ConcurrencyLimit>>) -> Self {
         self.draft.limit = limit;
+        self
+    }
+
+    /// Sets or clears the faults and latency injected into the policy's
+    /// attempts (docs/chaos.md); chaos that injects nothing is cleared.
+    ///
+    /// ```
+    /// use retrykit_core::{Class, Policy, chaos::Chaos};
+    /// let chaos = Chaos::new(Some(1)).fault(0.5, Class::TRANSIENT, None).unwrap();
+    /// let p = Policy::builder().chaos(Some(chaos.into())).build().unwrap();
+    /// assert_eq!(p.chaos().unwrap().fault_rate(), 0.5);
+    /// ```
+    pub fn chaos(mut self, chaos: Option<Arc<crate::chaos::Chaos>>) -> Self {
+        self.draft.chaos = chaos.filter(|c| c.active());
         self
     }
 
