@@ -37,7 +37,7 @@ pub const MAX_DELAY: Duration = Duration::from_secs(600);
 /// ```
 /// assert_eq!(retrykit_core::chaos::FAULT_CLASSES, &["transient", "timeout", "throttled", "permanent"]);
 /// ```
-pub const FAULT_CLASSES: &[&str] = &["transient", "timeout", "throttled", "permanent"];
+pub const FAULT_CLASSES: &[&str] = retrykit_schema::keys::CHAOS_FAULTS;
 
 /// A policy's chaos: how often its attempts fail on purpose, and with what
 /// class; how often they are delayed, and by how much. Shared by a policy's
@@ -227,6 +227,25 @@ impl Chaos {
     /// The seed, if set.
     pub fn seed(&self) -> Option<u64> {
         self.seed
+    }
+
+    /// The Retry-After an injected throttled fault carries, if set.
+    pub fn retry_after(&self) -> Option<Duration> {
+        self.fault.and_then(|f| f.retry_after)
+    }
+
+    /// The shortest and longest injected delay (equal for a fixed delay);
+    /// zero without latency.
+    ///
+    /// ```
+    /// use retrykit_core::chaos::Chaos;
+    /// use std::time::Duration;
+    /// let c = Chaos::new(None).latency(0.5, Duration::from_millis(1), Duration::from_millis(9)).unwrap();
+    /// assert_eq!(c.latency_range(), (Duration::from_millis(1), Duration::from_millis(9)));
+    /// ```
+    pub fn latency_range(&self) -> (Duration, Duration) {
+        self.latency
+            .map_or((Duration::ZERO, Duration::ZERO), |l| (l.min, l.max))
     }
 
     /// What the next attempt gets: a fault, a delay, both or neither.
