@@ -505,11 +505,21 @@ fn the_summary_counts_the_broker_calls_during_the_outage() {
 /// place of the call (seeded: the same count every run); the retries and
 /// the outbox ride them out, and no event is lost. `RETRY_CHAOS=off` runs
 /// the same profile with none.
+///
+/// docs/chaos.md shows the command and these summary lines: its command is
+/// the one run here, and each of its lines is in the summary.
 #[test]
 fn staging_chaos_fails_a_fifth_of_publishes_and_loses_no_event() {
-    let flags = "--events 200 --failure-rate 0 --throttle-rate 0 --reject-rate 0 \
-                 --outage 0s --outage-at 0s --profile staging --seed 1";
-    let args: Vec<&str> = flags.split_whitespace().collect();
+    let page =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/chaos.md")).unwrap();
+    let start = page
+        .find("cargo run -p examples --bin outbox -- ")
+        .expect("docs/chaos.md shows the command");
+    let command = &page[start..start + page[start..].find("```").unwrap()];
+    let flags = command.replace('\\', " ");
+    let args: Vec<&str> = flags.split_whitespace().skip(7).collect();
+    let block = page[start..].split("```text\n").nth(1).unwrap();
+    let doc_lines: Vec<&str> = block[..block.find("```").unwrap()].lines().collect();
     let tmp = scratch("staging-chaos");
     let out = run(tmp.path(), &args);
     let (text, err) = (stdout(&out), stderr(&out));
@@ -531,6 +541,13 @@ fn staging_chaos_fails_a_fifth_of_publishes_and_loses_no_event() {
     let faults: u32 = line.split_whitespace().nth(4).unwrap().parse().unwrap();
     assert_eq!(faults, 56, "seed 44's faults: {line}");
     assert!(line.ends_with("(faults 20% transient, seed 44)"), "{line}");
+    for doc_line in &doc_lines {
+        assert!(
+            text.lines().any(|l| l == *doc_line),
+            "docs/chaos.md shows {doc_line:?}:\n{text}"
+        );
+    }
+    assert_eq!(doc_lines.len(), 7);
 
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_outbox"));
     for (name, _) in std::env::vars_os() {
