@@ -167,6 +167,8 @@ impl Env {
     /// Whether `RETRY_CHAOS` switches every chaos table off: `off` does;
     /// `on` or empty (or unset) leaves them as the file says; anything
     /// else is an error naming the variable.
+    // A rejected value is the cold path, read once at start-up.
+    #[allow(clippy::result_large_err)]
     pub(crate) fn chaos_off(&self) -> Result<bool, Diagnostic> {
         let var = crate::resolve::chaos_checks::CHAOS_VAR;
         match self.chaos.as_deref().map(str::trim) {

@@ -194,3 +194,15 @@ fn chaos_in_the_base_file_applies_and_extends_inherits_it() {
     let cfg = load("[policies.a.chaos]\nfault_rate = 0\n", &Options::new()).unwrap();
     assert!(cfg.policy("a").unwrap().chaos().is_none());
 }
+
+#[test]
+fn a_hedging_policy_with_chaos_is_an_error_at_its_hedge_after() {
+    let text = "[policies.a]\nhedge_after = \"10ms\"\n[profiles.staging.policies.a.chaos]\nfault_rate = 0.1\n";
+    let err = load(text, &Options::new().profile("staging")).unwrap_err();
+    assert!(err.contains("cannot be combined with chaos yet"), "{err}");
+    assert!(
+        err.contains("retry.toml:2:15"),
+        "placed at hedge_after: {err}"
+    );
+    assert!(load(text, &Options::new()).is_ok());
+}

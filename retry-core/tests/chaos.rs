@@ -225,3 +225,20 @@ fn blocking_calls_get_the_same_faults() {
     assert_eq!(out.unwrap_err().kind(), ErrorKind::ConnectionReset);
     assert_eq!(report.injected, 3);
 }
+
+#[test]
+fn hedging_with_chaos_is_refused_at_build() {
+    use retrykit_core::hedge::{HedgeAfter, HedgeSettings};
+    let chaos = Chaos::new(Some(1))
+        .fault(0.1, Class::TRANSIENT, None)
+        .unwrap();
+    let err = policy(chaos)
+        .hedge(Some(HedgeSettings::new(HedgeAfter::Fixed(MS(10)))))
+        .build()
+        .unwrap_err();
+    assert!(err.to_string().contains("hedge_after"), "{err}");
+    assert!(
+        err.to_string().contains("cannot be combined with chaos"),
+        "{err}"
+    );
+}

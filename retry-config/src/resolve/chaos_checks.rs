@@ -17,6 +17,8 @@ pub(crate) const CHAOS_VAR: &str = "RETRY_CHAOS";
 
 /// The chaos of policy `policy` (`None`: none, or off), or its problems: a
 /// value out of bounds, or chaos under a production `profile`.
+// A refused chaos table is the cold path: boxing its diagnostic would only add noise.
+#[allow(clippy::result_large_err)]
 pub(crate) fn chaos(
     policy: &str,
     span: &Span,

@@ -404,6 +404,14 @@ impl PolicyBuilder {
         if let Some(hedging) = &p.hedge {
             hedging.settings().check(p.max_attempts, &mut problems);
         }
+        // A hedged round does not draw chaos: refused rather than ignored.
+        problems.require(
+            p.hedge.is_none() || p.chaos.is_none(),
+            Key::HedgeAfter.name(),
+            "cannot be combined with chaos yet (a hedged round injects nothing)",
+            "set hedge_after = \"none\" where the chaos table applies, or drop the chaos table"
+                .to_string(),
+        );
         let problems = problems.into_vec();
         if !problems.is_empty() {
             return Err(PolicyError::policy(p.name.as_deref(), problems));
