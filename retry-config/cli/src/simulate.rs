@@ -12,6 +12,7 @@
 //! `simulate::run(args, &cx)`; `--config` and `--profile` are global options.
 
 mod breaker;
+mod chaos;
 mod chart;
 mod json;
 mod scenario;
@@ -261,6 +262,7 @@ fn render(args: &Args, cx: &Context) -> Result<Output, CliError> {
                 Format::Table => {
                     table::herd(&run)
                         + &breaker::table(&run.herd, &run.breakers)
+                        + &chaos::herd(&run)
                         + &chart::herd(&run)
                 }
                 Format::Json => json::herd(&run),

@@ -86,3 +86,37 @@ fn check_lists_chaos_and_refuses_it_in_production() {
         "{stdout}"
     );
 }
+
+/// docs/chaos.md's simulator line is what `simulate` prints for the outbox
+/// demo's staging `publish`.
+#[test]
+fn simulate_applies_the_policy_s_chaos_as_the_doc_says() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+    let page = std::fs::read_to_string(format!("{root}/docs/chaos.md")).unwrap();
+    let shown = "$ retry-policy --config examples/retry.toml --profile staging simulate publish --clients 1000 --seed 1\n";
+    let at = page.find(shown).expect("docs/chaos.md shows the command") + shown.len();
+    let line = page[at..].lines().next().unwrap();
+    let config = format!("{root}/examples/retry.toml");
+    let args: Vec<&str> = shown[2..].split_whitespace().skip(1).collect();
+    let args: Vec<&str> = args
+        .iter()
+        .map(|a| {
+            if *a == "examples/retry.toml" {
+                config.as_str()
+            } else {
+                a
+            }
+        })
+        .collect();
+    let out = common::run_with_env(&args, &[]);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        line.starts_with("chaos of `publish` (faults 20% transient, seed 44): "),
+        "{line}"
+    );
+    assert!(
+        stdout.lines().any(|l| l == line),
+        "the doc shows {line:?}; the command printed:\n{stdout}"
+    );
+}
