@@ -348,6 +348,10 @@ pub(crate) fn resolve<'d>(
             }
         };
         let chaos = match chaos_checks::chaos(&p.name, &p.span, &fields, profile, chaos_off) {
+            Ok(Some(chaos)) if profile.is_none() => {
+                diags.push(chaos_checks::without_profile(&p.name, &p.span, &fields));
+                Some(chaos)
+            }
             Ok(chaos) => chaos,
             Err(problem) => {
                 diags.push(problem);

@@ -77,6 +77,27 @@ pub(crate) fn chaos(
     Ok(Some(Arc::new(chaos)))
 }
 
+/// A warning for policy `policy`'s active chaos when no profile is
+/// selected: the base settings are what a program without `RETRY_PROFILE`
+/// runs, production's included, and no production guard applies to them.
+pub(crate) fn without_profile(policy: &str, span: &Span, fields: &Fields) -> Diagnostic {
+    let set = [Key::ChaosFaultRate, Key::ChaosLatencyRate]
+        .into_iter()
+        .find_map(|k| fields.get(k).map(|s| (k, s)));
+    let d = Diagnostic::warning(
+        format!("policies.{policy}.chaos"),
+        format!("policy `{policy}` injects chaos with no profile selected"),
+    );
+    let d = match set {
+        Some((k, s)) => d.at(s.span.clone(), format!("{} = {}", k.name(), s.value)),
+        None => d.at(Some(span.clone()), "chaos in this policy"),
+    };
+    d.note("the base settings are what a program runs without RETRY_PROFILE, and no production guard applies to them")
+        .note(format!(
+            "fix: move the chaos table to the profile it is meant for ([{PROFILES}.staging.policies.{policy}.chaos])"
+        ))
+}
+
 fn with_layer(d: Diagnostic, layer: &Layer) -> Diagnostic {
     match layer {
         Layer::File => d,
