@@ -187,7 +187,8 @@ fn bad_chaos_values_get_an_error_naming_the_key_the_rule_and_the_fix() {
 
 #[test]
 fn chaos_in_the_base_file_applies_and_extends_inherits_it() {
-    let text = "[policies.a.chaos]\nfault_rate = 0.3\n[policies.b]\nextends = \"a\"\n[profiles.staging]\n";
+    let text =
+        "[policies.a.chaos]\nfault_rate = 0.3\n[policies.b]\nextends = \"a\"\n[profiles.staging]\n";
     let cfg = load(text, &Options::new()).unwrap();
     assert_eq!(cfg.policy("b").unwrap().chaos().unwrap().fault_rate(), 0.3);
     // With no profile selected, it is what production runs: a warning each.
@@ -198,7 +199,11 @@ fn chaos_in_the_base_file_applies_and_extends_inherits_it() {
     );
     assert!(warnings.contains("policy `b` injects chaos with no profile selected"));
     let staged = load(text, &Options::new().profile("staging")).unwrap();
-    assert!(staged.warnings().is_empty(), "{}", staged.warnings().render());
+    assert!(
+        staged.warnings().is_empty(),
+        "{}",
+        staged.warnings().render()
+    );
     assert!(staged.policy("a").unwrap().chaos().is_some());
     // Rates of 0 inject nothing: no chaos at all.
     let cfg = load("[policies.a.chaos]\nfault_rate = 0\n", &Options::new()).unwrap();
