@@ -60,43 +60,62 @@ where
 
 pin_project_lite::pin_project! {
     /// An attempt sent, or refused by the breaker: never made, it ends at
-    /// once with the refusal's error. The error is built when polled, so a
-    /// `!Send` error type is never held across an await.
+    /// once with the refusal's error; or delayed by chaos, its closure
+    /// called when the delay is over (or, for an injected fault, never).
+    /// The error is built when polled, so a `!Send` error type is never
+    /// held across an await.
     #[project = GatedProj]
-    pub enum Gated<Fut> {
+    pub enum Gated<M, Fut, Sl> {
         /// Sent.
         Sent { #[pin] fut: Fut },
-        /// Refused.
+        /// Refused, or an injected fault.
         Refused { open: Option<Box<Refusal>> },
+        /// Delayed by chaos; then made by `make`, or failed with `then`.
+        Delayed { sleep: std::pin::Pin<Box<Sl>>, make: Option<M>, then: Option<Box<Refusal>> },
     }
 }
 
-impl<Fut, T, E> Future for Gated<Fut>
+impl<M, Fut, Sl, T, E> Future for Gated<M, Fut, Sl>
 where
+    M: FnOnce() -> Fut,
     Fut: Future<Output = Result<T, E>>,
+    Sl: Future<Output = ()>,
     E: Classify,
 {
     type Output = Result<T, E>;
 
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<T, E>> {
-        match self.project() {
-            GatedProj::Sent { fut } => fut.poll(cx),
-            GatedProj::Refused { open } => {
-                let open = open.take().expect("a refused attempt is polled once");
-                Poll::Ready(Err(refusal(*open)))
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<T, E>> {
+        loop {
+            match self.as_mut().project() {
+                GatedProj::Sent { fut } => return fut.poll(cx),
+                GatedProj::Refused { open } => {
+                    let open = open.take().expect("a refused attempt is polled once");
+                    return Poll::Ready(Err(refusal(*open)));
+                }
+                GatedProj::Delayed { sleep, make, then } => {
+                    if sleep.as_mut().poll(cx).is_pending() {
+                        return Poll::Pending;
+                    }
+                    if let Some(fault) = then.take() {
+                        return Poll::Ready(Err(refusal(*fault)));
+                    }
+                    let make = make.take().expect("a delayed attempt is made once");
+                    self.set(Gated::Sent { fut: make() });
+                }
             }
         }
     }
 }
 
-/// The error of type `E` that stands for `refused` (`begin_attempt`
-/// checked that `E` can).
+/// The error of type `E` that stands for `refused` (`begin_attempt`, or
+/// the chaos draw, checked that `E` can).
 pub(crate) fn refusal<E: Classify>(refused: Refusal) -> E {
     match refused {
         Refusal::Breaker(open) => E::from_breaker_open(open),
         Refusal::Limit(full) => E::from_limit_full(full),
+        Refusal::Chaos(fault) => E::from_chaos(fault),
     }
-    .expect("begin_attempt refuses only for a type that carries it")
+    .expect("refused only for a type that carries it")
 }
 
 /// A plain round's limit: the call's timer, armed at the attempt's first

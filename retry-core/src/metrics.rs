@@ -22,6 +22,8 @@
 //! | `retry.limit.waiting` | gauge | `retry.limit` (no `retry.policy`) | calls queued for a permit |
 //! | `retry.limit.refusals` | counter | `retry.limit` | calls a concurrency limit gave no permit in time (ended `limit_full`) |
 //! | `retry.limit.wait.duration` | histogram (s) | `retry.limit`, `retry.limit.granted` (`true`, `false`) | each wait in a limit's queue (a permit free at once is no wait) |
+//! | `retry.chaos.faults` | counter | `retry.chaos.class` | faults the policy's chaos injected in place of attempts (docs/chaos.md), apart from real failures |
+//! | `retry.chaos.delays` | counter | | attempts the policy's chaos delayed |
 //! | `retry.budget.failing_open` | gauge | `retry.budget` (no `retry.policy`) | 1 while a fleet budget is falling back to its local budget, 0 once its store answers |
 //!
 //! Recording allocates each metric's labels, so with this feature on the
@@ -50,6 +52,10 @@ use metrics::{
 };
 use std::sync::Arc;
 
+/// Faults chaos injected, by `retry.chaos.class`.
+pub const CHAOS_FAULTS: &str = "retry.chaos.faults";
+/// Attempts chaos delayed.
+pub const CHAOS_DELAYS: &str = "retry.chaos.delays";
 /// Calls, by `retry.ending` and `retry.retried`.
 pub const CALLS: &str = "retry.calls";
 /// Attempts per call.
@@ -138,6 +144,11 @@ pub fn describe() {
             LIMIT_REFUSALS,
             "calls a concurrency limit gave no permit in time (ended limit_full)",
         ),
+        (
+            CHAOS_FAULTS,
+            "faults the policy's chaos injected in place of attempts",
+        ),
+        (CHAOS_DELAYS, "attempts the policy's chaos delayed"),
     ];
     for (name, what) in counters {
         describe_counter!(name, Unit::Count, what);
@@ -293,6 +304,19 @@ fn record(event: &Event<'_>) {
         }
         Event::BreakerRefused { policy } => {
             counter!(BREAKER_REFUSALS, "retry.policy" => name(policy)).increment(1);
+        }
+        Event::ChaosInjected {
+            policy,
+            fault,
+            delay,
+        } => {
+            if let Some(class) = fault {
+                counter!(CHAOS_FAULTS, "retry.policy" => name(policy), "retry.chaos.class" => class)
+                    .increment(1);
+            }
+            if delay.is_some() {
+                counter!(CHAOS_DELAYS, "retry.policy" => name(policy)).increment(1);
+            }
         }
     }
 }

@@ -61,6 +61,13 @@ pub(crate) enum Event<'a> {
         limit: Option<&'a Arc<str>>,
         policy: Option<&'a Arc<str>>,
     },
+    /// The policy's chaos faulted an attempt (`fault`: the class name)
+    /// and/or delayed it (`delay`).
+    ChaosInjected {
+        policy: Option<&'a Arc<str>>,
+        fault: Option<&'static str>,
+        delay: Option<Duration>,
+    },
     /// A fleet budget began (`true`) or stopped falling back to its local
     /// budget.
     #[cfg_attr(not(feature = "redis"), allow(dead_code))]

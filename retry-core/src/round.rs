@@ -110,15 +110,25 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
 
     /// This round's attempt, begun as `make` makes it; one the breaker
     /// refused is never made, and ends at once with the refusal's error.
-    pub fn attempt<M, Fut, T, E>(&mut self, make: M) -> Attempt<'_, P, C, S, H, Fut>
+    pub fn attempt<M, Fut, T, E>(&mut self, make: M) -> Attempt<'_, P, C, S, H, M, Fut>
     where
         M: FnOnce() -> Fut,
         Fut: Future<Output = Result<T, E>>,
         E: Classify,
         H: HookSet<E>,
     {
+        self.faulted = false;
         let fut = match self.begin_attempt::<E>() {
-            None => Gated::Sent { fut: make() },
+            None if self.policy().chaos.is_none() => Gated::Sent { fut: make() },
+            None => match self.inject::<E>() {
+                None => Gated::Sent { fut: make() },
+                Some((Some(delay), then)) => Gated::Delayed {
+                    sleep: Box::pin(self.sleep(delay)),
+                    make: Some(make),
+                    then,
+                },
+                Some((None, open)) => Gated::Refused { open },
+            },
             Some(open) => Gated::Refused { open: Some(open) },
         };
         Timed {
@@ -154,6 +164,7 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     }
 }
 
-/// One attempt of a plain round (see [`Run::attempt`]): sent or refused,
-/// raced against the call's timer, in the call's span.
-pub type Attempt<'r, P, C, S, H, Fut> = Timed<Gated<Fut>, OnRun<'r, P, C, S, H>>;
+/// One attempt of a plain round (see [`Run::attempt`]): sent, refused or
+/// delayed, raced against the call's timer, in the call's span.
+pub type Attempt<'r, P, C, S, H, M, Fut> =
+    Timed<Gated<M, Fut, <S as Sleeper>::Sleep>, OnRun<'r, P, C, S, H>>;

@@ -63,10 +63,15 @@ pub fn run(args: Args, cx: &Context) -> Result<ExitCode, CliError> {
     let (rows, end) = schedule(policy, seed, shown);
     let profile = config.profile();
     match args.format {
-        Format::Table => out!(
-            "{}",
-            table(&args.policy, profile, policy, seed, &rows, &end)
-        ),
+        Format::Table => {
+            out!(
+                "{}",
+                table(&args.policy, profile, policy, seed, &rows, &end)
+            );
+            if let Some(line) = chaos(&config, policy) {
+                outln!("{line}");
+            }
+        }
         Format::Json => {
             let value = json(&args.policy, profile, policy, seed, &rows, &end);
             outln!(
@@ -234,6 +239,21 @@ fn table(
     out
 }
 
+/// What the policy's chaos does, in one line: active (where, at what
+/// rates), or switched off by `RETRY_CHAOS=off`; `None` without chaos.
+fn chaos(config: &retrykit_config::Config, policy: &Policy) -> Option<String> {
+    match policy.chaos() {
+        Some(c) => Some(format!(
+            "chaos is active{}: {c}; an injected fault fails an attempt without sending it, injected latency delays it (not shown above; RETRY_CHAOS=off turns it off)",
+            config
+                .profile()
+                .map(|p| format!(" (profile `{p}`)"))
+                .unwrap_or_default()
+        )),
+        None => config.chaos_line().filter(|_| config.chaos_off()),
+    }
+}
+
 /// The names of the gRPC codes the policy names (`None` when it names none).
 fn grpc_codes(policy: &Policy) -> Option<Vec<&'static str>> {
     let codes = policy.grpc_retry_on()?;
@@ -302,6 +322,7 @@ fn json(
         "breaker": policy.breaker().and_then(|b| b.name()),
         "breaker_fleet": policy.breaker().and_then(|b| fleet_json(b)),
         "limit": policy.limit().and_then(|l| l.name()),
+        "chaos": policy.chaos().map(|c| c.to_string()),
         "grpc_retry_on": grpc_codes(policy),
         "hedge": policy.hedge_settings().map(|s| serde_json::json!({
             "after": s.after.to_string(),

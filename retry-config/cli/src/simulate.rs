@@ -12,6 +12,7 @@
 //! `simulate::run(args, &cx)`; `--config` and `--profile` are global options.
 
 mod breaker;
+mod chaos;
 mod chart;
 mod json;
 mod scenario;
@@ -273,7 +274,12 @@ fn render(args: &Args, cx: &Context) -> Result<Output, CliError> {
         ScenarioKind::Herd => {
             let run = run_herd(args, named)?;
             let text = match args.format {
-                Format::Table => table::herd(&run) + &breaker::table(&run) + &chart::herd(&run),
+                Format::Table => {
+                    table::herd(&run)
+                        + &breaker::table(&run)
+                        + &chaos::herd(&run)
+                        + &chart::herd(&run)
+                }
                 Format::Json => json::herd(&run),
             };
             (text, args.svg.is_some().then(|| svg::herd(&run)))

@@ -126,6 +126,29 @@ fn the_config_readme_diagnostic_is_what_check_prints() {
     assert_eq!(said, sample(&readme, "$ retry-policy check retry.toml\n"));
 }
 
+/// docs/chaos.md: `show` of the outbox demo's staging `publish`, and the
+/// production refusal `check` prints for the doc's file.
+#[test]
+fn the_chaos_doc_samples_are_what_the_commands_print() {
+    let page = doc("docs/chaos.md");
+    let shown =
+        "$ retry-policy --config examples/retry.toml --profile staging show publish --seed 1\n";
+    let args: Vec<&str> = shown[2..].split_whitespace().skip(1).collect();
+    let out = run_in(&root(), &args);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), sample(&page, shown));
+
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("retry.toml"),
+        toml_after(&page, "for this file:"),
+    )
+    .unwrap();
+    let out = run_in(dir.path(), &["check"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), sample(&page, "$ retry-policy check\n"));
+}
+
 /// Runs `retry-policy` from the repository root with `args`, the last of
 /// which is `--svg FILE` for a `FILE` of the repository's: the sample output
 /// after `shown` (the command as the doc shows it) in `page` is what the

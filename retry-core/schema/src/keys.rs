@@ -89,7 +89,26 @@ pub enum Kind {
     HedgeAfter,
     /// One of [`LIMIT_KINDS`]: how a concurrency limit sets its size.
     LimitKind,
+    /// A share from 0 to 1 (a chaos rate).
+    Rate,
+    /// One of [`CHAOS_FAULTS`]: the class of the faults chaos injects.
+    FaultClass,
 }
+
+/// The classes of the faults a policy's `chaos` table may inject.
+///
+/// ```
+/// assert!(retrykit_schema::keys::CHAOS_FAULTS.contains(&"throttled"));
+/// ```
+pub const CHAOS_FAULTS: &[&str] = &["transient", "timeout", "throttled", "permanent"];
+
+/// The table of a policy (in the file or a profile) that sets its chaos:
+/// `[policies.NAME.chaos]`, keys [`CHAOS_KEYS`].
+///
+/// ```
+/// assert_eq!(retrykit_schema::keys::CHAOS, "chaos");
+/// ```
+pub const CHAOS: &str = "chaos";
 
 /// The kinds of concurrency limit a `[limits.NAME]` table may name:
 /// `fixed` (`max_in_flight` attempts at once).
@@ -370,6 +389,7 @@ macro_rules! keys {
         budget { $( $(#[$bdoc:meta])* $bkey:ident = $bname:literal, $bkind:ident, $bexample:literal, $bbuilt_in:expr; )* }
         breaker { $( $(#[$kdoc:meta])* $kkey:ident = $kname:literal, $kkind:ident, $kexample:literal, $kbuilt_in:expr; )* }
         limit { $( $(#[$ldoc:meta])* $lkey:ident = $lname:literal, $lkind:ident, $lexample:literal, $lbuilt_in:expr; )* }
+        chaos { $( $(#[$cdoc:meta])* $ckey:ident = $cname:literal, $ckind:ident, $cexample:literal, $cbuilt_in:expr; )* }
     ) => {
         /// A key of a policy, budget or breaker table.
         ///
@@ -382,6 +402,7 @@ macro_rules! keys {
             $( $(#[$bdoc])* $bkey, )*
             $( $(#[$kdoc])* $kkey, )*
             $( $(#[$ldoc])* $lkey, )*
+            $( $(#[$cdoc])* $ckey, )*
         }
 
         /// Every policy key, in the order the tools list them.
@@ -416,6 +437,14 @@ macro_rules! keys {
         /// ```
         pub const LIMIT_KEYS: &[Key] = &[ $( Key::$lkey, )* ];
 
+        /// Every key of a policy's chaos table (`[policies.NAME.chaos]`).
+        ///
+        /// ```
+        /// use retrykit_schema::keys::{CHAOS_KEYS, Key};
+        /// assert_eq!(Key::find(CHAOS_KEYS, "fault_rate"), Some(Key::ChaosFaultRate));
+        /// ```
+        pub const CHAOS_KEYS: &[Key] = &[ $( Key::$ckey, )* ];
+
         impl Key {
             const fn spec(self) -> Spec {
                 match self {
@@ -423,6 +452,7 @@ macro_rules! keys {
                     $( Key::$bkey => Spec { name: $bname, kind: Kind::$bkind, example: $bexample, built_in: $bbuilt_in }, )*
                     $( Key::$kkey => Spec { name: $kname, kind: Kind::$kkind, example: $kexample, built_in: $kbuilt_in }, )*
                     $( Key::$lkey => Spec { name: $lname, kind: Kind::$lkind, example: $lexample, built_in: $lbuilt_in }, )*
+                    $( Key::$ckey => Spec { name: $cname, kind: Kind::$ckind, example: $cexample, built_in: $cbuilt_in }, )*
                 }
             }
         }
@@ -553,6 +583,24 @@ keys! {
         /// The most calls queued for a permit (0 to 100000; 0: never wait).
         MaxWaiting = "max_waiting", Count, "100", BuiltIn::Count(1000);
     }
+    chaos {
+        /// The share of attempts failed on purpose (0 to 1).
+        ChaosFaultRate = "fault_rate", Rate, "0.05", BuiltIn::Number(0.0);
+        /// The class the injected faults take: one of [`CHAOS_FAULTS`].
+        ChaosFault = "fault", FaultClass, "\"transient\"", BuiltIn::Word("transient");
+        /// The Retry-After an injected throttled fault carries (up to 10m).
+        ChaosRetryAfter = "retry_after", DurationOrNone, "\"1s\"", BuiltIn::None;
+        /// The share of attempts delayed before they are sent (0 to 1).
+        ChaosLatencyRate = "latency_rate", Rate, "0.1", BuiltIn::Number(0.0);
+        /// The injected delay (up to 10m); the shortest, with `latency_max`.
+        ChaosLatency = "latency", Duration, "\"300ms\"", BuiltIn::Duration(Duration::ZERO);
+        /// The longest injected delay: each is drawn evenly from `latency`
+        /// to this; `none`: always `latency`.
+        ChaosLatencyMax = "latency_max", DurationOrNone, "\"500ms\"", BuiltIn::None;
+        /// Where the injections' random draws start: the same seed repeats
+        /// the same injections; unset, random per process.
+        ChaosSeed = "seed", Count, "42", BuiltIn::Unset;
+    }
 }
 
 #[cfg(test)]
@@ -565,7 +613,7 @@ mod tests {
         for key in &all {
             assert_eq!(Key::named(key.name()), Some(*key));
         }
-        for table in [&all[..], BREAKER_KEYS, LIMIT_KEYS] {
+        for table in [&all[..], BREAKER_KEYS, LIMIT_KEYS, CHAOS_KEYS] {
             for key in table {
                 assert_eq!(Key::find(table, key.name()), Some(*key));
                 assert_eq!(key.name(), key.name().to_lowercase());
@@ -584,6 +632,7 @@ mod tests {
             .chain(BUDGET_KEYS)
             .chain(BREAKER_KEYS)
             .chain(LIMIT_KEYS)
+            .chain(CHAOS_KEYS)
         {
             if let BuiltIn::Word(word) = key.built_in() {
                 let words = match key.kind() {
@@ -592,6 +641,7 @@ mod tests {
                     Kind::BudgetMode => BUDGET_MODES,
                     Kind::Scope => SCOPES,
                     Kind::LimitKind => LIMIT_KINDS,
+                    Kind::FaultClass => CHAOS_FAULTS,
                     other => panic!("{key:?}: a word default for a {other:?} key"),
                 };
                 assert!(words.contains(&word), "{key:?}: {word}");
