@@ -58,3 +58,68 @@ fn a_blocking_wait_runs_out_or_is_granted() {
     assert!(waiter.join().unwrap());
     assert_eq!(limit.in_flight(), 0);
 }
+
+fn aimd(initial: u32) -> Arc<ConcurrencyLimit> {
+    let kind = LimitKind::Aimd(AimdSettings {
+        initial,
+        decrease: 0.5,
+        ..AimdSettings::default()
+    });
+    Arc::new(ConcurrencyLimit::new(Some("a"), kind, None, 4).unwrap())
+}
+
+#[test]
+fn a_grown_limit_lets_in_as_many_waiters_as_it_has_room_for() {
+    let limit = aimd(1);
+    let held = limit.try_acquire().unwrap();
+    let cx = Context::from_waker(Waker::noop());
+    let first = Queued::join(&limit, &cx).unwrap();
+    let second = Queued::join(&limit, &cx).unwrap();
+    held.finish(Duration::from_millis(1), Outcome::Answered);
+    assert_eq!(limit.max_in_flight(), 2, "1 + 1/1");
+    let mut cx = Context::from_waker(Waker::noop());
+    let (Poll::Ready(a), Poll::Ready(b)) = (first.poll(&mut cx), second.poll(&mut cx)) else {
+        panic!("both waiters are let in");
+    };
+    assert_eq!((limit.in_flight(), limit.waiting()), (2, 0));
+    drop((a, b, first, second));
+    assert_eq!(limit.in_flight(), 0);
+}
+
+#[test]
+fn a_cut_limit_takes_no_permit_back_and_lets_no_waiter_in_until_under_it() {
+    let limit = aimd(4);
+    let mut held: Vec<Permit> = (0..4).map(|_| limit.try_acquire().unwrap()).collect();
+    let cx = Context::from_waker(Waker::noop());
+    let waiter = Queued::join(&limit, &cx).unwrap();
+    held.pop()
+        .unwrap()
+        .finish(Duration::from_millis(1), Outcome::Throttled);
+    assert_eq!((limit.max_in_flight(), limit.in_flight()), (2, 3));
+    let mut cx = Context::from_waker(Waker::noop());
+    held.pop();
+    assert!(waiter.poll(&mut cx).is_pending(), "2 out of 2");
+    held.pop();
+    let Poll::Ready(taken) = waiter.poll(&mut cx) else {
+        panic!("1 out: room for one");
+    };
+    assert!(limit.try_acquire().is_none(), "2 out of 2 again");
+    drop((held, taken, waiter));
+    assert_eq!(limit.in_flight(), 0);
+}
+
+#[test]
+fn a_fixed_limit_reads_no_sample_and_an_ignored_one_moves_nothing() {
+    let fixed = Arc::new(ConcurrencyLimit::fixed(2, None, 0).unwrap());
+    fixed
+        .try_acquire()
+        .unwrap()
+        .finish(Duration::from_millis(1), Outcome::Throttled);
+    assert_eq!((fixed.max_in_flight(), fixed.in_flight()), (2, 0));
+    let limit = aimd(4);
+    limit
+        .try_acquire()
+        .unwrap()
+        .finish(Duration::from_millis(1), Outcome::Ignored);
+    assert_eq!((limit.max_in_flight(), limit.in_flight()), (4, 0));
+}
