@@ -5,9 +5,12 @@ fn a_release_hands_the_permit_to_the_first_waiter() {
     let limit = std::sync::Arc::new(ConcurrencyLimit::fixed(1, None, 2).unwrap());
     let held = limit.try_acquire().unwrap();
     let cx = Context::from_waker(Waker::noop());
-    let first = Queued::join(&limit, &cx).unwrap();
-    let second = Queued::join(&limit, &cx).unwrap();
-    assert!(Queued::join(&limit, &cx).is_none(), "the queue holds 2");
+    let first = Queued::join(&limit, &cx, Instant::now()).unwrap();
+    let second = Queued::join(&limit, &cx, Instant::now()).unwrap();
+    assert!(
+        Queued::join(&limit, &cx, Instant::now()).is_none(),
+        "the queue holds 2"
+    );
     assert!(limit.try_acquire().is_none(), "no one overtakes the queue");
     drop(held);
     let mut cx = Context::from_waker(Waker::noop());
@@ -27,8 +30,8 @@ fn a_waiter_dropped_after_its_grant_passes_the_permit_on() {
     let limit = std::sync::Arc::new(ConcurrencyLimit::fixed(1, None, 2).unwrap());
     let held = limit.try_acquire().unwrap();
     let cx = Context::from_waker(Waker::noop());
-    let first = Queued::join(&limit, &cx).unwrap();
-    let second = Queued::join(&limit, &cx).unwrap();
+    let first = Queued::join(&limit, &cx, Instant::now()).unwrap();
+    let second = Queued::join(&limit, &cx, Instant::now()).unwrap();
     drop(held);
     drop(first);
     let mut cx = Context::from_waker(Waker::noop());
@@ -73,8 +76,8 @@ fn a_grown_limit_lets_in_as_many_waiters_as_it_has_room_for() {
     let limit = aimd(1);
     let held = limit.try_acquire().unwrap();
     let cx = Context::from_waker(Waker::noop());
-    let first = Queued::join(&limit, &cx).unwrap();
-    let second = Queued::join(&limit, &cx).unwrap();
+    let first = Queued::join(&limit, &cx, Instant::now()).unwrap();
+    let second = Queued::join(&limit, &cx, Instant::now()).unwrap();
     held.finish(Duration::from_millis(1), Outcome::Answered);
     assert_eq!(limit.max_in_flight(), 2, "1 + 1/1");
     let mut cx = Context::from_waker(Waker::noop());
@@ -91,7 +94,7 @@ fn a_cut_limit_takes_no_permit_back_and_lets_no_waiter_in_until_under_it() {
     let limit = aimd(4);
     let mut held: Vec<Permit> = (0..4).map(|_| limit.try_acquire().unwrap()).collect();
     let cx = Context::from_waker(Waker::noop());
-    let waiter = Queued::join(&limit, &cx).unwrap();
+    let waiter = Queued::join(&limit, &cx, Instant::now()).unwrap();
     held.pop()
         .unwrap()
         .finish(Duration::from_millis(1), Outcome::Throttled);
