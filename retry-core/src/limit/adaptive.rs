@@ -372,15 +372,17 @@ pub const REPROBE_AFTER: u32 = 10;
 /// 5. `limit = limit * (1 - smoothing) + new * smoothing`, within `[min, max]`.
 ///
 /// A limit held just above the dependency's capacity keeps a queue there,
-/// so no window sees the no-load latency again. So the first
-/// [`PROBE_WINDOWS`] windows, and the same number every `probe_every`
-/// windows, are a probe: the limit is held at `limit / tolerance - 2 *
-/// sqrt(limit)` (twice the headroom below where the gradient settles),
-/// `noload` starts again from what those windows see, and then the limit
-/// goes back to where it was. A dependency that really got slower is so
-/// followed within one probe; a probe that finds `noload` a tenth or more
-/// lower than before is followed by another after [`REPROBE_AFTER`]
-/// windows, so a limit that started far too high comes down quickly.
+/// so no window sees the no-load latency again. So every `probe_every`
+/// windows a probe holds the limit at `limit / tolerance - 2 * sqrt(limit)`
+/// (twice the headroom below where the gradient settles) for
+/// [`PROBE_WINDOWS`] windows, `noload` starts again from what those windows
+/// see, and then the limit goes back to where it was. The first
+/// [`PROBE_WINDOWS`] windows measure `noload` the same way at
+/// `initial_limit`. A dependency that really got slower is so followed
+/// within one probe; a measurement that finds `noload` a tenth or more
+/// lower than the one before (and the first one) is followed by a probe
+/// after [`REPROBE_AFTER`] windows, so a limit that started far too high
+/// comes down quickly.
 ///
 /// At a dependency that serves `C` at once in a fixed time and queues the
 /// rest, a window's latency grows as `limit / C` past `C`, so the limit
