@@ -28,7 +28,7 @@ pub(crate) use retrykit_schema::keys::{
     BREAKER_KEYS, BUDGET_KEYS, Key, Kind, LIMIT_KEYS, POLICY_KEYS,
 };
 use retrykit_schema::keys::{
-    BUDGET_MODES, CHAOS_FAULTS, LIMIT_KINDS, LIMIT_KINDS_LATER, NONE, PROPORTIONAL, SCOPES, SHAPES,
+    BUDGET_MODES, CHAOS_FAULTS, LIMIT_KINDS, NONE, PROPORTIONAL, SCOPES, SHAPES,
 };
 
 /// A parsed value of some key.
@@ -386,28 +386,13 @@ fn parse_value(
                 .ok_or_else(|| wrong_type("a string"))?;
             match LIMIT_KINDS.iter().find(|kind| **kind == s) {
                 Some(kind) => Ok(Value::LimitKind(kind)),
-                None if LIMIT_KINDS_LATER.contains(&s) => Err(cx
-                    .error(
-                        range,
-                        format!("concurrency limit kind `{s}` is not yet supported"),
-                        "not yet supported",
-                    )
-                    .note(format!(
-                        "supported: {}; the adaptive kinds ({}) are planned",
-                        LIMIT_KINDS.join(", "),
-                        LIMIT_KINDS_LATER.join(", ")
-                    ))
-                    .note(format!("write it as: {}", cx.fix(key, key.example())))),
                 None => Err(cx
                     .error(
                         range,
                         format!("unknown concurrency limit kind `{s}`"),
                         "unknown kind",
                     )
-                    .suggest(did_you_mean(
-                        s,
-                        LIMIT_KINDS.iter().chain(LIMIT_KINDS_LATER).copied(),
-                    ))
+                    .suggest(did_you_mean(s, LIMIT_KINDS.iter().copied()))
                     .note(format!("expected one of: {}", LIMIT_KINDS.join(", ")))),
             }
         }

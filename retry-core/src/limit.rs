@@ -37,7 +37,7 @@ use adaptive::{AimdSettings, Controller, GradientSettings, Outcome, Sample};
 use retrykit_schema::keys::Key;
 use std::collections::VecDeque;
 use std::fmt;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
@@ -136,6 +136,9 @@ pub struct ConcurrencyLimit {
     max_waiting: u32,
     state: Mutex<State>,
     granted: Condvar,
+    /// The retry loop's clock at the first grant an adaptive limit timed:
+    /// a permit keeps its grant as nanoseconds since then.
+    epoch: OnceLock<Instant>,
 }
 
 #[derive(Debug)]
@@ -154,6 +157,8 @@ struct Waiter {
     /// An async waiter's waker; `None` for a blocking one (the condvar).
     waker: Option<Waker>,
     granted: bool,
+    /// When it joined, on the retry loop's clock.
+    joined: Option<Instant>,
 }
 
 impl ConcurrencyLimit {
@@ -204,6 +209,7 @@ impl ConcurrencyLimit {
                 queue: VecDeque::with_capacity(max_waiting as usize),
             }),
             granted: Condvar::new(),
+            epoch: OnceLock::new(),
         })
     }
 
@@ -332,20 +338,41 @@ impl ConcurrencyLimit {
         Some(Permit::new(self))
     }
 
-    /// Gives back one permit, with its attempt's sample for an adaptive
-    /// limit: the size moves, then the first waiters get the room there is.
-    fn release(&self, sample: Option<(Duration, Outcome)>) {
+    /// Gives back one permit: the first waiters get the room there is.
+    fn release(&self) {
+        let mut state = self.lock();
+        state.in_flight = state.in_flight.saturating_sub(1);
+        self.let_in(&mut state);
+        self.report(&state);
+    }
+
+    /// Tells an adaptive limit's controller how an attempt went (it still
+    /// holds its permit, counted in `in_flight`): the size moves, and a
+    /// size grown lets waiters in.
+    fn sample(&self, latency: Duration, outcome: Outcome) {
         let mut guard = self.lock();
         let state = &mut *guard;
+        let Some(controller) = &mut state.controller else {
+            return;
+        };
         let before = state.size;
-        if let (Some((latency, outcome)), Some(controller)) = (sample, &mut state.controller) {
-            state.size = controller.on_sample(Sample {
-                latency,
-                outcome,
-                in_flight: state.in_flight,
-            });
+        state.size = controller.on_sample(Sample {
+            latency,
+            outcome,
+            in_flight: state.in_flight,
+        });
+        let after = state.size;
+        if after == before {
+            return;
         }
-        state.in_flight = state.in_flight.saturating_sub(1);
+        self.let_in(state);
+        self.report(state);
+        drop(guard);
+        self.resized(before, after);
+    }
+
+    /// Grants the first waiters a permit each while the size has room.
+    fn let_in(&self, state: &mut State) {
         let mut blocking = false;
         while state.in_flight < state.size {
             let Some(waiter) = state.queue.iter_mut().find(|w| !w.granted) else {
@@ -360,12 +387,6 @@ impl ConcurrencyLimit {
         }
         if blocking {
             self.granted.notify_all();
-        }
-        self.report(state);
-        let after = state.size;
-        drop(guard);
-        if after != before {
-            self.resized(before, after);
         }
     }
 
@@ -387,7 +408,7 @@ impl ConcurrencyLimit {
     }
 
     /// Joins the queue; `None` when it is full.
-    fn enqueue(&self, waker: Option<Waker>) -> Option<u64> {
+    fn enqueue(&self, waker: Option<Waker>, joined: Option<Instant>) -> Option<u64> {
         let mut state = self.lock();
         if state.queue.len() >= self.max_waiting as usize {
             return None;
@@ -398,6 +419,7 @@ impl ConcurrencyLimit {
             id,
             waker,
             granted: false,
+            joined,
         });
         self.report(&state);
         Some(id)
@@ -414,23 +436,27 @@ impl ConcurrencyLimit {
         self.report(&state);
         drop(state);
         if granted && !keep {
-            self.release(None);
+            self.release();
         }
         granted
     }
 
     /// Polls a queued waiter: ready once granted (the permit is then the
-    /// caller's and the waiter has left the queue).
-    fn poll_granted(self: &Arc<Self>, id: u64, cx: &mut Context<'_>) -> Poll<Permit> {
+    /// caller's and the waiter has left the queue), with when it joined.
+    fn poll_granted(
+        self: &Arc<Self>,
+        id: u64,
+        cx: &mut Context<'_>,
+    ) -> Poll<(Permit, Option<Instant>)> {
         let mut state = self.lock();
         let Some(at) = state.queue.iter().position(|w| w.id == id) else {
             // Not queued: never happens for a waiter that has not left.
             return Poll::Pending;
         };
         if state.queue[at].granted {
-            state.queue.remove(at);
+            let joined = state.queue.remove(at).and_then(|w| w.joined);
             self.report(&state);
-            return Poll::Ready(Permit::new(self));
+            return Poll::Ready((Permit::new(self), joined));
         }
         state.queue[at].waker = Some(cx.waker().clone());
         Poll::Pending
@@ -442,7 +468,7 @@ impl ConcurrencyLimit {
         if let Some(permit) = self.try_acquire() {
             return Some(permit);
         }
-        let id = self.enqueue(None)?;
+        let id = self.enqueue(None, None)?;
         let until = bound.and_then(|b| Instant::now().checked_add(b));
         let mut state = self.lock();
         loop {
@@ -490,18 +516,16 @@ impl fmt::Debug for ConcurrencyLimit {
 #[must_use = "a permit is given back when dropped"]
 pub struct Permit {
     limit: Arc<ConcurrencyLimit>,
-    /// When the retry loop's clock saw it granted, for an adaptive limit.
-    granted_at: Option<Instant>,
-    /// The attempt's latency and outcome, once finished.
-    sample: Option<(Duration, Outcome)>,
+    /// When the retry loop granted it, for an adaptive limit: nanoseconds
+    /// since the limit's epoch, plus one; 0 when not timed.
+    since: u64,
 }
 
 impl Permit {
     fn new(limit: &Arc<ConcurrencyLimit>) -> Self {
         Permit {
             limit: Arc::clone(limit),
-            granted_at: None,
-            sample: None,
+            since: 0,
         }
     }
 
@@ -517,30 +541,41 @@ impl Permit {
     /// permit.finish(Duration::from_millis(5), Outcome::Timeout);
     /// assert_eq!((limit.max_in_flight(), limit.in_flight()), (9, 0));
     /// ```
-    pub fn finish(mut self, latency: Duration, outcome: Outcome) {
-        self.sample = Some((latency, outcome));
+    pub fn finish(self, latency: Duration, outcome: Outcome) {
+        if outcome != Outcome::Ignored {
+            self.limit.sample(latency, outcome);
+        }
     }
 
-    /// Notes that the loop's clock saw it granted at `now` (read only for
-    /// an adaptive limit: [`adapts`](Self::adapts)).
+    /// Notes, for an adaptive limit, that the retry loop's clock saw it
+    /// granted at `now` (a clock before the limit's epoch counts as the epoch).
     pub(crate) fn stamp(&mut self, now: Instant) {
-        self.granted_at = Some(now);
-    }
-
-    /// When it was stamped granted.
-    pub(crate) fn granted_at(&self) -> Option<Instant> {
-        self.granted_at
+        if self.limit.adapts() {
+            let epoch = *self.limit.epoch.get_or_init(|| now);
+            let nanos = now.saturating_duration_since(epoch).as_nanos();
+            self.since = u64::try_from(nanos)
+                .unwrap_or(u64::MAX - 1)
+                .saturating_add(1);
+        }
     }
 
     /// Whether its limit reads how its attempt went.
     pub(crate) fn adapts(&self) -> bool {
         self.limit.adapts()
     }
+
+    /// Its attempt's latency at `now`, if it was stamped.
+    pub(crate) fn latency(&self, now: Instant) -> Option<Duration> {
+        let epoch = *self.limit.epoch.get()?;
+        let since = self.since.checked_sub(1)?;
+        let granted = epoch.checked_add(Duration::from_nanos(since))?;
+        Some(now.saturating_duration_since(granted))
+    }
 }
 
 impl Drop for Permit {
     fn drop(&mut self) {
-        self.limit.release(self.sample);
+        self.limit.release();
     }
 }
 
@@ -558,9 +593,14 @@ pub(crate) struct Queued {
 }
 
 impl Queued {
-    /// Joins `limit`'s queue; `None` when it is full.
-    pub(crate) fn join(limit: &Arc<ConcurrencyLimit>, cx: &Context<'_>) -> Option<Self> {
-        let id = limit.enqueue(Some(cx.waker().clone()))?;
+    /// Joins `limit`'s queue at `now` (on the retry loop's clock); `None`
+    /// when it is full.
+    pub(crate) fn join(
+        limit: &Arc<ConcurrencyLimit>,
+        cx: &Context<'_>,
+        now: Instant,
+    ) -> Option<Self> {
+        let id = limit.enqueue(Some(cx.waker().clone()), Some(now))?;
         Some(Queued {
             limit: Arc::clone(limit),
             id,
@@ -568,8 +608,20 @@ impl Queued {
     }
 
     /// Ready with the permit once granted.
+    #[cfg(test)]
     pub(crate) fn poll(&self, cx: &mut Context<'_>) -> Poll<Permit> {
+        self.poll_timed(cx).map(|(permit, _)| permit)
+    }
+
+    /// Ready with the permit once granted, and when it joined.
+    pub(crate) fn poll_timed(&self, cx: &mut Context<'_>) -> Poll<(Permit, Option<Instant>)> {
         self.limit.poll_granted(self.id, cx)
+    }
+
+    /// When it joined, while it is queued.
+    pub(crate) fn joined(&self) -> Option<Instant> {
+        let state = self.limit.lock();
+        state.queue.iter().find(|w| w.id == self.id)?.joined
     }
 }
 

@@ -221,9 +221,15 @@ fn table(
     }
     if let Some(l) = policy.limit() {
         let name = super::shown(l.name().unwrap_or_default());
+        let size = match l.adapts() {
+            false => format!("{} in flight", l.max_in_flight()),
+            true => format!(
+                "the size of an adaptive limit ({})",
+                super::list::limit_size(l)
+            ),
+        };
         out.push_str(&format!(
-            "limit `{name}` holds every attempt to {} in flight: an attempt waits for a permit, and a call that gets none in time ends limit_full (not shown; `retry-policy explain {name}`)\n",
-            l.max_in_flight()
+            "limit `{name}` holds every attempt to {size}: an attempt waits for a permit, and a call that gets none in time ends limit_full (not shown; `retry-policy explain {name}`)\n",
         ));
     }
     if let Some(line) = hedging(policy) {

@@ -29,7 +29,7 @@ mod limit;
 pub(crate) use breaker::{breaker_scope, breaker_store, build_breaker, effective_breaker};
 pub(crate) use budget::{budget_mode, budget_scope, budget_store, build_budget};
 pub(crate) use chaos::{build_chaos, set as chaos_set};
-pub(crate) use limit::{build_limit, effective_limit};
+pub(crate) use limit::{build_limit, effective_limit, limit_kind};
 
 /// Where a key's value goes in retrykit-core and how it is read back.
 enum Binding {
@@ -257,7 +257,19 @@ fn binding(key: Key) -> Binding {
         | Key::BreakerStore
         | Key::StoreTimeout
         | Key::Refresh => breaker::binding(key),
-        Key::LimitKind | Key::MaxInFlight | Key::MaxWait | Key::MaxWaiting => limit::binding(key),
+        Key::LimitKind
+        | Key::MaxInFlight
+        | Key::MaxWait
+        | Key::MaxWaiting
+        | Key::InitialLimit
+        | Key::MinLimit
+        | Key::MaxLimit
+        | Key::Decrease
+        | Key::DropOn
+        | Key::DropAbove
+        | Key::Tolerance
+        | Key::Smoothing
+        | Key::LimitProbeEvery => limit::binding(key),
         Key::ChaosFaultRate
         | Key::ChaosFault
         | Key::ChaosRetryAfter

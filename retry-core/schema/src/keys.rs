@@ -111,20 +111,22 @@ pub const CHAOS_FAULTS: &[&str] = &["transient", "timeout", "throttled", "perman
 pub const CHAOS: &str = "chaos";
 
 /// The kinds of concurrency limit a `[limits.NAME]` table may name:
-/// `fixed` (`max_in_flight` attempts at once).
+/// `fixed` (`max_in_flight` attempts at once), and the adaptive `aimd`
+/// (additive increase, multiplicative decrease on a drop) and `gradient`
+/// (the latency against the dependency's no-load latency).
 ///
 /// ```
-/// assert_eq!(retrykit_schema::keys::LIMIT_KINDS, &["fixed"]);
+/// assert_eq!(retrykit_schema::keys::LIMIT_KINDS, &["fixed", "aimd", "gradient"]);
 /// ```
-pub const LIMIT_KINDS: &[&str] = &["fixed"];
+pub const LIMIT_KINDS: &[&str] = &["fixed", "aimd", "gradient"];
 
-/// The adaptive kinds of concurrency limit, named but not yet supported:
-/// a file that names one gets an error naming [`LIMIT_KINDS`].
+/// What an `aimd` limit's `drop_on` may name: the classes that say the
+/// dependency is overloaded.
 ///
 /// ```
-/// assert!(retrykit_schema::keys::LIMIT_KINDS_LATER.contains(&"aimd"));
+/// assert_eq!(retrykit_schema::keys::DROP_CLASSES, &["timeout", "throttled"]);
 /// ```
-pub const LIMIT_KINDS_LATER: &[&str] = &["aimd", "gradient"];
+pub const DROP_CLASSES: &[&str] = &["timeout", "throttled"];
 
 /// Where a budget may be kept, as written in files: `local` (each process
 /// its own) or `fleet` (shared through the budget's `store`).
@@ -245,6 +247,31 @@ impl Key {
 }
 
 impl Key {
+    /// Whether the limit key means something to a limit of `kind` (one of
+    /// [`LIMIT_KINDS`]): `kind`, `max_wait` and `max_waiting` to every
+    /// kind, `max_in_flight` to a fixed one, the sizes to both adaptive
+    /// kinds, and each adaptive kind's own keys to it. A key of another
+    /// kind is an error.
+    ///
+    /// ```
+    /// use retrykit_schema::keys::Key;
+    /// assert!(Key::MaxInFlight.applies_to_limit_kind("fixed"));
+    /// assert!(!Key::MaxInFlight.applies_to_limit_kind("aimd"));
+    /// assert!(Key::MinLimit.applies_to_limit_kind("gradient"));
+    /// assert!(Key::Decrease.applies_to_limit_kind("aimd"));
+    /// assert!(!Key::Decrease.applies_to_limit_kind("gradient"));
+    /// assert!(Key::MaxWait.applies_to_limit_kind("gradient"));
+    /// ```
+    pub fn applies_to_limit_kind(self, kind: &str) -> bool {
+        match self {
+            Key::MaxInFlight => kind == "fixed",
+            Key::InitialLimit | Key::MinLimit | Key::MaxLimit => kind != "fixed",
+            Key::Decrease | Key::DropOn | Key::DropAbove => kind == "aimd",
+            Key::Tolerance | Key::Smoothing | Key::LimitProbeEvery => kind == "gradient",
+            _ => true,
+        }
+    }
+
     /// Whether the breaker key means something only to a breaker whose
     /// scope is `fleet`: its store, and how its host talks to the store.
     /// A local breaker that sets one leaves it unused (a warning).
@@ -573,15 +600,41 @@ keys! {
         Refresh = "refresh", Duration, "\"20ms\"", BuiltIn::Duration(Duration::from_millis(20));
     }
     limit {
-        /// How the limit sets its size: `fixed` (the adaptive kinds come later).
+        /// How the limit sets its size: `fixed`, or adaptive: `aimd` or `gradient`.
         LimitKind = "kind", LimitKind, "\"fixed\"", BuiltIn::Word("fixed");
-        /// The most attempts in flight at once (1 to 1000000); no default.
+        /// A fixed limit's most attempts in flight at once (1 to 1000000);
+        /// no default.
         MaxInFlight = "max_in_flight", Count, "64", BuiltIn::Unset;
         /// The longest a call waits for a permit; `none`: as long as its
         /// deadline allows (without a deadline, until one is free).
         MaxWait = "max_wait", DurationOrNone, "\"100ms\"", BuiltIn::None;
         /// The most calls queued for a permit (0 to 100000; 0: never wait).
         MaxWaiting = "max_waiting", Count, "100", BuiltIn::Count(1000);
+        /// An adaptive limit's size before any attempt (from `min_limit`
+        /// to `max_limit`).
+        InitialLimit = "initial_limit", Count, "20", BuiltIn::Count(20);
+        /// An adaptive limit's smallest size (1 to 1000000).
+        MinLimit = "min_limit", Count, "1", BuiltIn::Count(1);
+        /// An adaptive limit's largest size (1 to 1000000).
+        MaxLimit = "max_limit", Count, "200", BuiltIn::Count(1000);
+        /// The share of its size an `aimd` limit keeps on a drop (above 0,
+        /// below 1).
+        Decrease = "decrease", Number, "0.9", BuiltIn::Number(0.9);
+        /// The classes that are drops to an `aimd` limit: `timeout`,
+        /// `throttled` (unset: both).
+        DropOn = "drop_on", Classes, "[\"timeout\", \"throttled\"]", BuiltIn::Unset;
+        /// An answer slower than this is a drop to an `aimd` limit; `none`:
+        /// no answer is.
+        DropAbove = "drop_above", DurationOrNone, "\"200ms\"", BuiltIn::None;
+        /// How many times the no-load latency a `gradient` limit lets a
+        /// round trip take before it shrinks (1 to 10).
+        Tolerance = "tolerance", Number, "1.5", BuiltIn::Number(1.0);
+        /// The weight of each round trip's new size in a `gradient` limit
+        /// (above 0, at most 1).
+        Smoothing = "smoothing", Number, "0.2", BuiltIn::Number(0.2);
+        /// Round trips between two probes of a `gradient` limit's no-load
+        /// latency (10 to 100000).
+        LimitProbeEvery = "probe_every", Count, "200", BuiltIn::Count(200);
     }
     chaos {
         /// The share of attempts failed on purpose (0 to 1).

@@ -26,6 +26,7 @@
 
 use crate::class::Class;
 use crate::problem::{PolicyError, Problem, Problems};
+use retrykit_schema::keys::Key;
 use std::time::Duration;
 
 /// The largest size an adaptive limit may take.
@@ -110,33 +111,13 @@ impl Sample {
     }
 }
 
-/// Field names, as the `[limits.NAME]` table spells them.
-mod fields {
-    /// The size before any sample.
-    pub const INITIAL: &str = "initial_limit";
-    /// The smallest size.
-    pub const MIN: &str = "min_limit";
-    /// The largest size.
-    pub const MAX: &str = "max_limit";
-    /// AIMD's cut on a drop.
-    pub const DECREASE: &str = "decrease";
-    /// AIMD's slowest answer that is not a drop.
-    pub const DROP_ABOVE: &str = "drop_above";
-    /// Gradient's tolerated latency growth before it cuts.
-    pub const TOLERANCE: &str = "tolerance";
-    /// Gradient's weight of each window's new size.
-    pub const SMOOTHING: &str = "smoothing";
-    /// Gradient's windows between two probes of the no-load latency.
-    pub const PROBE_EVERY: &str = "probe_every";
-}
-
 /// The sizes every adaptive kind shares: `min <= initial <= max`, all
 /// from 1 to [`MAX_LIMIT`].
 fn check_sizes(problems: &mut Problems, initial: u32, min: u32, max: u32) {
     for (field, value) in [
-        (fields::INITIAL, initial),
-        (fields::MIN, min),
-        (fields::MAX, max),
+        (Key::InitialLimit.name(), initial),
+        (Key::MinLimit.name(), min),
+        (Key::MaxLimit.name(), max),
     ] {
         problems.require(
             (1..=MAX_LIMIT).contains(&value),
@@ -147,7 +128,7 @@ fn check_sizes(problems: &mut Problems, initial: u32, min: u32, max: u32) {
     }
     problems.require(
         min <= initial && initial <= max,
-        fields::INITIAL,
+        Key::InitialLimit.name(),
         "must be from min_limit to max_limit",
         format!("set min_limit <= initial_limit <= max_limit (got {min} <= {initial} <= {max})"),
     );
@@ -199,7 +180,7 @@ impl AimdSettings {
         check_sizes(&mut problems, self.initial, self.min, self.max);
         problems.require(
             self.decrease > 0.0 && self.decrease < 1.0,
-            fields::DECREASE,
+            Key::Decrease.name(),
             "must be above 0 and below 1",
             format!(
                 "set the share of the limit a drop keeps, like 0.9 (got {})",
@@ -208,11 +189,11 @@ impl AimdSettings {
         );
         problems.require(
             self.drop_above.is_none_or(|d| !d.is_zero()),
-            fields::DROP_ABOVE,
+            Key::DropAbove.name(),
             "must be greater than zero",
             "set the slowest answer that is not a drop, like \"200ms\", or \"none\"".into(),
         );
-        problems.durations([(fields::DROP_ABOVE, self.drop_above)]);
+        problems.durations([(Key::DropAbove.name(), self.drop_above)]);
         problems.into_vec()
     }
 }
@@ -333,7 +314,7 @@ impl GradientSettings {
         check_sizes(&mut problems, self.initial, self.min, self.max);
         problems.require(
             (1.0..=10.0).contains(&self.tolerance),
-            fields::TOLERANCE,
+            Key::Tolerance.name(),
             "must be from 1 to 10",
             format!(
                 "set how many times the no-load latency a window may take before the limit shrinks, like 1 (got {})",
@@ -342,7 +323,7 @@ impl GradientSettings {
         );
         problems.require(
             self.smoothing > 0.0 && self.smoothing <= 1.0,
-            fields::SMOOTHING,
+            Key::Smoothing.name(),
             "must be above 0 and at most 1",
             format!(
                 "set the weight of each window's new limit, like 0.2 (got {})",
@@ -351,7 +332,7 @@ impl GradientSettings {
         );
         problems.require(
             (10..=100_000).contains(&self.probe_every),
-            fields::PROBE_EVERY,
+            Key::LimitProbeEvery.name(),
             "must be from 10 to 100000",
             format!(
                 "set how many windows pass between two measurements of the no-load latency, like 200 (got {})",
@@ -391,15 +372,17 @@ pub const REPROBE_AFTER: u32 = 10;
 /// 5. `limit = limit * (1 - smoothing) + new * smoothing`, within `[min, max]`.
 ///
 /// A limit held just above the dependency's capacity keeps a queue there,
-/// so no window sees the no-load latency again. So the first
-/// [`PROBE_WINDOWS`] windows, and the same number every `probe_every`
-/// windows, are a probe: the limit is held at `limit / tolerance - 2 *
-/// sqrt(limit)` (twice the headroom below where the gradient settles),
-/// `noload` starts again from what those windows see, and then the limit
-/// goes back to where it was. A dependency that really got slower is so
-/// followed within one probe; a probe that finds `noload` a tenth or more
-/// lower than before is followed by another after [`REPROBE_AFTER`]
-/// windows, so a limit that started far too high comes down quickly.
+/// so no window sees the no-load latency again. So every `probe_every`
+/// windows a probe holds the limit at `limit / tolerance - 2 * sqrt(limit)`
+/// (twice the headroom below where the gradient settles) for
+/// [`PROBE_WINDOWS`] windows, `noload` starts again from what those windows
+/// see, and then the limit goes back to where it was. The first
+/// [`PROBE_WINDOWS`] windows measure `noload` the same way at
+/// `initial_limit`. A dependency that really got slower is so followed
+/// within one probe; a measurement that finds `noload` a tenth or more
+/// lower than the one before (and the first one) is followed by a probe
+/// after [`REPROBE_AFTER`] windows, so a limit that started far too high
+/// comes down quickly.
 ///
 /// At a dependency that serves `C` at once in a fixed time and queues the
 /// rest, a window's latency grows as `limit / C` past `C`, so the limit

@@ -28,13 +28,12 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     /// waits on its thread. Without a permit in time, the next attempt is
     /// not sent ([`begin_attempt`](Self::begin_attempt)).
     pub fn admit(&mut self) -> impl Future<Output = ()> {
-        // The queued place, and when it was joined.
-        let mut queued: Option<(Queued, Instant)> = None;
+        let mut queued: Option<Queued> = None;
         poll_fn(move |cx| {
             let Some(limit) = self.policy().limit.clone() else {
                 return Poll::Ready(());
             };
-            let Some((place, joined)) = &queued else {
+            let Some(place) = &queued else {
                 if let Some(permit) = limit.try_acquire() {
                     self.hold(permit);
                     return Poll::Ready(());
@@ -46,37 +45,33 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
                 if !self.cancellable {
                     let joined = self.clock.now();
                     match limit.acquire_blocking(bound) {
-                        Some(permit) => self.granted(permit, joined),
-                        None => self.waited_in_vain(joined),
+                        Some(permit) => self.granted(permit, Some(joined)),
+                        None => self.waited_in_vain(Some(joined)),
                     }
                     return Poll::Ready(());
                 }
-                let Some(place) = Queued::join(&limit, cx) else {
+                let Some(place) = Queued::join(&limit, cx, self.clock.now()) else {
                     self.refuse();
                     return Poll::Ready(());
                 };
-                let joined = self.clock.now();
                 match bound {
                     Some(bound) => self.timer.arm(self.sleep(bound)),
                     None => self.timer.disarm(),
                 }
-                if let Poll::Ready(permit) = place.poll(cx) {
+                if let Poll::Ready((permit, joined)) = place.poll_timed(cx) {
                     self.timer.disarm();
                     self.granted(permit, joined);
                     return Poll::Ready(());
                 }
-                queued = Some((place, joined));
-                return match self.timer.poll(cx) {
-                    Some(Poll::Ready(())) => {
-                        queued = None;
-                        self.waited_in_vain(joined);
-                        Poll::Ready(())
-                    }
-                    _ => Poll::Pending,
-                };
+                let timed_out = matches!(self.timer.poll(cx), Some(Poll::Ready(())));
+                if timed_out {
+                    self.waited_in_vain(place.joined());
+                    return Poll::Ready(());
+                }
+                queued = Some(place);
+                return Poll::Pending;
             };
-            let joined = *joined;
-            if let Poll::Ready(permit) = place.poll(cx) {
+            if let Poll::Ready((permit, joined)) = place.poll_timed(cx) {
                 queued = None;
                 self.timer.disarm();
                 self.granted(permit, joined);
@@ -84,6 +79,7 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
             }
             match self.timer.poll(cx) {
                 Some(Poll::Ready(())) => {
+                    let joined = place.joined();
                     // Leaving passes on a permit granted just now.
                     queued = None;
                     self.waited_in_vain(joined);
@@ -104,24 +100,25 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     }
 
     /// A permit came after a wait in the queue begun at `joined`.
-    fn granted(&mut self, permit: Permit, joined: Instant) {
-        self.hold(permit);
+    fn granted(&mut self, permit: Permit, joined: Option<Instant>) {
         self.waited(joined, true);
+        self.hold(permit);
     }
 
     /// A wait in the queue begun at `joined` ran out without a permit.
-    fn waited_in_vain(&mut self, joined: Instant) {
+    fn waited_in_vain(&mut self, joined: Option<Instant>) {
         self.waited(joined, false);
         self.refuse();
     }
 
     /// Tells the observers of a wait in the queue begun at `joined`.
-    fn waited(&self, joined: Instant, granted: bool) {
+    fn waited(&self, joined: Option<Instant>, granted: bool) {
         let policy = self.policy();
+        let now = self.clock.now();
         emit(Event::LimitWaited {
             limit: policy.limit.as_ref().and_then(|l| l.name.as_ref()),
             policy: policy.name.as_ref(),
-            wait: self.clock.now().saturating_duration_since(joined),
+            wait: now.saturating_duration_since(joined.unwrap_or(now)),
             granted,
         });
     }
@@ -133,8 +130,7 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
         let Some(permit) = permit else {
             return;
         };
-        if let Some(granted) = permit.granted_at() {
-            let latency = self.clock.now().saturating_duration_since(granted);
+        if let Some(latency) = permit.latency(self.clock.now()) {
             permit.finish(latency, Outcome::of(class));
         }
     }
