@@ -73,7 +73,12 @@ fn the_table_has_a_row_per_policy_of_the_shipped_file() {
         text.starts_with("server: 4 at once, 2.0 ms each (capacity 2000/s); 12 clients for 300ms"),
         "{text}"
     );
-    for policy in ["| unlimited | none |", "| fixed | fixed16 (fixed 16) |"] {
+    for policy in [
+        "| unlimited | none |",
+        "| fixed | fixed16 (fixed 16) |",
+        "| aimd | aimd (aimd) |",
+        "| gradient | gradient (gradient) |",
+    ] {
         assert!(text.contains(policy), "{policy}\n{text}");
     }
 }
@@ -94,7 +99,7 @@ fn bad_flags_name_the_flag_and_the_rule() {
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("--policy fixd") && err.contains("unlimited, fixed"),
+        err.contains("--policy fixd") && err.contains("unlimited, fixed, aimd, gradient"),
         "{err}"
     );
 }

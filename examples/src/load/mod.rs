@@ -29,7 +29,7 @@ use hyper_util::rt::TokioExecutor;
 use latency::Latencies;
 use retrykit_core::Policy;
 use retrykit_core::http::ReplayBody;
-use retrykit_core::limit::{ConcurrencyLimit, LimitFull};
+use retrykit_core::limit::{ConcurrencyLimit, LimitFull, LimitKind};
 use retrykit_core::tower::RetryLayer;
 use std::error::Error;
 use std::fmt::Write as _;
@@ -242,13 +242,13 @@ pub async fn measure(
     })
 }
 
-/// The limit's name and size.
+/// The limit's name and kind (and a fixed limit's size).
 fn describe(limit: &ConcurrencyLimit) -> String {
-    format!(
-        "{} (fixed {})",
-        limit.name().unwrap_or("unnamed"),
-        limit.max_in_flight()
-    )
+    let name = limit.name().unwrap_or("unnamed");
+    match limit.kind() {
+        LimitKind::Fixed { max_in_flight } => format!("{name} (fixed {max_in_flight})"),
+        kind => format!("{name} ({})", kind.name()),
+    }
 }
 
 /// What sampling a limit every 5 ms saw.
