@@ -13,7 +13,8 @@ thread_local! {
     static THREAD_STREAM: Cell<u64> = const { Cell::new(0) };
 }
 
-fn thread_sample() -> Sample {
+/// A sample from the calling thread's stream, seeded from the OS at its first draw.
+pub(crate) fn thread_sample() -> Sample {
     THREAD_STREAM.with(|stream| {
         let mut state = stream.get();
         if state == 0 {
