@@ -7,6 +7,8 @@
 //!   wraps, against a scripted tonic server.
 //! - [`http`]: an HTTP client that honours `Retry-After`, against a scripted
 //!   local server.
+//! - [`load`]: concurrency limits against a real server that serves C
+//!   calls at once and queues the rest.
 //! - [`tail`]: hedged requests against a real server with a heavy latency
 //!   tail, beside the simulator's prediction.
 //! - [`policies`]: how the demos find, load and report on their retry policies.
@@ -16,6 +18,7 @@
 pub mod fleet;
 pub mod grpc;
 pub mod http;
+pub mod load;
 pub mod outbox;
 pub mod output;
 pub mod policies;

@@ -7,6 +7,24 @@
 use std::error::Error;
 use std::io::{self, Write};
 
+/// How a harness (`fleet`, `tail`, `load`) prints its report: `--format`.
+///
+/// ```
+/// use clap::Parser;
+/// use examples::fleet::{FleetArgs, Format};
+/// let args = FleetArgs::try_parse_from(["fleet", "--config", "f", "--policy", "p", "--format", "json"]).unwrap();
+/// assert_eq!(args.format, Format::Json);
+/// let args = FleetArgs::try_parse_from(["fleet", "--config", "f", "--policy", "p"]).unwrap();
+/// assert_eq!(args.format, Format::Table);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// A table for people.
+    Table,
+    /// JSON with the same figures, for programs.
+    Json,
+}
+
 /// The mark on the [`io::Error`] of a write to a closed stdout.
 #[derive(Debug)]
 pub struct ClosedStdout;

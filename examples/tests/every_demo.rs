@@ -5,11 +5,12 @@
 
 use std::process::{Command, Output, Stdio};
 
-const DEMOS: [(&str, &str); 6] = [
+const DEMOS: [(&str, &str); 7] = [
     ("flaky", env!("CARGO_BIN_EXE_flaky")),
     ("fleet", env!("CARGO_BIN_EXE_fleet")),
     ("grpc", env!("CARGO_BIN_EXE_grpc")),
     ("http", env!("CARGO_BIN_EXE_http")),
+    ("load", env!("CARGO_BIN_EXE_load")),
     ("outbox", env!("CARGO_BIN_EXE_outbox")),
     ("tail", env!("CARGO_BIN_EXE_tail")),
 ];
@@ -70,6 +71,7 @@ fn a_closed_reader_ends_each_demo_quietly() {
         .chain([
             ("flaky", env!("CARGO_BIN_EXE_flaky"), &[][..]),
             ("http", env!("CARGO_BIN_EXE_http"), &[]),
+            ("load", env!("CARGO_BIN_EXE_load"), &["--duration", "100ms"]),
         ]);
     for (name, bin, args) in runs {
         let out = run(bin, args, true);

@@ -130,7 +130,10 @@ fn an_unknown_profile_is_reported_once_with_its_help() {
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(!err.contains("error: error"), "{err}");
     assert!(err.contains("profile `prod` is not defined"), "{err}");
-    assert!(err.contains("defined profiles: demo, test"), "{err}");
+    assert!(
+        err.contains("defined profiles: demo, test, staging"),
+        "{err}"
+    );
     assert!(stdout(&out).is_empty(), "{}", stdout(&out));
 
     let out = run(tmp.path(), &["--profile", "tset", "--events", "1"]);
@@ -496,4 +499,72 @@ fn the_summary_counts_the_broker_calls_during_the_outage() {
     // Without an outage, there is nothing to count.
     let out = quick(tmp.path(), "2", ["0", "0", "0"]);
     assert!(!stdout(&out).contains("in the outage"), "{}", stdout(&out));
+}
+
+/// The `staging` profile's chaos fails a fifth of the publish attempts in
+/// place of the call (seeded: the same count every run); the retries and
+/// the outbox ride them out, and no event is lost. `RETRY_CHAOS=off` runs
+/// the same profile with none.
+///
+/// docs/chaos.md shows the command and these summary lines: its command is
+/// the one run here, and each of its lines is in the summary.
+#[test]
+fn staging_chaos_fails_a_fifth_of_publishes_and_loses_no_event() {
+    let page =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/chaos.md")).unwrap();
+    let start = page
+        .find("cargo run -p examples --bin outbox -- ")
+        .expect("docs/chaos.md shows the command");
+    let command = &page[start..start + page[start..].find("```").unwrap()];
+    let flags = command.replace('\\', " ");
+    let args: Vec<&str> = flags.split_whitespace().skip(7).collect();
+    let block = page[start..].split("```text\n").nth(1).unwrap();
+    let doc_lines: Vec<&str> = block[..block.find("```").unwrap()].lines().collect();
+    let tmp = scratch("staging-chaos");
+    let out = run(tmp.path(), &args);
+    let (text, err) = (stdout(&out), stderr(&out));
+    assert!(out.status.success(), "{text}{err}");
+    assert!(
+        err.contains("chaos active (profile `staging`): publish: faults 20% transient, seed 44"),
+        "the start-up line says so: {err}"
+    );
+    assert_eq!(summary_number(&text, "events lost"), 0, "{text}");
+    assert_eq!(summary_number(&text, "published"), 200, "{text}");
+    assert_eq!(summary_number(&text, "broker deliveries"), 200, "{text}");
+    // Every publish call that reached the broker succeeded; the seed's
+    // faults (about a fifth of the attempts) were never sent.
+    assert_eq!(summary_number(&text, "publish calls"), 200, "{text}");
+    let line = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("attempts failed by chaos"))
+        .unwrap_or_else(|| panic!("no chaos line in:\n{text}"));
+    let faults: u32 = line.split_whitespace().nth(4).unwrap().parse().unwrap();
+    assert_eq!(faults, 56, "seed 44's faults: {line}");
+    assert!(line.ends_with("(faults 20% transient, seed 44)"), "{line}");
+    for doc_line in &doc_lines {
+        assert!(
+            text.lines().any(|l| l == *doc_line),
+            "docs/chaos.md shows {doc_line:?}:\n{text}"
+        );
+    }
+    assert_eq!(doc_lines.len(), 7);
+
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_outbox"));
+    for (name, _) in std::env::vars_os() {
+        if name.to_string_lossy().starts_with("RETRY_") {
+            cmd.env_remove(name);
+        }
+    }
+    let tmp = scratch("staging-chaos-off");
+    let off = cmd
+        .env("TMPDIR", tmp.path())
+        .env("RETRY_CHAOS", "off")
+        .args(&args)
+        .output()
+        .unwrap();
+    let text = stdout(&off);
+    assert!(off.status.success(), "{text}{}", stderr(&off));
+    assert_eq!(summary_number(&text, "events lost"), 0, "{text}");
+    assert!(!text.contains("attempts failed by chaos"), "{text}");
+    assert!(stderr(&off).contains("chaos off (RETRY_CHAOS=off, profile `staging`)"));
 }

@@ -14,6 +14,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 mod breakers;
+mod chaos;
 mod check;
 mod limits_of;
 mod registry;
@@ -148,6 +149,8 @@ pub struct Config {
     limits: Vec<ResolvedLimit>,
     profiles: Vec<String>,
     warnings: Diagnostics,
+    /// `RETRY_CHAOS=off` switched every chaos table off.
+    chaos_off: bool,
 }
 
 impl Config {
@@ -265,13 +268,18 @@ impl Config {
     /// ```
     pub fn explain(&self, name: &str) -> Option<Vec<Explained>> {
         let p = self.policies.iter().find(|p| p.name == name)?;
-        Some(explained(POLICY_KEYS, &p.fields, |key| {
+        let mut all = explained(POLICY_KEYS, &p.fields, |key| {
             match (key, p.fields.get(key)) {
                 (Key::Budget | Key::Breaker | Key::Limit, Some(s)) => s.value.to_string(),
                 (Key::Budget | Key::Breaker | Key::Limit, None) => "none".to_owned(),
                 _ => engine::effective(&p.policy, key),
             }
-        }))
+        });
+        // A policy's chaos keys, when some layer sets one (`chaos.KEY`).
+        if engine::chaos_set(&p.fields) {
+            all.extend(chaos::explained(&p.fields, &p.policy, self.chaos_off));
+        }
+        Some(all)
     }
 
     /// Every setting of budget `name`, like [`explain`](Self::explain)
@@ -412,7 +420,11 @@ fn load_profile(
     let structurally_sound = !diags.has_errors();
     let before = diags.errors().count();
     let env = env::overlays(&options.env, doc, options.known_classes.as_deref(), diags);
-    let resolved = resolve::resolve(doc, options.profile.as_deref(), &env, diags);
+    let chaos_off = options.env.chaos_off().unwrap_or_else(|d| {
+        diags.push(d);
+        false
+    });
+    let resolved = resolve::resolve(doc, options.profile.as_deref(), (&env, chaos_off), diags);
     if structurally_sound {
         lint::lint_policies(&resolved.policies, diags);
     }
@@ -436,6 +448,7 @@ fn load_profile(
         limits: resolved.limits,
         profiles: doc.profiles.iter().map(|p| p.name.clone()).collect(),
         warnings: Diagnostics::new(),
+        chaos_off,
     })
 }
 

@@ -14,8 +14,11 @@ use std::sync::Arc;
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
+mod chaos;
 mod limits;
 mod names;
+
+pub(crate) use chaos::{ALLOW_CHAOS, PRODUCTION};
 
 /// A named table: a policy, a budget, a breaker, or a profile's overlay of one.
 #[derive(Debug, Clone)]
@@ -35,6 +38,27 @@ pub(crate) struct Profile {
     pub budgets: Vec<Named>,
     pub breakers: Vec<Named>,
     pub limits: Vec<Named>,
+    /// `production = true` (with where), or `None` when not written; a
+    /// profile named `production` is one unless it says `false`.
+    pub production: Option<(bool, Span)>,
+    /// `allow_chaos = true` (with where): chaos is allowed under a
+    /// production profile.
+    pub allow_chaos: Option<(bool, Span)>,
+}
+
+impl Profile {
+    /// Whether the profile is production's: marked so, or named so.
+    pub(crate) fn is_production(&self) -> bool {
+        match self.production {
+            Some((marked, _)) => marked,
+            None => self.name == PRODUCTION,
+        }
+    }
+
+    /// Whether the profile allows chaos under it.
+    pub(crate) fn allows_chaos(&self) -> bool {
+        !self.is_production() || self.allow_chaos.as_ref().is_some_and(|(allow, _)| *allow)
+    }
 }
 
 /// The whole file, structurally valid parts only.
@@ -259,6 +283,8 @@ impl Walker<'_> {
                 budgets: Vec::new(),
                 breakers: Vec::new(),
                 limits: Vec::new(),
+                production: None,
+                allow_chaos: None,
             };
             for (k, v) in t.iter() {
                 let sub = format!("{path}.{}", k.get_ref());
@@ -284,8 +310,12 @@ impl Walker<'_> {
                             profile.limits = self.named(t, &sub, Section::Limit, layer, false);
                         }
                     }
+                    PRODUCTION => profile.production = self.switch(v, &sub),
+                    ALLOW_CHAOS => profile.allow_chaos = self.switch(v, &sub),
                     _ => {
-                        self.unknown_key(k, &path, &format!("profile `{name}`"), &PROFILE_SECTIONS)
+                        let mut valid = PROFILE_SECTIONS.to_vec();
+                        valid.extend([PRODUCTION, ALLOW_CHAOS]);
+                        self.unknown_key(k, &path, &format!("profile `{name}`"), &valid)
                     }
                 }
             }
@@ -316,8 +346,11 @@ impl Walker<'_> {
             };
             let mut extends = None;
             let mut rest = DeTable::new();
+            let mut chaos = None;
             for (k, v) in t.iter() {
-                if k.get_ref() == EXTENDS && policies {
+                if k.get_ref() == retrykit_schema::keys::CHAOS && policies {
+                    chaos = Some(v);
+                } else if k.get_ref() == EXTENDS && policies {
                     if !may_extend {
                         self.diags.push(
                             Diagnostic::error(join(&sub, EXTENDS), "a profile cannot change `extends`")
@@ -341,7 +374,10 @@ impl Walker<'_> {
                 }
             }
             let described = format!("{} `{name}`", section.what());
-            let fields = self.fields(&rest, &sub, &described, layer.clone(), section);
+            let mut fields = self.fields(&rest, &sub, &described, layer.clone(), section);
+            if let Some(chaos) = chaos {
+                self.chaos(chaos, &sub, &layer, &mut fields);
+            }
             out.push(Named {
                 name,
                 span: self.span(key),

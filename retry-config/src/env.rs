@@ -25,6 +25,7 @@ pub(crate) const SETTINGS: &[&str] = &[
     "RETRY_CONFIG",  // the file
     "RETRY_PROFILE", // the profile
     "RETRY_STRICT",  // warnings as errors
+    "RETRY_CHAOS",   // `off`: every chaos table off
 ];
 
 /// The variable that turns strict mode on.
@@ -90,6 +91,8 @@ pub struct Env {
     /// `RETRY_STRICT`'s value, checked by every load that reads this
     /// environment (see [`strict_setting`]).
     strict: Option<String>,
+    /// `RETRY_CHAOS`'s value (`off` switches every chaos table off).
+    chaos: Option<String>,
 }
 
 impl Env {
@@ -135,6 +138,8 @@ impl Env {
             self.vars.push((name, value.into()));
         } else if name == STRICT_VAR {
             self.strict = Some(value.into());
+        } else if name == crate::resolve::chaos_checks::CHAOS_VAR {
+            self.chaos = Some(value.into());
         } else if name.starts_with(RETRY_PREFIX) && !SETTINGS.contains(&name.as_str()) {
             self.unread.push((name, value.into()));
         }
@@ -157,6 +162,29 @@ impl Env {
     /// ```
     pub fn is_empty(&self) -> bool {
         self.vars.is_empty()
+    }
+
+    /// Whether `RETRY_CHAOS` switches every chaos table off: `off` does;
+    /// `on` or empty (or unset) leaves them as the file says; anything
+    /// else is an error naming the variable.
+    // A rejected value is the cold path, read once at start-up.
+    #[allow(clippy::result_large_err)]
+    pub(crate) fn chaos_off(&self) -> Result<bool, Diagnostic> {
+        let var = crate::resolve::chaos_checks::CHAOS_VAR;
+        match self.chaos.as_deref().map(str::trim) {
+            None | Some("" | "on") => Ok(false),
+            Some("off") => Ok(true),
+            Some(other) => Err(Diagnostic::error(
+                var,
+                format!(
+                    "{var} must be `off` or `on`, found `{}`",
+                    crate::diagnostic::shown(other)
+                ),
+            )
+            .note(format!(
+                "{var}=off switches every policy's chaos off at start-up; unset or `on`, the file decides"
+            ))),
+        }
     }
 
     /// The value of override `name`, if set.

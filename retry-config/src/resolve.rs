@@ -22,6 +22,7 @@ use std::sync::Arc;
 mod breaker_checks;
 mod budget_checks;
 mod chain;
+pub(crate) mod chaos_checks;
 mod limit_checks;
 
 /// A policy that passed validation, with the settings it came from.
@@ -169,7 +170,7 @@ fn undefined_budget(policy: &str, name: &str, span: Option<Span>, doc: &Document
 pub(crate) fn resolve<'d>(
     doc: &'d Document,
     profile: Option<&str>,
-    env: &EnvOverlays,
+    (env, chaos_off): (&EnvOverlays, bool),
     diags: &mut Diagnostics,
 ) -> Resolved {
     let profile = profile.and_then(|p| doc.profile(p));
@@ -346,10 +347,21 @@ pub(crate) fn resolve<'d>(
                 continue;
             }
         };
+        let chaos = match chaos_checks::chaos(&p.name, &p.span, &fields, profile, chaos_off) {
+            Ok(Some(chaos)) if profile.is_none() => {
+                diags.push(chaos_checks::without_profile(&p.name, &p.span, &fields));
+                Some(chaos)
+            }
+            Ok(chaos) => chaos,
+            Err(problem) => {
+                diags.push(problem);
+                continue;
+            }
+        };
         if !usable {
             continue;
         }
-        match build_policy(&p.name, &fields, budgets, breaker, limit) {
+        match build_policy(&p.name, &fields, budgets, breaker, limit, chaos) {
             Ok(policy) => policies.push(ResolvedPolicy {
                 name: p.name.clone(),
                 span: p.span.clone(),

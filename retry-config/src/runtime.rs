@@ -292,6 +292,10 @@ impl Setup {
         loader::set_origin(self.origin());
         loader::set_withheld(withheld);
         registry::install(Arc::unwrap_or_clone(registry));
+        // Never silent: a program injecting chaos says so as it starts.
+        if let Some(line) = config.chaos_line() {
+            eprintln!("retrykit-config: {}: {line}", self.path.display());
+        }
         Ok((config, missing))
     }
 }

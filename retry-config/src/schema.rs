@@ -28,7 +28,7 @@ pub(crate) use retrykit_schema::keys::{
     BREAKER_KEYS, BUDGET_KEYS, Key, Kind, LIMIT_KEYS, POLICY_KEYS,
 };
 use retrykit_schema::keys::{
-    BUDGET_MODES, LIMIT_KINDS, LIMIT_KINDS_LATER, NONE, PROPORTIONAL, SCOPES, SHAPES,
+    BUDGET_MODES, CHAOS_FAULTS, LIMIT_KINDS, NONE, PROPORTIONAL, SCOPES, SHAPES,
 };
 
 /// A parsed value of some key.
@@ -64,6 +64,8 @@ pub(crate) enum Value {
     HedgeAfter(Option<HedgeAfterText>),
     /// A concurrency limit's kind (one of [`LIMIT_KINDS`]).
     LimitKind(&'static str),
+    /// The class of chaos's faults (one of [`CHAOS_FAULTS`]).
+    Fault(&'static str),
 }
 
 impl fmt::Display for Value {
@@ -84,7 +86,9 @@ impl fmt::Display for Value {
                     write!(f, "[{}]", quoted.join(", "))
                 }
             },
-            Value::Mode(s) | Value::Scope(s) | Value::LimitKind(s) => f.write_str(s),
+            Value::Mode(s) | Value::Scope(s) | Value::LimitKind(s) | Value::Fault(s) => {
+                f.write_str(s)
+            }
             // A URL may carry a password: show it without.
             Value::MaybeStore(Some(url)) => f.write_str(&retrykit_schema::keys::store_shown(url)),
             Value::Jitter(Jitter::Proportional(r)) => {
@@ -235,6 +239,37 @@ fn parse_value(
         Kind::Number => number(value.get_ref())
             .map(Value::Number)
             .ok_or_else(|| wrong_type("a number")),
+        Kind::Rate => {
+            let n = number(value.get_ref()).ok_or_else(|| wrong_type("a number from 0 to 1"))?;
+            if (0.0..=1.0).contains(&n) {
+                Ok(Value::Number(n))
+            } else {
+                Err(cx
+                    .error(
+                        range,
+                        format!(
+                            "`{name}` must be from 0 to 1, found {}",
+                            crate::show_number(n)
+                        ),
+                        "out of range",
+                    )
+                    .note("it is the share of attempts affected: 0.05 is 5%")
+                    .note(format!("write it as: {}", cx.fix(key, key.example()))))
+            }
+        }
+        Kind::FaultClass => {
+            let s = value
+                .get_ref()
+                .as_str()
+                .ok_or_else(|| wrong_type("a string"))?;
+            match CHAOS_FAULTS.iter().find(|class| **class == s) {
+                Some(class) => Ok(Value::Fault(class)),
+                None => Err(cx
+                    .error(range, format!("unknown fault class `{s}`"), "unknown class")
+                    .suggest(did_you_mean(s, CHAOS_FAULTS.iter().copied()))
+                    .note(format!("expected one of: {}", CHAOS_FAULTS.join(", ")))),
+            }
+        }
         Kind::Duration => duration::read(key, value, cx).map(Value::Duration),
         Kind::DurationOrNone => {
             if value.get_ref().as_str() == Some(NONE) {
@@ -351,28 +386,13 @@ fn parse_value(
                 .ok_or_else(|| wrong_type("a string"))?;
             match LIMIT_KINDS.iter().find(|kind| **kind == s) {
                 Some(kind) => Ok(Value::LimitKind(kind)),
-                None if LIMIT_KINDS_LATER.contains(&s) => Err(cx
-                    .error(
-                        range,
-                        format!("concurrency limit kind `{s}` is not yet supported"),
-                        "not yet supported",
-                    )
-                    .note(format!(
-                        "supported: {}; the adaptive kinds ({}) are planned",
-                        LIMIT_KINDS.join(", "),
-                        LIMIT_KINDS_LATER.join(", ")
-                    ))
-                    .note(format!("write it as: {}", cx.fix(key, key.example())))),
                 None => Err(cx
                     .error(
                         range,
                         format!("unknown concurrency limit kind `{s}`"),
                         "unknown kind",
                     )
-                    .suggest(did_you_mean(
-                        s,
-                        LIMIT_KINDS.iter().chain(LIMIT_KINDS_LATER).copied(),
-                    ))
+                    .suggest(did_you_mean(s, LIMIT_KINDS.iter().copied()))
                     .note(format!("expected one of: {}", LIMIT_KINDS.join(", ")))),
             }
         }

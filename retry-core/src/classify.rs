@@ -143,6 +143,21 @@ pub trait Classify {
         let _ = full;
         None
     }
+
+    /// The error that stands for a fault the policy's chaos injected in
+    /// place of an attempt (its closure was not called; docs/chaos.md), of
+    /// the fault's class, or `None` when this type cannot represent one:
+    /// then the fault is not injected (the attempt is sent), and a warning
+    /// says so once per policy and type. The error's [`class`](Self::class)
+    /// should be `fault.class`, and its [`retry_after`](Self::retry_after)
+    /// `fault.retry_after`, for the fault to be handled as a real one.
+    fn from_chaos(fault: crate::chaos::InjectedFault) -> Option<Self>
+    where
+        Self: Sized,
+    {
+        let _ = fault;
+        None
+    }
 }
 
 /// Marks an error type whose [`Classify::from_timeout`] gives a value. A
@@ -218,6 +233,9 @@ impl<E: Classify + ?Sized> Classify for Box<E> {
 impl Classify for io::Error {
     fn class(&self) -> Class {
         use io::ErrorKind::*;
+        if let Some(fault) = injected(self) {
+            return fault.class;
+        }
         match self.kind() {
             TimedOut => Class::TIMEOUT,
             ConnectionRefused
@@ -253,6 +271,36 @@ impl Classify for io::Error {
     fn from_limit_full(full: crate::limit::LimitFull) -> Option<Self> {
         Some(io::Error::new(io::ErrorKind::WouldBlock, full))
     }
+
+    /// The injected hint, for an error carrying an injected fault.
+    fn retry_after(&self) -> Option<Duration> {
+        injected(self).and_then(|fault| fault.retry_after)
+    }
+
+    /// An error carrying the [`InjectedFault`](crate::chaos::InjectedFault),
+    /// of its class (its kind: `TimedOut` for a timeout, `ConnectionReset`
+    /// for a transient fault, `Other` otherwise).
+    ///
+    /// ```
+    /// use retrykit_core::{Class, Classify, chaos::InjectedFault};
+    /// use std::time::Duration;
+    /// let fault = InjectedFault::new(Class::THROTTLED, Some(Duration::from_secs(2)), 1);
+    /// let e = std::io::Error::from_chaos(fault).unwrap();
+    /// assert_eq!((e.class(), e.retry_after()), (Class::THROTTLED, Some(Duration::from_secs(2))));
+    /// ```
+    fn from_chaos(fault: crate::chaos::InjectedFault) -> Option<Self> {
+        let kind = match fault.class {
+            Class::TIMEOUT => io::ErrorKind::TimedOut,
+            Class::TRANSIENT => io::ErrorKind::ConnectionReset,
+            _ => io::ErrorKind::Other,
+        };
+        Some(io::Error::new(kind, fault))
+    }
+}
+
+/// The injected fault an I/O error carries, if it carries one.
+fn injected(error: &io::Error) -> Option<&crate::chaos::InjectedFault> {
+    error.get_ref()?.downcast_ref()
 }
 
 #[cfg(test)]

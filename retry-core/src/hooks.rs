@@ -28,6 +28,9 @@ pub struct RetryEvent<'a, E> {
     pub wait: Duration,
     /// Whether the wait came from the error's server hint.
     pub hinted: bool,
+    /// Whether the failed attempt was a fault the policy's chaos injected
+    /// (its closure was not called; docs/chaos.md).
+    pub injected: bool,
 }
 
 impl<'a, E> RetryEvent<'a, E> {
@@ -45,6 +48,7 @@ impl<'a, E> RetryEvent<'a, E> {
             error,
             wait,
             hinted: false,
+            injected: false,
         }
     }
 }

@@ -119,6 +119,7 @@ mod attempt;
 mod backoff;
 pub mod breaker;
 mod budget;
+pub mod chaos;
 mod class;
 mod classify;
 pub mod clock;

@@ -17,6 +17,13 @@
 //! | `retry.breaker.state` | gauge | `retry.breaker` (no `retry.policy`) | a circuit breaker's state: 0 closed, 1 half-open, 2 open |
 //! | `retry.breaker.transitions` | counter | `retry.breaker`, `retry.breaker.to` (`open`, `half_open`, `closed`) | a breaker's state changes |
 //! | `retry.breaker.refusals` | counter | | attempts a circuit breaker refused (never sent) |
+//! | `retry.limit.in_flight` | gauge | `retry.limit` (no `retry.policy`) | attempts holding a permit of a concurrency limit |
+//! | `retry.limit.size` | gauge | `retry.limit` (no `retry.policy`) | a concurrency limit's size now (an adaptive limit's moves) |
+//! | `retry.limit.waiting` | gauge | `retry.limit` (no `retry.policy`) | calls queued for a permit |
+//! | `retry.limit.refusals` | counter | `retry.limit` | calls a concurrency limit gave no permit in time (ended `limit_full`) |
+//! | `retry.limit.wait.duration` | histogram (s) | `retry.limit`, `retry.limit.granted` (`true`, `false`) | each wait in a limit's queue (a permit free at once is no wait) |
+//! | `retry.chaos.faults` | counter | `retry.chaos.class` | faults the policy's chaos injected in place of attempts (docs/chaos.md), apart from real failures |
+//! | `retry.chaos.delays` | counter | | attempts the policy's chaos delayed |
 //! | `retry.budget.failing_open` | gauge | `retry.budget` (no `retry.policy`) | 1 while a fleet budget is falling back to its local budget, 0 once its store answers |
 //!
 //! Recording allocates each metric's labels, so with this feature on the
@@ -45,6 +52,10 @@ use metrics::{
 };
 use std::sync::Arc;
 
+/// Faults chaos injected, by `retry.chaos.class`.
+pub const CHAOS_FAULTS: &str = "retry.chaos.faults";
+/// Attempts chaos delayed.
+pub const CHAOS_DELAYS: &str = "retry.chaos.delays";
 /// Calls, by `retry.ending` and `retry.retried`.
 pub const CALLS: &str = "retry.calls";
 /// Attempts per call.
@@ -73,6 +84,17 @@ pub const BREAKER_STATE: &str = "retry.breaker.state";
 pub const BREAKER_TRANSITIONS: &str = "retry.breaker.transitions";
 /// Attempts a circuit breaker refused, by `retry.policy`.
 pub const BREAKER_REFUSALS: &str = "retry.breaker.refusals";
+
+/// Attempts holding a permit of a concurrency limit, by `retry.limit`.
+pub const LIMIT_IN_FLIGHT: &str = "retry.limit.in_flight";
+/// A concurrency limit's size now, by `retry.limit`.
+pub const LIMIT_SIZE: &str = "retry.limit.size";
+/// Calls queued for a permit, by `retry.limit`.
+pub const LIMIT_WAITING: &str = "retry.limit.waiting";
+/// Calls a concurrency limit gave no permit in time, by `retry.policy` and `retry.limit`.
+pub const LIMIT_REFUSALS: &str = "retry.limit.refusals";
+/// Each wait in a limit's queue, in seconds, by `retry.policy`, `retry.limit` and `retry.limit.granted`.
+pub const LIMIT_WAIT: &str = "retry.limit.wait.duration";
 
 /// Describes each metric (unit and meaning) to the installed recorder.
 ///
@@ -118,6 +140,15 @@ pub fn describe() {
             HINTS,
             "waits taken from a server hint: honoured, or clamped to max_retry_after",
         ),
+        (
+            LIMIT_REFUSALS,
+            "calls a concurrency limit gave no permit in time (ended limit_full)",
+        ),
+        (
+            CHAOS_FAULTS,
+            "faults the policy's chaos injected in place of attempts",
+        ),
+        (CHAOS_DELAYS, "attempts the policy's chaos delayed"),
     ];
     for (name, what) in counters {
         describe_counter!(name, Unit::Count, what);
@@ -128,6 +159,11 @@ pub fn describe() {
         "attempts per call, the first included"
     );
     describe_histogram!(WAIT, Unit::Seconds, "each wait before a retry");
+    describe_histogram!(
+        LIMIT_WAIT,
+        Unit::Seconds,
+        "each wait in a concurrency limit's queue, granted or not"
+    );
     let gauges = [
         (
             BUDGET_FAILING_OPEN,
@@ -137,6 +173,18 @@ pub fn describe() {
             BREAKER_STATE,
             "a circuit breaker's state: 0 closed, 1 half-open, 2 open",
         ),
+        (
+            LIMIT_IN_FLIGHT,
+            "attempts holding a permit of a concurrency limit",
+        ),
+        (
+            LIMIT_SIZE,
+            "a concurrency limit's size now (an adaptive limit's moves)",
+        ),
+        (
+            LIMIT_WAITING,
+            "calls queued for a concurrency limit's permit",
+        ),
     ];
     for (name, what) in gauges {
         describe_gauge!(name, Unit::Count, what);
@@ -145,7 +193,7 @@ pub fn describe() {
 
 inventory::submit! { Observer(record) }
 
-/// The `retry.policy` label: the policy's own name, shared, not copied.
+/// A `retry.policy` or `retry.limit` label: the name, shared, not copied.
 fn name(policy: Option<&Arc<str>>) -> SharedString {
     match policy {
         Some(name) => SharedString::from_shared(Arc::clone(name)),
@@ -224,8 +272,51 @@ fn record(event: &Event<'_>) {
             };
             gauge!(BREAKER_STATE, "retry.breaker" => label).set(value);
         }
+        Event::LimitState {
+            limit,
+            in_flight,
+            waiting,
+            size,
+        } => {
+            let label = name(limit);
+            gauge!(LIMIT_IN_FLIGHT, "retry.limit" => label.clone()).set(f64::from(in_flight));
+            gauge!(LIMIT_WAITING, "retry.limit" => label.clone()).set(f64::from(waiting));
+            gauge!(LIMIT_SIZE, "retry.limit" => label).set(f64::from(size));
+        }
+        Event::LimitWaited {
+            limit,
+            policy,
+            wait,
+            granted,
+        } => {
+            let granted = if granted { "true" } else { "false" };
+            histogram!(
+                LIMIT_WAIT,
+                "retry.policy" => name(policy),
+                "retry.limit" => name(limit),
+                "retry.limit.granted" => granted
+            )
+            .record(wait.as_secs_f64());
+        }
+        Event::LimitRefused { limit, policy } => {
+            counter!(LIMIT_REFUSALS, "retry.policy" => name(policy), "retry.limit" => name(limit))
+                .increment(1);
+        }
         Event::BreakerRefused { policy } => {
             counter!(BREAKER_REFUSALS, "retry.policy" => name(policy)).increment(1);
+        }
+        Event::ChaosInjected {
+            policy,
+            fault,
+            delay,
+        } => {
+            if let Some(class) = fault {
+                counter!(CHAOS_FAULTS, "retry.policy" => name(policy), "retry.chaos.class" => class)
+                    .increment(1);
+            }
+            if delay.is_some() {
+                counter!(CHAOS_DELAYS, "retry.policy" => name(policy)).increment(1);
+            }
         }
     }
 }

@@ -40,6 +40,34 @@ pub(crate) enum Event<'a> {
     },
     /// A breaker refused an attempt of `policy`.
     BreakerRefused { policy: Option<&'a Arc<str>> },
+    /// A concurrency limit's counts after a change: attempts holding a
+    /// permit, calls queued for one, and its size.
+    LimitState {
+        limit: Option<&'a Arc<str>>,
+        in_flight: u32,
+        waiting: u32,
+        size: u32,
+    },
+    /// A call of `policy` waited `wait` in a limit's queue, and got a
+    /// permit (`granted`) or not.
+    LimitWaited {
+        limit: Option<&'a Arc<str>>,
+        policy: Option<&'a Arc<str>>,
+        wait: Duration,
+        granted: bool,
+    },
+    /// A limit gave a call of `policy` no permit in time: it ends `limit_full`.
+    LimitRefused {
+        limit: Option<&'a Arc<str>>,
+        policy: Option<&'a Arc<str>>,
+    },
+    /// The policy's chaos faulted an attempt (`fault`: the class name)
+    /// and/or delayed it (`delay`).
+    ChaosInjected {
+        policy: Option<&'a Arc<str>>,
+        fault: Option<&'static str>,
+        delay: Option<Duration>,
+    },
     /// A fleet budget began (`true`) or stopped falling back to its local
     /// budget.
     #[cfg_attr(not(feature = "redis"), allow(dead_code))]

@@ -68,7 +68,7 @@ struct Running<Fut, Sl> {
     /// The breaker's ticket, if it let the attempt through.
     ticket: Option<crate::breaker::Ticket>,
     /// The attempt's permit of the policy's concurrency limit, if it has one.
-    _permit: Option<crate::limit::Permit>,
+    permit: Option<crate::limit::Permit>,
     fut: Pin<Box<Hedged<Fut, Sl>>>,
 }
 
@@ -169,7 +169,12 @@ where
             (false, _) => run.permit.take(),
             (true, None) => None,
             (true, Some(limit)) => match limit.try_acquire() {
-                Some(permit) => Some(permit),
+                Some(mut permit) => {
+                    if permit.adapts() {
+                        permit.stamp(now);
+                    }
+                    Some(permit)
+                }
                 None => {
                     self.refused = true;
                     return;
@@ -209,7 +214,7 @@ where
         self.running.push(Running {
             attempt,
             ticket,
-            _permit: permit,
+            permit,
             fut: Box::pin(Hedged {
                 fut,
                 sleep,
@@ -294,6 +299,7 @@ where
                         if let Some(ticket) = done.ticket {
                             this.run.record(ticket, None);
                         }
+                        this.run.give_back(done.permit, None);
                         this.supersede_last();
                         return this.finish(done.attempt, Ok(value));
                     }
@@ -302,6 +308,7 @@ where
                         if let Some(ticket) = done.ticket {
                             this.run.record(ticket, Some(failure.class));
                         }
+                        this.run.give_back(done.permit, Some(failure.class));
                         this.supersede_last();
                         if is_fatal(this.run.policy(), failure) {
                             return this.finish(done.attempt, Err(error));

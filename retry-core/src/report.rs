@@ -117,6 +117,9 @@ pub struct Report {
     /// Whether a fleet budget of the policy could not reach its store when
     /// the call ended, so the local budget decided.
     pub budget_failing_open: bool,
+    /// Attempts the policy's chaos faulted or delayed (docs/chaos.md):
+    /// counted in `attempts`.
+    pub injected: u32,
 }
 
 impl Report {
@@ -140,6 +143,7 @@ impl Report {
             waited: Duration::ZERO,
             elapsed: Duration::ZERO,
             budget_failing_open: false,
+            injected: 0,
         }
     }
 

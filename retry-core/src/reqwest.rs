@@ -141,6 +141,7 @@ enum Failed {
     TimedOut(AttemptTimeout),
     Refused(BreakerOpen),
     LimitFull(crate::limit::LimitFull),
+    Injected(crate::chaos::InjectedFault),
 }
 
 impl Classify for Failed {
@@ -156,11 +157,13 @@ impl Classify for Failed {
             Failed::Error(_) => Class::Permanent,
             Failed::TimedOut(_) => Class::TIMEOUT,
             Failed::Refused(_) | Failed::LimitFull(_) => Class::Permanent,
+            Failed::Injected(fault) => fault.class,
         }
     }
     fn retry_after(&self) -> Option<Duration> {
         match self {
             Failed::Status(_, failure) => failure.retry_after,
+            Failed::Injected(fault) => fault.retry_after,
             _ => None,
         }
     }
@@ -172,6 +175,9 @@ impl Classify for Failed {
     }
     fn from_limit_full(full: crate::limit::LimitFull) -> Option<Self> {
         Some(Failed::LimitFull(full))
+    }
+    fn from_chaos(fault: crate::chaos::InjectedFault) -> Option<Self> {
+        Some(Failed::Injected(fault))
     }
 }
 
@@ -264,6 +270,7 @@ fn finish(result: std::result::Result<Response, Failed>, report: Report) -> Resu
         Err(Failed::TimedOut(timeout)) => return Err(Error::middleware(timeout)),
         Err(Failed::Refused(open)) => return Err(Error::middleware(open)),
         Err(Failed::LimitFull(full)) => return Err(Error::middleware(full)),
+        Err(Failed::Injected(fault)) => return Err(Error::middleware(fault)),
     };
     response.extensions_mut().insert(report);
     Ok(response)

@@ -27,7 +27,7 @@ pub(crate) fn thread_sample() -> Sample {
 
 /// A start for a thread's stream; if the OS refuses, a thread-local's
 /// address and the time.
-fn os_seed() -> u64 {
+pub(crate) fn os_seed() -> u64 {
     OsRng.try_next_u64().unwrap_or_else(|_| {
         let here = THREAD_STREAM.with(|s| s as *const Cell<u64> as u64);
         let now = std::time::SystemTime::now()
@@ -49,7 +49,7 @@ pub(crate) struct Sample(u64);
 impl Sample {
     const FRACTION_BITS: u32 = 53;
 
-    const fn from_bits(bits: u64) -> Self {
+    pub(crate) const fn from_bits(bits: u64) -> Self {
         Sample(bits >> (64 - Self::FRACTION_BITS))
     }
 

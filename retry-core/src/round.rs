@@ -8,7 +8,7 @@
 //! A failed attempt's error is consumed by the decision before any await,
 //! so a `!Send` error cannot make the future `!Send`.
 
-use crate::attempt::Attempt;
+use crate::attempt::{Attempt, Delay};
 use crate::classify::Classify;
 use crate::clock::{Clock, Sleeper};
 use crate::hooks::HookSet;
@@ -107,17 +107,33 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
 
     /// This round's attempt, begun as `make` makes it; one the breaker
     /// refused is never made, and ends at once with the refusal's error.
-    pub fn attempt<M, Fut, T, E>(&mut self, make: M) -> Attempt<'_, P, C, S, H, Fut>
+    pub fn attempt<M, Fut, T, E>(&mut self, make: M) -> Attempt<'_, P, C, S, H, M, Fut>
     where
         M: FnOnce() -> Fut,
         Fut: Future<Output = Result<T, E>>,
         E: Classify,
         H: HookSet<E>,
     {
+        self.faulted = false;
         match self.begin_attempt::<E>() {
-            None => Attempt::Sent {
+            None if self.policy().chaos.is_none() => Attempt::Sent {
                 fut: make(),
                 run: self,
+            },
+            None => match self.inject::<E>() {
+                None => Attempt::Sent {
+                    fut: make(),
+                    run: self,
+                },
+                Some((Some(delay), then)) => Attempt::Delayed {
+                    delay: Box::pin(Delay {
+                        sleep: self.sleep(delay),
+                        make: Some(make),
+                        then,
+                    }),
+                    run: Some(self),
+                },
+                Some((None, open)) => Attempt::Refused { open, run: self },
             },
             Some(open) => Attempt::Refused {
                 open: Some(open),
@@ -134,7 +150,12 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
         H: HookSet<E>,
     {
         // The attempt is over: its permit goes back before any wait.
-        self.permit = None;
+        let permit = self.permit.take();
+        let class = match (&permit, &result) {
+            (Some(permit), Err(error)) if permit.adapts() => Some(error.class()),
+            _ => None,
+        };
+        self.give_back(permit, class);
         match result {
             Ok(value) => {
                 self.succeeded();

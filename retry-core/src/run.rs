@@ -15,6 +15,7 @@
 //!   allocates nothing.
 
 mod admit;
+mod chaos;
 mod failed;
 mod gate;
 mod paced;
@@ -78,6 +79,10 @@ pub struct Run<P, C, S: Sleeper, H> {
     /// to be made, or in flight, holds (a hedged round's attempts hold
     /// their own).
     pub(crate) permit: Option<crate::limit::Permit>,
+    /// Attempts the policy's chaos faulted or delayed.
+    pub(crate) injected: u32,
+    /// The attempt in flight is a fault chaos injected.
+    pub(crate) faulted: bool,
     #[cfg(feature = "tracing")]
     span: tracing::Span,
 }
@@ -136,6 +141,8 @@ impl<P: Borrow<Policy>, C, S: Sleeper, H> Run<P, C, S, H> {
             timeout_from: None,
             at_deadline: false,
             permit: None,
+            injected: 0,
+            faulted: false,
             #[cfg(feature = "tracing")]
             span,
         }
@@ -182,6 +189,7 @@ impl<P: Borrow<Policy>, C, S: Sleeper, H> Run<P, C, S, H> {
             waited: self.tally.waited(),
             elapsed: elapsed(self.started, now),
             budget_failing_open: false,
+            injected: self.injected,
         };
         report.budget_state(self.policy.borrow())
     }

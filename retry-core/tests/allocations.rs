@@ -195,6 +195,45 @@ fn a_limit_with_room_adds_no_allocation() {
     assert_eq!(limit.in_flight(), 0);
 }
 
+/// An adaptive limit reads each attempt's latency and outcome as its
+/// permit comes back: its controller's state is a few numbers, so that
+/// allocates nothing either, as its size moves.
+#[test]
+fn an_adaptive_limit_adds_no_allocation() {
+    use retrykit_core::limit::adaptive::{AimdSettings, GradientSettings};
+    use retrykit_core::limit::{ConcurrencyLimit, LimitKind};
+    let kinds = [
+        LimitKind::Aimd(AimdSettings {
+            initial: 2,
+            ..AimdSettings::default()
+        }),
+        LimitKind::Gradient(GradientSettings {
+            initial: 2,
+            ..GradientSettings::default()
+        }),
+    ];
+    for kind in kinds {
+        let limit = std::sync::Arc::new(ConcurrencyLimit::new(Some("a"), kind, None, 8).unwrap());
+        let policy = Policy::builder()
+            .limit(Some(std::sync::Arc::clone(&limit)))
+            .build()
+            .unwrap();
+        let rt = current_thread();
+        let _context = rt.enter();
+        let _ = poll_once(Retry::new(&policy).call(|| async { Ok::<_, Flaky>(1) }));
+        let info = allocation_counter::measure(|| {
+            for _ in 0..100 {
+                let r = poll_once(Retry::new(&policy).call(|| async { Ok::<_, Flaky>(1) }));
+                assert!(matches!(r, Poll::Ready(Ok(1))));
+                let r = Retry::blocking(&policy).call_blocking(|| Ok::<_, Flaky>(2));
+                assert_eq!(r.unwrap(), 2);
+            }
+        });
+        assert_eq!(info.count_total, 0, "{kind:?}: {info:?}");
+        assert_eq!(limit.in_flight(), 0);
+    }
+}
+
 /// The waits between attempts are held in the call's own future: a call
 /// that retries allocates nothing for them, however many it makes. The
 /// call's timer block is made only for an attempt's timeout, at an

@@ -16,8 +16,13 @@ use support::redis_server::RedisServer;
 use support::wait_until;
 
 fn host(store: &str) -> Arc<CircuitBreaker> {
+    host_syncing(store, "shared", Duration::from_millis(2))
+}
+
+/// A host of breaker `name` whose link syncs every `refresh`.
+fn host_syncing(store: &str, name: &str, refresh: Duration) -> Arc<CircuitBreaker> {
     let breaker = CircuitBreaker::builder()
-        .name("shared")
+        .name(name)
         .min_calls(4)
         .failure_ratio(0.5)
         .open_for(Duration::from_secs(60))
@@ -27,8 +32,8 @@ fn host(store: &str) -> Arc<CircuitBreaker> {
         .build()
         .unwrap()
         .with_fleet(
-            FleetOptions::new("shared", store)
-                .with_refresh(Duration::from_millis(2))
+            FleetOptions::new(name, store)
+                .with_refresh(refresh)
                 .with_timeout(Duration::from_millis(500)),
         )
         .unwrap();
@@ -85,6 +90,35 @@ fn one_hosts_failures_open_the_breaker_on_every_host_and_a_dead_redis_leaves_it_
     assert_eq!((status.fallbacks, status.recoveries), (1, 1), "{status:?}");
     // A restarted Redis forgot the breaker: the fleet is closed again.
     assert_eq!(b.state(), BreakerState::Closed);
+}
+
+#[test]
+fn failures_that_open_the_fleet_send_their_round_trip_at_once() {
+    let server = RedisServer::start();
+    // A refresh of 10 s: a round trip that waited for it would leave the
+    // fleet closed for the whole test.
+    let a = host_syncing(&server.url(), "prompt", Duration::from_secs(10));
+    let now = Instant::now();
+    // Three failures do not meet min_calls: nothing is sent before the
+    // refresh, and the fleet stays closed.
+    for _ in 0..3 {
+        let ticket = a.try_acquire(now).unwrap();
+        a.record(ticket, now, true);
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(a.state(), BreakerState::Closed);
+    // The fourth meets the rule: its round trip goes now.
+    let ticket = a.try_acquire(now).unwrap();
+    a.record(ticket, now, true);
+    let sent = Instant::now();
+    wait_until(Duration::from_secs(5), "the fleet opens", || {
+        a.state() == BreakerState::Open
+    });
+    assert!(
+        sent.elapsed() < Duration::from_secs(5),
+        "well before the 10 s refresh"
+    );
+    assert_eq!(server.command("HGET {retry-breaker:prompt} phase"), "$1");
 }
 
 /// One host through a Redis outage, kept a few refresh rounds (2 ms

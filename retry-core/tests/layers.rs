@@ -24,7 +24,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     (
         "shared state: what a policy holds across calls",
         &[
-            "adaptive", "budget", "breaker", "fleet", "hedge", "classify", "limit",
+            "adaptive", "budget", "breaker", "fleet", "hedge", "classify", "limit", "chaos",
         ],
     ),
     (

@@ -195,7 +195,11 @@ pub fn retry(attr: TokenStream, item: TokenStream) -> TokenStream {
 ///   `CarriesBreakerOpen`). Its class is always **permanent**: the call that
 ///   gets it has already waited for the breaker as long as its policy allows,
 ///   and a retry around it must not hammer an open breaker. It takes no other
-///   class key.
+///   class key. `#[classify(limit_full)]` is its like for a concurrency
+///   limit: on a unit variant or on one whose single field is a
+///   `retrykit_core::limit::LimitFull` (what `from_limit_full` builds when
+///   the policy's limit gives a call no permit in time, so the call can end
+///   `limit_full`); permanent, and with no other class key either.
 /// - On an enum: `#[classify(default = "transient")]` for variants without
 ///   their own, and `#[classify(crate = "path")]`.
 /// - It reads only `classify` attributes, so it composes with `thiserror`.
@@ -221,6 +225,9 @@ pub fn retry(attr: TokenStream, item: TokenStream) -> TokenStream {
 ///     #[error("{0}")]
 ///     #[classify(breaker_open)]
 ///     Refused(retrykit_core::breaker::BreakerOpen),
+///     #[error("{0}")]
+///     #[classify(limit_full)]
+///     Busy(retrykit_core::limit::LimitFull),
 ///     #[error(transparent)]
 ///     #[classify(source)]
 ///     Io(#[from] std::io::Error),
@@ -239,6 +246,10 @@ pub fn retry(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// let refused = ApiError::from_breaker_open(open).unwrap();
 /// assert!(matches!(&refused, ApiError::Refused(o) if o.breaker() == Some("api")));
 /// assert_eq!(refused.class(), Class::Permanent);
+/// let full = retrykit_core::limit::LimitFull::new(Some("api"), 8);
+/// let busy = ApiError::from_limit_full(full).unwrap();
+/// assert!(matches!(&busy, ApiError::Busy(f) if f.name() == Some("api")));
+/// assert_eq!(busy.class(), Class::Permanent);
 /// ```
 #[proc_macro_derive(Classify, attributes(classify))]
 pub fn derive_classify(input: TokenStream) -> TokenStream {

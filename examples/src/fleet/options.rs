@@ -2,6 +2,7 @@
 //! what one machine can run: each refusal names the flag, the rule and the fix.
 
 use super::breakers::BreakerMode;
+pub use crate::output::Format;
 use retrykit_config::{parse_duration, show_duration};
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -21,24 +22,6 @@ pub(crate) const MAX_CLIENTS: u32 = 200_000;
 pub(crate) const MAX_REPEAT: u32 = 20;
 /// Connections when `--connections` is not given (see `wire` for why they are shared).
 pub(crate) const DEFAULT_CONNECTIONS: u32 = 16;
-
-/// Output format.
-///
-/// ```
-/// use clap::Parser;
-/// use examples::fleet::{FleetArgs, Format};
-/// let args = FleetArgs::try_parse_from(["fleet", "--config", "f", "--policy", "p", "--format", "json"]).unwrap();
-/// assert_eq!(args.format, Format::Json);
-/// let args = FleetArgs::try_parse_from(["fleet", "--config", "f", "--policy", "p"]).unwrap();
-/// assert_eq!(args.format, Format::Table);
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    /// Predicted and measured side by side.
-    Table,
-    /// One object with `predicted` and `measured`, which have the same keys.
-    Json,
-}
 
 /// The flags of `fleet`.
 ///

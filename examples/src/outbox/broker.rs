@@ -7,6 +7,7 @@
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use retrykit_core::breaker::BreakerOpen;
+use retrykit_core::chaos::InjectedFault;
 use retrykit_core::{AttemptTimeout, CarriesBreakerOpen, CarriesTimeout, Class, Classify};
 use rusqlite::{Connection, params};
 use std::fmt;
@@ -90,6 +91,10 @@ pub enum BrokerError {
     /// the event for a later pass, after [`BreakerOpen::retry_in`]. Permanent,
     /// so that no outer retry hammers an open breaker.
     BreakerOpen(BreakerOpen),
+    /// The `publish` policy's chaos failed the call in its place: nothing
+    /// was sent (docs/chaos.md). Of the fault's class, so it is retried,
+    /// counted by the breaker and rescheduled as a real failure would be.
+    Injected(InjectedFault),
 }
 
 /// Written by hand for the breaker's variant (`from_breaker_open`).
@@ -100,12 +105,14 @@ impl Classify for BrokerError {
             BrokerError::Throttled { .. } => Class::THROTTLED,
             BrokerError::Rejected(_) | BrokerError::BreakerOpen(_) => Class::Permanent,
             BrokerError::TimedOut => Class::TIMEOUT,
+            BrokerError::Injected(fault) => fault.class,
         }
     }
 
     fn retry_after(&self) -> Option<Duration> {
         match self {
             BrokerError::Throttled { retry_after } => Some(*retry_after),
+            BrokerError::Injected(fault) => fault.retry_after,
             _ => None,
         }
     }
@@ -116,6 +123,10 @@ impl Classify for BrokerError {
 
     fn from_breaker_open(open: BreakerOpen) -> Option<Self> {
         Some(BrokerError::BreakerOpen(open))
+    }
+
+    fn from_chaos(fault: InjectedFault) -> Option<Self> {
+        Some(BrokerError::Injected(fault))
     }
 }
 
@@ -133,6 +144,7 @@ impl fmt::Display for BrokerError {
             BrokerError::Rejected(why) => write!(f, "rejected: {why}"),
             BrokerError::TimedOut => f.write_str("publish timed out (attempt_timeout)"),
             BrokerError::BreakerOpen(open) => write!(f, "not sent: {open}"),
+            BrokerError::Injected(fault) => write!(f, "not sent: {fault}"),
         }
     }
 }

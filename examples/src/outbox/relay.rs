@@ -29,9 +29,21 @@ struct Sent {
     last_error: Mutex<Option<BrokerError>>,
 }
 
+/// Publish attempts the `publish` policy's chaos failed in this process
+/// (docs/chaos.md): none were sent.
+pub static CHAOS_FAULTS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Counts an injected fault that a retry follows (one that ends the
+/// publish is counted by [`Relay::attempt`]).
+fn count_chaos(event: &retrykit_core::RetryEvent<'_, BrokerError>) {
+    if event.injected {
+        CHAOS_FAULTS.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
 /// Publishes one event, with the `publish` policy's short retries (and its
 /// circuit breaker, if it names one) around it; notes each call in `sent`.
-#[retry(policy = "publish")]
+#[retry(policy = "publish", on_retry = count_chaos)]
 async fn publish(broker: &FakeBroker, event: &EventRow, sent: &Sent) -> Result<(), BrokerError> {
     sent.calls.fetch_add(1, Ordering::Relaxed);
     let answer = broker.publish(&event.event_id, &event.payload).await;
@@ -311,7 +323,12 @@ impl<S: OutboxStore> Relay<S> {
                     Some(answered) => (answered, Some((open, until_ms))),
                 }
             }
-            Err(err) => (err, None),
+            Err(err) => {
+                if matches!(err, BrokerError::Injected(_)) {
+                    CHAOS_FAULTS.fetch_add(1, Ordering::Relaxed);
+                }
+                (err, None)
+            }
         };
         // The engine's kernel decides: the class against the policy's
         // `retry_on`, the broker's hint up to `max_retry_after`, attempts,

@@ -34,11 +34,15 @@ const DEAD_LETTERS_LISTED: usize = 5;
 ///     publish_max_attempts: Some(3),
 ///     outage_calls: Some(12),
 ///     breaker: Some("broker"),
+///     lost: 0,
+///     chaos: Some(("faults 20% transient", 3)),
 /// };
 /// let text = summary.to_string();
 /// assert!(text.contains("scheduled attempts per event (policy `outbox`, max_attempts = 8)"));
 /// assert!(text.contains("publish calls per event (policy `publish`, up to 3 per scheduled attempt)"));
 /// assert!(text.contains("broker calls in the outage          12  (circuit breaker `broker`; --no-breaker turns it off)"));
+/// assert!(text.contains("events lost                          0"));
+/// assert!(text.contains("attempts failed by chaos             3  (faults 20% transient)"));
 /// ```
 #[derive(Debug, Clone, Copy)]
 pub struct Summary<'a> {
@@ -58,6 +62,32 @@ pub struct Summary<'a> {
     /// The circuit breaker the `publish` policy named (`None`: none, or
     /// turned off with `--no-breaker`).
     pub breaker: Option<&'a str>,
+    /// Events neither delivered to the broker nor dead-lettered
+    /// ([`lost`]).
+    pub lost: usize,
+    /// The `publish` policy's chaos and the attempts it failed in this
+    /// process (`None`: no chaos).
+    pub chaos: Option<(&'a str, u64)>,
+}
+
+/// How many of `events` the broker never received (`delivered`: its
+/// delivery log, event ids) and the relay did not dead-letter: what the
+/// outbox exists to make zero.
+///
+/// ```
+/// use examples::outbox::{SqliteStore, lost};
+/// let store = SqliteStore::open_in_memory().unwrap();
+/// store.place_order("lamp").unwrap();
+/// let events = store.events().unwrap();
+/// assert_eq!(lost(&events, &[]), 1);
+/// assert_eq!(lost(&events, &[events[0].event_id.clone()]), 0);
+/// ```
+pub fn lost(events: &[EventRow], delivered: &[String]) -> usize {
+    let delivered: std::collections::HashSet<&str> = delivered.iter().map(String::as_str).collect();
+    events
+        .iter()
+        .filter(|e| e.state != EventState::Dead && !delivered.contains(e.event_id.as_str()))
+        .count()
 }
 
 impl fmt::Display for Summary<'_> {
@@ -77,6 +107,14 @@ impl fmt::Display for Summary<'_> {
         row(f, "scheduled attempts", &scheduled)?;
         row(f, "publish calls", &calls)?;
         row(f, "broker deliveries", &self.deliveries)?;
+        row(f, "events lost", &self.lost)?;
+        if let Some((chaos, faults)) = self.chaos {
+            writeln!(
+                f,
+                "  {:<28}{faults:>10}  ({chaos})",
+                "attempts failed by chaos"
+            )?;
+        }
         if let Some(calls) = self.outage_calls {
             let breaker = match self.breaker {
                 Some(name) => format!("circuit breaker `{name}`; --no-breaker turns it off"),

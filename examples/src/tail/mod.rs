@@ -23,6 +23,7 @@ mod clients;
 mod grpc;
 mod server;
 
+use crate::output::Format;
 use clap::Parser;
 use retrykit_sim::{Tail, TailOutcome, TailServer};
 use std::error::Error;
@@ -89,15 +90,6 @@ impl Transport {
             Transport::Grpc => "grpc",
         }
     }
-}
-
-/// How `tail` prints its results.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    /// A table for people.
-    Table,
-    /// One JSON object.
-    Json,
 }
 
 /// The most calls a real run makes.

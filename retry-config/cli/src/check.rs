@@ -40,10 +40,11 @@ pub fn run(args: Args, cx: &Context) -> Result<ExitCode, CliError> {
     };
     let options = cx.options().deny_warnings(args.deny_warnings);
     let name = path.display().to_string();
-    let (diags, unreadable) = match super::read(&path, origin) {
-        Ok(text) => (check(&text, &name, &options), false),
-        Err(diags) => (diags, true),
+    let (diags, text) = match super::read(&path, origin) {
+        Ok(text) => (check(&text, &name, &options), Some(text)),
+        Err(diags) => (diags, None),
     };
+    let unreadable = text.is_none();
     let scope = match &options.profile {
         Some(p) => format!("profile `{p}`"),
         None => "the base settings and every profile".to_owned(),
@@ -56,7 +57,14 @@ pub fn run(args: Args, cx: &Context) -> Result<ExitCode, CliError> {
         }
         Format::Short if args.all => diags.iter().for_each(|d| outln!("{d}")),
         Format::Short => out!("{diags}"),
-        Format::Human if diags.is_empty() => outln!("{}: ok ({scope})", path.display()),
+        Format::Human if diags.is_empty() => {
+            outln!("{}: ok ({scope})", path.display());
+            if let Some(text) = &text {
+                chaos_lines(text, &name, &options)
+                    .iter()
+                    .for_each(|l| outln!("{l}"));
+            }
+        }
         Format::Human => {
             if args.all {
                 out!("{}", diags.render_all(cx.color(Stream::Stdout)));
@@ -95,6 +103,29 @@ pub(crate) fn check(text: &str, name: &str, options: &Options) -> Diagnostics {
         }
     }
     diags
+}
+
+/// Where the file injects chaos: the start-up line of the selected
+/// profile, or of the base settings and each profile that has one.
+fn chaos_lines(text: &str, name: &str, options: &Options) -> Vec<String> {
+    let profiles: Vec<Option<String>> = match &options.profile {
+        Some(p) => vec![Some(p.clone())],
+        None => {
+            let base = Config::load_str(text, name, &options.clone().deny_warnings(false));
+            let names = base.map(|c| c.profiles().map(|p| Some(p.to_owned())).collect::<Vec<_>>());
+            std::iter::once(None)
+                .chain(names.unwrap_or_default())
+                .collect()
+        }
+    };
+    profiles
+        .into_iter()
+        .filter_map(|p| {
+            let mut opts = options.clone().deny_warnings(false);
+            opts.profile = p;
+            Config::load_str(text, name, &opts).ok()?.chaos_line()
+        })
+        .collect()
 }
 
 /// One diagnostic as a JSON object, for editors and CI annotations.

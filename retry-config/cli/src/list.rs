@@ -3,6 +3,7 @@
 use super::{CliError, Context, shown};
 use retrykit_config::{Config, show_duration, show_number};
 use retrykit_core::hedge::HedgeAfter;
+use retrykit_core::limit::{ConcurrencyLimit, LimitKind};
 use retrykit_core::{Backoff, Jitter, Policy};
 use retrykit_schema::grpc::code_name;
 use std::process::ExitCode;
@@ -107,8 +108,8 @@ fn render(config: &Config) -> String {
             Some([
                 shown(name),
                 format!(
-                    "fixed, {} in flight; {wait}, {} queued at most; {used}",
-                    l.max_in_flight(),
+                    "{}; {wait}, {} queued at most; {used}",
+                    limit_size(l),
                     l.max_waiting()
                 ),
             ])
@@ -119,6 +120,42 @@ fn render(config: &Config) -> String {
         out.push_str(&indent(&columns(&[], &limits)));
     }
     out
+}
+
+/// How concurrency limit `l` sets its size, in a few words: `fixed, 8 in
+/// flight`, or an adaptive kind's size now, its bounds and what moves it.
+pub fn limit_size(l: &ConcurrencyLimit) -> String {
+    match l.kind() {
+        LimitKind::Fixed { max_in_flight } => format!("fixed, {max_in_flight} in flight"),
+        LimitKind::Aimd(s) => {
+            let mut drops: Vec<String> = [
+                ("timeout", s.drop_on_timeout),
+                ("throttled", s.drop_on_throttled),
+            ]
+            .iter()
+            .filter(|(_, on)| *on)
+            .map(|(class, _)| (*class).to_owned())
+            .collect();
+            if let Some(d) = s.drop_above {
+                drops.push(format!("slower than {}", show_duration(d)));
+            }
+            format!(
+                "aimd, {} in flight now ({} to {}; x{} on a drop: {})",
+                l.max_in_flight(),
+                s.min,
+                s.max,
+                show_number(s.decrease),
+                drops.join(", ")
+            )
+        }
+        LimitKind::Gradient(s) => format!(
+            "gradient, {} in flight now ({} to {}; tolerance {})",
+            l.max_in_flight(),
+            s.min,
+            s.max,
+            show_number(s.tolerance)
+        ),
+    }
 }
 
 /// The policies that name concurrency limit `name`, as tables show them.

@@ -63,10 +63,15 @@ pub fn run(args: Args, cx: &Context) -> Result<ExitCode, CliError> {
     let (rows, end) = schedule(policy, seed, shown);
     let profile = config.profile();
     match args.format {
-        Format::Table => out!(
-            "{}",
-            table(&args.policy, profile, policy, seed, &rows, &end)
-        ),
+        Format::Table => {
+            out!(
+                "{}",
+                table(&args.policy, profile, policy, seed, &rows, &end)
+            );
+            if let Some(line) = chaos(&config, policy) {
+                outln!("{line}");
+            }
+        }
         Format::Json => {
             let value = json(&args.policy, profile, policy, seed, &rows, &end);
             outln!(
@@ -216,9 +221,15 @@ fn table(
     }
     if let Some(l) = policy.limit() {
         let name = super::shown(l.name().unwrap_or_default());
+        let size = match l.adapts() {
+            false => format!("{} in flight", l.max_in_flight()),
+            true => format!(
+                "the size of an adaptive limit ({})",
+                super::list::limit_size(l)
+            ),
+        };
         out.push_str(&format!(
-            "limit `{name}` holds every attempt to {} in flight: an attempt waits for a permit, and a call that gets none in time ends limit_full (not shown; `retry-policy explain {name}`)\n",
-            l.max_in_flight()
+            "limit `{name}` holds every attempt to {size}: an attempt waits for a permit, and a call that gets none in time ends limit_full (not shown; `retry-policy explain {name}`)\n",
         ));
     }
     if let Some(line) = hedging(policy) {
@@ -232,6 +243,21 @@ fn table(
         ));
     }
     out
+}
+
+/// What the policy's chaos does, in one line: active (where, at what
+/// rates), or switched off by `RETRY_CHAOS=off`; `None` without chaos.
+fn chaos(config: &retrykit_config::Config, policy: &Policy) -> Option<String> {
+    match policy.chaos() {
+        Some(c) => Some(format!(
+            "chaos is active{}: {c}; an injected fault fails an attempt without sending it, injected latency delays it (not shown above; RETRY_CHAOS=off turns it off)",
+            config
+                .profile()
+                .map(|p| format!(" (profile `{p}`)"))
+                .unwrap_or_default()
+        )),
+        None => config.chaos_line().filter(|_| config.chaos_off()),
+    }
 }
 
 /// The names of the gRPC codes the policy names (`None` when it names none).
@@ -302,6 +328,7 @@ fn json(
         "breaker": policy.breaker().and_then(|b| b.name()),
         "breaker_fleet": policy.breaker().and_then(|b| fleet_json(b)),
         "limit": policy.limit().and_then(|l| l.name()),
+        "chaos": policy.chaos().map(|c| c.to_string()),
         "grpc_retry_on": grpc_codes(policy),
         "hedge": policy.hedge_settings().map(|s| serde_json::json!({
             "after": s.after.to_string(),

@@ -12,9 +12,11 @@
 //! `simulate::run(args, &cx)`; `--config` and `--profile` are global options.
 
 mod breaker;
+mod chaos;
 mod chart;
 mod json;
 mod scenario;
+mod slow;
 mod svg;
 mod table;
 mod tail;
@@ -34,7 +36,10 @@ use std::time::Duration;
 --outage, then accepts --capacity calls per --tick and throttles the rest. \
 Contention: clients read one row and write it back conditionally (the optimistic-concurrency \
 model of the \"Exponential Backoff and Jitter\" study); without POLICY it runs the study's \
-four jitter modes (exponential, 5ms to 2s)."
+four jitter modes (exponential, 5ms to 2s). \
+Slow: calls arrive at --load per ms for --duration, dealt to --limit-processes processes, each \
+with its own concurrency limit when the policy names one, against a dependency that serves \
+--slots calls at once for --service each and queues the rest."
 )]
 pub struct Args {
     /// The policy to simulate (optional for --scenario contention)
@@ -88,6 +93,9 @@ pub struct Args {
     /// The tail scenario's flags
     #[command(flatten)]
     tail: tail::TailFlags,
+    /// The slow scenario's flags
+    #[command(flatten)]
+    slow: slow::SlowFlags,
     /// Model the clients' machine (herd): it sends at most this many calls
     /// per millisecond, and calls due beyond that wait in a queue, first
     /// come, first served, and are made when sent (the fleet measures it)
@@ -132,6 +140,7 @@ enum ScenarioKind {
     Herd,
     Contention,
     Tail,
+    Slow,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -203,6 +212,7 @@ fn render(args: &Args, cx: &Context) -> Result<Output, CliError> {
         herd_only(args)?;
     }
     tail::tail_only(args)?;
+    slow::slow_only(args)?;
     let names: Vec<String> = args
         .policy
         .iter()
@@ -235,6 +245,12 @@ fn render(args: &Args, cx: &Context) -> Result<Output, CliError> {
                  with hedge_after = \"p95\" in [policies.lookup]",
             ));
         }
+        if args.scenario == ScenarioKind::Slow {
+            return Err(CliError::usage(
+                "name a POLICY to simulate, e.g. `retry-policy simulate unlimited --compare fixed \
+                 --scenario slow -c examples/slow.toml`",
+            ));
+        }
         Contention::study_policies()
             .into_iter()
             .map(|p| (p.name().unwrap_or("study").to_owned(), p))
@@ -260,7 +276,8 @@ fn render(args: &Args, cx: &Context) -> Result<Output, CliError> {
             let text = match args.format {
                 Format::Table => {
                     table::herd(&run)
-                        + &breaker::table(&run.herd, &run.breakers)
+                        + &breaker::table(&run)
+                        + &chaos::herd(&run)
                         + &chart::herd(&run)
                 }
                 Format::Json => json::herd(&run),
@@ -268,6 +285,7 @@ fn render(args: &Args, cx: &Context) -> Result<Output, CliError> {
             (text, args.svg.is_some().then(|| svg::herd(&run)))
         }
         ScenarioKind::Tail => (tail::render(args, &named)?, None),
+        ScenarioKind::Slow => (slow::render(args, &named)?, None),
         ScenarioKind::Contention => {
             let run = run_contention(args, named)?;
             let text = match args.format {

@@ -126,6 +126,29 @@ fn the_config_readme_diagnostic_is_what_check_prints() {
     assert_eq!(said, sample(&readme, "$ retry-policy check retry.toml\n"));
 }
 
+/// docs/chaos.md: `show` of the outbox demo's staging `publish`, and the
+/// production refusal `check` prints for the doc's file.
+#[test]
+fn the_chaos_doc_samples_are_what_the_commands_print() {
+    let page = doc("docs/chaos.md");
+    let shown =
+        "$ retry-policy --config examples/retry.toml --profile staging show publish --seed 1\n";
+    let args: Vec<&str> = shown[2..].split_whitespace().skip(1).collect();
+    let out = run_in(&root(), &args);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), sample(&page, shown));
+
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("retry.toml"),
+        toml_after(&page, "for this file:"),
+    )
+    .unwrap();
+    let out = run_in(dir.path(), &["check"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), sample(&page, "$ retry-policy check\n"));
+}
+
 /// Runs `retry-policy` from the repository root with `args`, the last of
 /// which is `--svg FILE` for a `FILE` of the repository's: the sample output
 /// after `shown` (the command as the doc shows it) in `page` is what the
@@ -201,6 +224,93 @@ fn the_recovery_doc_samples_are_what_simulate_prints() {
         two.contains(excerpt),
         "docs/simulator.md's breaker table:\n{excerpt}"
     );
+}
+
+/// docs/recovery.md's "Not done": one local breaker (`--breaker-processes
+/// 1`) peaks at 21 calls a tick after the 2 s and the 10 s outage, as the
+/// page says, where ten peak higher.
+#[test]
+fn the_recovery_doc_one_local_breaker_peaks_as_it_says() {
+    let page = doc("docs/recovery.md");
+    let shown = "`retry-policy simulate outbox -c examples/recovery.toml --outage 2s --breaker-processes 1`";
+    assert!(page.contains(shown), "the page shows {shown}");
+    assert!(page.contains("peaks at 21 in its `local` row"), "{page}");
+    for outage in ["2s", "10s"] {
+        let args = [
+            "simulate",
+            "outbox",
+            "-c",
+            "examples/recovery.toml",
+            "--outage",
+            outage,
+            "--breaker-processes",
+            "1",
+        ];
+        let out = run_in(&root(), &args);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        let printed = text(&out.stdout);
+        let local = printed
+            .lines()
+            .find(|l| l.starts_with("outbox  local "))
+            .unwrap_or_else(|| panic!("no local row:\n{printed}"));
+        let peak = local.split_whitespace().nth(3);
+        assert_eq!(peak, Some("21"), "--outage {outage}: {local}");
+    }
+}
+
+/// docs/recovery.md's peers table (issue 42): examples/peers.toml's peers
+/// beside outbox on the 2 s and 10 s outages, one table; the page shows the
+/// output up to the charts, so its sample is where the output starts.
+#[test]
+fn the_recovery_doc_peers_tables_are_what_simulate_prints() {
+    let page = doc("docs/recovery.md");
+    for outage in ["2s", "10s"] {
+        let shown = format!(
+            "retry-policy simulate outbox --compare aws-standard,polly-v8,resilience4j,backon \
+             -c examples/peers.toml --outage {outage}\n"
+        );
+        let args = [
+            "simulate",
+            "outbox",
+            "--compare",
+            "aws-standard,polly-v8,resilience4j,backon",
+            "-c",
+            "examples/peers.toml",
+            "--outage",
+            outage,
+        ];
+        let out = run_in(&root(), &args);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        let printed = text(&out.stdout);
+        let excerpt = sample(&page, &shown);
+        assert!(
+            excerpt.contains("polly-v8      local") && excerpt.contains("backon        none"),
+            "the sample is the peers table:\n{excerpt}"
+        );
+        assert!(
+            printed.starts_with(excerpt),
+            "--outage {outage}: the page's sample is not how the output starts:\n{printed}"
+        );
+    }
+}
+
+/// docs/limits.md's slow scenario (issue 43): each table is what
+/// `simulate --scenario slow` prints with examples/slow.toml.
+#[test]
+fn the_limits_doc_slow_samples_are_what_simulate_prints() {
+    let page = doc("docs/limits.md");
+    let shown = [
+        "simulate unlimited --compare fixed --adaptive aimd,gradient --scenario slow -c examples/slow.toml\n",
+        "simulate fixed --adaptive aimd,gradient --scenario slow -c examples/slow.toml --limit-processes 1\n",
+        "simulate unlimited --compare fixed --adaptive aimd,gradient --scenario slow -c examples/slow.toml --limit-processes 50\n",
+    ];
+    for command in shown {
+        // The command exactly as the page shows it.
+        let args: Vec<&str> = command.split_whitespace().collect();
+        let out = run_in(&root(), &args);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        assert_eq!(text(&out.stdout), sample(&page, command), "{command}");
+    }
 }
 
 /// docs/simulator.md's contention scenario: the tables (whose 100-client

@@ -1,7 +1,7 @@
 //! Fleet simulation: what a whole fleet of clients following one policy does
 //! to the service they share, before production finds out.
 //!
-//! Three scenarios, each driven by the engine's own decision kernel (retrykit-core's
+//! Four scenarios, each driven by the engine's own decision kernel (retrykit-core's
 //! `Decider`, the code behind every [`Retry`](retrykit_core::Retry) loop, not a
 //! copy), so a simulated client waits exactly as a real loop under the same
 //! policy would:
@@ -15,6 +15,9 @@
 //!   process or one for the fleet ([`BreakerScope`]).
 //! - [`Contention`]: optimistic-concurrency writes to one row, the model of
 //!   the well-known "Exponential Backoff and Jitter" study.
+//! - [`Slow`]: a dependency whose latency grows with its load (a few
+//!   slots, a queue for the rest), and client processes each holding a
+//!   concurrency limit when the policy names one.
 //! - [`Tail`]: a server with a heavy latency tail, and clients hedging as
 //!   the policy says (retrykit-core's `next_hedge` and latency estimate),
 //!   against the same policy unhedged.
@@ -48,6 +51,7 @@ mod occupied;
 mod queue;
 mod seed;
 mod send;
+mod slow;
 mod tail;
 mod timer;
 
@@ -57,5 +61,6 @@ pub use herd::{BreakerScope, Herd, HerdReport, StoppedBy};
 pub use histogram::{ArrivalHistogram, Bin};
 pub use seed::client_seed;
 pub use send::SendRate;
+pub use slow::{Slow, SlowReport};
 pub use tail::{Tail, TailOutcome, TailReport, TailServer};
 pub use timer::TimerModel;

@@ -35,7 +35,8 @@ impl Config {
         self.limits.iter().map(|l| l.name.as_str())
     }
 
-    /// Every setting of concurrency limit `name`, like [`explain`](Self::explain).
+    /// Every setting of concurrency limit `name`, like [`explain`](Self::explain)
+    /// (a key its kind does not use says so).
     ///
     /// ```
     /// use retrykit_config::{Config, Env, Layer, Options};
@@ -46,11 +47,17 @@ impl Config {
     /// assert_eq!((get("max_in_flight").value, get("max_in_flight").layer), ("4".to_owned(), Layer::File));
     /// assert_eq!((get("max_wait").value, get("max_wait").layer), ("50ms".to_owned(), Layer::Env("RETRY_LIMIT__DB__MAX_WAIT".into())));
     /// assert_eq!((get("max_waiting").value, get("max_waiting").layer), ("1000".to_owned(), Layer::Builtin));
+    /// assert_eq!(get("decrease").value, "- (unused by fixed limits)");
     /// ```
     pub fn explain_limit(&self, name: &str) -> Option<Vec<Explained>> {
         let l = self.limits.iter().find(|l| l.name == name)?;
+        let kind = l.limit.kind().name();
         Some(super::explained(LIMIT_KEYS, &l.fields, |key| {
-            engine::effective_limit(&l.limit, key)
+            if key.applies_to_limit_kind(kind) {
+                engine::effective_limit(&l.limit, key)
+            } else {
+                format!("- (unused by {kind} limits)")
+            }
         }))
     }
 }

@@ -23,11 +23,13 @@ use std::time::Duration;
 
 mod breaker;
 mod budget;
+mod chaos;
 mod limit;
 
 pub(crate) use breaker::{breaker_scope, breaker_store, build_breaker, effective_breaker};
 pub(crate) use budget::{budget_mode, budget_scope, budget_store, build_budget};
-pub(crate) use limit::{build_limit, effective_limit};
+pub(crate) use chaos::{build_chaos, set as chaos_set};
+pub(crate) use limit::{build_limit, effective_limit, limit_kind};
 
 /// Where a key's value goes in retrykit-core and how it is read back.
 enum Binding {
@@ -255,7 +257,26 @@ fn binding(key: Key) -> Binding {
         | Key::BreakerStore
         | Key::StoreTimeout
         | Key::Refresh => breaker::binding(key),
-        Key::LimitKind | Key::MaxInFlight | Key::MaxWait | Key::MaxWaiting => limit::binding(key),
+        Key::LimitKind
+        | Key::MaxInFlight
+        | Key::MaxWait
+        | Key::MaxWaiting
+        | Key::InitialLimit
+        | Key::MinLimit
+        | Key::MaxLimit
+        | Key::Decrease
+        | Key::DropOn
+        | Key::DropAbove
+        | Key::Tolerance
+        | Key::Smoothing
+        | Key::LimitProbeEvery => limit::binding(key),
+        Key::ChaosFaultRate
+        | Key::ChaosFault
+        | Key::ChaosRetryAfter
+        | Key::ChaosLatencyRate
+        | Key::ChaosLatency
+        | Key::ChaosLatencyMax
+        | Key::ChaosSeed => chaos::binding(key),
     }
 }
 
@@ -297,12 +318,14 @@ pub(crate) fn build_policy(
     budgets: Vec<Arc<RetryBudget>>,
     breaker: Option<Arc<CircuitBreaker>>,
     limit: Option<Arc<retrykit_core::limit::ConcurrencyLimit>>,
+    chaos: Option<Arc<retrykit_core::chaos::Chaos>>,
 ) -> Result<Policy, PolicyError> {
     let mut b = Policy::builder()
         .name(name)
         .budgets(budgets)
         .breaker(breaker)
-        .limit(limit);
+        .limit(limit)
+        .chaos(chaos);
     // Always `Some` (the schema's words and defaults are retrykit-core's, tested).
     if let Some(backoff) = backoff(fields) {
         b = b.backoff(backoff);
@@ -499,6 +522,9 @@ mod tests {
         }
         for &key in super::super::LIMIT_KEYS {
             assert!(matches!(binding(key), Binding::Limit { .. }), "{key:?}");
+        }
+        for &key in retrykit_schema::keys::CHAOS_KEYS {
+            assert!(matches!(binding(key), Binding::Policy { .. }), "{key:?}");
         }
     }
 }

@@ -89,23 +89,44 @@ pub enum Kind {
     HedgeAfter,
     /// One of [`LIMIT_KINDS`]: how a concurrency limit sets its size.
     LimitKind,
+    /// A share from 0 to 1 (a chaos rate).
+    Rate,
+    /// One of [`CHAOS_FAULTS`]: the class of the faults chaos injects.
+    FaultClass,
 }
 
-/// The kinds of concurrency limit a `[limits.NAME]` table may name:
-/// `fixed` (`max_in_flight` attempts at once).
+/// The classes of the faults a policy's `chaos` table may inject.
 ///
 /// ```
-/// assert_eq!(retrykit_schema::keys::LIMIT_KINDS, &["fixed"]);
+/// assert!(retrykit_schema::keys::CHAOS_FAULTS.contains(&"throttled"));
 /// ```
-pub const LIMIT_KINDS: &[&str] = &["fixed"];
+pub const CHAOS_FAULTS: &[&str] = &["transient", "timeout", "throttled", "permanent"];
 
-/// The adaptive kinds of concurrency limit, named but not yet supported:
-/// a file that names one gets an error naming [`LIMIT_KINDS`].
+/// The table of a policy (in the file or a profile) that sets its chaos:
+/// `[policies.NAME.chaos]`, keys [`CHAOS_KEYS`].
 ///
 /// ```
-/// assert!(retrykit_schema::keys::LIMIT_KINDS_LATER.contains(&"aimd"));
+/// assert_eq!(retrykit_schema::keys::CHAOS, "chaos");
 /// ```
-pub const LIMIT_KINDS_LATER: &[&str] = &["aimd", "gradient"];
+pub const CHAOS: &str = "chaos";
+
+/// The kinds of concurrency limit a `[limits.NAME]` table may name:
+/// `fixed` (`max_in_flight` attempts at once), and the adaptive `aimd`
+/// (additive increase, multiplicative decrease on a drop) and `gradient`
+/// (the latency against the dependency's no-load latency).
+///
+/// ```
+/// assert_eq!(retrykit_schema::keys::LIMIT_KINDS, &["fixed", "aimd", "gradient"]);
+/// ```
+pub const LIMIT_KINDS: &[&str] = &["fixed", "aimd", "gradient"];
+
+/// What an `aimd` limit's `drop_on` may name: the classes that say the
+/// dependency is overloaded.
+///
+/// ```
+/// assert_eq!(retrykit_schema::keys::DROP_CLASSES, &["timeout", "throttled"]);
+/// ```
+pub const DROP_CLASSES: &[&str] = &["timeout", "throttled"];
 
 /// Where a budget may be kept, as written in files: `local` (each process
 /// its own) or `fleet` (shared through the budget's `store`).
@@ -226,6 +247,31 @@ impl Key {
 }
 
 impl Key {
+    /// Whether the limit key means something to a limit of `kind` (one of
+    /// [`LIMIT_KINDS`]): `kind`, `max_wait` and `max_waiting` to every
+    /// kind, `max_in_flight` to a fixed one, the sizes to both adaptive
+    /// kinds, and each adaptive kind's own keys to it. A key of another
+    /// kind is an error.
+    ///
+    /// ```
+    /// use retrykit_schema::keys::Key;
+    /// assert!(Key::MaxInFlight.applies_to_limit_kind("fixed"));
+    /// assert!(!Key::MaxInFlight.applies_to_limit_kind("aimd"));
+    /// assert!(Key::MinLimit.applies_to_limit_kind("gradient"));
+    /// assert!(Key::Decrease.applies_to_limit_kind("aimd"));
+    /// assert!(!Key::Decrease.applies_to_limit_kind("gradient"));
+    /// assert!(Key::MaxWait.applies_to_limit_kind("gradient"));
+    /// ```
+    pub fn applies_to_limit_kind(self, kind: &str) -> bool {
+        match self {
+            Key::MaxInFlight => kind == "fixed",
+            Key::InitialLimit | Key::MinLimit | Key::MaxLimit => kind != "fixed",
+            Key::Decrease | Key::DropOn | Key::DropAbove => kind == "aimd",
+            Key::Tolerance | Key::Smoothing | Key::LimitProbeEvery => kind == "gradient",
+            _ => true,
+        }
+    }
+
     /// Whether the breaker key means something only to a breaker whose
     /// scope is `fleet`: its store, and how its host talks to the store.
     /// A local breaker that sets one leaves it unused (a warning).
@@ -370,6 +416,7 @@ macro_rules! keys {
         budget { $( $(#[$bdoc:meta])* $bkey:ident = $bname:literal, $bkind:ident, $bexample:literal, $bbuilt_in:expr; )* }
         breaker { $( $(#[$kdoc:meta])* $kkey:ident = $kname:literal, $kkind:ident, $kexample:literal, $kbuilt_in:expr; )* }
         limit { $( $(#[$ldoc:meta])* $lkey:ident = $lname:literal, $lkind:ident, $lexample:literal, $lbuilt_in:expr; )* }
+        chaos { $( $(#[$cdoc:meta])* $ckey:ident = $cname:literal, $ckind:ident, $cexample:literal, $cbuilt_in:expr; )* }
     ) => {
         /// A key of a policy, budget or breaker table.
         ///
@@ -382,6 +429,7 @@ macro_rules! keys {
             $( $(#[$bdoc])* $bkey, )*
             $( $(#[$kdoc])* $kkey, )*
             $( $(#[$ldoc])* $lkey, )*
+            $( $(#[$cdoc])* $ckey, )*
         }
 
         /// Every policy key, in the order the tools list them.
@@ -416,6 +464,14 @@ macro_rules! keys {
         /// ```
         pub const LIMIT_KEYS: &[Key] = &[ $( Key::$lkey, )* ];
 
+        /// Every key of a policy's chaos table (`[policies.NAME.chaos]`).
+        ///
+        /// ```
+        /// use retrykit_schema::keys::{CHAOS_KEYS, Key};
+        /// assert_eq!(Key::find(CHAOS_KEYS, "fault_rate"), Some(Key::ChaosFaultRate));
+        /// ```
+        pub const CHAOS_KEYS: &[Key] = &[ $( Key::$ckey, )* ];
+
         impl Key {
             const fn spec(self) -> Spec {
                 match self {
@@ -423,6 +479,7 @@ macro_rules! keys {
                     $( Key::$bkey => Spec { name: $bname, kind: Kind::$bkind, example: $bexample, built_in: $bbuilt_in }, )*
                     $( Key::$kkey => Spec { name: $kname, kind: Kind::$kkind, example: $kexample, built_in: $kbuilt_in }, )*
                     $( Key::$lkey => Spec { name: $lname, kind: Kind::$lkind, example: $lexample, built_in: $lbuilt_in }, )*
+                    $( Key::$ckey => Spec { name: $cname, kind: Kind::$ckind, example: $cexample, built_in: $cbuilt_in }, )*
                 }
             }
         }
@@ -543,15 +600,59 @@ keys! {
         Refresh = "refresh", Duration, "\"20ms\"", BuiltIn::Duration(Duration::from_millis(20));
     }
     limit {
-        /// How the limit sets its size: `fixed` (the adaptive kinds come later).
+        /// How the limit sets its size: `fixed`, or adaptive: `aimd` or `gradient`.
         LimitKind = "kind", LimitKind, "\"fixed\"", BuiltIn::Word("fixed");
-        /// The most attempts in flight at once (1 to 1000000); no default.
+        /// A fixed limit's most attempts in flight at once (1 to 1000000);
+        /// no default.
         MaxInFlight = "max_in_flight", Count, "64", BuiltIn::Unset;
         /// The longest a call waits for a permit; `none`: as long as its
         /// deadline allows (without a deadline, until one is free).
         MaxWait = "max_wait", DurationOrNone, "\"100ms\"", BuiltIn::None;
         /// The most calls queued for a permit (0 to 100000; 0: never wait).
         MaxWaiting = "max_waiting", Count, "100", BuiltIn::Count(1000);
+        /// An adaptive limit's size before any attempt (from `min_limit`
+        /// to `max_limit`).
+        InitialLimit = "initial_limit", Count, "20", BuiltIn::Count(20);
+        /// An adaptive limit's smallest size (1 to 1000000).
+        MinLimit = "min_limit", Count, "1", BuiltIn::Count(1);
+        /// An adaptive limit's largest size (1 to 1000000).
+        MaxLimit = "max_limit", Count, "200", BuiltIn::Count(1000);
+        /// The share of its size an `aimd` limit keeps on a drop (above 0,
+        /// below 1).
+        Decrease = "decrease", Number, "0.9", BuiltIn::Number(0.9);
+        /// The classes that are drops to an `aimd` limit: `timeout`,
+        /// `throttled` (unset: both).
+        DropOn = "drop_on", Classes, "[\"timeout\", \"throttled\"]", BuiltIn::Unset;
+        /// An answer slower than this is a drop to an `aimd` limit; `none`:
+        /// no answer is.
+        DropAbove = "drop_above", DurationOrNone, "\"200ms\"", BuiltIn::None;
+        /// How many times the no-load latency a `gradient` limit lets a
+        /// round trip take before it shrinks (1 to 10).
+        Tolerance = "tolerance", Number, "1.5", BuiltIn::Number(1.0);
+        /// The weight of each round trip's new size in a `gradient` limit
+        /// (above 0, at most 1).
+        Smoothing = "smoothing", Number, "0.2", BuiltIn::Number(0.2);
+        /// Round trips between two probes of a `gradient` limit's no-load
+        /// latency (10 to 100000).
+        LimitProbeEvery = "probe_every", Count, "200", BuiltIn::Count(200);
+    }
+    chaos {
+        /// The share of attempts failed on purpose (0 to 1).
+        ChaosFaultRate = "fault_rate", Rate, "0.05", BuiltIn::Number(0.0);
+        /// The class the injected faults take: one of [`CHAOS_FAULTS`].
+        ChaosFault = "fault", FaultClass, "\"transient\"", BuiltIn::Word("transient");
+        /// The Retry-After an injected throttled fault carries (up to 10m).
+        ChaosRetryAfter = "retry_after", DurationOrNone, "\"1s\"", BuiltIn::None;
+        /// The share of attempts delayed before they are sent (0 to 1).
+        ChaosLatencyRate = "latency_rate", Rate, "0.1", BuiltIn::Number(0.0);
+        /// The injected delay (up to 10m); the shortest, with `latency_max`.
+        ChaosLatency = "latency", Duration, "\"300ms\"", BuiltIn::Duration(Duration::ZERO);
+        /// The longest injected delay: each is drawn evenly from `latency`
+        /// to this; `none`: always `latency`.
+        ChaosLatencyMax = "latency_max", DurationOrNone, "\"500ms\"", BuiltIn::None;
+        /// Where the injections' random draws start: the same seed repeats
+        /// the same injections; unset, random per process.
+        ChaosSeed = "seed", Count, "42", BuiltIn::Unset;
     }
 }
 
@@ -565,7 +666,7 @@ mod tests {
         for key in &all {
             assert_eq!(Key::named(key.name()), Some(*key));
         }
-        for table in [&all[..], BREAKER_KEYS, LIMIT_KEYS] {
+        for table in [&all[..], BREAKER_KEYS, LIMIT_KEYS, CHAOS_KEYS] {
             for key in table {
                 assert_eq!(Key::find(table, key.name()), Some(*key));
                 assert_eq!(key.name(), key.name().to_lowercase());
@@ -584,6 +685,7 @@ mod tests {
             .chain(BUDGET_KEYS)
             .chain(BREAKER_KEYS)
             .chain(LIMIT_KEYS)
+            .chain(CHAOS_KEYS)
         {
             if let BuiltIn::Word(word) = key.built_in() {
                 let words = match key.kind() {
@@ -592,6 +694,7 @@ mod tests {
                     Kind::BudgetMode => BUDGET_MODES,
                     Kind::Scope => SCOPES,
                     Kind::LimitKind => LIMIT_KINDS,
+                    Kind::FaultClass => CHAOS_FAULTS,
                     other => panic!("{key:?}: a word default for a {other:?} key"),
                 };
                 assert!(words.contains(&word), "{key:?}: {word}");

@@ -262,11 +262,24 @@ impl FleetBreaker {
         self.shared.releasing.load(Ordering::Acquire)
     }
 
-    /// A closed attempt's outcome, for the next round trip.
+    /// A closed attempt's outcome, for the next round trip. When the
+    /// fleet's window as last seen, with what this host has not sent yet,
+    /// meets the opening rule, that round trip goes at once rather than at
+    /// the next refresh: the fleet opens within a round trip of the
+    /// failures that open it, as a local breaker opens on the failure itself.
     pub(super) fn counted(&self, failed: bool) {
-        self.shared.attempts.fetch_add(1, Ordering::Relaxed);
-        if failed {
-            self.shared.failures.fetch_add(1, Ordering::Relaxed);
+        let s = &self.shared;
+        let unsent = s.attempts.fetch_add(1, Ordering::Relaxed) + 1;
+        if !failed {
+            return;
+        }
+        let unsent_failures = s.failures.fetch_add(1, Ordering::Relaxed) + 1;
+        let (attempts, failures) = self.totals();
+        let (attempts, failures) = (attempts + unsent, failures + unsent_failures);
+        if attempts >= u64::from(s.settings.min_calls)
+            && failures as f64 >= s.settings.failure_ratio * attempts as f64
+        {
+            s.health.wake.notify_one();
         }
     }
 

@@ -518,6 +518,7 @@ impl Decider {
             // Known to the policy's budget, not to the decision state: the
             // loop fills it in.
             budget_failing_open: false,
+            injected: 0,
         }
     }
 }

@@ -75,7 +75,10 @@
 //! where `H` local breakers would send `H × probes`.
 //!
 //! **The bound on attempts during an open period.** The script opens the
-//! breaker in the round trip that brings the tripping failure. A host sends
+//! breaker in the round trip that brings the tripping failure. A host whose
+//! failures, added to the fleet's window as it last saw it, meet the opening
+//! rule starts that round trip at once instead of at its next `refresh`, so
+//! the fleet opens within a round trip of the evidence. A host sends
 //! plain attempts only while its view is closed, and its next round trip
 //! starts within `refresh` and ends within `timeout` (or it falls back). So
 //! after the opening, host `h` sends at most the attempts it already had in

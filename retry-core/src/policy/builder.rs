@@ -70,6 +70,7 @@ impl PolicyBuilder {
                 hedge: None,
                 breaker: None,
                 limit: None,
+                chaos: None,
             },
         }
     }
@@ -291,6 +292,20 @@ impl PolicyBuilder {
         self
     }
 
+    /// Sets or clears the faults and latency injected into the policy's
+    /// attempts (docs/chaos.md); chaos that injects nothing is cleared.
+    ///
+    /// ```
+    /// use retrykit_core::{Class, Policy, chaos::Chaos};
+    /// let chaos = Chaos::new(Some(1)).fault(0.5, Class::TRANSIENT, None).unwrap();
+    /// let p = Policy::builder().chaos(Some(chaos.into())).build().unwrap();
+    /// assert_eq!(p.chaos().unwrap().fault_rate(), 0.5);
+    /// ```
+    pub fn chaos(mut self, chaos: Option<Arc<crate::chaos::Chaos>>) -> Self {
+        self.draft.chaos = chaos.filter(|c| c.active());
+        self
+    }
+
     /// Checks every rule and returns the policy, or every problem found.
     ///
     /// # Errors
@@ -389,6 +404,14 @@ impl PolicyBuilder {
         if let Some(hedging) = &p.hedge {
             hedging.settings().check(p.max_attempts, &mut problems);
         }
+        // A hedged round does not draw chaos: refused rather than ignored.
+        problems.require(
+            p.hedge.is_none() || p.chaos.is_none(),
+            Key::HedgeAfter.name(),
+            "cannot be combined with chaos yet (a hedged round injects nothing)",
+            "set hedge_after = \"none\" where the chaos table applies, or drop the chaos table"
+                .to_string(),
+        );
         let problems = problems.into_vec();
         if !problems.is_empty() {
             return Err(PolicyError::policy(p.name.as_deref(), problems));

@@ -52,6 +52,9 @@ pub struct Policy {
     pub(crate) hedge: Option<Arc<Hedging>>,
     pub(crate) breaker: Option<Arc<CircuitBreaker>>,
     pub(crate) limit: Option<Arc<crate::limit::ConcurrencyLimit>>,
+    /// Faults and latency injected into the policy's attempts (none: no
+    /// chaos code runs).
+    pub(crate) chaos: Option<Arc<crate::chaos::Chaos>>,
 }
 
 impl Default for Policy {
@@ -260,6 +263,16 @@ impl Policy {
     /// ```
     pub fn limit(&self) -> Option<&Arc<crate::limit::ConcurrencyLimit>> {
         self.limit.as_ref()
+    }
+
+    /// The faults and latency injected into the policy's attempts, if any
+    /// (docs/chaos.md).
+    ///
+    /// ```
+    /// assert!(retrykit_core::Policy::default().chaos().is_none());
+    /// ```
+    pub fn chaos(&self) -> Option<&Arc<crate::chaos::Chaos>> {
+        self.chaos.as_ref()
     }
 
     /// The upper end of the wait before retry `n` (0-based): `min(cap,

@@ -201,6 +201,9 @@ impl<E: Classify> Classify for Tagged<E, ByClassify> {
     fn from_limit_full(full: crate::limit::LimitFull) -> Option<Self> {
         E::from_limit_full(full).map(Tagged::new)
     }
+    fn from_chaos(fault: crate::chaos::InjectedFault) -> Option<Self> {
+        E::from_chaos(fault).map(Tagged::new)
+    }
 }
 
 #[diagnostic::do_not_recommend]

@@ -12,6 +12,7 @@ use std::time::Duration;
 pub use crate::breaker::BreakerOpen;
 pub use crate::class::Class;
 pub use crate::classify::{AttemptTimeout, CarriesBreakerOpen, CarriesTimeout, Classify};
+pub use crate::limit::LimitFull;
 pub use crate::registry::linked::DeclaredClass;
 
 /// A `#[classify(retry_after = field)]` field: a `Duration` or an
@@ -67,6 +68,30 @@ pub trait BreakerOpenField: Sized {
 impl BreakerOpenField for BreakerOpen {
     fn from_breaker_open(open: BreakerOpen) -> Self {
         open
+    }
+}
+
+/// The field of a `#[classify(limit_full)]` variant: the [`LimitFull`] itself.
+///
+/// ```
+/// use retrykit_core::__private::derive::LimitFullField;
+/// use retrykit_core::limit::LimitFull;
+/// let full = LimitFull::new(Some("db"), 4);
+/// assert_eq!(LimitFull::from_limit_full(full.clone()), full);
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "the field of a `#[classify(limit_full)]` variant must be a `retrykit_core::limit::LimitFull`, found `{Self}`",
+    label = "the engine puts the limit's refusal here",
+    note = "valid: `#[classify(limit_full)]` on a unit variant such as `LimitFull`, or on a variant whose one field is a `retrykit_core::limit::LimitFull` (`Busy(LimitFull)`, `Busy {{ full: LimitFull }}`)"
+)]
+pub trait LimitFullField: Sized {
+    /// The field holding `full`.
+    fn from_limit_full(full: LimitFull) -> Self;
+}
+
+impl LimitFullField for LimitFull {
+    fn from_limit_full(full: LimitFull) -> Self {
+        full
     }
 }
 

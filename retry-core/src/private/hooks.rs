@@ -78,6 +78,7 @@ impl<'a, E, K> Callback<RetryEvent<'a, Tagged<E, K>>> for OnRetry<E> {
             error: event.error.inner(),
             wait: event.wait,
             hinted: event.hinted,
+            injected: event.injected,
         });
     }
 }

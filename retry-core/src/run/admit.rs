@@ -2,10 +2,13 @@
 //! attempt ([`Run::admit`]), and the call's end when none comes in time.
 
 use super::{Gate, Refusal, Run, elapsed};
+use crate::class::Class;
 use crate::classify::Classify;
 use crate::clock::{Clock, Sleeper};
 use crate::hooks::HookSet;
-use crate::limit::{ConcurrencyLimit, LimitFull, Queued};
+use crate::limit::adaptive::Outcome;
+use crate::limit::{ConcurrencyLimit, LimitFull, Permit, Queued};
+use crate::observe::{Event, emit};
 use crate::policy::Policy;
 use std::borrow::Borrow;
 use std::future::{Future, poll_fn};
@@ -32,7 +35,7 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
             };
             let Some(place) = &queued else {
                 if let Some(permit) = limit.try_acquire() {
-                    self.permit = Some(permit);
+                    self.hold(permit);
                     return Poll::Ready(());
                 }
                 let Some(bound) = self.permit_bound(&limit) else {
@@ -40,13 +43,14 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
                     return Poll::Ready(());
                 };
                 if !self.cancellable {
-                    self.permit = limit.acquire_blocking(bound);
-                    if self.permit.is_none() {
-                        self.refuse();
+                    let joined = self.clock.now();
+                    match limit.acquire_blocking(bound) {
+                        Some(permit) => self.granted(permit, Some(joined)),
+                        None => self.waited_in_vain(Some(joined)),
                     }
                     return Poll::Ready(());
                 }
-                let Some(place) = Queued::join(&limit, cx) else {
+                let Some(place) = Queued::join(&limit, cx, self.clock.now()) else {
                     self.refuse();
                     return Poll::Ready(());
                 };
@@ -54,37 +58,81 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
                     Some(bound) => self.timer.arm(self.sleep(bound)),
                     None => self.timer.disarm(),
                 }
-                if let Poll::Ready(permit) = place.poll(cx) {
+                if let Poll::Ready((permit, joined)) = place.poll_timed(cx) {
                     self.timer.disarm();
-                    self.permit = Some(permit);
+                    self.granted(permit, joined);
+                    return Poll::Ready(());
+                }
+                let timed_out = matches!(self.timer.poll(cx), Some(Poll::Ready(())));
+                if timed_out {
+                    self.waited_in_vain(place.joined());
                     return Poll::Ready(());
                 }
                 queued = Some(place);
-                return match self.timer.poll(cx) {
-                    Some(Poll::Ready(())) => {
-                        queued = None;
-                        self.refuse();
-                        Poll::Ready(())
-                    }
-                    _ => Poll::Pending,
-                };
+                return Poll::Pending;
             };
-            if let Poll::Ready(permit) = place.poll(cx) {
+            if let Poll::Ready((permit, joined)) = place.poll_timed(cx) {
                 queued = None;
                 self.timer.disarm();
-                self.permit = Some(permit);
+                self.granted(permit, joined);
                 return Poll::Ready(());
             }
             match self.timer.poll(cx) {
                 Some(Poll::Ready(())) => {
+                    let joined = place.joined();
                     // Leaving passes on a permit granted just now.
                     queued = None;
-                    self.refuse();
+                    self.waited_in_vain(joined);
                     Poll::Ready(())
                 }
                 _ => Poll::Pending,
             }
         })
+    }
+
+    /// The next attempt holds `permit`, stamped with the time for an
+    /// adaptive limit (which reads the attempt's latency).
+    pub(crate) fn hold(&mut self, mut permit: Permit) {
+        if permit.adapts() {
+            permit.stamp(self.clock.now());
+        }
+        self.permit = Some(permit);
+    }
+
+    /// A permit came after a wait in the queue begun at `joined`.
+    fn granted(&mut self, permit: Permit, joined: Option<Instant>) {
+        self.waited(joined, true);
+        self.hold(permit);
+    }
+
+    /// A wait in the queue begun at `joined` ran out without a permit.
+    fn waited_in_vain(&mut self, joined: Option<Instant>) {
+        self.waited(joined, false);
+        self.refuse();
+    }
+
+    /// Tells the observers of a wait in the queue begun at `joined`.
+    fn waited(&self, joined: Option<Instant>, granted: bool) {
+        let policy = self.policy();
+        let now = self.clock.now();
+        emit(Event::LimitWaited {
+            limit: policy.limit.as_ref().and_then(|l| l.name.as_ref()),
+            policy: policy.name.as_ref(),
+            wait: now.saturating_duration_since(joined.unwrap_or(now)),
+            granted,
+        });
+    }
+
+    /// Gives back the permit of the attempt that ended, with how it went
+    /// for an adaptive limit: its latency since the grant, and its
+    /// outcome from the error's `class` (`None`: a success).
+    pub(crate) fn give_back(&self, permit: Option<Permit>, class: Option<Class>) {
+        let Some(permit) = permit else {
+            return;
+        };
+        if let Some(latency) = permit.latency(self.clock.now()) {
+            permit.finish(latency, Outcome::of(class));
+        }
     }
 
     /// The next attempt gets no permit: it will not be sent.
@@ -149,6 +197,10 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
             uncarried::<E>(limit);
             return None;
         }
+        emit(Event::LimitRefused {
+            limit: limit.name.as_ref(),
+            policy: self.policy().name.as_ref(),
+        });
         self.gate = Gate::LimitFull(None);
         self.started = self.started.or(since);
         self.timer.disarm();

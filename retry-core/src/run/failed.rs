@@ -88,6 +88,7 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
                     error: &error,
                     wait,
                     hinted,
+                    injected: self.faulted,
                 };
                 #[cfg(feature = "tracing")]
                 tracing::debug!(

@@ -56,12 +56,14 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     }
 }
 
-/// Why an attempt was not sent: the breaker refused it, or a concurrency
-/// limit gave it no permit in time.
+/// Why an attempt was not sent: the breaker refused it, a concurrency
+/// limit gave it no permit in time, or chaos injected a fault in its place.
 #[derive(Debug)]
 pub enum Refusal {
     /// The breaker refused the attempt.
     Breaker(crate::breaker::BreakerOpen),
     /// The limit gave no permit in time.
     Limit(crate::limit::LimitFull),
+    /// Chaos failed the attempt in place of its closure.
+    Chaos(crate::chaos::InjectedFault),
 }

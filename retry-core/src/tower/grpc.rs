@@ -200,10 +200,27 @@ where
                     let status = tonic::Status::deadline_exceeded(timeout.to_string());
                     Err(Box::new(status) as BoxError)
                 }
+                Err(FailedAttempt::Injected(fault)) => {
+                    Err(Box::new(injected_status(fault)) as BoxError)
+                }
                 result => FailedAttempt::respond(result, run.report()),
             }
         })
     }
+}
+
+/// The status a call that an injected fault ended fails with: its code
+/// follows from the fault's class (transient `UNAVAILABLE`, timeout
+/// `DEADLINE_EXCEEDED`, throttled `RESOURCE_EXHAUSTED`, permanent
+/// `INVALID_ARGUMENT`), its message says it was injected.
+pub(crate) fn injected_status(fault: crate::chaos::InjectedFault) -> tonic::Status {
+    let code = match fault.class {
+        crate::Class::TRANSIENT => tonic::Code::Unavailable,
+        crate::Class::TIMEOUT => tonic::Code::DeadlineExceeded,
+        crate::Class::THROTTLED => tonic::Code::ResourceExhausted,
+        _ => tonic::Code::InvalidArgument,
+    };
+    tonic::Status::new(code, fault.to_string())
 }
 
 /// Sets the `grpc-timeout` header to `left` unless it already asks for

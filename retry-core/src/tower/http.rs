@@ -45,6 +45,12 @@ pub enum FailedAttempt<R, F = HttpFailure> {
     /// The policy's concurrency limit gave no permit in time: nothing was
     /// sent. Permanent; the caller's `BoxError` downcasts to the [`LimitFull`].
     LimitFull(LimitFull),
+    /// The policy's chaos injected a fault in place of the attempt: nothing
+    /// was sent. Of the fault's class, with its Retry-After (a throttled
+    /// fault's hint is taken like a 429's); the caller's `BoxError`
+    /// downcasts to the [`InjectedFault`](crate::chaos::InjectedFault)
+    /// (docs/chaos.md).
+    Injected(crate::chaos::InjectedFault),
 }
 
 impl<R, F: Classify> Classify for FailedAttempt<R, F> {
@@ -54,11 +60,13 @@ impl<R, F: Classify> Classify for FailedAttempt<R, F> {
             FailedAttempt::Transport(_) => Class::TRANSIENT,
             FailedAttempt::TimedOut(_) => Class::TIMEOUT,
             FailedAttempt::BreakerOpen(_) | FailedAttempt::LimitFull(_) => Class::Permanent,
+            FailedAttempt::Injected(fault) => fault.class,
         }
     }
     fn retry_after(&self) -> Option<Duration> {
         match self {
             FailedAttempt::Status { failure, .. } => failure.retry_after(),
+            FailedAttempt::Injected(fault) => fault.retry_after,
             _ => None,
         }
     }
@@ -71,6 +79,9 @@ impl<R, F: Classify> Classify for FailedAttempt<R, F> {
     fn from_limit_full(full: LimitFull) -> Option<Self> {
         Some(FailedAttempt::LimitFull(full))
     }
+    fn from_chaos(fault: crate::chaos::InjectedFault) -> Option<Self> {
+        Some(FailedAttempt::Injected(fault))
+    }
 }
 
 impl<R, F: fmt::Display> fmt::Debug for FailedAttempt<R, F> {
@@ -81,6 +92,7 @@ impl<R, F: fmt::Display> fmt::Debug for FailedAttempt<R, F> {
             FailedAttempt::TimedOut(t) => write!(f, "TimedOut({t})"),
             FailedAttempt::BreakerOpen(open) => write!(f, "BreakerOpen({open})"),
             FailedAttempt::LimitFull(full) => write!(f, "LimitFull({full})"),
+            FailedAttempt::Injected(fault) => write!(f, "Injected({fault})"),
         }
     }
 }
@@ -98,6 +110,7 @@ impl<R, F> FailedAttempt<R, F> {
             Err(FailedAttempt::TimedOut(timeout)) => return Err(Box::new(timeout)),
             Err(FailedAttempt::BreakerOpen(open)) => return Err(Box::new(open)),
             Err(FailedAttempt::LimitFull(full)) => return Err(Box::new(full)),
+            Err(FailedAttempt::Injected(fault)) => return Err(Box::new(fault)),
         };
         response.extensions_mut().insert(report);
         Ok(response)

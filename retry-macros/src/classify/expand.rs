@@ -1,6 +1,7 @@
 //! The `Classify` impl: `class`, `retry_after` and, when a variant is marked
-//! `timeout` or `breaker_open`, `from_timeout` or `from_breaker_open` (with
-//! the marker traits `CarriesTimeout` and `CarriesBreakerOpen`).
+//! `timeout`, `breaker_open` or `limit_full`, `from_timeout`,
+//! `from_breaker_open` or `from_limit_full` (with the marker traits
+//! `CarriesTimeout` and `CarriesBreakerOpen`).
 
 use super::parse::ClassSpec;
 use super::validate::{Container, Plan};
@@ -113,6 +114,22 @@ pub fn expand(input: &DeriveInput, container: &Container, plans: &[Plan]) -> Tok
             }
         })
     });
+    let from_limit_full = plans.iter().find_map(|plan| {
+        let refusal = plan.limit_full.as_ref()?;
+        let pat = path(plan);
+        let build = match &refusal.field {
+            Some((member, ty)) => {
+                let call = on_field(ty, quote! { #private::LimitFullField }, "from_limit_full");
+                quote! { #pat { #member: #call } }
+            }
+            None => quote! { #pat {} },
+        };
+        Some(quote! {
+            fn from_limit_full(__retry_field: #private::LimitFull) -> ::core::option::Option<Self> {
+                ::core::option::Option::Some(#build)
+            }
+        })
+    });
     let class_body = if plans.is_empty() {
         quote! { match *self {} }
     } else {
@@ -170,6 +187,7 @@ pub fn expand(input: &DeriveInput, container: &Container, plans: &[Plan]) -> Tok
             #retry_after
             #from_timeout
             #from_breaker_open
+            #from_limit_full
         }
     }
 }

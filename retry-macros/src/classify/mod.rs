@@ -64,6 +64,7 @@ fn plan(input: &DeriveInput) -> Result<(validate::Container, Vec<validate::Plan>
             let mut plans = Vec::new();
             let mut timeout: Option<&syn::Ident> = None;
             let mut breaker_open: Option<&syn::Ident> = None;
+            let mut limit_full: Option<&syn::Ident> = None;
             for v in &data.variants {
                 let before = errors.len();
                 let said = parse::read(&v.attrs, &VARIANT_KEYS, "variant", &mut errors);
@@ -96,6 +97,17 @@ fn plan(input: &DeriveInput) -> Result<(validate::Container, Vec<validate::Plan>
                     &v.ident,
                     "breaker_open",
                     "an attempt the circuit breaker refused",
+                    &choices,
+                    &mut errors,
+                );
+                let full = p.limit_full.as_ref().map(|r| r.span);
+                let choices = format!("\n{}", validate::LIMIT_FULL_CHOICES);
+                only_one(
+                    &mut limit_full,
+                    full,
+                    &v.ident,
+                    "limit_full",
+                    "a call the concurrency limit gave no permit in time",
                     &choices,
                     &mut errors,
                 );

@@ -9,7 +9,7 @@ use syn::spanned::Spanned;
 use syn::{Attribute, Expr, ExprLit, Lit, LitStr, Path};
 
 /// Keys on a variant (or on a struct).
-pub const VARIANT_KEYS: [&str; 7] = [
+pub const VARIANT_KEYS: [&str; 8] = [
     "transient",
     "permanent",
     "class",
@@ -17,6 +17,7 @@ pub const VARIANT_KEYS: [&str; 7] = [
     "source",
     "timeout",
     "breaker_open",
+    "limit_full",
 ];
 /// Keys on an enum.
 pub const ENUM_KEYS: [&str; 2] = ["default", "crate"];
@@ -48,6 +49,7 @@ pub struct Said {
     pub source: Option<Span>,
     pub timeout: Option<Span>,
     pub breaker_open: Option<Span>,
+    pub limit_full: Option<Span>,
     pub default: Option<Chosen>,
     pub krate: Option<Path>,
     /// An error was already reported for these attributes: do not add
@@ -102,6 +104,7 @@ pub fn read(attrs: &[Attribute], keys: &[&str], level: &str, errors: &mut Vec<sy
                 }
                 "timeout" => duplicate(&mut said.timeout, span, "timeout", errors),
                 "breaker_open" => duplicate(&mut said.breaker_open, span, "breaker_open", errors),
+                "limit_full" => duplicate(&mut said.limit_full, span, "limit_full", errors),
                 "class" | "default" => {
                     let lit = string_value(&meta, &key, "\"throttled\"")?;
                     if let Some(chosen) = class_name(&key, &lit, errors) {

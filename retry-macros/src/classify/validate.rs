@@ -19,10 +19,13 @@ pub struct Plan {
     pub timeout: Option<Span>,
     /// When this variant stands for an attempt a circuit breaker refused.
     pub breaker_open: Option<Refusal>,
+    /// When this variant stands for a call a concurrency limit gave no permit.
+    pub limit_full: Option<Refusal>,
 }
 
-/// A `breaker_open` variant: where the key was written, and the field that
-/// holds the `BreakerOpen` (none for a unit variant).
+/// A `breaker_open` or `limit_full` variant: where the key was written, and
+/// the field that holds the `BreakerOpen` or `LimitFull` (none for a unit
+/// variant).
 pub struct Refusal {
     pub span: Span,
     pub field: Option<(Member, Type)>,
@@ -30,6 +33,37 @@ pub struct Refusal {
 
 /// What a `breaker_open` variant may be: every misuse lists it.
 pub const BREAKER_OPEN_CHOICES: &str = "valid: `#[classify(breaker_open)]` with no other class key (its class is always permanent: an outer retry must not hammer an open breaker), on a unit variant such as `BreakerOpen`, or on a variant whose one field is a `retrykit_core::breaker::BreakerOpen` (`Refused(BreakerOpen)`, `Refused { open: BreakerOpen }`); one such variant per type";
+
+/// What a `limit_full` variant may be: every misuse lists it.
+pub const LIMIT_FULL_CHOICES: &str = "valid: `#[classify(limit_full)]` with no other class key (its class is always permanent: the call already waited for a permit as long as its policy allows, and nothing was sent), on a unit variant such as `LimitFull`, or on a variant whose one field is a `retrykit_core::limit::LimitFull` (`Busy(LimitFull)`, `Busy { full: LimitFull }`); one such variant per type";
+
+/// The two refusals a variant may stand for: the key, what refused, the
+/// type of its one field, and the choices every misuse lists.
+#[derive(Clone, Copy)]
+struct Refused {
+    key: &'static str,
+    by: &'static str,
+    /// When the engine builds the variant.
+    when: &'static str,
+    field: &'static str,
+    choices: &'static str,
+}
+
+const BREAKER_OPEN: Refused = Refused {
+    key: "breaker_open",
+    by: "an attempt the circuit breaker refused",
+    when: "when the circuit breaker refuses an attempt",
+    field: "retrykit_core::breaker::BreakerOpen",
+    choices: BREAKER_OPEN_CHOICES,
+};
+
+const LIMIT_FULL: Refused = Refused {
+    key: "limit_full",
+    by: "a call the concurrency limit gave no permit in time",
+    when: "when the concurrency limit gives a call no permit in time",
+    field: "retrykit_core::limit::LimitFull",
+    choices: LIMIT_FULL_CHOICES,
+};
 
 /// Container-level settings.
 pub struct Container {
@@ -86,9 +120,15 @@ pub fn plan(
         }
     }
 
-    let breaker_open = said
-        .breaker_open
-        .map(|span| refusal(span, &what, &mut class, said.timeout, fields, errors));
+    let breaker_open = said.breaker_open.map(|span| {
+        let other = said.timeout.map(|_| "`timeout`");
+        refusal(BREAKER_OPEN, span, &what, &mut class, other, fields, errors)
+    });
+    let limit_full = said.limit_full.map(|span| {
+        let other = said.timeout.map(|_| "`timeout`");
+        let other = said.breaker_open.map(|_| "`breaker_open`").or(other);
+        refusal(LIMIT_FULL, span, &what, &mut class, other, fields, errors)
+    });
 
     // `source` on the variant: the marked field, else thiserror's
     // `#[source]`/`#[from]` field, else the only field.
@@ -180,40 +220,51 @@ pub fn plan(
         source,
         timeout,
         breaker_open,
+        limit_full,
     }
 }
 
-/// Checks a `breaker_open` variant: no other class, at most one field (its
-/// type is checked where the expansion builds it). Its class is permanent.
+/// Checks a `breaker_open` or `limit_full` variant: no other class (nor
+/// `other`, a key that is not a class), at most one field (its type is
+/// checked where the expansion builds it). Its class is permanent.
 fn refusal(
+    refused: Refused,
     span: Span,
     what: &str,
     class: &mut Option<Chosen>,
-    timeout: Option<Span>,
+    other: Option<&str>,
     fields: &Fields,
     errors: &mut Vec<syn::Error>,
 ) -> Refusal {
-    let other = match (&*class, timeout) {
+    let Refused {
+        key,
+        by,
+        when,
+        field,
+        choices,
+    } = refused;
+    let other = match (&*class, other) {
         (Some(chosen), _) => Some(chosen.shown.clone()),
-        (None, Some(_)) => Some("`timeout`".to_owned()),
+        (None, Some(other)) => Some(other.to_owned()),
         (None, None) => None,
     };
     if let Some(other) = other {
         errors.push(syn::Error::new(
             span,
-            format!("`breaker_open` conflicts with {other} on {what}: the variant that stands for an attempt the circuit breaker refused has no other class; fix: keep only one of them\n{BREAKER_OPEN_CHOICES}"),
+            format!("`{key}` conflicts with {other} on {what}: the variant that stands for {by} has no other class; fix: keep only one of them\n{choices}"),
         ));
     }
     if fields.len() > 1 {
+        let short = field.rsplit("::").next().unwrap_or(field);
         errors.push(syn::Error::new(
             span,
-            format!("`breaker_open` marks the variant the engine builds when the circuit breaker refuses an attempt, so it holds at most the `BreakerOpen`, but {what} has {} fields; fix: keep one field of type `retrykit_core::breaker::BreakerOpen`, or none\n{BREAKER_OPEN_CHOICES}", fields.len()),
+            format!("`{key}` marks the variant the engine builds {when}, so it holds at most the `{short}`, but {what} has {} fields; fix: keep one field of type `{field}`, or none\n{choices}", fields.len()),
         ));
     }
     class.get_or_insert(Chosen {
         spec: ClassSpec::Permanent,
         span,
-        shown: "`breaker_open`".into(),
+        shown: format!("`{key}`"),
     });
     let field = match fields.iter().next() {
         Some(f) if fields.len() == 1 => Some((member(f, 0), f.ty.clone())),

@@ -191,9 +191,20 @@ async fn relay_all<S: OutboxStore>(
     // As installed: `--no-breaker` takes the breaker off.
     let publish = retrykit_core::registry::policy("publish");
     let outage = !args.broker.outage.is_zero();
+    let events = monitor.events().await?;
+    let delivered = broker.deliveries()?;
+    let chaos = publish
+        .as_ref()
+        .and_then(|p| p.chaos())
+        .map(|c| c.to_string());
     let summary = Summary {
-        events: &monitor.events().await?,
-        deliveries: broker.deliveries()?.len(),
+        events: &events,
+        deliveries: delivered.len(),
+        lost: examples::outbox::lost(&events, &delivered),
+        chaos: chaos.as_deref().map(|c| {
+            let faults = examples::outbox::CHAOS_FAULTS.load(std::sync::atomic::Ordering::Relaxed);
+            (c, faults)
+        }),
         elapsed,
         outbox_max_attempts: max_attempts("outbox"),
         publish_max_attempts: max_attempts("publish"),

@@ -3,7 +3,9 @@
 //! one breaker per client process (local) and with one for the whole fleet,
 //! and the outage's figures are shown side by side: the calls that reached
 //! the server while it was down, the busiest tick after it, and the time
-//! from its end until every client was done.
+//! from its end until every client was done. The policies of the run
+//! without a breaker have their one run in the same table, so that
+//! several policies of one file compare on the same outage (`--compare`).
 
 use super::table::{grid, rate};
 use super::{Args, CliError, HerdRun, Named, ms, scenario_error};
@@ -137,74 +139,86 @@ fn settings(b: &CircuitBreaker) -> String {
     )
 }
 
-/// The comparison tables, one per policy with a breaker.
-pub(super) fn table(herd: &Herd, comparisons: &[Comparison<'_>]) -> String {
+/// The outage's figures side by side, in one table for every policy of the
+/// run once one has a breaker: a policy with a breaker has its three rows
+/// (none, local, fleet), each other policy its one run (`none`), in the
+/// order the policies were named; each breaker's settings are said above.
+pub(super) fn table(run: &HerdRun<'_>) -> String {
+    let (herd, comparisons) = (&run.herd, &run.breakers);
+    let Some(first) = comparisons.first() else {
+        return String::new();
+    };
     let mut out = String::new();
     for c in comparisons {
-        let name = shown(c.name);
         let breaker = match c.breaker.name() {
             Some(b) => format!("circuit breaker `{}`", shown(b)),
             None => "a circuit breaker".to_owned(),
         };
         out.push_str(&format!(
-            "\n`{name}` has {breaker}: {}\n\
-             local: one breaker per client process, {} processes of about {} clients (the row above); \
-             fleet: one breaker for all {} clients\n",
-            settings(c.breaker),
-            c.processes,
-            herd.clients / c.processes.max(1),
-            herd.clients,
+            "\n`{}` has {breaker}: {}",
+            shown(c.name),
+            settings(c.breaker)
         ));
-        let header: Vec<String> = [
-            "POLICY",
-            "BREAKER",
-            "OUTAGE CALLS",
-            "PEAK AFTER",
-            "PEAK AT",
-            "DRAIN",
-            "REFUSED",
-            "SUCCEEDED",
-            "GAVE UP",
-            "OF WHICH OPEN",
-            "UNFINISHED",
-        ]
-        .map(str::to_owned)
-        .to_vec();
-        let rows: Vec<Vec<String>> = c
-            .runs
-            .iter()
-            .map(|(scope, r)| {
-                let peak_at = if r.peak_after_outage == 0 {
-                    "-".to_owned()
-                } else {
-                    short(super::ticks_to_time(r.peak_after_outage_tick, r.tick))
-                };
-                vec![
-                    name.clone(),
-                    (*scope).to_owned(),
-                    r.outage_calls.to_string(),
-                    r.peak_after_outage.to_string(),
-                    peak_at,
-                    r.drain.map_or_else(|| "-".to_owned(), short),
-                    r.refused.to_string(),
-                    r.successes.to_string(),
-                    r.give_ups.to_string(),
-                    r.breaker_give_ups.to_string(),
-                    r.unfinished.to_string(),
-                ]
-            })
-            .collect();
-        out.push_str(&grid(&header, &rows, 2));
     }
-    if !comparisons.is_empty() {
-        out.push_str(
-            "OUTAGE CALLS: calls that reached the server while it was down, the first wave included; \
-             PEAK AFTER: calls in the busiest tick once it was back; DRAIN: from the outage's end until \
-             every client succeeded or gave up (- if the run stopped first); REFUSED: attempts the breaker \
-             did not send; OF WHICH OPEN: gave up because the breaker refused their last attempt\n",
-        );
+    out.push_str(&format!(
+        "\nlocal: one breaker per client process, {} processes of about {} clients (the row above); \
+         fleet: one breaker for all {} clients\n",
+        first.processes,
+        herd.clients / first.processes.max(1),
+        herd.clients,
+    ));
+    let header: Vec<String> = [
+        "POLICY",
+        "BREAKER",
+        "OUTAGE CALLS",
+        "PEAK AFTER",
+        "PEAK AT",
+        "DRAIN",
+        "REFUSED",
+        "SUCCEEDED",
+        "GAVE UP",
+        "OF WHICH OPEN",
+        "UNFINISHED",
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    for (named, report) in &run.results {
+        match comparisons.iter().find(|c| c.name == named.name) {
+            Some(c) => rows.extend(c.runs.iter().map(|(scope, r)| row(c.name, scope, r))),
+            None => rows.push(row(named.name, "none", report)),
+        }
     }
+    out.push_str(&grid(&header, &rows, 2));
+    out.push_str(
+        "OUTAGE CALLS: calls that reached the server while it was down, the first wave included; \
+         PEAK AFTER: calls in the busiest tick once it was back; DRAIN: from the outage's end until \
+         every client succeeded or gave up (- if the run stopped first); REFUSED: attempts the breaker \
+         did not send; OF WHICH OPEN: gave up because the breaker refused their last attempt\n",
+    );
     out
+}
+
+/// One run's row of the table.
+fn row(name: &str, scope: &str, r: &HerdReport) -> Vec<String> {
+    let peak_at = if r.peak_after_outage == 0 {
+        "-".to_owned()
+    } else {
+        short(super::ticks_to_time(r.peak_after_outage_tick, r.tick))
+    };
+    vec![
+        shown(name),
+        scope.to_owned(),
+        r.outage_calls.to_string(),
+        r.peak_after_outage.to_string(),
+        peak_at,
+        r.drain.map_or_else(|| "-".to_owned(), short),
+        r.refused.to_string(),
+        r.successes.to_string(),
+        r.give_ups.to_string(),
+        r.breaker_give_ups.to_string(),
+        r.unfinished.to_string(),
+    ]
 }
 
 /// The comparisons as JSON values, one per policy with a breaker.
@@ -315,7 +329,7 @@ mod tests {
         assert!(fleet_wide.outage_calls < without.outage_calls);
         assert!(locally.outage_calls < without.outage_calls);
 
-        let text = table(&run.herd, &run.breakers);
+        let text = table(&run);
         assert!(text.contains("`outbox` has circuit breaker `broker`: opens when 10% of at least 100 attempts in 30s failed, for 1.25s (5s doubling up to 30s, at most probe_every 1.25s"), "{text}");
         assert!(
             text.contains("4 processes of about 500 clients (the row above)"),
@@ -331,6 +345,23 @@ mod tests {
             assert_eq!(cells[3], r.peak_after_outage.to_string(), "{row}");
             assert_eq!(cells[6], r.refused.to_string(), "{row}");
         }
+        // The policy without a breaker has its one run in the same table,
+        // after outbox's three, in the order the policies were named.
+        let policies: Vec<&str> = text
+            .lines()
+            .skip_while(|l| !l.starts_with("POLICY"))
+            .skip(1)
+            .take_while(|l| !l.starts_with("OUTAGE CALLS:"))
+            .map(|l| l.split_whitespace().next().unwrap())
+            .collect();
+        assert_eq!(policies, ["outbox", "outbox", "outbox", "plain"], "{text}");
+        let plain = text.lines().find(|l| l.starts_with("plain ")).unwrap();
+        let cells: Vec<&str> = plain.split_whitespace().collect();
+        let r = &run.results[1].1;
+        assert_eq!(cells[1], "none", "{plain}");
+        assert_eq!(cells[2], r.outage_calls.to_string(), "{plain}");
+        assert_eq!(cells[3], r.peak_after_outage.to_string(), "{plain}");
+        assert_eq!(cells[7], r.successes.to_string(), "{plain}");
 
         let v: Value = serde_json::from_str(&super::super::json::herd(&run)).unwrap();
         let b = &v["breakers"][0];
@@ -361,7 +392,7 @@ mod tests {
         )];
         let run = herd_of(herd(), &policies);
         assert!(run.breakers.is_empty());
-        assert_eq!(table(&run.herd, &run.breakers), "");
+        assert_eq!(table(&run), "");
         let v: Value = serde_json::from_str(&super::super::json::herd(&run)).unwrap();
         assert!(v.get("breakers").is_none());
     }
@@ -376,7 +407,7 @@ mod tests {
             .unwrap();
         let policies = vec![("anon".to_owned(), p)];
         let run = herd_of(herd(), &policies);
-        let text = table(&run.herd, &run.breakers);
+        let text = table(&run);
         assert!(
             text.contains("`anon` has a circuit breaker: opens when"),
             "{text}"

@@ -108,6 +108,7 @@ pub(super) fn scenario_name(kind: ScenarioKind) -> &'static str {
         ScenarioKind::Herd => "--scenario herd",
         ScenarioKind::Contention => "--scenario contention",
         ScenarioKind::Tail => "--scenario tail",
+        ScenarioKind::Slow => "--scenario slow",
     }
 }
 

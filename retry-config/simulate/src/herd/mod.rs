@@ -18,6 +18,7 @@
 //! ([`breakers`]).
 
 mod breakers;
+mod chaos;
 mod outage;
 mod recovery;
 mod report;
@@ -260,7 +261,11 @@ impl Herd {
         // With a send rate, clients share their machine from the first
         // call, and with a breaker they share it: they run together from
         // tick 0 (see `recovery`).
-        if ctx.outage_ticks == 0 || ctx.send.is_some() || ctx.breakers.is_some() {
+        if ctx.outage_ticks == 0
+            || ctx.send.is_some()
+            || ctx.breakers.is_some()
+            || ctx.chaos.is_some()
+        {
             for i in 0..self.clients {
                 recovery.add(0, client(i));
             }
@@ -293,6 +298,8 @@ pub(super) struct Ctx<'p> {
     pub(super) send: Option<SendRate>,
     /// The run's circuit breakers, when the policy has one.
     breakers: Option<Breakers>,
+    /// The faults the policy's chaos injects, when it has any.
+    chaos: Option<chaos::Faults>,
     timer: Option<TimerModel>,
     seed: u64,
     origin: Instant,
@@ -312,6 +319,7 @@ impl<'p> Ctx<'p> {
             capacity: herd.capacity,
             send: herd.send,
             breakers: None,
+            chaos: chaos::Faults::of(policy, herd.seed),
             timer: herd.timer,
             seed: herd.seed,
             origin: Instant::now(),

@@ -149,6 +149,20 @@ impl Recovery {
                     continue;
                 }
             };
+            // A fault the policy's chaos injects: never sent.
+            if let Some(fault) = ctx
+                .chaos
+                .as_ref()
+                .and_then(|c| c.fault(client, decider.attempts()))
+            {
+                tally.injected += 1;
+                record(breaker, ticket, Some(fault.class), start);
+                match decider.after_failure(ctx.policy, fault, start) {
+                    Step::Retry { wait, .. } => self.queue.push(ctx.next_tick(tick, wait), client),
+                    Step::GiveUp(_) => tally.give_up(tick),
+                }
+                continue;
+            }
             first_calls += u64::from(first);
             self.sent.push((client, ticket));
         }

@@ -72,6 +72,10 @@ pub struct HerdReport {
     pub breaker_give_ups: u64,
     /// The scope the policy's circuit breaker ran at; `None` without one.
     pub breaker: Option<BreakerScope>,
+    /// Attempts the policy's chaos failed in place of a call (docs/chaos.md):
+    /// never sent, so in no count of calls (each still uses one of the
+    /// policy's attempts).
+    pub injected: u64,
 }
 
 /// What stopped a [`Herd`](crate::Herd) run before every client had succeeded or given up.

@@ -30,6 +30,8 @@ pub(super) struct Tally {
     pub(super) refused: u64,
     /// Clients that gave up because the breaker refused their last attempt.
     breaker_give_ups: u64,
+    /// Attempts the policy's chaos failed in place of a call (never sent).
+    pub(super) injected: u64,
 }
 
 impl Tally {
@@ -51,6 +53,7 @@ impl Tally {
             peak_after: (0, 0),
             refused: 0,
             breaker_give_ups: 0,
+            injected: 0,
         }
     }
 
@@ -154,6 +157,7 @@ impl Tally {
             peak_after_outage: self.peak_after.0,
             peak_after_outage_tick: self.peak_after.1,
             drain,
+            injected: self.injected,
             refused: self.refused,
             breaker_give_ups: self.breaker_give_ups,
             breaker,
