@@ -79,8 +79,6 @@ pub struct Run<P, C, S: Sleeper, H> {
     /// to be made, or in flight, holds (a hedged round's attempts hold
     /// their own).
     pub(crate) permit: Option<crate::limit::Permit>,
-    /// Attempts the policy's chaos faulted or delayed.
-    pub(crate) injected: u32,
     /// The attempt in flight is a fault chaos injected.
     pub(crate) faulted: bool,
     #[cfg(feature = "tracing")]
@@ -141,7 +139,6 @@ impl<P: Borrow<Policy>, C, S: Sleeper, H> Run<P, C, S, H> {
             timeout_from: None,
             at_deadline: false,
             permit: None,
-            injected: 0,
             faulted: false,
             #[cfg(feature = "tracing")]
             span,
@@ -189,7 +186,7 @@ impl<P: Borrow<Policy>, C, S: Sleeper, H> Run<P, C, S, H> {
             waited: self.tally.waited(),
             elapsed: elapsed(self.started, now),
             budget_failing_open: false,
-            injected: self.injected,
+            injected: self.tally.injected,
         };
         report.budget_state(self.policy.borrow())
     }

@@ -69,6 +69,8 @@ pub(crate) struct Tally {
     /// the schedule skips them (the next failure waits as if they had
     /// not been).
     pub(crate) refused: u32,
+    /// Of those, attempts the policy's chaos faulted or delayed.
+    pub(crate) injected: u32,
     /// Of those, hedges: attempts begun while another was in flight.
     /// (Saturating at `u16::MAX`.)
     pub(crate) hedges: u16,
@@ -85,6 +87,7 @@ impl Tally {
         Tally {
             attempts,
             refused: 0,
+            injected: 0,
             hedges: 0,
             winner: 0,
             last_delay_ns: nanos(last_delay),
