@@ -99,7 +99,6 @@ pub use state::{BreakerState, BreakerStatus};
 use ticket::Probe;
 pub use ticket::Ticket;
 
-use crate::rng::JitterRng;
 use crate::window::Window;
 use release::Release;
 use state::{Phase, Word};
@@ -480,7 +479,7 @@ impl CircuitBreaker {
             .saturating_mul(1 << doublings.min(31))
             .min(s.max_open_for)
             .min(s.probe_every);
-        let sample = JitterRng::from_seed(self.seed).sample(u32::from(word.period()));
+        let sample = crate::rng::sample(self.seed, u32::from(word.period()));
         let cut = full.mul_f64((s.open_jitter * sample.as_f64()).clamp(0.0, 1.0));
         let open_for = full.saturating_sub(cut).max(Duration::from_millis(1));
         let until_ms = self.ms(now).saturating_add(ms_ceil(open_for));

@@ -39,7 +39,5 @@ use std::time::Duration;
 /// ```
 pub fn next_delay(policy: &Policy, retry: u32, prev: Duration) -> Duration {
     let prev = crate::backoff::nanos(prev);
-    Duration::from_nanos(
-        policy.delay_ns(retry, prev, || crate::rng::JitterRng::Thread.sample(retry)),
-    )
+    Duration::from_nanos(policy.delay_ns(retry, prev, crate::rng::thread_sample))
 }

@@ -1,5 +1,5 @@
 //! What the loop and the shared state report as it happens: an [`Event`]
-//! is emitted to every [`Observer`] linked into the program (with
+//! is emitted to every `Observer` linked into the program (with
 //! `inventory`). An event carries plain values only, so every layer may emit
 //! one and no layer names the observers.
 
@@ -84,13 +84,20 @@ pub(crate) enum Hinted {
 }
 
 /// A function that hears every [`Event`]; submitted with
-/// `inventory::submit!`.
+/// `inventory::submit!`. The `metrics` feature's is the only one.
+#[cfg(feature = "metrics")]
 pub(crate) struct Observer(pub(crate) fn(&Event<'_>));
 
+#[cfg(feature = "metrics")]
 inventory::collect!(Observer);
 
+/// Tells every `Observer` of `event`; without the `metrics` feature there
+/// is none, and nothing is done.
 pub(crate) fn emit(event: Event<'_>) {
+    #[cfg(feature = "metrics")]
     for observer in inventory::iter::<Observer> {
         (observer.0)(&event);
     }
+    #[cfg(not(feature = "metrics"))]
+    let _ = event;
 }

@@ -9,7 +9,6 @@ use crate::classify::Classify;
 use crate::decide::{Failure, Owed, Step, Tally, decide};
 use crate::policy::Policy;
 use crate::report::Ending;
-use crate::rng::JitterRng;
 use std::time::{Duration, SystemTime};
 
 /// The oracle's answer to a failure.
@@ -84,7 +83,8 @@ pub struct OracleState {
 pub struct Oracle<'p> {
     policy: &'p Policy,
     state: OracleState,
-    rng: JitterRng,
+    /// The jitter seed (`None`: the thread's generator).
+    seed: Option<u64>,
     /// An attempt was begun with [`Oracle::attempt`] and not yet reported.
     open: bool,
     consider_actual_delay: bool,
@@ -116,7 +116,7 @@ impl<'p> Oracle<'p> {
         Oracle {
             policy,
             state,
-            rng: JitterRng::Thread,
+            seed: None,
             open: false,
             consider_actual_delay: false,
             delay_on_success: Duration::ZERO,
@@ -136,7 +136,7 @@ impl<'p> Oracle<'p> {
     /// assert_eq!(a.failure(SystemTime::UNIX_EPOCH), b.failure(SystemTime::UNIX_EPOCH));
     /// ```
     pub fn seed(mut self, seed: u64) -> Self {
-        self.rng = JitterRng::Seeded(seed);
+        self.seed = Some(seed);
         self
     }
 
@@ -254,7 +254,7 @@ impl<'p> Oracle<'p> {
             hint,
             allowed: true,
         };
-        let step = decide(self.policy, &mut tally, self.rng, failure, owed, || {
+        let step = decide(self.policy, &mut tally, self.seed, failure, owed, || {
             let elapsed = now.duration_since(started).unwrap_or(Duration::ZERO);
             (elapsed, crate::window::now())
         });

@@ -13,14 +13,14 @@
 //! Each attempt has its own `attempt_timeout` and `attempt` span; the
 //! call's timer waits for the next hedge.
 
-use crate::attempt::{Own, Timed};
-use crate::classify::Classify;
+use crate::classify::{AttemptTimeout, Classify};
 use crate::clock::{Clock, Sleeper};
 use crate::decide::hedge::{HedgeStep, HedgeView, is_fatal, next_hedge};
 use crate::decide::{drains_throttling, time_limit};
 use crate::hooks::{HookSet, Unrepeatable};
 use crate::policy::Policy;
 use crate::run::{Gate, Run};
+use crate::timer::poll_sleep;
 use std::borrow::Borrow;
 use std::future::Future;
 use std::pin::Pin;
@@ -65,10 +65,61 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
 /// One attempt in a race.
 struct Running<Fut, Sl> {
     attempt: u32,
-    gate: Gate,
+    /// The breaker's ticket, if it let the attempt through.
+    ticket: Option<crate::breaker::Ticket>,
     /// The attempt's permit of the policy's concurrency limit, if it has one.
     permit: Option<crate::limit::Permit>,
-    fut: Pin<Box<Timed<Fut, Own<Sl>>>>,
+    fut: Pin<Box<Hedged<Fut, Sl>>>,
+}
+
+pin_project_lite::pin_project! {
+    /// An attempt of a race, raced against its own time limit (no sleep
+    /// without a [`time_limit`]) and polled in its own `attempt` span. A
+    /// timeout the error type cannot stand for (`Classify::from_timeout`
+    /// gives `None`) lets it run on.
+    struct Hedged<Fut, Sl> {
+        #[pin]
+        fut: Fut,
+        #[pin]
+        sleep: Option<Sl>,
+        timeout: Option<AttemptTimeout>,
+        span: AttemptSpan,
+    }
+}
+
+/// An attempt's span (nothing without the `tracing` feature).
+#[cfg(feature = "tracing")]
+type AttemptSpan = tracing::Span;
+#[cfg(not(feature = "tracing"))]
+type AttemptSpan = ();
+
+impl<Fut, Sl, T, E> Future for Hedged<Fut, Sl>
+where
+    Fut: Future<Output = Result<T, E>>,
+    Sl: Future<Output = ()>,
+    E: Classify,
+{
+    type Output = Result<T, E>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<T, E>> {
+        let mut this = self.project();
+        #[cfg(feature = "tracing")]
+        let _span = this.span.clone().entered();
+        if let Poll::Ready(result) = this.fut.poll(cx) {
+            return Poll::Ready(result);
+        }
+        let Some(sleep) = this.sleep.as_mut().as_pin_mut() else {
+            return Poll::Pending;
+        };
+        if poll_sleep(sleep, cx).is_pending() {
+            return Poll::Pending;
+        }
+        this.sleep.set(None);
+        match (*this.timeout).and_then(E::from_timeout) {
+            Some(timed_out) => Poll::Ready(Err(timed_out)),
+            None => Poll::Pending,
+        }
+    }
 }
 
 /// The attempts of one hedged round (see [`Run::race`]).
@@ -141,7 +192,10 @@ where
             }
             return;
         }
-        let gate = std::mem::replace(&mut run.gate, Gate::Idle);
+        let ticket = match std::mem::replace(&mut run.gate, Gate::Idle) {
+            Gate::Sent(ticket) => Some(ticket),
+            _ => None,
+        };
         run.timer.disarm();
         let attempt = run.tally.attempts;
         if hedge {
@@ -159,15 +213,13 @@ where
         let (fut, span) = ((self.make)(), ());
         self.running.push(Running {
             attempt,
-            gate,
+            ticket,
             permit,
-            fut: Box::pin(Timed {
+            fut: Box::pin(Hedged {
                 fut,
-                limit: Own {
-                    sleep,
-                    timeout: limit.map(|(_, t)| t),
-                    span,
-                },
+                sleep,
+                timeout: limit.map(|(_, t)| t),
+                span,
             }),
         });
         self.last_start = now;
@@ -244,14 +296,18 @@ where
                 let done = this.running.swap_remove(i);
                 match result {
                     Ok(value) => {
-                        this.run.record(done.gate, None);
+                        if let Some(ticket) = done.ticket {
+                            this.run.record(ticket, None);
+                        }
                         this.run.give_back(done.permit, None);
                         this.supersede_last();
                         return this.finish(done.attempt, Ok(value));
                     }
                     Err(error) => {
                         let (failure, ..) = this.run.failure_of(&error);
-                        this.run.record(done.gate, Some(failure.class));
+                        if let Some(ticket) = done.ticket {
+                            this.run.record(ticket, Some(failure.class));
+                        }
                         this.run.give_back(done.permit, Some(failure.class));
                         this.supersede_last();
                         if is_fatal(this.run.policy(), failure) {

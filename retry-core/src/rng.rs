@@ -13,7 +13,8 @@ thread_local! {
     static THREAD_STREAM: Cell<u64> = const { Cell::new(0) };
 }
 
-fn thread_sample() -> Sample {
+/// A sample from the calling thread's stream, seeded from the OS at its first draw.
+pub(crate) fn thread_sample() -> Sample {
     THREAD_STREAM.with(|stream| {
         let mut state = stream.get();
         if state == 0 {
@@ -78,29 +79,13 @@ impl Sample {
     }
 }
 
-/// A source of uniform samples in `[0, 1)` for jitter.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum JitterRng {
-    /// The calling thread's generator, seeded from the OS once per thread.
-    Thread,
-    /// Samples derived from this seed and the retry number.
-    Seeded(u64),
-}
-
-impl JitterRng {
-    pub(crate) const fn from_seed(seed: Option<u64>) -> Self {
-        match seed {
-            Some(seed) => JitterRng::Seeded(seed),
-            None => JitterRng::Thread,
-        }
-    }
-
-    /// The sample for retry `retry` (0 for the wait after the first failure).
-    pub(crate) fn sample(&self, retry: u32) -> Sample {
-        match self {
-            JitterRng::Thread => thread_sample(),
-            JitterRng::Seeded(seed) => Sample::from_bits(split_mix(*seed, u64::from(retry))),
-        }
+/// The jitter sample for retry `retry` (0 for the wait after the first
+/// failure): with a seed, a pure function of the seed and `retry`; without,
+/// the calling thread's generator, seeded from the OS once per thread.
+pub(crate) fn sample(seed: Option<u64>, retry: u32) -> Sample {
+    match seed {
+        Some(seed) => Sample::from_bits(split_mix(seed, u64::from(retry))),
+        None => thread_sample(),
     }
 }
 
@@ -128,7 +113,7 @@ mod tests {
     fn a_threads_samples_are_uniform_distinct_and_its_own() {
         let draw = || {
             (0..10_000)
-                .map(|_| JitterRng::Thread.sample(0).as_f64())
+                .map(|_| sample(None, 0).as_f64())
                 .collect::<Vec<f64>>()
         };
         let here = draw();
@@ -145,28 +130,28 @@ mod tests {
 
     #[test]
     fn a_seeded_sample_depends_only_on_the_seed_and_the_retry() {
-        let a = JitterRng::Seeded(7);
-        assert_eq!(a.sample(3), JitterRng::Seeded(7).sample(3));
-        assert_ne!(a.sample(3), a.sample(4));
-        assert_ne!(a.sample(3), JitterRng::Seeded(8).sample(3));
+        let a = Some(7);
+        assert_eq!(sample(a, 3), sample(Some(7), 3));
+        assert_ne!(sample(a, 3), sample(a, 4));
+        assert_ne!(sample(a, 3), sample(Some(8), 3));
         for retry in [0, 1, u32::MAX] {
-            assert!((0.0..1.0).contains(&a.sample(retry).as_f64()));
-            assert!((0.0..1.0).contains(&JitterRng::Thread.sample(retry).as_f64()));
+            assert!((0.0..1.0).contains(&sample(a, retry).as_f64()));
+            assert!((0.0..1.0).contains(&sample(None, retry).as_f64()));
         }
     }
 
     #[test]
     fn a_sample_scales_as_its_float_does() {
-        let samples = (0..2000).map(|i| JitterRng::Seeded(11).sample(i));
-        for (i, sample) in samples.enumerate() {
+        let samples = (0..2000).map(|i| sample(Some(11), i));
+        for (i, drawn) in samples.enumerate() {
             let ns = [0, 1, 999, 1_000_000_007, 100 * 365 * 86_400 * 1_000_000_000][i % 5];
-            let float = (ns as f64 * sample.as_f64()).round() as u64;
-            assert!(sample.of_ns(ns) <= ns);
+            let float = (ns as f64 * drawn.as_f64()).round() as u64;
+            assert!(drawn.of_ns(ns) <= ns);
             // Within a nanosecond, or the float's own resolution above 2^53.
             let tolerance = 1 + (ns >> 52);
             assert!(
-                sample.of_ns(ns).abs_diff(float) <= tolerance,
-                "{ns} × {sample:?}"
+                drawn.of_ns(ns).abs_diff(float) <= tolerance,
+                "{ns} × {drawn:?}"
             );
         }
         let top = Sample::from_unit(1.0);

@@ -8,7 +8,7 @@
 //! A failed attempt's error is consumed by the decision before any await,
 //! so a `!Send` error cannot make the future `!Send`.
 
-use crate::attempt::{Gated, OnRun, Timed};
+use crate::attempt::{Attempt, Delay};
 use crate::classify::Classify;
 use crate::clock::{Clock, Sleeper};
 use crate::hooks::HookSet;
@@ -54,10 +54,9 @@ use std::task::Poll;
 #[macro_export]
 macro_rules! drive {
     (@rounds $run:expr, each { $($each:tt)* } $attempt:expr) => {{
-        $run.pace().await;
-        $crate::drive!(@loop $run, each { $($each)* } $attempt)
-    }};
-    (@loop $run:expr, each { $($each:tt)* } $attempt:expr) => {{
+        if $run.paces() {
+            $run.pace().await;
+        }
         loop {
             $($each)*
             if $run.limits() {
@@ -85,10 +84,7 @@ macro_rules! drive {
             })
             .await
         } else {
-            if $run.paces() {
-                $run.pace().await;
-            }
-            $crate::drive!(@loop $run, each {} $run.attempt(&mut $make))
+            $crate::drive!(@rounds $run, each {} $run.attempt(&mut $make))
         }
     }};
 }
@@ -96,7 +92,8 @@ macro_rules! drive {
 impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     /// Whether an adaptive budget may pace the first attempt ([`pace`](Self::pace)).
     pub fn paces(&self) -> bool {
-        self.policy.borrow().budgets.paces()
+        let budgets = &self.policy.borrow().budgets;
+        !budgets.is_empty() && budgets.paces()
     }
 
     /// The wait an adaptive budget imposes before the first attempt.
@@ -118,22 +115,30 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
         H: HookSet<E>,
     {
         self.faulted = false;
-        let fut = match self.begin_attempt::<E>() {
-            None if self.policy().chaos.is_none() => Gated::Sent { fut: make() },
-            None => match self.inject::<E>() {
-                None => Gated::Sent { fut: make() },
-                Some((Some(delay), then)) => Gated::Delayed {
-                    sleep: Box::pin(self.sleep(delay)),
-                    make: Some(make),
-                    then,
-                },
-                Some((None, open)) => Gated::Refused { open },
+        match self.begin_attempt::<E>() {
+            None if self.policy().chaos.is_none() => Attempt::Sent {
+                fut: make(),
+                run: self,
             },
-            Some(open) => Gated::Refused { open: Some(open) },
-        };
-        Timed {
-            fut,
-            limit: OnRun(self),
+            None => match self.inject::<E>() {
+                None => Attempt::Sent {
+                    fut: make(),
+                    run: self,
+                },
+                Some((Some(delay), then)) => Attempt::Delayed {
+                    delay: Box::pin(Delay {
+                        sleep: self.sleep(delay),
+                        make: Some(make),
+                        then,
+                    }),
+                    run: Some(self),
+                },
+                Some((None, open)) => Attempt::Refused { open, run: self },
+            },
+            Some(open) => Attempt::Refused {
+                open: Some(open),
+                run: self,
+            },
         }
     }
 
@@ -163,8 +168,3 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
         }
     }
 }
-
-/// One attempt of a plain round (see [`Run::attempt`]): sent, refused or
-/// delayed, raced against the call's timer, in the call's span.
-pub type Attempt<'r, P, C, S, H, M, Fut> =
-    Timed<Gated<M, Fut, <S as Sleeper>::Sleep>, OnRun<'r, P, C, S, H>>;

@@ -27,7 +27,6 @@ use crate::hooks::HookSet;
 use crate::observe::{self, Event};
 use crate::policy::Policy;
 use crate::report::{Ending, Report};
-use crate::rng::JitterRng;
 use crate::timer::Timer;
 pub(crate) use gate::{Gate, Refusal};
 use std::borrow::Borrow;
@@ -56,7 +55,8 @@ use std::time::{Duration, Instant};
 pub struct Run<P, C, S: Sleeper, H> {
     pub(crate) policy: P,
     pub(crate) gate: Gate,
-    rng: JitterRng,
+    /// The jitter seed (`None`: the thread's generator).
+    seed: Option<u64>,
     clock: C,
     sleeper: S,
     pub(crate) hooks: H,
@@ -79,8 +79,6 @@ pub struct Run<P, C, S: Sleeper, H> {
     /// to be made, or in flight, holds (a hedged round's attempts hold
     /// their own).
     pub(crate) permit: Option<crate::limit::Permit>,
-    /// Attempts the policy's chaos faulted or delayed.
-    pub(crate) injected: u32,
     /// The attempt in flight is a fault chaos injected.
     pub(crate) faulted: bool,
     #[cfg(feature = "tracing")]
@@ -126,7 +124,7 @@ impl<P: Borrow<Policy>, C, S: Sleeper, H> Run<P, C, S, H> {
         };
         Run {
             policy,
-            rng: JitterRng::from_seed(seed),
+            seed,
             clock,
             sleeper,
             hooks,
@@ -141,7 +139,6 @@ impl<P: Borrow<Policy>, C, S: Sleeper, H> Run<P, C, S, H> {
             timeout_from: None,
             at_deadline: false,
             permit: None,
-            injected: 0,
             faulted: false,
             #[cfg(feature = "tracing")]
             span,
@@ -189,7 +186,7 @@ impl<P: Borrow<Policy>, C, S: Sleeper, H> Run<P, C, S, H> {
             waited: self.tally.waited(),
             elapsed: elapsed(self.started, now),
             budget_failing_open: false,
-            injected: self.injected,
+            injected: self.tally.injected,
         };
         report.budget_state(self.policy.borrow())
     }
@@ -207,27 +204,32 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
         H: HookSet<E>,
     {
         // What the policy's concurrency limit said (`Run::admit`).
-        let mut waited = None;
-        match std::mem::replace(&mut self.gate, Gate::Idle) {
+        let waited = match self.gate {
             Gate::LimitFull(since) => {
+                self.gate = Gate::Idle;
                 if let Some(full) = self.limit_refusal::<E>(since) {
                     return Some(full);
                 }
-                waited = since;
+                since
             }
-            Gate::Waiting(since) => waited = Some(since),
-            other => self.gate = other,
-        }
+            Gate::Waiting(since) => {
+                self.gate = Gate::Idle;
+                Some(since)
+            }
+            _ => None,
+        };
         self.tally.attempts = self.tally.attempts.saturating_add(1);
         let policy: &Policy = self.policy.borrow();
-        let starts_clock = self.timed
-            || self.hooks.wants_give_up()
-            || policy.deadline().is_some()
-            || !policy.budgets.is_empty()
-            || policy.breaker.is_some()
-            || waited.is_some();
+        let starts_clock = || {
+            self.timed
+                || self.hooks.wants_give_up()
+                || policy.deadline().is_some()
+                || !policy.budgets.is_empty()
+                || policy.breaker.is_some()
+                || waited.is_some()
+        };
         let mut now = None;
-        if self.tally.attempts == 1 && self.started.is_none() && starts_clock {
+        if self.tally.attempts == 1 && self.started.is_none() && starts_clock() {
             let start = *now.insert(self.clock.now());
             // A wait for a permit is part of the call's time.
             let start = waited.unwrap_or(start);
@@ -292,13 +294,11 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     /// The call ended in success: the breaker and the budgets hear of it,
     /// and the `Ended` event is emitted (`decide` emits it on giving up).
     pub(crate) fn succeeded(&mut self) {
-        let sent = std::mem::replace(&mut self.gate, Gate::Idle);
-        self.record(sent, None);
-        let policy: &Policy = self.policy.borrow();
-        policy.budgets.throttle(false);
-        if policy.budgets.paces() {
-            policy.budgets.record(self.clock.now(), false);
+        if let Gate::Sent(ticket) = std::mem::replace(&mut self.gate, Gate::Idle) {
+            self.record(ticket, None);
         }
+        let policy: &Policy = self.policy.borrow();
+        policy.budgets.succeeded(|| self.clock.now());
         observe::emit(Event::Ended {
             policy: policy.name.as_ref(),
             ending: Ending::Success.as_str(),

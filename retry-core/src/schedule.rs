@@ -1,7 +1,6 @@
 //! A policy's schedule of computed waits.
 
 use crate::policy::Policy;
-use crate::rng::JitterRng;
 use std::time::Duration;
 
 /// The state a schedule carries from one wait to the next.
@@ -9,15 +8,16 @@ use std::time::Duration;
 pub(crate) struct ScheduleState {
     pub(crate) retries: u32,
     pub(crate) prev: Duration,
-    pub(crate) rng: JitterRng,
+    /// The jitter seed (`None`: the thread's generator).
+    pub(crate) seed: Option<u64>,
 }
 
 impl ScheduleState {
-    pub(crate) fn new(rng: JitterRng) -> Self {
+    pub(crate) fn new(seed: Option<u64>) -> Self {
         ScheduleState {
             retries: 0,
             prev: Duration::ZERO,
-            rng,
+            seed,
         }
     }
 
@@ -25,7 +25,9 @@ impl ScheduleState {
     pub(crate) fn next_delay(&mut self, policy: &Policy) -> Duration {
         let prev = crate::backoff::nanos(self.prev);
         let retries = self.retries;
-        let d = Duration::from_nanos(policy.delay_ns(retries, prev, || self.rng.sample(retries)));
+        let d = Duration::from_nanos(
+            policy.delay_ns(retries, prev, || crate::rng::sample(self.seed, retries)),
+        );
         self.retries = self.retries.saturating_add(1);
         self.prev = d;
         d
@@ -60,7 +62,7 @@ impl<'p> Schedule<'p> {
     pub fn new(policy: &'p Policy, seed: Option<u64>) -> Self {
         Schedule {
             policy,
-            state: ScheduleState::new(JitterRng::from_seed(seed)),
+            state: ScheduleState::new(seed),
         }
     }
 }

@@ -26,7 +26,7 @@
 //! - `Clock`, `Sleeper`, `BlockingSleeper` and their impls: in `clock`, not
 //!   the root (a user who injects time names them; most never do);
 //! - `inventory`: re-exported once, as `__private::inventory`;
-//! - `JitterRng`: crate-private, so `rand` is not in the public API.
+//! - the jitter generator (`rng`): crate-private, so `rand` is not in the public API.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

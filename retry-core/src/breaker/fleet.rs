@@ -11,7 +11,6 @@
 use super::state::{Phase, Word};
 use super::{BreakerOpen, BreakerState, CircuitBreaker, Probe, Ticket, build::Settings};
 use crate::fleet::{FleetOptions, FleetState, Health, spawn};
-use crate::rng::JitterRng;
 use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -247,10 +246,7 @@ impl FleetBreaker {
         s.health.wake.notify_one();
         let n = s.draws.fetch_add(1, Ordering::Relaxed).wrapping_add(1);
         let seed = s.seed.map(|seed| seed ^ super::release::SPREAD_STREAM);
-        let draw = JitterRng::from_seed(seed)
-            .sample(n)
-            .as_f64()
-            .clamp(0.0, 1.0);
+        let draw = crate::rng::sample(seed, n).as_f64().clamp(0.0, 1.0);
         let retry_in = s.health.options.refresh() + s.settings.release_ramp.mul_f64(draw);
         Err(breaker.refusal(BreakerState::Closed, retry_in))
     }

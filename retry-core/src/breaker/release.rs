@@ -10,7 +10,6 @@
 //! refused, for four `release_ramp`s: the calls are no longer held back.
 
 use super::{BreakerOpen, BreakerState, CircuitBreaker, Ticket};
-use crate::rng::JitterRng;
 use retrykit_schema::classes::THROTTLED;
 use std::sync::PoisonError;
 use std::sync::atomic::Ordering;
@@ -127,7 +126,7 @@ impl CircuitBreaker {
         let seed = self.seed.map(|s| s ^ SPREAD_STREAM);
         let mut release = self.release.lock().unwrap_or_else(PoisonError::into_inner);
         let admit = match release.as_mut() {
-            Some(r) => r.admit(now_ms, |n| JitterRng::from_seed(seed).sample(n).as_f64()),
+            Some(r) => r.admit(now_ms, |n| crate::rng::sample(seed, n).as_f64()),
             None => Admit::Over,
         };
         match admit {

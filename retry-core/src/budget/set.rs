@@ -38,6 +38,18 @@ impl Budgets {
             .for_each(|t| t.record(failed));
     }
 
+    /// A call succeeded: every `grpc_throttling` bucket and every adaptive
+    /// budget hears of it (`now` is read only for an adaptive budget).
+    pub(crate) fn succeeded(&self, now: impl FnOnce() -> Instant) {
+        if self.is_empty() {
+            return;
+        }
+        self.throttle(false);
+        if self.paces() {
+            self.record(now(), false);
+        }
+    }
+
     fn windows(&self) -> impl Iterator<Item = &RetryBudget> {
         self.as_slice()
             .iter()

@@ -14,7 +14,6 @@ use crate::class::Class;
 use crate::classify::AttemptTimeout;
 use crate::policy::Policy;
 use crate::report::{Ending, Report};
-use crate::rng::JitterRng;
 use std::time::{Duration, Instant};
 
 pub(crate) mod hedge;
@@ -70,6 +69,8 @@ pub(crate) struct Tally {
     /// the schedule skips them (the next failure waits as if they had
     /// not been).
     pub(crate) refused: u32,
+    /// Of those, attempts the policy's chaos faulted or delayed.
+    pub(crate) injected: u32,
     /// Of those, hedges: attempts begun while another was in flight.
     /// (Saturating at `u16::MAX`.)
     pub(crate) hedges: u16,
@@ -86,6 +87,7 @@ impl Tally {
         Tally {
             attempts,
             refused: 0,
+            injected: 0,
             hedges: 0,
             winner: 0,
             last_delay_ns: nanos(last_delay),
@@ -159,7 +161,7 @@ pub(crate) fn drains_throttling(policy: &Policy, failure: Failure) -> bool {
 pub(crate) fn decide(
     policy: &Policy,
     tally: &mut Tally,
-    rng: JitterRng,
+    seed: Option<u64>,
     failure: Failure,
     owed: Owed,
     clock: impl FnOnce() -> (Duration, Instant),
@@ -203,7 +205,9 @@ pub(crate) fn decide(
         .attempts
         .saturating_sub(1)
         .saturating_sub(tally.refused);
-    let computed_ns = policy.delay_ns(retry, tally.last_delay_ns, || rng.sample(retry));
+    let computed_ns = policy.delay_ns(retry, tally.last_delay_ns, || {
+        crate::rng::sample(seed, retry)
+    });
     let computed = Duration::from_nanos(computed_ns);
     // The wait, also in nanoseconds for the tally (the computed one's are known).
     let (mut wait, mut hinted, mut wait_ns) = match (owed, failure.hint) {
@@ -303,13 +307,13 @@ fn policed(
 pub(crate) fn decide_refused(
     policy: &Policy,
     tally: &mut Tally,
-    rng: JitterRng,
+    seed: Option<u64>,
     retry_in: Duration,
     clock: impl FnOnce() -> (Duration, Instant),
 ) -> Step {
     tally.refused = tally.refused.saturating_add(1);
     let spread = policy.breaker().map_or(0.0, |b| b.open_jitter());
-    let share = spread * rng.sample(tally.attempts).as_f64();
+    let share = spread * crate::rng::sample(seed, tally.attempts).as_f64();
     let mut retry_in = retry_in.saturating_add(retry_in.mul_f64(share));
     if let Some(total) = total_wait(policy) {
         let left = total.saturating_sub(tally.waited());
@@ -377,7 +381,8 @@ fn listed(policy: &Policy, class: &'static str) -> bool {
 #[derive(Debug, Clone)]
 pub struct Decider {
     tally: Tally,
-    rng: JitterRng,
+    /// The jitter seed (`None`: the thread's generator).
+    seed: Option<u64>,
     started: Option<Instant>,
 }
 
@@ -389,14 +394,9 @@ impl Decider {
     /// assert_eq!(d.attempts(), 0);
     /// ```
     pub const fn new(seed: Option<u64>) -> Self {
-        Self::with_rng(JitterRng::from_seed(seed))
-    }
-
-    /// A fresh decision state drawing jitter from `rng`.
-    pub(crate) const fn with_rng(rng: JitterRng) -> Self {
         Decider {
             tally: Tally::new(0, Duration::ZERO, Duration::ZERO),
-            rng,
+            seed,
             started: None,
         }
     }
@@ -451,7 +451,7 @@ impl Decider {
         decide(
             policy,
             &mut self.tally,
-            self.rng,
+            self.seed,
             failure,
             Owed::Nothing,
             || (elapsed, now),
@@ -484,7 +484,7 @@ impl Decider {
     /// ```
     pub fn after_refusal(&mut self, policy: &Policy, retry_in: Duration, now: Instant) -> Step {
         let elapsed = self.elapsed(now);
-        decide_refused(policy, &mut self.tally, self.rng, retry_in, || {
+        decide_refused(policy, &mut self.tally, self.seed, retry_in, || {
             (elapsed, now)
         })
     }

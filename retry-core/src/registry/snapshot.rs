@@ -9,39 +9,17 @@ use std::cell::RefCell;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-/// This thread's view: the registry current at its last lookup.
-struct View {
-    current: Arc<Registry>,
-}
-
-impl View {
-    fn new() -> Self {
-        View {
-            current: CURRENT.load_full(),
-        }
-    }
-
-    /// The current registry: the one held, unless an install since counted
-    /// another (`install` counts before the swap, so a view never goes
-    /// back to an older registry).
-    fn load(&mut self) -> &Registry {
-        if self.current.generation() != GENERATION.load(Ordering::Acquire) {
-            self.current = CURRENT.load_full();
-        }
-        &self.current
-    }
-}
-
 #[cfg(not(loom))]
 thread_local! {
-    /// `None` until this thread's first lookup, which runs the lazy load.
-    static VIEW: RefCell<Option<View>> = const { RefCell::new(None) };
+    /// This thread's view: the registry current at its last lookup; `None`
+    /// until its first lookup, which runs the lazy load.
+    static VIEW: RefCell<Option<Arc<Registry>>> = const { RefCell::new(None) };
 }
 
 // Each of loom's threads has its own view (they share one OS thread).
 #[cfg(loom)]
 loom::thread_local! {
-    static VIEW: RefCell<Option<View>> = RefCell::new(None);
+    static VIEW: RefCell<Option<Arc<Registry>>> = RefCell::new(None);
 }
 
 /// Runs `read` on the current registry as this thread sees it. A lookup
@@ -51,7 +29,12 @@ pub(crate) fn with_current<R>(read: impl FnOnce(&Registry) -> R) -> R {
     let mut read = Some(read);
     let viewed = VIEW.try_with(|view| {
         let mut view = view.try_borrow_mut().ok()?;
-        let current = view.as_mut()?.load();
+        let current = view.as_mut()?;
+        // The one held, unless an install since counted another (`install`
+        // counts before the swap, so a view never goes back to an older one).
+        if current.generation() != GENERATION.load(Ordering::Acquire) {
+            *current = CURRENT.load_full();
+        }
         read.take().map(|read| read(current))
     });
     if let Ok(Some(out)) = viewed {
@@ -67,7 +50,7 @@ fn first_lookup_or_nested<R>(read: impl FnOnce(&Registry) -> R) -> R {
     ensure_loaded();
     let _ = VIEW.try_with(|view| {
         if let Ok(mut view) = view.try_borrow_mut() {
-            view.get_or_insert_with(View::new);
+            view.get_or_insert_with(|| CURRENT.load_full());
         }
     });
     read(&CURRENT.load())

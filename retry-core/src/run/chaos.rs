@@ -42,7 +42,7 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
         if fault.is_none() && drawn.delay.is_none() {
             return None;
         }
-        self.injected = self.injected.saturating_add(1);
+        self.tally.injected = self.tally.injected.saturating_add(1);
         self.faulted = fault.is_some();
         observe::emit(Event::ChaosInjected {
             policy: policy.name.as_ref(),

@@ -53,8 +53,9 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
                 Some(retry_in)
             }
             Gate::Sent(_) => {
-                let sent = std::mem::replace(&mut self.gate, Gate::Idle);
-                self.record(sent, Some(failure.class));
+                if let Gate::Sent(ticket) = std::mem::replace(&mut self.gate, Gate::Idle) {
+                    self.record(ticket, Some(failure.class));
+                }
                 None
             }
         };
@@ -69,11 +70,11 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
         let step = match refused {
             // The wait for a permit took what the call could give it.
             None if limit_full => Step::GiveUp(Ending::LimitFull),
-            Some(retry_in) => decide_refused(policy, &mut self.tally, self.rng, retry_in, now),
+            Some(retry_in) => decide_refused(policy, &mut self.tally, self.seed, retry_in, now),
             None => decide(
                 policy,
                 &mut self.tally,
-                self.rng,
+                self.seed,
                 failure,
                 Owed::Nothing,
                 now,

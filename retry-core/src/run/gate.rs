@@ -34,13 +34,14 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
         self.gate = Gate::Idle;
     }
 
-    /// Tells the breaker how the attempt `gate` let through went: failed
-    /// when its error's `class` is one the breaker counts; `None` for a
-    /// success. Nothing for an idle or refused gate.
-    pub(crate) fn record(&self, gate: Gate, class: Option<crate::class::Class>) {
-        let Gate::Sent(ticket) = gate else {
-            return;
-        };
+    /// Tells the breaker how the attempt it let through with `ticket` went:
+    /// failed when its error's `class` is one the breaker counts; `None`
+    /// for a success.
+    pub(crate) fn record(
+        &self,
+        ticket: crate::breaker::Ticket,
+        class: Option<crate::class::Class>,
+    ) {
         let Some(breaker) = &self.policy.borrow().breaker else {
             return;
         };

@@ -6,7 +6,6 @@ use super::super::state::{Phase, Word};
 use super::{FAILED, GIVEN_BACK, SUCCEEDED, Shared};
 use crate::breaker::{BreakerState, ms_since};
 use crate::fleet::{FleetState, Health, Round};
-use crate::rng::JitterRng;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -61,7 +60,7 @@ impl Round for Shared {
         let probes = u64::from(self.settings.probes);
         let wanted = wanting.min(probes).saturating_sub(holding);
         let s = &self.settings;
-        let sample = JitterRng::from_seed(self.seed).sample(u32::from(view.period()));
+        let sample = crate::rng::sample(self.seed, u32::from(view.period()));
         let released = self
             .released
             .each_ref()
