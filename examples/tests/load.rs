@@ -70,7 +70,7 @@ fn the_table_has_a_row_per_policy_of_the_shipped_file() {
     );
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(
-        text.starts_with("server: 4 at once, 2.0 ms each (capacity 2000/s); 12 clients for 300ms"),
+        text.starts_with("server: 4 at once, 2.0 ms each (at most 2000/s; OF CAPACITY is against the service time measured); 12 clients for 300ms"),
         "{text}"
     );
     for policy in [

@@ -9,7 +9,8 @@
 //! default, each against a fresh server). One row per policy says what the
 //! dependency saw (the 99th percentile of its latency, arrival to reply,
 //! and the most requests it held at once), the goodput against the server's
-//! capacity (`capacity / service` per second), and what the limit did: the
+//! capacity (`capacity / service` per second, with the service time it
+//! measured: a sleep takes a little longer than asked), and what the limit did: the
 //! most attempts it let be in flight, its size at the end, and the calls it
 //! refused. It is a benchmark-style report, not a test: its figures move
 //! with the machine.
@@ -104,7 +105,11 @@ pub struct Row {
     pub limit: String,
     /// Successful calls per second.
     pub goodput: f64,
-    /// `goodput` over the server's capacity, `capacity / service` per second.
+    /// The server's mean service time as measured (a sleep of `--service`
+    /// takes a little longer on a real timer).
+    pub service: Duration,
+    /// `goodput` over the server's capacity: `capacity / service` per
+    /// second, with the service time as measured.
     pub goodput_share: f64,
     /// The dependency's 99th percentile latency, arrival to reply.
     pub server_p99: Duration,
@@ -118,10 +123,13 @@ pub struct Row {
     pub limit_peak: Option<u32>,
     /// The limit's size at the end of the run.
     pub limit_end: Option<u32>,
-    /// From when on the limit's size stayed within [0.8 C, 1.5 C], C the
+    /// When the limit's size first came within [0.8 C, 1.5 C], C the
     /// server's capacity (sampled every 5 ms); `None` without a limit or
-    /// when it was outside at the end.
-    pub settled: Option<Duration>,
+    /// when it never did.
+    pub entered: Option<Duration>,
+    /// From then on, the share of the samples within that band (an
+    /// adaptive limit's probes of the no-load latency dip below it).
+    pub in_band: Option<f64>,
     /// Calls that ended with `limit_full`.
     pub refused: u64,
     /// Calls that failed otherwise.
@@ -225,17 +233,22 @@ pub async fn measure(
         .unwrap_or_else(PoisonError::into_inner)
         .clone();
     let goodput = calls.count() as f64 / elapsed;
-    let capacity = f64::from(args.capacity) / args.service.as_secs_f64();
+    let served = server.seen.served.load(Ordering::Relaxed).max(1);
+    let service = Duration::from_micros(server.seen.service_us.load(Ordering::Relaxed) / served)
+        .max(args.service);
+    let capacity = f64::from(args.capacity) / service.as_secs_f64();
     Ok(Row {
         policy: name.to_owned(),
         limit: limit.as_deref().map_or_else(|| "none".to_owned(), describe),
         goodput,
+        service,
         goodput_share: goodput / capacity,
         server_p99: seen.quantile(0.99),
         call_p99: calls.quantile(0.99),
         server_peak: server.seen.peak.load(Ordering::Relaxed),
         limit_peak: sampled.as_ref().map(|s| s.peak),
-        settled: sampled.and_then(|s| s.settled),
+        entered: sampled.as_ref().and_then(|s| s.entered),
+        in_band: sampled.as_ref().map(|s| s.in_band),
         limit_end: limit.as_deref().map(ConcurrencyLimit::max_in_flight),
         refused: refused.load(Ordering::Relaxed),
         failed: failed.load(Ordering::Relaxed),
@@ -255,9 +268,11 @@ fn describe(limit: &ConcurrencyLimit) -> String {
 struct Sampled {
     /// The most attempts in flight at once.
     peak: u32,
-    /// From when on its size stayed within [0.8 C, 1.5 C] for C the
-    /// server's capacity (`None`: it was outside at the end).
-    settled: Option<Duration>,
+    /// When its size first came within [0.8 C, 1.5 C], C the server's
+    /// capacity (`None`: never).
+    entered: Option<Duration>,
+    /// From then on, the share of samples within that band.
+    in_band: f64,
 }
 
 /// Samples `limit` every 5 ms from `start` until `end`.
@@ -268,18 +283,24 @@ async fn sample(
     end: Instant,
 ) -> Sampled {
     let band = f64::from(capacity) * 0.8..=f64::from(capacity) * 1.5;
-    let (mut peak, mut settled) = (0, None);
+    let (mut peak, mut entered, mut samples, mut inside) = (0, None, 0u32, 0u32);
     while Instant::now() < end {
         peak = peak.max(limit.in_flight());
-        let inside = band.contains(&f64::from(limit.max_in_flight()));
-        settled = match (inside, settled) {
-            (false, _) => None,
-            (true, None) => Some(start.elapsed()),
-            (true, since) => since,
-        };
+        let now_inside = band.contains(&f64::from(limit.max_in_flight()));
+        if now_inside && entered.is_none() {
+            entered = Some(start.elapsed());
+        }
+        if entered.is_some() {
+            samples += 1;
+            inside += u32::from(now_inside);
+        }
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-    Sampled { peak, settled }
+    Sampled {
+        peak,
+        entered,
+        in_band: f64::from(inside) / f64::from(samples.max(1)),
+    }
 }
 
 fn ms(d: Duration) -> String {
@@ -290,7 +311,7 @@ fn table(args: &LoadArgs, rows: &[Row]) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "server: {} at once, {} each (capacity {:.0}/s); {} clients for {}\n",
+        "server: {} at once, {} each (at most {:.0}/s; OF CAPACITY is against the service time measured); {} clients for {}\n",
         args.capacity,
         ms(args.service) + " ms",
         f64::from(args.capacity) / args.service.as_secs_f64(),
@@ -299,19 +320,20 @@ fn table(args: &LoadArgs, rows: &[Row]) -> String {
     );
     let _ = writeln!(
         out,
-        "| policy | limit | goodput/s | of capacity | server p99 ms | call p99 ms | server peak | limit peak | limit at end | settled after | refused | failed |"
+        "| policy | limit | service ms | goodput/s | of capacity | server p99 ms | call p99 ms | server peak | limit peak | limit at end | in band from | in band | refused | failed |"
     );
     let _ = writeln!(
         out,
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     );
     let opt = |v: Option<u32>| v.map_or_else(|| "-".to_owned(), |v| v.to_string());
     for r in rows {
         let _ = writeln!(
             out,
-            "| {} | {} | {:.0} | {:.0}% | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {:.0} | {:.0}% | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             r.policy,
             r.limit,
+            ms(r.service),
             r.goodput,
             r.goodput_share * 100.0,
             ms(r.server_p99),
@@ -319,8 +341,10 @@ fn table(args: &LoadArgs, rows: &[Row]) -> String {
             r.server_peak,
             opt(r.limit_peak),
             opt(r.limit_end),
-            r.settled
+            r.entered
                 .map_or_else(|| "-".to_owned(), |d| format!("{:.2} s", d.as_secs_f64())),
+            r.in_band
+                .map_or_else(|| "-".to_owned(), |b| format!("{:.0}%", b * 100.0)),
             r.refused,
             r.failed
         );
@@ -335,6 +359,7 @@ fn json(rows: &[Row]) -> String {
             serde_json::json!({
                 "policy": r.policy,
                 "limit": r.limit,
+                "service_ms": r.service.as_secs_f64() * 1e3,
                 "goodput_per_s": r.goodput,
                 "goodput_share": r.goodput_share,
                 "server_p99_ms": r.server_p99.as_secs_f64() * 1e3,
@@ -342,7 +367,8 @@ fn json(rows: &[Row]) -> String {
                 "server_peak": r.server_peak,
                 "limit_peak": r.limit_peak,
                 "limit_end": r.limit_end,
-                "settled_after_s": r.settled.map(|d| d.as_secs_f64()),
+                "in_band_from_s": r.entered.map(|d| d.as_secs_f64()),
+                "in_band_share": r.in_band,
                 "refused": r.refused,
                 "failed": r.failed,
             })

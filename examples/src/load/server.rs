@@ -29,6 +29,9 @@ pub(crate) struct Seen {
     pub(crate) peak: AtomicU64,
     /// Requests served to the end.
     pub(crate) served: AtomicU64,
+    /// Their service times summed, in microseconds: a sleep of the service
+    /// time takes a little longer on a real timer.
+    pub(crate) service_us: AtomicU64,
     /// Each served request's latency, arrival to reply.
     pub(crate) latencies: Mutex<Latencies>,
 }
@@ -96,7 +99,10 @@ async fn answer(seen: &Arc<Seen>, slots: &Semaphore, service: Duration) -> Respo
     let _held = Held::new(seen);
     // The semaphore is never closed, so the slot always comes.
     let _slot = slots.acquire().await;
+    let began = Instant::now();
     tokio::time::sleep(service).await;
+    let took = u64::try_from(began.elapsed().as_micros()).unwrap_or(u64::MAX);
+    seen.service_us.fetch_add(took, Ordering::Relaxed);
     seen.served.fetch_add(1, Ordering::Relaxed);
     seen.latencies
         .lock()
