@@ -9,7 +9,7 @@ use retrykit_core::{
     Class, Classify, Ending, Jitter, Policy, Registry, Retry, RetryEvent, registry, retry,
 };
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -29,10 +29,10 @@ static SENT: AtomicU32 = AtomicU32::new(0);
 /// wait came from a hint, and the wait.
 static EVENTS: Mutex<Vec<(u32, bool, bool, Duration)>> = Mutex::new(Vec::new());
 /// The tests take turns: they share the statics and the installed registry.
-static SERIAL: Mutex<()> = Mutex::new(());
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
-fn serial() -> MutexGuard<'static, ()> {
-    let turn = SERIAL.lock().unwrap_or_else(PoisonError::into_inner);
+async fn serial() -> tokio::sync::MutexGuard<'static, ()> {
+    let turn = SERIAL.lock().await;
     SENT.store(0, Ordering::SeqCst);
     EVENTS.lock().unwrap().clear();
     turn
@@ -72,7 +72,7 @@ fn install(p: Policy) {
 
 #[tokio::test(start_paused = true)]
 async fn every_attempt_faulted_never_runs_the_body_and_honours_the_retry_after() {
-    let _turn = serial();
+    let _turn = serial().await;
     let hint = Duration::from_secs(2);
     let chaos = || {
         Chaos::new(Some(7))
@@ -92,7 +92,7 @@ async fn every_attempt_faulted_never_runs_the_body_and_honours_the_retry_after()
     );
     assert_eq!(error.class(), Class::THROTTLED);
     assert_eq!(
-        *EVENTS.lock().unwrap(),
+        EVENTS.lock().unwrap().clone(),
         [(1, true, true, hint), (2, true, true, hint)],
         "each wait is the fault's Retry-After, not the 100 ms backoff"
     );
@@ -119,7 +119,7 @@ fn publish_once() -> Result<(), BrokerError> {
 
 #[tokio::test(start_paused = true)]
 async fn a_seeded_rate_injects_the_same_attempts_through_retry_as_the_report_counts() {
-    let _turn = serial();
+    let _turn = serial().await;
     let chaos = || {
         Chaos::new(Some(42))
             .fault(0.5, Class::TRANSIENT, None)
