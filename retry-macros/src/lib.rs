@@ -200,6 +200,16 @@ pub fn retry(attr: TokenStream, item: TokenStream) -> TokenStream {
 ///   `retrykit_core::limit::LimitFull` (what `from_limit_full` builds when
 ///   the policy's limit gives a call no permit in time, so the call can end
 ///   `limit_full`); permanent, and with no other class key either.
+/// - `#[classify(chaos)]` on a variant whose single field is a
+///   `retrykit_core::chaos::InjectedFault` (tuple or named): what
+///   `from_chaos` builds when the policy's chaos injects a fault in place of
+///   an attempt (docs/chaos.md). Its class is the fault's own, at run time
+///   (transient, timeout, throttled or permanent), and its `retry_after` is
+///   the fault's Retry-After, so an injected fault is handled as a real one.
+///   It takes no other class key and no `retry_after`; a unit variant is
+///   refused (it would lose the fault's class). Without such a variant,
+///   `from_chaos` gives `None`: the policy's faults are not injected into
+///   calls returning the type, and a warning says so once.
 /// - On an enum: `#[classify(default = "transient")]` for variants without
 ///   their own, and `#[classify(crate = "path")]`.
 /// - It reads only `classify` attributes, so it composes with `thiserror`.
@@ -228,6 +238,9 @@ pub fn retry(attr: TokenStream, item: TokenStream) -> TokenStream {
 ///     #[error("{0}")]
 ///     #[classify(limit_full)]
 ///     Busy(retrykit_core::limit::LimitFull),
+///     #[error("{fault}")]
+///     #[classify(chaos)]
+///     Injected { fault: retrykit_core::chaos::InjectedFault },
 ///     #[error(transparent)]
 ///     #[classify(source)]
 ///     Io(#[from] std::io::Error),
@@ -250,6 +263,12 @@ pub fn retry(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// let busy = ApiError::from_limit_full(full).unwrap();
 /// assert!(matches!(&busy, ApiError::Busy(f) if f.name() == Some("api")));
 /// assert_eq!(busy.class(), Class::Permanent);
+/// use retrykit_core::chaos::InjectedFault;
+/// let fault = InjectedFault::new(Class::THROTTLED, Some(Duration::from_secs(3)), 2);
+/// let injected = ApiError::from_chaos(fault).unwrap();
+/// assert!(matches!(&injected, ApiError::Injected { fault: f } if f.attempt == 2));
+/// assert_eq!(injected.class(), Class::THROTTLED, "the fault's own class");
+/// assert_eq!(injected.retry_after(), Some(Duration::from_secs(3)));
 /// ```
 #[proc_macro_derive(Classify, attributes(classify))]
 pub fn derive_classify(input: TokenStream) -> TokenStream {

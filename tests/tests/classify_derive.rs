@@ -263,3 +263,84 @@ mod breaker_open {
         assert!(super::HttpError::from_breaker_open(open()).is_none());
     }
 }
+
+mod chaos {
+    use retrykit_core::chaos::InjectedFault;
+    use retrykit_core::{Class, Classify};
+    use std::time::Duration;
+
+    #[derive(Debug, thiserror::Error, Classify)]
+    #[classify(default = "transient")]
+    enum Tuple {
+        #[error("down")]
+        Down,
+        #[error("{0}")]
+        #[classify(chaos)]
+        Injected(InjectedFault),
+    }
+
+    #[derive(Debug, Classify)]
+    enum Named {
+        #[classify(permanent)]
+        Rejected,
+        #[classify(chaos)]
+        Injected { fault: InjectedFault },
+    }
+
+    #[derive(Debug, Classify)]
+    #[classify(chaos)]
+    struct Fault(InjectedFault);
+
+    const HINT: Duration = Duration::from_secs(2);
+
+    #[test]
+    fn from_chaos_builds_the_marked_variant_of_the_faults_own_class() {
+        for class in [
+            Class::TRANSIENT,
+            Class::TIMEOUT,
+            Class::THROTTLED,
+            Class::Permanent,
+        ] {
+            let fault = InjectedFault::new(class, None, 3);
+            let tuple = Tuple::from_chaos(fault).unwrap();
+            assert!(matches!(&tuple, Tuple::Injected(f) if *f == fault));
+            assert_eq!((tuple.class(), tuple.retry_after()), (class, None));
+            assert_eq!(
+                tuple.to_string(),
+                format!("chaos: injected {} fault on attempt 3", class.name())
+            );
+            let named = Named::from_chaos(fault).unwrap();
+            assert!(matches!(&named, Named::Injected { fault: f } if *f == fault));
+            assert_eq!(named.class(), class);
+            let whole = Fault::from_chaos(fault).unwrap();
+            assert_eq!((whole.0, whole.class()), (fault, class));
+        }
+        assert_eq!(
+            Tuple::Down.class(),
+            Class::TRANSIENT,
+            "the default still applies"
+        );
+        assert_eq!(Named::Rejected.class(), Class::Permanent);
+    }
+
+    #[test]
+    fn an_injected_faults_retry_after_is_the_variants_hint() {
+        let fault = InjectedFault::new(Class::THROTTLED, Some(HINT), 1);
+        let tuple = Tuple::from_chaos(fault).unwrap();
+        assert_eq!(
+            (tuple.class(), tuple.retry_after()),
+            (Class::THROTTLED, Some(HINT))
+        );
+        let named = Named::from_chaos(fault).unwrap();
+        assert_eq!(named.retry_after(), Some(HINT));
+        assert_eq!(Fault::from_chaos(fault).unwrap().retry_after(), Some(HINT));
+        assert_eq!(Tuple::Down.retry_after(), None, "other variants give none");
+        assert_eq!(Named::Rejected.retry_after(), None);
+    }
+
+    #[test]
+    fn a_type_without_the_variant_cannot_stand_for_a_fault() {
+        let fault = InjectedFault::new(Class::TRANSIENT, None, 1);
+        assert!(super::HttpError::from_chaos(fault).is_none());
+    }
+}

@@ -6,9 +6,9 @@
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
+use retrykit_core::Classify;
 use retrykit_core::breaker::BreakerOpen;
 use retrykit_core::chaos::InjectedFault;
-use retrykit_core::{AttemptTimeout, CarriesBreakerOpen, CarriesTimeout, Class, Classify};
 use rusqlite::{Connection, params};
 use std::fmt;
 use std::path::Path;
@@ -69,70 +69,39 @@ impl Default for BrokerSettings {
 /// assert_eq!(BrokerError::Rejected("bad".into()).class(), Class::Permanent);
 /// assert_eq!(BrokerError::TimedOut.class(), Class::TIMEOUT);
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Classify)]
 pub enum BrokerError {
     /// The broker is down or dropped the connection (transient).
+    #[classify(transient)]
     Unavailable(String),
     /// The broker asked the client to slow down for this long (throttled,
     /// with the hint).
+    #[classify(class = "throttled", retry_after = retry_after)]
     Throttled {
         /// The broker's Retry-After.
         retry_after: Duration,
     },
     /// The broker will never accept this message (permanent).
+    #[classify(permanent)]
     Rejected(String),
     /// The publish ran past the policy's `attempt_timeout` and was cut off.
     /// What the engine builds for a timed-out attempt: without it the
     /// timeout could not be enforced. Retried like a dropped connection
     /// (the class `timeout` is always retryable).
+    #[classify(timeout)]
     TimedOut,
     /// The `publish` policy's circuit breaker refused the call: nothing was
     /// sent. What the engine builds for a refused attempt; the relay leaves
     /// the event for a later pass, after [`BreakerOpen::retry_in`]. Permanent,
     /// so that no outer retry hammers an open breaker.
+    #[classify(breaker_open)]
     BreakerOpen(BreakerOpen),
     /// The `publish` policy's chaos failed the call in its place: nothing
     /// was sent (docs/chaos.md). Of the fault's class, so it is retried,
     /// counted by the breaker and rescheduled as a real failure would be.
+    #[classify(chaos)]
     Injected(InjectedFault),
 }
-
-/// Written by hand for the breaker's variant (`from_breaker_open`).
-impl Classify for BrokerError {
-    fn class(&self) -> Class {
-        match self {
-            BrokerError::Unavailable(_) => Class::TRANSIENT,
-            BrokerError::Throttled { .. } => Class::THROTTLED,
-            BrokerError::Rejected(_) | BrokerError::BreakerOpen(_) => Class::Permanent,
-            BrokerError::TimedOut => Class::TIMEOUT,
-            BrokerError::Injected(fault) => fault.class,
-        }
-    }
-
-    fn retry_after(&self) -> Option<Duration> {
-        match self {
-            BrokerError::Throttled { retry_after } => Some(*retry_after),
-            BrokerError::Injected(fault) => fault.retry_after,
-            _ => None,
-        }
-    }
-
-    fn from_timeout(_: AttemptTimeout) -> Option<Self> {
-        Some(BrokerError::TimedOut)
-    }
-
-    fn from_breaker_open(open: BreakerOpen) -> Option<Self> {
-        Some(BrokerError::BreakerOpen(open))
-    }
-
-    fn from_chaos(fault: InjectedFault) -> Option<Self> {
-        Some(BrokerError::Injected(fault))
-    }
-}
-
-impl CarriesTimeout for BrokerError {}
-
-impl CarriesBreakerOpen for BrokerError {}
 
 impl fmt::Display for BrokerError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

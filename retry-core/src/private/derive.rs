@@ -10,6 +10,7 @@
 use std::time::Duration;
 
 pub use crate::breaker::BreakerOpen;
+pub use crate::chaos::InjectedFault;
 pub use crate::class::Class;
 pub use crate::classify::{AttemptTimeout, CarriesBreakerOpen, CarriesTimeout, Classify};
 pub use crate::limit::LimitFull;
@@ -92,6 +93,44 @@ pub trait LimitFullField: Sized {
 impl LimitFullField for LimitFull {
     fn from_limit_full(full: LimitFull) -> Self {
         full
+    }
+}
+
+/// The field of a `#[classify(chaos)]` variant: the [`InjectedFault`]
+/// itself, which gives the variant its class and its Retry-After.
+///
+/// ```
+/// use retrykit_core::__private::derive::ChaosField;
+/// use retrykit_core::{Class, chaos::InjectedFault};
+/// use std::time::Duration;
+/// let fault = InjectedFault::new(Class::THROTTLED, Some(Duration::from_secs(2)), 3);
+/// let field = InjectedFault::from_chaos(fault);
+/// assert_eq!(field.chaos_class(), Class::THROTTLED);
+/// assert_eq!(field.chaos_retry_after(), Some(Duration::from_secs(2)));
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "the field of a `#[classify(chaos)]` variant must be a `retrykit_core::chaos::InjectedFault`, found `{Self}`",
+    label = "the engine puts the injected fault here, and the variant takes its class from it",
+    note = "valid: `#[classify(chaos)]` on a variant whose one field is a `retrykit_core::chaos::InjectedFault` (`Injected(InjectedFault)`, `Injected {{ fault: InjectedFault }}`)"
+)]
+pub trait ChaosField: Sized {
+    /// The field holding `fault`.
+    fn from_chaos(fault: InjectedFault) -> Self;
+    /// The fault's class: the variant's class.
+    fn chaos_class(&self) -> Class;
+    /// The fault's Retry-After: the variant's hint.
+    fn chaos_retry_after(&self) -> Option<Duration>;
+}
+
+impl ChaosField for InjectedFault {
+    fn from_chaos(fault: InjectedFault) -> Self {
+        fault
+    }
+    fn chaos_class(&self) -> Class {
+        self.class
+    }
+    fn chaos_retry_after(&self) -> Option<Duration> {
+        self.retry_after
     }
 }
 

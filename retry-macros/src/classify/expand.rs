@@ -1,7 +1,8 @@
 //! The `Classify` impl: `class`, `retry_after` and, when a variant is marked
-//! `timeout`, `breaker_open` or `limit_full`, `from_timeout`,
-//! `from_breaker_open` or `from_limit_full` (with the marker traits
-//! `CarriesTimeout` and `CarriesBreakerOpen`).
+//! `timeout`, `breaker_open`, `limit_full` or `chaos`, `from_timeout`,
+//! `from_breaker_open`, `from_limit_full` or `from_chaos` (with the marker
+//! traits `CarriesTimeout` and `CarriesBreakerOpen`). A `chaos` variant's
+//! class and hint are its fault's.
 
 use super::parse::ClassSpec;
 use super::validate::{Container, Plan};
@@ -52,6 +53,14 @@ pub fn expand(input: &DeriveInput, container: &Container, plans: &[Plan]) -> Tok
                 let call = on_field(ty, quote! { #private::SourceField }, "source_class");
                 quote! { #pat { #member: __retry_field, .. } => #call, }
             }
+            Some(ClassSpec::Chaos) => match plan.chaos.as_ref().and_then(|c| c.field.as_ref()) {
+                Some((member, ty)) => {
+                    let call = on_field(ty, quote! { #private::ChaosField }, "chaos_class");
+                    quote! { #pat { #member: __retry_field, .. } => #call, }
+                }
+                // Validation refuses a `chaos` variant without its field.
+                None => quote! { #pat { .. } => #private::Class::Permanent, },
+            },
             Some(ClassSpec::Permanent) => quote! { #pat { .. } => #private::Class::Permanent, },
             Some(ClassSpec::Retryable(class)) => {
                 quote! { #pat { .. } => #private::Class::Retryable(#class), }
@@ -61,6 +70,10 @@ pub fn expand(input: &DeriveInput, container: &Container, plans: &[Plan]) -> Tok
     });
     let hint_arms = plans.iter().filter_map(|plan| {
         let pat = path(plan);
+        if let Some((member, ty)) = plan.chaos.as_ref().and_then(|c| c.field.as_ref()) {
+            let call = on_field(ty, quote! { #private::ChaosField }, "chaos_retry_after");
+            return Some(quote! { #pat { #member: __retry_field, .. } => #call, });
+        }
         if let Some((member, ty)) = &plan.retry_after {
             let call = on_field(ty, quote! { #private::RetryAfterField }, "retry_after");
             return Some(quote! { #pat { #member: __retry_field, .. } => #call, });
@@ -130,6 +143,16 @@ pub fn expand(input: &DeriveInput, container: &Container, plans: &[Plan]) -> Tok
             }
         })
     });
+    let from_chaos = plans.iter().find_map(|plan| {
+        let (member, ty) = plan.chaos.as_ref()?.field.as_ref()?;
+        let pat = path(plan);
+        let call = on_field(ty, quote! { #private::ChaosField }, "from_chaos");
+        Some(quote! {
+            fn from_chaos(__retry_field: #private::InjectedFault) -> ::core::option::Option<Self> {
+                ::core::option::Option::Some(#pat { #member: #call })
+            }
+        })
+    });
     let class_body = if plans.is_empty() {
         quote! { match *self {} }
     } else {
@@ -188,6 +211,7 @@ pub fn expand(input: &DeriveInput, container: &Container, plans: &[Plan]) -> Tok
             #from_timeout
             #from_breaker_open
             #from_limit_full
+            #from_chaos
         }
     }
 }

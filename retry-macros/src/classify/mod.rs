@@ -1,6 +1,7 @@
 //! `#[derive(Classify)]`: per-variant classes, server hints, delegation to a
-//! source field, and the variants that stand for a timed-out attempt and for
-//! an attempt a circuit breaker refused.
+//! source field, and the variants that stand for a timed-out attempt, for an
+//! attempt a circuit breaker refused, for a call a concurrency limit gave no
+//! permit, and for a fault the policy's chaos injected.
 
 mod expand;
 mod parse;
@@ -65,6 +66,7 @@ fn plan(input: &DeriveInput) -> Result<(validate::Container, Vec<validate::Plan>
             let mut timeout: Option<&syn::Ident> = None;
             let mut breaker_open: Option<&syn::Ident> = None;
             let mut limit_full: Option<&syn::Ident> = None;
+            let mut chaos: Option<&syn::Ident> = None;
             for v in &data.variants {
                 let before = errors.len();
                 let said = parse::read(&v.attrs, &VARIANT_KEYS, "variant", &mut errors);
@@ -108,6 +110,17 @@ fn plan(input: &DeriveInput) -> Result<(validate::Container, Vec<validate::Plan>
                     &v.ident,
                     "limit_full",
                     "a call the concurrency limit gave no permit in time",
+                    &choices,
+                    &mut errors,
+                );
+                let injected = p.chaos.as_ref().map(|r| r.span);
+                let choices = format!("\n{}", validate::CHAOS_CHOICES);
+                only_one(
+                    &mut chaos,
+                    injected,
+                    &v.ident,
+                    "chaos",
+                    "a fault the policy's chaos injected",
                     &choices,
                     &mut errors,
                 );

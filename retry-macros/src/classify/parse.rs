@@ -9,7 +9,7 @@ use syn::spanned::Spanned;
 use syn::{Attribute, Expr, ExprLit, Lit, LitStr, Path};
 
 /// Keys on a variant (or on a struct).
-pub const VARIANT_KEYS: [&str; 8] = [
+pub const VARIANT_KEYS: [&str; 9] = [
     "transient",
     "permanent",
     "class",
@@ -18,6 +18,7 @@ pub const VARIANT_KEYS: [&str; 8] = [
     "timeout",
     "breaker_open",
     "limit_full",
+    "chaos",
 ];
 /// Keys on an enum.
 pub const ENUM_KEYS: [&str; 2] = ["default", "crate"];
@@ -31,6 +32,8 @@ pub enum ClassSpec {
     Retryable(String),
     /// Delegated to a field.
     Source,
+    /// The class of the injected fault the variant's field holds, at run time.
+    Chaos,
 }
 
 /// The class a key chose, where it was written, for conflict messages.
@@ -50,6 +53,7 @@ pub struct Said {
     pub timeout: Option<Span>,
     pub breaker_open: Option<Span>,
     pub limit_full: Option<Span>,
+    pub chaos: Option<Span>,
     pub default: Option<Chosen>,
     pub krate: Option<Path>,
     /// An error was already reported for these attributes: do not add
@@ -105,6 +109,7 @@ pub fn read(attrs: &[Attribute], keys: &[&str], level: &str, errors: &mut Vec<sy
                 "timeout" => duplicate(&mut said.timeout, span, "timeout", errors),
                 "breaker_open" => duplicate(&mut said.breaker_open, span, "breaker_open", errors),
                 "limit_full" => duplicate(&mut said.limit_full, span, "limit_full", errors),
+                "chaos" => duplicate(&mut said.chaos, span, "chaos", errors),
                 "class" | "default" => {
                     let lit = string_value(&meta, &key, "\"throttled\"")?;
                     if let Some(chosen) = class_name(&key, &lit, errors) {

@@ -21,11 +21,13 @@ pub struct Plan {
     pub breaker_open: Option<Refusal>,
     /// When this variant stands for a call a concurrency limit gave no permit.
     pub limit_full: Option<Refusal>,
+    /// When this variant stands for a fault the policy's chaos injected.
+    pub chaos: Option<Refusal>,
 }
 
-/// A `breaker_open` or `limit_full` variant: where the key was written, and
-/// the field that holds the `BreakerOpen` or `LimitFull` (none for a unit
-/// variant).
+/// A `breaker_open`, `limit_full` or `chaos` variant: where the key was
+/// written, and the field that holds the `BreakerOpen`, `LimitFull` or
+/// `InjectedFault` (none for a unit variant, which `chaos` refuses).
 pub struct Refusal {
     pub span: Span,
     pub field: Option<(Member, Type)>,
@@ -36,6 +38,9 @@ pub const BREAKER_OPEN_CHOICES: &str = "valid: `#[classify(breaker_open)]` with 
 
 /// What a `limit_full` variant may be: every misuse lists it.
 pub const LIMIT_FULL_CHOICES: &str = "valid: `#[classify(limit_full)]` with no other class key (its class is always permanent: the call already waited for a permit as long as its policy allows, and nothing was sent), on a unit variant such as `LimitFull`, or on a variant whose one field is a `retrykit_core::limit::LimitFull` (`Busy(LimitFull)`, `Busy { full: LimitFull }`); one such variant per type";
+
+/// What a `chaos` variant may be: every misuse lists it.
+pub const CHAOS_CHOICES: &str = "valid: `#[classify(chaos)]` with no other class key and no `retry_after` (the variant takes its class, transient, timeout, throttled or permanent, and its Retry-After from the injected fault, at run time), on a variant whose one field is a `retrykit_core::chaos::InjectedFault` (`Injected(InjectedFault)`, `Injected { fault: InjectedFault }`); one such variant per type";
 
 /// The two refusals a variant may stand for: the key, what refused, the
 /// type of its one field, and the choices every misuse lists.
@@ -129,6 +134,19 @@ pub fn plan(
         let other = said.breaker_open.map(|_| "`breaker_open`").or(other);
         refusal(LIMIT_FULL, span, &what, &mut class, other, fields, errors)
     });
+    let chaos = said.chaos.map(|span| {
+        let keys = [
+            (said.timeout.is_some(), "`timeout`"),
+            (said.breaker_open.is_some(), "`breaker_open`"),
+            (said.limit_full.is_some(), "`limit_full`"),
+            (
+                said.retry_after.is_some() || retry_after.is_some(),
+                "`retry_after`",
+            ),
+        ];
+        let other = keys.iter().find(|(said, _)| *said).map(|(_, key)| *key);
+        injected(span, &what, &mut class, other, fields, errors)
+    });
 
     // `source` on the variant: the marked field, else thiserror's
     // `#[source]`/`#[from]` field, else the only field.
@@ -221,6 +239,7 @@ pub fn plan(
         timeout,
         breaker_open,
         limit_full,
+        chaos,
     }
 }
 
@@ -265,6 +284,47 @@ fn refusal(
         spec: ClassSpec::Permanent,
         span,
         shown: format!("`{key}`"),
+    });
+    let field = match fields.iter().next() {
+        Some(f) if fields.len() == 1 => Some((member(f, 0), f.ty.clone())),
+        _ => None,
+    };
+    Refusal { span, field }
+}
+
+/// Checks a `chaos` variant: no other class key (nor `other`, a key that is
+/// not a class) and exactly one field, the fault (its type is checked where
+/// the expansion builds it). Its class is the fault's.
+fn injected(
+    span: Span,
+    what: &str,
+    class: &mut Option<Chosen>,
+    other: Option<&str>,
+    fields: &Fields,
+    errors: &mut Vec<syn::Error>,
+) -> Refusal {
+    let other = class.as_ref().map(|c| c.shown.as_str()).or(other);
+    if let Some(other) = other {
+        errors.push(syn::Error::new(
+            span,
+            format!("`chaos` conflicts with {other} on {what}: the variant that stands for a fault the policy's chaos injected takes its class and its Retry-After from the fault; fix: keep only one of them\n{CHAOS_CHOICES}"),
+        ));
+    }
+    match fields.len() {
+        0 => errors.push(syn::Error::new(
+            span,
+            format!("`chaos` needs a field for the injected fault, but {what} has none: the variant takes its class (transient, timeout, throttled or permanent) from the fault at run time, and a variant without it would lose that class; fix: give it one field of type `retrykit_core::chaos::InjectedFault`, as in `Injected(InjectedFault)`\n{CHAOS_CHOICES}"),
+        )),
+        1 => {}
+        n => errors.push(syn::Error::new(
+            span,
+            format!("`chaos` marks the variant the engine builds for a fault the policy's chaos injects, so it holds only the `InjectedFault`, but {what} has {n} fields; fix: keep one field of type `retrykit_core::chaos::InjectedFault`\n{CHAOS_CHOICES}"),
+        )),
+    }
+    class.get_or_insert(Chosen {
+        spec: ClassSpec::Chaos,
+        span,
+        shown: "`chaos`".into(),
     });
     let field = match fields.iter().next() {
         Some(f) if fields.len() == 1 => Some((member(f, 0), f.ty.clone())),
