@@ -30,7 +30,7 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
                     format!(
                         "retry: policy `{}` injects chaos faults, but error type `{ty}` cannot \
                          stand for one (Classify::from_chaos gives None): its attempts are sent \
-                         unfaulted; implement from_chaos to inject them (docs/chaos.md)",
+                         unfaulted; add a `#[classify(chaos)]` variant (or implement from_chaos) to inject them (docs/chaos.md)",
                         policy.name().unwrap_or("<unnamed>")
                     ),
                     policy = policy.name().unwrap_or("<unnamed>"),
