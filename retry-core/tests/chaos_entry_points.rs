@@ -93,16 +93,12 @@ fn is_fault(error: &(dyn std::error::Error + 'static)) -> bool {
         .is_some_and(|f| f.class == Class::THROTTLED && f.retry_after == Some(MS(3)))
 }
 
-type Answered<'a> =
-    Pin<Box<dyn Future<Output = reqwest_middleware::Result<reqwest::Response>> + Send + 'a>>;
-
 fn reqwest_server<'a>(
     _: reqwest::Request,
     _: &'a mut http::Extensions,
     _: reqwest_middleware::Next<'a>,
-) -> Answered<'a> {
-    SENT.fetch_add(1, SeqCst);
-    Box::pin(async { Ok(http::Response::builder().body("").unwrap().into()) })
+) -> support::reqwest_dep::Answered<'a> {
+    support::reqwest_dep::answer(&SENT)
 }
 
 #[test]

@@ -2,6 +2,8 @@
 #![allow(dead_code)] // each test binary uses a different part
 
 pub mod redis_server;
+#[cfg(feature = "reqwest-middleware")]
+pub mod reqwest_dep;
 
 use retrykit_core::breaker::BreakerOpen;
 use retrykit_core::hedge::{HedgeAfter, HedgeSettings};
