@@ -298,8 +298,8 @@ pub(super) struct Ctx<'p> {
     pub(super) send: Option<SendRate>,
     /// The run's circuit breakers, when the policy has one.
     breakers: Option<Breakers>,
-    /// The faults the policy's chaos injects, when it has any.
-    chaos: Option<chaos::Faults>,
+    /// The faults and delays the policy's chaos injects, when it has any.
+    chaos: Option<chaos::Injections>,
     timer: Option<TimerModel>,
     seed: u64,
     origin: Instant,
@@ -319,7 +319,7 @@ impl<'p> Ctx<'p> {
             capacity: herd.capacity,
             send: herd.send,
             breakers: None,
-            chaos: chaos::Faults::of(policy, herd.seed),
+            chaos: chaos::Injections::of(policy, herd.seed),
             timer: herd.timer,
             seed: herd.seed,
             origin: Instant::now(),
@@ -351,6 +351,11 @@ impl<'p> Ctx<'p> {
             None => tick.saturating_add(1).saturating_mul(self.tick_ns),
             Some(_) => tick.saturating_mul(self.tick_ns).saturating_add(1),
         }
+    }
+
+    /// Ticks covering `span`, rounded up.
+    pub(super) fn ticks_of(&self, span: Duration) -> u64 {
+        u64::try_from(span.as_nanos().div_ceil(u128::from(self.tick_ns))).unwrap_or(u64::MAX)
     }
 
     /// The tick of the next call after a call in `tick` and a `wait`: the

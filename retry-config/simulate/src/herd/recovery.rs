@@ -11,6 +11,12 @@
 //! calls is answered at its end; a refused attempt is not sent and its
 //! client waits as the kernel's `after_refusal` says.
 //!
+//! With injected latency ([`super::chaos`]) an attempt begins (asks its
+//! breaker, draws its chaos) in the tick it falls due and is held back: its
+//! client is queued again for the tick its delay ends in, and then is sent
+//! (with a send rate, straight away: its turn was taken when it began), or
+//! fails with the fault or the timeout it was held with.
+//!
 //! Clients stay in one table and the queue holds their 4-byte indices:
 //! moving whole deciders from bucket to bucket would scatter copies of them
 //! over thousands of growing vectors.
@@ -21,8 +27,11 @@ use super::tally::Tally;
 use crate::queue::TickQueue;
 use crate::send::{SendRate, Senders};
 use retrykit_core::Class;
+use retrykit_core::Policy;
 use retrykit_core::breaker::Ticket;
 use retrykit_core::kernel::{Decider, Failure, Step};
+use std::collections::HashMap;
+use std::time::Duration;
 
 /// The clients still retrying once the service is back, keyed by their next call.
 pub(super) struct Recovery {
@@ -30,6 +39,18 @@ pub(super) struct Recovery {
     clients: Vec<Decider>,
     /// One tick's calls that were sent, with their breaker tickets.
     sent: Vec<(u32, Option<Ticket>)>,
+    /// The attempts chaos holds back, by client: what each does when its
+    /// delay is over.
+    held: HashMap<u32, Held>,
+}
+
+/// What an attempt chaos delayed does once its delay is over.
+enum Held {
+    /// It is sent.
+    Send(Option<Ticket>),
+    /// It fails, unsent: with the fault drawn with the delay, or as a
+    /// timeout when the delay reached its time limit.
+    Fail(Failure, Option<Ticket>),
 }
 
 impl Recovery {
@@ -40,6 +61,7 @@ impl Recovery {
             queue: TickQueue::new(span),
             clients: Vec::with_capacity(clients as usize),
             sent: Vec::new(),
+            held: HashMap::new(),
         }
     }
 
@@ -79,6 +101,7 @@ impl Recovery {
         let clients = u32::try_from(self.clients.len()).unwrap_or(u32::MAX);
         let mut senders = Senders::new(rate, clients, ctx.tick_ns);
         let mut sent = Vec::new();
+        let mut back = Vec::new();
         let mut last: Option<u64> = None;
         loop {
             let due_at = self.queue.peek_tick();
@@ -90,11 +113,15 @@ impl Recovery {
                 && let Some((_, due)) = self.queue.pop()
             {
                 for &client in &due {
-                    senders.due(client);
+                    match self.held.contains_key(&client) {
+                        true => back.push(client),
+                        false => senders.due(client),
+                    }
                 }
                 self.queue.recycle(due);
             }
             senders.send(tick, &mut sent);
+            sent.append(&mut back);
             last = Some(tick);
             if !sent.is_empty() && !self.answer(ctx, tally, tick, &sent, senders.waiting()) {
                 return;
@@ -131,8 +158,13 @@ impl Recovery {
         let mut first_calls = 0;
         self.sent.clear();
         for &client in arrivals {
+            if !self.held.is_empty()
+                && let Some(held) = self.held.remove(&client)
+            {
+                self.release(ctx, tally, tick, client, held, &mut first_calls);
+                continue;
+            }
             let decider = &mut self.clients[client as usize];
-            let first = decider.attempts() == 0;
             decider.begin_attempt(ctx.policy, start);
             let breaker = ctx.breakers.as_ref().and_then(|b| b.of(client));
             let ticket = match breaker.map(|b| b.try_acquire(start)) {
@@ -149,22 +181,49 @@ impl Recovery {
                     continue;
                 }
             };
-            // A fault the policy's chaos injects: never sent.
-            if let Some(fault) = ctx
-                .chaos
-                .as_ref()
-                .and_then(|c| c.fault(client, decider.attempts()))
-            {
-                tally.injected += 1;
-                record(breaker, ticket, Some(fault.class), start);
-                match decider.after_failure(ctx.policy, fault, start) {
-                    Step::Retry { wait, .. } => self.queue.push(ctx.next_tick(tick, wait), client),
-                    Step::GiveUp(_) => tally.give_up(tick),
-                }
+            let Some(chaos) = ctx.chaos.as_ref() else {
+                self.release(
+                    ctx,
+                    tally,
+                    tick,
+                    client,
+                    Held::Send(ticket),
+                    &mut first_calls,
+                );
                 continue;
+            };
+            let attempt = decider.attempts();
+            let fault = chaos.fault(client, attempt);
+            let delay = chaos.delay(client, attempt);
+            let into_call = decider.elapsed(start);
+            let limit = time_limit(ctx.policy, into_call);
+            let (after, held) = match (delay, fault) {
+                (Some(delay), _) if limit.is_some_and(|limit| delay >= limit) => {
+                    tally.delay_timeouts += 1;
+                    let timeout = Failure {
+                        class: Class::TIMEOUT,
+                        hint: None,
+                        allowed: true,
+                    };
+                    (limit, Held::Fail(timeout, ticket))
+                }
+                (delay, Some(fault)) => {
+                    tally.injected += 1;
+                    (delay, Held::Fail(fault, ticket))
+                }
+                (delay, None) => (delay, Held::Send(ticket)),
+            };
+            if let Some(delay) = delay {
+                tally.delayed += 1;
+                tally.delayed_for = tally.delayed_for.saturating_add(delay);
             }
-            first_calls += u64::from(first);
-            self.sent.push((client, ticket));
+            match after.map_or(0, |after| ctx.ticks_of(after)) {
+                0 => self.release(ctx, tally, tick, client, held, &mut first_calls),
+                ticks => {
+                    self.held.insert(client, held);
+                    self.queue.push(tick.saturating_add(ticks), client);
+                }
+            }
         }
         let sent = self.sent.len() as u64;
         tally.calls += sent;
@@ -209,5 +268,46 @@ impl Recovery {
             tally.tick(tick, first_calls, sent - first_calls);
         }
         true
+    }
+
+    /// What an attempt begun (and let through by its breaker) does in
+    /// `tick`: it is sent, counted as a first call if it is its client's
+    /// first attempt, or fails at the tick's start, unsent.
+    fn release(
+        &mut self,
+        ctx: &Ctx<'_>,
+        tally: &mut Tally,
+        tick: u64,
+        client: u32,
+        held: Held,
+        first_calls: &mut u64,
+    ) {
+        let decider = &mut self.clients[client as usize];
+        match held {
+            Held::Send(ticket) => {
+                *first_calls += u64::from(decider.attempts() == 1);
+                self.sent.push((client, ticket));
+            }
+            Held::Fail(failure, ticket) => {
+                let start = ctx.start(tick);
+                let breaker = ctx.breakers.as_ref().and_then(|b| b.of(client));
+                record(breaker, ticket, Some(failure.class), start);
+                match decider.after_failure(ctx.policy, failure, start) {
+                    Step::Retry { wait, .. } => self.queue.push(ctx.next_tick(tick, wait), client),
+                    Step::GiveUp(_) => tally.give_up(tick),
+                }
+            }
+        }
+    }
+}
+
+/// How long an attempt begun `into_call` after its call's first may run, as
+/// the engine's timer arms it: the nearer of the policy's `attempt_timeout`
+/// and what is left of its `deadline` (`None` without either).
+fn time_limit(policy: &Policy, into_call: Duration) -> Option<Duration> {
+    let left = policy.deadline().map(|d| d.saturating_sub(into_call));
+    match (policy.attempt_timeout(), left) {
+        (Some(own), Some(left)) => Some(own.min(left)),
+        (own, left) => own.or(left),
     }
 }

@@ -74,8 +74,19 @@ pub struct HerdReport {
     pub breaker: Option<BreakerScope>,
     /// Attempts the policy's chaos failed in place of a call (docs/chaos.md):
     /// never sent, so in no count of calls (each still uses one of the
-    /// policy's attempts).
+    /// policy's attempts). A faulted attempt whose delay timed it out first
+    /// is counted in [`delay_timeouts`](Self::delay_timeouts) instead.
     pub injected: u64,
+    /// Attempts the policy's chaos delayed before sending them, faulted
+    /// or not (docs/chaos.md).
+    pub delayed: u64,
+    /// The delays of the [`delayed`](Self::delayed) attempts, in all, as
+    /// drawn (each reaches the service after its delay rounded up to the tick).
+    pub delayed_for: Duration,
+    /// Of [`delayed`](Self::delayed), the attempts whose delay reached their
+    /// time limit (`attempt_timeout`, or what was left of the deadline):
+    /// never sent, each failed as a timeout when the limit ran out.
+    pub delay_timeouts: u64,
 }
 
 /// What stopped a [`Herd`](crate::Herd) run before every client had succeeded or given up.

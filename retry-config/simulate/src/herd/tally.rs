@@ -32,6 +32,11 @@ pub(super) struct Tally {
     breaker_give_ups: u64,
     /// Attempts the policy's chaos failed in place of a call (never sent).
     pub(super) injected: u64,
+    /// Attempts the policy's chaos delayed, and their delays in all.
+    pub(super) delayed: u64,
+    pub(super) delayed_for: Duration,
+    /// Of those, attempts whose delay reached their time limit (never sent).
+    pub(super) delay_timeouts: u64,
 }
 
 impl Tally {
@@ -54,6 +59,9 @@ impl Tally {
             refused: 0,
             breaker_give_ups: 0,
             injected: 0,
+            delayed: 0,
+            delayed_for: Duration::ZERO,
+            delay_timeouts: 0,
         }
     }
 
@@ -158,6 +166,9 @@ impl Tally {
             peak_after_outage_tick: self.peak_after.1,
             drain,
             injected: self.injected,
+            delayed: self.delayed,
+            delayed_for: self.delayed_for,
+            delay_timeouts: self.delay_timeouts,
             refused: self.refused,
             breaker_give_ups: self.breaker_give_ups,
             breaker,
