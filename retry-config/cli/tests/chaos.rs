@@ -120,3 +120,29 @@ fn simulate_applies_the_policy_s_chaos_as_the_doc_says() {
         "the doc shows {line:?}; the command printed:\n{stdout}"
     );
 }
+
+/// docs/chaos.md's latency line is what `simulate` prints for the doc's file.
+#[test]
+fn simulate_applies_injected_latency_as_the_doc_says() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+    let page = std::fs::read_to_string(format!("{root}/docs/chaos.md")).unwrap();
+    let intro = "A latency experiment: with this file as `retry.toml`,\n\n```toml\n";
+    let at = page.find(intro).expect("docs/chaos.md shows the file") + intro.len();
+    let file = &page[at..at + page[at..].find("```").unwrap()];
+    assert!(file.contains("latency_rate = 0.1"), "{file}");
+    let shown = "$ retry-policy --profile staging simulate publish --clients 1000 --seed 1\n";
+    let at = page.find(shown).expect("docs/chaos.md shows the command") + shown.len();
+    let line = page[at..].lines().next().unwrap();
+    let args: Vec<&str> = shown[2..].split_whitespace().skip(1).collect();
+    let out = run(file, &args, &[]);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        line.starts_with("chaos of `publish` (latency 10% 100ms..400ms, seed 44): "),
+        "{line}"
+    );
+    assert!(
+        stdout.lines().any(|l| l == line),
+        "the doc shows {line:?}; the command printed:\n{stdout}"
+    );
+}

@@ -192,6 +192,9 @@ impl Recovery {
                 );
                 continue;
             };
+            // Chaos: a delay that reaches the attempt's time limit times it
+            // out unsent; otherwise it is held its delay, then fails with
+            // its fault (if it drew one) or is sent.
             let attempt = decider.attempts();
             let fault = chaos.fault(client, attempt);
             let delay = chaos.delay(client, attempt);
