@@ -403,6 +403,9 @@ fn with_tracing_each_change_of_an_adaptive_limit_is_an_event() {
     let limit = Arc::new(ConcurrencyLimit::new(Some("traced"), kind, None, 0).unwrap());
     let policy = policy(&limit);
     tracing::subscriber::with_default(changes.clone(), || {
+        // Another test's thread may have registered the event's call site
+        // first, with no subscriber: ask again, now that this one is set.
+        tracing::callsite::rebuild_interest_cache();
         let call = |answer: Answering| {
             let _ = Retry::blocking(&policy).call_blocking(answer);
         };
