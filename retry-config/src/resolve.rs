@@ -24,6 +24,7 @@ mod budget_checks;
 mod chain;
 pub(crate) mod chaos_checks;
 mod limit_checks;
+mod table_ref;
 
 /// A policy that passed validation, with the settings it came from.
 #[derive(Debug, Clone)]
@@ -330,17 +331,28 @@ pub(crate) fn resolve<'d>(
                 }
             }
         }
-        let breaker =
-            match breaker_checks::named(&p.name, &fields, doc, (&breaker_index, &breakers)) {
-                Ok(breaker) => breaker,
-                Err(problem) => {
-                    // An invalid breaker was reported where it is defined.
-                    problem.into_iter().for_each(|d| diags.push(d));
-                    continue;
-                }
-            };
-        let limit = match limit_checks::named(&p.name, &fields, doc, (&limit_index, &limits)) {
-            Ok(limit) => limit,
+        let breaker = match table_ref::named(
+            &p.name,
+            &fields,
+            (Key::Breaker, "breaker"),
+            doc.breakers.iter().map(|b| b.name.as_str()),
+            (&breaker_index, &breakers),
+        ) {
+            Ok(breaker) => breaker.map(|b| b.breaker.clone()),
+            Err(problem) => {
+                // An invalid breaker was reported where it is defined.
+                problem.into_iter().for_each(|d| diags.push(d));
+                continue;
+            }
+        };
+        let limit = match table_ref::named(
+            &p.name,
+            &fields,
+            (Key::Limit, "limit"),
+            doc.limits.iter().map(|l| l.name.as_str()),
+            (&limit_index, &limits),
+        ) {
+            Ok(limit) => limit.map(|l| l.limit.clone()),
             Err(problem) => {
                 // An invalid limit was reported where it is defined.
                 problem.into_iter().for_each(|d| diags.push(d));

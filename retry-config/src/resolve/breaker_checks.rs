@@ -1,19 +1,14 @@
 //! Checks of a breaker table that retrykit-core cannot make, since it never
 //! sees the file (a fleet scope without its store, or in a build without
-//! the `redis` feature; a store left unused), and the lookup of the breaker
-//! a policy names.
+//! the `redis` feature; a store left unused). The lookup of the breaker a
+//! policy names is `table_ref`'s.
 
-use super::ResolvedBreaker;
 use super::budget_checks::at;
 use crate::diagnostic::Diagnostic;
-use crate::document::{Document, Named};
+use crate::document::Named;
 use crate::layers::Fields;
 use crate::schema::engine::{breaker_scope, breaker_store};
-use crate::schema::{BREAKER_KEYS, Key, Value};
-use retrykit_core::breaker::CircuitBreaker;
-use retrykit_schema::suggest::did_you_mean;
-use std::collections::HashMap;
-use std::sync::Arc;
+use crate::schema::{BREAKER_KEYS, Key};
 
 /// What is wrong with breaker `b`'s settings before retrykit-core sees
 /// them: an error for a fleet scope that cannot be kept (naming what is
@@ -84,48 +79,4 @@ pub(super) fn checks(b: &Named, fields: &Fields) -> Vec<Diagnostic> {
         fixes.join(", and ")
     )));
     found
-}
-
-/// The breaker policy `policy` names in `fields` (`None`: none), found by
-/// `index` (the position of each of the file's breakers) among `built`. An error
-/// for a name the file does not define, with a did-you-mean; `Err(None)`
-/// for a breaker that is defined but invalid (reported where it is).
-// A missing breaker is the cold path: boxing its diagnostic would only add noise.
-#[allow(clippy::result_large_err)]
-pub(super) fn named(
-    policy: &str,
-    fields: &Fields,
-    doc: &Document,
-    (index, built): (&HashMap<&str, usize>, &[Option<ResolvedBreaker>]),
-) -> Result<Option<Arc<CircuitBreaker>>, Option<Diagnostic>> {
-    let Some(set) = fields.get(Key::Breaker) else {
-        return Ok(None);
-    };
-    let Value::MaybeName(Some(name)) = &set.value else {
-        return Ok(None);
-    };
-    match index.get(name.as_str()) {
-        Some(&i) => match built.get(i).and_then(Option::as_ref) {
-            Some(b) => Ok(Some(b.breaker.clone())),
-            None => Err(None),
-        },
-        None => {
-            let mut d = Diagnostic::error(
-                format!("policies.{policy}.breaker"),
-                format!("policy `{policy}` uses breaker `{name}`, which is not defined"),
-            )
-            .at(set.span.clone(), "no such breaker")
-            .suggest(did_you_mean(
-                name,
-                doc.breakers.iter().map(|b| b.name.as_str()),
-            ))
-            .note(format!(
-                "define it in a [breakers.{name}] table, or set breaker = \"none\""
-            ));
-            if !matches!(set.layer, crate::layers::Layer::File) {
-                d = d.note(format!("this value comes from {}", set.layer));
-            }
-            Err(Some(d))
-        }
-    }
 }
