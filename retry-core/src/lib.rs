@@ -157,7 +157,6 @@ mod site;
 mod timer;
 #[cfg(feature = "tower")]
 pub mod tower;
-mod waits;
 mod window;
 
 // The public API is what a user names, and nothing else (pinned by

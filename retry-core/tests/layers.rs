@@ -17,8 +17,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     (
         "foundation: values, time and arithmetic",
         &[
-            "say", "class", "problem", "rng", "jitter", "backoff", "waits", "window", "timer",
-            "observe",
+            "say", "class", "problem", "rng", "jitter", "backoff", "window", "timer", "observe",
         ],
     ),
     (

@@ -7,7 +7,6 @@ use crate::budget::{Budgets, RetryBudget};
 use crate::hedge::{HedgeSettings, Hedging};
 use crate::jitter::Jitter;
 use crate::rng::Sample;
-use crate::waits::Waits;
 pub use builder::PolicyBuilder;
 pub(crate) use request_rules::RequestRules;
 use std::sync::Arc;
@@ -287,12 +286,10 @@ impl Policy {
         Duration::from_nanos(self.envelope_ns(n))
     }
 
+    /// [`envelope`](Self::envelope) in nanoseconds.
     fn envelope_ns(&self, n: u32) -> u64 {
-        self.waits().envelope(self.backoff, n)
-    }
-
-    fn waits(&self) -> Waits {
-        Waits::new(self.base, self.cap, self.min_delay)
+        let raw = self.backoff.raw_nanos_at(nanos(self.base) as f64, n);
+        clamp_to_nanos(raw, nanos(self.cap)).max(nanos(self.min_delay))
     }
 
     /// The envelope for a real `n`, for plotting a schedule; a negative or
@@ -327,20 +324,19 @@ impl Policy {
     /// [`delay`](Self::delay) in nanoseconds, drawing the sample only for a
     /// jitter mode that uses one.
     pub(crate) fn delay_ns(&self, n: u32, prev_ns: u64, sample: impl FnOnce() -> Sample) -> u64 {
-        let waits = self.waits();
+        let (base_ns, cap_ns, min_ns) = (nanos(self.base), nanos(self.cap), nanos(self.min_delay));
         // Every wait is under 100 years, so the conversion through `i64` is exact.
         let float = |ns: u64| ns as i64 as f64;
         let jittered = match self.jitter {
             Jitter::None => return self.envelope_ns(n),
-            Jitter::Full => return sample().of_ns(self.envelope_ns(n)).max(waits.min_ns),
+            Jitter::Full => return sample().of_ns(self.envelope_ns(n)).max(min_ns),
             Jitter::Decorrelated => {
-                let prev = float(prev_ns.max(waits.base_ns));
-                let (base, cap) = (float(waits.base_ns), float(waits.cap_ns));
-                Jitter::decorrelated_ns(base, cap, prev, sample().as_f64())
+                let prev = float(prev_ns.max(base_ns));
+                Jitter::decorrelated_ns(float(base_ns), float(cap_ns), prev, sample().as_f64())
             }
             mode => mode.spread(float(self.envelope_ns(n)), sample().as_f64()),
         };
-        round_nanos(jittered).clamp(waits.min_ns, waits.cap_ns)
+        round_nanos(jittered).clamp(min_ns, cap_ns)
     }
 
     /// A builder holding this policy's settings, to derive a variant.
