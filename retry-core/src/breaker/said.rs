@@ -28,107 +28,69 @@ impl Herald<'_> {
     }
 
     pub(super) fn opened(&self, failures: u64, attempts: u64, open_for: Duration) {
-        if self.quiet {
-            return;
-        }
         let ratio = failures as f64 / attempts.max(1) as f64;
-        say_warning!(
-            format!(
-                "retry: {} opened (closed -> open): {failures} of {attempts} attempts failed ({:.0}% >= \
-                 failure_ratio {:.0}%) in the last {}; no attempt is sent for {}",
-                self.shown(),
-                ratio * 100.0,
-                self.settings.failure_ratio * 100.0,
-                round_duration(self.settings.window),
-                round_duration(open_for),
-            ),
-            breaker = self.name,
-            scope = (if self.fleet { "fleet" } else { "local" }),
-            from = "closed",
-            to = "open",
-            ratio
+        let said = format!(
+            "opened (closed -> open): {failures} of {attempts} attempts failed ({:.0}% >= \
+             failure_ratio {:.0}%) in the last {}; no attempt is sent for {}",
+            ratio * 100.0,
+            self.settings.failure_ratio * 100.0,
+            round_duration(self.settings.window),
+            round_duration(open_for),
         );
-        self.metric(BreakerState::Open);
+        self.say(BreakerState::Closed, BreakerState::Open, &said, Some(ratio));
     }
 
     pub(super) fn half_open(&self) {
-        if self.quiet {
-            return;
-        }
-        say_warning!(
-            format!(
-                "retry: {} half-open (open -> half-open): letting {} probe attempt(s) through",
-                self.shown(),
-                self.settings.probes
-            ),
-            breaker = self.name,
-            scope = (if self.fleet { "fleet" } else { "local" }),
-            from = "open",
-            to = "half_open"
+        let said = format!(
+            "half-open (open -> half-open): letting {} probe attempt(s) through",
+            self.settings.probes
         );
-        self.metric(BreakerState::HalfOpen);
+        self.say(BreakerState::Open, BreakerState::HalfOpen, &said, None);
     }
 
     pub(super) fn reopened(&self, open_for: Duration) {
-        if self.quiet {
-            return;
-        }
-        say_warning!(
-            format!(
-                "retry: {} opened again (half-open -> open): a probe failed; no attempt is sent for {}",
-                self.shown(),
-                round_duration(open_for),
-            ),
-            breaker = self.name,
-            scope = (if self.fleet { "fleet" } else { "local" }),
-            from = "half_open",
-            to = "open"
+        let said = format!(
+            "opened again (half-open -> open): a probe failed; no attempt is sent for {}",
+            round_duration(open_for),
         );
-        self.metric(BreakerState::Open);
+        self.say(BreakerState::HalfOpen, BreakerState::Open, &said, None);
     }
 
     pub(super) fn closed(&self) {
-        if self.quiet {
-            return;
-        }
-        say_warning!(
-            format!(
-                "retry: {} closed (half-open -> closed): {} probe attempt(s) succeeded",
-                self.shown(),
-                self.settings.probes
-            ),
-            breaker = self.name,
-            scope = (if self.fleet { "fleet" } else { "local" }),
-            from = "half_open",
-            to = "closed"
+        let said = format!(
+            "closed (half-open -> closed): {} probe attempt(s) succeeded",
+            self.settings.probes
         );
-        self.metric(BreakerState::Closed);
+        self.say(BreakerState::HalfOpen, BreakerState::Closed, &said, None);
     }
 
     /// A change between two states that skipped the one between them (a
     /// fleet host that saw neither end of a short half-open period, say).
     #[cfg(feature = "redis")]
     pub(super) fn jumped(&self, from: BreakerState, to: BreakerState) {
+        let said =
+            format!("{to} ({from} -> {to}; the states between passed between two round trips)");
+        self.say(from, to, &said, None);
+    }
+
+    /// Says the change from `from` to `to` (`said` follows the breaker's
+    /// name), with the ratio that opened it, and counts it.
+    #[cfg_attr(not(feature = "tracing"), allow(unused_variables))]
+    fn say(&self, from: BreakerState, to: BreakerState, said: &str, ratio: Option<f64>) {
         if self.quiet {
             return;
         }
         say_warning!(
-            format!(
-                "retry: {} {to} ({from} -> {to}; the states between passed between two round trips)",
-                self.shown(),
-            ),
+            format!("retry: {} {said}", self.shown()),
             breaker = self.name,
             scope = (if self.fleet { "fleet" } else { "local" }),
             from = from.as_str(),
-            to = to.as_str()
+            to = to.as_str(),
+            ratio
         );
-        self.metric(to);
-    }
-
-    fn metric(&self, state: BreakerState) {
         crate::observe::emit(crate::observe::Event::BreakerState {
             breaker: self.name,
-            state: state.as_str(),
+            state: to.as_str(),
         });
     }
 }
