@@ -111,7 +111,7 @@
 //! ends once every host's ask was met in full for four `release_ramp`s (as
 //! a local release ends once no call was refused for four).
 //!
-
+//! **When Redis fails.** Each host falls back to its local breaker, which
 //! takes the fleet's last state (open until the same time; half-open becomes
 //! a local half-open with its own probes; closed keeps its own counts). While
 //! failing open the fleet may send up to `H × probes` probes per half-open
