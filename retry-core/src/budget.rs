@@ -259,18 +259,11 @@ impl RetryBudget {
                     .to_string(),
             });
         }
-        if !problems.is_empty() {
-            return Err(crate::PolicyError::budget(problems));
-        }
+        let kind = crate::PolicyErrorKind::Budget;
+        crate::PolicyError::check(kind, None, problems)?;
         let link =
             crate::fleet::FleetLink::start(options, self.ratio, self.min_per_sec, self.window)
-                .map_err(|e| {
-                    crate::PolicyError::budget(vec![crate::Problem {
-                        field: Key::Store.name(),
-                        rule: "needs a background thread to reach the store",
-                        fix: format!("the thread could not start ({e}): free some resources"),
-                    }])
-                })?;
+                .map_err(|e| crate::fleet::unstarted(kind, None, Key::Store, &e))?;
         self.fleet = Some(link);
         Ok(self)
     }

@@ -106,23 +106,23 @@ impl fmt::Display for PolicyErrorKind {
 }
 
 impl PolicyError {
-    pub(crate) fn budget(problems: Vec<Problem>) -> Self {
-        Self::new(PolicyErrorKind::Budget, None, problems)
-    }
-
-    pub(crate) fn breaker(name: Option<&str>, problems: Vec<Problem>) -> Self {
-        Self::new(PolicyErrorKind::Breaker, name, problems)
-    }
-
     pub(crate) fn limit(name: Option<&str>, problems: Vec<Problem>) -> Self {
         Self::new(PolicyErrorKind::Limit, name, problems)
     }
 
-    pub(crate) fn policy(name: Option<&str>, problems: Vec<Problem>) -> Self {
-        Self::new(PolicyErrorKind::Policy, name, problems)
+    /// `Ok` when `problems` is empty, else the error of a `kind` named `name`.
+    pub(crate) fn check(
+        kind: PolicyErrorKind,
+        name: Option<&str>,
+        problems: Vec<Problem>,
+    ) -> Result<(), Self> {
+        if problems.is_empty() {
+            return Ok(());
+        }
+        Err(Self::new(kind, name, problems))
     }
 
-    fn new(kind: PolicyErrorKind, name: Option<&str>, problems: Vec<Problem>) -> Self {
+    pub(crate) fn new(kind: PolicyErrorKind, name: Option<&str>, problems: Vec<Problem>) -> Self {
         let what = match kind {
             PolicyErrorKind::Policy => "retry policy",
             PolicyErrorKind::Budget => "retry budget",

@@ -2,7 +2,7 @@
 //! least 100 attempts over 30 s opens it for 5 s) and their rules.
 
 use super::CircuitBreaker;
-use crate::problem::{PolicyError, Problems};
+use crate::problem::{PolicyError, PolicyErrorKind, Problems};
 use crate::window::Window;
 use retrykit_schema::classes::{THROTTLED, TIMEOUT, TRANSIENT};
 use retrykit_schema::keys::Key;
@@ -481,10 +481,8 @@ impl BreakerBuilder {
             "remove \"permanent\": a permanent error (a poison message) says the dependency answered"
                 .to_string(),
         );
-        let problems = problems.into_vec();
-        if !problems.is_empty() {
-            return Err(PolicyError::breaker(self.name.as_deref(), problems));
-        }
+        let name = self.name.as_deref();
+        PolicyError::check(PolicyErrorKind::Breaker, name, problems.into_vec())?;
         let origin = self.simulated.unwrap_or_else(crate::window::now);
         #[cfg(feature = "redis")]
         let fleet = self.fleet.filter(|_| self.simulated.is_none());

@@ -11,6 +11,7 @@
 use super::state::{Phase, Word};
 use super::{BreakerOpen, BreakerState, CircuitBreaker, Probe, Ticket, build::Settings};
 use crate::fleet::{FleetOptions, FleetState, Health, spawn};
+use retrykit_schema::keys::Key;
 use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -366,20 +367,10 @@ impl CircuitBreaker {
         mut self,
         options: crate::fleet::FleetOptions,
     ) -> Result<Self, crate::PolicyError> {
-        let problems = options.problems("breaker");
-        if !problems.is_empty() {
-            return Err(crate::PolicyError::breaker(self.name(), problems));
-        }
-        let link = FleetBreaker::start(options, &self).map_err(|e| {
-            crate::PolicyError::breaker(
-                self.name(),
-                vec![crate::Problem {
-                    field: retrykit_schema::keys::Key::BreakerStore.name(),
-                    rule: "needs a background thread to reach the store",
-                    fix: format!("the thread could not start ({e}): free some resources"),
-                }],
-            )
-        })?;
+        let (kind, store) = (crate::PolicyErrorKind::Breaker, Key::BreakerStore);
+        crate::PolicyError::check(kind, self.name(), options.problems("breaker"))?;
+        let link = FleetBreaker::start(options, &self)
+            .map_err(|e| crate::fleet::unstarted(kind, self.name(), store, &e))?;
         self.fleet = Some(link);
         Ok(self)
     }

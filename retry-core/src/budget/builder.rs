@@ -107,10 +107,7 @@ impl RetryBudgetBuilder {
             "must be from 1ms to 1 day",
             format!("use a window such as \"10s\" (got {:?})", self.window),
         );
-        let problems = problems.into_vec();
-        if !problems.is_empty() {
-            return Err(crate::PolicyError::budget(problems));
-        }
+        crate::PolicyError::check(crate::PolicyErrorKind::Budget, None, problems.into_vec())?;
         Ok(RetryBudget {
             ratio: self.ratio,
             min_per_sec: self.min_per_sec,

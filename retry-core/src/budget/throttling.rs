@@ -77,9 +77,10 @@ impl GrpcThrottling {
              (gRFC A6's retryThrottling.tokenRatio: above 0, three decimals)",
             format!("use a ratio such as 0.1 (got {token_ratio:?})"),
         );
-        let problems = problems.into_vec();
-        let (Some(max), Some(ratio), true) = (max, ratio, problems.is_empty()) else {
-            return Err(crate::PolicyError::budget(problems));
+        // A problem was found exactly when a value is missing.
+        let (Some(max), Some(ratio)) = (max, ratio) else {
+            let kind = crate::PolicyErrorKind::Budget;
+            return Err(crate::PolicyError::new(kind, None, problems.into_vec()));
         };
         let max = max as u32;
         Ok(GrpcThrottling {

@@ -138,4 +138,4 @@ mod refill;
 pub(crate) use link::{FleetLink, Health};
 pub use link::{FleetState, FleetStatus};
 pub use options::FleetOptions;
-pub(crate) use refill::{Round, spawn};
+pub(crate) use refill::{Round, spawn, unstarted};

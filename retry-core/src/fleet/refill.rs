@@ -54,6 +54,19 @@ pub(crate) fn spawn<R: Round>(shared: &Arc<R>) -> std::io::Result<()> {
     Ok(())
 }
 
+/// The error of a link whose thread could not start, naming the key `store`.
+pub(crate) fn unstarted(
+    kind: crate::PolicyErrorKind,
+    name: Option<&str>,
+    store: retrykit_schema::keys::Key,
+    error: &std::io::Error,
+) -> crate::PolicyError {
+    let fix = format!("the thread could not start ({error}): free some resources");
+    let rule = "needs a background thread to reach the store";
+    let problem = crate::Problem::new(store.name(), rule, fix);
+    crate::PolicyError::new(kind, name, vec![problem])
+}
+
 /// Round trips until the link is dropped.
 async fn run<R: Round>(weak: Weak<R>) {
     let Some(shared) = weak.upgrade() else { return };

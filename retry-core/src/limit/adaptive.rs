@@ -25,7 +25,7 @@
 //! ```
 
 use crate::class::Class;
-use crate::problem::{PolicyError, Problem, Problems};
+use crate::problem::{PolicyError, PolicyErrorKind, Problem, Problems};
 use retrykit_schema::keys::Key;
 use std::time::Duration;
 
@@ -218,10 +218,7 @@ pub struct Aimd {
 impl Aimd {
     /// A controller with `settings`, or every rule they break.
     pub fn new(settings: AimdSettings) -> Result<Self, PolicyError> {
-        let problems = settings.problems();
-        if !problems.is_empty() {
-            return Err(PolicyError::limit(None, problems));
-        }
+        PolicyError::check(PolicyErrorKind::Limit, None, settings.problems())?;
         Ok(Aimd {
             settings,
             limit: f64::from(settings.initial),
@@ -418,10 +415,7 @@ struct Window {
 impl Gradient {
     /// A controller with `settings`, or every rule they break.
     pub fn new(settings: GradientSettings) -> Result<Self, PolicyError> {
-        let problems = settings.problems();
-        if !problems.is_empty() {
-            return Err(PolicyError::limit(None, problems));
-        }
+        PolicyError::check(PolicyErrorKind::Limit, None, settings.problems())?;
         let limit = f64::from(settings.initial);
         Ok(Gradient {
             settings,

@@ -6,7 +6,7 @@ use crate::budget::{Budgets, RetryBudget};
 use crate::hedge::{HedgeSettings, Hedging};
 use crate::jitter::Jitter;
 use crate::policy::{Policy, RequestRules};
-use crate::problem::{PolicyError, Problems};
+use crate::problem::{PolicyError, PolicyErrorKind, Problems};
 use retrykit_schema::keys::Key;
 use std::sync::Arc;
 use std::time::Duration;
@@ -412,10 +412,8 @@ impl PolicyBuilder {
             "set hedge_after = \"none\" where the chaos table applies, or drop the chaos table"
                 .to_string(),
         );
-        let problems = problems.into_vec();
-        if !problems.is_empty() {
-            return Err(PolicyError::policy(p.name.as_deref(), problems));
-        }
+        let name = p.name.as_deref();
+        PolicyError::check(PolicyErrorKind::Policy, name, problems.into_vec())?;
         Ok(self.draft)
     }
 }
