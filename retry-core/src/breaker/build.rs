@@ -391,7 +391,7 @@ impl BreakerBuilder {
         let s = &self.settings;
         let mut problems = Problems::default();
         let day = Duration::from_secs(86_400);
-        let ms = Duration::from_millis(1);
+        let (ms, minute) = (Duration::from_millis(1), Duration::from_secs(60));
         problems.require(
             s.failure_ratio.is_finite() && s.failure_ratio > 0.0 && s.failure_ratio <= 1.0,
             Key::FailureRatio.name(),
@@ -404,16 +404,18 @@ impl BreakerBuilder {
             "must be at least 1",
             "use a count such as 20 (with 0 a single failure would open it)".to_string(),
         );
-        for (key, value) in [
-            (Key::BreakerWindow, s.window),
-            (Key::OpenFor, s.open_for),
-            (Key::MaxOpenFor, s.max_open_for),
-            (Key::ProbeEvery, s.probe_every),
+        let (to_day, to_minute) = ("must be from 1ms to 1 day", "must be from 1ms to 1 minute");
+        for (key, value, max, rule) in [
+            (Key::BreakerWindow, s.window, day, to_day),
+            (Key::OpenFor, s.open_for, day, to_day),
+            (Key::MaxOpenFor, s.max_open_for, day, to_day),
+            (Key::ProbeEvery, s.probe_every, day, to_day),
+            (Key::ReleaseRamp, s.release_ramp, minute, to_minute),
         ] {
             problems.require(
-                (ms..=day).contains(&value),
+                (ms..=max).contains(&value),
                 key.name(),
-                "must be from 1ms to 1 day",
+                rule,
                 format!(
                     "use a duration such as {} (got {})",
                     key.example(),
@@ -428,16 +430,6 @@ impl BreakerBuilder {
             format!(
                 "raise max_open_for to at least {} or lower open_for",
                 retrykit_schema::duration::show_duration(s.open_for)
-            ),
-        );
-        problems.require(
-            (ms..=Duration::from_secs(60)).contains(&s.release_ramp),
-            Key::ReleaseRamp.name(),
-            "must be from 1ms to 1 minute",
-            format!(
-                "use a duration such as {} (got {})",
-                Key::ReleaseRamp.example(),
-                retrykit_schema::duration::show_duration(s.release_ramp)
             ),
         );
         if let Some(classes) = &s.release_trip_on {
