@@ -417,14 +417,3 @@ impl PolicyBuilder {
         Ok(self.draft)
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_defaults_pass_every_rule() {
-        let built = PolicyBuilder::new().build().expect("valid defaults");
-        assert_eq!(built.max_attempts(), Policy::default().max_attempts());
-    }
-}

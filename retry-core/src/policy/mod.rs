@@ -59,7 +59,7 @@ pub struct Policy {
 impl Default for Policy {
     /// Exponential ×2 from 100 ms to 10 s, full jitter, 3 calls, hints capped at 60 s.
     fn default() -> Self {
-        // The defaults pass every rule (a test of the builder holds them to it).
+        // The defaults pass every rule (`PolicyBuilder::new`'s example builds them).
         PolicyBuilder::new().draft
     }
 }
