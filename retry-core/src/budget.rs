@@ -193,13 +193,16 @@ impl RetryBudget {
     /// assert!(a.same_settings(&b));
     /// ```
     pub fn same_settings(&self, other: &RetryBudget) -> bool {
+        #[cfg(feature = "redis")]
+        if self.fleet_options() != other.fleet_options() {
+            return false;
+        }
         let bucket = |b: &RetryBudget| b.throttling().map(|t| (t.max_tokens(), t.token_ratio()));
         self.mode() == other.mode()
             && self.ratio == other.ratio
             && self.min_per_sec == other.min_per_sec
             && self.window == other.window
             && bucket(self) == bucket(other)
-            && self.same_fleet(other)
     }
 
     /// Where the budget is kept.
@@ -214,17 +217,6 @@ impl RetryBudget {
             return BudgetScope::Fleet;
         }
         BudgetScope::Local
-    }
-
-    #[cfg(feature = "redis")]
-    fn same_fleet(&self, other: &RetryBudget) -> bool {
-        let options = |b: &RetryBudget| b.fleet.as_ref().map(|f| f.options().clone());
-        options(self) == options(other)
-    }
-
-    #[cfg(not(feature = "redis"))]
-    fn same_fleet(&self, _other: &RetryBudget) -> bool {
-        true
     }
 
     /// Shares this budget with every host using the same name and store

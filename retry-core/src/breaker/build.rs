@@ -201,17 +201,11 @@ impl CircuitBreaker {
     /// assert!(!a.same_settings(&CircuitBreaker::builder().probes(2).build().unwrap()));
     /// ```
     pub fn same_settings(&self, other: &CircuitBreaker) -> bool {
-        self.settings == other.settings && self.name == other.name && self.same_fleet(other)
-    }
-
-    #[cfg(feature = "redis")]
-    fn same_fleet(&self, other: &CircuitBreaker) -> bool {
-        self.fleet_options() == other.fleet_options()
-    }
-
-    #[cfg(not(feature = "redis"))]
-    fn same_fleet(&self, _other: &CircuitBreaker) -> bool {
-        true
+        #[cfg(feature = "redis")]
+        if self.fleet_options() != other.fleet_options() {
+            return false;
+        }
+        self.settings == other.settings && self.name == other.name
     }
 }
 
