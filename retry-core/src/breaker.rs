@@ -382,12 +382,8 @@ impl CircuitBreaker {
     /// assert!(!b.counts_class(Class::Permanent));
     /// ```
     pub fn counts_class(&self, class: crate::class::Class) -> bool {
-        match class {
-            crate::class::Class::Permanent => false,
-            crate::class::Class::Retryable(name) => {
-                self.settings.trip_on.iter().any(|c| &**c == name)
-            }
-        }
+        // `trip_on` never lists "permanent" (the builder refuses it).
+        self.settings.trip_on.iter().any(|c| **c == *class.name())
     }
 
     /// A closed-state attempt's outcome: counted in the window at the time
@@ -412,9 +408,7 @@ impl CircuitBreaker {
         let mut word = self.word();
         while let Phase::Closed { from } = word.phase() {
             let (attempts, failures) = self.counts.totals_from(now, from);
-            let tripped = attempts >= u64::from(self.settings.min_calls)
-                && failures as f64 >= self.settings.failure_ratio * attempts as f64;
-            if !tripped {
+            if !self.settings.trips(attempts, failures) {
                 return;
             }
             let trips = word.trips().saturating_add(1);
@@ -507,13 +501,6 @@ impl CircuitBreaker {
         self.origin
             .checked_add(Duration::from_millis(until_ms))
             .unwrap_or(self.origin)
-    }
-
-    fn shown(&self) -> String {
-        match &self.name {
-            Some(name) => format!("circuit breaker `{name}`"),
-            None => "a circuit breaker".to_owned(),
-        }
     }
 
     /// Says state changes as this breaker makes them (not the fleet's).

@@ -28,6 +28,15 @@ pub(super) struct Settings {
     pub(super) release_trip_on: Option<Arc<[Box<str>]>>,
 }
 
+impl Settings {
+    /// The opening rule: at least `min_calls` attempts, and a share of
+    /// failures at least `failure_ratio`.
+    pub(super) fn trips(&self, attempts: u64, failures: u64) -> bool {
+        attempts >= u64::from(self.min_calls)
+            && failures as f64 >= self.failure_ratio * attempts as f64
+    }
+}
+
 /// The most probes half-open may let through.
 const MAX_PROBES: u32 = 10_000;
 

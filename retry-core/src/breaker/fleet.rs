@@ -276,9 +276,8 @@ impl FleetBreaker {
         }
         let unsent_failures = s.failures.fetch_add(1, Ordering::Relaxed) + 1;
         let (attempts, failures) = self.totals();
-        let (attempts, failures) = (attempts + unsent, failures + unsent_failures);
-        if attempts >= u64::from(s.settings.min_calls)
-            && failures as f64 >= s.settings.failure_ratio * attempts as f64
+        if s.settings
+            .trips(attempts + unsent, failures + unsent_failures)
         {
             s.health.wake.notify_one();
         }

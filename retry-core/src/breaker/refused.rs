@@ -125,7 +125,7 @@ pub(crate) fn uncarried<E>(breaker: &CircuitBreaker) {
              (its Classify::from_breaker_open gives None), so the attempt was sent anyway and the \
              breaker cannot hold this type's attempts back; fix: add a #[classify(breaker_open)] \
              variant to `{ty}` (or implement from_breaker_open)",
-            breaker.shown()
+            breaker.herald().shown()
         ),
         breaker = breaker.name()
     );

@@ -19,7 +19,8 @@ pub(super) struct Herald<'a> {
 }
 
 impl Herald<'_> {
-    fn shown(&self) -> String {
+    /// The breaker as messages name it.
+    pub(super) fn shown(&self) -> String {
         let scope = if self.fleet { "fleet " } else { "" };
         match self.name {
             Some(name) => format!("{scope}circuit breaker `{name}`"),
