@@ -37,6 +37,7 @@ impl FleetState {
         }
     }
 
+    /// The state of code `state as u8` (the variants' order).
     const fn from_u8(n: u8) -> FleetState {
         match n {
             1 => FleetState::Fleet,
@@ -113,12 +114,7 @@ impl Health {
 
     /// Sets the state, counting a fall-back or a recovery; the state before.
     pub(crate) fn set_state(&self, state: FleetState) -> FleetState {
-        let code = match state {
-            FleetState::Connecting => 0,
-            FleetState::Fleet => 1,
-            FleetState::FailingOpen => 2,
-        };
-        let before = FleetState::from_u8(self.state.swap(code, Ordering::AcqRel));
+        let before = FleetState::from_u8(self.state.swap(state as u8, Ordering::AcqRel));
         match (before, state) {
             (FleetState::FailingOpen, FleetState::Fleet) => {
                 self.recoveries.fetch_add(1, Ordering::Relaxed);
