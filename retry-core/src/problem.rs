@@ -4,6 +4,18 @@
 use std::fmt;
 use std::time::Duration;
 
+/// `Display` for a type whose `as_str` names each value.
+macro_rules! display_as_str {
+    ($($ty:ty),+) => {$(
+        impl std::fmt::Display for $ty {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    )+};
+}
+pub(crate) use display_as_str;
+
 /// One broken rule: the field, the rule it breaks, and how to fix it.
 ///
 /// ```
@@ -99,11 +111,7 @@ impl PolicyErrorKind {
     }
 }
 
-impl fmt::Display for PolicyErrorKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+display_as_str!(PolicyErrorKind);
 
 impl PolicyError {
     pub(crate) fn limit(name: Option<&str>, problems: Vec<Problem>) -> Self {

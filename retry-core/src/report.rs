@@ -1,6 +1,5 @@
 //! How a call ended, and what it cost.
 
-use std::fmt;
 use std::time::Duration;
 
 /// Why the retry loop stopped.
@@ -71,11 +70,7 @@ impl Ending {
     }
 }
 
-impl fmt::Display for Ending {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+crate::problem::display_as_str!(Ending);
 
 /// What one call through the retry loop did (`Retry::call_with_report`, an
 /// `on_give_up` hook). A test of a hook builds one with [`Report::new`].

@@ -7,7 +7,6 @@
 //! since the breaker's origin); half-open, the probes out (16 bits) and
 //! the probes that succeeded (16 bits).
 
-use std::fmt;
 use std::time::Duration;
 
 /// The three states of a circuit breaker.
@@ -40,11 +39,7 @@ impl BreakerState {
     }
 }
 
-impl fmt::Display for BreakerState {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+crate::problem::display_as_str!(BreakerState);
 
 /// A breaker's state and counts, for code that watches it.
 ///

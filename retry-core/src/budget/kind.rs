@@ -1,7 +1,5 @@
 //! A budget's mode and scope, as the policy file names them.
 
-use std::fmt;
-
 /// How a [`RetryBudget`](crate::RetryBudget) decides: the policy file's
 /// `mode` key.
 ///
@@ -62,14 +60,4 @@ impl BudgetScope {
     }
 }
 
-impl fmt::Display for BudgetMode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl fmt::Display for BudgetScope {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+crate::problem::display_as_str!(BudgetMode, BudgetScope);
