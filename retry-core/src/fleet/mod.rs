@@ -13,10 +13,9 @@
 //! window: ten slots of `window / 10`, allowing `ratio × calls + min_per_sec
 //! × window` retries.
 //!
-//! **Leasing.** A retry never waits for Redis. Each host holds a lease of
-//! retries that a background thread tops up every `refresh` (sooner when a
-//! retry finds the lease empty) and uses to send the calls recorded since.
-//! The lease a host asks for is
+//! **Leasing.** Each host holds a lease of retries that a background thread
+//! tops up every `refresh` (sooner when a retry finds the lease empty) and
+//! uses to send the calls recorded since. The lease a host asks for is
 //!
 //! ```text
 //! L = clamp(ceil(ratio × calls per refresh + min_per_sec × refresh), 1, max_lease)
@@ -41,7 +40,6 @@
 //! counts the fall-back in [`FleetStatus`]; when Redis answers again the
 //! fleet budget resumes and that is said too. While failing open each host
 //! allows its own local budget: up to `H ×` the floor across the fleet.
-//! A call never waits on Redis, whatever its state.
 //!
 //! ## Fleet breakers
 //!

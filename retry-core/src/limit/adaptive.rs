@@ -3,13 +3,9 @@
 //! size. No clock, no randomness and no allocation: the same samples give
 //! the same limits, so the retry loop and the simulator share them.
 //!
-//! - [`Aimd`]: additive increase, multiplicative decrease. It grows by
-//!   one per limit's worth of good samples and is cut by `decrease` on a
-//!   drop (a timeout, a throttle, or an answer slower than `drop_above`),
-//!   at most once per limit's worth of samples.
-//! - [`Gradient`]: compares each window's average latency with an
-//!   estimate of the dependency's no-load latency and scales the limit by
-//!   their ratio, plus a queue's headroom.
+//! - [`Aimd`]: additive increase, multiplicative decrease.
+//! - [`Gradient`]: scales the limit by the ratio of the dependency's
+//!   no-load latency to each window's, plus a queue's headroom.
 //!
 //! ```
 //! use retrykit_core::limit::adaptive::{Aimd, AimdSettings, Sample};
