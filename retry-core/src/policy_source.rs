@@ -28,30 +28,26 @@ enum Source {
 }
 
 impl PolicySource {
-    /// The policy `name`, for the integration `function` built `at`.
-    pub(crate) fn named(
-        name: &'static str,
-        at: &'static Location<'static>,
-        function: &'static str,
-    ) -> Self {
-        let cache = PolicyCache::new(site(name, at, function));
+    /// The policy `name`, for the integration `function` built at the
+    /// caller's line (as is every source: `#[track_caller]` all the way).
+    #[track_caller]
+    pub(crate) fn named(name: &'static str, function: &'static str) -> Self {
+        let cache = PolicyCache::new(site(name, function));
         PolicySource(Arc::new(Source::Named(cache)))
     }
 
-    /// `policy`, for the integration `function` built `at`.
-    pub(crate) fn fixed(
-        policy: Arc<Policy>,
-        at: &'static Location<'static>,
-        function: &'static str,
-    ) -> Self {
-        let site = site("<a Policy value>", at, function);
+    /// `policy`, for the integration `function`.
+    #[track_caller]
+    pub(crate) fn fixed(policy: Arc<Policy>, function: &'static str) -> Self {
+        let site = site("<a Policy value>", function);
         PolicySource(Arc::new(Source::Fixed(site, policy)))
     }
 
-    /// A policy per gRPC method, for the integration `function` built `at`.
+    /// A policy per gRPC method, for the integration `function`.
     #[cfg(feature = "grpc")]
-    pub(crate) fn by_method(at: &'static Location<'static>, function: &'static str) -> Self {
-        let site = site("<by gRPC method>", at, function);
+    #[track_caller]
+    pub(crate) fn by_method(function: &'static str) -> Self {
+        let site = site("<by gRPC method>", function);
         PolicySource(Arc::new(Source::ByMethod(site)))
     }
 
@@ -90,7 +86,9 @@ impl PolicySource {
 }
 
 /// An integration's call site: it hedges (each attempt on its own clones).
-fn site(policy: &'static str, at: &'static Location<'static>, function: &'static str) -> CallSite {
+#[track_caller]
+fn site(policy: &'static str, function: &'static str) -> CallSite {
+    let at = Location::caller();
     CallSite {
         hedged: true,
         ..CallSite::new(policy, at.file(), at.line(), function)

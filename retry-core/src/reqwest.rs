@@ -92,9 +92,8 @@ impl RetryMiddleware {
     /// ```
     #[track_caller]
     pub fn policy(name: &'static str) -> Self {
-        let at = std::panic::Location::caller();
         RetryMiddleware {
-            source: PolicySource::named(name, at, FUNCTION),
+            source: PolicySource::named(name, FUNCTION),
         }
     }
 
@@ -124,9 +123,8 @@ impl RetryMiddleware {
     /// ```
     #[track_caller]
     pub fn new(policy: impl Into<Arc<Policy>>) -> Self {
-        let at = std::panic::Location::caller();
         RetryMiddleware {
-            source: PolicySource::fixed(policy.into(), at, FUNCTION),
+            source: PolicySource::fixed(policy.into(), FUNCTION),
         }
     }
 }

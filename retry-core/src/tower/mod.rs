@@ -151,8 +151,7 @@ impl RetryLayer {
     /// ```
     #[track_caller]
     pub fn policy(name: &'static str) -> Self {
-        let at = std::panic::Location::caller();
-        Self::from_source(PolicySource::named(name, at, FUNCTION))
+        Self::from_source(PolicySource::named(name, FUNCTION))
     }
 
     /// Retries with `policy`.
@@ -171,8 +170,7 @@ impl RetryLayer {
     /// ```
     #[track_caller]
     pub fn new(policy: impl Into<Arc<Policy>>) -> Self {
-        let at = std::panic::Location::caller();
-        Self::from_source(PolicySource::fixed(policy.into(), at, FUNCTION))
+        Self::from_source(PolicySource::fixed(policy.into(), FUNCTION))
     }
 
     /// Retries each gRPC call under the registry's policy for its method,
@@ -213,8 +211,7 @@ impl RetryLayer {
     #[cfg(feature = "grpc")]
     #[track_caller]
     pub fn by_grpc_method() -> RetryLayer<Grpc> {
-        let at = std::panic::Location::caller();
-        Self::from_source(PolicySource::by_method(at, FUNCTION)).grpc()
+        Self::from_source(PolicySource::by_method(FUNCTION)).grpc()
     }
 
     fn from_source(source: PolicySource) -> Self {
