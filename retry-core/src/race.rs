@@ -294,30 +294,22 @@ where
                     continue;
                 };
                 let done = this.running.swap_remove(i);
-                match result {
-                    Ok(value) => {
-                        if let Some(ticket) = done.ticket {
-                            this.run.record(ticket, None);
-                        }
-                        this.run.give_back(done.permit, None);
-                        this.supersede_last();
-                        return this.finish(done.attempt, Ok(value));
-                    }
-                    Err(error) => {
-                        let (failure, ..) = this.run.failure_of(&error);
-                        if let Some(ticket) = done.ticket {
-                            this.run.record(ticket, Some(failure.class));
-                        }
-                        this.run.give_back(done.permit, Some(failure.class));
-                        this.supersede_last();
-                        if is_fatal(this.run.policy(), failure) {
-                            return this.finish(done.attempt, Err(error));
-                        }
+                let failure = result.as_ref().err().map(|e| this.run.failure_of(e).0);
+                let class = failure.map(|f| f.class);
+                if let Some(ticket) = done.ticket {
+                    this.run.record(ticket, class);
+                }
+                this.run.give_back(done.permit, class);
+                this.supersede_last();
+                match (result, failure) {
+                    (Err(error), Some(failure)) if !is_fatal(this.run.policy(), failure) => {
                         this.pushback |= failure.hint.is_some();
                         this.failed_since_last_start = true;
                         this.last_drains = drains_throttling(this.run.policy(), failure);
                         this.last = Some(Err(error));
                     }
+                    // A success or a fatal error ends the race.
+                    (result, _) => return this.finish(done.attempt, result),
                 }
             }
             // A refused or committed round sends no hedge.
