@@ -213,7 +213,7 @@ where
 /// follows from the fault's class (transient `UNAVAILABLE`, timeout
 /// `DEADLINE_EXCEEDED`, throttled `RESOURCE_EXHAUSTED`, permanent
 /// `INVALID_ARGUMENT`), its message says it was injected.
-pub(crate) fn injected_status(fault: crate::chaos::InjectedFault) -> tonic::Status {
+fn injected_status(fault: crate::chaos::InjectedFault) -> tonic::Status {
     let code = match fault.class {
         crate::Class::TRANSIENT => tonic::Code::Unavailable,
         crate::Class::TIMEOUT => tonic::Code::DeadlineExceeded,
@@ -357,10 +357,10 @@ where
         loop {
             match poll_fn(|cx| Pin::new(&mut self.inner).poll_frame(cx)).await {
                 None => {
+                    // The body ended with no trailers: no `grpc-status`.
                     self.ended = true;
-                    return Ok(ReadAhead::Trailers(GrpcFailure::classify(
-                        &Default::default(),
-                    )));
+                    let missing = GrpcFailure::classify(&http::HeaderMap::new());
+                    return Ok(ReadAhead::Trailers(missing));
                 }
                 Some(Err(error)) => return Err(error.into()),
                 Some(Ok(frame)) => match frame.into_data() {
