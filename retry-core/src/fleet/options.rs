@@ -158,22 +158,18 @@ impl FleetOptions {
     /// Every problem with these options for a fleet `kind` ("budget" or
     /// "breaker"), each naming its field, rule and fix.
     pub(crate) fn problems(&self, kind: &str) -> Vec<Problem> {
-        let mut problems = Problems::default();
         if self.store.is_empty() {
-            problems.require(
-                false,
-                Key::Store.name(),
-                "is required when scope is \"fleet\"",
-                format!(
-                    "add store = \"redis://host:6379/\" to [{kind}s.{}], or set \
-                     RETRY_{}__{}__STORE",
-                    self.name,
-                    kind.to_uppercase(),
-                    self.name.to_uppercase()
-                ),
+            let fix = format!(
+                "add store = \"redis://host:6379/\" to [{kind}s.{}], or set \
+                 RETRY_{}__{}__STORE",
+                self.name,
+                kind.to_uppercase(),
+                self.name.to_uppercase()
             );
-            return problems.into_vec();
+            let rule = "is required when scope is \"fleet\"";
+            return vec![Problem::new(Key::Store.name(), rule, fix)];
         }
+        let mut problems = Problems::default();
         if let Some(wrong) = store_fault(&self.store) {
             problems.require(
                 false,
