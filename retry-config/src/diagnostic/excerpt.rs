@@ -116,10 +116,11 @@ impl<'s> Excerpt<'s> {
             shown.push_str(ELLIPSIS);
         }
         let shift = if cut_before { ELLIPSIS.len() } else { 0 };
-        // Credentials are found on the whole line, so that a cut through
-        // one still hides what the window shows of it.
-        let hidden: Vec<_> = credentials(&text[line_start..first_line_end])
-            .map(|r| (r.start + line_start).max(from)..(r.end + line_start).min(to))
+        // Credentials are found on the whole source (once, by its index), so
+        // that a cut through one still hides what the window shows of it.
+        let hidden: Vec<_> = index
+            .credentials_in(from..to)
+            .map(|r| r.start.max(from)..r.end.min(to))
             .filter(|r| r.start < r.end)
             .map(|r| r.start - from + shift..r.end - from + shift)
             .collect();

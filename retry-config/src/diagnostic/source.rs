@@ -1,6 +1,7 @@
 //! Where a diagnostic points: a named text ([`Source`]) with its lines
 //! indexed once, and a byte range in it ([`Span`]).
 
+use retrykit_schema::keys::credentials;
 use std::fmt;
 use std::ops::Range;
 use std::sync::{Arc, OnceLock};
@@ -32,13 +33,17 @@ impl Eq for Source {}
 /// How many bytes one [`LineIndex`] character checkpoint covers.
 const CHECKPOINT: usize = 1024;
 
-/// A source's lines and characters, counted once: the byte offset where each
-/// line starts, and the characters before every [`CHECKPOINT`]th byte, so a
-/// column on a long line costs at most one checkpoint's bytes to count.
+/// A source's lines, characters and credentials, found once: the byte offset
+/// where each line starts, the characters before every [`CHECKPOINT`]th
+/// byte, so a column on a long line costs at most one checkpoint's bytes to
+/// count, and where each password is (see [`credentials`]), so a window of a
+/// long line finds the ones it shows without reading the line.
 #[derive(Debug, Clone)]
 pub(super) struct LineIndex {
     pub(super) line_starts: Vec<usize>,
     chars_before: Vec<usize>,
+    /// In order, none overlapping, none across a line break.
+    credentials: Vec<Range<usize>>,
 }
 
 impl LineIndex {
@@ -59,7 +64,19 @@ impl LineIndex {
         LineIndex {
             line_starts,
             chars_before,
+            credentials: credentials(text).collect(),
         }
+    }
+
+    /// The credentials that overlap the bytes `range`.
+    pub(super) fn credentials_in(
+        &self,
+        range: Range<usize>,
+    ) -> impl Iterator<Item = &Range<usize>> + '_ {
+        let first = self.credentials.partition_point(|c| c.end <= range.start);
+        self.credentials[first..]
+            .iter()
+            .take_while(move |c| c.start < range.end)
     }
 
     /// The 0-based line holding byte `offset`.
