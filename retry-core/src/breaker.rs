@@ -1,54 +1,43 @@
 //! Circuit breakers: one control for a whole dependency, shared by every
-//! policy that names it (`breaker = "broker"`), where a retry policy
-//! controls one call. A breaker counts the attempts sent to its dependency
-//! over a sliding window; when at least `min_calls` were counted and the
-//! share that failed reaches `failure_ratio`, it **opens**: for `open_for`
-//! no attempt is sent at all, first attempts included. Then it turns
-//! **half-open** and lets `probes` attempts through; when they all succeed it
-//! **closes**, and when one fails it opens again, each time for twice as
-//! long (up to `max_open_for`), and never for longer than `probe_every`, so
-//! a dependency that is back is found within `probe_every`. Each period is
-//! shortened by a random share of up to `open_jitter` so that a fleet's
-//! breakers do not half-open together.
+//! policy that names it (`breaker = "broker"`). The keys and their rules
+//! are in docs/policy-file.md (Circuit breakers).
 //!
-//! When it closes after a break it **releases** the attempts it held back
-//! at a rate, not all at once: one per `release_ramp` at first, doubling
-//! every `release_ramp` while they succeed; a throttled answer cuts the
-//! rate, and during the release it counts as a failure only when
-//! `release_trip_on` lists it (by default it does not: a dependency that
-//! throttles is up). An attempt over the rate is refused like one of an
-//! open breaker, and told when a place is free. The release ends once its
-//! rate goes unused.
+//! - **Opens** when at least `min_calls` attempts were counted over the
+//!   sliding `window` and the share that failed reaches `failure_ratio`: for
+//!   `open_for` no attempt is sent, first attempts included.
+//! - **Half-opens** after the break and lets `probes` attempts through: all
+//!   succeed, it closes; one fails, it opens again for twice as long (up to
+//!   `max_open_for`, never longer than `probe_every`). Each break is cut by
+//!   a random share of up to `open_jitter`, so a fleet's breakers do not
+//!   half-open together.
+//! - **Releases** after a close: held-back attempts go at one per
+//!   `release_ramp`, the rate doubling every `release_ramp` while they
+//!   succeed. A throttled answer cuts the rate and counts as a failure only
+//!   when `release_trip_on` lists it. An attempt over the rate is refused as
+//!   by an open breaker, told when a place is free. The release ends once
+//!   its rate goes unused.
 //!
-//! What counts as a failure: an attempt whose error's class is in
-//! `trip_on` (transient, timeout and throttled by default: the classes
-//! that say the dependency is unwell), and, with `slow_call`, an attempt
-//! that took at least that long. Any other answer, a permanent error
-//! included, counts as a success: the dependency answered, so a poison
-//! message never opens a breaker. An attempt the breaker refused, an
-//! attempt cancelled (a call dropped, a hedge that lost its race) and a
-//! refused hedge count as nothing.
+//! A failure is an attempt whose error's class is in `trip_on` (transient,
+//! timeout and throttled by default) or, with `slow_call`, one that took at
+//! least that long. Any other answer, a permanent error included, is a
+//! success: the dependency answered. A refused attempt, a cancelled one (a
+//! dropped call, a hedge that lost its race) and a refused hedge count
+//! nothing. The window is exact on every entry point: an attempt counts in
+//! the slot of the time it was let through, and only the last `window`
+//! judges.
 //!
-//! The window is exact: an attempt is counted in the slot of the time it
-//! was let through, and the breaker judges from the attempts of the last
-//! `window` alone, on every entry point. Attempts from before the window
-//! judge nothing.
-//!
-//! In the retry loop, every attempt asks the breaker before it is sent,
-//! first attempts and hedges alike (the order is in docs/guarantees.md). A
-//! refused attempt is not an attempt: it is not sent, uses none of the
-//! policy's attempts, takes nothing from the retry budgets, and is not
-//! retried as a failure. The call waits for the breaker to let attempts
-//! through again, within its deadline and the policy's total wait (the sum
-//! of its schedule's longest waits), and otherwise ends with
-//! [`Ending::BreakerOpen`](crate::Ending::BreakerOpen),
-//! returning the error its type makes of a [`BreakerOpen`]
+//! In the loop every attempt, first attempts and hedges alike, asks the
+//! breaker before it is sent (the order is in docs/guarantees.md). A refused
+//! attempt is not sent, uses none of the policy's attempts and takes nothing
+//! from the budgets; the call waits within its deadline and the policy's
+//! total wait (the sum of its schedule's longest waits), or ends with
+//! [`Ending::BreakerOpen`](crate::Ending::BreakerOpen) and the error its type
+//! makes of a [`BreakerOpen`]
 //! ([`Classify::from_breaker_open`](crate::Classify::from_breaker_open)).
 //!
-//! A breaker is shared between threads without a lock, but for a release
-//! in progress, whose rate is kept under a short one. Each transition is
-//! made once, however many calls race for it, and said once (on stderr and
-//! as a `warn` event of target `retry`).
+//! A breaker takes no lock but during a release (a short one over its
+//! rate). Each transition is made once, however many calls race for it,
+//! and said once (stderr and a `warn` event of target `retry`).
 //!
 //! ```
 //! use retrykit_core::breaker::{BreakerState, CircuitBreaker};
@@ -158,29 +147,18 @@ impl fmt::Debug for CircuitBreaker {
 
 impl CircuitBreaker {
     /// The breaker's name, when it came from a file or was given one.
-    ///
-    /// ```
-    /// let b = retrykit_core::breaker::CircuitBreaker::builder().name("db").build().unwrap();
-    /// assert_eq!(b.name(), Some("db"));
-    /// ```
     pub fn name(&self) -> Option<&str> {
         self.name.as_deref()
     }
 
     /// The state as last changed (an open breaker whose break is over
     /// reads open until an attempt asks it).
-    ///
-    /// ```
-    /// use retrykit_core::breaker::{BreakerState, CircuitBreaker};
-    /// assert_eq!(CircuitBreaker::builder().build().unwrap().state(), BreakerState::Closed);
-    /// ```
     pub fn state(&self) -> BreakerState {
         self.deciding_word().phase().state()
     }
 
     /// The state and counts now, on the default clock (tokio's with the
-    /// `tokio` feature, its paused clock in a `start_paused` test; the
-    /// system's otherwise), the clock the breaker's own times are read on.
+    /// `tokio` feature, else the system's), which the breaker's times use.
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
@@ -289,12 +267,9 @@ impl CircuitBreaker {
         self.recorded(ticket, now, failed, false);
     }
 
-    /// Records the outcome of the attempt `ticket` let through, answered at
-    /// `now`, by its error's class (`None`: it succeeded), as the retry loop
-    /// does: a failure when the class is one the breaker counts, except
-    /// that during a release (see the [module docs](self)) a throttled
-    /// answer slows the release and counts as a failure only when
-    /// `release_trip_on` lists it. Slow calls count as [`record`](Self::record) says.
+    /// [`record`](Self::record) by the error's class (`None`: it succeeded),
+    /// as the loop does; during a release a throttled answer slows it and
+    /// fails only when `release_trip_on` lists it.
     ///
     /// ```
     /// use retrykit_core::{Class, breaker::{BreakerState, CircuitBreaker}};

@@ -7,14 +7,6 @@ use std::time::Duration;
 
 /// Passed to `on_retry` before each wait; a test of a hook builds one with
 /// [`RetryEvent::new`].
-///
-/// ```
-/// use retrykit_core::RetryEvent;
-/// use std::time::Duration;
-/// let mut e = RetryEvent::new(1, &"boom", Duration::from_millis(100));
-/// e.policy = Some("db");
-/// assert_eq!((e.policy, e.attempt, e.hinted), (Some("db"), 1, false));
-/// ```
 #[derive(Debug)]
 #[non_exhaustive]
 pub struct RetryEvent<'a, E> {
@@ -55,13 +47,6 @@ impl<'a, E> RetryEvent<'a, E> {
 
 /// Passed to `on_give_up` when the loop stops with an error; a test of a
 /// hook builds one with [`GiveUpEvent::new`].
-///
-/// ```
-/// use retrykit_core::{Ending, GiveUpEvent, Report};
-/// let report = Report::new(Ending::Exhausted, 3);
-/// let e = GiveUpEvent::new(&"boom", &report);
-/// assert_eq!((e.report.attempts, e.report.ending, e.policy), (3, Ending::Exhausted, None));
-/// ```
 #[derive(Debug)]
 #[non_exhaustive]
 pub struct GiveUpEvent<'a, E> {
@@ -159,11 +144,6 @@ pub enum Unrepeatable {
 
 impl Unrepeatable {
     /// The end reason a call gets when this stops it.
-    ///
-    /// ```
-    /// use retrykit_core::hooks::Unrepeatable;
-    /// assert_eq!(Unrepeatable::NotIdempotent.ending(), retrykit_core::Ending::NotIdempotent);
-    /// ```
     pub const fn ending(self) -> crate::Ending {
         match self {
             Unrepeatable::BodyNotReplayable => crate::Ending::BodyNotReplayable,
@@ -174,11 +154,6 @@ impl Unrepeatable {
 }
 
 /// A hook slot that is not set.
-///
-/// ```
-/// use retrykit_core::hooks::{RetryIfSlot, Unset};
-/// assert!(RetryIfSlot::<u8>::allows(&Unset, &0));
-/// ```
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Unset;
 
@@ -219,16 +194,6 @@ pub struct Hooks<R = Unset, O = Unset, G = Unset> {
 
 impl Hooks {
     /// No hooks.
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-    /// use retrykit_core::{Hooks, Policy, Retry};
-    /// let p = Policy::default();
-    /// let (_, report) = Retry::new(&p).hooks(Hooks::new())
-    ///     .call_with_report(|| async { Err::<(), _>(std::io::Error::from(std::io::ErrorKind::ConnectionReset)) }).await;
-    /// assert_eq!(report.attempts, 3); // the policy alone decides
-    /// # }
-    /// ```
     pub const fn new() -> Self {
         Hooks {
             retry_if: Unset,
@@ -257,17 +222,6 @@ impl<R, O, G> Hooks<R, O, G> {
     }
 
     /// Sets the callback run before each wait.
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-    /// use retrykit_core::{Hooks, Policy, Retry, RetryEvent};
-    /// use std::{cell::Cell, io::{Error, ErrorKind}};
-    /// let (retries, p) = (Cell::new(0), Policy::default());
-    /// let hooks = Hooks::new().on_retry(|_: &RetryEvent<'_, Error>| retries.set(retries.get() + 1));
-    /// let _ = Retry::new(&p).hooks(hooks).call(|| async { Err::<(), _>(Error::from(ErrorKind::ConnectionReset)) }).await;
-    /// assert_eq!(retries.get(), 2); // before the 2nd and the 3rd attempt
-    /// # }
-    /// ```
     pub fn on_retry<F>(self, f: F) -> Hooks<R, F, G> {
         Hooks {
             retry_if: self.retry_if,
@@ -277,17 +231,6 @@ impl<R, O, G> Hooks<R, O, G> {
     }
 
     /// Sets the callback run when the loop gives up.
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-    /// use retrykit_core::{Ending, GiveUpEvent, Hooks, Policy, Retry};
-    /// use std::{cell::Cell, io::{Error, ErrorKind}};
-    /// let (ending, p) = (Cell::new(None), Policy::default());
-    /// let hooks = Hooks::new().on_give_up(|e: &GiveUpEvent<'_, Error>| ending.set(Some(e.report.ending)));
-    /// let _ = Retry::new(&p).hooks(hooks).call(|| async { Err::<(), _>(Error::from(ErrorKind::ConnectionReset)) }).await;
-    /// assert_eq!(ending.get(), Some(Ending::Exhausted));
-    /// # }
-    /// ```
     pub fn on_give_up<F>(self, f: F) -> Hooks<R, O, F> {
         Hooks {
             retry_if: self.retry_if,

@@ -16,7 +16,7 @@
 use crate::classify::{AttemptTimeout, Classify};
 use crate::clock::{Clock, Sleeper};
 use crate::decide::hedge::{HedgeStep, HedgeView, is_fatal, next_hedge};
-use crate::decide::{drains_throttling, time_limit};
+use crate::decide::{in_policy, time_limit};
 use crate::hooks::{HookSet, Unrepeatable};
 use crate::policy::Policy;
 use crate::run::{Gate, Run};
@@ -305,7 +305,7 @@ where
                     (Err(error), Some(failure)) if !is_fatal(this.run.policy(), failure) => {
                         this.pushback |= failure.hint.is_some();
                         this.failed_since_last_start = true;
-                        this.last_drains = drains_throttling(this.run.policy(), failure);
+                        this.last_drains = in_policy(this.run.policy(), failure.class);
                         this.last = Some(Err(error));
                     }
                     // A success or a fatal error ends the race.

@@ -98,13 +98,10 @@ impl CircuitBreaker {
         }
     }
 
-    /// A builder holding this breaker's settings, name and seed, to build
-    /// another like it with its own state (a simulator builds one per
-    /// simulated process and run). A fleet breaker's builder keeps its
-    /// link's options too (feature `redis`): the copy is a fleet breaker on
-    /// the same store, key and options, with its own link, unless
-    /// [`fleet(None)`](BreakerBuilder::fleet) or
-    /// [`simulated`](BreakerBuilder::simulated) makes it local.
+    /// A builder holding this breaker's settings, name, seed and (feature
+    /// `redis`) fleet options, to build another like it with its own state
+    /// and link; [`fleet(None)`](BreakerBuilder::fleet) or
+    /// [`simulated`](BreakerBuilder::simulated) makes the copy local.
     ///
     /// ```
     /// use retrykit_core::breaker::CircuitBreaker;
@@ -191,24 +188,12 @@ impl CircuitBreaker {
     }
 
     /// The error classes that count as failures.
-    ///
-    /// ```
-    /// let b = retrykit_core::breaker::CircuitBreaker::builder().build().unwrap();
-    /// assert_eq!(b.trip_on().len(), 3);
-    /// ```
     pub fn trip_on(&self) -> &[Box<str>] {
         &self.settings.trip_on
     }
 
     /// Whether `other` was built with the same settings and name (so a
     /// reload may keep this breaker, and its state).
-    ///
-    /// ```
-    /// use retrykit_core::breaker::CircuitBreaker;
-    /// let a = CircuitBreaker::builder().build().unwrap();
-    /// assert!(a.same_settings(&CircuitBreaker::builder().build().unwrap()));
-    /// assert!(!a.same_settings(&CircuitBreaker::builder().probes(2).build().unwrap()));
-    /// ```
     pub fn same_settings(&self, other: &CircuitBreaker) -> bool {
         #[cfg(feature = "redis")]
         if self.fleet_options() != other.fleet_options() {
@@ -292,24 +277,15 @@ impl BreakerBuilder {
         self
     }
 
-    /// The longest open period, whatever the trips in a row: a probe goes
-    /// at least this often while the breaker is open, so a dependency that
-    /// came back is found within it. 1 ms to 1 day.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// let b = retrykit_core::breaker::CircuitBreaker::builder()
-    ///     .probe_every(Duration::from_millis(500)).build().unwrap();
-    /// assert_eq!(b.probe_every(), Duration::from_millis(500));
-    /// ```
+    /// The longest open period, whatever the trips in a row, so a probe
+    /// goes at least this often: 1 ms to 1 day.
     pub fn probe_every(mut self, every: Duration) -> Self {
         self.settings.probe_every = every;
         self
     }
 
-    /// How fast the release after a close lets held-back attempts through:
-    /// it starts at one attempt per `release_ramp` and doubles every
-    /// `release_ramp` while they succeed. 1 ms to 1 minute.
+    /// The release's ramp step (see [`CircuitBreaker::release_ramp`]): 1 ms
+    /// to 1 minute.
     pub fn release_ramp(mut self, ramp: Duration) -> Self {
         self.settings.release_ramp = ramp;
         self
@@ -339,13 +315,9 @@ impl BreakerBuilder {
         self
     }
 
-    /// For a simulator stepping synthetic time: the breaker's clock starts
-    /// at `origin` (so a simulated instant falls in the same millisecond
-    /// and window slot on every run), and it says nothing of its state
-    /// changes (no stderr line, tracing event or metric: a simulated
-    /// breaker is not this process's). It is local, even built from a fleet
-    /// breaker's [`to_builder`](CircuitBreaker::to_builder): it never
-    /// reaches the store.
+    /// For a simulator stepping synthetic time: the clock starts at
+    /// `origin` (so runs repeat to the millisecond), the breaker says
+    /// nothing of its state changes, and it is always local.
     ///
     /// ```
     /// use retrykit_core::breaker::{BreakerState, CircuitBreaker};
@@ -365,9 +337,7 @@ impl BreakerBuilder {
 
     /// Shares the built breaker through a store, as
     /// [`CircuitBreaker::with_fleet`] does (feature `redis`); `None` builds
-    /// a local breaker (a fleet breaker's [`to_builder`](CircuitBreaker::to_builder)
-    /// holds its options). A [`simulated`](Self::simulated) breaker is
-    /// always local.
+    /// a local one.
     ///
     /// ```
     /// use retrykit_core::{breaker::CircuitBreaker, fleet::FleetOptions};
@@ -388,8 +358,8 @@ impl BreakerBuilder {
     /// # Errors
     ///
     /// A [`PolicyError`] of kind [`Breaker`](crate::PolicyErrorKind::Breaker)
-    /// naming each field that breaks a rule, the rule and the fix (a fleet
-    /// breaker's options too, as [`CircuitBreaker::with_fleet`] names them).
+    /// naming each field (fleet options included) that breaks a rule, the
+    /// rule and the fix.
     pub fn build(self) -> Result<CircuitBreaker, PolicyError> {
         let s = &self.settings;
         let mut problems = Problems::default();

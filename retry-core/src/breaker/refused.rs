@@ -37,24 +37,12 @@ impl BreakerOpen {
     }
 
     /// The breaker's name, when it has one.
-    ///
-    /// ```
-    /// # use retrykit_core::breaker::{BreakerOpen, BreakerState};
-    /// let open = BreakerOpen::new(Some("db"), BreakerState::HalfOpen, Default::default());
-    /// assert_eq!(open.breaker(), Some("db"));
-    /// ```
     pub fn breaker(&self) -> Option<&str> {
         self.breaker.as_deref()
     }
 
     /// The state that refused: open, half-open with every probe out, or
     /// closed during a release.
-    ///
-    /// ```
-    /// # use retrykit_core::breaker::{BreakerOpen, BreakerState};
-    /// let open = BreakerOpen::new(None, BreakerState::HalfOpen, Default::default());
-    /// assert_eq!(open.state(), BreakerState::HalfOpen);
-    /// ```
     pub fn state(&self) -> BreakerState {
         self.state
     }
@@ -62,13 +50,6 @@ impl BreakerOpen {
     /// How long until the breaker lets attempts through again (open, or
     /// closed during a release), or until it is worth asking again
     /// (half-open: its `release_ramp`).
-    ///
-    /// ```
-    /// # use retrykit_core::breaker::{BreakerOpen, BreakerState};
-    /// # use std::time::Duration;
-    /// let open = BreakerOpen::new(None, BreakerState::Open, Duration::from_secs(2));
-    /// assert_eq!(open.retry_in(), Duration::from_secs(2));
-    /// ```
     pub fn retry_in(&self) -> Duration {
         self.retry_in
     }

@@ -26,10 +26,6 @@ pub enum BreakerState {
 
 impl BreakerState {
     /// The state's name, as tracing fields, metrics and reports write it.
-    ///
-    /// ```
-    /// assert_eq!(retrykit_core::breaker::BreakerState::Open.as_str(), "open");
-    /// ```
     pub const fn as_str(self) -> &'static str {
         match self {
             BreakerState::Closed => "closed",
@@ -42,13 +38,6 @@ impl BreakerState {
 crate::problem::display_as_str!(BreakerState);
 
 /// A breaker's state and counts, for code that watches it.
-///
-/// ```
-/// use retrykit_core::breaker::{BreakerState, CircuitBreaker};
-/// let b = CircuitBreaker::builder().build().unwrap();
-/// let status = b.status(std::time::Instant::now());
-/// assert_eq!((status.state, status.attempts, status.failures), (BreakerState::Closed, 0, 0));
-/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct BreakerStatus {

@@ -42,12 +42,6 @@ pub enum Step {
 }
 
 /// What the engine knows of one failed attempt.
-///
-/// ```
-/// use retrykit_core::{Class, kernel::Failure};
-/// let f = Failure { class: Class::TRANSIENT, hint: None, allowed: true };
-/// assert!(f.class.is_retryable());
-/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Failure {
     /// The error's class.
@@ -137,27 +131,14 @@ pub(crate) fn time_limit(
     }
 }
 
-/// Whether `failure` drains the policy's `grpc_throttling` buckets (gRFC
-/// A6): a failure of a class the policy retries does, whatever the site's
-/// predicate says, as grpc-go's `retryThrottler` and grpc-java's
-/// `RetriableStream` count a failed attempt with a retryable (or, hedged,
-/// a non-fatal) code. A server's hint on a failure the policy does not
-/// retry drains nothing (grpc-go reads the code first).
-pub(crate) fn drains_throttling(policy: &Policy, failure: Failure) -> bool {
-    in_policy(policy, failure.class)
-}
-
 /// The kernel. After the attempt numbered `tally.attempts` failed: is it
-/// retryable at all, is an attempt left, how long to wait (the schedule,
-/// then a server hint, which is never shortened but clamped to
-/// `max_retry_after`), does the wait fit the deadline (a wait that would
-/// reach it is not started), does every window budget allow it, and how
-/// long do the adaptive budgets make it wait (a pacing wait that would reach
-/// the deadline ends the call: `RateLimited`). Adaptive budgets hear of
-/// every failure first, throttled or not. `clock` gives the time since the
-/// first attempt began and the budgets' `now`; it is called only when a
-/// deadline or a budget needs it. A `Retry` is committed to `tally`; a
-/// `GiveUp` leaves it as it was (tokens an adaptive budget gave stay taken).
+/// retryable, is an attempt left, how long to wait (the schedule, or a
+/// longer server hint clamped to `max_retry_after`), does the wait fit the
+/// deadline, do the window budgets allow it, and how long do the adaptive
+/// budgets pace it (past the deadline: `RateLimited`). Adaptive budgets hear
+/// of every failure first. `clock` (time since the first attempt, and the
+/// budgets' `now`) is called only for a deadline or a budget. A `Retry` is
+/// committed to `tally`; a `GiveUp` leaves it (adaptive tokens stay taken).
 pub(crate) fn decide(
     policy: &Policy,
     tally: &mut Tally,
@@ -175,8 +156,10 @@ pub(crate) fn decide(
     {
         budgets.record(now, failure.class == Class::THROTTLED);
     }
+    // A failure of a class the policy retries drains `grpc_throttling`
+    // (gRFC A6), whatever the site's predicate says.
     let retried = in_policy(policy, failure.class);
-    if drains_throttling(policy, failure) {
+    if retried {
         budgets.throttle(true);
     }
     if failure.class == Class::Permanent {
@@ -229,11 +212,9 @@ pub(crate) fn decide(
     Step::Retry { wait, hinted }
 }
 
-/// [`decide`]'s wait when the caller owes or is owed time, or the server
-/// gave a hint: the computed wait lengthened by what a caller that came back
-/// early owes, shortened by what one that came back late is credited, then
-/// the hint if it is longer (never shortened, only clamped to
-/// `max_retry_after`; the cap bounds computed waits only). With whether the
+/// [`decide`]'s wait when time is owed or a hint was given: the computed
+/// wait plus what an early caller owes, less what a late one is credited,
+/// then the hint (clamped to `max_retry_after`) if longer; and whether the
 /// hint chose it.
 fn owed_or_hinted(
     policy: &Policy,
@@ -259,12 +240,9 @@ fn owed_or_hinted(
     }
 }
 
-/// [`decide`]'s checks of the `wait` it chose against the policy's
-/// deadline and budgets, `elapsed` into the call at `now`: the call ends
-/// (`Err`) when the wait would reach the deadline, a window budget is
-/// empty, or an adaptive budget's pacing would pass the deadline; `Some` is
-/// a longer wait the pacing imposes. Only a policy with a deadline or a
-/// budget reads the clock to get here.
+/// [`decide`]'s checks of `wait`, `elapsed` into the call at `now`: `Err`
+/// when it would reach the deadline, a window budget is empty, or pacing
+/// would pass the deadline; `Some` is a longer wait the pacing imposes.
 fn policed(
     policy: &Policy,
     class: Class,
@@ -292,18 +270,13 @@ fn policed(
     Ok(None)
 }
 
-/// The kernel's rule for an attempt the policy's circuit breaker refused
-/// (nothing was sent): a refusal is not an attempt, so it uses none of the
-/// policy's attempts. The call waits `retry_in` (until the breaker lets
-/// attempts through again, or is worth asking again), lengthened by a
-/// random share of up to the breaker's `open_jitter` so that the calls it
-/// held back do not all come back in the same instant, and ends with
-/// `BreakerOpen` only when that wait would reach the deadline or the
-/// policy's total wait ([`total_wait`]) is spent; a wait that would pass
-/// the total wait is cut to what is left of it. No budget is asked and the
-/// backoff does not move: the dependency did not fail, and the refusal is
-/// counted in `tally.refused` whatever the verdict, so the next failure's
-/// wait is the schedule's next one. `clock` is called only for a deadline.
+/// The kernel's rule for an attempt the breaker refused: it uses none of
+/// the policy's attempts, asks no budget and does not move the backoff. The
+/// call waits `retry_in` plus a random share of up to the breaker's
+/// `open_jitter` (so held-back calls do not return together), cut to what
+/// is left of [`total_wait`]; it ends with `BreakerOpen` when that is spent
+/// or the wait would reach the deadline. `clock` is called only for a
+/// deadline.
 pub(crate) fn decide_refused(
     policy: &Policy,
     tally: &mut Tally,
@@ -334,12 +307,9 @@ pub(crate) fn decide_refused(
     }
 }
 
-/// The policy's total wait: the sum of the upper ends of the waits between
-/// its attempts (its envelope), the longest a call of its may spend
-/// waiting when no server hint lengthens a wait. `None` for a policy with
-/// no limit on attempts. A call the breaker holds back waits at most this
-/// long in all (see [`decide_refused`]). Bounded work: past the first 1,024
-/// waits every wait is taken at the cap.
+/// The policy's total wait: the sum of its envelope's waits, the longest a
+/// call may wait without server hints (`None`: no limit on attempts). Past
+/// the first 1,024 waits each is taken at the cap.
 pub(crate) fn total_wait(policy: &Policy) -> Option<Duration> {
     const SUMMED: u32 = 1024;
     let waits = policy.max_attempts()?.saturating_sub(1);
@@ -388,11 +358,6 @@ pub struct Decider {
 
 impl Decider {
     /// A fresh decision state, seeded for reproducible jitter when `seed` is given.
-    ///
-    /// ```
-    /// let d = retrykit_core::kernel::Decider::new(Some(1));
-    /// assert_eq!(d.attempts(), 0);
-    /// ```
     pub const fn new(seed: Option<u64>) -> Self {
         Decider {
             tally: Tally::new(0, Duration::ZERO, Duration::ZERO),
@@ -402,22 +367,12 @@ impl Decider {
     }
 
     /// Attempts begun so far.
-    ///
-    /// ```
-    /// assert_eq!(retrykit_core::kernel::Decider::new(None).attempts(), 0);
-    /// ```
     pub const fn attempts(&self) -> u32 {
         self.tally.attempts
     }
 
     /// Records the start of an attempt at `now`. The first one starts the
     /// deadline's clock and counts as a call in the policy's retry budget.
-    ///
-    /// ```
-    /// let mut d = retrykit_core::kernel::Decider::new(None);
-    /// d.begin_attempt(&retrykit_core::Policy::default(), std::time::Instant::now());
-    /// assert_eq!(d.attempts(), 1);
-    /// ```
     pub fn begin_attempt(&mut self, policy: &Policy, now: Instant) {
         if self.tally.attempts == 0 && self.started.is_none() {
             self.start(policy, now);
@@ -458,12 +413,10 @@ impl Decider {
         )
     }
 
-    /// Decides what follows an attempt the policy's circuit breaker refused
-    /// at `now`, which lets attempts through again in `retry_in` (see
-    /// [`crate::breaker`]): wait for it (and a random share of up to the
-    /// breaker's `open_jitter` more), or end with `BreakerOpen` when the
-    /// deadline or the policy's total wait leaves no room. A refusal uses
-    /// none of the policy's attempts.
+    /// Decides what follows an attempt the breaker refused at `now`, to be
+    /// let through in `retry_in`: wait for it (plus up to `open_jitter`
+    /// more), or end with `BreakerOpen` when the deadline or the policy's
+    /// total wait leaves no room. A refusal uses none of the attempts.
     ///
     /// ```
     /// use retrykit_core::{Ending, Jitter, Policy, kernel::{Decider, Step}};
@@ -491,23 +444,12 @@ impl Decider {
 
     /// Time since the first attempt began (zero before it, or when the start
     /// was not read).
-    ///
-    /// ```
-    /// let d = retrykit_core::kernel::Decider::new(None);
-    /// assert_eq!(d.elapsed(std::time::Instant::now()), std::time::Duration::ZERO);
-    /// ```
     pub fn elapsed(&self, now: Instant) -> Duration {
         self.started
             .map_or(Duration::ZERO, |s| now.saturating_duration_since(s))
     }
 
     /// The report for a call that ended with `ending` at `now`.
-    ///
-    /// ```
-    /// use retrykit_core::{Ending, kernel::Decider};
-    /// let r = Decider::new(None).report(Ending::Success, std::time::Instant::now());
-    /// assert_eq!(r.attempts, 0);
-    /// ```
     pub fn report(&self, ending: Ending, now: Instant) -> Report {
         Report {
             ending,

@@ -25,6 +25,28 @@ use std::time::Duration;
 ///     .unwrap_err();
 /// assert_eq!(err.problems().len(), 2); // factor < 1 and cap < base
 /// ```
+///
+/// Each setter sets what its getter on [`Policy`] reads:
+///
+/// ```
+/// use retrykit_core::{Backoff, Class, Jitter, Policy, RetryBudget};
+/// use retrykit_core::{breaker::CircuitBreaker, chaos::Chaos, limit::ConcurrencyLimit};
+/// use std::{sync::Arc, time::Duration};
+/// let (ms, budget) = (Duration::from_millis, Arc::new(RetryBudget::builder().build().unwrap()));
+/// let breaker = Arc::new(CircuitBreaker::builder().build().unwrap());
+/// let limit = Arc::new(ConcurrencyLimit::fixed(4, None, 16).unwrap());
+/// let chaos = Arc::new(Chaos::new(Some(1)).fault(0.5, Class::TRANSIENT, None).unwrap());
+/// let p = Policy::builder().name("db").backoff(Backoff::Linear).base(ms(5)).min_delay(ms(1))
+///     .jitter(Jitter::Equal).max_attempts(5).deadline(Some(ms(30_000))).attempt_timeout(Some(ms(1_000)))
+///     .max_retry_after(None).budget(Some(budget.clone())).breaker(Some(breaker.clone()))
+///     .limit(Some(limit.clone())).chaos(Some(chaos)).build().unwrap();
+/// assert_eq!((p.name(), p.backoff(), p.base(), p.min_delay(), p.jitter()), (Some("db"), Backoff::Linear, ms(5), ms(1), Jitter::Equal));
+/// assert_eq!((p.max_attempts(), p.deadline(), p.attempt_timeout(), p.max_retry_after()), (Some(5), Some(ms(30_000)), Some(ms(1_000)), None));
+/// assert!(Arc::ptr_eq(p.budget().unwrap(), &budget) && Arc::ptr_eq(p.breaker().unwrap(), &breaker));
+/// assert!(Arc::ptr_eq(p.limit().unwrap(), &limit) && p.chaos().unwrap().fault_rate() == 0.5);
+/// let q = p.to_builder().max_attempts(2).build().unwrap(); // a variant keeps the rest
+/// assert_eq!((q.name(), q.max_attempts(), q.base()), (Some("db"), Some(2), ms(5)));
+/// ```
 #[derive(Debug, Clone)]
 #[must_use = "a builder does nothing until `.build()`"]
 pub struct PolicyBuilder {
@@ -46,11 +68,6 @@ impl Default for PolicyBuilder {
 
 impl PolicyBuilder {
     /// The defaults described on [`Policy::builder`].
-    ///
-    /// ```
-    /// let p = retrykit_core::PolicyBuilder::new().build().unwrap();
-    /// assert_eq!((p.max_attempts(), p.base()), (Some(3), std::time::Duration::from_millis(100)));
-    /// ```
     pub const fn new() -> Self {
         PolicyBuilder {
             draft: Policy {
@@ -76,34 +93,18 @@ impl PolicyBuilder {
     }
 
     /// Names the policy (used in diagnostics, hooks and tracing).
-    ///
-    /// ```
-    /// let p = retrykit_core::Policy::builder().name("db").build().unwrap();
-    /// assert_eq!(p.name(), Some("db"));
-    /// ```
     pub fn name(mut self, name: impl Into<Arc<str>>) -> Self {
         self.draft.name = Some(name.into());
         self
     }
 
     /// Sets the backoff shape.
-    ///
-    /// ```
-    /// let p = retrykit_core::Policy::builder().backoff(retrykit_core::Backoff::Linear).build().unwrap();
-    /// assert_eq!(p.backoff(), retrykit_core::Backoff::Linear);
-    /// ```
     pub const fn backoff(mut self, backoff: Backoff) -> Self {
         self.draft.backoff = backoff;
         self
     }
 
     /// Sets the first wait's envelope.
-    ///
-    /// ```
-    /// # use std::time::Duration;
-    /// let p = retrykit_core::Policy::builder().base(Duration::from_millis(5)).build().unwrap();
-    /// assert_eq!(p.base(), Duration::from_millis(5));
-    /// ```
     pub const fn base(mut self, base: Duration) -> Self {
         self.draft.base = base;
         self
@@ -122,23 +123,12 @@ impl PolicyBuilder {
     }
 
     /// Sets the shortest computed wait.
-    ///
-    /// ```
-    /// # use std::time::Duration;
-    /// let p = retrykit_core::Policy::builder().min_delay(Duration::from_millis(1)).build().unwrap();
-    /// assert_eq!(p.min_delay(), Duration::from_millis(1));
-    /// ```
     pub const fn min_delay(mut self, min_delay: Duration) -> Self {
         self.draft.min_delay = min_delay;
         self
     }
 
     /// Sets the jitter mode.
-    ///
-    /// ```
-    /// let p = retrykit_core::Policy::builder().jitter(retrykit_core::Jitter::Equal).build().unwrap();
-    /// assert_eq!(p.jitter(), retrykit_core::Jitter::Equal);
-    /// ```
     pub const fn jitter(mut self, jitter: Jitter) -> Self {
         self.draft.jitter = jitter;
         self
@@ -146,35 +136,18 @@ impl PolicyBuilder {
 
     /// Sets how many calls are allowed, the first included (1 = no retry,
     /// 0 = unlimited, which needs a deadline).
-    ///
-    /// ```
-    /// let p = retrykit_core::Policy::builder().max_attempts(5).build().unwrap();
-    /// assert_eq!(p.max_attempts(), Some(5));
-    /// ```
     pub const fn max_attempts(mut self, calls: u32) -> Self {
         self.draft.max_attempts = calls;
         self
     }
 
     /// Sets or clears the whole-call deadline.
-    ///
-    /// ```
-    /// # use std::time::Duration;
-    /// let p = retrykit_core::Policy::builder().deadline(Some(Duration::from_secs(30))).build().unwrap();
-    /// assert_eq!(p.deadline(), Some(Duration::from_secs(30)));
-    /// ```
     pub const fn deadline(mut self, deadline: Option<Duration>) -> Self {
         self.draft.deadline = deadline;
         self
     }
 
     /// Sets or clears the per-attempt timeout.
-    ///
-    /// ```
-    /// # use std::time::Duration;
-    /// let p = retrykit_core::Policy::builder().attempt_timeout(Some(Duration::from_secs(1))).build().unwrap();
-    /// assert_eq!(p.attempt_timeout(), Some(Duration::from_secs(1)));
-    /// ```
     pub const fn attempt_timeout(mut self, timeout: Option<Duration>) -> Self {
         self.draft.attempt_timeout = timeout;
         self
@@ -208,25 +181,12 @@ impl PolicyBuilder {
     }
 
     /// Sets or clears the ceiling on server hints.
-    ///
-    /// ```
-    /// let p = retrykit_core::Policy::builder().max_retry_after(None).build().unwrap();
-    /// assert_eq!(p.max_retry_after(), None);
-    /// ```
     pub const fn max_retry_after(mut self, ceiling: Option<Duration>) -> Self {
         self.draft.max_retry_after = ceiling;
         self
     }
 
     /// Uses `budget` alone, shared with every policy holding the same `Arc`.
-    ///
-    /// ```
-    /// use std::sync::Arc;
-    /// use retrykit_core::RetryBudget;
-    /// let budget = Arc::new(RetryBudget::builder().build().unwrap());
-    /// let p = retrykit_core::Policy::builder().budget(Some(budget.clone())).build().unwrap();
-    /// assert!(Arc::ptr_eq(p.budget().unwrap(), &budget));
-    /// ```
     pub fn budget(self, budget: Option<Arc<RetryBudget>>) -> Self {
         self.budgets(budget)
     }
@@ -265,14 +225,6 @@ impl PolicyBuilder {
 
     /// Sets or clears the circuit breaker every attempt asks before it is
     /// sent, shared by the policies holding the same `Arc`.
-    ///
-    /// ```
-    /// use retrykit_core::{Policy, breaker::CircuitBreaker};
-    /// use std::sync::Arc;
-    /// let broker = Arc::new(CircuitBreaker::builder().name("broker").build().unwrap());
-    /// let p = Policy::builder().breaker(Some(broker.clone())).build().unwrap();
-    /// assert!(Arc::ptr_eq(p.breaker().unwrap(), &broker));
-    /// ```
     pub fn breaker(mut self, breaker: Option<Arc<CircuitBreaker>>) -> Self {
         self.draft.breaker = breaker;
         self
@@ -280,13 +232,6 @@ impl PolicyBuilder {
 
     /// Sets or clears the concurrency limit every attempt holds a permit
     /// of while in flight (docs/limits.md).
-    ///
-    /// ```
-    /// use retrykit_core::{Policy, limit::ConcurrencyLimit};
-    /// let limit = std::sync::Arc::new(ConcurrencyLimit::fixed(4, None, 16).unwrap());
-    /// let p = Policy::builder().limit(Some(limit.clone())).build().unwrap();
-    /// assert!(std::sync::Arc::ptr_eq(p.limit().unwrap(), &limit));
-    /// ```
     pub fn limit(mut self, limit: Option<Arc<crate::limit::ConcurrencyLimit>>) -> Self {
         self.draft.limit = limit;
         self
@@ -294,13 +239,6 @@ impl PolicyBuilder {
 
     /// Sets or clears the faults and latency injected into the policy's
     /// attempts (docs/chaos.md); chaos that injects nothing is cleared.
-    ///
-    /// ```
-    /// use retrykit_core::{Class, Policy, chaos::Chaos};
-    /// let chaos = Chaos::new(Some(1)).fault(0.5, Class::TRANSIENT, None).unwrap();
-    /// let p = Policy::builder().chaos(Some(chaos.into())).build().unwrap();
-    /// assert_eq!(p.chaos().unwrap().fault_rate(), 0.5);
-    /// ```
     pub fn chaos(mut self, chaos: Option<Arc<crate::chaos::Chaos>>) -> Self {
         self.draft.chaos = chaos.filter(|c| c.active());
         self

@@ -59,7 +59,7 @@ pub struct Policy {
 impl Default for Policy {
     /// Exponential ×2 from 100 ms to 10 s, full jitter, 3 calls, hints capped at 60 s.
     fn default() -> Self {
-        // The defaults pass every rule (`PolicyBuilder::new`'s example builds them).
+        // The defaults pass every rule (`Policy::builder`'s example builds them).
         PolicyBuilder::new().draft
     }
 }
@@ -76,77 +76,52 @@ impl Policy {
     /// full jitter, 3 calls, no deadline, hints capped at 60 s.
     ///
     /// ```
-    /// let p = retrykit_core::Policy::builder().max_attempts(1).build().unwrap();
-    /// assert_eq!(p.max_attempts(), Some(1));
+    /// use retrykit_core::{Jitter, Policy};
+    /// use std::time::Duration;
+    /// let p = Policy::builder().build().unwrap(); // the defaults pass every rule
+    /// assert_eq!((p.backoff().name(), p.base(), p.cap(), p.min_delay()),
+    ///     ("exponential", Duration::from_millis(100), Duration::from_secs(10), Duration::ZERO));
+    /// assert_eq!((p.jitter(), p.max_attempts(), p.max_retry_after()), (Jitter::Full, Some(3), Some(Duration::from_secs(60))));
+    /// assert!(p.name().is_none() && p.deadline().is_none() && p.attempt_timeout().is_none() && p.retry_on().is_none());
+    /// assert!(p.budget().is_none() && p.hedge_settings().is_none() && p.breaker().is_none());
+    /// assert!(p.limit().is_none() && p.chaos().is_none());
     /// ```
     pub const fn builder() -> PolicyBuilder {
         PolicyBuilder::new()
     }
 
     /// The policy's name, when it came from a registry or config file.
-    ///
-    /// ```
-    /// let p = retrykit_core::Policy::builder().name("outbox").build().unwrap();
-    /// assert_eq!(p.name(), Some("outbox"));
-    /// ```
     pub fn name(&self) -> Option<&str> {
         self.name.as_deref()
     }
 
     /// The backoff shape.
-    ///
-    /// ```
-    /// assert_eq!(retrykit_core::Policy::default().backoff().name(), "exponential");
-    /// ```
     pub const fn backoff(&self) -> Backoff {
         self.backoff
     }
 
     /// The first wait's envelope.
-    ///
-    /// ```
-    /// # use std::time::Duration;
-    /// assert_eq!(retrykit_core::Policy::default().base(), Duration::from_millis(100));
-    /// ```
     pub const fn base(&self) -> Duration {
         self.base
     }
 
     /// The longest computed wait (hints are bounded by
     /// [`max_retry_after`](Self::max_retry_after)).
-    ///
-    /// ```
-    /// # use std::time::Duration;
-    /// assert_eq!(retrykit_core::Policy::default().cap(), Duration::from_secs(10));
-    /// ```
     pub const fn cap(&self) -> Duration {
         self.cap
     }
 
     /// The shortest computed wait, applied after jitter.
-    ///
-    /// ```
-    /// # use std::time::Duration;
-    /// assert_eq!(retrykit_core::Policy::default().min_delay(), Duration::ZERO);
-    /// ```
     pub const fn min_delay(&self) -> Duration {
         self.min_delay
     }
 
     /// The jitter mode.
-    ///
-    /// ```
-    /// assert_eq!(retrykit_core::Policy::default().jitter(), retrykit_core::Jitter::Full);
-    /// ```
     pub const fn jitter(&self) -> Jitter {
         self.jitter
     }
 
     /// How many calls are allowed, the first included; `None` is unlimited.
-    ///
-    /// ```
-    /// assert_eq!(retrykit_core::Policy::default().max_attempts(), Some(3));
-    /// ```
     pub const fn max_attempts(&self) -> Option<u32> {
         if self.max_attempts == 0 {
             None
@@ -156,29 +131,16 @@ impl Policy {
     }
 
     /// The budget on the whole call, measured from the start of the first attempt.
-    ///
-    /// ```
-    /// assert_eq!(retrykit_core::Policy::default().deadline(), None);
-    /// ```
     pub const fn deadline(&self) -> Option<Duration> {
         self.deadline
     }
 
     /// The longest one attempt may run before it is cancelled.
-    ///
-    /// ```
-    /// assert_eq!(retrykit_core::Policy::default().attempt_timeout(), None);
-    /// ```
     pub const fn attempt_timeout(&self) -> Option<Duration> {
         self.attempt_timeout
     }
 
     /// The error classes that may be retried; `None` means every non-permanent error.
-    ///
-    /// ```
-    /// let p = retrykit_core::Policy::builder().retry_on(["throttled"]).build().unwrap();
-    /// assert_eq!(p.retry_on().unwrap().len(), 1);
-    /// ```
     pub fn retry_on(&self) -> Option<&[Box<str>]> {
         self.retry_on.as_deref()
     }
@@ -197,79 +159,42 @@ impl Policy {
     }
 
     /// The ceiling on a server's Retry-After hint; `None` means unbounded.
-    ///
-    /// ```
-    /// # use std::time::Duration;
-    /// assert_eq!(retrykit_core::Policy::default().max_retry_after(), Some(Duration::from_secs(60)));
-    /// ```
     pub const fn max_retry_after(&self) -> Option<Duration> {
         self.max_retry_after
     }
 
     /// The shared retry budget, if any: the first of [`budgets`](Self::budgets).
-    ///
-    /// ```
-    /// assert!(retrykit_core::Policy::default().budget().is_none());
-    /// ```
     pub fn budget(&self) -> Option<&Arc<RetryBudget>> {
         self.budgets.as_slice().first()
     }
 
     /// Every budget the policy uses, in the order given.
-    ///
-    /// ```
-    /// use retrykit_core::{Policy, RetryBudget};
-    /// use std::sync::Arc;
-    /// let window = Arc::new(RetryBudget::builder().build().unwrap());
-    /// let p = Policy::builder().budgets([window, Arc::new(RetryBudget::adaptive())]).build().unwrap();
-    /// assert_eq!(p.budgets().len(), 2);
-    /// ```
     pub fn budgets(&self) -> &[Arc<RetryBudget>] {
         self.budgets.as_slice()
     }
 
     /// The hedging settings, when the policy sends hedges (`hedge_after`).
-    ///
-    /// ```
-    /// assert!(retrykit_core::Policy::default().hedge_settings().is_none());
-    /// ```
     pub fn hedge_settings(&self) -> Option<HedgeSettings> {
         self.hedge.as_deref().map(|h| *h.settings())
     }
 
     /// The hedging state, when the policy sends hedges.
-    ///
-    /// ```
-    /// assert!(retrykit_core::Policy::default().hedging().is_none());
-    /// ```
     pub fn hedging(&self) -> Option<&Hedging> {
         self.hedge.as_deref()
     }
 
     /// The circuit breaker every attempt asks before it is sent, if any.
-    ///
-    /// ```
-    /// assert!(retrykit_core::Policy::default().breaker().is_none());
-    /// ```
     pub fn breaker(&self) -> Option<&Arc<CircuitBreaker>> {
         self.breaker.as_ref()
     }
 
     /// The concurrency limit every attempt holds a permit of, if any.
-    ///
-    /// ```
-    /// assert!(retrykit_core::Policy::default().limit().is_none());
-    /// ```
     pub fn limit(&self) -> Option<&Arc<crate::limit::ConcurrencyLimit>> {
         self.limit.as_ref()
     }
 
     /// The faults and latency injected into the policy's attempts, if any
     /// (docs/chaos.md).
-    ///
-    /// ```
-    /// assert!(retrykit_core::Policy::default().chaos().is_none());
-    /// ```
     pub fn chaos(&self) -> Option<&Arc<crate::chaos::Chaos>> {
         self.chaos.as_ref()
     }
@@ -340,11 +265,6 @@ impl Policy {
     }
 
     /// A builder holding this policy's settings, to derive a variant.
-    ///
-    /// ```
-    /// let fast = retrykit_core::Policy::default().to_builder().max_attempts(2).build().unwrap();
-    /// assert_eq!(fast.max_attempts(), Some(2));
-    /// ```
     pub fn to_builder(&self) -> PolicyBuilder {
         PolicyBuilder::from(self.clone())
     }

@@ -108,19 +108,6 @@ pub struct ByClassify;
 pub struct Http;
 
 /// Retries the services it wraps with one policy; see the [module docs](self).
-///
-/// ```
-/// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-/// use retrykit_core::tower::RetryLayer;
-/// use tower::{Layer, ServiceExt};
-/// # use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
-/// # static CALLS: AtomicU32 = AtomicU32::new(0);
-/// let flaky = tower::service_fn(|_: ()| async { CALLS.fetch_add(1, SeqCst); Err::<(), _>(std::io::Error::from(std::io::ErrorKind::ConnectionReset)) });
-/// // A name the registry lacks: one attempt, and a warning naming this line.
-/// assert!(RetryLayer::policy("doc-no-such-policy").layer(flaky).oneshot(()).await.is_err());
-/// assert_eq!(CALLS.load(SeqCst), 1);
-/// # }
-/// ```
 #[derive(Debug, Clone)]
 pub struct RetryLayer<K = ByClassify, H = Hooks> {
     source: PolicySource,
@@ -132,42 +119,12 @@ impl RetryLayer {
     /// Retries with the registry's policy `name`, looked up on each call. A
     /// name the registry lacks warns once (naming this line) and each call
     /// makes one attempt; `RETRY_STRICT=1` makes that fatal.
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-    /// use retrykit_core::{registry, tower::RetryLayer, Policy, Registry};
-    /// use tower::{Layer, ServiceExt};
-    /// # use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
-    /// # static CALLS: AtomicU32 = AtomicU32::new(0);
-    /// let svc = RetryLayer::policy("doc-layer")
-    ///     .layer(tower::service_fn(|_: ()| async { CALLS.fetch_add(1, SeqCst); Err::<(), _>(std::io::Error::from(std::io::ErrorKind::ConnectionReset)) }));
-    /// for n in [1, 2] {
-    ///     let policy = Policy::builder().max_attempts(n).build().unwrap();
-    ///     registry::install(Registry::builder().policy("doc-layer", policy).build());
-    ///     let _ = svc.clone().oneshot(()).await;
-    /// }
-    /// assert_eq!(CALLS.load(SeqCst), 1 + 2); // each call used the policy installed before it
-    /// # }
-    /// ```
     #[track_caller]
     pub fn policy(name: &'static str) -> Self {
         Self::from_source(PolicySource::named(name, FUNCTION))
     }
 
     /// Retries with `policy`.
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-    /// use tower::{Layer, ServiceExt};
-    /// # use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
-    /// # static CALLS: AtomicU32 = AtomicU32::new(0);
-    /// let policy = retrykit_core::Policy::builder().max_attempts(2).build().unwrap();
-    /// let svc = retrykit_core::tower::RetryLayer::new(policy)
-    ///     .layer(tower::service_fn(|_: ()| async { CALLS.fetch_add(1, SeqCst); Err::<(), _>(std::io::Error::from(std::io::ErrorKind::ConnectionReset)) }));
-    /// assert!(svc.oneshot(()).await.is_err());
-    /// assert_eq!(CALLS.load(SeqCst), 2);
-    /// # }
-    /// ```
     #[track_caller]
     pub fn new(policy: impl Into<Arc<Policy>>) -> Self {
         Self::from_source(PolicySource::fixed(policy.into(), FUNCTION))
@@ -225,24 +182,6 @@ impl RetryLayer {
 
 impl<K, H> RetryLayer<K, H> {
     /// Judges with the HTTP semantics (see [`Http`]).
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-    /// use retrykit_core::{tower::RetryLayer, Policy};
-    /// use tower::{Layer, ServiceExt};
-    /// # use http::{Request, Response, StatusCode};
-    /// # use retrykit_core::http::ReplayBody;
-    /// # use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
-    /// # static CALLS: AtomicU32 = AtomicU32::new(0);
-    /// let server = tower::service_fn(|_: Request<ReplayBody<String>>| async {
-    ///     let status = if CALLS.fetch_add(1, SeqCst) == 0 { 503 } else { 200 };
-    ///     Ok::<_, std::convert::Infallible>(Response::builder().status(status).body(()).unwrap())
-    /// });
-    /// let svc = RetryLayer::new(Policy::default()).http().layer(server);
-    /// let response = svc.oneshot(Request::new(String::new())).await.unwrap();
-    /// assert_eq!((response.status(), CALLS.load(SeqCst)), (StatusCode::OK, 2)); // a 503 is retried
-    /// # }
-    /// ```
     pub fn http(self) -> RetryLayer<Http, H> {
         RetryLayer {
             source: self.source,
@@ -253,20 +192,6 @@ impl<K, H> RetryLayer<K, H> {
 
     /// Uses these hooks (a [`Hooks`] or your own [`HookSet`]) on every call.
     /// Under [`Http`], they see each failed attempt as a [`FailedAttempt`].
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-    /// use retrykit_core::{tower::RetryLayer, Hooks, Policy, RetryEvent};
-    /// use tower::{Layer, ServiceExt};
-    /// # use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
-    /// static RETRIES: AtomicU32 = AtomicU32::new(0);
-    /// let hooks = Hooks::new().on_retry(|_: &RetryEvent<'_, std::io::Error>| { RETRIES.fetch_add(1, SeqCst); });
-    /// let svc = RetryLayer::new(Policy::default()).hooks(hooks)
-    ///     .layer(tower::service_fn(|_: ()| async { Err::<(), _>(std::io::Error::from(std::io::ErrorKind::ConnectionReset)) }));
-    /// assert!(svc.oneshot(()).await.is_err());
-    /// assert_eq!(RETRIES.load(SeqCst), 2); // 3 attempts
-    /// # }
-    /// ```
     pub fn hooks<H2>(self, hooks: H2) -> RetryLayer<K, H2> {
         RetryLayer {
             source: self.source,
@@ -290,15 +215,6 @@ impl<S, K: Clone, H> tower::Layer<S> for RetryLayer<K, H> {
 }
 
 /// A service whose calls are retried; made by [`RetryLayer`].
-///
-/// ```
-/// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-/// use tower::{Layer, ServiceExt};
-/// let svc = retrykit_core::tower::RetryLayer::new(retrykit_core::Policy::default())
-///     .layer(tower::service_fn(|x: u8| async move { Ok::<_, std::io::Error>(x + 1) }));
-/// assert_eq!(svc.oneshot(41).await.unwrap(), 42);
-/// # }
-/// ```
 #[derive(Debug, Clone)]
 pub struct RetryService<S, K = ByClassify, H = Hooks> {
     inner: S,
