@@ -121,22 +121,11 @@ impl RetryBudget {
     }
 
     /// The token bucket of a `"grpc_throttling"` budget.
-    ///
-    /// ```
-    /// let b = retrykit_core::RetryBudget::grpc_throttling(10.0, 0.1).unwrap();
-    /// assert_eq!(b.throttling().unwrap().tokens(), 10.0);
-    /// ```
     pub fn throttling(&self) -> Option<&GrpcThrottling> {
         self.throttling.as_ref()
     }
 
     /// The budget's mode.
-    ///
-    /// ```
-    /// use retrykit_core::{BudgetMode, RetryBudget};
-    /// assert_eq!(RetryBudget::builder().build().unwrap().mode(), BudgetMode::Window);
-    /// assert_eq!(RetryBudget::adaptive().mode().as_str(), "adaptive");
-    /// ```
     pub fn mode(&self) -> BudgetMode {
         if self.limiter.is_some() {
             BudgetMode::Adaptive
@@ -148,50 +137,27 @@ impl RetryBudget {
     }
 
     /// The adaptive budget's limiter; `None` for a window budget.
-    ///
-    /// ```
-    /// assert!(retrykit_core::RetryBudget::builder().build().unwrap().limiter().is_none());
-    /// ```
     pub fn limiter(&self) -> Option<&AdaptiveLimiter> {
         self.limiter.as_ref()
     }
 
     /// The fraction of calls that may be retried.
-    ///
-    /// ```
-    /// assert_eq!(retrykit_core::RetryBudget::builder().ratio(0.2).build().unwrap().ratio(), 0.2);
-    /// ```
     pub const fn ratio(&self) -> f64 {
         self.ratio
     }
 
     /// The retries per second allowed whatever the call volume.
-    ///
-    /// ```
-    /// assert_eq!(retrykit_core::RetryBudget::builder().build().unwrap().min_per_sec(), 10.0);
-    /// ```
     pub const fn min_per_sec(&self) -> f64 {
         self.min_per_sec
     }
 
     /// The sliding window's length.
-    ///
-    /// ```
-    /// # use std::time::Duration;
-    /// assert_eq!(retrykit_core::RetryBudget::builder().build().unwrap().window(), Duration::from_secs(10));
-    /// ```
     pub const fn window(&self) -> Duration {
         self.window
     }
 
     /// Whether `other` was built with the same settings (so a reload may
     /// keep this budget and its counts).
-    ///
-    /// ```
-    /// let a = retrykit_core::RetryBudget::builder().build().unwrap();
-    /// let b = retrykit_core::RetryBudget::builder().build().unwrap();
-    /// assert!(a.same_settings(&b));
-    /// ```
     pub fn same_settings(&self, other: &RetryBudget) -> bool {
         #[cfg(feature = "redis")]
         if self.fleet_options() != other.fleet_options() {
@@ -206,11 +172,6 @@ impl RetryBudget {
     }
 
     /// Where the budget is kept.
-    ///
-    /// ```
-    /// use retrykit_core::{BudgetScope, RetryBudget};
-    /// assert_eq!(RetryBudget::builder().build().unwrap().scope(), BudgetScope::Local);
-    /// ```
     pub fn scope(&self) -> BudgetScope {
         #[cfg(feature = "redis")]
         if self.fleet.is_some() {
@@ -262,10 +223,6 @@ impl RetryBudget {
 
     /// Whether this is a fleet budget whose store does not answer, so the
     /// local window decides.
-    ///
-    /// ```
-    /// assert!(!retrykit_core::RetryBudget::builder().build().unwrap().failing_open());
-    /// ```
     pub fn failing_open(&self) -> bool {
         #[cfg(feature = "redis")]
         if let Some(status) = self.fleet_status() {
@@ -275,34 +232,18 @@ impl RetryBudget {
     }
 
     /// The fleet budget's options; `None` for a local budget.
-    ///
-    /// ```
-    /// assert!(retrykit_core::RetryBudget::builder().build().unwrap().fleet_options().is_none());
-    /// ```
     #[cfg(feature = "redis")]
     pub fn fleet_options(&self) -> Option<&crate::fleet::FleetOptions> {
         self.fleet.as_ref().map(crate::fleet::FleetLink::options)
     }
 
     /// The fleet link's state and counters; `None` for a local budget.
-    ///
-    /// ```
-    /// assert!(retrykit_core::RetryBudget::builder().build().unwrap().fleet_status().is_none());
-    /// ```
     #[cfg(feature = "redis")]
     pub fn fleet_status(&self) -> Option<crate::fleet::FleetStatus> {
         self.fleet.as_ref().map(crate::fleet::FleetLink::status)
     }
 
     /// Records one call (a first attempt) at `now`.
-    ///
-    /// ```
-    /// let b = retrykit_core::RetryBudget::builder().build().unwrap();
-    /// let now = std::time::Instant::now();
-    /// b.deposit(now);
-    /// b.deposit(now);
-    /// assert_eq!(b.totals(now), (2, 0));
-    /// ```
     pub fn deposit(&self, now: Instant) {
         self.counts.add(now, CALLS, 1);
         #[cfg(feature = "redis")]

@@ -28,10 +28,6 @@ impl Class {
     pub const TIMEOUT: Class = Class::Retryable(retrykit_schema::classes::TIMEOUT);
 
     /// The class name; `"permanent"` for [`Class::Permanent`].
-    ///
-    /// ```
-    /// assert_eq!(retrykit_core::Class::Permanent.name(), "permanent");
-    /// ```
     pub const fn name(&self) -> &'static str {
         match self {
             Class::Permanent => retrykit_schema::classes::PERMANENT,
@@ -40,10 +36,6 @@ impl Class {
     }
 
     /// Whether the error may be retried at all.
-    ///
-    /// ```
-    /// assert!(retrykit_core::Class::TIMEOUT.is_retryable());
-    /// ```
     pub const fn is_retryable(&self) -> bool {
         matches!(self, Class::Retryable(_))
     }

@@ -39,10 +39,25 @@ type ByName<V> = IndexMap<Box<str>, V, foldhash::fast::FixedState>;
 /// # Examples
 ///
 /// ```
-/// use retrykit_core::{Policy, Registry};
-/// let reg = Registry::builder().policy("db", Policy::default()).build();
-/// assert!(reg.policy("db").is_some());
-/// assert_eq!(reg.policy("db").unwrap().name(), Some("db"));
+/// use retrykit_core::{breaker::CircuitBreaker, limit::ConcurrencyLimit, Policy, Registry, RetryBudget};
+/// use std::sync::Arc;
+/// let renamed = Policy::builder().name("old").build().unwrap();
+/// let budget = Arc::new(RetryBudget::builder().ratio(0.3).build().unwrap());
+/// let breaker = Arc::new(CircuitBreaker::builder().name("broker").build().unwrap());
+/// let limit = Arc::new(ConcurrencyLimit::named("db", 4, None, 8).unwrap());
+/// let reg = Registry::builder()
+///     .policy("db", renamed).policy("b", Policy::default()).policy("b", Policy::default()) // replaced
+///     .budget("own", RetryBudget::builder().build().unwrap()).shared_budget("api", budget.clone())
+///     .shared_breaker("broker", breaker.clone()).shared_limit("db", limit.clone())
+///     .build();
+/// assert_eq!(reg.policy("db").unwrap().name(), Some("db")); // renamed to its entry
+/// assert_eq!(reg.policy_names().collect::<Vec<_>>(), ["b", "db"]); // sorted, once each
+/// assert_eq!(reg.budget_names().collect::<Vec<_>>(), ["api", "own"]);
+/// assert_eq!(reg.breaker_names().collect::<Vec<_>>(), ["broker"]);
+/// assert!(Arc::ptr_eq(reg.budget("api").unwrap(), &budget)); // shared: the same counts
+/// assert!(Arc::ptr_eq(reg.breaker("broker").unwrap(), &breaker) && Arc::ptr_eq(reg.limit("db").unwrap(), &limit));
+/// assert!(reg.policy("nope").is_none() && reg.budget("nope").is_none() && reg.breaker("nope").is_none() && reg.limit("nope").is_none());
+/// assert_eq!(Registry::builder().build().policy_names().count(), 0);
 /// ```
 #[derive(Debug, Default, Clone)]
 pub struct Registry {
@@ -56,20 +71,11 @@ pub struct Registry {
 
 impl Registry {
     /// An empty builder.
-    ///
-    /// ```
-    /// let reg = retrykit_core::Registry::builder().build();
-    /// assert_eq!(reg.policy_names().count(), 0);
-    /// ```
     pub fn builder() -> RegistryBuilder {
         RegistryBuilder::default()
     }
 
     /// The policy named `name`.
-    ///
-    /// ```
-    /// assert!(retrykit_core::Registry::default().policy("nope").is_none());
-    /// ```
     pub fn policy(&self, name: &str) -> Option<&Arc<Policy>> {
         self.policies.get(name)
     }
@@ -90,57 +96,31 @@ impl Registry {
     }
 
     /// The budget named `name`.
-    ///
-    /// ```
-    /// assert!(retrykit_core::Registry::default().budget("nope").is_none());
-    /// ```
     pub fn budget(&self, name: &str) -> Option<&Arc<RetryBudget>> {
         self.budgets.get(name)
     }
 
     /// The circuit breaker named `name`.
-    ///
-    /// ```
-    /// assert!(retrykit_core::Registry::default().breaker("nope").is_none());
-    /// ```
     pub fn breaker(&self, name: &str) -> Option<&Arc<CircuitBreaker>> {
         self.breakers.get(name)
     }
 
     /// The concurrency limit named `name`.
-    ///
-    /// ```
-    /// assert!(retrykit_core::Registry::default().limit("nope").is_none());
-    /// ```
     pub fn limit(&self, name: &str) -> Option<&Arc<crate::limit::ConcurrencyLimit>> {
         self.limits.get(name)
     }
 
     /// Every policy name, sorted.
-    ///
-    /// ```
-    /// use retrykit_core::{Policy, Registry};
-    /// let reg = Registry::builder().policy("b", Policy::default()).policy("a", Policy::default()).build();
-    /// assert_eq!(reg.policy_names().collect::<Vec<_>>(), ["a", "b"]);
-    /// ```
     pub fn policy_names(&self) -> impl Iterator<Item = &str> {
         sorted_names(&self.policies)
     }
 
     /// Every budget name, sorted.
-    ///
-    /// ```
-    /// assert_eq!(retrykit_core::Registry::default().budget_names().count(), 0);
-    /// ```
     pub fn budget_names(&self) -> impl Iterator<Item = &str> {
         sorted_names(&self.budgets)
     }
 
     /// Every circuit breaker name, sorted.
-    ///
-    /// ```
-    /// assert_eq!(retrykit_core::Registry::default().breaker_names().count(), 0);
-    /// ```
     pub fn breaker_names(&self) -> impl Iterator<Item = &str> {
         sorted_names(&self.breakers)
     }
@@ -152,15 +132,8 @@ fn sorted_names<V>(entries: &ByName<V>) -> impl Iterator<Item = &str> {
     names.into_iter()
 }
 
-/// Collects policies and budgets into a [`Registry`].
-///
-/// # Examples
-///
-/// ```
-/// use retrykit_core::{Registry, RetryBudget};
-/// let reg = Registry::builder().budget("broker", RetryBudget::builder().build().unwrap()).build();
-/// assert!(reg.budget("broker").is_some());
-/// ```
+/// Collects policies, budgets, breakers and limits into a [`Registry`]
+/// (see its example); a name added twice keeps the last.
 #[derive(Debug, Default)]
 #[must_use = "a builder does nothing until `.build()`"]
 pub struct RegistryBuilder {
@@ -169,13 +142,6 @@ pub struct RegistryBuilder {
 
 impl RegistryBuilder {
     /// Adds (or replaces) a policy; it is renamed to `name`.
-    ///
-    /// ```
-    /// use retrykit_core::{Policy, Registry};
-    /// let p = Policy::builder().name("old").build().unwrap();
-    /// let reg = Registry::builder().policy("db", p).build();
-    /// assert_eq!(reg.policy("db").unwrap().name(), Some("db"));
-    /// ```
     pub fn policy(mut self, name: &str, policy: Policy) -> Self {
         let named = if policy.name() == Some(name) {
             policy
@@ -188,24 +154,11 @@ impl RegistryBuilder {
     }
 
     /// Adds (or replaces) a budget.
-    ///
-    /// ```
-    /// let b = retrykit_core::RetryBudget::builder().ratio(0.3).build().unwrap();
-    /// let reg = retrykit_core::Registry::builder().budget("api", b).build();
-    /// assert_eq!(reg.budget("api").unwrap().ratio(), 0.3);
-    /// ```
     pub fn budget(self, name: &str, budget: RetryBudget) -> Self {
         self.shared_budget(name, Arc::new(budget))
     }
 
     /// Adds a budget that is already shared (kept across a reload, say).
-    ///
-    /// ```
-    /// use std::sync::Arc;
-    /// let b = Arc::new(retrykit_core::RetryBudget::builder().build().unwrap());
-    /// let reg = retrykit_core::Registry::builder().shared_budget("api", b.clone()).build();
-    /// assert!(Arc::ptr_eq(reg.budget("api").unwrap(), &b)); // the same counts
-    /// ```
     pub fn shared_budget(mut self, name: &str, budget: Arc<RetryBudget>) -> Self {
         self.inner.budgets.insert(name.into(), budget);
         self
@@ -213,14 +166,6 @@ impl RegistryBuilder {
 
     /// Adds (or replaces) a circuit breaker, shared with the policies that
     /// name it (kept across a reload, say).
-    ///
-    /// ```
-    /// use retrykit_core::breaker::CircuitBreaker;
-    /// use std::sync::Arc;
-    /// let b = Arc::new(CircuitBreaker::builder().name("broker").build().unwrap());
-    /// let reg = retrykit_core::Registry::builder().shared_breaker("broker", b.clone()).build();
-    /// assert!(Arc::ptr_eq(reg.breaker("broker").unwrap(), &b));
-    /// ```
     pub fn shared_breaker(mut self, name: &str, breaker: Arc<CircuitBreaker>) -> Self {
         self.inner.breakers.insert(name.into(), breaker);
         self
@@ -228,26 +173,12 @@ impl RegistryBuilder {
 
     /// Adds (or replaces) a concurrency limit, shared with the policies
     /// that name it (kept across a reload, so its permits stay counted).
-    ///
-    /// ```
-    /// use retrykit_core::limit::ConcurrencyLimit;
-    /// use std::sync::Arc;
-    /// let l = Arc::new(ConcurrencyLimit::named("db", 4, None, 8).unwrap());
-    /// let reg = retrykit_core::Registry::builder().shared_limit("db", l.clone()).build();
-    /// assert!(Arc::ptr_eq(reg.limit("db").unwrap(), &l));
-    /// ```
     pub fn shared_limit(mut self, name: &str, limit: Arc<crate::limit::ConcurrencyLimit>) -> Self {
         self.inner.limits.insert(name.into(), limit);
         self
     }
 
     /// The finished registry.
-    ///
-    /// ```
-    /// use retrykit_core::{Policy, Registry};
-    /// let reg = Registry::builder().policy("a", Policy::default()).policy("a", Policy::default()).build();
-    /// assert_eq!(reg.policy_names().collect::<Vec<_>>(), ["a"]);
-    /// ```
     pub fn build(self) -> Registry {
         self.inner
     }
@@ -298,12 +229,6 @@ pub(crate) fn is_installed() -> bool {
 
 /// Replaces the process-wide registry; returns the one it replaced. Calls
 /// already running keep the policy they started with.
-///
-/// ```
-/// use retrykit_core::{registry, Policy, Registry};
-/// registry::install(Registry::builder().policy("doc-install", Policy::default()).build());
-/// assert!(registry::policy("doc-install").is_some());
-/// ```
 pub fn install(mut registry: Registry) -> Arc<Registry> {
     // One install at a time, so each registry knows its generation.
     static INSTALLING: Mutex<()> = Mutex::new(());
@@ -316,13 +241,6 @@ pub fn install(mut registry: Registry) -> Arc<Registry> {
 }
 
 /// The current registry snapshot.
-///
-/// ```
-/// use retrykit_core::{registry, Policy, Registry};
-/// registry::install(Registry::builder().policy("doc-current", Policy::default()).build());
-/// let snapshot = registry::current();
-/// assert_eq!(snapshot.policy_names().collect::<Vec<_>>(), ["doc-current"]);
-/// ```
 pub fn current() -> Arc<Registry> {
     ensure_loaded();
     CURRENT.load_full()
@@ -330,10 +248,6 @@ pub fn current() -> Arc<Registry> {
 
 /// Looks up a policy by name in the current registry. [`with_policy`]
 /// borrows it instead.
-///
-/// ```
-/// assert!(retrykit_core::registry::policy("no-such-policy").is_none());
-/// ```
 pub fn policy(name: &str) -> Option<Arc<Policy>> {
     with_current(|current| current.policy(name).cloned())
 }

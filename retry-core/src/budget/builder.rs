@@ -10,8 +10,15 @@ impl RetryBudget {
     /// A builder with the defaults: ratio 0.1, 10 retries per second, a 10 s window.
     ///
     /// ```
-    /// let b = retrykit_core::RetryBudget::builder().build().unwrap();
-    /// assert_eq!(b.ratio(), 0.1);
+    /// use retrykit_core::{BudgetMode, BudgetScope, RetryBudget};
+    /// use std::time::Duration;
+    /// let b = RetryBudget::builder().build().unwrap();
+    /// assert_eq!((b.ratio(), b.min_per_sec(), b.window()), (0.1, 10.0, Duration::from_secs(10)));
+    /// assert_eq!((b.mode(), b.scope(), b.failing_open()), (BudgetMode::Window, BudgetScope::Local, false));
+    /// assert!(b.limiter().is_none() && b.throttling().is_none());
+    /// let set = RetryBudget::builder().min_per_sec(5.0).window(Duration::from_secs(60)).build().unwrap();
+    /// assert_eq!((set.min_per_sec(), set.window()), (5.0, Duration::from_secs(60)));
+    /// assert!(b.same_settings(&RetryBudget::builder().build().unwrap()) && !b.same_settings(&set));
     /// ```
     pub const fn builder() -> RetryBudgetBuilder {
         RetryBudgetBuilder {
@@ -54,23 +61,12 @@ impl RetryBudgetBuilder {
     }
 
     /// The retries per second allowed whatever the call volume.
-    ///
-    /// ```
-    /// let b = retrykit_core::RetryBudget::builder().min_per_sec(5.0).build().unwrap();
-    /// assert_eq!(b.min_per_sec(), 5.0);
-    /// ```
     pub const fn min_per_sec(mut self, rate: f64) -> Self {
         self.min_per_sec = rate;
         self
     }
 
     /// The sliding window (1 ms to 1 day).
-    ///
-    /// ```
-    /// # use std::time::Duration;
-    /// let b = retrykit_core::RetryBudget::builder().window(Duration::from_secs(60)).build().unwrap();
-    /// assert_eq!(b.window(), Duration::from_secs(60));
-    /// ```
     pub const fn window(mut self, window: Duration) -> Self {
         self.window = window;
         self
@@ -83,10 +79,6 @@ impl RetryBudgetBuilder {
     /// A [`PolicyError`](crate::PolicyError) naming each setting out of
     /// range (`ratio` 0 to 1000, `min_per_sec` 0 to 1e9, `window` 1 ms to
     /// 1 day), with the fix.
-    ///
-    /// ```
-    /// assert!(retrykit_core::RetryBudget::builder().build().is_ok());
-    /// ```
     pub fn build(self) -> Result<RetryBudget, crate::PolicyError> {
         let mut problems = Problems::default();
         problems.require(

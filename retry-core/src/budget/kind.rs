@@ -33,10 +33,6 @@ pub enum BudgetScope {
 
 impl BudgetMode {
     /// The mode as the policy file writes it.
-    ///
-    /// ```
-    /// assert_eq!(retrykit_core::BudgetMode::Adaptive.as_str(), "adaptive");
-    /// ```
     pub const fn as_str(self) -> &'static str {
         match self {
             BudgetMode::Window => "window",
@@ -48,10 +44,6 @@ impl BudgetMode {
 
 impl BudgetScope {
     /// The scope as the policy file writes it.
-    ///
-    /// ```
-    /// assert_eq!(retrykit_core::BudgetScope::Local.as_str(), "local");
-    /// ```
     pub const fn as_str(self) -> &'static str {
         match self {
             BudgetScope::Local => "local",

@@ -25,10 +25,6 @@ pub enum FleetState {
 
 impl FleetState {
     /// A short name, for messages and metrics.
-    ///
-    /// ```
-    /// assert_eq!(retrykit_core::fleet::FleetState::Fleet.as_str(), "fleet");
-    /// ```
     pub const fn as_str(self) -> &'static str {
         match self {
             FleetState::Connecting => "connecting",

@@ -9,9 +9,13 @@ use std::time::Duration;
 /// ```
 /// use retrykit_core::fleet::FleetOptions;
 /// use std::time::Duration;
-/// let options = FleetOptions::new("broker", "redis://127.0.0.1:6379/");
-/// assert_eq!(options.timeout(), Duration::from_millis(5));
-/// assert_eq!(options.key(), "{retry-budget:broker}");
+/// let o = FleetOptions::new("broker", "redis://me:secret@cache:6379/0");
+/// assert_eq!((o.name(), o.store(), o.store_shown()), ("broker", "redis://me:secret@cache:6379/0", "redis://cache:6379/0".into()));
+/// assert_eq!((o.key(), o.breaker_key()), ("{retry-budget:broker}".into(), "{retry-breaker:broker}".into()));
+/// assert_eq!((o.timeout(), o.refresh(), o.max_lease()), (Duration::from_millis(5), Duration::from_millis(20), 32));
+/// let ms = Duration::from_millis;
+/// let o = o.with_timeout(ms(50)).with_refresh(ms(5)).with_max_lease(4);
+/// assert_eq!((o.timeout(), o.refresh(), o.max_lease()), (ms(50), ms(5), 4));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FleetOptions {
@@ -26,11 +30,6 @@ impl FleetOptions {
     /// A fleet budget called `name` (the key in Redis) kept at `store`
     /// (`redis://[user:password@]host[:port][/db]`), with the defaults:
     /// a 5 ms timeout, a 20 ms refresh and leases of at most 32 retries.
-    ///
-    /// ```
-    /// let o = retrykit_core::fleet::FleetOptions::new("b", "redis://127.0.0.1/");
-    /// assert_eq!(o.max_lease(), 32);
-    /// ```
     pub fn new(name: impl Into<String>, store: impl Into<String>) -> FleetOptions {
         FleetOptions {
             name: name.into(),
@@ -43,11 +42,6 @@ impl FleetOptions {
 
     /// The longest a round trip to Redis may take before the host fails
     /// open to its local budget (1 ms to 10 s). Calls never wait for it.
-    ///
-    /// ```
-    /// let o = retrykit_core::fleet::FleetOptions::new("b", "redis://127.0.0.1/").with_timeout(std::time::Duration::from_millis(50));
-    /// assert_eq!(o.timeout().as_millis(), 50);
-    /// ```
     #[must_use]
     pub fn with_timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
@@ -55,11 +49,6 @@ impl FleetOptions {
     }
 
     /// How often the lease is topped up and calls are sent (1 ms to 10 s).
-    ///
-    /// ```
-    /// let o = retrykit_core::fleet::FleetOptions::new("b", "redis://127.0.0.1/").with_refresh(std::time::Duration::from_millis(5));
-    /// assert_eq!(o.refresh().as_millis(), 5);
-    /// ```
     #[must_use]
     pub fn with_refresh(mut self, refresh: Duration) -> Self {
         self.refresh = refresh;
@@ -68,11 +57,6 @@ impl FleetOptions {
 
     /// The most retries a host may hold unspent (1 to 1,000,000): each host
     /// adds at most this much to the fleet's overshoot.
-    ///
-    /// ```
-    /// let o = retrykit_core::fleet::FleetOptions::new("b", "redis://127.0.0.1/").with_max_lease(4);
-    /// assert_eq!(o.max_lease(), 4);
-    /// ```
     #[must_use]
     pub fn with_max_lease(mut self, max_lease: u32) -> Self {
         self.max_lease = max_lease;
@@ -80,77 +64,44 @@ impl FleetOptions {
     }
 
     /// The budget's name.
-    ///
-    /// ```
-    /// assert_eq!(retrykit_core::fleet::FleetOptions::new("b", "redis://h/").name(), "b");
-    /// ```
     pub fn name(&self) -> &str {
         &self.name
     }
 
     /// The store's URL as given (it may hold a password: print
     /// [`FleetOptions::store_shown`] instead).
-    ///
-    /// ```
-    /// assert_eq!(retrykit_core::fleet::FleetOptions::new("b", "redis://h/").store(), "redis://h/");
-    /// ```
     pub fn store(&self) -> &str {
         &self.store
     }
 
     /// The store's URL without its user and password, for messages.
-    ///
-    /// ```
-    /// let o = retrykit_core::fleet::FleetOptions::new("b", "redis://me:secret@cache:6379/0");
-    /// assert_eq!(o.store_shown(), "redis://cache:6379/0");
-    /// ```
     pub fn store_shown(&self) -> String {
         retrykit_schema::keys::store_shown(&self.store)
     }
 
     /// The Redis key: a hash tag around the name, so the key is cluster-safe.
-    ///
-    /// ```
-    /// assert_eq!(retrykit_core::fleet::FleetOptions::new("b", "redis://h/").key(), "{retry-budget:b}");
-    /// ```
     pub fn key(&self) -> String {
         format!("{{retry-budget:{}}}", self.name)
     }
 
     /// The Redis key of a fleet breaker of this name: its own prefix, so a
     /// budget and a breaker may share a name and a store.
-    ///
-    /// ```
-    /// assert_eq!(retrykit_core::fleet::FleetOptions::new("b", "redis://h/").breaker_key(), "{retry-breaker:b}");
-    /// ```
     pub fn breaker_key(&self) -> String {
         format!("{{retry-breaker:{}}}", self.name)
     }
 
     /// The round-trip timeout.
-    ///
-    /// ```
-    /// assert_eq!(retrykit_core::fleet::FleetOptions::new("b", "redis://h/").timeout().as_millis(), 5);
-    /// ```
     pub fn timeout(&self) -> Duration {
         self.timeout
     }
 
     /// The refresh period.
-    ///
-    /// ```
-    /// assert_eq!(retrykit_core::fleet::FleetOptions::new("b", "redis://h/").refresh().as_millis(), 20);
-    /// ```
     pub fn refresh(&self) -> Duration {
         self.refresh
     }
 
     /// The lease's upper bound (a fleet budget's; a fleet breaker leases
     /// at most its `probes`).
-    ///
-    /// ```
-    /// assert_eq!(retrykit_core::fleet::FleetOptions::new("b", "redis://h/").max_lease(), 32);
-    /// ```
     pub fn max_lease(&self) -> u32 {
         self.max_lease
     }
