@@ -25,11 +25,6 @@ pub struct AttemptTimeout {
 
 impl AttemptTimeout {
     /// Attempt `attempt` (1 is the first) ran past `timeout`.
-    ///
-    /// ```
-    /// let t = retrykit_core::AttemptTimeout::new(3, std::time::Duration::from_millis(250));
-    /// assert_eq!((t.attempt, t.timeout.as_millis()), (3, 250));
-    /// ```
     pub const fn new(attempt: u32, timeout: Duration) -> Self {
         AttemptTimeout {
             attempt,

@@ -30,12 +30,6 @@ use std::future::Future;
 use std::time::{Duration, Instant};
 
 /// Tells the engine what time it is.
-///
-/// ```
-/// use retrykit_core::clock::{Clock, SystemClock};
-/// let a = SystemClock.now();
-/// assert!(SystemClock.now() >= a);
-/// ```
 pub trait Clock {
     /// The current instant.
     fn now(&self) -> Instant;
@@ -87,12 +81,6 @@ pub trait BlockingSleeper {
 }
 
 /// The operating system's monotonic clock.
-///
-/// ```
-/// use retrykit_core::clock::{Clock, SystemClock};
-/// let (a, b) = (SystemClock.now(), SystemClock.now());
-/// assert!(a <= b);
-/// ```
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SystemClock;
 
@@ -103,13 +91,6 @@ impl Clock for SystemClock {
 }
 
 /// `std::thread::sleep`.
-///
-/// ```
-/// use retrykit_core::clock::{BlockingSleeper, ThreadSleeper};
-/// let start = std::time::Instant::now();
-/// ThreadSleeper.sleep(std::time::Duration::from_micros(10));
-/// assert!(start.elapsed() >= std::time::Duration::from_micros(10));
-/// ```
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ThreadSleeper;
 
@@ -141,15 +122,6 @@ impl Clock for TokioClock {
 }
 
 /// `tokio::time::sleep`.
-///
-/// ```
-/// # #[tokio::main(flavor = "current_thread")] async fn main() {
-/// use retrykit_core::clock::{Sleeper, TokioSleeper};
-/// let start = tokio::time::Instant::now();
-/// TokioSleeper.sleep(std::time::Duration::from_micros(10)).await;
-/// assert!(start.elapsed() >= std::time::Duration::from_micros(10));
-/// # }
-/// ```
 #[cfg(feature = "tokio")]
 #[derive(Debug, Clone, Copy, Default)]
 pub struct TokioSleeper;
@@ -209,12 +181,6 @@ fn quiet_probe(probe: impl FnOnce()) -> bool {
 }
 
 /// The clock async retries use by default: tokio's with the `tokio` feature.
-///
-/// ```
-/// use retrykit_core::clock::{Clock, DefaultClock};
-/// let (a, b) = (DefaultClock::default().now(), DefaultClock::default().now());
-/// assert!(a <= b);
-/// ```
 #[cfg(feature = "tokio")]
 pub type DefaultClock = TokioClock;
 /// The clock async retries use by default: tokio's with the `tokio` feature.

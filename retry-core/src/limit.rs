@@ -1,35 +1,19 @@
 //! A concurrency limit shared by the policies that name it
-//! ([`ConcurrencyLimit`]): at most its size in attempts in flight at once,
-//! at most `max_waiting` calls queued for a permit, each for at most
-//! `max_wait` (and never past its call's deadline). A call that cannot get
-//! a permit in time ends with [`Ending::LimitFull`](crate::Ending::LimitFull)
-//! and the error [`Classify::from_limit_full`](crate::Classify::from_limit_full)
-//! makes of a [`LimitFull`]. docs/limits.md gives the order in which the
-//! deadline, the breaker, the limit and the budgets apply.
+//! ([`ConcurrencyLimit`]): at most its size in attempts in flight, at most
+//! `max_waiting` calls queued for a permit, each for at most `max_wait`
+//! (never past its deadline). A call that gets no permit in time ends with
+//! [`Ending::LimitFull`](crate::Ending::LimitFull) and the error
+//! [`Classify::from_limit_full`](crate::Classify::from_limit_full) makes of
+//! a [`LimitFull`]. The size is fixed ([`LimitKind::Fixed`]) or set by an
+//! [`adaptive`] controller from each attempt's latency and outcome.
+//! docs/limits.md has the order of the checks and the invariants.
 //!
-//! The size is fixed ([`LimitKind::Fixed`]) or set by an adaptive
-//! controller ([`adaptive`]) that reads each attempt's latency and outcome
-//! as its permit is given back.
-//!
-//! The state is a counter, the size, the controller and a FIFO queue under
-//! one mutex, with a condvar beside it: a mutex because a permit is handed
-//! from the attempt that releases it straight to the first waiter (no
-//! waiter is overtaken), and the same queue serves an async waiter (woken
-//! by its `Waker`) and a blocking one (woken by the condvar), with no
-//! runtime behind either. The queue's room (`max_waiting`) is reserved when
-//! the limit is built, and a controller's state is a few numbers, so no
-//! call allocates.
-//!
-//! Invariants:
-//! - `in_flight <= size` whenever the size has not just been lowered: a
-//!   permit is counted when granted and uncounted when its [`Permit`] drops
-//!   (success, failure, the call's future dropped, or a panic unwinding);
-//!   no permit is granted while `in_flight >= size`, so after a cut the
-//!   permits above the new size drain as their attempts end (none is
-//!   taken back);
-//! - a waiter granted a permit that it no longer wants (its future was
-//!   dropped, its wait ran out) passes it on as it leaves;
-//! - `min <= size <= max` for an adaptive limit.
+//! The state (count, size, controller, FIFO queue) is under one mutex with
+//! a condvar: a permit goes from the attempt that releases it straight to
+//! the first waiter, async (its `Waker`) or blocking (the condvar). The
+//! queue's room is reserved when the limit is built, so no call allocates.
+//! No permit is granted while `in_flight >= size`, and none is taken back;
+//! a waiter granted a permit it no longer wants passes it on.
 
 use crate::observe::{Event, emit};
 use crate::problem::{PolicyError, Problem, Problems};
@@ -193,9 +177,7 @@ impl ConcurrencyLimit {
         );
         more.durations([(Key::MaxWait.name(), max_wait)]);
         problems.extend(more.into_vec());
-        if !problems.is_empty() {
-            return Err(PolicyError::limit(name, problems));
-        }
+        PolicyError::check(crate::PolicyErrorKind::Limit, name, problems)?;
         Ok(ConcurrencyLimit {
             name: name.map(Into::into),
             kind,

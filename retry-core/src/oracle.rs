@@ -27,11 +27,6 @@ pub enum Verdict {
 
 impl Verdict {
     /// The wait, if any.
-    ///
-    /// ```
-    /// # use std::time::Duration;
-    /// assert_eq!(retrykit_core::Verdict::Wait(Duration::ZERO).wait(), Some(Duration::ZERO));
-    /// ```
     pub const fn wait(&self) -> Option<Duration> {
         match self {
             Verdict::Wait(d) => Some(*d),
@@ -43,11 +38,6 @@ impl Verdict {
 /// What the oracle remembers between failures; serialisable with the
 /// `serde` feature, so a restarted process resumes the schedule (and its
 /// jitter, when seeded).
-///
-/// ```
-/// let s = retrykit_core::OracleState::default();
-/// assert_eq!(s.failures, 0);
-/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct OracleState {
@@ -106,12 +96,6 @@ impl<'p> Oracle<'p> {
     }
 
     /// An oracle that continues from saved state.
-    ///
-    /// ```
-    /// let p = retrykit_core::Policy::default();
-    /// let o = retrykit_core::Oracle::resume(&p, retrykit_core::OracleState { failures: 2, ..Default::default() });
-    /// assert_eq!(o.state().failures, 2);
-    /// ```
     pub fn resume(policy: &'p Policy, state: OracleState) -> Self {
         Oracle {
             policy,
@@ -172,11 +156,6 @@ impl<'p> Oracle<'p> {
     }
 
     /// The state to persist.
-    ///
-    /// ```
-    /// let p = retrykit_core::Policy::default();
-    /// assert_eq!(retrykit_core::Oracle::new(&p).state().failures, 0);
-    /// ```
     pub const fn state(&self) -> OracleState {
         self.state
     }
@@ -205,12 +184,6 @@ impl<'p> Oracle<'p> {
     /// Records a failure at `now` of a transient error without a hint, and
     /// says how long to wait, or why to give up. Giving up leaves the state
     /// as it was, so asking again gives up again.
-    ///
-    /// ```
-    /// use retrykit_core::{Ending, Oracle, Policy, Verdict};
-    /// let p = Policy::builder().max_attempts(1).build().unwrap();
-    /// assert_eq!(Oracle::new(&p).failure(std::time::SystemTime::now()), Verdict::GiveUp(Ending::Exhausted));
-    /// ```
     pub fn failure(&mut self, now: SystemTime) -> Verdict {
         self.decide(Class::TRANSIENT, None, now)
     }
@@ -275,12 +248,6 @@ impl<'p> Oracle<'p> {
 
     /// Records a success at `now`: the state resets, and the answer is the
     /// wait before the next piece of work (`delay_on_success`).
-    ///
-    /// ```
-    /// let p = retrykit_core::Policy::default();
-    /// let mut o = retrykit_core::Oracle::new(&p);
-    /// assert_eq!(o.success(std::time::SystemTime::now()), std::time::Duration::ZERO);
-    /// ```
     pub fn success(&mut self, now: SystemTime) -> Duration {
         self.open = false;
         self.state = OracleState {

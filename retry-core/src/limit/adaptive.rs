@@ -196,13 +196,11 @@ impl AimdSettings {
 
 /// Additive increase, multiplicative decrease.
 ///
-/// A good sample adds `1 / limit` when at least half the limit is in use
-/// (one per limit's worth of samples, about one per round trip; an idle
-/// limit does not grow). A drop multiplies the limit by `decrease`, at
-/// most once per limit's worth of samples: the attempts sent before a cut
-/// come back with the load that caused it and are not cut for again.
-/// `Outcome::Ignored` samples change nothing. The limit stays within
-/// `[min, max]`.
+/// A good sample adds `1 / limit` when at least half the limit is in use.
+/// A drop multiplies the limit by `decrease`, at most once per limit's
+/// worth of samples (the attempts sent before a cut come back with its
+/// load). `Outcome::Ignored` changes nothing. The limit stays within
+/// `[min, max]` (docs/limits.md, Kinds).
 #[derive(Debug, Clone)]
 pub struct Aimd {
     settings: AimdSettings,
@@ -364,23 +362,13 @@ pub const REPROBE_AFTER: u32 = 10;
 ///    about `sqrt(limit)` form, so that a dependency with room shows it;
 /// 5. `limit = limit * (1 - smoothing) + new * smoothing`, within `[min, max]`.
 ///
-/// A limit held just above the dependency's capacity keeps a queue there,
-/// so no window sees the no-load latency again. So every `probe_every`
-/// windows a probe holds the limit at `limit / tolerance - 2 * sqrt(limit)`
-/// (twice the headroom below where the gradient settles) for
-/// [`PROBE_WINDOWS`] windows, `noload` starts again from what those windows
-/// see, and then the limit goes back to where it was. The first
-/// [`PROBE_WINDOWS`] windows measure `noload` the same way at
-/// `initial_limit`. A dependency that really got slower is so followed
-/// within one probe; a measurement that finds `noload` a tenth or more
-/// lower than the one before (and the first one) is followed by a probe
-/// after [`REPROBE_AFTER`] windows, so a limit that started far too high
-/// comes down quickly.
-///
-/// At a dependency that serves `C` at once in a fixed time and queues the
-/// rest, a window's latency grows as `limit / C` past `C`, so the limit
-/// settles near `tolerance * C + sqrt(limit)`, and a probe holds it at
-/// about `C - sqrt(limit)`.
+/// Every `probe_every` windows a probe holds the limit at `limit /
+/// tolerance - 2 * sqrt(limit)` for [`PROBE_WINDOWS`] windows, `noload`
+/// restarts from what they see, and the limit goes back; the first windows
+/// measure `noload` so at `initial_limit`. A probe that finds `noload` a
+/// tenth or more lower is followed by another after [`REPROBE_AFTER`]
+/// windows. Why, and where the limit settles: docs/limits.md (How the
+/// gradient finds the no-load latency).
 #[derive(Debug, Clone)]
 pub struct Gradient {
     settings: GradientSettings,
