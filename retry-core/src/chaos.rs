@@ -26,17 +26,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 /// The longest injected delay or Retry-After hint accepted: 10 minutes.
-///
-/// ```
-/// assert_eq!(retrykit_core::chaos::MAX_DELAY.as_secs(), 600);
-/// ```
 pub const MAX_DELAY: Duration = Duration::from_secs(600);
 
 /// The fault classes chaos can inject, as files write them.
-///
-/// ```
-/// assert_eq!(retrykit_core::chaos::FAULT_CLASSES, &["transient", "timeout", "throttled", "permanent"]);
-/// ```
 pub const FAULT_CLASSES: &[&str] = retrykit_schema::keys::CHAOS_FAULTS;
 
 /// A policy's chaos: how often its attempts fail on purpose, and with what
@@ -124,11 +116,6 @@ fn bounded(field: &'static str, d: Duration) -> Result<Duration, ChaosError> {
 impl Chaos {
     /// Chaos that injects nothing yet, drawing from `seed` (from the OS's
     /// randomness without one).
-    ///
-    /// ```
-    /// let chaos = retrykit_core::chaos::Chaos::new(None);
-    /// assert!(!chaos.active());
-    /// ```
     pub fn new(seed: Option<u64>) -> Self {
         let start = seed.unwrap_or_else(crate::rng::os_seed);
         Chaos {

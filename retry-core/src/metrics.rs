@@ -1,34 +1,12 @@
 //! Metrics through the [`metrics`](https://docs.rs/metrics) facade (feature
-//! `metrics`), recorded by the one retry loop, so `#[retry]`, [`Retry`](crate::Retry),
-//! the tower layer and the reqwest middleware all count alike. Every metric
-//! carries the label `retry.policy` (the policy's name, `<unnamed>` for a
-//! policy built in code without one). Names follow OpenTelemetry's style
-//! (dotted, durations in seconds).
+//! `metrics`), recorded by the one retry loop, so every entry point counts
+//! alike. Every metric but those of a budget, breaker or limit's own state
+//! carries `retry.policy` (the policy's name, `<unnamed>` without one).
+//! Names follow OpenTelemetry's style (dotted, durations in seconds).
 //!
-//! | name | kind | labels | what |
-//! |---|---|---|---|
-//! | `retry.calls` | counter | `retry.ending`, `retry.retried` | calls, by end reason ([`Ending::as_str`](crate::Ending::as_str)) and whether any retry happened |
-//! | `retry.call.attempts` | histogram | | attempts per call, the first included |
-//! | `retry.retries` | counter | | retries (waits begun) |
-//! | `retry.wait.duration` | histogram (s) | | each wait before a retry |
-//! | `retry.budget.refusals` | counter | | retries the shared budget refused |
-//! | `retry.hints` | counter | `retry.hint` = `honoured` / `clamped` | waits taken from a server hint, as given or cut to `max_retry_after` |
-//! | `retry.budget.fail_open` | counter | `retry.budget` (no `retry.policy`) | times a fleet budget's store failed or was too slow, so the host fell back to its local budget |
-//! | `retry.breaker.state` | gauge | `retry.breaker` (no `retry.policy`) | a circuit breaker's state: 0 closed, 1 half-open, 2 open |
-//! | `retry.breaker.transitions` | counter | `retry.breaker`, `retry.breaker.to` (`open`, `half_open`, `closed`) | a breaker's state changes |
-//! | `retry.breaker.refusals` | counter | | attempts a circuit breaker refused (never sent) |
-//! | `retry.limit.in_flight` | gauge | `retry.limit` (no `retry.policy`) | attempts holding a permit of a concurrency limit |
-//! | `retry.limit.size` | gauge | `retry.limit` (no `retry.policy`) | a concurrency limit's size now (an adaptive limit's moves) |
-//! | `retry.limit.waiting` | gauge | `retry.limit` (no `retry.policy`) | calls queued for a permit |
-//! | `retry.limit.refusals` | counter | `retry.limit` | calls a concurrency limit gave no permit in time (ended `limit_full`) |
-//! | `retry.limit.wait.duration` | histogram (s) | `retry.limit`, `retry.limit.granted` (`true`, `false`) | each wait in a limit's queue (a permit free at once is no wait) |
-//! | `retry.chaos.faults` | counter | `retry.chaos.class` | faults the policy's chaos injected in place of attempts (docs/chaos.md), apart from real failures |
-//! | `retry.chaos.delays` | counter | | attempts the policy's chaos delayed |
-//! | `retry.budget.failing_open` | gauge | `retry.budget` (no `retry.policy`) | 1 while a fleet budget is falling back to its local budget, 0 once its store answers |
-//!
-//! Recording allocates each metric's labels, so with this feature on the
-//! success path is not allocation-free.
-//!
+//! Each metric is a constant below, with its kind and labels; [`describe`]
+//! gives each its unit and meaning. Recording allocates each metric's
+//! labels, so with this feature on the success path is not allocation-free.
 //! `retry.calls` gives the classic four kinds: succeeded or failed
 //! (`retry.ending` `success` or not), with or without retry (`retry.retried`).
 //!
@@ -52,48 +30,48 @@ use metrics::{
 };
 use std::sync::Arc;
 
-/// Faults chaos injected, by `retry.chaos.class`.
+/// Counter: faults chaos injected in place of attempts, by `retry.chaos.class`.
 pub const CHAOS_FAULTS: &str = "retry.chaos.faults";
-/// Attempts chaos delayed.
+/// Counter: attempts chaos delayed.
 pub const CHAOS_DELAYS: &str = "retry.chaos.delays";
-/// Calls, by `retry.ending` and `retry.retried`.
+/// Counter: calls, by `retry.ending` ([`Ending::as_str`](crate::Ending::as_str)) and `retry.retried`.
 pub const CALLS: &str = "retry.calls";
-/// Attempts per call.
+/// Histogram: attempts per call, the first included.
 pub const ATTEMPTS: &str = "retry.call.attempts";
-/// Retries.
+/// Counter: retries (waits begun).
 pub const RETRIES: &str = "retry.retries";
-/// Each wait before a retry, in seconds.
+/// Histogram: each wait before a retry, in seconds.
 pub const WAIT: &str = "retry.wait.duration";
-/// Retries the budget refused.
+/// Counter: retries the shared budget refused.
 pub const BUDGET_REFUSALS: &str = "retry.budget.refusals";
-/// Waits taken from a server hint, by `retry.hint` (`honoured`, `clamped`).
+/// Counter: waits taken from a server hint, by `retry.hint` (`honoured`, `clamped`).
 pub const HINTS: &str = "retry.hints";
-/// Fall-backs of a fleet budget to its local budget, by `retry.budget`.
+/// Counter: fall-backs of a fleet budget to its local budget, by `retry.budget`.
 pub const BUDGET_FAIL_OPEN: &str = "retry.budget.fail_open";
-/// 1 while a fleet budget falls back to its local budget, else 0, by `retry.budget`.
+/// Gauge: 1 while a fleet budget falls back to its local budget, else 0, by `retry.budget`.
 pub const BUDGET_FAILING_OPEN: &str = "retry.budget.failing_open";
 
-/// Hedges, by `retry.policy` and `retry.hedge`: `started`, `won` (a hedge's
+/// Counter: hedges, by `retry.hedge`: `started`, `won` (a hedge's
 /// result ended the call) and `cancelled` (dropped unfinished when another
 /// attempt ended the call; the first attempt included).
 pub const HEDGES: &str = "retry.hedges";
 
-/// A circuit breaker's state, by `retry.breaker`: 0 closed, 1 half-open, 2 open.
+/// Gauge: a circuit breaker's state, by `retry.breaker`: 0 closed, 1 half-open, 2 open.
 pub const BREAKER_STATE: &str = "retry.breaker.state";
-/// A circuit breaker's state changes, by `retry.breaker` and `retry.breaker.to`.
+/// Counter: a circuit breaker's state changes, by `retry.breaker` and `retry.breaker.to`.
 pub const BREAKER_TRANSITIONS: &str = "retry.breaker.transitions";
-/// Attempts a circuit breaker refused, by `retry.policy`.
+/// Counter: attempts a circuit breaker refused (never sent).
 pub const BREAKER_REFUSALS: &str = "retry.breaker.refusals";
 
-/// Attempts holding a permit of a concurrency limit, by `retry.limit`.
+/// Gauge: attempts holding a permit of a concurrency limit, by `retry.limit`.
 pub const LIMIT_IN_FLIGHT: &str = "retry.limit.in_flight";
-/// A concurrency limit's size now, by `retry.limit`.
+/// Gauge: a concurrency limit's size now, by `retry.limit`.
 pub const LIMIT_SIZE: &str = "retry.limit.size";
-/// Calls queued for a permit, by `retry.limit`.
+/// Gauge: calls queued for a permit, by `retry.limit`.
 pub const LIMIT_WAITING: &str = "retry.limit.waiting";
-/// Calls a concurrency limit gave no permit in time, by `retry.policy` and `retry.limit`.
+/// Counter: calls a concurrency limit gave no permit in time, by `retry.limit`.
 pub const LIMIT_REFUSALS: &str = "retry.limit.refusals";
-/// Each wait in a limit's queue, in seconds, by `retry.policy`, `retry.limit` and `retry.limit.granted`.
+/// Histogram: each wait in a limit's queue, in seconds, by `retry.limit` and `retry.limit.granted`.
 pub const LIMIT_WAIT: &str = "retry.limit.wait.duration";
 
 /// Describes each metric (unit and meaning) to the installed recorder.

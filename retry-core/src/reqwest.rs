@@ -39,28 +39,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// Retries requests through a reqwest-middleware client with a named
-/// policy or a [`Policy`] value.
-///
-/// ```
-/// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-/// use retrykit_core::{reqwest::RetryMiddleware, Policy};
-/// # use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
-/// # use std::{future::Future, pin::Pin};
-/// # static CALLS: AtomicU32 = AtomicU32::new(0);
-/// # type Answer<'a> = Pin<Box<dyn Future<Output = reqwest_middleware::Result<reqwest::Response>> + Send + 'a>>;
-/// # /// Stands in for the server (no network): a 503, then a 200.
-/// # fn server<'a>(_: reqwest::Request, _: &'a mut http::Extensions, _: reqwest_middleware::Next<'a>) -> Answer<'a> {
-/// #     let status = if CALLS.fetch_add(1, SeqCst) == 0 { 503 } else { 200 };
-/// #     Box::pin(async move { Ok(http::Response::builder().status(status).body("").unwrap().into()) })
-/// # }
-/// let client = reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
-///     .with(RetryMiddleware::new(Policy::default()))
-///     .with(server)
-///     .build();
-/// let response = client.get("http://orders.invalid/17").send().await.unwrap();
-/// assert_eq!((response.status().as_u16(), CALLS.load(SeqCst)), (200, 2));
-/// # }
-/// ```
+/// policy or a [`Policy`] value (see [`new`](Self::new)'s example).
 #[derive(Debug, Clone)]
 pub struct RetryMiddleware {
     source: PolicySource,

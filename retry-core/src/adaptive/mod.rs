@@ -70,10 +70,6 @@ impl Default for AdaptiveLimiter {
 
 impl AdaptiveLimiter {
     /// A limiter that has seen no throttle (and so limits nothing yet).
-    ///
-    /// ```
-    /// assert!(!retrykit_core::AdaptiveLimiter::new().is_limiting());
-    /// ```
     pub fn new() -> AdaptiveLimiter {
         AdaptiveLimiter {
             state: Mutex::new(Bucket::new()),
@@ -82,12 +78,6 @@ impl AdaptiveLimiter {
     }
 
     /// Whether a throttle has switched the bucket on.
-    ///
-    /// ```
-    /// let l = retrykit_core::AdaptiveLimiter::new();
-    /// l.record(std::time::Instant::now(), true);
-    /// assert!(l.is_limiting());
-    /// ```
     pub fn is_limiting(&self) -> bool {
         self.state().enabled
     }
@@ -108,11 +98,6 @@ impl AdaptiveLimiter {
     ///
     /// `Err(wait)`: the bucket lacked the tokens, which are taken anyway (a
     /// debt); the attempt should wait `wait` before it is sent.
-    ///
-    /// ```
-    /// let l = retrykit_core::AdaptiveLimiter::new();
-    /// assert!(l.try_acquire(std::time::Instant::now(), false).is_ok());
-    /// ```
     pub fn try_acquire(&self, now: Instant, retry: bool) -> Result<(), Duration> {
         let cost = if retry {
             RETRY_COST
@@ -141,12 +126,6 @@ impl AdaptiveLimiter {
 
     /// Records an attempt's outcome at `now`: `throttled` when the service
     /// said to slow down.
-    ///
-    /// ```
-    /// let l = retrykit_core::AdaptiveLimiter::new();
-    /// l.record(std::time::Instant::now(), false);
-    /// assert!(!l.is_limiting());
-    /// ```
     pub fn record(&self, now: Instant, throttled: bool) {
         let mut bucket = self.state();
         let t = bucket.seconds(now);

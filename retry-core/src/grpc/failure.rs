@@ -129,12 +129,6 @@ impl GrpcFailure {
     /// The failure the `grpc-status` and `grpc-retry-pushback-ms` of `map`
     /// (a Trailers-Only response's headers, or the trailers) say, or `None`
     /// for `OK`. A missing or malformed status is a permanent failure.
-    ///
-    /// ```
-    /// use retrykit_core::grpc::{GrpcFailure, GrpcStatus};
-    /// let f = GrpcFailure::classify(&http::HeaderMap::new()).unwrap();
-    /// assert_eq!(f.status, GrpcStatus::Missing);
-    /// ```
     pub fn classify(map: &HeaderMap) -> Option<Self> {
         let status = match map.get(GRPC_STATUS) {
             None => GrpcStatus::Missing,
@@ -150,12 +144,6 @@ impl GrpcFailure {
     /// The failure of a response whose HTTP status is not 200 and which
     /// carries no `grpc-status` (a proxy's answer, say), by the gRPC spec's
     /// mapping (see [`GrpcStatus::Http`]).
-    ///
-    /// ```
-    /// use retrykit_core::{Class, grpc::GrpcFailure};
-    /// let f = GrpcFailure::from_http(http::StatusCode::SERVICE_UNAVAILABLE, &http::HeaderMap::new());
-    /// assert_eq!(f.class, Class::TRANSIENT);
-    /// ```
     pub fn from_http(status: StatusCode, headers: &HeaderMap) -> Self {
         let code = match status.as_u16() {
             400 => 13,

@@ -115,14 +115,6 @@ pub trait ViaClassify {
 impl<E: Classify> ViaClassify for &Probe<E> {}
 
 /// The fallback when the error type does not implement [`Classify`].
-///
-/// ```
-/// use retrykit_core::__private::classify::{probe, tag, ViaClassify as _, ViaTransient as _};
-/// use retrykit_core::{Class, Classify as _};
-/// let kind = (&&probe::<Result<(), String>>()).__retry_kind(); // `String` does not
-/// let tagged = tag(kind, Err::<(), _>("not found".to_owned())).unwrap_err();
-/// assert_eq!(tagged.class(), Class::TRANSIENT);
-/// ```
 pub trait ViaTransient {
     /// The classification strategy.
     fn __retry_kind(&self) -> AllTransient {
@@ -149,12 +141,6 @@ pub struct Tagged<E, K> {
 
 impl<E, K> Tagged<E, K> {
     /// The user's error back.
-    ///
-    /// ```
-    /// use retrykit_core::__private::classify::{tag, AllTransient};
-    /// let t = tag(AllTransient, Err::<(), _>(1)).unwrap_err();
-    /// assert_eq!(t.into_inner(), 1);
-    /// ```
     pub fn into_inner(self) -> E {
         self.error
     }
@@ -173,12 +159,6 @@ impl<E, K> Tagged<E, K> {
 }
 
 /// Tags an attempt's result with the classification strategy.
-///
-/// ```
-/// use retrykit_core::__private::classify::{tag, AllTransient};
-/// let r: Result<(), _> = tag(AllTransient, Err::<(), _>("boom"));
-/// assert!(r.is_err());
-/// ```
 pub fn tag<T, E, K>(_: K, result: Result<T, E>) -> Result<T, Tagged<E, K>> {
     result.map_err(Tagged::new)
 }
@@ -215,11 +195,6 @@ impl<E> Classify for Tagged<E, AllTransient> {
 
 /// Runs a blocking attempt's body as a closure, so `return` and `?` in the
 /// body end the attempt with the function's declared type.
-///
-/// ```
-/// let r = retrykit_core::__private::classify::run_once(|| -> Result<u8, String> { Ok(3) });
-/// assert_eq!(r, Ok(3));
-/// ```
 pub fn run_once<R>(attempt: impl FnOnce() -> R) -> R {
     attempt()
 }

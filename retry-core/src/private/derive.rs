@@ -1,11 +1,5 @@
 //! What `#[derive(Classify)]` expands to names: the trait and its types,
 //! checks on the fields it delegates to, and [`DeclaredClass`].
-//!
-//! ```
-//! use retrykit_core::__private::derive::RetryAfterField;
-//! use std::time::Duration;
-//! assert_eq!(Some(Duration::from_secs(2)).retry_after(), Some(Duration::from_secs(2)));
-//! ```
 
 use std::time::Duration;
 
@@ -49,13 +43,6 @@ impl RetryAfterField for Option<Duration> {
 
 /// The field of a `#[classify(breaker_open)]` variant: the
 /// [`BreakerOpen`] itself.
-///
-/// ```
-/// use retrykit_core::__private::derive::BreakerOpenField;
-/// use retrykit_core::breaker::{BreakerOpen, BreakerState};
-/// let open = BreakerOpen::new(Some("db"), BreakerState::Open, Default::default());
-/// assert_eq!(BreakerOpen::from_breaker_open(open.clone()), open);
-/// ```
 #[diagnostic::on_unimplemented(
     message = "the field of a `#[classify(breaker_open)]` variant must be a `retrykit_core::breaker::BreakerOpen`, found `{Self}`",
     label = "the engine puts the breaker's refusal here",
@@ -73,13 +60,6 @@ impl BreakerOpenField for BreakerOpen {
 }
 
 /// The field of a `#[classify(limit_full)]` variant: the [`LimitFull`] itself.
-///
-/// ```
-/// use retrykit_core::__private::derive::LimitFullField;
-/// use retrykit_core::limit::LimitFull;
-/// let full = LimitFull::new(Some("db"), 4);
-/// assert_eq!(LimitFull::from_limit_full(full.clone()), full);
-/// ```
 #[diagnostic::on_unimplemented(
     message = "the field of a `#[classify(limit_full)]` variant must be a `retrykit_core::limit::LimitFull`, found `{Self}`",
     label = "the engine puts the limit's refusal here",

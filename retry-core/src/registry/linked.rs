@@ -48,11 +48,6 @@ pub struct CallSite {
 
 impl CallSite {
     /// A call site with nothing known beyond where it is.
-    ///
-    /// ```
-    /// let site = retrykit_core::__private::loader::CallSite::new("db", "src/db.rs", 3, "query");
-    /// assert_eq!((site.policy, site.line, site.config), ("db", 3, None));
-    /// ```
     pub const fn new(
         policy: &'static str,
         file: &'static str,
@@ -124,25 +119,11 @@ pub struct DeclaredClass {
 inventory::collect!(DeclaredClass);
 
 /// Every declared error class.
-///
-/// ```
-/// retrykit_core::__private::inventory::submit! {
-///     retrykit_core::__private::derive::DeclaredClass { name: "stale", by: "CacheError" }
-/// }
-/// assert!(retrykit_core::__private::loader::declared_classes().any(|c| (c.name, c.by) == ("stale", "CacheError")));
-/// ```
 pub fn declared_classes() -> impl Iterator<Item = &'static DeclaredClass> {
     inventory::iter::<DeclaredClass>.into_iter()
 }
 
 /// Every registered call site.
-///
-/// ```
-/// const SITE: retrykit_core::__private::loader::CallSite =
-///     retrykit_core::__private::loader::CallSite::new("cache", file!(), line!(), "refresh");
-/// retrykit_core::__private::inventory::submit! { SITE }
-/// assert!(retrykit_core::__private::loader::call_sites().any(|c| (c.policy, c.function) == ("cache", "refresh")));
-/// ```
 pub fn call_sites() -> impl Iterator<Item = &'static CallSite> {
     inventory::iter::<CallSite>.into_iter()
 }

@@ -51,11 +51,6 @@ pub(crate) fn withheld(name: &str) -> Option<String> {
 }
 
 /// What [`set_origin`] last recorded.
-///
-/// ```
-/// retrykit_core::__private::loader::set_origin("no retry.toml found");
-/// assert_eq!(retrykit_core::__private::loader::origin().as_deref(), Some("no retry.toml found"));
-/// ```
 pub fn origin() -> Option<String> {
     ORIGIN
         .lock()
@@ -66,11 +61,6 @@ pub fn origin() -> Option<String> {
 /// Turns strict mode on or off. In strict mode a call whose policy is
 /// missing ends the process (exit code 1) after saying why, instead of
 /// running once without retry; `RETRY_STRICT=1` turns it on too.
-///
-/// ```
-/// retrykit_core::registry::set_strict(false);
-/// assert!(!retrykit_core::registry::is_strict() || std::env::var("RETRY_STRICT").is_ok());
-/// ```
 pub fn set_strict(strict: bool) {
     STRICT.store(strict, Ordering::Relaxed);
 }

@@ -54,26 +54,6 @@ pub struct Grpc;
 
 impl<K, H> RetryLayer<K, H> {
     /// Judges with the gRPC semantics (see [`Grpc`]).
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-    /// use retrykit_core::{tower::RetryLayer, Policy, Report};
-    /// use tower::{Layer, ServiceExt};
-    /// # use http::{Request, Response};
-    /// # use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
-    /// # static CALLS: AtomicU32 = AtomicU32::new(0);
-    /// // A server answering UNAVAILABLE as Trailers-Only, then OK.
-    /// let server = tower::service_fn(|_: Request<tonic::body::Body>| async {
-    ///     let code = if CALLS.fetch_add(1, SeqCst) == 0 { "14" } else { "0" };
-    ///     let response = Response::builder().header("grpc-status", code).body(tonic::body::Body::empty());
-    ///     Ok::<_, std::convert::Infallible>(response.unwrap())
-    /// });
-    /// let svc = RetryLayer::new(Policy::default()).grpc().layer(server);
-    /// let response = svc.oneshot(Request::new(tonic::body::Body::empty())).await.unwrap();
-    /// assert_eq!((response.headers()["grpc-status"].to_str().unwrap(), CALLS.load(SeqCst)), ("0", 2));
-    /// assert_eq!(response.extensions().get::<Report>().unwrap().attempts, 2);
-    /// # }
-    /// ```
     pub fn grpc(self) -> RetryLayer<Grpc, H> {
         RetryLayer {
             source: self.source,
