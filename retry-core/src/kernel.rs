@@ -5,18 +5,6 @@
 //! generator seeded jitter draws from. Applications retry through
 //! [`Retry`](crate::Retry) and `#[retry]`, or schedule retries themselves
 //! with the persistable [`Oracle`](crate::Oracle).
-//!
-//! ```
-//! use retrykit_core::{Class, Jitter, Policy};
-//! use retrykit_core::kernel::{Decider, Failure, Step};
-//! use std::time::{Duration, Instant};
-//! let p = Policy::builder().jitter(Jitter::None).max_attempts(2).build().unwrap();
-//! let mut d = Decider::new(None);
-//! let t0 = Instant::now();
-//! d.begin_attempt(&p, t0);
-//! let fail = Failure { class: Class::TRANSIENT, hint: None, allowed: true };
-//! assert_eq!(d.after_failure(&p, fail, t0), Step::Retry { wait: Duration::from_millis(100), hinted: false });
-//! ```
 
 pub use crate::decide::hedge::{Admission, HedgeStep, HedgeStop, HedgeView, is_fatal, next_hedge};
 pub use crate::decide::{Decider, Failure, Step};

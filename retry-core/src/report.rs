@@ -48,10 +48,6 @@ pub enum Ending {
 
 impl Ending {
     /// A short name, as used in tracing fields and reports.
-    ///
-    /// ```
-    /// assert_eq!(retrykit_core::Ending::BudgetEmpty.as_str(), "budget_empty");
-    /// ```
     pub const fn as_str(&self) -> &'static str {
         match self {
             Ending::Success => "success",
@@ -74,17 +70,6 @@ crate::problem::display_as_str!(Ending);
 
 /// What one call through the retry loop did (`Retry::call_with_report`, an
 /// `on_give_up` hook). A test of a hook builds one with [`Report::new`].
-///
-/// # Examples
-///
-/// ```
-/// use retrykit_core::{Ending, Report};
-/// use std::time::Duration;
-/// let mut r = Report::new(Ending::Exhausted, 3);
-/// r.waited = Duration::from_millis(300);
-/// assert!(!r.succeeded());
-/// assert_eq!((r.attempts, r.winner, r.hedges), (3, 3, 0));
-/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Report {

@@ -341,14 +341,11 @@ impl FleetBreaker {
 /// The fleet side of [`CircuitBreaker`]'s API.
 impl CircuitBreaker {
     /// Shares this breaker with every host using the same name and store
-    /// (feature `redis`; `scope = "fleet"` in a file): the state and the
-    /// window's counts are kept in Redis, and the half-open probes are
-    /// leased fleet-wide, so the fleet sends `probes` probes, not that many
-    /// per host. It starts a background thread that syncs every
+    /// (feature `redis`; `scope = "fleet"` in a file): state, counts and
+    /// probes are kept in Redis, synced by a background thread every
     /// [`refresh`](crate::fleet::FleetOptions::refresh); no call waits for
-    /// Redis, and while Redis fails this breaker decides alone. The bounds
-    /// (probes, attempts during an open period) are derived in the
-    /// [`fleet`](crate::fleet) module docs.
+    /// it, and while it fails this breaker decides alone (the
+    /// [`fleet`](crate::fleet) module docs give the bounds).
     ///
     /// ```
     /// use retrykit_core::{breaker::CircuitBreaker, fleet::FleetOptions};
@@ -375,20 +372,12 @@ impl CircuitBreaker {
     }
 
     /// The fleet breaker's options; `None` for a local breaker.
-    ///
-    /// ```
-    /// assert!(retrykit_core::breaker::CircuitBreaker::builder().build().unwrap().fleet_options().is_none());
-    /// ```
     pub fn fleet_options(&self) -> Option<&crate::fleet::FleetOptions> {
         self.fleet.as_ref().map(FleetBreaker::options)
     }
 
     /// The fleet breaker's link and state as its last round trip saw them;
     /// `None` for a local breaker.
-    ///
-    /// ```
-    /// assert!(retrykit_core::breaker::CircuitBreaker::builder().build().unwrap().fleet_status().is_none());
-    /// ```
     pub fn fleet_status(&self) -> Option<BreakerFleetStatus> {
         self.fleet.as_ref().map(FleetBreaker::status)
     }

@@ -12,13 +12,6 @@ use crate::report::Ending;
 use std::time::{Duration, Instant};
 
 /// The call as it stands when the loop asks about the next hedge.
-///
-/// ```
-/// use retrykit_core::kernel::HedgeView;
-/// use std::time::Duration;
-/// let v = HedgeView::first(Duration::from_millis(3));
-/// assert_eq!((v.started, v.in_flight), (1, 1));
-/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HedgeView {
     /// Attempts started, the first included.
@@ -89,11 +82,6 @@ impl HedgeStop {
     /// How the call ends when it stops hedging with nothing left in flight
     /// (every attempt failed non-fatally): the call returns the last error
     /// with this ending.
-    ///
-    /// ```
-    /// use retrykit_core::{Ending, kernel::HedgeStop};
-    /// assert_eq!(HedgeStop::CapSpent.ending(), Ending::BudgetEmpty);
-    /// ```
     pub const fn ending(self) -> Ending {
         match self {
             HedgeStop::NotHedging | HedgeStop::Attempts => Ending::Exhausted,
@@ -121,18 +109,6 @@ pub enum HedgeStep {
 /// the last start), the deadline (a hedge due at or past it is not sent),
 /// and when it is due now, `admit` (called at most once, only then). A
 /// success or a fatal error ends the call before this is asked.
-///
-/// ```
-/// use retrykit_core::{Policy, hedge::*, kernel::*};
-/// use std::time::Duration;
-/// let p = Policy::builder().hedge(Some(HedgeSettings::new(HedgeAfter::Fixed(Duration::from_millis(10))))).build().unwrap();
-/// let mut v = HedgeView::first(Duration::from_millis(10));
-/// v.since_last_start = Duration::from_millis(4);
-/// assert_eq!(next_hedge(&p, &v, || Admission::Admitted), HedgeStep::Wait(Duration::from_millis(6)));
-/// v.since_last_start = Duration::from_millis(10);
-/// assert_eq!(next_hedge(&p, &v, || Admission::Admitted), HedgeStep::Start);
-/// assert_eq!(next_hedge(&p, &v, || Admission::CapSpent), HedgeStep::Stop(HedgeStop::CapSpent));
-/// ```
 pub fn next_hedge(
     policy: &Policy,
     view: &HedgeView,
@@ -170,13 +146,6 @@ pub fn next_hedge(
 /// Whether a failed attempt ends a hedged call (fatal) rather than letting
 /// the other attempts run on: what a retry would not follow, a permanent
 /// error, a class outside `retry_on`, or the site's predicate refusing.
-///
-/// ```
-/// use retrykit_core::{Class, Policy, kernel::{Failure, is_fatal}};
-/// let p = Policy::default();
-/// assert!(is_fatal(&p, Failure { class: Class::Permanent, hint: None, allowed: true }));
-/// assert!(!is_fatal(&p, Failure { class: Class::TRANSIENT, hint: None, allowed: true }));
-/// ```
 pub fn is_fatal(policy: &Policy, failure: Failure) -> bool {
     failure.class == Class::Permanent || !failure.allowed || !in_policy(policy, failure.class)
 }
@@ -185,17 +154,6 @@ impl Policy {
     /// Takes one hedge at `now` from the cap on hedges, then from every
     /// window budget of the policy (a refusal by the cap costs the budgets
     /// nothing). The `admit` of [`next_hedge`] for a real loop.
-    ///
-    /// ```
-    /// use retrykit_core::{Policy, hedge::*, kernel::*};
-    /// use std::time::{Duration, Instant};
-    /// let p = Policy::builder().hedge(Some(HedgeSettings::new(HedgeAfter::Fixed(Duration::from_millis(1))))).build().unwrap();
-    /// let now = Instant::now();
-    /// assert_eq!(p.admit_hedge(now), Admission::CapSpent); // no call counted yet
-    /// for _ in 0..10 { p.hedging().unwrap().count_call(now); }
-    /// assert_eq!(p.admit_hedge(now), Admission::Admitted); // 10% of 10 calls
-    /// assert_eq!(p.admit_hedge(now), Admission::CapSpent);
-    /// ```
     pub fn admit_hedge(&self, now: Instant) -> Admission {
         let Some(hedging) = self.hedging() else {
             return Admission::CapSpent;

@@ -79,12 +79,6 @@ impl LatencyEstimate {
     }
 
     /// Records one latency (rounded to whole nanoseconds, at least 1).
-    ///
-    /// ```
-    /// let e = retrykit_core::hedge::LatencyEstimate::new();
-    /// e.record(std::time::Duration::from_millis(5));
-    /// assert_eq!(e.seen(), 1);
-    /// ```
     pub fn record(&self, latency: Duration) {
         let ns = latency.as_nanos().max(1) as f64;
         let mut inner = self.lock();
