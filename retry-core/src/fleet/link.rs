@@ -13,9 +13,10 @@ use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 /// ```
 /// assert_eq!(retrykit_core::fleet::FleetState::FailingOpen.as_str(), "failing_open");
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum FleetState {
     /// No round trip has finished yet: the local budget decides meanwhile.
+    #[default]
     Connecting,
     /// Redis answers: retries come from the fleet's lease.
     Fleet,
@@ -51,7 +52,7 @@ impl FleetState {
 /// assert_eq!(s.state, retrykit_core::fleet::FleetState::Connecting);
 /// assert_eq!(s.fallbacks, 0);
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub struct FleetStatus {
     /// Who decides now.
@@ -66,19 +67,6 @@ pub struct FleetStatus {
     pub calls_sent: u64,
     /// Retries the lease holds now.
     pub lease: u64,
-}
-
-impl Default for FleetStatus {
-    fn default() -> Self {
-        FleetStatus {
-            state: FleetState::Connecting,
-            fallbacks: 0,
-            recoveries: 0,
-            leased: 0,
-            calls_sent: 0,
-            lease: 0,
-        }
-    }
 }
 
 /// A link's health, shared by every kind of fleet link (budget, breaker):

@@ -255,15 +255,6 @@ impl Hedging {
     }
 
     /// Calls and hedges counted by the cap in the window ending at `now`.
-    ///
-    /// ```
-    /// use retrykit_core::{Policy, hedge::{HedgeAfter, HedgeSettings}};
-    /// use std::time::{Duration, Instant};
-    /// let p = Policy::builder().hedge(Some(HedgeSettings::new(HedgeAfter::Fixed(Duration::from_millis(5))))).build().unwrap();
-    /// let now = Instant::now();
-    /// for _ in 0..10 { p.hedging().unwrap().count_call(now); }
-    /// assert_eq!(p.hedging().unwrap().totals(now), (10, 0));
-    /// ```
     pub fn totals(&self, now: Instant) -> (u64, u64) {
         self.cap.totals(now)
     }
