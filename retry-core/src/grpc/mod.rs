@@ -25,15 +25,7 @@ mod failure;
 pub use failure::{GRPC_STATUS, GrpcFailure, GrpcStatus, code_class};
 
 /// The header each retry and hedge carries: how many attempts were sent before it.
-///
-/// ```
-/// assert_eq!(retrykit_core::grpc::GRPC_PREVIOUS_RPC_ATTEMPTS, "grpc-previous-rpc-attempts");
-/// ```
 pub const GRPC_PREVIOUS_RPC_ATTEMPTS: &str = "grpc-previous-rpc-attempts";
 
 /// The header that tells the server how long the call has left.
-///
-/// ```
-/// assert_eq!(retrykit_core::grpc::GRPC_TIMEOUT, "grpc-timeout");
-/// ```
 pub const GRPC_TIMEOUT: &str = "grpc-timeout";

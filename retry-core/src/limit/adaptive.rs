@@ -165,12 +165,6 @@ impl Default for AimdSettings {
 
 impl AimdSettings {
     /// Every rule these settings break.
-    ///
-    /// ```
-    /// use retrykit_core::limit::adaptive::AimdSettings;
-    /// let bad = AimdSettings { decrease: 1.0, ..AimdSettings::default() };
-    /// assert_eq!(bad.problems()[0].field, "decrease");
-    /// ```
     pub fn problems(&self) -> Vec<Problem> {
         let mut problems = Problems::default();
         check_sizes(&mut problems, self.initial, self.min, self.max);
@@ -294,12 +288,6 @@ impl Default for GradientSettings {
 
 impl GradientSettings {
     /// Every rule these settings break.
-    ///
-    /// ```
-    /// use retrykit_core::limit::adaptive::GradientSettings;
-    /// let bad = GradientSettings { min: 50, initial: 20, ..GradientSettings::default() };
-    /// assert_eq!(bad.problems()[0].field, "initial_limit");
-    /// ```
     pub fn problems(&self) -> Vec<Problem> {
         let mut problems = Problems::default();
         check_sizes(&mut problems, self.initial, self.min, self.max);

@@ -85,6 +85,7 @@ impl Policy {
     /// assert!(p.name().is_none() && p.deadline().is_none() && p.attempt_timeout().is_none() && p.retry_on().is_none());
     /// assert!(p.budget().is_none() && p.hedge_settings().is_none() && p.breaker().is_none());
     /// assert!(p.limit().is_none() && p.chaos().is_none());
+    /// assert!(p.max_replay_body() == 64 * 1024 && p.grpc_retry_on().is_none() && p.retry_methods().is_empty());
     /// ```
     pub const fn builder() -> PolicyBuilder {
         PolicyBuilder::new()
