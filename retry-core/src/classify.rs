@@ -184,24 +184,8 @@ impl CarriesTimeout for io::Error {}
 /// Marks an error type whose [`Classify::from_breaker_open`] gives a value.
 /// A `#[retry]` function whose policy names a breaker (in the file the build
 /// sees) must return one, or the build fails. `#[derive(Classify)]`
-/// implements it for a type with a `#[classify(breaker_open)]` variant.
-///
-/// ```
-/// use retrykit_core::{CarriesBreakerOpen, Class, Classify, breaker::BreakerOpen};
-///
-/// #[derive(Debug)]
-/// enum BrokerError { Down, Refused(BreakerOpen) }
-///
-/// impl Classify for BrokerError {
-///     fn class(&self) -> Class { Class::TRANSIENT }
-///     fn from_breaker_open(open: BreakerOpen) -> Option<Self> { Some(BrokerError::Refused(open)) }
-/// }
-/// impl CarriesBreakerOpen for BrokerError {}
-///
-/// fn needs<E: CarriesBreakerOpen>() {}
-/// needs::<BrokerError>();
-/// needs::<std::io::Error>();
-/// ```
+/// implements it for a type with a `#[classify(breaker_open)]` variant
+/// (implemented as [`CarriesTimeout`]'s example shows).
 pub trait CarriesBreakerOpen: Classify {}
 
 impl CarriesBreakerOpen for io::Error {}

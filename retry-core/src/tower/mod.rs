@@ -85,25 +85,6 @@ pub struct ByClassify;
 /// [`BreakerOpen`](crate::breaker::BreakerOpen) when the breaker ended the
 /// call. The final response carries the call's [`Report`](crate::Report)
 /// in its extensions.
-///
-/// ```
-/// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-/// use retrykit_core::{tower::RetryLayer, Policy, Report};
-/// use tower::{Layer, ServiceExt};
-/// # use http::{Request, Response, StatusCode};
-/// # use retrykit_core::http::ReplayBody;
-/// # use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
-/// # static CALLS: AtomicU32 = AtomicU32::new(0);
-/// let unavailable = tower::service_fn(|_: Request<ReplayBody<String>>| async {
-///     CALLS.fetch_add(1, SeqCst);
-///     Ok::<_, std::convert::Infallible>(Response::builder().status(503).body(()).unwrap())
-/// });
-/// let svc = RetryLayer::new(Policy::builder().max_attempts(2).build().unwrap()).http().layer(unavailable);
-/// let response = svc.oneshot(Request::new(String::new())).await.unwrap(); // a 503 is still a response
-/// assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
-/// assert_eq!((response.extensions().get::<Report>().unwrap().attempts, CALLS.load(SeqCst)), (2, 2));
-/// # }
-/// ```
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Http;
 
@@ -137,34 +118,6 @@ impl RetryLayer {
     /// (`helloworld-Greeter`), else `grpc-default`, the names `retry-policy
     /// import grpc` writes. A method none names runs once, with a warning
     /// once per method. Judges with the gRPC semantics ([`Grpc`]).
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-    /// use retrykit_core::{registry, tower::RetryLayer, Policy, Registry};
-    /// use tower::{Layer, ServiceExt};
-    /// # use http::{Request, Response};
-    /// # use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
-    /// # static CALLS: AtomicU32 = AtomicU32::new(0);
-    /// let unavailable = tower::service_fn(|_: Request<tonic::body::Body>| async {
-    ///     CALLS.fetch_add(1, SeqCst);
-    ///     let response = Response::builder().header("grpc-status", "14").body(tonic::body::Body::empty());
-    ///     Ok::<_, std::convert::Infallible>(response.unwrap())
-    /// });
-    /// let attempts = |n| Policy::builder().max_attempts(n).build().unwrap();
-    /// registry::install(Registry::builder()
-    ///     .policy("doc-Svc-Get", attempts(4))
-    ///     .policy("doc-Svc", attempts(3))
-    ///     .policy("grpc-default", attempts(2))
-    ///     .build());
-    /// let svc = RetryLayer::by_grpc_method().layer(unavailable);
-    /// for (path, expected) in [("/doc.Svc/Get", 4), ("/doc.Svc/Put", 3), ("/other.Svc/Get", 2)] {
-    ///     let before = CALLS.load(SeqCst);
-    ///     let request = Request::builder().uri(path).body(tonic::body::Body::empty()).unwrap();
-    ///     let _ = svc.clone().oneshot(request).await;
-    ///     assert_eq!(CALLS.load(SeqCst) - before, expected, "{path}");
-    /// }
-    /// # }
-    /// ```
     #[cfg(feature = "grpc")]
     #[track_caller]
     pub fn by_grpc_method() -> RetryLayer<Grpc> {
