@@ -27,26 +27,11 @@ impl Ticket {
     }
 
     /// When the attempt was let through.
-    ///
-    /// ```
-    /// # use retrykit_core::breaker::CircuitBreaker;
-    /// # use std::sync::Arc;
-    /// let b = Arc::new(CircuitBreaker::builder().build().unwrap());
-    /// let now = std::time::Instant::now();
-    /// assert_eq!(b.try_acquire(now).unwrap().began(), now);
-    /// ```
     pub fn began(&self) -> Instant {
         self.began
     }
 
     /// Whether the attempt is a half-open probe.
-    ///
-    /// ```
-    /// # use retrykit_core::breaker::CircuitBreaker;
-    /// # use std::sync::Arc;
-    /// let b = Arc::new(CircuitBreaker::builder().build().unwrap());
-    /// assert!(!b.try_acquire(std::time::Instant::now()).unwrap().is_probe());
-    /// ```
     pub fn is_probe(&self) -> bool {
         self.probe.is_some()
     }

@@ -26,15 +26,6 @@ fn milli(value: f64) -> Option<f64> {
 /// and hedges are allowed only while more than half the tokens are left.
 /// Kept in thousandths of a token, in one atomic: a setting with a fourth
 /// decimal is refused rather than silently cut, as gRPC's clients would.
-///
-/// ```
-/// use retrykit_core::GrpcThrottling;
-/// let t = GrpcThrottling::new(10.0, 0.1).unwrap();
-/// for _ in 0..5 { t.record(true); }
-/// assert!(!t.allows()); // 5 tokens left: not more than half of 10
-/// t.record(false);
-/// assert!(t.allows()); // 5.1
-/// ```
 #[derive(Debug)]
 pub struct GrpcThrottling {
     max: u32,
@@ -52,13 +43,6 @@ impl GrpcThrottling {
     /// A [`PolicyError`](crate::PolicyError) naming `max_tokens` or
     /// `token_ratio` when it is out of range, not finite, or has a fourth
     /// decimal.
-    ///
-    /// ```
-    /// let e = retrykit_core::GrpcThrottling::new(0.0, 0.1).unwrap_err();
-    /// assert!(e.to_string().contains("max_tokens"));
-    /// let e = retrykit_core::GrpcThrottling::new(10.0, 0.1555).unwrap_err();
-    /// assert!(e.to_string().contains("token_ratio"));
-    /// ```
     pub fn new(max_tokens: f64, token_ratio: f64) -> Result<Self, crate::PolicyError> {
         let max = milli(max_tokens).filter(|m| (1.0..=MAX_TOKENS * MILLI).contains(m));
         let ratio = milli(token_ratio).filter(|r| (1.0..=MAX_RATIO * MILLI).contains(r));

@@ -52,7 +52,6 @@ impl RetryAfterValue {
 /// The wait a `Retry-After` value asks for, measured from `now`
 /// ([`RetryAfterValue`]); `None` when malformed, so the policy's own wait
 /// applies. A far-future value is returned as is: `max_retry_after` clamps it.
-/// ```
 pub fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration> {
     RetryAfterValue::parse(value).map(|v| v.wait_from(now))
 }

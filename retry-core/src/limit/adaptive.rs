@@ -6,19 +6,6 @@
 //! - [`Aimd`]: additive increase, multiplicative decrease.
 //! - [`Gradient`]: scales the limit by the ratio of the dependency's
 //!   no-load latency to each window's, plus a queue's headroom.
-//!
-//! ```
-//! use retrykit_core::limit::adaptive::{Aimd, AimdSettings, Sample};
-//! use std::time::Duration;
-//! let settings = AimdSettings { initial: 10, min: 2, max: 20, ..AimdSettings::default() };
-//! let mut aimd = Aimd::new(settings).unwrap();
-//! let ok = Sample::success(Duration::from_millis(5), 10);
-//! for _ in 0..11 {
-//!     aimd.on_sample(ok);
-//! }
-//! assert_eq!(aimd.limit(), 11);
-//! assert_eq!(aimd.on_sample(Sample::timeout(Duration::from_millis(50), 11)), 9);
-//! ```
 
 use crate::class::Class;
 use crate::problem::{PolicyError, PolicyErrorKind, Problem, Problems};

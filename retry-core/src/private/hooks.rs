@@ -1,12 +1,5 @@
 //! The adapters that give `#[retry(retry_if = ..., on_retry = ...)]`
 //! functions the user's error, not the loop's [`Tagged`] one.
-//!
-//! ```
-//! use retrykit_core::hooks::{HookSet, Hooks};
-//! let hooks = Hooks::new().retry_if(|e: &std::io::Error| e.kind() != std::io::ErrorKind::NotFound);
-//! let not_found = std::io::Error::from(std::io::ErrorKind::NotFound);
-//! assert!(!HookSet::retry_if(&hooks, &not_found));
-//! ```
 
 use super::classify::{IsResult, Tagged};
 use crate::hooks::RetryEvent;
