@@ -349,13 +349,6 @@ impl CircuitBreaker {
     }
 
     /// Whether an error of class `class` counts as a failure (`trip_on`).
-    ///
-    /// ```
-    /// use retrykit_core::{Class, breaker::CircuitBreaker};
-    /// let b = CircuitBreaker::builder().build().unwrap();
-    /// assert!(b.counts_class(Class::TRANSIENT));
-    /// assert!(!b.counts_class(Class::Permanent));
-    /// ```
     pub fn counts_class(&self, class: crate::class::Class) -> bool {
         // `trip_on` never lists "permanent" (the builder refuses it).
         self.settings.trip_on.iter().any(|c| **c == *class.name())

@@ -513,16 +513,6 @@ impl Permit {
 
     /// Gives the permit back, telling an adaptive limit that its attempt
     /// took `latency` and ended with `outcome` (a fixed limit reads nothing).
-    ///
-    /// ```
-    /// use retrykit_core::limit::{ConcurrencyLimit, LimitKind, adaptive::{AimdSettings, Outcome}};
-    /// use std::time::Duration;
-    /// let kind = LimitKind::Aimd(AimdSettings { initial: 10, ..Default::default() });
-    /// let limit = std::sync::Arc::new(ConcurrencyLimit::new(None, kind, None, 0).unwrap());
-    /// let permit = limit.try_acquire().unwrap();
-    /// permit.finish(Duration::from_millis(5), Outcome::Timeout);
-    /// assert_eq!((limit.max_in_flight(), limit.in_flight()), (9, 0));
-    /// ```
     pub fn finish(self, latency: Duration, outcome: Outcome) {
         if outcome != Outcome::Ignored {
             self.limit.sample(latency, outcome);

@@ -41,13 +41,6 @@ impl Settings {
 const MAX_PROBES: u32 = 10_000;
 
 /// Builds a [`CircuitBreaker`], validating its settings.
-///
-/// # Examples
-///
-/// ```
-/// let err = retrykit_core::breaker::CircuitBreaker::builder().probes(0).build().unwrap_err();
-/// assert_eq!(err.problems()[0].field, "probes");
-/// ```
 #[derive(Debug, Clone)]
 #[must_use = "a builder does nothing until `.build()`"]
 pub struct BreakerBuilder {
@@ -262,12 +255,6 @@ impl BreakerBuilder {
     }
 
     /// The error classes that count as failures (replacing the defaults).
-    ///
-    /// ```
-    /// use retrykit_core::{Class, breaker::CircuitBreaker};
-    /// let b = CircuitBreaker::builder().trip_on(["timeout"]).build().unwrap();
-    /// assert!(b.counts_class(Class::TIMEOUT) && !b.counts_class(Class::TRANSIENT));
-    /// ```
     pub fn trip_on<I, S>(mut self, classes: I) -> Self
     where
         I: IntoIterator<Item = S>,
