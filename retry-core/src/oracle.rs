@@ -83,14 +83,6 @@ pub struct Oracle<'p> {
 
 impl<'p> Oracle<'p> {
     /// A fresh oracle.
-    ///
-    /// ```
-    /// use retrykit_core::{Ending, Oracle, Policy, Verdict};
-    /// let p = Policy::default(); // 3 attempts
-    /// let (mut o, now) = (Oracle::new(&p), std::time::SystemTime::UNIX_EPOCH);
-    /// assert!(o.failure(now).wait().is_some() && o.failure(now).wait().is_some());
-    /// assert_eq!(o.failure(now), Verdict::GiveUp(Ending::Exhausted));
-    /// ```
     pub fn new(policy: &'p Policy) -> Self {
         Self::resume(policy, OracleState::default())
     }
@@ -127,16 +119,6 @@ impl<'p> Oracle<'p> {
     /// Schedules from the time the oracle said to retry, not the time the
     /// failure is reported: a caller back early owes the rest of the wait,
     /// one back late has the delay taken off the next wait (down to zero).
-    ///
-    /// ```
-    /// use retrykit_core::{Jitter, Oracle, Policy, Verdict};
-    /// use std::time::{Duration, SystemTime};
-    /// let p = Policy::builder().jitter(Jitter::None).build().unwrap();
-    /// let (mut o, t0) = (Oracle::new(&p).consider_actual_delay(true), SystemTime::UNIX_EPOCH);
-    /// assert_eq!(o.failure(t0), Verdict::Wait(Duration::from_millis(100)));
-    /// // Back 50 ms late: those 50 ms come off the next 200 ms wait.
-    /// assert_eq!(o.failure(t0 + Duration::from_millis(150)), Verdict::Wait(Duration::from_millis(150)));
-    /// ```
     pub fn consider_actual_delay(mut self, yes: bool) -> Self {
         self.consider_actual_delay = yes;
         self
