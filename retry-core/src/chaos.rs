@@ -1,23 +1,12 @@
 //! Chaos: faults and latency a policy injects into its own attempts, so a
-//! team can see its retries, budgets and breaker at work in staging
-//! (docs/chaos.md). A policy without chaos carries `None` and runs none of
-//! this.
+//! team can see its retries, budgets and breaker at work in staging. What
+//! a fault and a delay do, and the error each entry point gives, are in
+//! docs/chaos.md; a policy without chaos runs none of this.
 //!
-//! Each attempt of a policy with chaos draws from the policy's stream: the
-//! `n`-th attempt the policy makes gets the `n`-th draws of a SplitMix64
-//! generator started at the seed, so a seeded policy repeats its injections
-//! exactly for the same sequence of attempts. Without a seed, the stream
-//! starts from the OS's randomness, once per policy (random per process).
-//!
-//! An injected fault is a failed attempt of its class whose closure is never
-//! called: the error type builds the error with [`Classify::from_chaos`]
-//! (`std::io::Error`, the HTTP, reqwest and gRPC entry points' errors do;
-//! a type that cannot gets a warning once and its attempts go unfaulted).
-//! Injected latency delays the attempt before its closure is called; the
-//! delay counts against `attempt_timeout` and the deadline, so a delay longer
-//! than the attempt timeout times the attempt out.
-//!
-//! [`Classify::from_chaos`]: crate::Classify::from_chaos
+//! The `n`-th attempt of a policy gets the `n`-th draws of a SplitMix64
+//! stream started at the seed, so a seeded policy repeats its injections
+//! for the same sequence of attempts (without a seed, the stream starts
+//! from the OS's randomness, once per policy).
 
 use crate::class::Class;
 use crate::rng::{Sample, split_mix};

@@ -1,24 +1,11 @@
 //! Hedged requests: after a while without an answer, send another copy of
 //! the attempt and take whichever answers first ("The Tail at Scale"). The
-//! rules are gRFC A6's `hedgingPolicy` unless said otherwise:
-//!
-//! - Hedges start [`hedge_after`](HedgeSettings::after) apart while no
-//!   attempt has finished ([`next_hedge`](crate::kernel::next_hedge)).
-//! - A success or a fatal error ([`is_fatal`](crate::kernel::is_fatal): what
-//!   a retry would not follow) ends the call, dropping every other attempt.
-//! - A non-fatal failure lets the others run on, and the next hedge starts
-//!   at once.
-//! - Hedges count against `max_attempts` (the first attempt included), the
-//!   deadline and the policy's retry budgets. A budget that refuses stops
-//!   hedging, never the call.
-//! - Server pushback (`Retry-After`, `grpc-retry-pushback-ms`) stops further
-//!   hedges.
-//! - Hedges per call are capped over a window ([`share`](HedgeSettings::share),
-//!   10% by default), so slow calls cannot double the load on a struggling
-//!   service.
-//! - A percentile delay follows [`LatencyEstimate`]; until it has seen
-//!   [`HedgeSettings::MIN_SAMPLES`] calls, the delay is the
-//!   [`floor`](HedgeSettings::floor).
+//! rules, gRFC A6's `hedgingPolicy` unless said otherwise, are in
+//! docs/policy-file.md (Hedged requests): [`next_hedge`](crate::kernel::next_hedge)
+//! applies them, [`is_fatal`](crate::kernel::is_fatal) says which failure
+//! ends the call, the [`share`](HedgeSettings::share) caps hedges per call,
+//! and a percentile delay follows [`LatencyEstimate`] (the
+//! [`floor`](HedgeSettings::floor) until [`HedgeSettings::MIN_SAMPLES`] calls).
 
 mod estimate;
 
