@@ -20,35 +20,20 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll};
 use tower::Service;
 
-/// gRPC semantics (feature `grpc`, gRFC A6), for services of
-/// `http::Request<tonic::body::Body>` such as tonic's `Channel`, which the
-/// layer wraps as it is:
-///
-/// - `grpc-status`, from a Trailers-Only response's headers or from the
-///   trailers, decides: the policy's `grpc_retry_on` codes (`UNAVAILABLE`
-///   alone when it names none) are retried, every other code ends the call
-///   (see [`GrpcFailure::with_retry_on`] and [`crate::grpc`]);
-/// - every call may be sent again (a policy put on a gRPC method says its
-///   calls are safe to retry, as A6's service config does); the request
-///   body is kept for replay up to the policy's `max_replay_body`;
-/// - an attempt whose response body began is committed: the call's other
-///   attempts are dropped (which resets their HTTP/2 streams) and none
-///   follows; the report's ending is `committed` when it then failed;
-/// - `grpc-retry-pushback-ms` sets the next wait or, when negative or
-///   malformed, stops the retrying;
-/// - each retry and hedge carries `grpc-previous-rpc-attempts`; under a
-///   `deadline` or `attempt_timeout`, each attempt carries the
-///   `grpc-timeout` it has left unless the request's own is nearer, and a
-///   call that ends on a timeout fails with `DEADLINE_EXCEEDED`, saying
-///   which limit ended it.
-///
-/// The final response carries the call's [`Report`](crate::Report) in its
-/// extensions. The response is read ahead to its trailers (at most
-/// `max_replay_body` bytes), so that the layer knows how the call ended:
-/// meant for unary calls and short server streams. A longer stream is
-/// handed over once past that limit; a slow stream of small messages
-/// reaches the caller only when it ends or its attempt times out, so put
-/// such methods under a plain layer.
+/// gRPC semantics (feature `grpc`, gRFC A6) for services of
+/// `http::Request<tonic::body::Body>` such as tonic's `Channel`, wrapped as
+/// it is. `grpc-status` decides: the policy's `grpc_retry_on` codes
+/// (`UNAVAILABLE` alone by default) are retried, any other ends the call
+/// ([`GrpcFailure::with_retry_on`]). Every call may be resent, its body
+/// kept up to `max_replay_body`; an attempt whose response began commits
+/// the call (the others are dropped, ending `committed` on failure);
+/// `grpc-retry-pushback-ms` sets the next wait or stops; each retry and
+/// hedge carries `grpc-previous-rpc-attempts`, each attempt the
+/// `grpc-timeout` it has left, and a call a time limit ended fails with
+/// `DEADLINE_EXCEEDED`. The response is read ahead to its trailers (at most
+/// `max_replay_body` bytes) and carries the call's
+/// [`Report`](crate::Report): meant for unary calls and short server
+/// streams. docs/grpc.md sets each rule beside A6's and grpc-go's.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Grpc;
 
