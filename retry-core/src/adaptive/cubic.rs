@@ -30,11 +30,8 @@ pub(crate) fn after_success(last_max: f64, since_throttle: f64) -> f64 {
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::close;
     use super::*;
-
-    fn close(a: f64, b: f64) -> bool {
-        (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0)
-    }
 
     /// smithy-rs's `test_calculated_rate_with_successes` (ported there from
     /// aws-sdk-go-v2): the throttle was at t = 5 s with the client at 10/s;

@@ -259,7 +259,8 @@ impl Bucket {
 mod tests {
     use super::*;
 
-    fn close(a: f64, b: f64) -> bool {
+    /// Equal within float rounding (shared with the CUBIC curve's tests).
+    pub(super) fn close(a: f64, b: f64) -> bool {
         (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0)
     }
 
