@@ -67,14 +67,6 @@ pub trait Sleeper {
 }
 
 /// Waits by blocking the calling thread.
-///
-/// ```
-/// use retrykit_core::clock::{BlockingSleeper, ThreadSleeper};
-/// use std::time::{Duration, Instant};
-/// let start = Instant::now();
-/// ThreadSleeper.sleep(Duration::from_millis(2));
-/// assert!(start.elapsed() >= Duration::from_millis(2));
-/// ```
 pub trait BlockingSleeper {
     /// Blocks for `d`.
     fn sleep(&self, d: Duration);
@@ -101,15 +93,6 @@ impl BlockingSleeper for ThreadSleeper {
 }
 
 /// Tokio's clock: virtual time when the runtime's clock is paused.
-///
-/// ```
-/// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-/// use retrykit_core::clock::{Clock, TokioClock};
-/// let before = TokioClock.now();
-/// tokio::time::advance(std::time::Duration::from_secs(5)).await;
-/// assert_eq!(TokioClock.now() - before, std::time::Duration::from_secs(5));
-/// # }
-/// ```
 #[cfg(feature = "tokio")]
 #[derive(Debug, Clone, Copy, Default)]
 pub struct TokioClock;

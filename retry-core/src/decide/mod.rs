@@ -391,16 +391,6 @@ impl Decider {
     }
 
     /// Decides what follows a failed attempt observed at `now` (the kernel).
-    ///
-    /// ```
-    /// use retrykit_core::{Class, Ending, Policy, kernel::{Decider, Failure, Step}};
-    /// let p = Policy::default();
-    /// let mut d = Decider::new(None);
-    /// let now = std::time::Instant::now();
-    /// d.begin_attempt(&p, now);
-    /// let f = Failure { class: Class::Permanent, hint: None, allowed: true };
-    /// assert_eq!(d.after_failure(&p, f, now), Step::GiveUp(Ending::Permanent));
-    /// ```
     pub fn after_failure(&mut self, policy: &Policy, failure: Failure, now: Instant) -> Step {
         let elapsed = self.elapsed(now);
         decide(
@@ -417,24 +407,6 @@ impl Decider {
     /// let through in `retry_in`: wait for it (plus up to `open_jitter`
     /// more), or end with `BreakerOpen` when the deadline or the policy's
     /// total wait leaves no room. A refusal uses none of the attempts.
-    ///
-    /// ```
-    /// use retrykit_core::{Ending, Jitter, Policy, kernel::{Decider, Step}};
-    /// use std::time::{Duration, Instant};
-    /// // 100 ms, then 200 ms: a total wait of 300 ms.
-    /// let p = Policy::builder().jitter(Jitter::None).max_attempts(3).build().unwrap();
-    /// let (mut d, now, open) = (Decider::new(None), Instant::now(), Duration::from_millis(120));
-    /// for _ in 0..2 {
-    ///     d.begin_attempt(&p, now);
-    ///     assert_eq!(d.after_refusal(&p, open, now), Step::Retry { wait: open, hinted: false });
-    /// }
-    /// // 240 ms waited: the third hold is cut to the 60 ms left, then it ends.
-    /// d.begin_attempt(&p, now);
-    /// let cut = Duration::from_millis(60);
-    /// assert_eq!(d.after_refusal(&p, open, now), Step::Retry { wait: cut, hinted: false });
-    /// d.begin_attempt(&p, now);
-    /// assert_eq!(d.after_refusal(&p, open, now), Step::GiveUp(Ending::BreakerOpen));
-    /// ```
     pub fn after_refusal(&mut self, policy: &Policy, retry_in: Duration, now: Instant) -> Step {
         let elapsed = self.elapsed(now);
         decide_refused(policy, &mut self.tally, self.seed, retry_in, || {
