@@ -256,15 +256,6 @@ pub fn policy(name: &str) -> Option<Arc<Policy>> {
 /// borrowed: [`policy`] without the reference count. The registry stays
 /// alive until `read` returns, whatever is installed meanwhile, and a lookup
 /// inside `read` works.
-///
-/// ```
-/// use retrykit_core::{registry, Policy, Registry};
-/// let three = Policy::builder().max_attempts(3).build().unwrap();
-/// registry::install(Registry::builder().policy("doc-with-policy", three).build());
-/// let attempts = registry::with_policy("doc-with-policy", |p| p.and_then(|p| p.max_attempts()));
-/// assert_eq!(attempts, Some(3));
-/// assert!(registry::with_policy("no-such-policy", |p| p.is_none()));
-/// ```
 pub fn with_policy<R>(name: &str, read: impl FnOnce(Option<&Policy>) -> R) -> R {
     with_current(|current| read(current.policy(name).map(|policy| &**policy)))
 }

@@ -58,12 +58,6 @@ const UNSEEN: u64 = u64::MAX;
 
 impl PolicyCache {
     /// The cache of call site `site`, empty until its first call.
-    ///
-    /// ```
-    /// use retrykit_core::__private::site::{CallSite, PolicyCache};
-    /// let cache = PolicyCache::new(CallSite::new("no-such-policy-in-doc", file!(), line!(), "doc"));
-    /// assert_eq!(cache.policy().max_attempts(), Some(1), "a missing policy runs once");
-    /// ```
     #[cfg(not(loom))]
     pub const fn new(site: CallSite) -> Self {
         PolicyCache {
