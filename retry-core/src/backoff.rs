@@ -16,6 +16,7 @@ use std::time::Duration;
 /// let shaped = |b: Backoff| Policy::builder().backoff(b).base(Duration::from_millis(10)).build().unwrap();
 /// assert_eq!(shaped(Backoff::Linear).envelope(2), Duration::from_millis(30));
 /// assert_eq!(shaped(Backoff::Exponential { factor: 2.0 }).envelope(3), Duration::from_millis(80));
+/// assert_eq!(Backoff::Constant.name(), "constant");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Backoff {
@@ -32,10 +33,6 @@ pub enum Backoff {
 
 impl Backoff {
     /// The shape's name as written in configuration files.
-    ///
-    /// ```
-    /// assert_eq!(retrykit_core::Backoff::Constant.name(), "constant");
-    /// ```
     pub const fn name(&self) -> &'static str {
         match self {
             Backoff::Constant => "constant",

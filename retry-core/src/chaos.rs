@@ -118,12 +118,6 @@ impl Chaos {
 
     /// Fails a share `rate` (0 to 1) of attempts with `class`; a throttled
     /// fault may carry a `retry_after` hint (at most [`MAX_DELAY`]).
-    ///
-    /// ```
-    /// use retrykit_core::{Class, chaos::Chaos};
-    /// assert!(Chaos::new(None).fault(-0.1, Class::TRANSIENT, None).is_err());
-    /// assert!(Chaos::new(None).fault(1.0, Class::Permanent, None).unwrap().active());
-    /// ```
     pub fn fault(
         mut self,
         rate: f64,
@@ -153,14 +147,6 @@ impl Chaos {
 
     /// Delays a share `rate` (0 to 1) of attempts by a delay drawn evenly
     /// from `min` to `max` (equal for a fixed delay; at most [`MAX_DELAY`]).
-    ///
-    /// ```
-    /// use retrykit_core::chaos::Chaos;
-    /// use std::time::Duration;
-    /// let ms = Duration::from_millis;
-    /// assert!(Chaos::new(None).latency(0.5, ms(300), ms(100)).is_err());
-    /// assert!(Chaos::new(None).latency(0.5, ms(100), ms(300)).is_ok());
-    /// ```
     pub fn latency(mut self, rate: f64, min: Duration, max: Duration) -> Result<Self, ChaosError> {
         let rate = self::rate("chaos.latency_rate", rate)?;
         let min = bounded("chaos.latency", min)?;
@@ -176,11 +162,6 @@ impl Chaos {
     }
 
     /// Whether any attempt can be faulted or delayed.
-    ///
-    /// ```
-    /// use retrykit_core::{Class, chaos::Chaos};
-    /// assert!(!Chaos::new(None).fault(0.0, Class::TRANSIENT, None).unwrap().active());
-    /// ```
     pub fn active(&self) -> bool {
         self.fault_rate() > 0.0 || self.latency_rate() > 0.0
     }
@@ -212,13 +193,6 @@ impl Chaos {
 
     /// The shortest and longest injected delay (equal for a fixed delay);
     /// zero without latency.
-    ///
-    /// ```
-    /// use retrykit_core::chaos::Chaos;
-    /// use std::time::Duration;
-    /// let c = Chaos::new(None).latency(0.5, Duration::from_millis(1), Duration::from_millis(9)).unwrap();
-    /// assert_eq!(c.latency_range(), (Duration::from_millis(1), Duration::from_millis(9)));
-    /// ```
     pub fn latency_range(&self) -> (Duration, Duration) {
         self.latency
             .map_or((Duration::ZERO, Duration::ZERO), |l| (l.min, l.max))
@@ -397,6 +371,16 @@ mod tests {
             .latency(0.1, Duration::from_secs(601), Duration::from_secs(601))
             .unwrap_err();
         assert_eq!(e.field, "chaos.latency");
+        assert!(none().fault(-0.1, Class::TRANSIENT, None).is_err());
+        let ms = Duration::from_millis;
+        assert_eq!(
+            none().latency(0.5, ms(300), ms(100)).unwrap_err().field,
+            "chaos.latency_max"
+        );
+        let ranged = none().latency(0.5, ms(1), ms(9)).unwrap();
+        assert!(ranged.active() && ranged.latency_range() == (ms(1), ms(9)));
+        assert!(none().fault(1.0, Class::Permanent, None).unwrap().active());
+        assert!(!none().fault(0.0, Class::TRANSIENT, None).unwrap().active());
         assert_eq!(percent(0.025), "2.5%");
         assert_eq!(none().to_string(), "off");
     }

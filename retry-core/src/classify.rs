@@ -9,8 +9,11 @@ use std::time::Duration;
 /// [`Classify::from_timeout`] builds one with [`AttemptTimeout::new`].
 ///
 /// ```
-/// let t = retrykit_core::AttemptTimeout::new(2, std::time::Duration::from_secs(1));
-/// assert_eq!(t.to_string(), "attempt 2 timed out after 1s");
+/// use retrykit_core::AttemptTimeout;
+/// use std::time::Duration;
+/// assert_eq!(AttemptTimeout::new(2, Duration::from_secs(1)).to_string(), "attempt 2 timed out after 1s");
+/// let cut = AttemptTimeout::at_deadline(2, Duration::from_millis(400));
+/// assert_eq!(cut.to_string(), "attempt 2 was cut short at the call's deadline (400ms)");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
@@ -34,11 +37,6 @@ impl AttemptTimeout {
     }
 
     /// Attempt `attempt` (1 is the first) was cut short at the call's `deadline`.
-    ///
-    /// ```
-    /// let t = retrykit_core::AttemptTimeout::at_deadline(2, std::time::Duration::from_millis(400));
-    /// assert_eq!(t.to_string(), "attempt 2 was cut short at the call's deadline (400ms)");
-    /// ```
     pub const fn at_deadline(attempt: u32, deadline: Duration) -> Self {
         AttemptTimeout {
             attempt,

@@ -14,6 +14,7 @@
 /// assert_eq!(first(Jitter::None, 0.7), Duration::from_millis(100));
 /// assert_eq!(first(Jitter::Full, 0.5), Duration::from_millis(50));
 /// assert_eq!(first(Jitter::Equal, 0.0), Duration::from_millis(50));
+/// assert_eq!(Jitter::Proportional(0.2).name(), "proportional");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub enum Jitter {
@@ -33,10 +34,6 @@ pub enum Jitter {
 
 impl Jitter {
     /// The mode's name as written in configuration files.
-    ///
-    /// ```
-    /// assert_eq!(retrykit_core::Jitter::Proportional(0.2).name(), "proportional");
-    /// ```
     pub const fn name(&self) -> &'static str {
         match self {
             Jitter::None => "none",
