@@ -269,13 +269,6 @@ impl ConcurrencyLimit {
 
     /// Whether `other` has the same name and settings: a reload keeps this
     /// limit (and the permits it has out, and an adaptive size) in its place.
-    ///
-    /// ```
-    /// use retrykit_core::limit::ConcurrencyLimit;
-    /// let a = ConcurrencyLimit::named("db", 4, None, 8).unwrap();
-    /// assert!(a.same_settings(&ConcurrencyLimit::named("db", 4, None, 8).unwrap()));
-    /// assert!(!a.same_settings(&ConcurrencyLimit::named("db", 5, None, 8).unwrap()));
-    /// ```
     pub fn same_settings(&self, other: &Self) -> bool {
         self.name == other.name
             && self.kind == other.kind

@@ -18,15 +18,6 @@ const SHOWN: usize = 40;
 /// The class of status code `code`: `UNAVAILABLE` transient,
 /// `RESOURCE_EXHAUSTED` throttled, `DEADLINE_EXCEEDED` timeout, `None` for
 /// `OK`, every other code permanent ([`retrykit_schema::grpc`]'s table).
-///
-/// ```
-/// use retrykit_core::{Class, grpc::code_class};
-/// assert_eq!(code_class(14), Some(Class::TRANSIENT));
-/// assert_eq!(code_class(8), Some(Class::THROTTLED));
-/// assert_eq!(code_class(4), Some(Class::TIMEOUT));
-/// assert_eq!(code_class(5), Some(Class::Permanent));
-/// assert_eq!(code_class(0), None);
-/// ```
 pub fn code_class(code: u8) -> Option<Class> {
     Some(match default_class(code)? {
         TRANSIENT => Class::TRANSIENT,
@@ -165,18 +156,6 @@ impl GrpcFailure {
     /// a code in `codes` keeps its default class, or is transient when that
     /// is permanent; any other code is permanent. A malformed or missing
     /// status, and a "do not retry" pushback, stay permanent.
-    ///
-    /// ```
-    /// use retrykit_core::{Class, grpc::GrpcFailure};
-    /// let mut headers = http::HeaderMap::new();
-    /// headers.insert("grpc-status", "10".parse().unwrap()); // ABORTED
-    /// let f = GrpcFailure::classify(&headers).unwrap();
-    /// assert_eq!(f.class, Class::Permanent);
-    /// assert_eq!(f.clone().with_retry_on(&[10, 14]).class, Class::TRANSIENT);
-    /// headers.insert("grpc-status", "14".parse().unwrap());
-    /// let f = GrpcFailure::classify(&headers).unwrap();
-    /// assert_eq!(f.with_retry_on(&[10]).class, Class::Permanent);
-    /// ```
     pub fn with_retry_on(mut self, codes: &[u8]) -> Self {
         let Some(code) = self.status.code() else {
             return self;
@@ -277,7 +256,17 @@ mod tests {
                 _ => Class::Permanent,
             };
             assert_eq!(f.map(|f| f.class), Some(expected), "{code}");
+            assert_eq!(code_class(code), Some(expected), "{code}");
         }
+        assert_eq!(code_class(0), None);
+        let aborted = GrpcFailure::classify(&map(&[("grpc-status", b"10")])).unwrap();
+        assert_eq!(
+            aborted.clone().with_retry_on(&[10, 14]).class,
+            Class::TRANSIENT
+        );
+        let unavailable = GrpcFailure::classify(&map(&[("grpc-status", b"14")])).unwrap();
+        assert_eq!(unavailable.with_retry_on(&[10]).class, Class::Permanent);
+        assert_eq!(aborted.with_retry_on(&[14]).class, Class::Permanent);
         assert!(GrpcFailure::classify(&map(&[("grpc-status", b"0")])).is_none());
         for bad in [
             &b"17"[..],

@@ -98,13 +98,6 @@ impl LatencyEstimate {
     /// The hedge delay for `settings`: a fixed `after` as it is; a
     /// percentile of the recent latencies once [`HedgeSettings::MIN_SAMPLES`]
     /// have been seen, the floor before.
-    ///
-    /// ```
-    /// use retrykit_core::hedge::{HedgeAfter, HedgeSettings, LatencyEstimate};
-    /// use std::time::Duration;
-    /// let fixed = HedgeSettings::new(HedgeAfter::Fixed(Duration::from_millis(7)));
-    /// assert_eq!(LatencyEstimate::new().delay(&fixed), Duration::from_millis(7));
-    /// ```
     pub fn delay(&self, settings: &HedgeSettings) -> Duration {
         let percentile = match settings.after {
             HedgeAfter::Fixed(d) => return d,
@@ -128,15 +121,6 @@ impl LatencyEstimate {
 
     /// The `percentile` of the recent latencies, once
     /// [`HedgeSettings::MIN_SAMPLES`] have been seen (read afresh, not cached).
-    ///
-    /// ```
-    /// use retrykit_core::hedge::{LatencyEstimate, Percentile};
-    /// let e = LatencyEstimate::new();
-    /// let p50 = Percentile::parse("p50").unwrap();
-    /// assert_eq!(e.quantile(p50), None);
-    /// for _ in 0..100 { e.record(std::time::Duration::from_millis(3)); }
-    /// assert!(e.quantile(p50).is_some_and(|d| d.as_micros().abs_diff(3000) < 30));
-    /// ```
     pub fn quantile(&self, percentile: super::Percentile) -> Option<Duration> {
         let inner = self.lock();
         if inner.seen < HedgeSettings::MIN_SAMPLES {
@@ -188,8 +172,17 @@ mod tests {
             e.record(Duration::from_millis(5));
         }
         assert_eq!(e.delay(&p95), p95.floor);
+        assert_eq!(e.quantile(Percentile::new(950).unwrap()), None);
         e.record(Duration::from_millis(5));
         assert!((ms(e.delay(&p95)) - 5.0).abs() < 0.1);
+        let quantile = e.quantile(Percentile::new(950).unwrap()).unwrap();
+        assert!((ms(quantile) - 5.0).abs() < 0.1);
+        let fixed = HedgeSettings::new(HedgeAfter::Fixed(Duration::from_millis(7)));
+        assert_eq!(
+            e.delay(&fixed),
+            Duration::from_millis(7),
+            "a fixed delay is as set"
+        );
     }
 
     #[test]

@@ -33,14 +33,6 @@ impl RetryAfterValue {
 
     /// The wait it asks for, measured from `now`; a date in the past asks
     /// for none.
-    ///
-    /// ```
-    /// use retrykit_core::http::RetryAfterValue;
-    /// use std::time::{Duration, SystemTime};
-    /// let now = SystemTime::now();
-    /// assert_eq!(RetryAfterValue::Seconds(3).wait_from(now), Duration::from_secs(3));
-    /// assert_eq!(RetryAfterValue::Date(SystemTime::UNIX_EPOCH).wait_from(now), Duration::ZERO);
-    /// ```
     pub fn wait_from(&self, now: SystemTime) -> Duration {
         match *self {
             RetryAfterValue::Seconds(secs) => Duration::from_secs(secs),

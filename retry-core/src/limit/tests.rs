@@ -114,6 +114,8 @@ fn a_cut_limit_takes_no_permit_back_and_lets_no_waiter_in_until_under_it() {
 #[test]
 fn a_fixed_limit_reads_no_sample_and_an_ignored_one_moves_nothing() {
     let fixed = Arc::new(ConcurrencyLimit::fixed(2, None, 0).unwrap());
+    let other = |size| ConcurrencyLimit::fixed(size, None, 0).unwrap();
+    assert!(fixed.same_settings(&other(2)) && !fixed.same_settings(&other(3)));
     fixed
         .try_acquire()
         .unwrap()
