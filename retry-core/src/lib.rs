@@ -30,12 +30,10 @@
 //!    (`#[derive(Classify)]` writes it), or all count as transient.
 //!
 //! 3. Load the file at start-up with
-//!    [retrykit-config](https://docs.rs/retrykit-config)'s `init()`: it finds
-//!    the file (`RETRY_CONFIG`, else `./retry.toml`), applies the profile
-//!    (`RETRY_PROFILE`) and `RETRY_POLICY__<NAME>__<KEY>` overrides, checks
-//!    policies and `#[retry]` sites against each other, reports every
-//!    problem with its line, and installs the policies in the [`registry`].
-//!    Without `init()`, the first retried call does the same load.
+//!    [retrykit-config](https://docs.rs/retrykit-config)'s `init()` (file,
+//!    profile and environment overrides, every problem with its line), which
+//!    installs the policies in the [`registry`]; without it, the first
+//!    retried call does the same load.
 //!
 //! ```toml
 //! [dependencies]
