@@ -28,6 +28,7 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 ///
 /// let big = ReplayBody::new(Full::new(bytes::Bytes::from(vec![0u8; 100])), 10);
 /// assert!(!big.is_replayable()); // its exact size is known to exceed the limit
+/// assert!(ReplayBody::new(http_body_util::Empty::<bytes::Bytes>::new(), 0).is_replayable()); // an empty body fits any limit
 /// # }
 /// ```
 pub struct ReplayBody<B> {
