@@ -31,18 +31,6 @@ static SINGLE_ATTEMPT: LazyLock<Arc<Policy>> = LazyLock::new(|| {
 /// generation it last saw, and the first call after a reload looks the
 /// name up again and makes the first-use checks. A call holds the policy
 /// it started with, so a reload reaches the next call, never a running one.
-///
-/// ```
-/// use retrykit_core::__private::site::{CallSite, PolicyCache};
-/// use retrykit_core::{registry, Policy, Registry};
-/// static CACHE: PolicyCache = PolicyCache::new(CallSite::new("doc-site", file!(), line!(), "doc"));
-/// registry::install(Registry::builder().policy("doc-site", Policy::default()).build());
-/// let held = CACHE.policy();
-/// let fewer = Policy::builder().max_attempts(2).build().unwrap();
-/// registry::install(Registry::builder().policy("doc-site", fewer).build());
-/// assert_eq!(CACHE.policy().max_attempts(), Some(2));
-/// assert_eq!(held.max_attempts(), Some(3), "a held policy is not changed by a reload");
-/// ```
 #[derive(Debug)]
 pub struct PolicyCache {
     site: CallSite,

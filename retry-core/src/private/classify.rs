@@ -25,12 +25,6 @@ pub use crate::classify::{AttemptTimeout, CarriesBreakerOpen, CarriesTimeout, Cl
 
 /// Whether the error type of `R`, classified by `kind`, can stand for a
 /// timed-out attempt (registered with the call site, for `init()`'s checks).
-///
-/// ```
-/// use retrykit_core::__private::classify::{carries_timeout, AllTransient, ByClassify};
-/// assert!(carries_timeout::<Result<(), std::io::Error>, _>(ByClassify));
-/// assert!(!carries_timeout::<Result<(), String>, _>(AllTransient));
-/// ```
 pub fn carries_timeout<R: IsResult, K>(_: K) -> bool
 where
     Tagged<R::Err, K>: Classify,
@@ -40,12 +34,6 @@ where
 
 /// Whether the error type of `R`, classified by `kind`, can stand for an
 /// attempt a circuit breaker refused (as [`carries_timeout`]).
-///
-/// ```
-/// use retrykit_core::__private::classify::{carries_breaker_open, AllTransient, ByClassify};
-/// assert!(carries_breaker_open::<Result<(), std::io::Error>, _>(ByClassify));
-/// assert!(!carries_breaker_open::<Result<(), String>, _>(AllTransient));
-/// ```
 pub fn carries_breaker_open<R: IsResult, K>(_: K) -> bool
 where
     Tagged<R::Err, K>: Classify,
@@ -96,15 +84,6 @@ pub struct AllTransient;
 
 /// Chosen by method resolution when the error type implements [`Classify`]
 /// (it wins because it needs one auto-reference less).
-///
-/// ```
-/// use retrykit_core::__private::classify::{probe, tag, ViaClassify as _, ViaTransient as _};
-/// use retrykit_core::{Class, Classify as _};
-/// use std::io::{Error, ErrorKind};
-/// let kind = (&&probe::<Result<(), Error>>()).__retry_kind(); // `io::Error` classifies itself
-/// let tagged = tag(kind, Err::<(), _>(Error::from(ErrorKind::NotFound))).unwrap_err();
-/// assert_eq!(tagged.class(), Class::Permanent);
-/// ```
 pub trait ViaClassify {
     /// The classification strategy.
     fn __retry_kind(&self) -> ByClassify {
@@ -125,14 +104,6 @@ pub trait ViaTransient {
 impl<E> ViaTransient for Probe<E> {}
 
 /// An error on its way through the loop, classified by strategy `K`.
-///
-/// ```
-/// use retrykit_core::{Class, Classify};
-/// use retrykit_core::__private::classify::{tag, AllTransient};
-/// let tagged = tag(AllTransient, Err::<(), _>("boom")).unwrap_err();
-/// assert_eq!(tagged.class(), Class::TRANSIENT);
-/// assert_eq!(tagged.into_inner(), "boom");
-/// ```
 #[derive(Debug)]
 pub struct Tagged<E, K> {
     error: E,

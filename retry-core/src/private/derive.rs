@@ -12,13 +12,6 @@ pub use crate::registry::linked::DeclaredClass;
 
 /// A `#[classify(retry_after = field)]` field: a `Duration` or an
 /// `Option<Duration>`.
-///
-/// ```
-/// use retrykit_core::__private::derive::RetryAfterField;
-/// use std::time::Duration;
-/// assert_eq!(Duration::from_secs(1).retry_after(), Some(Duration::from_secs(1)));
-/// assert_eq!(None::<Duration>.retry_after(), None);
-/// ```
 #[diagnostic::on_unimplemented(
     message = "a `retry_after` field must be a `Duration` or an `Option<Duration>`, found `{Self}`",
     label = "not a `std::time::Duration` or `Option<Duration>`",
@@ -78,16 +71,6 @@ impl LimitFullField for LimitFull {
 
 /// The field of a `#[classify(chaos)]` variant: the [`InjectedFault`]
 /// itself, which gives the variant its class and its Retry-After.
-///
-/// ```
-/// use retrykit_core::__private::derive::ChaosField;
-/// use retrykit_core::{Class, chaos::InjectedFault};
-/// use std::time::Duration;
-/// let fault = InjectedFault::new(Class::THROTTLED, Some(Duration::from_secs(2)), 3);
-/// let field = InjectedFault::from_chaos(fault);
-/// assert_eq!(field.chaos_class(), Class::THROTTLED);
-/// assert_eq!(field.chaos_retry_after(), Some(Duration::from_secs(2)));
-/// ```
 #[diagnostic::on_unimplemented(
     message = "the field of a `#[classify(chaos)]` variant must be a `retrykit_core::chaos::InjectedFault`, found `{Self}`",
     label = "the engine puts the injected fault here, and the variant takes its class from it",
@@ -115,13 +98,6 @@ impl ChaosField for InjectedFault {
 }
 
 /// A `#[classify(source)]` field: it must classify itself.
-///
-/// ```
-/// use retrykit_core::Class;
-/// use retrykit_core::__private::derive::SourceField;
-/// let io = std::io::Error::from(std::io::ErrorKind::ConnectionReset);
-/// assert_eq!(io.source_class(), Class::TRANSIENT);
-/// ```
 #[diagnostic::on_unimplemented(
     message = "a `#[classify(source)]` field must implement `Classify`, but `{Self}` does not",
     label = "its class is delegated to this field",

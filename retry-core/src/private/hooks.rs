@@ -18,16 +18,6 @@ impl<E> std::fmt::Debug for RetryIf<E> {
 }
 
 /// Checks that `predicate` is a `fn(&E) -> bool` for the function's error type.
-///
-/// ```
-/// use retrykit_core::__private::classify::{tag, AllTransient};
-/// use retrykit_core::__private::hooks::retry_if;
-/// use retrykit_core::hooks::RetryIfSlot;
-/// fn short(e: &String) -> bool { e.len() < 5 }
-/// let slot = retry_if::<Result<(), String>>(short);
-/// let boom = tag(AllTransient, Err::<(), _>("boom".to_owned())).unwrap_err();
-/// assert!(slot.allows(&boom));
-/// ```
 pub fn retry_if<R: IsResult>(predicate: fn(&R::Err) -> bool) -> RetryIf<R::Err> {
     RetryIf(predicate)
 }
@@ -48,17 +38,6 @@ impl<E> std::fmt::Debug for OnRetry<E> {
 }
 
 /// Checks that `callback` is a `fn(&RetryEvent<'_, E>)` for the function's error type.
-///
-/// ```
-/// use retrykit_core::__private::{classify::{tag, AllTransient}, hooks::on_retry};
-/// use retrykit_core::{hooks::Callback, RetryEvent};
-/// static SEEN: std::sync::Mutex<String> = std::sync::Mutex::new(String::new());
-/// fn log(e: &RetryEvent<'_, String>) { SEEN.lock().unwrap().push_str(e.error); }
-/// let boom = tag(AllTransient, Err::<(), _>("boom".to_owned())).unwrap_err();
-/// let event = RetryEvent::new(1, &boom, Default::default());
-/// on_retry::<Result<(), String>>(log).call(&event);
-/// assert_eq!(*SEEN.lock().unwrap(), "boom"); // the user's error, untagged
-/// ```
 pub fn on_retry<R: IsResult>(callback: fn(&RetryEvent<'_, R::Err>)) -> OnRetry<R::Err> {
     OnRetry(callback)
 }

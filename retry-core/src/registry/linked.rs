@@ -6,13 +6,6 @@ use super::Registry;
 
 /// Where a `#[retry(policy = "...")]` sits in the code, and what the build
 /// knew of it.
-///
-/// ```
-/// const SITE: retrykit_core::__private::loader::CallSite =
-///     retrykit_core::__private::loader::CallSite::new("outbox", file!(), line!(), "publish");
-/// retrykit_core::__private::inventory::submit! { SITE }
-/// assert!(retrykit_core::__private::loader::call_sites().any(|c| c.policy == "outbox"));
-/// ```
 #[derive(Debug)]
 pub struct CallSite {
     /// The policy name it uses.
@@ -101,13 +94,6 @@ inventory::collect!(CallSite);
 /// An error class some code in the program can produce (registered by
 /// `#[derive(Classify)]`), so a check can warn of a `retry_on` class that
 /// nothing produces.
-///
-/// ```
-/// retrykit_core::__private::inventory::submit! {
-///     retrykit_core::__private::derive::DeclaredClass { name: "conflict", by: "OrderError" }
-/// }
-/// assert!(retrykit_core::__private::loader::declared_classes().any(|c| c.name == "conflict"));
-/// ```
 #[derive(Debug)]
 pub struct DeclaredClass {
     /// The class name, as `retry_on` would list it.
@@ -129,16 +115,6 @@ pub fn call_sites() -> impl Iterator<Item = &'static CallSite> {
 }
 
 /// Call sites whose policy name `registry` does not define.
-///
-/// ```
-/// use retrykit_core::__private::loader::{self, CallSite};
-/// use retrykit_core::{Policy, Registry};
-/// const SITE: CallSite = CallSite::new("doc-missing", file!(), line!(), "send");
-/// retrykit_core::__private::inventory::submit! { SITE }
-/// let missing = |reg: &Registry| loader::missing_policies(reg).iter().any(|s| s.policy == "doc-missing");
-/// assert!(missing(&Registry::default()));
-/// assert!(!missing(&Registry::builder().policy("doc-missing", Policy::default()).build()));
-/// ```
 pub fn missing_policies(registry: &Registry) -> Vec<&'static CallSite> {
     call_sites()
         .filter(|site| registry.policy(site.policy).is_none())

@@ -12,11 +12,6 @@ static STRICT: AtomicBool = AtomicBool::new(false);
 /// Records what the current registry was loaded from, or why nothing was
 /// ("no retry.toml found; searched ..."): the warning of a call site whose
 /// policy is missing quotes it.
-///
-/// ```
-/// retrykit_core::__private::loader::set_origin("policies from /etc/app/retry.toml");
-/// assert_eq!(retrykit_core::__private::loader::origin().as_deref(), Some("policies from /etc/app/retry.toml"));
-/// ```
 pub fn set_origin(text: impl Into<String>) {
     *ORIGIN.lock().unwrap_or_else(PoisonError::into_inner) = Some(text.into());
 }
@@ -27,15 +22,6 @@ static WITHHELD: Mutex<Vec<(String, String)>> = Mutex::new(Vec::new());
 /// Records the policies a loader left out of the registry it is about to
 /// install, each with the reason: a site naming one runs once, without
 /// retry, and its first call says the reason.
-///
-/// ```
-/// use retrykit_core::__private::site::{CallSite, PolicyCache};
-/// let why = "RETRY_POLICY__DOC_WITHHELD__BASE is `x`".to_owned();
-/// retrykit_core::__private::loader::set_withheld([("doc-withheld".to_owned(), why)]);
-/// let site = PolicyCache::new(CallSite::new("doc-withheld", file!(), line!(), "doc"));
-/// assert_eq!(site.policy().max_attempts(), Some(1), "it runs once, saying why");
-/// retrykit_core::__private::loader::set_withheld([]);
-/// ```
 pub fn set_withheld(policies: impl IntoIterator<Item = (String, String)>) {
     *WITHHELD.lock().unwrap_or_else(PoisonError::into_inner) = policies.into_iter().collect();
 }
@@ -133,13 +119,6 @@ fn strict_setting(value: Option<&std::ffi::OsStr>) -> Result<bool, String> {
 
 /// A loader run on the first lookup when nothing was installed yet.
 /// Crates register one with `inventory::submit!`.
-///
-/// ```
-/// use retrykit_core::{registry, Policy, Registry};
-/// fn load() { registry::install(Registry::builder().policy("doc-lazy", Policy::default()).build()); }
-/// retrykit_core::__private::inventory::submit! { retrykit_core::__private::loader::LazyLoader { name: "doc-example", load } }
-/// assert!(registry::policy("doc-lazy").is_some()); // the first lookup ran the loader
-/// ```
 #[derive(Debug)]
 pub struct LazyLoader {
     /// Who registered it, for diagnostics.
