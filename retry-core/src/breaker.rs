@@ -159,22 +159,6 @@ impl CircuitBreaker {
 
     /// The state and counts now, on the default clock (tokio's with the
     /// `tokio` feature, else the system's), which the breaker's times use.
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-    /// use retrykit_core::breaker::{BreakerState, CircuitBreaker};
-    /// use std::time::Duration;
-    /// use std::sync::Arc;
-    /// let breaker = Arc::new(CircuitBreaker::builder().min_calls(1).open_for(Duration::from_secs(10))
-    ///     .probe_every(Duration::from_secs(10)).open_jitter(0.0).build().unwrap());
-    /// let now = tokio::time::Instant::now().into_std();
-    /// let ticket = breaker.try_acquire(now).unwrap();
-    /// breaker.record(ticket, now, true); // 1 of 1 failed: opens for 10 s
-    /// tokio::time::advance(Duration::from_secs(4)).await;
-    /// let status = breaker.status_now();
-    /// assert_eq!((status.state, status.open_for), (BreakerState::Open, Some(Duration::from_secs(6))));
-    /// # }
-    /// ```
     pub fn status_now(&self) -> BreakerStatus {
         self.status(crate::window::now())
     }

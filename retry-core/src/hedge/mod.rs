@@ -216,18 +216,6 @@ impl Hedging {
     /// A fixed `hedge_after` below the policy's observed median, as
     /// `(hedge_after, median)`: most calls would then send a hedge. `None`
     /// for a percentile, or before the estimate has seen enough calls.
-    ///
-    /// ```
-    /// use retrykit_core::{Policy, hedge::{HedgeAfter, HedgeSettings}};
-    /// use std::time::Duration;
-    /// let after = HedgeSettings::new(HedgeAfter::Fixed(Duration::from_millis(2)));
-    /// let p = Policy::builder().hedge(Some(after)).build().unwrap();
-    /// let hedging = p.hedging().unwrap();
-    /// assert_eq!(hedging.fixed_below_median(), None);
-    /// for _ in 0..100 { hedging.estimate().record(Duration::from_millis(5)); }
-    /// let (after, median) = hedging.fixed_below_median().unwrap();
-    /// assert!(after < median);
-    /// ```
     pub fn fixed_below_median(&self) -> Option<(Duration, Duration)> {
         let HedgeAfter::Fixed(after) = self.settings.after else {
             return None;
