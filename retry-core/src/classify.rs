@@ -137,13 +137,11 @@ pub trait Classify {
         None
     }
 
-    /// The error that stands for a fault the policy's chaos injected in
-    /// place of an attempt (its closure was not called; docs/chaos.md), of
-    /// the fault's class, or `None` when this type cannot represent one:
-    /// then the fault is not injected (the attempt is sent), and a warning
-    /// says so once per policy and type. The error's [`class`](Self::class)
-    /// should be `fault.class`, and its [`retry_after`](Self::retry_after)
-    /// `fault.retry_after`, for the fault to be handled as a real one.
+    /// The error that stands for a fault chaos injected in place of an
+    /// attempt (docs/chaos.md), with the fault's [`class`](Self::class) and
+    /// [`retry_after`](Self::retry_after), or `None` when this type cannot
+    /// represent one: the attempt is then sent, with a warning once per
+    /// policy and type.
     fn from_chaos(fault: crate::chaos::InjectedFault) -> Option<Self>
     where
         Self: Sized,

@@ -117,13 +117,10 @@ impl Sleeper for TokioSleeper {
     }
 }
 
-/// Why tokio's timer cannot serve a call made from here (no tokio runtime
-/// is current, or it has no timer), or `None` when it can. Asked once per
-/// async `#[retry]` call site.
-///
-/// tokio cannot be asked whether a runtime's timer is on, so this makes a
-/// zero sleep under `catch_unwind`, quietly ([`quiet_probe`]): the caller's
-/// message is the first thing printed, not tokio's panic.
+/// Why tokio's timer cannot serve a call made from here (no runtime, or
+/// one without a timer), or `None`; asked once per async `#[retry]` site.
+/// tokio cannot be asked, so this makes a zero sleep under `catch_unwind`,
+/// quietly ([`quiet_probe`]), so the caller's message comes first.
 #[cfg(feature = "tokio")]
 pub(crate) fn tokio_timer_missing() -> Option<&'static str> {
     if tokio::runtime::Handle::try_current().is_err() {

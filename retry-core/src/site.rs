@@ -115,12 +115,8 @@ impl PolicyCache {
 
     /// The first call, or the first after a reload: looks the name up in
     /// `current`, checks the site, and remembers where the policy sits.
-    ///
-    /// # Panics
-    ///
-    /// At an async `#[retry]` fn's site, when the call does not run inside
-    /// a tokio runtime with time enabled, naming the function and the fix.
-    /// Nothing is remembered then, so every such call panics.
+    /// Panics (remembering nothing) at an async `#[retry]` site outside a
+    /// tokio runtime with time enabled, naming the function and the fix.
     fn refill(&self, current: &Registry) -> Arc<Policy> {
         #[cfg(feature = "tokio")]
         if self.site.waits_on_tokio
