@@ -176,18 +176,6 @@ pub use report::{Ending, Report};
 pub use retry::Retry;
 
 /// `#[retry(policy = "...")]`: see [`retrykit_macros::retry`].
-///
-/// ```
-/// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-/// use retrykit_core::retry;
-///
-/// #[retry(policy = "doc-fetch")]
-/// async fn fetch(id: u32) -> Result<u32, std::io::Error> {
-///     Ok(id * 2)
-/// }
-/// assert_eq!(fetch(21).await.unwrap(), 42);
-/// # }
-/// ```
 #[cfg(feature = "macros")]
 pub use retrykit_macros::retry;
 
