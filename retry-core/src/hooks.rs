@@ -242,14 +242,6 @@ impl<R, O, G> Hooks<R, O, G> {
 
 /// The `on_retry` and `on_give_up` slots: [`Unset`] does nothing; any
 /// `Fn(&Arg)` runs.
-///
-/// ```
-/// use retrykit_core::hooks::{Callback, Unset};
-/// let seen = std::cell::Cell::new(0);
-/// (|n: &u32| seen.set(*n)).call(&7);
-/// Unset.call(&8u32);
-/// assert_eq!(seen.get(), 7);
-/// ```
 pub trait Callback<Arg: ?Sized> {
     /// Runs the callback.
     fn call(&self, arg: &Arg);
@@ -294,12 +286,6 @@ where
 
 /// The `retry_if` slot: [`Unset`] allows everything; any `Fn(&E) -> bool`
 /// decides.
-///
-/// ```
-/// use retrykit_core::hooks::{RetryIfSlot, Unset};
-/// assert!(RetryIfSlot::<u8>::allows(&Unset, &1));
-/// assert!(!(|e: &u8| *e > 5).allows(&1));
-/// ```
 pub trait RetryIfSlot<E> {
     /// Whether `error` may be retried.
     fn allows(&self, error: &E) -> bool;
