@@ -85,7 +85,6 @@ pub use fleet::BreakerFleetStatus;
 pub use refused::BreakerOpen;
 pub(crate) use refused::uncarried;
 pub use state::{BreakerState, BreakerStatus};
-use ticket::Probe;
 pub use ticket::Ticket;
 
 use crate::window::Window;
@@ -225,15 +224,7 @@ impl CircuitBreaker {
                     if word.phase().state() == BreakerState::Open {
                         self.herald().half_open();
                     }
-                    let probe = Probe {
-                        breaker: Some(Arc::clone(self)),
-                        period: next.period(),
-                        fleet: false,
-                    };
-                    return Ok(Ticket {
-                        began: now,
-                        probe: Some(probe),
-                    });
+                    return Ok(Ticket::probe(self, now, next.period(), false));
                 }
                 Err(seen) => word = seen,
             }

@@ -80,26 +80,27 @@ impl fmt::Display for ChaosError {
 
 impl std::error::Error for ChaosError {}
 
-fn rate(field: &'static str, rate: f64) -> Result<f64, ChaosError> {
-    if (0.0..=1.0).contains(&rate) {
-        Ok(rate)
-    } else {
-        Err(ChaosError {
+/// `Ok` when `ok`, else the error that `field` breaks `rule`.
+fn ensure(ok: bool, field: &'static str, rule: impl FnOnce() -> String) -> Result<(), ChaosError> {
+    match ok {
+        true => Ok(()),
+        false => Err(ChaosError {
             field,
-            rule: format!("must be between 0 and 1 (got {rate})"),
-        })
+            rule: rule(),
+        }),
     }
 }
 
+fn rate(field: &'static str, rate: f64) -> Result<f64, ChaosError> {
+    let rule = || format!("must be between 0 and 1 (got {rate})");
+    ensure((0.0..=1.0).contains(&rate), field, rule).map(|()| rate)
+}
+
 fn bounded(field: &'static str, d: Duration) -> Result<Duration, ChaosError> {
-    if d <= MAX_DELAY {
-        Ok(d)
-    } else {
-        Err(ChaosError {
-            field,
-            rule: format!("must be at most 10m (got {d:?})"),
-        })
-    }
+    ensure(d <= MAX_DELAY, field, || {
+        format!("must be at most 10m (got {d:?})")
+    })
+    .map(|()| d)
 }
 
 impl Chaos {
@@ -128,15 +129,16 @@ impl Chaos {
         let retry_after = retry_after
             .map(|d| bounded("chaos.retry_after", d))
             .transpose()?;
-        if retry_after.is_some() && class != Class::THROTTLED {
-            return Err(ChaosError {
-                field: "chaos.retry_after",
-                rule: format!(
+        ensure(
+            retry_after.is_none() || class == Class::THROTTLED,
+            "chaos.retry_after",
+            || {
+                format!(
                     "only a throttled fault carries a Retry-After (the fault is {})",
                     class.name()
-                ),
-            });
-        }
+                )
+            },
+        )?;
         self.fault = Some(FaultSpec {
             rate,
             class,
@@ -151,12 +153,9 @@ impl Chaos {
         let rate = self::rate("chaos.latency_rate", rate)?;
         let min = bounded("chaos.latency", min)?;
         let max = bounded("chaos.latency_max", max)?;
-        if max < min {
-            return Err(ChaosError {
-                field: "chaos.latency_max",
-                rule: format!("must be at least `latency` ({min:?}), got {max:?}"),
-            });
-        }
+        ensure(max >= min, "chaos.latency_max", || {
+            format!("must be at least `latency` ({min:?}), got {max:?}")
+        })?;
         self.latency = Some(LatencySpec { rate, min, max });
         Ok(self)
     }

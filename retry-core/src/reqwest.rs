@@ -30,7 +30,7 @@ use crate::hooks::{HookSet, Unrepeatable};
 use crate::http::{HttpFailure, may_resend};
 use crate::policy::Policy;
 use crate::policy_source::PolicySource;
-use crate::report::{Ending, Report};
+use crate::report::Report;
 use crate::retry::Retry;
 use http::Extensions;
 use reqwest::{Request, Response};
@@ -196,11 +196,11 @@ impl Middleware for RetryMiddleware {
             resendable,
             replayable,
         };
+        // A request that cannot be sent again cannot be hedged either.
+        let unrepeatable = HookSet::<Failed>::unrepeatable(&hooks);
         let mut run = Retry::new(&policy).hooks(hooks).start(false);
-        if !resendable {
-            run.unhedged(Ending::NotIdempotent);
-        } else if !replayable {
-            run.unhedged(Ending::BodyNotReplayable);
+        if let Some(why) = unrepeatable {
+            run.unhedged(why.ending());
         }
         // Each attempt sends a clone while the original can be sent again,
         // else the original itself (the hooks then stop any retry), with its

@@ -3,37 +3,6 @@
 use crate::policy::Policy;
 use std::time::Duration;
 
-/// The state a schedule carries from one wait to the next.
-#[derive(Debug, Clone)]
-pub(crate) struct ScheduleState {
-    pub(crate) retries: u32,
-    pub(crate) prev: Duration,
-    /// The jitter seed (`None`: the thread's generator).
-    pub(crate) seed: Option<u64>,
-}
-
-impl ScheduleState {
-    pub(crate) fn new(seed: Option<u64>) -> Self {
-        ScheduleState {
-            retries: 0,
-            prev: Duration::ZERO,
-            seed,
-        }
-    }
-
-    /// The next computed (jittered, clamped) wait; advances the schedule.
-    pub(crate) fn next_delay(&mut self, policy: &Policy) -> Duration {
-        let prev = crate::backoff::nanos(self.prev);
-        let retries = self.retries;
-        let d = Duration::from_nanos(
-            policy.delay_ns(retries, prev, || crate::rng::sample(self.seed, retries)),
-        );
-        self.retries = self.retries.saturating_add(1);
-        self.prev = d;
-        d
-    }
-}
-
 /// An endless iterator over a policy's computed waits (no hints, no limits),
 /// for showing and plotting a schedule.
 ///
@@ -47,7 +16,12 @@ impl ScheduleState {
 #[derive(Debug, Clone)]
 pub struct Schedule<'p> {
     policy: &'p Policy,
-    state: ScheduleState,
+    /// Waits computed so far.
+    retries: u32,
+    /// The last computed wait, which decorrelated jitter grows from.
+    prev: Duration,
+    /// The jitter seed (`None`: the thread's generator).
+    seed: Option<u64>,
 }
 
 impl<'p> Schedule<'p> {
@@ -62,14 +36,22 @@ impl<'p> Schedule<'p> {
     pub fn new(policy: &'p Policy, seed: Option<u64>) -> Self {
         Schedule {
             policy,
-            state: ScheduleState::new(seed),
+            retries: 0,
+            prev: Duration::ZERO,
+            seed,
         }
     }
 }
 
 impl Iterator for Schedule<'_> {
     type Item = Duration;
+    /// The next computed (jittered, clamped) wait.
     fn next(&mut self) -> Option<Duration> {
-        Some(self.state.next_delay(self.policy))
+        let (prev, retries) = (crate::backoff::nanos(self.prev), self.retries);
+        let sample = || crate::rng::sample(self.seed, retries);
+        let d = Duration::from_nanos(self.policy.delay_ns(retries, prev, sample));
+        self.retries = self.retries.saturating_add(1);
+        self.prev = d;
+        Some(d)
     }
 }

@@ -9,7 +9,7 @@
 //! counts and answers waiting for the next round trip.
 
 use super::state::{Phase, Word};
-use super::{BreakerOpen, BreakerState, CircuitBreaker, Probe, Ticket, build::Settings};
+use super::{BreakerOpen, BreakerState, CircuitBreaker, Ticket, build::Settings};
 use crate::fleet::{FleetOptions, FleetState, Health, spawn};
 use retrykit_schema::keys::Key;
 use std::fmt;
@@ -118,6 +118,16 @@ struct Shared {
     attempts_sent: AtomicU64,
 }
 
+/// The probe places a `held` word keeps for `period` (none when the word
+/// is of another period).
+fn held_in(held: u64, period: u64) -> u64 {
+    if held >> 32 == period {
+        held & 0xFFFF_FFFF
+    } else {
+        0
+    }
+}
+
 const SUCCEEDED: u32 = 32;
 const FAILED: u32 = 16;
 const GIVEN_BACK: u32 = 0;
@@ -197,19 +207,10 @@ impl FleetBreaker {
         let took = s
             .held
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |held| {
-                let (p, n) = (held >> 32, held & 0xFFFF_FFFF);
-                (p == u64::from(period) && n > 0).then(|| held - 1)
+                (held_in(held, u64::from(period)) > 0).then(|| held - 1)
             });
         if took.is_ok() {
-            let probe = Probe {
-                breaker: Some(Arc::clone(breaker)),
-                period,
-                fleet: true,
-            };
-            return Ok(Ticket {
-                began: now,
-                probe: Some(probe),
-            });
+            return Ok(Ticket::probe(breaker, now, period, true));
         }
         // Ask for a lease now rather than at the next refresh.
         s.demand.fetch_add(1, Ordering::Relaxed);
@@ -318,11 +319,7 @@ impl FleetBreaker {
             trips: view.trips(),
             attempts: s.totals[0].load(Ordering::Relaxed),
             failures: s.totals[1].load(Ordering::Relaxed),
-            probes_held: if held >> 32 == u64::from(view.period()) {
-                held & 0xFFFF_FFFF
-            } else {
-                0
-            },
+            probes_held: held_in(held, u64::from(view.period())),
             probes_leased: s.probes_leased.load(Ordering::Relaxed),
             attempts_sent: s.attempts_sent.load(Ordering::Relaxed),
             releasing: s.releasing.load(Ordering::Relaxed),

@@ -26,6 +26,24 @@ impl Ticket {
         }
     }
 
+    /// A half-open probe's ticket, holding its place of `period`.
+    pub(super) fn probe(
+        breaker: &Arc<CircuitBreaker>,
+        now: Instant,
+        period: u8,
+        fleet: bool,
+    ) -> Ticket {
+        let breaker = Some(Arc::clone(breaker));
+        Ticket {
+            began: now,
+            probe: Some(Probe {
+                breaker,
+                period,
+                fleet,
+            }),
+        }
+    }
+
     /// When the attempt was let through.
     pub fn began(&self) -> Instant {
         self.began

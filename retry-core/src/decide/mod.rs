@@ -192,23 +192,16 @@ pub(crate) fn decide(
         crate::rng::sample(seed, retry)
     });
     let computed = Duration::from_nanos(computed_ns);
-    // The wait, also in nanoseconds for the tally (the computed one's are known).
-    let (mut wait, mut hinted, mut wait_ns) = match (owed, failure.hint) {
-        (Owed::Nothing, None) => (computed, false, computed_ns),
-        (owed, hint) => {
-            let (wait, hinted) = owed_or_hinted(policy, computed, owed, hint);
-            (wait, hinted, nanos(wait))
-        }
-    };
+    let (mut wait, mut hinted) = owed_or_hinted(policy, computed, owed, failure.hint);
     if let Some((elapsed, now)) = time {
         match policed(policy, failure.class, wait, elapsed, now) {
             Ok(None) => {}
-            Ok(Some(paced)) => (wait, hinted, wait_ns) = (paced, false, nanos(paced)),
+            Ok(Some(paced)) => (wait, hinted) = (paced, false),
             Err(ending) => return Step::GiveUp(ending),
         }
     }
     tally.last_delay_ns = computed_ns;
-    tally.waited_ns = tally.waited_ns.saturating_add(wait_ns);
+    tally.waited_ns = tally.waited_ns.saturating_add(nanos(wait));
     Step::Retry { wait, hinted }
 }
 
@@ -324,13 +317,10 @@ pub(crate) fn in_policy(policy: &Policy, class: Class) -> bool {
     match class {
         Class::Permanent => false,
         Class::Retryable(_) if policy.retry_on.is_none() => true,
-        Class::Retryable(name) => listed(policy, name),
+        Class::Retryable(name) => {
+            Class::Retryable(name) == Class::TIMEOUT || policy.retries_class(name)
+        }
     }
-}
-
-/// [`in_policy`] for a retryable class and a policy with a `retry_on` list.
-fn listed(policy: &Policy, class: &'static str) -> bool {
-    Class::Retryable(class) == Class::TIMEOUT || policy.retries_class(class)
 }
 
 /// The in-process form of the kernel's state: one per call, never shared,

@@ -4,7 +4,7 @@ use super::*;
 fn a_release_hands_the_permit_to_the_first_waiter() {
     let limit = std::sync::Arc::new(ConcurrencyLimit::fixed(1, None, 2).unwrap());
     let held = limit.try_acquire().unwrap();
-    let cx = Context::from_waker(Waker::noop());
+    let mut cx = Context::from_waker(Waker::noop());
     let first = Queued::join(&limit, &cx, Instant::now()).unwrap();
     let second = Queued::join(&limit, &cx, Instant::now()).unwrap();
     assert!(
@@ -13,7 +13,6 @@ fn a_release_hands_the_permit_to_the_first_waiter() {
     );
     assert!(limit.try_acquire().is_none(), "no one overtakes the queue");
     drop(held);
-    let mut cx = Context::from_waker(Waker::noop());
     assert!(second.poll(&mut cx).is_pending());
     let Poll::Ready(permit) = first.poll(&mut cx) else {
         panic!("the first waiter is granted");
@@ -29,12 +28,11 @@ fn a_release_hands_the_permit_to_the_first_waiter() {
 fn a_waiter_dropped_after_its_grant_passes_the_permit_on() {
     let limit = std::sync::Arc::new(ConcurrencyLimit::fixed(1, None, 2).unwrap());
     let held = limit.try_acquire().unwrap();
-    let cx = Context::from_waker(Waker::noop());
+    let mut cx = Context::from_waker(Waker::noop());
     let first = Queued::join(&limit, &cx, Instant::now()).unwrap();
     let second = Queued::join(&limit, &cx, Instant::now()).unwrap();
     drop(held);
     drop(first);
-    let mut cx = Context::from_waker(Waker::noop());
     let Poll::Ready(permit) = second.poll(&mut cx) else {
         panic!("the grant passed to the second waiter");
     };
@@ -75,12 +73,11 @@ fn aimd(initial: u32) -> Arc<ConcurrencyLimit> {
 fn a_grown_limit_lets_in_as_many_waiters_as_it_has_room_for() {
     let limit = aimd(1);
     let held = limit.try_acquire().unwrap();
-    let cx = Context::from_waker(Waker::noop());
+    let mut cx = Context::from_waker(Waker::noop());
     let first = Queued::join(&limit, &cx, Instant::now()).unwrap();
     let second = Queued::join(&limit, &cx, Instant::now()).unwrap();
     held.finish(Duration::from_millis(1), Outcome::Answered);
     assert_eq!(limit.max_in_flight(), 2, "1 + 1/1");
-    let mut cx = Context::from_waker(Waker::noop());
     let (Poll::Ready(a), Poll::Ready(b)) = (first.poll(&mut cx), second.poll(&mut cx)) else {
         panic!("both waiters are let in");
     };
@@ -93,13 +90,12 @@ fn a_grown_limit_lets_in_as_many_waiters_as_it_has_room_for() {
 fn a_cut_limit_takes_no_permit_back_and_lets_no_waiter_in_until_under_it() {
     let limit = aimd(4);
     let mut held: Vec<Permit> = (0..4).map(|_| limit.try_acquire().unwrap()).collect();
-    let cx = Context::from_waker(Waker::noop());
+    let mut cx = Context::from_waker(Waker::noop());
     let waiter = Queued::join(&limit, &cx, Instant::now()).unwrap();
     held.pop()
         .unwrap()
         .finish(Duration::from_millis(1), Outcome::Throttled);
     assert_eq!((limit.max_in_flight(), limit.in_flight()), (2, 3));
-    let mut cx = Context::from_waker(Waker::noop());
     held.pop();
     assert!(waiter.poll(&mut cx).is_pending(), "2 out of 2");
     held.pop();

@@ -3,7 +3,7 @@
 
 use super::super::said;
 use super::super::state::{Phase, Word};
-use super::{FAILED, GIVEN_BACK, SUCCEEDED, Shared};
+use super::{FAILED, GIVEN_BACK, SUCCEEDED, Shared, held_in};
 use crate::breaker::{BreakerState, ms_since};
 use crate::fleet::{FleetState, Health, Round};
 use std::sync::atomic::Ordering;
@@ -40,11 +40,7 @@ impl Round for Shared {
         let demand = self.demand.swap(0, Ordering::AcqRel);
         let wanting = demand.max(self.demand_last.swap(demand, Ordering::AcqRel));
         let held = self.held.load(Ordering::Acquire);
-        let holding = if held >> 32 == period {
-            held & 0xFFFF_FFFF
-        } else {
-            0
-        };
+        let holding = held_in(held, period);
         // Leases no call asked for in two rounds go back to the fleet.
         let unused = if wanting == 0
             && holding > 0
@@ -132,11 +128,7 @@ impl Round for Shared {
         let _ = self
             .held
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |held| {
-                let kept = if held >> 32 == u64::from(period) {
-                    held & 0xFFFF_FFFF
-                } else {
-                    0
-                };
+                let kept = held_in(held, u64::from(period));
                 Some(u64::from(period) << 32 | kept.saturating_add(granted).min(0xFFFF_FFFF))
             });
         // The fleet's release: places leased to this host, kept while it
