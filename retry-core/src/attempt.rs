@@ -55,6 +55,7 @@ where
 {
     type Output = Result<T, E>;
 
+    #[inline]
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<T, E>> {
         let (fut, run) = match self.as_mut().project() {
             AttemptProj::Sent { fut, run } => (fut, run),
