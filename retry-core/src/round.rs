@@ -156,6 +156,7 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
 
     /// What an attempt's result makes of the call: its end (`Break`), or a
     /// retry (`Continue`: the sleep to await before the next round).
+    #[inline]
     pub fn settle<T, E>(&mut self, result: Result<T, E>) -> ControlFlow<Result<T, E>, S::Sleep>
     where
         E: Classify,
