@@ -55,36 +55,53 @@ where
 {
     type Output = Result<T, E>;
 
+    #[inline]
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<T, E>> {
-        loop {
-            let (fut, run) = match self.as_mut().project() {
-                AttemptProj::Sent { fut, run } => (fut, run),
-                AttemptProj::Refused { open, .. } => {
-                    let open = open.take().expect("a refused attempt is polled once");
-                    return Poll::Ready(Err(refusal(*open)));
-                }
-                AttemptProj::Delayed { delay, run } => {
-                    let delay = delay.as_mut().project();
-                    if delay.sleep.poll(cx).is_pending() {
-                        let run = run.as_mut().expect("a delayed attempt holds its run");
-                        return timed_out(run, cx);
-                    }
-                    if let Some(fault) = delay.then.take() {
-                        return Poll::Ready(Err(refusal(*fault)));
-                    }
-                    let make = delay.make.take().expect("a delayed attempt is made once");
-                    let run = run.take().expect("a delayed attempt is made once");
-                    self.set(Attempt::Sent { fut: make(), run });
-                    continue;
-                }
-            };
-            #[cfg(feature = "tracing")]
-            let _span = run.span().clone().entered();
-            if let Poll::Ready(result) = fut.poll(cx) {
-                return Poll::Ready(result);
+        let (fut, run) = match self.as_mut().project() {
+            AttemptProj::Sent { fut, run } => (fut, run),
+            AttemptProj::Refused { open, .. } => {
+                let open = open.take().expect("a refused attempt is polled once");
+                return Poll::Ready(Err(refusal(*open)));
             }
+            AttemptProj::Delayed { .. } => return self.poll_delayed(cx),
+        };
+        #[cfg(feature = "tracing")]
+        let _span = run.span().clone().entered();
+        if let Poll::Ready(result) = fut.poll(cx) {
+            return Poll::Ready(result);
+        }
+        timed_out(run, cx)
+    }
+}
+
+impl<P, C, S, H, M, Fut, T, E> Attempt<'_, P, C, S, H, M, Fut>
+where
+    P: Borrow<Policy>,
+    C: Clock,
+    S: Sleeper,
+    M: FnOnce() -> Fut,
+    Fut: Future<Output = Result<T, E>>,
+    E: Classify,
+{
+    /// Polls an attempt chaos delays: its delay against the call's timer,
+    /// then the fault drawn with it, or the attempt, made and polled now.
+    #[inline(never)]
+    fn poll_delayed(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<T, E>> {
+        let AttemptProj::Delayed { delay, run } = self.as_mut().project() else {
+            unreachable!("only a delayed attempt waits out a delay");
+        };
+        let delay = delay.as_mut().project();
+        if delay.sleep.poll(cx).is_pending() {
+            let run = run.as_mut().expect("a delayed attempt holds its run");
             return timed_out(run, cx);
         }
+        if let Some(fault) = delay.then.take() {
+            return Poll::Ready(Err(refusal(*fault)));
+        }
+        let make = delay.make.take().expect("a delayed attempt is made once");
+        let run = run.take().expect("a delayed attempt is made once");
+        self.set(Attempt::Sent { fut: make(), run });
+        self.poll(cx)
     }
 }
 

@@ -120,21 +120,7 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
                 fut: make(),
                 run: self,
             },
-            None => match self.inject::<E>() {
-                None => Attempt::Sent {
-                    fut: make(),
-                    run: self,
-                },
-                Some((Some(delay), then)) => Attempt::Delayed {
-                    delay: Box::pin(Delay {
-                        sleep: self.sleep(delay),
-                        make: Some(make),
-                        then,
-                    }),
-                    run: Some(self),
-                },
-                Some((None, open)) => Attempt::Refused { open, run: self },
-            },
+            None => self.chaotic_attempt(make),
             Some(open) => Attempt::Refused {
                 open: Some(open),
                 run: self,
@@ -142,20 +128,49 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
         }
     }
 
+    /// The attempt `begin_attempt` let through under a policy with chaos:
+    /// sent, delayed, or failed in place by what the chaos draws.
+    #[inline(never)]
+    fn chaotic_attempt<M, Fut, T, E>(&mut self, make: M) -> Attempt<'_, P, C, S, H, M, Fut>
+    where
+        M: FnOnce() -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+        E: Classify,
+    {
+        match self.inject::<E>() {
+            None => Attempt::Sent {
+                fut: make(),
+                run: self,
+            },
+            Some((Some(delay), then)) => Attempt::Delayed {
+                delay: Box::pin(Delay {
+                    sleep: self.sleep(delay),
+                    make: Some(make),
+                    then,
+                }),
+                run: Some(self),
+            },
+            Some((None, open)) => Attempt::Refused { open, run: self },
+        }
+    }
+
     /// What an attempt's result makes of the call: its end (`Break`), or a
     /// retry (`Continue`: the sleep to await before the next round).
+    #[inline]
     pub fn settle<T, E>(&mut self, result: Result<T, E>) -> ControlFlow<Result<T, E>, S::Sleep>
     where
         E: Classify,
         H: HookSet<E>,
     {
         // The attempt is over: its permit goes back before any wait.
-        let permit = self.permit.take();
-        let class = match (&permit, &result) {
-            (Some(permit), Err(error)) if permit.adapts() => Some(error.class()),
-            _ => None,
-        };
-        self.give_back(permit, class);
+        if let Some(permit) = &self.permit {
+            let class = match &result {
+                Err(error) if permit.adapts() => Some(error.class()),
+                _ => None,
+            };
+            let permit = self.permit.take();
+            self.give_back(permit, class);
+        }
         match result {
             Ok(value) => {
                 self.succeeded();

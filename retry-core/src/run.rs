@@ -205,6 +205,7 @@ impl<P: Borrow<Policy>, C: Clock, S: Sleeper, H> Run<P, C, S, H> {
     {
         // What the policy's concurrency limit said (`Run::admit`).
         let waited = match self.gate {
+            _ if !self.limits() => None,
             Gate::LimitFull(since) => {
                 self.gate = Gate::Idle;
                 if let Some(full) = self.limit_refusal::<E>(since) {
