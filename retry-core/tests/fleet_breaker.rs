@@ -49,22 +49,40 @@ fn one_hosts_failures_open_the_breaker_on_every_host_and_a_dead_redis_leaves_it_
     let mut server = RedisServer::start();
     let (a, b) = (host(&server.url()), host(&server.url()));
     let now = Instant::now();
-    for _ in 0..4 {
-        let ticket = a.try_acquire(now).unwrap();
-        a.record(ticket, now, true);
-    }
+    let count = |host: &Arc<CircuitBreaker>, failed: bool, n: usize| {
+        for _ in 0..n {
+            let ticket = host.try_acquire(now).unwrap();
+            host.record(ticket, now, failed);
+        }
+    };
+    count(&b, false, 5);
+    wait_until(Duration::from_secs(5), "host a sees b's successes", || {
+        a.fleet_status().unwrap().attempts == 5
+    });
+    // 4 of 4 failed would open host a's own breaker; 4 of the fleet's 9
+    // (44% < failure_ratio 50%) leaves the fleet, and so host a, closed.
+    count(&a, true, 4);
+    wait_until(
+        Duration::from_secs(5),
+        "host a's failures reach the fleet",
+        || a.fleet_status().unwrap().attempts == 9,
+    );
+    let status = a.fleet_status().unwrap();
+    assert_eq!((status.state, status.failures), (BreakerState::Closed, 4));
     assert_eq!(
         a.state(),
         BreakerState::Closed,
         "the fleet judges, not host a alone"
     );
+    // The fifth failure makes 5 of 10: the fleet opens.
+    count(&a, true, 1);
     wait_until(Duration::from_secs(5), "host b sees the fleet open", || {
         b.state() == BreakerState::Open
     });
     let status = b.fleet_status().unwrap();
     assert_eq!(
         (status.state, status.trips, status.attempts_sent),
-        (BreakerState::Open, 1, 0)
+        (BreakerState::Open, 1, 5)
     );
     let refused = b.try_acquire(Instant::now()).unwrap_err();
     assert!(refused.retry_in() > Duration::from_secs(50), "{refused}");
